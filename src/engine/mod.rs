@@ -1,0 +1,180 @@
+//! How I/O is issued: one small trait, [`Engine`], in the spirit of fio's queue / commit /
+//! getevents, and one file per engine.
+//!
+//! An engine owns its per-slot buffers (sized to the queue depth before the clock starts) and,
+//! for local targets, the open file. The runner places a request into a free slot with
+//! [`Engine::submit`], makes queued requests reach the device with [`Engine::flush`], and collects
+//! finished ones into a caller-owned slice with [`Engine::reap`]. A slot is busy from its submit to
+//! the completion that names it; the runner never reuses a busy slot, so no engine allocates per
+//! I/O.
+//!
+//! ```
+//! use iopath::clock::Clock;
+//! use iopath::engine::{Completion, Direction, Engine, IoRequest, null::NullEngine};
+//! let mut engine = NullEngine::new(4, 4096, None, Clock::new());
+//! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
+//! engine.flush().unwrap();
+//! let mut done = [Completion::default(); 4];
+//! assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
+//! assert_eq!(done[0].result, 4096);
+//! ```
+
+pub mod buffer;
+pub mod io_uring;
+pub mod null;
+pub mod sync;
+
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::str::FromStr;
+
+/// Direction of one I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Data from the target into memory.
+    Read,
+    /// Data from memory to the target.
+    Write,
+}
+
+/// One request placed into a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    /// Slot (and buffer) index, below the queue depth.
+    pub slot: u32,
+    /// Read or write.
+    pub direction: Direction,
+    /// Byte offset in the target.
+    pub offset: u64,
+    /// Length in bytes (at most the buffer size).
+    pub length: u32,
+}
+
+/// One finished request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    /// The slot given at submit.
+    pub slot: u32,
+    /// Bytes transferred, or a negative errno.
+    pub result: i64,
+}
+
+/// What an engine can do, as typed fields rather than flag bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Highest queue depth one instance keeps in flight.
+    pub max_queue_depth: u32,
+    /// Buffers are registered with the kernel (io_uring fixed buffers).
+    pub registered_buffers: bool,
+    /// The file is registered with the kernel (io_uring fixed files).
+    pub registered_files: bool,
+    /// The engine performs no I/O at all.
+    pub performs_io: bool,
+}
+
+/// Errors of an engine as a whole (a failed single I/O is a [`Completion`] with a negative
+/// result instead).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The engine could not be set up.
+    #[error("{engine}: cannot set up: {source}")]
+    Setup {
+        /// Engine name.
+        engine: &'static str,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Submitting or reaping failed for the engine as a whole.
+    #[error("{engine}: {operation} failed: {source}")]
+    Operation {
+        /// Engine name.
+        engine: &'static str,
+        /// What was being done.
+        operation: &'static str,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// The seam every engine implements.
+pub trait Engine: Send {
+    /// Short name as used on the command line.
+    fn name(&self) -> &'static str;
+    /// What this instance does and has.
+    fn capabilities(&self) -> &Capabilities;
+    /// The buffer of `slot` (for filling write data before the clock starts).
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8];
+    /// Queues `request` in its slot. It may not reach the device before [`Engine::flush`].
+    fn submit(&mut self, request: IoRequest) -> Result<(), EngineError>;
+    /// Hands every queued request to the device.
+    fn flush(&mut self) -> Result<(), EngineError>;
+    /// Waits for at least `min_completions` finished requests (0: do not wait) and writes up to
+    /// `completions.len()` of them; returns how many were written.
+    fn reap(
+        &mut self,
+        min_completions: usize,
+        completions: &mut [Completion],
+    ) -> Result<usize, EngineError>;
+    /// Makes written data durable (fdatasync or the protocol's flush).
+    fn sync_data(&mut self) -> Result<(), EngineError>;
+}
+
+/// The engines iopath offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// Linux io_uring, the default where the kernel allows it.
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    Sync,
+    /// No I/O at all: iopath's own cost per I/O.
+    Null,
+}
+
+impl EngineKind {
+    /// Name as used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// Every engine, for help texts and messages.
+    pub const ALL: [EngineKind; 3] = [EngineKind::IoUring, EngineKind::Sync, EngineKind::Null];
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "sync" | "psync" => Ok(EngineKind::Sync),
+            "null" => Ok(EngineKind::Null),
+            other => Err(format!(
+                "unknown engine '{other}' (choose one of: io_uring, sync, null)"
+            )),
+        }
+    }
+}
+
+/// Everything an engine needs to be opened, decided before the clock starts.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Slots (requests in flight).
+    pub queue_depth: u32,
+    /// Size of each slot's buffer: the largest block size of the workload.
+    pub buffer_size: usize,
+    /// Try to register buffers and the file with the kernel (io_uring).
+    pub register: bool,
+}
+
+/// The file an engine works on, already opened with the right flags (O_DIRECT, O_DSYNC).
+pub type EngineFile = File;
+
+/// Result of probing whether io_uring can be used here.
+pub fn io_uring_available() -> Result<(), std::io::Error> {
+    io_uring::probe()
+}

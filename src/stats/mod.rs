@@ -1,0 +1,6 @@
+//! Statistics: latency histograms, per-direction recorders, per-interval series, and their exact
+//! merge. Pure: no I/O, no clock, nothing of the rest of iopath.
+
+pub mod histogram;
+pub mod recorder;
+pub mod series;

@@ -1,0 +1,52 @@
+//! Where bytes go: files and block devices. Inspection (size, block sizes, rotational,
+//! filesystem), safety checks before any write, test-file creation, and opening with the right
+//! flags.
+//!
+//! Everything here runs before the clock starts; nothing here prints.
+
+pub mod info;
+pub mod open;
+pub mod safety;
+pub mod test_file;
+
+pub use info::{TargetInfo, TargetKind, inspect};
+
+use std::path::PathBuf;
+
+/// Errors about a target, each naming the target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The path does not exist (and cannot be created because no size was given, or it is not a
+    /// regular file).
+    #[error("{path}: no such file or device")]
+    Missing {
+        /// The target path.
+        path: PathBuf,
+    },
+    /// The target exists but cannot be used (a directory, a socket, no permission...).
+    #[error("{path}: {reason}")]
+    Unusable {
+        /// The target path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A write was refused by the safety rules.
+    #[error("{path}: refusing to write: {reason}")]
+    WriteRefused {
+        /// The target path.
+        path: PathBuf,
+        /// Why, and which flag would allow it.
+        reason: String,
+    },
+    /// An operating-system error while inspecting, creating or filling the target.
+    #[error("{path}: {operation}: {source}")]
+    Io {
+        /// The target path.
+        path: PathBuf,
+        /// What was being done.
+        operation: &'static str,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
