@@ -1,1 +1,14 @@
-fn main() {}
+//! The `iopath` binary: wiring only. Parse → plan → run → report → exit status.
+
+mod cli;
+
+use clap::Parser;
+use cli::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse();
+    let status = match &cli.command {
+        Command::Run(args) => cli::run_command::run(args),
+    };
+    std::process::exit(status);
+}

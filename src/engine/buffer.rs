@@ -50,7 +50,10 @@ impl BufferPool {
         assert!(slot < self.slots);
         // SAFETY: the range lies inside the allocation and is borrowed immutably with `self`.
         unsafe {
-            std::slice::from_raw_parts(self.memory.as_ptr().add(slot * self.slot_size), self.slot_size)
+            std::slice::from_raw_parts(
+                self.memory.as_ptr().add(slot * self.slot_size),
+                self.slot_size,
+            )
         }
     }
 

@@ -20,6 +20,8 @@
 //! ```
 
 pub mod buffer;
+#[cfg(test)]
+mod conformance_tests;
 pub mod io_uring;
 pub mod null;
 pub mod sync;

@@ -46,7 +46,10 @@ impl Engine for SyncEngine {
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        assert!(self.done.is_none(), "sync engine holds one request at a time");
+        assert!(
+            self.done.is_none(),
+            "sync engine holds one request at a time"
+        );
         let length = request.length as usize;
         let outcome = match request.direction {
             Direction::Read => self

@@ -5,9 +5,15 @@
 //! Everything here runs before the clock starts; nothing here prints.
 
 pub mod info;
+pub mod mounts;
 pub mod open;
 pub mod safety;
+pub mod signature;
+mod sys;
+pub mod sysfs;
 pub mod test_file;
+#[cfg(test)]
+mod test_support;
 
 pub use info::{TargetInfo, TargetKind, inspect};
 

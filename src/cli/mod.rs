@@ -1,0 +1,36 @@
+//! The command line: flags and subcommands declared once (help comes from the declarations),
+//! and the one place that chooses output streams and exit codes.
+
+pub mod exit;
+pub mod live;
+pub mod run_args;
+pub mod run_command;
+
+use clap::{Parser, Subcommand};
+
+const EXAMPLES: &str = "\
+Examples:
+  iopath run                              default suite on a temporary file here (about a minute)
+  iopath run /dev/sdb --rw randread --bs 4k --qd 32
+  iopath run test.dat --size 4g --rw randrw --read-pct 70 --bs 8k --qd 16 --workers 4
+  iopath run /mnt/array/f --rw write --bs 1m --bytes 8g --fsync-at-end     (like dd conv=fdatasync)
+  iopath run --json result.json           save the full RunResult
+
+Exit status: 0 done, 1 stopped by an I/O or engine error, 2 bad input (nothing was written),
+130 interrupted (the partial result is still printed and saved).";
+
+/// iopath: measure a storage path and say what limits it.
+#[derive(Debug, Parser)]
+#[command(name = "iopath", version, about, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the default suite, or one workload against one or more targets.
+    Run(Box<run_args::RunArgs>),
+}

@@ -1,0 +1,142 @@
+//! The terminal table: one row per test (plus read and write rows for mixed tests) with MB/s
+//! (10^6 B/s) and MiB/s, IOPS, mean / p99 / p99.9 / max latency, iopath's CPU share of the host
+//! and the busiest core's use.
+
+use super::RunResult;
+use super::result::{DirectionResult, StopReason, TestResult};
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::Write;
+
+/// Formats a latency in ns with a unit that keeps three or four significant digits.
+pub fn format_latency(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// Formats a count with thousands separators (`1,234,567`).
+pub fn format_count(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn direction_cells(
+    label: String,
+    direction: &DirectionResult,
+    test: &TestResult,
+    cpu: bool,
+) -> Vec<String> {
+    let latency = &direction.latency;
+    let (cpu_share, busiest) = if cpu {
+        (
+            format!("{:.1}", test.cpu.process_percent_of_host()),
+            format!("{:.0}", test.cpu.busiest_core_percent()),
+        )
+    } else {
+        (String::new(), String::new())
+    };
+    vec![
+        label,
+        format!("{:.1}", direction.bytes_per_second / 1e6),
+        format!("{:.1}", direction.bytes_per_second / 1048576.0),
+        format_count(direction.iops),
+        format_latency(latency.mean_ns),
+        format_latency(latency.percentile("99") as f64),
+        format_latency(latency.percentile("99.9") as f64),
+        format_latency(latency.max_ns as f64),
+        cpu_share,
+        busiest,
+    ]
+}
+
+/// Builds the table of every test of `result`.
+pub fn results_table(result: &RunResult) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "test", "MB/s", "MiB/s", "IOPS", "mean", "p99", "p99.9", "max", "CPU %", "core %",
+        ]);
+    for test in &result.tests {
+        let mut name = test.name.clone();
+        if test.stop_reason != StopReason::Completed {
+            name.push_str(match test.stop_reason {
+                StopReason::Interrupted => " (partial)",
+                _ => " (error)",
+            });
+        }
+        let mixed = test.read.io_count > 0 && test.write.io_count > 0;
+        let main = if mixed {
+            &test.total
+        } else if test.write.io_count > 0 {
+            &test.write
+        } else {
+            &test.read
+        };
+        table.add_row(direction_cells(name, main, test, true));
+        if mixed {
+            table.add_row(direction_cells("  read".into(), &test.read, test, false));
+            table.add_row(direction_cells("  write".into(), &test.write, test, false));
+        }
+    }
+    for index in 1..10 {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// Writes the table and every warning and error note of `result`.
+pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{}", results_table(result))?;
+    writeln!(
+        out,
+        "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs; core % = busiest core (all processes).",
+        result.host.cpu_count
+    )?;
+    for test in &result.tests {
+        if test.errors.count > 0 {
+            writeln!(out, "{}: {} I/O errors", test.name, test.errors.count)?;
+            for error in &test.errors.first {
+                writeln!(
+                    out,
+                    "  {} {:?} at offset {} ({} bytes): {}",
+                    error.target, error.direction, error.offset, error.length, error.error
+                )?;
+            }
+        }
+    }
+    if result.partial {
+        writeln!(out, "partial: the run stopped before every test was done")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_readable() {
+        assert_eq!(format_count(1234567.4), "1,234,567");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_latency(850.0), "850 ns");
+        assert_eq!(format_latency(85_300.0), "85.3 µs");
+        assert_eq!(format_latency(1_234_000.0), "1.23 ms");
+    }
+}

@@ -1,0 +1,456 @@
+//! Runs one test: opens a worker per (target, worker), starts them together, samples progress
+//! and CPU while they run, and merges what they measured into a [`TestResult`].
+
+use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
+use super::engines::AnyEngine;
+use super::progress::{LiveSample, WorkerProgress};
+use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
+use super::{EffectiveShape, RunError};
+use crate::clock::Clock;
+use crate::engine::EngineOptions;
+use crate::engine::buffer::fill_random_bytes;
+use crate::engine::null::InjectedDelay;
+use crate::report::result::{
+    CpuResult, DirectionResult, EngineReport, ErrorSummary, LatencySummary, StopReason, TestResult,
+};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::recorder::DirectionRecorder;
+use crate::stats::series::merge_series;
+use crate::target::TargetInfo;
+use crate::target::open::{OpenRequest, open_target};
+use crate::workload::planner::{IoPlanner, worker_seed};
+use crate::workload::{RunLength, TestPlan};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+
+/// A target ready for a test.
+#[derive(Clone, Debug)]
+pub struct PreparedTarget {
+    /// Index in the run's target list.
+    pub index: usize,
+    /// Path to open.
+    pub path: PathBuf,
+    /// What was found about it.
+    pub info: TargetInfo,
+}
+
+/// What the runner needs besides the test and its targets.
+pub struct TestContext<'a> {
+    /// The run's clock.
+    pub clock: &'a Clock,
+    /// Set on Ctrl-C.
+    pub stop: &'a AtomicBool,
+    /// Series interval, ns.
+    pub interval_ns: u64,
+    /// Latency injected into null-engine I/Os (tests).
+    pub null_delay: Option<InjectedDelay>,
+    /// Record every issued I/O.
+    pub trace: bool,
+    /// Stamp written blocks with their offsets.
+    pub stamp_writes: bool,
+    /// Receives a live sample once a second.
+    pub observer: &'a mut dyn FnMut(&LiveSample),
+}
+
+/// A finished test, with the issued I/O of every worker when tracing.
+pub struct TestRun {
+    /// The result.
+    pub result: TestResult,
+    /// Issued I/Os per worker thread (empty unless tracing).
+    pub traces: Vec<Vec<TracedIo>>,
+}
+
+struct WorkerSlot {
+    engine: AnyEngine,
+    plan: WorkerPlan,
+}
+
+/// Runs `test` against `targets` with the engine, workers and queue depth of `shape`.
+pub fn run_test(
+    test: &TestPlan,
+    shape: &EffectiveShape,
+    targets: &[PreparedTarget],
+    context: TestContext<'_>,
+) -> Result<TestRun, RunError> {
+    let workload = &test.workload;
+    let clock = context.clock;
+    let mut warnings = shape.warnings.clone();
+    let threads_per_target = shape.workers_per_target;
+    let thread_count = threads_per_target as usize * targets.len();
+    let options = EngineOptions {
+        queue_depth: shape.queue_depth,
+        buffer_size: workload.block_sizes.max_bytes() as usize,
+        register: workload.register_buffers,
+    };
+
+    // Open every worker's file and engine before the clock starts.
+    let mut workers = Vec::with_capacity(thread_count);
+    let mut all_direct = !workload.buffered;
+    for target in targets {
+        let region_start = workload.region_offset_bytes;
+        let region_size = workload
+            .region_size_bytes
+            .unwrap_or(target.info.size_bytes - region_start);
+        for worker_index in 0..threads_per_target {
+            let opened = open_target(
+                &target.path,
+                OpenRequest {
+                    write: workload.writes(),
+                    direct: !workload.buffered,
+                    dsync: workload.sync_writes,
+                },
+            )?;
+            if !workload.buffered && !opened.direct && all_direct {
+                warnings.push(format!(
+                    "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
+                    target.path.display()
+                ));
+            }
+            all_direct &= opened.direct;
+            let mut engine = AnyEngine::open(
+                shape.engine,
+                opened.file,
+                &options,
+                context.null_delay,
+                clock,
+            )
+            .map_err(|source| RunError::Engine {
+                target: target.path.display().to_string(),
+                source,
+            })?;
+            if workload.writes() {
+                let mut rng = fastrand::Rng::with_seed(worker_seed(
+                    workload.seed ^ 0x5752_4954,
+                    workers.len() as u32,
+                ));
+                let engine = engine.as_engine();
+                for slot in 0..shape.queue_depth as usize {
+                    fill_random_bytes(&mut rng, engine.buffer_mut(slot));
+                }
+            }
+            let global_index = workers.len() as u32;
+            let length = match workload.length {
+                RunLength::Time { duration_ns } => WorkerLength::Time {
+                    ramp_ns: workload.ramp_ns,
+                    duration_ns,
+                },
+                RunLength::Bytes { bytes } => WorkerLength::Bytes {
+                    bytes: byte_share(
+                        bytes,
+                        workload.block_sizes.as_single(),
+                        global_index,
+                        thread_count as u32,
+                    ),
+                },
+            };
+            workers.push(WorkerSlot {
+                engine,
+                plan: WorkerPlan {
+                    target_path: target.path.display().to_string(),
+                    planner: IoPlanner::new(
+                        workload,
+                        region_start,
+                        region_size,
+                        worker_index,
+                        threads_per_target,
+                    ),
+                    queue_depth: shape.queue_depth,
+                    length,
+                    rate_bytes_per_second: workload
+                        .rate_bytes_per_second
+                        .map(|rate| (rate / thread_count as u64).max(1)),
+                    rate_iops: workload
+                        .rate_iops
+                        .map(|rate| rate as f64 / thread_count as f64),
+                    fsync_at_end: workload.fsync_at_end,
+                    continue_on_error: workload.continue_on_error,
+                    interval_ns: context.interval_ns,
+                    trace: context.trace,
+                    stamp_writes: context.stamp_writes,
+                },
+            });
+        }
+    }
+    let (engine_name, capabilities) = workers[0].engine.describe();
+
+    let progress: Vec<WorkerProgress> = (0..thread_count)
+        .map(|_| WorkerProgress::default())
+        .collect();
+    let ready = Barrier::new(thread_count + 1);
+    let go = Barrier::new(thread_count + 1);
+    let start_tick = AtomicU64::new(0);
+    let error_stop = AtomicBool::new(false);
+    let outcomes: Mutex<Vec<Option<WorkerOutcome>>> =
+        Mutex::new((0..thread_count).map(|_| None).collect());
+    let finished = AtomicU64::new(0);
+    let mut cpu = CpuResult {
+        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        ..CpuResult::default()
+    };
+    let observer = context.observer;
+
+    std::thread::scope(|scope| {
+        for (index, mut worker) in workers.into_iter().enumerate() {
+            let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
+            let (stop, error_stop, outcomes, finished) =
+                (context.stop, &error_stop, &outcomes, &finished);
+            std::thread::Builder::new()
+                .name(format!("iopath-worker-{index}"))
+                .spawn_scoped(scope, move || {
+                    ready.wait();
+                    go.wait();
+                    let start = start_tick.load(Ordering::Acquire);
+                    let links = WorkerLinks {
+                        stop,
+                        error_stop,
+                        progress,
+                    };
+                    let outcome = worker.engine.run(worker.plan, links, clock, start);
+                    drop(worker.engine);
+                    outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(outcome);
+                    finished.fetch_add(1, Ordering::Release);
+                })
+                .expect("spawn a worker thread");
+        }
+        ready.wait();
+        let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+        start_tick.store(start, Ordering::Release);
+        go.wait();
+        coordinate(
+            test,
+            clock,
+            start,
+            &progress,
+            &finished,
+            thread_count as u64,
+            &mut cpu,
+            observer,
+        );
+    });
+
+    let outcomes: Vec<WorkerOutcome> = outcomes
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|outcome| outcome.expect("every worker leaves an outcome"))
+        .collect();
+    let result = merge_outcomes(
+        test,
+        shape,
+        targets,
+        &outcomes,
+        EngineReport {
+            name: engine_name.to_string(),
+            capabilities,
+        },
+        all_direct,
+        cpu,
+        warnings,
+    );
+    let traces = outcomes.into_iter().map(|o| o.trace).collect();
+    Ok(TestRun { result, traces })
+}
+
+/// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
+/// block size is single, the remainder going to the first workers.
+fn byte_share(total: u64, single_block: Option<u64>, index: u32, count: u32) -> u64 {
+    let unit = single_block.unwrap_or(1).max(1);
+    let units = total / unit;
+    let base = units / count as u64;
+    let extra = u64::from((index as u64) < units % count as u64);
+    (base + extra) * unit
+}
+
+/// The coordinator's loop: a live sample each second, CPU snapshots at the window edges.
+#[allow(clippy::too_many_arguments)]
+fn coordinate(
+    test: &TestPlan,
+    clock: &Clock,
+    start: u64,
+    progress: &[WorkerProgress],
+    finished: &AtomicU64,
+    thread_count: u64,
+    cpu: &mut CpuResult,
+    observer: &mut dyn FnMut(&LiveSample),
+) {
+    let workload = &test.workload;
+    let ramp_ns = workload.ramp_ns;
+    let window_end_ns = match workload.length {
+        RunLength::Time { duration_ns } => Some(ramp_ns + duration_ns),
+        RunLength::Bytes { .. } => None,
+    };
+    let mut window_start_snapshot = None;
+    let mut window_end_snapshot = None;
+    let mut next_sample_ns = 1_000_000_000u64;
+    let mut last_totals = (0u64, 0u64);
+    let mut last_sample_ns = 0u64;
+    loop {
+        let now_ns = clock.nanos_between(start, clock.now());
+        if window_start_snapshot.is_none() && now_ns >= ramp_ns {
+            window_start_snapshot = Some((now_ns, process_cpu_ns(), read_core_counters()));
+        }
+        let all_done = finished.load(Ordering::Acquire) == thread_count;
+        if window_end_snapshot.is_none()
+            && (all_done || window_end_ns.is_some_and(|end| now_ns >= end))
+        {
+            window_end_snapshot = Some((now_ns, process_cpu_ns(), read_core_counters()));
+        }
+        if all_done {
+            break;
+        }
+        if now_ns >= next_sample_ns {
+            let totals = progress.iter().fold((0, 0), |(b, i), p| {
+                let (bytes, ios) = p.read();
+                (b + bytes, i + ios)
+            });
+            let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
+            observer(&LiveSample {
+                test_name: test.name.clone(),
+                elapsed_ns: now_ns,
+                total_ns: window_end_ns,
+                ramping: now_ns < ramp_ns,
+                bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
+                iops: (totals.1 - last_totals.1) as f64 / seconds,
+            });
+            last_totals = totals;
+            last_sample_ns = now_ns;
+            next_sample_ns += 1_000_000_000;
+        }
+        let mut wake_ns = next_sample_ns;
+        if window_start_snapshot.is_none() {
+            wake_ns = wake_ns.min(ramp_ns);
+        }
+        if let (None, Some(end)) = (&window_end_snapshot, window_end_ns) {
+            wake_ns = wake_ns.min(end);
+        }
+        let sleep_ns = wake_ns.saturating_sub(now_ns).clamp(100_000, 20_000_000);
+        std::thread::sleep(Duration::from_nanos(sleep_ns));
+    }
+    if let (Some((t0, (u0, s0), cores0)), Some((t1, (u1, s1), cores1))) =
+        (window_start_snapshot, window_end_snapshot)
+    {
+        cpu.wall_ns = t1.saturating_sub(t0);
+        cpu.user_ns = u1.saturating_sub(u0);
+        cpu.system_ns = s1.saturating_sub(s0);
+        cpu.cores = core_usage_between(&cores0, &cores1);
+    }
+}
+
+fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> DirectionResult {
+    let mut histogram = LatencyHistogram::new();
+    let mut bytes = 0;
+    let mut error_count = 0;
+    for recorder in recorders {
+        histogram.merge(&recorder.histogram);
+        bytes += recorder.bytes;
+        error_count += recorder.error_count;
+    }
+    let series: Vec<_> = recorders.iter().map(|r| &r.series).collect();
+    let seconds = measured_ns as f64 / 1e9;
+    let io_count = histogram.count();
+    DirectionResult {
+        io_count,
+        bytes,
+        iops: if seconds > 0.0 {
+            io_count as f64 / seconds
+        } else {
+            0.0
+        },
+        bytes_per_second: if seconds > 0.0 {
+            bytes as f64 / seconds
+        } else {
+            0.0
+        },
+        latency: LatencySummary::from_histogram(&histogram),
+        error_count,
+        series: merge_series(&series, measured_ns),
+        histogram: histogram.to_sparse(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn merge_outcomes(
+    test: &TestPlan,
+    shape: &EffectiveShape,
+    targets: &[PreparedTarget],
+    outcomes: &[WorkerOutcome],
+    engine: EngineReport,
+    direct: bool,
+    mut cpu: CpuResult,
+    mut warnings: Vec<String>,
+) -> TestResult {
+    let measured_ns = outcomes.iter().map(|o| o.window_end_ns).max().unwrap_or(0);
+    let fsync_ns = outcomes.iter().map(|o| o.fsync_ns).max().unwrap_or(0);
+    let reads: Vec<_> = outcomes.iter().map(|o| &o.read).collect();
+    let writes: Vec<_> = outcomes.iter().map(|o| &o.write).collect();
+    let both: Vec<_> = reads.iter().chain(writes.iter()).copied().collect();
+    let stop_reason = if outcomes.iter().any(|o| o.stop_reason == StopReason::Error) {
+        StopReason::Error
+    } else if outcomes
+        .iter()
+        .any(|o| o.stop_reason == StopReason::Interrupted)
+    {
+        StopReason::Interrupted
+    } else {
+        StopReason::Completed
+    };
+    for failure in outcomes.iter().filter_map(|o| o.engine_failure.as_ref()) {
+        if !warnings.contains(failure) {
+            warnings.push(failure.clone());
+        }
+    }
+    cpu.busiest_thread_ns = outcomes.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
+    if cpu.wall_ns == 0 {
+        cpu.wall_ns = measured_ns;
+    }
+    let read = direction_result(&reads, measured_ns);
+    let write = direction_result(&writes, measured_ns);
+    let total = direction_result(&both, measured_ns);
+    let mut workload = test.workload.clone();
+    if workload.region_size_bytes.is_none() && targets.len() == 1 {
+        workload.region_size_bytes =
+            Some(targets[0].info.size_bytes - workload.region_offset_bytes);
+    }
+    TestResult {
+        name: test.name.clone(),
+        workload,
+        target_indexes: targets.iter().map(|t| t.index).collect(),
+        engine,
+        direct,
+        worker_threads: outcomes.len() as u32,
+        queue_depth_per_worker: shape.queue_depth,
+        ramp_ns: test.workload.ramp_ns,
+        measured_ns,
+        fsync_ns,
+        stop_reason,
+        errors: ErrorSummary {
+            count: total.error_count,
+            first: outcomes
+                .iter()
+                .flat_map(|o| o.errors.iter().cloned())
+                .take(16)
+                .collect(),
+        },
+        read,
+        write,
+        total,
+        cpu,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_share;
+
+    #[test]
+    fn byte_shares_are_whole_blocks_adding_up() {
+        let shares: Vec<u64> = (0..3)
+            .map(|i| byte_share(10 * 4096, Some(4096), i, 3))
+            .collect();
+        assert_eq!(shares, [4 * 4096, 3 * 4096, 3 * 4096]);
+        assert_eq!(byte_share(1000, None, 0, 1), 1000);
+    }
+}

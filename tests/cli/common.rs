@@ -1,0 +1,234 @@
+//! Shared helpers of the integration tests: run the real binary, read its JSON, make loop
+//! devices and mounts that are always cleaned up.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The iopath binary under test.
+pub fn iopath() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iopath"))
+}
+
+/// Output of one run.
+pub struct RunOutput {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub json: Option<Value>,
+}
+
+/// Runs `iopath run ARGS --json DIR/out.json` in `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> RunOutput {
+    run_with_json(dir, &dir.join("out.json"), args)
+}
+
+/// Runs `iopath run ARGS --json JSON_PATH` in `dir`.
+pub fn run_with_json(dir: &Path, json_path: &Path, args: &[&str]) -> RunOutput {
+    let _ = std::fs::remove_file(json_path);
+    let output = iopath()
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .arg(json_path)
+        .output()
+        .expect("iopath runs");
+    let json = std::fs::read_to_string(json_path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    into_run_output(output, json)
+}
+
+/// Runs `iopath ARGS` (no JSON) in `dir`.
+pub fn plain_in(dir: &Path, args: &[&str]) -> RunOutput {
+    let output = iopath()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("iopath runs");
+    into_run_output(output, None)
+}
+
+fn into_run_output(output: Output, json: Option<Value>) -> RunOutput {
+    RunOutput {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        json,
+    }
+}
+
+impl RunOutput {
+    /// The JSON, or a panic that shows what the run printed.
+    pub fn json(&self) -> &Value {
+        self.json.as_ref().unwrap_or_else(|| {
+            panic!(
+                "no JSON (exit {}):\nstdout:\n{}\nstderr:\n{}",
+                self.status, self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts the exit status, showing the output when it differs.
+    pub fn expect_status(&self, status: i32) -> &Self {
+        assert_eq!(
+            self.status, status,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// `value[path...]`, where a key of digits indexes an array.
+pub fn at<'a>(value: &'a Value, path: &[&str]) -> &'a Value {
+    let mut current = value;
+    for key in path {
+        current = match (current, key.parse::<usize>()) {
+            (Value::Array(items), Ok(index)) => &items[index],
+            _ => &current[*key],
+        };
+    }
+    current
+}
+
+/// `value[path...]` as u64.
+pub fn u64_at(value: &Value, path: &[&str]) -> u64 {
+    let current = at(value, path);
+    current
+        .as_u64()
+        .unwrap_or_else(|| panic!("{path:?} is not an integer: {current}"))
+}
+
+/// `value[path...]` as f64.
+pub fn f64_at(value: &Value, path: &[&str]) -> f64 {
+    let current = at(value, path);
+    current
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number: {current}"))
+}
+
+/// Whether the tests run as root (loop devices, mounts).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether a command exists.
+pub fn has_command(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A loop device over a file, detached on drop.
+pub struct LoopDevice {
+    pub path: PathBuf,
+}
+
+impl LoopDevice {
+    /// Attaches `backing` (None when this machine cannot: not root, no losetup).
+    pub fn attach(backing: &Path) -> Option<LoopDevice> {
+        if !is_root() || !has_command("losetup") {
+            eprintln!("skipped: needs root and losetup");
+            return None;
+        }
+        let output = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(backing)
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            eprintln!(
+                "skipped: losetup failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            return None;
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        Some(LoopDevice { path })
+    }
+
+    /// The kernel name (loop3).
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Sectors read and written so far, from /sys/block/NAME/stat.
+    pub fn sectors(&self) -> (u64, u64) {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
+        let fields: Vec<u64> = text
+            .split_whitespace()
+            .map(|f| f.parse().unwrap())
+            .collect();
+        (fields[2], fields[6])
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.path).output();
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).output();
+    }
+}
+
+/// A mount that is unmounted on drop.
+pub struct Mount {
+    pub point: PathBuf,
+}
+
+impl Mount {
+    /// `mount ARGS POINT` (None when it fails or we are not root).
+    pub fn new(args: &[&str], point: &Path) -> Option<Mount> {
+        if !is_root() {
+            eprintln!("skipped: needs root to mount");
+            return None;
+        }
+        std::fs::create_dir_all(point).ok()?;
+        let status = Command::new("mount").args(args).arg(point).status().ok()?;
+        if !status.success() {
+            eprintln!("skipped: mount {args:?} failed");
+            return None;
+        }
+        Some(Mount {
+            point: point.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.point).status();
+    }
+}
+
+/// Every entry of a directory, sorted.
+pub fn list_dir(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A file of `size` pseudo-random bytes written without iopath.
+pub fn write_foreign_file(path: &Path, size: usize) {
+    let mut rng = fastrand::Rng::with_seed(3);
+    let data: Vec<u8> = (0..size).map(|_| rng.u8(..)).collect();
+    std::fs::write(path, data).unwrap();
+}
+
+/// Directory for test files on a disk filesystem (O_DIRECT works), not tmpfs.
+pub fn disk_tempdir() -> tempfile::TempDir {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tempfile::tempdir_in(base).unwrap()
+}

@@ -1,0 +1,119 @@
+//! Bad input fails with a message naming it, exit status 2 and no I/O; I/O errors are counted
+//! and named.
+
+use crate::common::*;
+use std::fs;
+
+#[test]
+fn bad_input_is_named_and_nothing_is_written() {
+    let dir = disk_tempdir();
+    let existing = dir.path().join("data.bin");
+    write_foreign_file(&existing, 1 << 20);
+    let before = fs::read(&existing).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["data.bin", "--bs", "4kk"], "4kk"),
+        (&["data.bin", "--size", "-1"], "-1"),
+        (&["data.bin", "--bs", "0"], "'0'"),
+        (&["data.bin", "--qd", "0"], "'0'"),
+        (&["data.bin", "--workers", "-3"], "-3"),
+        (&["data.bin", "--duration", "0"], "'0'"),
+        (&["data.bin", "--read-pct", "101"], "101"),
+        (&["data.bin", "--rw", "sideways"], "sideways"),
+        (&["data.bin", "--engine", "warp"], "warp"),
+        (&["data.bin", "--bs", "512/50,4k/60"], "110"),
+        (&["data.bin", "--rw", "read", "--bs", "1000"], "O_DIRECT"),
+        (&["data.bin", "--rw", "read", "--offset", "2m"], "--offset"),
+        (
+            &[
+                "data.bin", "--rw", "read", "--offset", "512k", "--size", "1m",
+            ],
+            "past the end",
+        ),
+        (&["missing.bin", "--rw", "read"], "missing.bin"),
+        (&["data.bin", "--bytes", "1000", "--bs", "4k"], "--bytes"),
+        (&["data.bin", "--bytes", "1m", "--ramp", "1"], "--ramp"),
+        (&["data.bin", "--rw", "write"], "--allow-destructive"),
+        (&["data.bin", "--rw", "read", "--sync"], "--sync"),
+        (&[".", "--rw", "read"], "directory"),
+        (
+            &["data.bin", "--json", "/nonexistent-dir/x.json"],
+            "nonexistent-dir",
+        ),
+    ];
+    for (args, named) in cases {
+        let run = plain_in(dir.path(), &[&["run"], *args].concat());
+        assert_eq!(run.status, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(named),
+            "{args:?}: message should name {named}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(fs::read(&existing).unwrap(), before, "the file was changed");
+    assert_eq!(list_dir(dir.path()), ["data.bin"], "files were created");
+}
+
+#[test]
+fn a_read_only_directory_is_refused_before_any_io() {
+    let dir = disk_tempdir();
+    let point = dir.path().join("ro");
+    let Some(mount) = Mount::new(&["-t", "tmpfs", "-o", "ro,size=64m", "tmpfs"], &point) else {
+        return;
+    };
+    let run = plain_in(&mount.point, &["run", "--duration", "0.1"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("ro"), "{}", run.stderr);
+}
+
+#[test]
+fn enospc_names_target_and_offset_and_stops_the_run() {
+    let dir = disk_tempdir();
+    let point = dir.path().join("small");
+    let Some(mount) = Mount::new(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"], &point) else {
+        return;
+    };
+    let file = mount.point.join("sparse.bin");
+    fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
+    let args = [
+        "sparse.bin",
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--buffered",
+        "--allow-destructive",
+        "--duration",
+        "2",
+        "--ramp",
+        "0",
+    ];
+    let json_path = dir.path().join("out.json");
+    let run = run_with_json(&mount.point, &json_path, &args);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let json = run.json();
+    assert!(u64_at(json, &["tests", "0", "errors", "count"]) >= 1);
+    assert_eq!(json["tests"][0]["stop_reason"], "error");
+    let first = &json["tests"][0]["errors"]["first"][0];
+    assert!(
+        first["error"].as_str().unwrap().contains("No space"),
+        "{first}"
+    );
+    let offset = first["offset"].as_u64().unwrap();
+    assert!(
+        offset >= 3 << 20,
+        "4 MiB fit before the error, not {offset}"
+    );
+    let printed = format!("{}{}", run.stdout, run.stderr);
+    assert!(printed.contains("sparse.bin") && printed.contains(&format!("offset {offset}")));
+    assert!(json["tests"][0]["measured_ns"].as_u64().unwrap() < 2_000_000_000);
+
+    let mut going_on = args.to_vec();
+    going_on.push("--continue-on-error");
+    going_on[8] = "1";
+    let run = run_with_json(&mount.point, &json_path, &going_on);
+    run.expect_status(0);
+    let json = run.json();
+    assert_eq!(json["tests"][0]["stop_reason"], "completed");
+    assert!(u64_at(json, &["tests", "0", "errors", "count"]) > 1);
+}

@@ -1,0 +1,8 @@
+//! Integration tests: the real `iopath` binary against real files, loop devices and mounts.
+
+mod common;
+mod correctness;
+mod errors;
+mod interrupt;
+mod output;
+mod safety;
