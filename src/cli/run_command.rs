@@ -106,6 +106,10 @@ pub fn run(args: &RunArgs) -> i32 {
         eprintln!("error: writing the JSON result: {error}");
         return exit::RUN_FAILED;
     }
+    if let Some(failure) = &executed.failure {
+        eprintln!("error: {failure}");
+        return exit::RUN_FAILED;
+    }
     let stopped_by = |reason| result.tests.iter().any(|t| t.stop_reason == reason);
     if stopped_by(StopReason::Interrupted) || (result.partial && !stopped_by(StopReason::Error)) {
         exit::INTERRUPTED

@@ -71,7 +71,7 @@ pub struct Capabilities {
     pub registered_buffers: bool,
     /// The file is registered with the kernel (io_uring fixed files).
     pub registered_files: bool,
-    /// The engine performs no I/O at all.
+    /// The engine really transfers data (false only for the null engine).
     pub performs_io: bool,
 }
 

@@ -47,7 +47,8 @@ pub struct RunResult {
     pub targets: Vec<TargetInfo>,
     /// Every test, in the order run.
     pub tests: Vec<TestResult>,
-    /// Run-level warnings (fallbacks, skipped tests).
+    /// Run-level warnings (skipped tests, a stop before the end); each test keeps its own
+    /// warnings (fallbacks, mappings) in [`TestResult::warnings`].
     pub warnings: Vec<String>,
 }
 
@@ -159,7 +160,7 @@ pub struct LatencySummary {
     /// Largest, ns.
     pub max_ns: u64,
     /// Percentiles keyed "50", "90", "95", "99", "99.9", "99.99", "99.999", ns, each within
-    /// the histogram's relative error (0.79 %).
+    /// the histogram's relative error (1/128, 0.78 %).
     pub percentiles_ns: BTreeMap<String, u64>,
 }
 
@@ -264,6 +265,7 @@ pub struct IoErrorRecord {
     pub offset: u64,
     /// Length asked for.
     pub length: u32,
-    /// What happened ("EIO", "ENOSPC", "short transfer of 512 bytes").
+    /// What happened, as the system describes the errno ("No space left on device (os error
+    /// 28)") or "short transfer: N of M bytes".
     pub error: String,
 }

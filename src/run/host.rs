@@ -32,7 +32,14 @@ pub fn host_info() -> HostInfo {
         hostname: read_trimmed("/proc/sys/kernel/hostname"),
         kernel: read_trimmed("/proc/sys/kernel/osrelease"),
         cpu_model,
-        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        cpu_count: online_cpus(),
         memory_bytes,
     }
+}
+
+/// Logical CPUs online on the host (not limited by this process's affinity).
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if online > 0 { online as u32 } else { 1 }
 }

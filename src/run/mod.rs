@@ -330,8 +330,15 @@ fn check_test_against_target(
             if workload.writes() && workload.engine != EngineKind::Null {
                 check_write_allowed(info, policy)?;
             }
-            let alignment = info.direct_io_alignment.unwrap_or(info.logical_block_size);
-            (path, info.size_bytes, info.logical_block_size, alignment)
+            let alignment = info
+                .direct_io_alignment_bytes
+                .unwrap_or(info.logical_block_size_bytes);
+            (
+                path,
+                info.size_bytes,
+                info.logical_block_size_bytes,
+                alignment,
+            )
         }
         PendingTarget::Create { path, size, .. } => (path, *size, 512, 512),
     };
@@ -418,6 +425,8 @@ pub struct ExecutedRun {
     pub result: RunResult,
     /// Per test, per worker thread (empty unless tracing).
     pub traces: Vec<Vec<Vec<TracedIo>>>,
+    /// The error that stopped the run after some tests had run (their results are kept).
+    pub failure: Option<RunError>,
 }
 
 /// Runs a prepared plan. `stop` is checked between and inside tests (Ctrl-C). Temporary files
@@ -468,6 +477,7 @@ pub fn execute(
     let mut tests = Vec::new();
     let mut traces = Vec::new();
     let mut partial = false;
+    let mut failure = None;
     for (test, shape) in plan.tests.iter().zip(shapes.iter()) {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             partial = true;
@@ -475,7 +485,7 @@ pub fn execute(
         }
         observer.test_starting(test, shape);
         let mut live = |sample: &LiveSample| observer.live(sample);
-        let run = run_test(
+        let outcome = run_test(
             test,
             shape,
             &prepared_targets,
@@ -488,7 +498,19 @@ pub fn execute(
                 stamp_writes: options.stamp_writes,
                 observer: &mut live,
             },
-        )?;
+        );
+        let run = match outcome {
+            Ok(run) => run,
+            // Nothing measured yet: the error is the whole answer.
+            Err(error) if tests.is_empty() => return Err(error),
+            // Keep what earlier tests measured.
+            Err(error) => {
+                warnings.push(format!("'{}' could not run: {error}", test.name));
+                failure = Some(error);
+                partial = true;
+                break;
+            }
+        };
         observer.test_finished(&run.result);
         let stopped = run.result.stop_reason != StopReason::Completed;
         tests.push(run.result);
@@ -514,5 +536,9 @@ pub fn execute(
         tests,
         warnings,
     };
-    Ok(ExecutedRun { result, traces })
+    Ok(ExecutedRun {
+        result,
+        traces,
+        failure,
+    })
 }

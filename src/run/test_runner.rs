@@ -186,7 +186,7 @@ pub fn run_test(
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        cpu_count: super::host::online_cpus(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -277,10 +277,12 @@ fn coordinate(
 ) {
     let workload = &test.workload;
     let ramp_ns = workload.ramp_ns;
-    let window_end_ns = match workload.length {
+    let planned_end_ns = match workload.length {
         RunLength::Time { duration_ns } => Some(ramp_ns + duration_ns),
         RunLength::Bytes { .. } => None,
     };
+    // With a final fdatasync the window ends when the workers do, not at the planned time.
+    let window_end_ns = planned_end_ns.filter(|_| !workload.fsync_at_end);
     let mut window_start_snapshot = None;
     let mut window_end_snapshot = None;
     let mut next_sample_ns = 1_000_000_000u64;
@@ -309,7 +311,7 @@ fn coordinate(
             observer(&LiveSample {
                 test_name: test.name.clone(),
                 elapsed_ns: now_ns,
-                total_ns: window_end_ns,
+                total_ns: planned_end_ns,
                 ramping: now_ns < ramp_ns,
                 bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
                 iops: (totals.1 - last_totals.1) as f64 / seconds,

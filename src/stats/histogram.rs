@@ -2,7 +2,7 @@
 //!
 //! Values (nanoseconds) below 128 are counted exactly. Above that, every power of two is split
 //! into 64 equal buckets, so a bucket is never wider than 1/64 of its lower bound. A percentile is
-//! reported as the middle of its bucket, which puts it within **1/128 (0.79 %)** of the true
+//! reported as the middle of its bucket, which puts it within **1/128 (0.78 %)** of the true
 //! sample value — the relative error bound [`RELATIVE_ERROR`] stated for every percentile iopath
 //! prints. The whole `u64` range is covered by [`BUCKET_COUNT`] buckets (30 KiB of counters), so
 //! nothing is ever clipped and recording never allocates.

@@ -29,9 +29,9 @@ pub struct TargetInfo {
     /// Size in bytes.
     pub size_bytes: u64,
     /// Logical block size of the device underneath, bytes.
-    pub logical_block_size: u32,
+    pub logical_block_size_bytes: u32,
     /// Physical block size of the device underneath, bytes.
-    pub physical_block_size: u32,
+    pub physical_block_size_bytes: u32,
     /// Whether the device underneath is rotational (None when unknown).
     pub rotational: Option<bool>,
     /// For a file: the filesystem it lives on (ext4, tmpfs…). For a device: the filesystem or
@@ -40,7 +40,7 @@ pub struct TargetInfo {
     /// Name of the block device (the device itself, or the one holding the file's filesystem).
     pub device: Option<String>,
     /// Alignment O_DIRECT needs for offsets and lengths, bytes, when the kernel reports it.
-    pub direct_io_alignment: Option<u32>,
+    pub direct_io_alignment_bytes: Option<u32>,
     /// The file was created by iopath (and so may be written without a flag).
     pub created_by_iopath: bool,
 }
@@ -142,12 +142,12 @@ fn inspect_file(path: &Path, metadata: &Metadata) -> TargetInfo {
         path: path.to_string_lossy().into_owned(),
         kind: TargetKind::File,
         size_bytes: metadata.len(),
-        logical_block_size,
-        physical_block_size,
+        logical_block_size_bytes: logical_block_size,
+        physical_block_size_bytes: physical_block_size,
         rotational: facts.rotational,
         filesystem: filesystem_name(path, filesystem_device),
         device,
-        direct_io_alignment,
+        direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: is_created_by_iopath(path),
     }
 }
@@ -189,12 +189,12 @@ fn inspect_block_device(path: &Path, metadata: &Metadata) -> Result<TargetInfo, 
         path: path.to_string_lossy().into_owned(),
         kind: TargetKind::BlockDevice,
         size_bytes,
-        logical_block_size,
-        physical_block_size,
+        logical_block_size_bytes: logical_block_size,
+        physical_block_size_bytes: physical_block_size,
         rotational,
         filesystem: signature.map(str::to_string),
         device,
-        direct_io_alignment,
+        direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
     })
 }
@@ -313,8 +313,8 @@ mod tests {
         assert_eq!(info.size_bytes, 3 * 4096 + 5);
         assert_eq!(info.path, path.to_string_lossy());
         assert!(!info.created_by_iopath);
-        assert!(info.logical_block_size >= 512);
-        assert!(info.physical_block_size >= info.logical_block_size);
+        assert!(info.logical_block_size_bytes >= 512);
+        assert!(info.physical_block_size_bytes >= info.logical_block_size_bytes);
         let mount = mounts::read_mounts()
             .unwrap()
             .into_iter()
@@ -331,7 +331,7 @@ mod tests {
                 .expect("an ext filesystem has a device");
             assert!(Path::new("/sys/class/block").join(device).exists());
             assert!(info.rotational.is_some());
-            assert!(info.direct_io_alignment.is_some_and(|a| a >= 512));
+            assert!(info.direct_io_alignment_bytes.is_some_and(|a| a >= 512));
         }
     }
 
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(info.filesystem.as_deref(), Some("tmpfs"));
         assert_eq!(info.device, None);
         assert_eq!(info.rotational, None);
-        assert!(info.logical_block_size >= 512);
+        assert!(info.logical_block_size_bytes >= 512);
     }
 
     #[test]
@@ -377,15 +377,15 @@ mod tests {
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(info.kind, TargetKind::BlockDevice);
         assert_eq!(info.size_bytes, 64 << 20);
-        assert_eq!(info.logical_block_size, 512);
-        assert!(info.physical_block_size >= 512);
+        assert_eq!(info.logical_block_size_bytes, 512);
+        assert!(info.physical_block_size_bytes >= 512);
         assert_eq!(info.filesystem, None);
         assert_eq!(
             info.device.as_deref(),
             loop_device.path().file_name().and_then(|n| n.to_str())
         );
         assert!(info.rotational.is_some());
-        assert!(info.direct_io_alignment.is_some());
+        assert!(info.direct_io_alignment_bytes.is_some());
         assert!(!info.created_by_iopath);
 
         if tool("mkfs.ext4").is_none() {

@@ -93,7 +93,7 @@ fn the_result_carries_host_target_workload_and_series() {
     let target = &json["targets"][0];
     assert_eq!(target["kind"], "file");
     assert_eq!(target["size_bytes"], 16 << 20);
-    assert!(u64_at(target, &["logical_block_size"]) >= 512);
+    assert!(u64_at(target, &["logical_block_size_bytes"]) >= 512);
     assert_eq!(target["created_by_iopath"], true);
     let test = &json["tests"][0];
     assert_eq!(test["workload"]["read_percent"], 70);
