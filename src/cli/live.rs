@@ -36,11 +36,8 @@ impl TerminalObserver {
 }
 
 impl RunObserver for TerminalObserver {
-    fn test_starting(&mut self, test: &TestPlan, shape: &EffectiveShape) {
+    fn test_starting(&mut self, _test: &TestPlan, _shapes: &[EffectiveShape]) {
         self.close_line();
-        for warning in &shape.warnings {
-            eprintln!("warning: {}: {warning}", test.name);
-        }
     }
 
     fn live(&mut self, sample: &LiveSample) {

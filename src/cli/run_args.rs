@@ -4,11 +4,15 @@
 use clap::Args;
 use iopath::engine::EngineKind;
 use iopath::engine::null::InjectedDelay;
-use iopath::run::{RunOptions, TargetSpec};
+use iopath::run::RunOptions;
+use iopath::target::TargetSpec;
 use iopath::target::safety::WritePolicy;
 use iopath::units::{format_size, parse_duration_ns, parse_size};
 use iopath::workload::suite::{base_workload, default_suite};
-use iopath::workload::{AccessPattern, BlockSizeMix, Plan, RunLength, TestPlan, Workload};
+use iopath::workload::{
+    AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution, Plan, RunLength, TestPlan,
+    Workload,
+};
 use std::path::PathBuf;
 
 fn size_arg(text: &str) -> Result<u64, String> {
@@ -62,6 +66,14 @@ fn pattern_arg(text: &str) -> Result<AccessPattern, String> {
 
 fn block_size_arg(text: &str) -> Result<BlockSizeMix, String> {
     BlockSizeMix::parse(text)
+}
+
+fn spec_arg(text: &str) -> Result<AccessSpec, String> {
+    AccessSpec::parse(text)
+}
+
+fn distribution_arg(text: &str) -> Result<OffsetDistribution, String> {
+    OffsetDistribution::parse(text)
 }
 
 fn engine_arg(text: &str) -> Result<EngineKind, String> {
@@ -138,6 +150,14 @@ pub struct RunArgs {
     /// Block size (4k) or size mix (512/10,4k/60,64k/30: size/percent).
     #[arg(long, value_name = "SIZE[/PCT],...", value_parser = block_size_arg, help_heading = "Workload")]
     pub bs: Option<BlockSizeMix>,
+    /// Iometer access specification: lines of size:share:read%:random%[:align[:burst[:delay]]],
+    /// each I/O drawing its line first (size, direction and randomness chosen together).
+    #[arg(long, value_name = "LINES", value_parser = spec_arg, help_heading = "Workload",
+          conflicts_with_all = ["rw", "read_pct", "random_pct", "bs", "align"])]
+    pub spec: Option<AccessSpec>,
+    /// Where random offsets fall: random (uniform), zipf:θ, pareto:h, normal:σ%, zoned:A/S:…
+    #[arg(long, value_name = "DIST", value_parser = distribution_arg, help_heading = "Workload")]
+    pub distribution: Option<OffsetDistribution>,
     /// Alignment of random offsets (default: the smallest block size).
     #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, help_heading = "Workload")]
     pub align: Option<u64>,
@@ -225,8 +245,6 @@ pub struct RunArgs {
 pub struct RunRequest {
     /// The tests.
     pub plan: Plan,
-    /// The targets.
-    pub targets: Vec<TargetSpec>,
     /// Options for the runner.
     pub options: RunOptions,
     /// The default suite: tests that may not write a target are skipped, not refused.
@@ -236,6 +254,8 @@ pub struct RunRequest {
 impl RunArgs {
     fn has_workload_flags(&self) -> bool {
         self.rw.is_some()
+            || self.spec.is_some()
+            || self.distribution.is_some()
             || self.read_pct.is_some()
             || self.random_pct.is_some()
             || self.bs.is_some()
@@ -269,15 +289,7 @@ impl RunArgs {
             template.ramp_ns = ramp_ns;
         }
         let is_default_suite = !self.has_workload_flags();
-        let tests = if is_default_suite {
-            if self.name.is_some() {
-                return Err("--name names a single-workload test; give workload flags too".into());
-            }
-            default_suite(&template)
-        } else {
-            vec![self.single_test(template)?]
-        };
-        let targets = if self.targets.is_empty() {
+        let targets: Vec<TargetSpec> = if self.targets.is_empty() {
             vec![TargetSpec::TempFile {
                 directory: PathBuf::from("."),
                 size: self.size.map(|size| size + self.offset.unwrap_or(0)),
@@ -291,9 +303,17 @@ impl RunArgs {
                 })
                 .collect()
         };
+        let target_indexes: Vec<usize> = (0..targets.len()).collect();
+        let tests = if is_default_suite {
+            if self.name.is_some() {
+                return Err("--name names a single-workload test; give workload flags too".into());
+            }
+            default_suite(&template, &target_indexes)
+        } else {
+            vec![self.single_test(template, target_indexes)?]
+        };
         Ok(RunRequest {
-            plan: Plan { tests },
-            targets,
+            plan: Plan { targets, tests },
             options: RunOptions {
                 write_policy: WritePolicy {
                     allow_destructive: self.allow_destructive,
@@ -310,15 +330,27 @@ impl RunArgs {
         })
     }
 
-    fn single_test(&self, mut workload: Workload) -> Result<TestPlan, String> {
-        let pattern = self.rw.unwrap_or(AccessPattern::Read);
-        let (read_default, random_default) = pattern.defaults();
-        workload.read_percent = self.read_pct.unwrap_or(read_default);
-        workload.random_percent = self.random_pct.unwrap_or(random_default);
-        if let Some(mix) = &self.bs {
-            workload.block_sizes = mix.clone();
+    fn single_test(&self, mut workload: Workload, targets: Vec<usize>) -> Result<TestPlan, String> {
+        if let Some(spec) = &self.spec {
+            workload.access = spec.clone();
+        } else {
+            let pattern = self.rw.unwrap_or(AccessPattern::Read);
+            let (read_default, random_default) = pattern.defaults();
+            let mix = self
+                .bs
+                .clone()
+                .unwrap_or_else(|| BlockSizeMix::single(4096));
+            let alignment = self.align.unwrap_or(mix.min_bytes());
+            workload.set_simple(
+                &mix,
+                self.read_pct.unwrap_or(read_default),
+                self.random_pct.unwrap_or(random_default),
+                alignment,
+            );
         }
-        workload.alignment_bytes = self.align.unwrap_or(workload.block_sizes.min_bytes());
+        if let Some(distribution) = &self.distribution {
+            workload.distribution = distribution.clone();
+        }
         workload.queue_depth = self.qd.unwrap_or(1);
         workload.workers = self.workers.unwrap_or(1);
         workload.region_offset_bytes = self.offset.unwrap_or(0);
@@ -328,7 +360,7 @@ impl RunArgs {
                 return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
             }
             workload.ramp_ns = 0;
-            if let Some(size) = workload.block_sizes.as_single()
+            if let Some(size) = workload.access.single_size()
                 && bytes % size != 0
             {
                 return Err(format!(
@@ -337,7 +369,10 @@ impl RunArgs {
                     size
                 ));
             }
-            workload.length = RunLength::Bytes { bytes };
+            workload.length = RunLength::Bytes {
+                bytes,
+                time_limit_ns: None,
+            };
         }
         workload.rate_bytes_per_second = self.rate;
         workload.rate_iops = self.rate_iops;
@@ -350,6 +385,6 @@ impl RunArgs {
             ));
         }
         let name = self.name.clone().unwrap_or_else(|| workload.summary());
-        Ok(TestPlan { name, workload })
+        Ok(TestPlan::single(name, workload, targets))
     }
 }

@@ -43,12 +43,7 @@ pub fn run(args: &RunArgs) -> i32 {
         },
         None => None,
     };
-    let prepared = match prepare(
-        request.plan,
-        &request.targets,
-        request.options,
-        request.is_default_suite,
-    ) {
+    let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => {
             eprintln!("error: {error}");

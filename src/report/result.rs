@@ -67,12 +67,39 @@ pub struct HostInfo {
     pub memory_bytes: u64,
 }
 
-/// One test.
+/// One test: jobs that ran at the same time (one job for a single workload).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
     /// Test name.
     pub name: String,
-    /// The workload as run (region filled in).
+    /// Every job of the test.
+    pub jobs: Vec<JobResult>,
+    /// The longest measured time of its jobs, ns.
+    pub measured_ns: u64,
+    /// Why the test stopped (the worst of its jobs).
+    pub stop_reason: StopReason,
+    /// Reads of every job together.
+    pub read: DirectionResult,
+    /// Writes of every job together.
+    pub write: DirectionResult,
+    /// Reads and writes of every job together.
+    pub total: DirectionResult,
+    /// CPU used while measuring.
+    pub cpu: CpuResult,
+    /// I/O errors of every job.
+    pub errors: ErrorSummary,
+    /// Warnings about this test (fallbacks, mappings).
+    pub warnings: Vec<String>,
+}
+
+/// One job of a test: a workload against its targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// Job name.
+    pub name: String,
+    /// Reporting group.
+    pub group: u32,
+    /// The workload as run.
     pub workload: Workload,
     /// Indexes into [`RunResult::targets`].
     pub target_indexes: Vec<usize>,
@@ -90,7 +117,7 @@ pub struct TestResult {
     pub measured_ns: u64,
     /// Time of the final fdatasync, ns (0 when none).
     pub fsync_ns: u64,
-    /// Why the test stopped.
+    /// Why the job stopped.
     pub stop_reason: StopReason,
     /// Reads.
     pub read: DirectionResult,
@@ -98,12 +125,8 @@ pub struct TestResult {
     pub write: DirectionResult,
     /// Reads and writes together.
     pub total: DirectionResult,
-    /// CPU used while measuring.
-    pub cpu: CpuResult,
     /// I/O errors.
     pub errors: ErrorSummary,
-    /// Warnings about this test (fallbacks, mappings).
-    pub warnings: Vec<String>,
 }
 
 /// The engine in effect for a test.

@@ -88,7 +88,16 @@ pub fn results_table(result: &RunResult) -> Table {
             &test.read
         };
         table.add_row(direction_cells(name, main, test, true));
-        if mixed {
+        if test.jobs.len() > 1 {
+            for job in &test.jobs {
+                table.add_row(direction_cells(
+                    format!("  {}", job.name),
+                    &job.total,
+                    test,
+                    false,
+                ));
+            }
+        } else if mixed {
             table.add_row(direction_cells("  read".into(), &test.read, test, false));
             table.add_row(direction_cells("  write".into(), &test.write, test, false));
         }

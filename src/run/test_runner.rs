@@ -1,5 +1,5 @@
-//! Runs one test: opens a worker per (target, worker), starts them together, samples progress
-//! and CPU while they run, and merges what they measured into a [`TestResult`].
+//! Runs one test: opens a worker per (job, target, worker), starts them together, samples
+//! progress and CPU while they run, and merges what they measured per job and for the test.
 
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::AnyEngine;
@@ -11,7 +11,8 @@ use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
 use crate::report::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, LatencySummary, StopReason, TestResult,
+    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary, StopReason,
+    TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
@@ -19,7 +20,7 @@ use crate::stats::series::merge_series;
 use crate::target::TargetInfo;
 use crate::target::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
-use crate::workload::{RunLength, TestPlan};
+use crate::workload::{JobPlan, RunLength, TestPlan};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -63,117 +64,45 @@ pub struct TestRun {
 }
 
 struct WorkerSlot {
+    job: usize,
     engine: AnyEngine,
     plan: WorkerPlan,
 }
 
-/// Runs `test` against `targets` with the engine, workers and queue depth of `shape`.
+/// What a job opened: its engine description and whether O_DIRECT held everywhere.
+struct JobSetup {
+    engine: EngineReport,
+    direct: bool,
+    warnings: Vec<String>,
+}
+
+/// Runs `test` with the shapes of its jobs (same order as `test.jobs`) on `targets` (the run's
+/// whole target list).
 pub fn run_test(
     test: &TestPlan,
-    shape: &EffectiveShape,
+    shapes: &[EffectiveShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
 ) -> Result<TestRun, RunError> {
-    let workload = &test.workload;
     let clock = context.clock;
-    let mut warnings = shape.warnings.clone();
-    let threads_per_target = shape.workers_per_target;
-    let thread_count = threads_per_target as usize * targets.len();
-    let options = EngineOptions {
-        queue_depth: shape.queue_depth,
-        buffer_size: workload.block_sizes.max_bytes() as usize,
-        register: workload.register_buffers,
-    };
-
-    // Open every worker's file and engine before the clock starts.
+    let thread_count: usize = test
+        .jobs
+        .iter()
+        .zip(shapes)
+        .map(|(job, shape)| shape.workers_per_target as usize * job.targets.len())
+        .sum();
     let mut workers = Vec::with_capacity(thread_count);
-    let mut all_direct = !workload.buffered;
-    for target in targets {
-        let region_start = workload.region_offset_bytes;
-        let region_size = workload
-            .region_size_bytes
-            .unwrap_or(target.info.size_bytes - region_start);
-        for worker_index in 0..threads_per_target {
-            let opened = open_target(
-                &target.path,
-                OpenRequest {
-                    write: workload.writes(),
-                    direct: !workload.buffered,
-                    dsync: workload.sync_writes,
-                },
-            )?;
-            if !workload.buffered && !opened.direct && all_direct {
-                warnings.push(format!(
-                    "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
-                    target.path.display()
-                ));
-            }
-            all_direct &= opened.direct;
-            let mut engine = AnyEngine::open(
-                shape.engine,
-                opened.file,
-                &options,
-                context.null_delay,
-                clock,
-            )
-            .map_err(|source| RunError::Engine {
-                target: target.path.display().to_string(),
-                source,
-            })?;
-            if workload.writes() {
-                let mut rng = fastrand::Rng::with_seed(worker_seed(
-                    workload.seed ^ 0x5752_4954,
-                    workers.len() as u32,
-                ));
-                let engine = engine.as_engine();
-                for slot in 0..shape.queue_depth as usize {
-                    fill_random_bytes(&mut rng, engine.buffer_mut(slot));
-                }
-            }
-            let global_index = workers.len() as u32;
-            let length = match workload.length {
-                RunLength::Time { duration_ns } => WorkerLength::Time {
-                    ramp_ns: workload.ramp_ns,
-                    duration_ns,
-                },
-                RunLength::Bytes { bytes } => WorkerLength::Bytes {
-                    bytes: byte_share(
-                        bytes,
-                        workload.block_sizes.as_single(),
-                        global_index,
-                        thread_count as u32,
-                    ),
-                },
-            };
-            workers.push(WorkerSlot {
-                engine,
-                plan: WorkerPlan {
-                    target_path: target.path.display().to_string(),
-                    planner: IoPlanner::new(
-                        workload,
-                        region_start,
-                        region_size,
-                        worker_index,
-                        threads_per_target,
-                    ),
-                    queue_depth: shape.queue_depth,
-                    length,
-                    rate_bytes_per_second: workload
-                        .rate_bytes_per_second
-                        .map(|rate| (rate / thread_count as u64).max(1)),
-                    rate_iops: workload
-                        .rate_iops
-                        .map(|rate| rate as f64 / thread_count as f64),
-                    fsync_at_end: workload.fsync_at_end,
-                    continue_on_error: workload.continue_on_error,
-                    interval_ns: context.interval_ns,
-                    trace: context.trace,
-                    stamp_writes: context.stamp_writes,
-                },
-            });
-        }
+    let mut setups = Vec::with_capacity(test.jobs.len());
+    for (job_index, (job, shape)) in test.jobs.iter().zip(shapes).enumerate() {
+        setups.push(open_job(
+            job_index,
+            job,
+            shape,
+            targets,
+            &context,
+            &mut workers,
+        )?);
     }
-    let (engine_name, capabilities) = workers[0].engine.describe();
 
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
@@ -182,7 +111,7 @@ pub fn run_test(
     let go = Barrier::new(thread_count + 1);
     let start_tick = AtomicU64::new(0);
     let error_stop = AtomicBool::new(false);
-    let outcomes: Mutex<Vec<Option<WorkerOutcome>>> =
+    let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
@@ -209,7 +138,8 @@ pub fn run_test(
                     };
                     let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
-                    outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(outcome);
+                    outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
+                        Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
                 })
                 .expect("spawn a worker thread");
@@ -230,27 +160,145 @@ pub fn run_test(
         );
     });
 
-    let outcomes: Vec<WorkerOutcome> = outcomes
+    let outcomes: Vec<(usize, WorkerOutcome)> = outcomes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|outcome| outcome.expect("every worker leaves an outcome"))
         .collect();
-    let result = merge_outcomes(
-        test,
-        shape,
-        targets,
-        &outcomes,
-        EngineReport {
-            name: engine_name.to_string(),
-            capabilities,
-        },
-        all_direct,
-        cpu,
-        warnings,
-    );
-    let traces = outcomes.into_iter().map(|o| o.trace).collect();
+    let result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
+    let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
     Ok(TestRun { result, traces })
+}
+
+/// Opens every worker of one job (files, engines, planners) before the clock starts.
+fn open_job(
+    job_index: usize,
+    job: &JobPlan,
+    shape: &EffectiveShape,
+    targets: &[PreparedTarget],
+    context: &TestContext<'_>,
+    workers: &mut Vec<WorkerSlot>,
+) -> Result<JobSetup, RunError> {
+    let workload = &job.workload;
+    let threads_per_target = shape.workers_per_target;
+    let job_threads = threads_per_target as usize * job.targets.len();
+    let options = EngineOptions {
+        queue_depth: shape.queue_depth,
+        buffer_size: workload.access.max_size_bytes() as usize,
+        register: workload.register_buffers,
+    };
+    let mut warnings = shape.warnings.clone();
+    let mut direct = !workload.buffered;
+    let mut engine_report = None;
+    let mut job_thread = 0u32;
+    for &target_index in &job.targets {
+        let target = &targets[target_index];
+        let region_start = workload.region_offset_bytes;
+        let region_size = workload
+            .region_size_bytes
+            .unwrap_or(target.info.size_bytes - region_start);
+        for worker_index in 0..threads_per_target {
+            let opened = open_target(
+                &target.path,
+                OpenRequest {
+                    write: workload.writes(),
+                    direct: !workload.buffered,
+                    dsync: workload.sync_writes,
+                },
+            )?;
+            if !workload.buffered && !opened.direct && direct {
+                warnings.push(format!(
+                    "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
+                    target.path.display()
+                ));
+            }
+            direct &= opened.direct;
+            let mut engine = AnyEngine::open(
+                shape.engine,
+                opened.file,
+                &options,
+                context.null_delay,
+                context.clock,
+            )
+            .map_err(|source| RunError::Engine {
+                target: target.path.display().to_string(),
+                source,
+            })?;
+            if engine_report.is_none() {
+                let (name, capabilities) = engine.describe();
+                engine_report = Some(EngineReport {
+                    name: name.to_string(),
+                    capabilities,
+                });
+            }
+            if workload.writes() {
+                let mut rng =
+                    fastrand::Rng::with_seed(worker_seed(workload.seed ^ 0x5752_4954, job_thread));
+                let engine = engine.as_engine();
+                for slot in 0..shape.queue_depth as usize {
+                    fill_random_bytes(&mut rng, engine.buffer_mut(slot));
+                }
+            }
+            let length = match workload.length {
+                RunLength::Time { duration_ns } => WorkerLength::Time {
+                    ramp_ns: workload.ramp_ns,
+                    duration_ns,
+                },
+                RunLength::Bytes {
+                    bytes,
+                    time_limit_ns,
+                } => WorkerLength::Bytes {
+                    bytes: byte_share(
+                        bytes,
+                        workload.access.single_size(),
+                        job_thread,
+                        job_threads as u32,
+                    ),
+                    time_limit_ns,
+                },
+            };
+            workers.push(WorkerSlot {
+                job: job_index,
+                engine,
+                plan: WorkerPlan {
+                    target_path: target.path.display().to_string(),
+                    planner: IoPlanner::new(
+                        workload,
+                        region_start,
+                        region_size,
+                        worker_index,
+                        threads_per_target,
+                    ),
+                    queue_depth: shape.queue_depth,
+                    length,
+                    rate_bytes_per_second: workload
+                        .rate_bytes_per_second
+                        .map(|rate| (rate / job_threads as u64).max(1)),
+                    rate_iops: workload
+                        .rate_iops
+                        .map(|rate| rate as f64 / job_threads as f64),
+                    fsync_at_end: workload.fsync_at_end,
+                    continue_on_error: workload.continue_on_error,
+                    interval_ns: context.interval_ns,
+                    trace: context.trace,
+                    stamp_writes: context.stamp_writes,
+                    start_delay_ns: workload.start_delay_ns,
+                    io_limit: workload.io_limit,
+                    fsync_every_writes: workload.fsync_every_writes,
+                },
+            });
+            job_thread += 1;
+        }
+    }
+    Ok(JobSetup {
+        engine: engine_report.unwrap_or(EngineReport {
+            name: shape.engine.name().to_string(),
+            capabilities: Default::default(),
+        }),
+        direct,
+        warnings,
+    })
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
@@ -258,9 +306,21 @@ pub fn run_test(
 fn byte_share(total: u64, single_block: Option<u64>, index: u32, count: u32) -> u64 {
     let unit = single_block.unwrap_or(1).max(1);
     let units = total / unit;
-    let base = units / count as u64;
-    let extra = u64::from((index as u64) < units % count as u64);
+    let count = count.max(1) as u64;
+    let base = units / count;
+    let extra = u64::from((index as u64) < units % count);
     (base + extra) * unit
+}
+
+/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
+fn planned_end_ns(job: &JobPlan) -> Option<u64> {
+    let workload = &job.workload;
+    match workload.length {
+        RunLength::Time { duration_ns } => {
+            Some(workload.start_delay_ns + workload.ramp_ns + duration_ns)
+        }
+        RunLength::Bytes { .. } => None,
+    }
 }
 
 /// The coordinator's loop: a live sample each second, CPU snapshots at the window edges.
@@ -275,14 +335,20 @@ fn coordinate(
     cpu: &mut CpuResult,
     observer: &mut dyn FnMut(&LiveSample),
 ) {
-    let workload = &test.workload;
-    let ramp_ns = workload.ramp_ns;
-    let planned_end_ns = match workload.length {
-        RunLength::Time { duration_ns } => Some(ramp_ns + duration_ns),
-        RunLength::Bytes { .. } => None,
-    };
+    let ramp_ns = test
+        .jobs
+        .iter()
+        .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
+        .min()
+        .unwrap_or(0);
+    let planned_end: Option<u64> = test
+        .jobs
+        .iter()
+        .map(planned_end_ns)
+        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
     // With a final fdatasync the window ends when the workers do, not at the planned time.
-    let window_end_ns = planned_end_ns.filter(|_| !workload.fsync_at_end);
+    let window_end_ns =
+        planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
     let mut window_start_snapshot = None;
     let mut window_end_snapshot = None;
     let mut next_sample_ns = 1_000_000_000u64;
@@ -311,7 +377,7 @@ fn coordinate(
             observer(&LiveSample {
                 test_name: test.name.clone(),
                 elapsed_ns: now_ns,
-                total_ns: planned_end_ns,
+                total_ns: planned_end,
                 ramping: now_ns < ramp_ns,
                 bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
                 iops: (totals.1 - last_totals.1) as f64 / seconds,
@@ -372,69 +438,113 @@ fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> Direc
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn merge_outcomes(
-    test: &TestPlan,
-    shape: &EffectiveShape,
-    targets: &[PreparedTarget],
-    outcomes: &[WorkerOutcome],
-    engine: EngineReport,
-    direct: bool,
-    mut cpu: CpuResult,
-    mut warnings: Vec<String>,
-) -> TestResult {
-    let measured_ns = outcomes.iter().map(|o| o.window_end_ns).max().unwrap_or(0);
-    let fsync_ns = outcomes.iter().map(|o| o.fsync_ns).max().unwrap_or(0);
+/// Read, write and both of a set of worker outcomes, over `measured_ns`.
+fn directions(
+    outcomes: &[&WorkerOutcome],
+    measured_ns: u64,
+) -> (DirectionResult, DirectionResult, DirectionResult) {
     let reads: Vec<_> = outcomes.iter().map(|o| &o.read).collect();
     let writes: Vec<_> = outcomes.iter().map(|o| &o.write).collect();
     let both: Vec<_> = reads.iter().chain(writes.iter()).copied().collect();
-    let stop_reason = if outcomes.iter().any(|o| o.stop_reason == StopReason::Error) {
-        StopReason::Error
-    } else if outcomes
-        .iter()
-        .any(|o| o.stop_reason == StopReason::Interrupted)
-    {
-        StopReason::Interrupted
-    } else {
-        StopReason::Completed
-    };
-    for failure in outcomes.iter().filter_map(|o| o.engine_failure.as_ref()) {
-        if !warnings.contains(failure) {
-            warnings.push(failure.clone());
+    (
+        direction_result(&reads, measured_ns),
+        direction_result(&writes, measured_ns),
+        direction_result(&both, measured_ns),
+    )
+}
+
+fn worst_stop_reason<'a>(outcomes: impl Iterator<Item = &'a WorkerOutcome>) -> StopReason {
+    let mut reason = StopReason::Completed;
+    for outcome in outcomes {
+        match outcome.stop_reason {
+            StopReason::Error => return StopReason::Error,
+            StopReason::Interrupted => reason = StopReason::Interrupted,
+            StopReason::Completed => {}
         }
     }
-    cpu.busiest_thread_ns = outcomes.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
+    reason
+}
+
+fn error_summary<'a>(
+    outcomes: impl Iterator<Item = &'a WorkerOutcome>,
+    count: u64,
+) -> ErrorSummary {
+    ErrorSummary {
+        count,
+        first: outcomes
+            .flat_map(|o| o.errors.iter().cloned())
+            .take(16)
+            .collect(),
+    }
+}
+
+fn merge_test(
+    test: &TestPlan,
+    shapes: &[EffectiveShape],
+    setups: Vec<JobSetup>,
+    outcomes: &[(usize, WorkerOutcome)],
+    mut cpu: CpuResult,
+    targets: &[PreparedTarget],
+) -> TestResult {
+    let mut warnings = Vec::new();
+    let mut jobs = Vec::with_capacity(test.jobs.len());
+    for (job_index, ((job, shape), setup)) in test.jobs.iter().zip(shapes).zip(setups).enumerate() {
+        let mine: Vec<&WorkerOutcome> = outcomes
+            .iter()
+            .filter(|(job, _)| *job == job_index)
+            .map(|(_, outcome)| outcome)
+            .collect();
+        let measured_ns = mine.iter().map(|o| o.window_end_ns).max().unwrap_or(0);
+        let (read, write, total) = directions(&mine, measured_ns);
+        for warning in setup.warnings {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+        for failure in mine.iter().filter_map(|o| o.engine_failure.as_ref()) {
+            if !warnings.contains(failure) {
+                warnings.push(failure.clone());
+            }
+        }
+        let mut workload = job.workload.clone();
+        if workload.region_size_bytes.is_none()
+            && let [only] = job.targets.as_slice()
+        {
+            workload.region_size_bytes =
+                Some(targets[*only].info.size_bytes - workload.region_offset_bytes);
+        }
+        jobs.push(JobResult {
+            name: job.name.clone(),
+            group: job.group,
+            workload,
+            target_indexes: job.targets.clone(),
+            engine: setup.engine,
+            direct: setup.direct,
+            worker_threads: mine.len() as u32,
+            queue_depth_per_worker: shape.queue_depth,
+            ramp_ns: job.workload.ramp_ns,
+            measured_ns,
+            fsync_ns: mine.iter().map(|o| o.fsync_ns).max().unwrap_or(0),
+            stop_reason: worst_stop_reason(mine.iter().copied()),
+            errors: error_summary(mine.iter().copied(), total.error_count),
+            read,
+            write,
+            total,
+        });
+    }
+    let everyone: Vec<&WorkerOutcome> = outcomes.iter().map(|(_, o)| o).collect();
+    let measured_ns = jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
+    let (read, write, total) = directions(&everyone, measured_ns);
+    cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
     if cpu.wall_ns == 0 {
         cpu.wall_ns = measured_ns;
     }
-    let read = direction_result(&reads, measured_ns);
-    let write = direction_result(&writes, measured_ns);
-    let total = direction_result(&both, measured_ns);
-    let mut workload = test.workload.clone();
-    if workload.region_size_bytes.is_none() && targets.len() == 1 {
-        workload.region_size_bytes =
-            Some(targets[0].info.size_bytes - workload.region_offset_bytes);
-    }
     TestResult {
         name: test.name.clone(),
-        workload,
-        target_indexes: targets.iter().map(|t| t.index).collect(),
-        engine,
-        direct,
-        worker_threads: outcomes.len() as u32,
-        queue_depth_per_worker: shape.queue_depth,
-        ramp_ns: test.workload.ramp_ns,
         measured_ns,
-        fsync_ns,
-        stop_reason,
-        errors: ErrorSummary {
-            count: total.error_count,
-            first: outcomes
-                .iter()
-                .flat_map(|o| o.errors.iter().cloned())
-                .take(16)
-                .collect(),
-        },
+        stop_reason: worst_stop_reason(everyone.iter().copied()),
+        errors: error_summary(everyone.iter().copied(), total.error_count),
+        jobs,
         read,
         write,
         total,

@@ -33,6 +33,8 @@ pub enum WorkerLength {
     Bytes {
         /// This worker's share, bytes.
         bytes: u64,
+        /// Stop earlier when this time has passed, ns.
+        time_limit_ns: Option<u64>,
     },
 }
 
@@ -60,6 +62,12 @@ pub struct WorkerPlan {
     pub trace: bool,
     /// Stamp every written block with its offset (see [`stamp_block`]).
     pub stamp_writes: bool,
+    /// Wait this long after the common start before issuing, ns.
+    pub start_delay_ns: u64,
+    /// Most I/Os to issue.
+    pub io_limit: Option<u64>,
+    /// fdatasync after every this many writes.
+    pub fsync_every_writes: Option<u32>,
 }
 
 /// Marker following the offset in a stamped block.
@@ -145,7 +153,10 @@ pub fn run_worker<E: Engine>(
             ramp_ns,
             duration_ns,
         } => (ramp_ns, Some(duration_ns), None),
-        WorkerLength::Bytes { bytes } => (0, None, Some(bytes)),
+        WorkerLength::Bytes {
+            bytes,
+            time_limit_ns,
+        } => (0, time_limit_ns, Some(bytes)),
     };
     let planned_intervals = duration_ns.map_or(64, |d| d.div_ceil(plan.interval_ns) as usize);
     let mut read = DirectionRecorder::new(plan.interval_ns, planned_intervals);
@@ -156,28 +167,41 @@ pub fn run_worker<E: Engine>(
     let mut free_slots: Vec<u32> = (0..queue_depth as u32).rev().collect();
     let mut completions = vec![Completion::default(); queue_depth];
 
-    let measure_start = start + clock.ticks_for_nanos(ramp_ns);
+    let begin = start + clock.ticks_for_nanos(plan.start_delay_ns);
+    let measure_start = begin + clock.ticks_for_nanos(ramp_ns);
     let measure_end = duration_ns.map(|d| measure_start + clock.ticks_for_nanos(d));
     let mut in_flight = 0usize;
     let mut issued_bytes = 0u64;
     let mut issued_ios = 0u64;
     let mut completed_bytes = 0u64;
     let mut completed_ios = 0u64;
+    let mut writes_since_sync = 0u32;
+    let mut sync_pending = false;
+    let mut not_before: Ticks = 0;
     let mut stop_reason = StopReason::Completed;
     let mut stopping = false;
+    let mut time_ended = false;
     let mut stopped_at: Option<Ticks> = None;
-    let mut last_completion = start;
+    let mut last_completion = measure_start;
     let mut cpu_at_measure_start = None;
-    let mut engine_failure = None;
-    // Every worker of the test begins at the same instant.
+    let mut engine_failure: Option<String> = None;
+    // Every worker of the test begins at the same instant (after its own start delay).
     let mut now = clock.now();
-    while now < start {
+    if plan.start_delay_ns > 0 {
+        wait_for(clock, clock.nanos_between(now, begin));
+        now = clock.now();
+    }
+    while now < begin {
         std::hint::spin_loop();
         now = clock.now();
     }
     if ramp_ns == 0 {
         cpu_at_measure_start = Some(thread_cpu_ns());
     }
+    let budget_done = |bytes: u64, ios: u64| {
+        byte_budget.is_some_and(|budget| bytes >= budget)
+            || plan.io_limit.is_some_and(|limit| ios >= limit)
+    };
 
     loop {
         if !stopping && links.stop.load(Ordering::Relaxed) {
@@ -191,18 +215,31 @@ pub fn run_worker<E: Engine>(
         }
         if !stopping && measure_end.is_some_and(|end| now >= end) {
             stopping = true;
+            time_ended = true;
         }
-        if !stopping && byte_budget.is_some_and(|budget| issued_bytes >= budget) {
+        if !stopping && budget_done(issued_bytes, issued_ios) {
             stopping = true;
+        }
+
+        // A periodic fdatasync waits for the writes before it, then runs alone.
+        if sync_pending && in_flight == 0 {
+            sync_pending = false;
+            if let Err(error) = engine.sync_data() {
+                engine_failure = Some(error.to_string());
+            }
         }
 
         // Fill the queue.
         let mut pacing_wait_ns = 0u64;
-        if !stopping && in_flight < queue_depth {
+        if !stopping && !sync_pending && in_flight < queue_depth && engine_failure.is_none() {
             let submitted = clock.now();
-            let since_start = clock.nanos_between(start, submitted);
+            let since_start = clock.nanos_between(begin, submitted);
             while in_flight < queue_depth {
-                if byte_budget.is_some_and(|budget| issued_bytes >= budget) {
+                if budget_done(issued_bytes, issued_ios) {
+                    break;
+                }
+                if submitted < not_before {
+                    pacing_wait_ns = clock.nanos_between(submitted, not_before);
                     break;
                 }
                 if let Some(due_ns) = pacing_due_ns(&plan, issued_bytes, issued_ios)
@@ -242,24 +279,40 @@ pub fn run_worker<E: Engine>(
                 in_flight += 1;
                 issued_bytes += io.length as u64;
                 issued_ios += 1;
+                if io.pause_after_ns > 0 {
+                    not_before = submitted + clock.ticks_for_nanos(io.pause_after_ns);
+                }
+                if io.direction == Direction::Write
+                    && let Some(every) = plan.fsync_every_writes
+                {
+                    writes_since_sync += 1;
+                    if writes_since_sync >= every {
+                        writes_since_sync = 0;
+                        sync_pending = true;
+                        break;
+                    }
+                }
             }
             if let Err(error) = engine.flush() {
                 engine_failure.get_or_insert(error.to_string());
             }
-            if engine_failure.is_some() {
-                stopping = true;
-                stop_reason = StopReason::Error;
-                links.error_stop.store(true, Ordering::Relaxed);
-                links.stop.store(true, Ordering::Relaxed);
-            }
+        }
+        if engine_failure.is_some() && !stopping {
+            stopping = true;
+            stop_reason = StopReason::Error;
+            stopped_at = Some(clock.now());
+            links.error_stop.store(true, Ordering::Relaxed);
+            links.stop.store(true, Ordering::Relaxed);
         }
 
         if in_flight == 0 {
-            if stopping || byte_budget.is_some_and(|budget| issued_bytes >= budget) {
+            if stopping || budget_done(issued_bytes, issued_ios) {
                 break;
             }
             if pacing_wait_ns > 0 {
-                wait_for(clock, pacing_wait_ns);
+                let until_end = measure_end
+                    .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
+                wait_for(clock, pacing_wait_ns.min(until_end));
             }
             now = clock.now();
             continue;
@@ -332,10 +385,10 @@ pub fn run_worker<E: Engine>(
     }
 
     let mut fsync_ns = 0;
-    let mut window_end = match (measure_end, stopped_at) {
-        (_, Some(stopped)) => stopped,
-        (Some(end), None) if !plan.fsync_at_end => end,
-        _ => last_completion.max(measure_start),
+    let mut window_end = match (stopped_at, measure_end) {
+        (Some(stopped), _) => stopped,
+        (None, Some(end)) if time_ended && !plan.fsync_at_end => end,
+        _ => last_completion,
     };
     if plan.fsync_at_end && engine_failure.is_none() && stop_reason == StopReason::Completed {
         let before = clock.now();
@@ -355,9 +408,9 @@ pub fn run_worker<E: Engine>(
         write,
         errors,
         stop_reason,
-        window_end_ns: match (duration_ns, stopped_at, fsync_ns) {
+        window_end_ns: match (duration_ns, time_ended, stopped_at, fsync_ns) {
             // A run that went its whole time measured exactly that time.
-            (Some(duration_ns), None, 0) => duration_ns,
+            (Some(duration_ns), true, None, 0) => duration_ns,
             _ => clock.nanos_between(measure_start, window_end),
         },
         fsync_ns,

@@ -56,3 +56,22 @@ pub enum TargetError {
         source: std::io::Error,
     },
 }
+
+/// A target as named by the user, before anything is known about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// A file or block device; a missing file is created with `create_size` bytes.
+    Path {
+        /// The path.
+        path: PathBuf,
+        /// Size to create the file with when it does not exist.
+        create_size: Option<u64>,
+    },
+    /// A temporary test file in `directory`, sized from free space (or `size`), removed after.
+    TempFile {
+        /// Where to put it.
+        directory: PathBuf,
+        /// Size, when given.
+        size: Option<u64>,
+    },
+}

@@ -4,11 +4,15 @@
 //! Workloads are built from flags (or job files) in two stages: raw text is parsed and checked
 //! first, and only a fully valid [`Plan`] reaches the runner.
 
+pub mod access;
 pub mod block_size;
+pub mod distribution;
 pub mod planner;
 pub mod suite;
 
+pub use access::{AccessLine, AccessSpec};
 pub use block_size::BlockSizeMix;
+pub use distribution::OffsetDistribution;
 
 use crate::engine::EngineKind;
 use serde::{Deserialize, Serialize};
@@ -26,6 +30,8 @@ pub enum RunLength {
     Bytes {
         /// Bytes to transfer.
         bytes: u64,
+        /// Stop earlier when this time has passed, ns (fio's runtime without time_based).
+        time_limit_ns: Option<u64>,
     },
 }
 
@@ -81,35 +87,41 @@ impl AccessPattern {
 /// One fully validated workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
-    /// Percentage of I/Os that are reads (0–100).
-    pub read_percent: u8,
-    /// Percentage of I/Os that start at a random aligned offset; the others start right after
-    /// the previous I/O (Iometer's "percent random").
-    pub random_percent: u8,
-    /// Block size or size mix.
-    pub block_sizes: BlockSizeMix,
-    /// Random offsets are multiples of this many bytes from the region start.
-    pub alignment_bytes: u64,
+    /// What each I/O may be: lines of size, share, read % and random % (one line per block size
+    /// for simple workloads).
+    pub access: AccessSpec,
+    /// Where random offsets fall.
+    pub distribution: OffsetDistribution,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
     /// Worker threads per target.
     pub workers: u32,
     /// Start of the region, bytes from the start of the target.
     pub region_offset_bytes: u64,
-    /// Length of the region, bytes (filled in from the target's size when not given).
+    /// Length of the region, bytes (`None`: to the end of each target).
     pub region_size_bytes: Option<u64>,
     /// Run length.
     pub length: RunLength,
+    /// Most I/Os per worker thread (fio's number_ios), if limited.
+    pub io_limit: Option<u64>,
     /// Ramp before measuring, ns.
     pub ramp_ns: u64,
+    /// Delay before this job starts, ns (fio's startdelay).
+    pub start_delay_ns: u64,
     /// Throughput cap over all workers, bytes/s.
     pub rate_bytes_per_second: Option<u64>,
     /// IOPS cap over all workers.
     pub rate_iops: Option<u64>,
+    /// Pause after every `think_time_blocks` I/Os, ns (fio's thinktime).
+    pub think_time_ns: u64,
+    /// I/Os between two think-time pauses (at least 1).
+    pub think_time_blocks: u32,
     /// Use the page cache (no O_DIRECT).
     pub buffered: bool,
     /// O_DSYNC on every write.
     pub sync_writes: bool,
+    /// fdatasync after every this many writes (fio's fsync / fdatasync), if set.
+    pub fsync_every_writes: Option<u32>,
     /// fdatasync once at the end, its time included (dd's conv=fdatasync).
     pub fsync_at_end: bool,
     /// Seed of every random choice; same seed, same offsets.
@@ -125,47 +137,108 @@ pub struct Workload {
 impl Workload {
     /// Whether any I/O of this workload writes.
     pub fn writes(&self) -> bool {
-        self.read_percent < 100
+        self.access.writes()
     }
 
     /// Whether any I/O of this workload reads.
     pub fn reads(&self) -> bool {
-        self.read_percent > 0
+        self.access.reads()
+    }
+
+    /// Sets a simple workload: `mix` of block sizes, all lines with the same read and random
+    /// percentages, random offsets aligned to `alignment_bytes`.
+    pub fn set_simple(
+        &mut self,
+        mix: &BlockSizeMix,
+        read_percent: u8,
+        random_percent: u8,
+        alignment_bytes: u64,
+    ) {
+        self.access = AccessSpec {
+            lines: mix
+                .shares
+                .iter()
+                .map(|share| AccessLine {
+                    alignment_bytes,
+                    ..AccessLine::new(
+                        share.size_bytes,
+                        share.percent,
+                        read_percent,
+                        random_percent,
+                    )
+                })
+                .collect(),
+        };
     }
 
     /// A short description like `randread 4k QD32`.
     pub fn summary(&self) -> String {
-        let pattern = match (self.read_percent, self.random_percent) {
+        let read = self.access.read_percent().round() as u32;
+        let random = self.access.random_percent().round() as u32;
+        let pattern = match (read, random) {
             (100, 0) => "read".to_string(),
             (0, 0) => "write".to_string(),
             (100, 100) => "randread".to_string(),
             (0, 100) => "randwrite".to_string(),
             (read, random) => format!("{read}% read {random}% random"),
         };
+        let sizes = match self.access.single_size() {
+            Some(size) => crate::units::format_size(size),
+            None => "mixed sizes".to_string(),
+        };
         let workers = if self.workers > 1 {
             format!(" x{} workers", self.workers)
         } else {
             String::new()
         };
-        format!(
-            "{pattern} {} QD{}{workers}",
-            self.block_sizes, self.queue_depth
-        )
+        format!("{pattern} {sizes} QD{}{workers}", self.queue_depth)
     }
 }
 
-/// One test of a plan: a named workload against every target.
+/// A job: a workload against some of the run's targets. Jobs of one test run at the same time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobPlan {
+    /// Name (a fio job's section name, or the test's name).
+    pub name: String,
+    /// Reporting group (fio's groups: `new_group`, `stonewall`).
+    pub group: u32,
+    /// The workload.
+    pub workload: Workload,
+    /// Indexes into [`Plan::targets`].
+    pub targets: Vec<usize>,
+}
+
+/// One test of a plan: jobs that start together; the next test starts when all have ended
+/// (fio's stonewall).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TestPlan {
     /// Name shown in tables and kept in results.
     pub name: String,
-    /// The workload.
-    pub workload: Workload,
+    /// The jobs, started together.
+    pub jobs: Vec<JobPlan>,
+}
+
+impl TestPlan {
+    /// A test of one job running `workload` against `targets`.
+    pub fn single(name: impl Into<String>, workload: Workload, targets: Vec<usize>) -> Self {
+        let name = name.into();
+        TestPlan {
+            jobs: vec![JobPlan {
+                name: name.clone(),
+                group: 0,
+                workload,
+                targets,
+            }],
+            name,
+        }
+    }
 }
 
 /// Everything a run will do, validated before any I/O.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
+    /// Every target of every job.
+    pub targets: Vec<crate::target::TargetSpec>,
     /// Tests in order.
     pub tests: Vec<TestPlan>,
 }

@@ -8,6 +8,7 @@
 //! index, so the same seed gives the same I/O sequence.
 
 use super::Workload;
+use super::distribution::SlotSampler;
 use crate::engine::Direction;
 
 /// One planned I/O.
@@ -19,26 +20,35 @@ pub struct PlannedIo {
     pub offset: u64,
     /// Length in bytes.
     pub length: u32,
+    /// Pause to keep after issuing this I/O before the next one, ns (burst delay, think time).
+    pub pause_after_ns: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct SizeEntry {
+#[derive(Clone, Debug)]
+struct LineState {
     size_bytes: u64,
-    cumulative_percent: u32,
-    random_slots: u64,
+    cumulative_weight: u64,
+    read_percent: u32,
+    random_percent: u32,
+    alignment_bytes: u64,
+    sampler: SlotSampler,
+    burst_length: u32,
+    delay_ns: u64,
+    issued_in_burst: u32,
 }
 
 /// The offset generator of one worker.
 #[derive(Clone, Debug)]
 pub struct IoPlanner {
     rng: fastrand::Rng,
-    sizes: Vec<SizeEntry>,
-    read_percent: u32,
-    random_percent: u32,
-    alignment_bytes: u64,
+    lines: Vec<LineState>,
+    total_weight: u64,
     region_start: u64,
     region_end: u64,
     next_sequential: u64,
+    think_time_ns: u64,
+    think_time_blocks: u32,
+    issued_since_think: u32,
 }
 
 /// Seed of worker `worker_index`'s generator for a workload seed.
@@ -56,50 +66,57 @@ impl IoPlanner {
         worker_index: u32,
         worker_count: u32,
     ) -> Self {
-        let alignment_bytes = workload.alignment_bytes.max(1);
-        let mut cumulative = 0;
-        let sizes = workload
-            .block_sizes
-            .shares
-            .iter()
-            .map(|share| {
-                cumulative += share.percent;
-                SizeEntry {
-                    size_bytes: share.size_bytes,
-                    cumulative_percent: cumulative,
-                    random_slots: region_size.saturating_sub(share.size_bytes) / alignment_bytes
-                        + 1,
+        let mut cumulative = 0u64;
+        let lines: Vec<LineState> = workload
+            .access
+            .active_lines()
+            .map(|line| {
+                cumulative += line.weight as u64;
+                let alignment_bytes = line.alignment_bytes.max(1);
+                let slots = region_size.saturating_sub(line.size_bytes) / alignment_bytes + 1;
+                LineState {
+                    size_bytes: line.size_bytes,
+                    cumulative_weight: cumulative,
+                    read_percent: line.read_percent as u32,
+                    random_percent: line.random_percent as u32,
+                    alignment_bytes,
+                    sampler: SlotSampler::new(&workload.distribution, slots),
+                    burst_length: line.burst_length.max(1),
+                    delay_ns: line.delay_ns,
+                    issued_in_burst: 0,
                 }
             })
             .collect();
+        let alignment = lines.first().map_or(1, |l| l.alignment_bytes);
         let start_share = region_size / worker_count.max(1) as u64 * worker_index as u64;
-        let first_sequential = region_start + start_share / alignment_bytes * alignment_bytes;
+        let first_sequential = region_start + start_share / alignment * alignment;
         IoPlanner {
             rng: fastrand::Rng::with_seed(worker_seed(workload.seed, worker_index)),
-            sizes,
-            read_percent: workload.read_percent as u32,
-            random_percent: workload.random_percent as u32,
-            alignment_bytes,
+            lines,
+            total_weight: cumulative.max(1),
             region_start,
             region_end: region_start + region_size,
             next_sequential: first_sequential,
+            think_time_ns: workload.think_time_ns,
+            think_time_blocks: workload.think_time_blocks.max(1),
+            issued_since_think: 0,
         }
     }
 
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
-        let entry = if self.sizes.len() == 1 {
-            self.sizes[0]
+        let index = if self.lines.len() == 1 {
+            0
         } else {
-            let draw = self.rng.u32(0..100);
-            *self
-                .sizes
+            let draw = self.rng.u64(0..self.total_weight);
+            self.lines
                 .iter()
-                .find(|entry| draw < entry.cumulative_percent)
-                .unwrap_or(&self.sizes[self.sizes.len() - 1])
+                .position(|line| draw < line.cumulative_weight)
+                .unwrap_or(self.lines.len() - 1)
         };
-        let direction = match self.read_percent {
+        let line = &mut self.lines[index];
+        let direction = match line.read_percent {
             100 => Direction::Read,
             0 => Direction::Write,
             percent => {
@@ -110,23 +127,39 @@ impl IoPlanner {
                 }
             }
         };
-        let random = match self.random_percent {
+        let random = match line.random_percent {
             100 => true,
             0 => false,
             percent => self.rng.u32(0..100) < percent,
         };
         let offset = if random {
-            self.region_start + self.rng.u64(0..entry.random_slots) * self.alignment_bytes
-        } else if self.next_sequential + entry.size_bytes > self.region_end {
+            self.region_start + line.sampler.sample(&mut self.rng) * line.alignment_bytes
+        } else if self.next_sequential + line.size_bytes > self.region_end {
             self.region_start
         } else {
             self.next_sequential
         };
-        self.next_sequential = offset + entry.size_bytes;
+        self.next_sequential = offset + line.size_bytes;
+        let mut pause_after_ns = 0;
+        if line.delay_ns > 0 {
+            line.issued_in_burst += 1;
+            if line.issued_in_burst >= line.burst_length {
+                line.issued_in_burst = 0;
+                pause_after_ns = line.delay_ns;
+            }
+        }
+        if self.think_time_ns > 0 {
+            self.issued_since_think += 1;
+            if self.issued_since_think >= self.think_time_blocks {
+                self.issued_since_think = 0;
+                pause_after_ns = pause_after_ns.max(self.think_time_ns);
+            }
+        }
         PlannedIo {
             direction,
             offset,
-            length: entry.size_bytes as u32,
+            length: line.size_bytes as u32,
+            pause_after_ns,
         }
     }
 }
@@ -135,16 +168,12 @@ impl IoPlanner {
 mod tests {
     use super::*;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, Workload};
+    use crate::workload::{AccessSpec, BlockSizeMix, Workload};
 
     fn workload(read: u8, random: u8, sizes: &str) -> Workload {
-        Workload {
-            read_percent: read,
-            random_percent: random,
-            block_sizes: BlockSizeMix::parse(sizes).unwrap(),
-            alignment_bytes: 4096,
-            ..base_workload()
-        }
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::parse(sizes).unwrap(), read, random, 4096);
+        workload
     }
 
     #[test]
@@ -205,5 +234,41 @@ mod tests {
             .map(|i| IoPlanner::new(&w, 0, 1 << 20, i, 4).next_io().offset)
             .collect();
         assert_eq!(starts, [0, 262144, 524288, 786432]);
+    }
+
+    #[test]
+    fn iometer_lines_choose_size_direction_and_randomness_together() {
+        let mut workload = base_workload();
+        workload.access = AccessSpec::parse("64k:30:100:100, 512:50:0:0, 1k:20:50:0").unwrap();
+        let mut planner = IoPlanner::new(&workload, 0, 1 << 30, 0, 1);
+        let total = 100_000;
+        let mut counts = std::collections::HashMap::new();
+        for _ in 0..total {
+            let io = planner.next_io();
+            *counts.entry((io.length, io.direction)).or_insert(0u32) += 1;
+        }
+        let share = |length: u32, direction| {
+            counts.get(&(length, direction)).copied().unwrap_or(0) as f64 / total as f64 * 100.0
+        };
+        assert!((share(65536, Direction::Read) - 30.0).abs() < 1.0);
+        assert_eq!(share(65536, Direction::Write), 0.0, "64k is only read");
+        assert_eq!(share(512, Direction::Read), 0.0, "512 is only written");
+        assert!((share(1024, Direction::Read) - 10.0).abs() < 1.0);
+        assert!((share(1024, Direction::Write) - 10.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn bursts_and_think_time_pause() {
+        let mut workload = base_workload();
+        workload.access = AccessSpec::parse("4k:1:100:0:4k:3:2").unwrap();
+        let mut planner = IoPlanner::new(&workload, 0, 1 << 20, 0, 1);
+        let pauses: Vec<u64> = (0..6).map(|_| planner.next_io().pause_after_ns).collect();
+        assert_eq!(pauses, [0, 0, 2_000_000, 0, 0, 2_000_000]);
+        let mut workload = base_workload();
+        workload.think_time_ns = 500;
+        workload.think_time_blocks = 2;
+        let mut planner = IoPlanner::new(&workload, 0, 1 << 20, 0, 1);
+        let pauses: Vec<u64> = (0..4).map(|_| planner.next_io().pause_after_ns).collect();
+        assert_eq!(pauses, [0, 500, 0, 500]);
     }
 }

@@ -8,7 +8,7 @@
 //! | RND4K Q1 read / write | random | 4 KiB | 1 |
 //! | SEQ512 Q64 read | sequential | 512 B | 64 (the small-block IOPS test of Fibre Channel reviews) |
 
-use super::{BlockSizeMix, RunLength, TestPlan, Workload};
+use super::{AccessLine, AccessSpec, OffsetDistribution, RunLength, TestPlan, Workload};
 use crate::engine::EngineKind;
 
 /// Default measured time of a test, ns.
@@ -22,10 +22,10 @@ pub const DEFAULT_SEED: u64 = 0x1dea_5eed;
 /// 1 s ramp, O_DIRECT, io_uring.
 pub fn base_workload() -> Workload {
     Workload {
-        read_percent: 100,
-        random_percent: 0,
-        block_sizes: BlockSizeMix::single(4096),
-        alignment_bytes: 4096,
+        access: AccessSpec {
+            lines: vec![AccessLine::new(4096, 100, 100, 0)],
+        },
+        distribution: OffsetDistribution::Uniform,
         queue_depth: 1,
         workers: 1,
         region_offset_bytes: 0,
@@ -33,11 +33,16 @@ pub fn base_workload() -> Workload {
         length: RunLength::Time {
             duration_ns: DEFAULT_DURATION_NS,
         },
+        io_limit: None,
         ramp_ns: DEFAULT_RAMP_NS,
+        start_delay_ns: 0,
         rate_bytes_per_second: None,
         rate_iops: None,
+        think_time_ns: 0,
+        think_time_blocks: 1,
         buffered: false,
         sync_writes: false,
+        fsync_every_writes: None,
         fsync_at_end: false,
         seed: DEFAULT_SEED,
         engine: EngineKind::IoUring,
@@ -47,18 +52,20 @@ pub fn base_workload() -> Workload {
 }
 
 /// The default suite, every test derived from `template` (which carries duration, ramp,
-/// engine, seed and I/O mode) with its own pattern, block size and queue depth.
-pub fn default_suite(template: &Workload) -> Vec<TestPlan> {
-    let test = |name: &str, read: bool, random: bool, block: u64, queue_depth: u32| TestPlan {
-        name: name.to_string(),
-        workload: Workload {
-            read_percent: if read { 100 } else { 0 },
-            random_percent: if random { 100 } else { 0 },
-            block_sizes: BlockSizeMix::single(block),
-            alignment_bytes: block,
+/// engine, seed and I/O mode) with its own pattern, block size and queue depth, against
+/// `targets`.
+pub fn default_suite(template: &Workload, targets: &[usize]) -> Vec<TestPlan> {
+    let test = |name: &str, read: bool, random: bool, block: u64, queue_depth: u32| {
+        let read_percent = if read { 100 } else { 0 };
+        let random_percent = if random { 100 } else { 0 };
+        let workload = Workload {
+            access: AccessSpec {
+                lines: vec![AccessLine::new(block, 100, read_percent, random_percent)],
+            },
             queue_depth,
             ..template.clone()
-        },
+        };
+        TestPlan::single(name, workload, targets.to_vec())
     };
     vec![
         test("SEQ1M Q8 read", true, false, 1 << 20, 8),

@@ -64,7 +64,10 @@ fn a_byte_count_gives_exactly_bytes_over_block_size_ios() {
     let json = run.json();
     assert_eq!(u64_at(json, &["tests", "0", "read", "io_count"]), 1024);
     assert_eq!(u64_at(json, &["tests", "0", "read", "bytes"]), 4 << 20);
-    assert_eq!(u64_at(json, &["tests", "0", "worker_threads"]), 3);
+    assert_eq!(
+        u64_at(json, &["tests", "0", "jobs", "0", "worker_threads"]),
+        3
+    );
 }
 
 fn percentile(json: &serde_json::Value, key: &str) -> f64 {
@@ -295,7 +298,7 @@ fn fsync_at_end_is_inside_the_measured_time() {
     );
     run.expect_status(0);
     let json = run.json();
-    let fsync = u64_at(json, &["tests", "0", "fsync_ns"]);
+    let fsync = u64_at(json, &["tests", "0", "jobs", "0", "fsync_ns"]);
     let measured = u64_at(json, &["tests", "0", "measured_ns"]);
     assert!(
         fsync > 0 && measured > fsync,
@@ -326,8 +329,14 @@ fn the_sync_engine_maps_queue_depth_onto_workers_and_says_so() {
     );
     run.expect_status(0);
     let json = run.json();
-    assert_eq!(u64_at(json, &["tests", "0", "worker_threads"]), 4);
-    assert_eq!(u64_at(json, &["tests", "0", "queue_depth_per_worker"]), 1);
+    assert_eq!(
+        u64_at(json, &["tests", "0", "jobs", "0", "worker_threads"]),
+        4
+    );
+    assert_eq!(
+        u64_at(json, &["tests", "0", "jobs", "0", "queue_depth_per_worker"]),
+        1
+    );
     assert!(
         run.stderr.contains("4 workers of depth 1"),
         "{}",
@@ -359,7 +368,7 @@ fn a_filesystem_without_o_direct_falls_back_to_buffered_and_records_it() {
     );
     run.expect_status(0);
     let json = run.json();
-    assert_eq!(json["tests"][0]["direct"], false);
+    assert_eq!(json["tests"][0]["jobs"][0]["direct"], false);
     assert!(run.stderr.contains("O_DIRECT"), "{}", run.stderr);
     assert!(
         json["tests"][0]["warnings"]

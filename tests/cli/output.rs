@@ -41,9 +41,10 @@ fn the_default_suite_runs_on_a_temporary_file_and_removes_it() {
             test["name"]
         );
     }
-    assert_eq!(json["tests"][6]["queue_depth_per_worker"], 64);
+    let last_job = &json["tests"][6]["jobs"][0];
+    assert_eq!(last_job["queue_depth_per_worker"], 64);
     assert_eq!(
-        json["tests"][6]["workload"]["block_sizes"]["shares"][0]["size_bytes"],
+        last_job["workload"]["access"]["lines"][0]["size_bytes"],
         512
     );
     for name in names {
@@ -96,8 +97,11 @@ fn the_result_carries_host_target_workload_and_series() {
     assert!(u64_at(target, &["logical_block_size_bytes"]) >= 512);
     assert_eq!(target["created_by_iopath"], true);
     let test = &json["tests"][0];
-    assert_eq!(test["workload"]["read_percent"], 70);
-    assert_eq!(test["ramp_ns"], 200_000_000);
+    assert_eq!(
+        test["jobs"][0]["workload"]["access"]["lines"][0]["read_percent"],
+        70
+    );
+    assert_eq!(test["jobs"][0]["ramp_ns"], 200_000_000);
     assert_eq!(test["measured_ns"], 2_000_000_000u64);
     for direction in ["read", "write"] {
         let d = &test[direction];
