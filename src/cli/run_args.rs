@@ -2,91 +2,18 @@
 //! every value is checked here, before any target is touched).
 
 use clap::Args;
-use iopath::engine::EngineKind;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
 use iopath::target::TargetSpec;
 use iopath::target::safety::WritePolicy;
-use iopath::units::{format_size, parse_duration_ns, parse_size};
+use iopath::workload::option_values;
+use iopath::workload::options::WorkloadOptions;
 use iopath::workload::suite::{base_workload, default_suite};
-use iopath::workload::{
-    AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution, Plan, RunLength, TestPlan,
-    Workload,
-};
+use iopath::workload::{Plan, TestPlan};
 use std::path::PathBuf;
 
-fn size_arg(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
-}
-
-fn positive_size_arg(text: &str) -> Result<u64, String> {
-    match size_arg(text)? {
-        0 => Err(format!("'{text}' must be greater than 0")),
-        value => Ok(value),
-    }
-}
-
 fn time_arg(text: &str) -> Result<u64, String> {
-    parse_duration_ns(text).map_err(|e| e.to_string())
-}
-
-fn positive_time_arg(text: &str) -> Result<u64, String> {
-    match time_arg(text)? {
-        0 => Err(format!("'{text}' must be longer than 0")),
-        value => Ok(value),
-    }
-}
-
-fn percent_arg(text: &str) -> Result<u8, String> {
-    match text.trim().trim_end_matches('%').parse::<u8>() {
-        Ok(value) if value <= 100 => Ok(value),
-        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
-    }
-}
-
-fn count_arg(text: &str, max: u32) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(0) => Err(format!("'{text}' must be at least 1")),
-        Ok(value) if value <= max => Ok(value),
-        _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
-    }
-}
-
-fn queue_depth_arg(text: &str) -> Result<u32, String> {
-    count_arg(text, 65_536)
-}
-
-fn workers_arg(text: &str) -> Result<u32, String> {
-    count_arg(text, 4_096)
-}
-
-fn pattern_arg(text: &str) -> Result<AccessPattern, String> {
-    AccessPattern::parse(text)
-}
-
-fn block_size_arg(text: &str) -> Result<BlockSizeMix, String> {
-    BlockSizeMix::parse(text)
-}
-
-fn spec_arg(text: &str) -> Result<AccessSpec, String> {
-    AccessSpec::parse(text)
-}
-
-fn distribution_arg(text: &str) -> Result<OffsetDistribution, String> {
-    OffsetDistribution::parse(text)
-}
-
-fn engine_arg(text: &str) -> Result<EngineKind, String> {
-    text.parse()
-}
-
-fn iops_arg(text: &str) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(value) if value > 0 => Ok(value),
-        _ => Err(format!(
-            "'{text}' is not a whole number of I/Os per second above 0"
-        )),
-    }
+    option_values::time(text)
 }
 
 /// Reads `1ms` (every I/O) or `200us,2ms,10` (10 % of I/Os take the second delay).
@@ -137,78 +64,9 @@ pub struct RunArgs {
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
-    /// Direction and pattern: read, write, randread, randwrite, rw, randrw.
-    #[arg(long, value_name = "PATTERN", value_parser = pattern_arg, help_heading = "Workload")]
-    pub rw: Option<AccessPattern>,
-    /// Percentage of reads for mixed workloads (default 50 for rw and randrw).
-    #[arg(long, value_name = "PCT", value_parser = percent_arg, help_heading = "Workload")]
-    pub read_pct: Option<u8>,
-    /// Percentage of I/Os that start at a random offset; the others follow the previous I/O
-    /// (Iometer's "percent random").
-    #[arg(long, value_name = "PCT", value_parser = percent_arg, help_heading = "Workload")]
-    pub random_pct: Option<u8>,
-    /// Block size (4k) or size mix (512/10,4k/60,64k/30: size/percent).
-    #[arg(long, value_name = "SIZE[/PCT],...", value_parser = block_size_arg, help_heading = "Workload")]
-    pub bs: Option<BlockSizeMix>,
-    /// Iometer access specification: lines of size:share:read%:random%[:align[:burst[:delay]]],
-    /// each I/O drawing its line first (size, direction and randomness chosen together).
-    #[arg(long, value_name = "LINES", value_parser = spec_arg, help_heading = "Workload",
-          conflicts_with_all = ["rw", "read_pct", "random_pct", "bs", "align"])]
-    pub spec: Option<AccessSpec>,
-    /// Where random offsets fall: random (uniform), zipf:θ, pareto:h, normal:σ%, zoned:A/S:…
-    #[arg(long, value_name = "DIST", value_parser = distribution_arg, help_heading = "Workload")]
-    pub distribution: Option<OffsetDistribution>,
-    /// Alignment of random offsets (default: the smallest block size).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, help_heading = "Workload")]
-    pub align: Option<u64>,
-    /// I/Os in flight per worker (default 1).
-    #[arg(long, value_name = "N", value_parser = queue_depth_arg, help_heading = "Workload")]
-    pub qd: Option<u32>,
-    /// Worker threads per target (default 1).
-    #[arg(long, value_name = "N", value_parser = workers_arg, help_heading = "Workload")]
-    pub workers: Option<u32>,
-    /// Start of the region, bytes into the target.
-    #[arg(long, value_name = "SIZE", value_parser = size_arg, help_heading = "Workload")]
-    pub offset: Option<u64>,
-    /// Size of the region; also the size of a file created for a missing target.
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, help_heading = "Workload")]
-    pub size: Option<u64>,
-    /// Measured time of each test (default 5 s).
-    #[arg(long, value_name = "TIME", value_parser = positive_time_arg, help_heading = "Run length")]
-    pub duration: Option<u64>,
-    /// Transfer exactly this many bytes over all workers instead of running for a time (dd-like).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, help_heading = "Run length", conflicts_with = "duration")]
-    pub bytes: Option<u64>,
-    /// Unmeasured warm-up before each test (default 1 s; 0 allowed).
-    #[arg(long, value_name = "TIME", value_parser = time_arg, help_heading = "Run length")]
-    pub ramp: Option<u64>,
-    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, help_heading = "Run length")]
-    pub rate: Option<u64>,
-    /// IOPS cap over all workers.
-    #[arg(long, value_name = "N", value_parser = iops_arg, help_heading = "Run length")]
-    pub rate_iops: Option<u64>,
-    /// Use the page cache (default: O_DIRECT where the target allows it).
-    #[arg(long, help_heading = "I/O")]
-    pub buffered: bool,
-    /// O_DSYNC on every write.
-    #[arg(long, help_heading = "I/O")]
-    pub sync: bool,
-    /// fdatasync once at the end, its time included (dd's conv=fdatasync).
-    #[arg(long, help_heading = "I/O")]
-    pub fsync_at_end: bool,
-    /// Seed of every random choice: the same seed issues the same offsets.
-    #[arg(long, value_name = "N", help_heading = "I/O")]
-    pub seed: Option<u64>,
-    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers) or null (no I/O).
-    #[arg(long, value_name = "ENGINE", value_parser = engine_arg, help_heading = "I/O")]
-    pub engine: Option<EngineKind>,
-    /// Do not register buffers and files with io_uring.
-    #[arg(long, help_heading = "I/O")]
-    pub no_register: bool,
-    /// Keep going after an I/O error (each is counted).
-    #[arg(long, help_heading = "I/O")]
-    pub continue_on_error: bool,
+    /// The workload.
+    #[command(flatten)]
+    pub workload: WorkloadOptions,
 
     /// Write the RunResult as JSON to FILE ('-': stdout, every message on stderr).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -237,7 +95,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC", value_parser = null_delay_arg, hide = true)]
     pub null_delay: Option<InjectedDelay>,
     /// Length of a series interval (default 1 s).
-    #[arg(long, value_name = "TIME", value_parser = positive_time_arg, hide = true)]
+    #[arg(long, value_name = "TIME", value_parser = option_values::positive_time, hide = true)]
     pub interval: Option<u64>,
 }
 
@@ -252,54 +110,24 @@ pub struct RunRequest {
 }
 
 impl RunArgs {
-    fn has_workload_flags(&self) -> bool {
-        self.rw.is_some()
-            || self.spec.is_some()
-            || self.distribution.is_some()
-            || self.read_pct.is_some()
-            || self.random_pct.is_some()
-            || self.bs.is_some()
-            || self.align.is_some()
-            || self.qd.is_some()
-            || self.workers.is_some()
-            || self.offset.is_some()
-            || self.bytes.is_some()
-            || self.rate.is_some()
-            || self.rate_iops.is_some()
-            || self.sync
-            || self.fsync_at_end
-    }
-
     /// Checks every flag together and builds the plan. Errors name the flag.
     pub fn to_request(&self, command_line: Vec<String>) -> Result<RunRequest, String> {
+        let options = &self.workload;
         let mut template = base_workload();
-        if let Some(engine) = self.engine {
-            template.engine = engine;
-        }
-        if let Some(seed) = self.seed {
-            template.seed = seed;
-        }
-        template.buffered = self.buffered;
-        template.register_buffers = !self.no_register;
-        template.continue_on_error = self.continue_on_error;
-        if let Some(duration_ns) = self.duration {
-            template.length = RunLength::Time { duration_ns };
-        }
-        if let Some(ramp_ns) = self.ramp {
-            template.ramp_ns = ramp_ns;
-        }
-        let is_default_suite = !self.has_workload_flags();
+        options.apply_common(&mut template);
+        let is_default_suite = !options.describes_a_workload();
+        let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
         let targets: Vec<TargetSpec> = if self.targets.is_empty() {
             vec![TargetSpec::TempFile {
                 directory: PathBuf::from("."),
-                size: self.size.map(|size| size + self.offset.unwrap_or(0)),
+                size: create_size,
             }]
         } else {
             self.targets
                 .iter()
                 .map(|path| TargetSpec::Path {
                     path: path.clone(),
-                    create_size: self.size.map(|size| size + self.offset.unwrap_or(0)),
+                    create_size,
                 })
                 .collect()
         };
@@ -310,7 +138,9 @@ impl RunArgs {
             }
             default_suite(&template, &target_indexes)
         } else {
-            vec![self.single_test(template, target_indexes)?]
+            let workload = options.apply(&template)?;
+            let name = self.name.clone().unwrap_or_else(|| workload.summary());
+            vec![TestPlan::single(name, workload, target_indexes)]
         };
         Ok(RunRequest {
             plan: Plan { targets, tests },
@@ -328,63 +158,5 @@ impl RunArgs {
             },
             is_default_suite,
         })
-    }
-
-    fn single_test(&self, mut workload: Workload, targets: Vec<usize>) -> Result<TestPlan, String> {
-        if let Some(spec) = &self.spec {
-            workload.access = spec.clone();
-        } else {
-            let pattern = self.rw.unwrap_or(AccessPattern::Read);
-            let (read_default, random_default) = pattern.defaults();
-            let mix = self
-                .bs
-                .clone()
-                .unwrap_or_else(|| BlockSizeMix::single(4096));
-            let alignment = self.align.unwrap_or(mix.min_bytes());
-            workload.set_simple(
-                &mix,
-                self.read_pct.unwrap_or(read_default),
-                self.random_pct.unwrap_or(random_default),
-                alignment,
-            );
-        }
-        if let Some(distribution) = &self.distribution {
-            workload.distribution = distribution.clone();
-        }
-        workload.queue_depth = self.qd.unwrap_or(1);
-        workload.workers = self.workers.unwrap_or(1);
-        workload.region_offset_bytes = self.offset.unwrap_or(0);
-        workload.region_size_bytes = self.size;
-        if let Some(bytes) = self.bytes {
-            if self.ramp.is_some_and(|ramp| ramp > 0) {
-                return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
-            }
-            workload.ramp_ns = 0;
-            if let Some(size) = workload.access.single_size()
-                && bytes % size != 0
-            {
-                return Err(format!(
-                    "--bytes {} is not a whole number of {}-byte blocks",
-                    format_size(bytes),
-                    size
-                ));
-            }
-            workload.length = RunLength::Bytes {
-                bytes,
-                time_limit_ns: None,
-            };
-        }
-        workload.rate_bytes_per_second = self.rate;
-        workload.rate_iops = self.rate_iops;
-        workload.sync_writes = self.sync;
-        workload.fsync_at_end = self.fsync_at_end;
-        if (self.sync || self.fsync_at_end) && !workload.writes() {
-            return Err(format!(
-                "--{} only affects writes, and this workload only reads",
-                if self.sync { "sync" } else { "fsync-at-end" }
-            ));
-        }
-        let name = self.name.clone().unwrap_or_else(|| workload.summary());
-        Ok(TestPlan::single(name, workload, targets))
     }
 }

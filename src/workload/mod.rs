@@ -7,6 +7,8 @@
 pub mod access;
 pub mod block_size;
 pub mod distribution;
+pub mod option_values;
+pub mod options;
 pub mod planner;
 pub mod suite;
 
@@ -63,6 +65,18 @@ impl AccessPattern {
             AccessPattern::RandWrite => (0, 100),
             AccessPattern::Rw => (50, 0),
             AccessPattern::RandRw => (50, 100),
+        }
+    }
+
+    /// fio's name of the pattern.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessPattern::Read => "read",
+            AccessPattern::Write => "write",
+            AccessPattern::RandRead => "randread",
+            AccessPattern::RandWrite => "randwrite",
+            AccessPattern::Rw => "rw",
+            AccessPattern::RandRw => "randrw",
         }
     }
 

@@ -1,0 +1,105 @@
+//! Parsers of option values, shared by the command line and job files so that a value means
+//! the same everywhere and is refused with the same message.
+
+use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution};
+use crate::engine::EngineKind;
+use crate::units::{parse_duration_ns, parse_size};
+
+/// A size in bytes (`4k`, `1m`, `512`); 0 allowed.
+pub fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+/// A size in bytes above 0.
+pub fn positive_size(text: &str) -> Result<u64, String> {
+    match size(text)? {
+        0 => Err(format!("'{text}' must be greater than 0")),
+        value => Ok(value),
+    }
+}
+
+/// A time in ns (`5` = 5 s, `250ms`); 0 allowed.
+pub fn time(text: &str) -> Result<u64, String> {
+    parse_duration_ns(text).map_err(|e| e.to_string())
+}
+
+/// A time in ns above 0.
+pub fn positive_time(text: &str) -> Result<u64, String> {
+    match time(text)? {
+        0 => Err(format!("'{text}' must be longer than 0")),
+        value => Ok(value),
+    }
+}
+
+/// A whole percentage, 0–100 (a trailing `%` is allowed).
+pub fn percent(text: &str) -> Result<u8, String> {
+    match text.trim().trim_end_matches('%').parse::<u8>() {
+        Ok(value) if value <= 100 => Ok(value),
+        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
+    }
+}
+
+fn count(text: &str, max: u32) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Err(format!("'{text}' must be at least 1")),
+        Ok(value) if value <= max => Ok(value),
+        _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
+    }
+}
+
+/// A queue depth, 1–65536.
+pub fn queue_depth(text: &str) -> Result<u32, String> {
+    count(text, 65_536)
+}
+
+/// A worker count, 1–4096.
+pub fn workers(text: &str) -> Result<u32, String> {
+    count(text, 4_096)
+}
+
+/// A count of I/Os between pauses, 1–10^9.
+pub fn blocks(text: &str) -> Result<u32, String> {
+    count(text, 1_000_000_000)
+}
+
+/// fio's `rw` names.
+pub fn pattern(text: &str) -> Result<AccessPattern, String> {
+    AccessPattern::parse(text)
+}
+
+/// A block size or mix.
+pub fn block_sizes(text: &str) -> Result<BlockSizeMix, String> {
+    BlockSizeMix::parse(text)
+}
+
+/// An Iometer access specification.
+pub fn spec(text: &str) -> Result<AccessSpec, String> {
+    AccessSpec::parse(text)
+}
+
+/// A random-offset distribution.
+pub fn distribution(text: &str) -> Result<OffsetDistribution, String> {
+    OffsetDistribution::parse(text)
+}
+
+/// An engine name.
+pub fn engine(text: &str) -> Result<EngineKind, String> {
+    text.parse()
+}
+
+/// A whole number of I/Os per second above 0.
+pub fn iops(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(value) if value > 0 => Ok(value),
+        _ => Err(format!(
+            "'{text}' is not a whole number of I/Os per second above 0"
+        )),
+    }
+}
+
+/// A seed: any whole number.
+pub fn seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{text}' is not a whole number from 0 to 2^64-1"))
+}

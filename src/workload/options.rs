@@ -1,0 +1,488 @@
+//! The workload options, declared once: the same struct is the `iopath run` flags (clap) and
+//! the keys of a native TOML job (serde, spelled like the flags: `read-pct`, `fsync-at-end`),
+//! and both go through the same parsers ([`super::option_values`]) and the same
+//! [`WorkloadOptions::apply`].
+
+use super::option_values as parse;
+use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution, RunLength, Workload};
+use crate::engine::EngineKind;
+use crate::units::format_size;
+use clap::Args;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A value as a job file may write it: a string, a number or a boolean.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawValue {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl RawValue {
+    fn text(&self) -> String {
+        match self {
+            RawValue::Text(text) => text.clone(),
+            RawValue::Integer(value) => value.to_string(),
+            RawValue::Float(value) => value.to_string(),
+            RawValue::Bool(value) => value.to_string(),
+        }
+    }
+}
+
+macro_rules! deserialize_with {
+    ($name:ident, $parser:path, $ty:ty) => {
+        fn $name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<$ty>, D::Error> {
+            Option::<RawValue>::deserialize(deserializer)?
+                .map(|raw| $parser(&raw.text()).map_err(D::Error::custom))
+                .transpose()
+        }
+    };
+}
+
+deserialize_with!(de_pattern, parse::pattern, AccessPattern);
+deserialize_with!(de_percent, parse::percent, u8);
+deserialize_with!(de_block_sizes, parse::block_sizes, BlockSizeMix);
+deserialize_with!(de_spec, parse::spec, AccessSpec);
+deserialize_with!(de_distribution, parse::distribution, OffsetDistribution);
+deserialize_with!(de_positive_size, parse::positive_size, u64);
+deserialize_with!(de_size, parse::size, u64);
+deserialize_with!(de_queue_depth, parse::queue_depth, u32);
+deserialize_with!(de_workers, parse::workers, u32);
+deserialize_with!(de_blocks, parse::blocks, u32);
+deserialize_with!(de_positive_time, parse::positive_time, u64);
+deserialize_with!(de_time, parse::time, u64);
+deserialize_with!(de_iops, parse::iops, u64);
+deserialize_with!(de_engine, parse::engine, EngineKind);
+deserialize_with!(de_seed, parse::seed, u64);
+
+fn ser_display<T: std::fmt::Display, S: Serializer>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => serializer.serialize_str(&value.to_string()),
+        None => serializer.serialize_none(),
+    }
+}
+
+fn ser_size<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(format_size), serializer)
+}
+
+fn ser_time<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(format_time), serializer)
+}
+
+fn ser_engine<S: Serializer>(value: &Option<EngineKind>, serializer: S) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(EngineKind::name), serializer)
+}
+
+fn ser_pattern<S: Serializer>(
+    value: &Option<AccessPattern>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(AccessPattern::name), serializer)
+}
+
+/// Formats ns as a time the parser reads back exactly (`5s`, `250ms`, `1500us`, `7ns`).
+pub fn format_time(nanos: u64) -> String {
+    for (unit, suffix) in [
+        (3_600_000_000_000u64, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ] {
+        if nanos >= unit && nanos.is_multiple_of(unit) {
+            return format!("{}{suffix}", nanos / unit);
+        }
+    }
+    format!("{nanos}ns")
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// Every option that shapes a workload. `None` (or `false`) leaves the default.
+#[derive(Clone, Debug, Default, PartialEq, Args, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct WorkloadOptions {
+    /// Direction and pattern: read, write, randread, randwrite, rw, randrw.
+    #[arg(long, value_name = "PATTERN", value_parser = parse::pattern, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_pattern",
+        serialize_with = "ser_pattern",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rw: Option<AccessPattern>,
+    /// Percentage of reads for mixed workloads (default 50 for rw and randrw).
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_percent",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub read_pct: Option<u8>,
+    /// Percentage of I/Os that start at a random offset; the others follow the previous I/O
+    /// (Iometer's "percent random").
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_percent",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub random_pct: Option<u8>,
+    /// Block size (4k) or size mix (512/10,4k/60,64k/30: size/percent).
+    #[arg(long, value_name = "SIZE[/PCT],...", value_parser = parse::block_sizes, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_block_sizes",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub bs: Option<BlockSizeMix>,
+    /// Iometer access specification: lines of size:share:read%:random%[:align[:burst[:delay]]],
+    /// each I/O drawing its line first (size, direction and randomness chosen together).
+    #[arg(long, value_name = "LINES", value_parser = parse::spec, help_heading = "Workload",
+          conflicts_with_all = ["rw", "read_pct", "random_pct", "bs", "align"])]
+    #[serde(
+        default,
+        deserialize_with = "de_spec",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub spec: Option<AccessSpec>,
+    /// Where random offsets fall: random (uniform), zipf:θ, pareto:h, normal:σ%, zoned:A/S:…
+    #[arg(long, value_name = "DIST", value_parser = parse::distribution, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_distribution",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub distribution: Option<OffsetDistribution>,
+    /// Alignment of random offsets (default: the smallest block size).
+    #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub align: Option<u64>,
+    /// I/Os in flight per worker (default 1).
+    #[arg(long, value_name = "N", value_parser = parse::queue_depth, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_queue_depth",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qd: Option<u32>,
+    /// Worker threads per target (default 1).
+    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_workers",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub workers: Option<u32>,
+    /// Start of the region, bytes into the target.
+    #[arg(long, value_name = "SIZE", value_parser = parse::size, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub offset: Option<u64>,
+    /// Size of the region; also the size of a file created for a missing target.
+    #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub size: Option<u64>,
+    /// Measured time of each test (default 5 s).
+    #[arg(long, value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_time",
+        serialize_with = "ser_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub duration: Option<u64>,
+    /// Transfer exactly this many bytes over all workers instead of running for a time (dd-like).
+    #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Run length", conflicts_with = "duration")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub bytes: Option<u64>,
+    /// Unmeasured warm-up before each test (default 1 s; 0 allowed).
+    #[arg(long, value_name = "TIME", value_parser = parse::time, help_heading = "Run length")]
+    #[serde(
+        default,
+        deserialize_with = "de_time",
+        serialize_with = "ser_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ramp: Option<u64>,
+    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s).
+    #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Run length")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rate: Option<u64>,
+    /// IOPS cap over all workers.
+    #[arg(long, value_name = "N", value_parser = parse::iops, help_heading = "Run length")]
+    #[serde(
+        default,
+        deserialize_with = "de_iops",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rate_iops: Option<u64>,
+    /// Pause after every --think-blocks I/Os of each worker (fio's thinktime).
+    #[arg(long, value_name = "TIME", value_parser = parse::time, help_heading = "Run length")]
+    #[serde(
+        default,
+        deserialize_with = "de_time",
+        serialize_with = "ser_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub think_time: Option<u64>,
+    /// I/Os between two think-time pauses (default 1).
+    #[arg(long, value_name = "N", value_parser = parse::blocks, help_heading = "Run length", requires = "think_time")]
+    #[serde(
+        default,
+        deserialize_with = "de_blocks",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub think_blocks: Option<u32>,
+    /// Use the page cache (default: O_DIRECT where the target allows it).
+    #[arg(long, help_heading = "I/O")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub buffered: bool,
+    /// O_DSYNC on every write.
+    #[arg(long, help_heading = "I/O")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sync: bool,
+    /// fdatasync once at the end, its time included (dd's conv=fdatasync).
+    #[arg(long, help_heading = "I/O")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fsync_at_end: bool,
+    /// Seed of every random choice: the same seed issues the same offsets.
+    #[arg(long, value_name = "N", value_parser = parse::seed, help_heading = "I/O")]
+    #[serde(
+        default,
+        deserialize_with = "de_seed",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub seed: Option<u64>,
+    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers) or null (no I/O).
+    #[arg(long, value_name = "ENGINE", value_parser = parse::engine, help_heading = "I/O")]
+    #[serde(
+        default,
+        deserialize_with = "de_engine",
+        serialize_with = "ser_engine",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub engine: Option<EngineKind>,
+    /// Do not register buffers and files with io_uring.
+    #[arg(long, help_heading = "I/O")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_register: bool,
+    /// Keep going after an I/O error (each is counted).
+    #[arg(long, help_heading = "I/O")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub continue_on_error: bool,
+}
+
+impl WorkloadOptions {
+    /// Whether any option describes the I/O itself (else the default suite runs).
+    pub fn describes_a_workload(&self) -> bool {
+        self.rw.is_some()
+            || self.spec.is_some()
+            || self.distribution.is_some()
+            || self.read_pct.is_some()
+            || self.random_pct.is_some()
+            || self.bs.is_some()
+            || self.align.is_some()
+            || self.qd.is_some()
+            || self.workers.is_some()
+            || self.offset.is_some()
+            || self.bytes.is_some()
+            || self.rate.is_some()
+            || self.rate_iops.is_some()
+            || self.think_time.is_some()
+            || self.sync
+            || self.fsync_at_end
+    }
+
+    /// Applies the options that every test of a run shares (engine, seed, I/O mode, duration,
+    /// ramp) to `workload`.
+    pub fn apply_common(&self, workload: &mut Workload) {
+        if let Some(engine) = self.engine {
+            workload.engine = engine;
+        }
+        if let Some(seed) = self.seed {
+            workload.seed = seed;
+        }
+        workload.buffered |= self.buffered;
+        workload.register_buffers &= !self.no_register;
+        workload.continue_on_error |= self.continue_on_error;
+        if let Some(duration_ns) = self.duration {
+            workload.length = RunLength::Time { duration_ns };
+        }
+        if let Some(ramp_ns) = self.ramp {
+            workload.ramp_ns = ramp_ns;
+        }
+    }
+
+    /// Builds the workload these options describe on top of `base`. Errors name the option.
+    pub fn apply(&self, base: &Workload) -> Result<Workload, String> {
+        let mut workload = base.clone();
+        self.apply_common(&mut workload);
+        if let Some(spec) = &self.spec {
+            workload.access = spec.clone();
+        } else if self.rw.is_some()
+            || self.bs.is_some()
+            || self.read_pct.is_some()
+            || self.random_pct.is_some()
+            || self.align.is_some()
+        {
+            let pattern = self.rw.unwrap_or(AccessPattern::Read);
+            let (read_default, random_default) = pattern.defaults();
+            let mix = self
+                .bs
+                .clone()
+                .unwrap_or_else(|| BlockSizeMix::single(4096));
+            let alignment = self.align.unwrap_or(mix.min_bytes());
+            workload.set_simple(
+                &mix,
+                self.read_pct.unwrap_or(read_default),
+                self.random_pct.unwrap_or(random_default),
+                alignment,
+            );
+        }
+        if let Some(distribution) = &self.distribution {
+            workload.distribution = distribution.clone();
+        }
+        if let Some(queue_depth) = self.qd {
+            workload.queue_depth = queue_depth;
+        }
+        if let Some(workers) = self.workers {
+            workload.workers = workers;
+        }
+        if let Some(offset) = self.offset {
+            workload.region_offset_bytes = offset;
+        }
+        if let Some(size) = self.size {
+            workload.region_size_bytes = Some(size);
+        }
+        if let Some(bytes) = self.bytes {
+            if self.ramp.is_some_and(|ramp| ramp > 0) {
+                return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
+            }
+            workload.ramp_ns = 0;
+            if let Some(size) = workload.access.single_size()
+                && !bytes.is_multiple_of(size)
+            {
+                return Err(format!(
+                    "--bytes {} is not a whole number of {}-byte blocks",
+                    format_size(bytes),
+                    size
+                ));
+            }
+            workload.length = RunLength::Bytes {
+                bytes,
+                time_limit_ns: None,
+            };
+        }
+        if let Some(rate) = self.rate {
+            workload.rate_bytes_per_second = Some(rate);
+        }
+        if let Some(rate) = self.rate_iops {
+            workload.rate_iops = Some(rate);
+        }
+        if let Some(think_time) = self.think_time {
+            workload.think_time_ns = think_time;
+            workload.think_time_blocks = self.think_blocks.unwrap_or(1);
+        }
+        workload.sync_writes |= self.sync;
+        workload.fsync_at_end |= self.fsync_at_end;
+        if (self.sync || self.fsync_at_end) && !workload.writes() {
+            return Err(format!(
+                "--{} only affects writes, and this workload only reads",
+                if self.sync { "sync" } else { "fsync-at-end" }
+            ));
+        }
+        Ok(workload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::suite::base_workload;
+
+    #[test]
+    fn times_format_to_what_parses_back() {
+        for nanos in [
+            5_000_000_000u64,
+            250_000_000,
+            1_500_000,
+            7,
+            3_600_000_000_000,
+            0,
+        ] {
+            assert_eq!(parse::time(&format_time(nanos)), Ok(nanos), "{nanos}");
+        }
+    }
+
+    #[test]
+    fn toml_keys_are_the_flag_names_and_round_trip() {
+        let text = r#"
+            rw = "randrw"
+            read-pct = 70
+            bs = "4k/50,64k/50"
+            qd = 16
+            duration = "30s"
+            ramp = 2
+            fsync-at-end = true
+            distribution = "zipf:1.2"
+        "#;
+        let options: WorkloadOptions = toml::from_str(text).unwrap();
+        assert_eq!(options.read_pct, Some(70));
+        assert_eq!(options.ramp, Some(2_000_000_000));
+        let written = toml::to_string(&options).unwrap();
+        let again: WorkloadOptions = toml::from_str(&written).unwrap();
+        assert_eq!(again, options);
+        let workload = options.apply(&base_workload()).unwrap();
+        assert_eq!(workload.queue_depth, 16);
+        assert!(workload.fsync_at_end);
+    }
+
+    #[test]
+    fn bad_values_in_toml_are_refused_with_their_line() {
+        let error = toml::from_str::<WorkloadOptions>("qd = 4\nbs = \"4kk\"\n").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("4kk") && message.contains("line 2"),
+            "{message}"
+        );
+        let error = toml::from_str::<WorkloadOptions>("queue-depth = 4\n").unwrap_err();
+        assert!(error.to_string().contains("queue-depth"));
+    }
+}
