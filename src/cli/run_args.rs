@@ -6,11 +6,13 @@ use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
 use iopath::target::TargetSpec;
 use iopath::target::safety::WritePolicy;
+use iopath::workload::job_file::JobFileRequest;
+use iopath::workload::load_job_file;
 use iopath::workload::option_values;
 use iopath::workload::options::WorkloadOptions;
 use iopath::workload::suite::{base_workload, default_suite};
 use iopath::workload::{Plan, TestPlan};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn time_arg(text: &str) -> Result<u64, String> {
     option_values::time(text)
@@ -68,6 +70,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workload: WorkloadOptions,
 
+    /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
+    /// flags given too apply on top of every job; targets given replace the jobs' files.
+    #[arg(long, value_name = "FILE", help_heading = "Job files")]
+    pub job: Option<PathBuf>,
+    /// Run a job file even when some of its options are not supported, and list them.
+    #[arg(long, requires = "job", help_heading = "Job files")]
+    pub ignore_unsupported: bool,
+
     /// Write the RunResult as JSON to FILE ('-': stdout, every message on stderr).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
@@ -105,6 +115,8 @@ pub struct RunRequest {
     pub plan: Plan,
     /// Options for the runner.
     pub options: RunOptions,
+    /// Notes to show before the run (ignored options, mappings).
+    pub messages: Vec<String>,
     /// The default suite: tests that may not write a target are skipped, not refused.
     pub is_default_suite: bool,
 }
@@ -112,6 +124,9 @@ pub struct RunRequest {
 impl RunArgs {
     /// Checks every flag together and builds the plan. Errors name the flag.
     pub fn to_request(&self, command_line: Vec<String>) -> Result<RunRequest, String> {
+        if let Some(job) = &self.job {
+            return self.job_request(job, command_line);
+        }
         let options = &self.workload;
         let mut template = base_workload();
         options.apply_common(&mut template);
@@ -144,19 +159,48 @@ impl RunArgs {
         };
         Ok(RunRequest {
             plan: Plan { targets, tests },
-            options: RunOptions {
-                write_policy: WritePolicy {
-                    allow_destructive: self.allow_destructive,
-                    force_overwrite_signature: self.force_overwrite_signature,
-                },
-                label: self.label.clone(),
-                command_line,
-                null_delay: self.null_delay,
-                trace: self.trace_io.is_some(),
-                stamp_writes: self.stamp_writes,
-                interval_ns: self.interval.unwrap_or(0),
-            },
+            options: self.run_options(command_line),
             is_default_suite,
+            messages: Vec::new(),
+        })
+    }
+
+    fn run_options(&self, command_line: Vec<String>) -> RunOptions {
+        RunOptions {
+            write_policy: WritePolicy {
+                allow_destructive: self.allow_destructive,
+                force_overwrite_signature: self.force_overwrite_signature,
+            },
+            label: self.label.clone(),
+            command_line,
+            null_delay: self.null_delay,
+            trace: self.trace_io.is_some(),
+            stamp_writes: self.stamp_writes,
+            interval_ns: self.interval.unwrap_or(0),
+        }
+    }
+
+    fn job_request(&self, job: &Path, command_line: Vec<String>) -> Result<RunRequest, String> {
+        if self.name.is_some() {
+            return Err("--name cannot rename the tests of a job file".into());
+        }
+        let request = JobFileRequest {
+            overrides: self.workload.clone(),
+            targets: self.targets.clone(),
+            ignore_unsupported: self.ignore_unsupported,
+        };
+        let loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
+        let mut messages: Vec<String> = loaded
+            .ignored
+            .iter()
+            .map(|ignored| format!("ignored (--ignore-unsupported): {ignored}"))
+            .collect();
+        messages.extend(loaded.notes.iter().map(|note| format!("note: {note}")));
+        Ok(RunRequest {
+            plan: loaded.plan,
+            options: self.run_options(command_line),
+            is_default_suite: false,
+            messages,
         })
     }
 }

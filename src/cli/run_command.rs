@@ -21,6 +21,9 @@ pub fn run(args: &RunArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    for message in &request.messages {
+        eprintln!("{message}");
+    }
     let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
     // Open the JSON file first: a bad path fails before any I/O.
     let mut json_file = match args.json.as_deref() {

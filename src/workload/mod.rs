@@ -7,10 +7,13 @@
 pub mod access;
 pub mod block_size;
 pub mod distribution;
+pub mod fio;
+pub mod job_file;
 pub mod option_values;
 pub mod options;
 pub mod planner;
 pub mod suite;
+pub mod toml_job;
 
 pub use access::{AccessLine, AccessSpec};
 pub use block_size::BlockSizeMix;
@@ -35,6 +38,18 @@ pub enum RunLength {
         /// Stop earlier when this time has passed, ns (fio's runtime without time_based).
         time_limit_ns: Option<u64>,
     },
+}
+
+/// Reads a job file: iopath's TOML when the name ends in `.toml`, fio's format otherwise.
+pub fn load_job_file(
+    path: &std::path::Path,
+    request: &job_file::JobFileRequest,
+) -> Result<job_file::LoadedJob, job_file::JobFileError> {
+    if path.extension().is_some_and(|ext| ext == "toml") {
+        toml_job::load(path, request)
+    } else {
+        fio::load(path, request)
+    }
 }
 
 /// Direction and pattern as fio's `rw` names them.
