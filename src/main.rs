@@ -9,6 +9,7 @@ fn main() {
     let cli = Cli::parse();
     let status = match &cli.command {
         Command::Run(args) => cli::run_command::run(args),
+        Command::Presets => cli::presets_command::run(),
     };
     std::process::exit(status);
 }

@@ -3,6 +3,7 @@
 
 pub mod exit;
 pub mod live;
+pub mod presets_command;
 pub mod run_args;
 pub mod run_command;
 
@@ -33,4 +34,6 @@ pub struct Cli {
 pub enum Command {
     /// Run the default suite, or one workload against one or more targets.
     Run(Box<run_args::RunArgs>),
+    /// List the presets (`iopath run --preset NAME`) and what each reproduces.
+    Presets,
 }

@@ -10,7 +10,10 @@ use iopath::workload::job_file::JobFileRequest;
 use iopath::workload::load_job_file;
 use iopath::workload::option_values;
 use iopath::workload::options::WorkloadOptions;
+use iopath::workload::presets;
+use iopath::workload::steady::SteadyCriterion;
 use iopath::workload::suite::{base_workload, default_suite};
+use iopath::workload::sweep::{Sweep, expand};
 use iopath::workload::{Plan, TestPlan};
 use std::path::{Path, PathBuf};
 
@@ -69,6 +72,28 @@ pub struct RunArgs {
     /// The workload.
     #[command(flatten)]
     pub workload: WorkloadOptions,
+
+    /// Run a named workload (`iopath presets` lists them); workload flags given too apply on
+    /// top of each of its tests.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "Tests",
+        conflicts_with = "job"
+    )]
+    pub preset: Option<String>,
+    /// Run each test at every point of an axis: qd=1,2,4..256 (A..B doubles), bs=512..1m,
+    /// workers=1..32/+4 (linear step); repeat the flag to combine axes.
+    #[arg(long, value_name = "AXIS=VALUES", value_parser = Sweep::parse, help_heading = "Tests")]
+    pub sweep: Vec<Sweep>,
+    /// End each test once it is steady: iops:5%:30s (every second of the last 30 s within 5 %
+    /// of their mean), bw:…, lat:…, or *_slope:… (trend across the window); the duration is
+    /// then the longest a test may run.
+    #[arg(long, value_name = "METRIC:LIMIT:WINDOW", value_parser = SteadyCriterion::parse, help_heading = "Tests")]
+    pub steady: Option<SteadyCriterion>,
+    /// Drop the page cache before each test (needs root; says so when it cannot).
+    #[arg(long, help_heading = "Tests")]
+    pub drop_caches: bool,
 
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
@@ -147,7 +172,21 @@ impl RunArgs {
                 .collect()
         };
         let target_indexes: Vec<usize> = (0..targets.len()).collect();
-        let tests = if is_default_suite {
+        let tests = if let Some(preset) = &self.preset {
+            let preset = presets::find(preset)?;
+            if self.name.is_some() {
+                return Err("--name cannot rename the tests of a preset".into());
+            }
+            if let Some(flag) = options.access_flags_given().first() {
+                return Err(format!(
+                    "{flag} would change the I/O of preset '{}'; presets take tuning flags only (--qd, --workers, --size, --offset, --rate, --distribution …)",
+                    preset.name
+                ));
+            }
+            let mut template = template.clone();
+            options.apply_tuning(&mut template);
+            preset.tests(&template, &target_indexes)
+        } else if is_default_suite {
             if self.name.is_some() {
                 return Err("--name names a single-workload test; give workload flags too".into());
             }
@@ -157,12 +196,27 @@ impl RunArgs {
             let name = self.name.clone().unwrap_or_else(|| workload.summary());
             vec![TestPlan::single(name, workload, target_indexes)]
         };
+        let tests = self.with_test_settings(tests)?;
         Ok(RunRequest {
             plan: Plan { targets, tests },
             options: self.run_options(command_line),
             is_default_suite,
             messages: Vec::new(),
         })
+    }
+
+    /// Sweeps, steady state and cache dropping, for every test.
+    fn with_test_settings(&self, tests: Vec<TestPlan>) -> Result<Vec<TestPlan>, String> {
+        let mut tests = expand(tests, &self.sweep)?;
+        for test in &mut tests {
+            if self.drop_caches {
+                test.settings.drop_caches_before = true;
+            }
+            if let Some(steady) = &self.steady {
+                test.settings.steady = Some(steady.clone());
+            }
+        }
+        Ok(tests)
     }
 
     fn run_options(&self, command_line: Vec<String>) -> RunOptions {
@@ -189,7 +243,8 @@ impl RunArgs {
             targets: self.targets.clone(),
             ignore_unsupported: self.ignore_unsupported,
         };
-        let loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
+        let mut loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
+        loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;
         let mut messages: Vec<String> = loaded
             .ignored
             .iter()

@@ -9,6 +9,7 @@ use crate::stats::histogram::{LatencyHistogram, SparseHistogram};
 use crate::stats::series::IntervalPoint;
 use crate::target::TargetInfo;
 use crate::workload::Workload;
+use crate::workload::sweep::SweepValue;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -90,6 +91,22 @@ pub struct TestResult {
     pub errors: ErrorSummary,
     /// Warnings about this test (fallbacks, mappings).
     pub warnings: Vec<String>,
+    /// The sweep point this test is (empty when not swept).
+    #[serde(default)]
+    pub sweep: Vec<SweepValue>,
+    /// Whether and when the steady-state criterion held (absent without `--steady`).
+    #[serde(default)]
+    pub steady_state: Option<SteadyOutcome>,
+}
+
+/// The outcome of a steady-state criterion.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteadyOutcome {
+    /// The criterion as given (`iops:5%:30s`).
+    pub criterion: String,
+    /// Measured time after which the last window held and the test was ended, ns; `None`
+    /// when it never held (the test then ran its whole duration).
+    pub attained_after_ns: Option<u64>,
 }
 
 /// One job of a test: a workload against its targets.

@@ -130,6 +130,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
             }
         }
     }
+    for warning in &result.warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
     }

@@ -4,6 +4,7 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
+pub mod caches;
 pub mod cpu;
 pub mod engines;
 pub mod host;
@@ -135,6 +136,11 @@ pub fn execute(
             partial = true;
             break;
         }
+        if test.settings.drop_caches_before
+            && let Err(reason) = caches::drop_page_cache()
+        {
+            warnings.push(format!("'{}': page cache not dropped: {reason}", test.name));
+        }
         observer.test_starting(test, shapes);
         let mut live = |sample: &LiveSample| observer.live(sample);
         let outcome = run_test(
@@ -173,9 +179,6 @@ pub fn execute(
         }
     }
     drop(guards);
-    if partial && !warnings.iter().any(|w| w.contains("partial")) {
-        warnings.push("the run stopped early: results are partial".to_string());
-    }
     let result = RunResult {
         schema_version: SCHEMA_VERSION,
         iopath_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -8,22 +8,33 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct WorkerProgress {
     bytes: AtomicU64,
     io_count: AtomicU64,
+    latency_sum_ns: AtomicU64,
 }
 
 impl WorkerProgress {
     /// Publishes the worker's totals (called by the owning worker only).
     #[inline]
-    pub fn publish(&self, bytes: u64, io_count: u64) {
+    pub fn publish(&self, bytes: u64, io_count: u64, latency_sum_ns: u64) {
         self.bytes.store(bytes, Ordering::Relaxed);
         self.io_count.store(io_count, Ordering::Relaxed);
+        self.latency_sum_ns.store(latency_sum_ns, Ordering::Relaxed);
     }
 
-    /// Reads the totals: `(bytes, io_count)`.
-    pub fn read(&self) -> (u64, u64) {
+    /// Reads the totals: `(bytes, io_count, latency_sum_ns)`.
+    pub fn read(&self) -> (u64, u64, u64) {
         (
             self.bytes.load(Ordering::Relaxed),
             self.io_count.load(Ordering::Relaxed),
+            self.latency_sum_ns.load(Ordering::Relaxed),
         )
+    }
+
+    /// Sums the totals of several workers.
+    pub fn sum(progress: &[WorkerProgress]) -> (u64, u64, u64) {
+        progress.iter().fold((0, 0, 0), |(b, i, l), p| {
+            let (bytes, ios, latency) = p.read();
+            (b + bytes, i + ios, l + latency)
+        })
     }
 }
 

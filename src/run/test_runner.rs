@@ -11,8 +11,8 @@ use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
 use crate::report::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary, StopReason,
-    TestResult,
+    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    SteadyOutcome, StopReason, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
@@ -20,6 +20,7 @@ use crate::stats::series::merge_series;
 use crate::target::TargetInfo;
 use crate::target::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
+use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -119,12 +120,22 @@ pub fn run_test(
         ..CpuResult::default()
     };
     let observer = context.observer;
+    let finish = AtomicBool::new(false);
+    let mut steady = SteadyOutcome {
+        criterion: test
+            .settings
+            .steady
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        attained_after_ns: None,
+    };
 
     std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
-            let (stop, error_stop, outcomes, finished) =
-                (context.stop, &error_stop, &outcomes, &finished);
+            let (stop, error_stop, outcomes, finished, finish) =
+                (context.stop, &error_stop, &outcomes, &finished, &finish);
             std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
@@ -135,6 +146,7 @@ pub fn run_test(
                         stop,
                         error_stop,
                         progress,
+                        finish,
                     };
                     let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
@@ -156,6 +168,8 @@ pub fn run_test(
             &finished,
             thread_count as u64,
             &mut cpu,
+            &mut steady,
+            &finish,
             observer,
         );
     });
@@ -166,7 +180,9 @@ pub fn run_test(
         .into_iter()
         .map(|outcome| outcome.expect("every worker leaves an outcome"))
         .collect();
-    let result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
+    let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
+    result.sweep = test.settings.sweep.clone();
+    result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
     Ok(TestRun { result, traces })
 }
@@ -333,6 +349,8 @@ fn coordinate(
     finished: &AtomicU64,
     thread_count: u64,
     cpu: &mut CpuResult,
+    steady: &mut SteadyOutcome,
+    finish: &AtomicBool,
     observer: &mut dyn FnMut(&LiveSample),
 ) {
     let ramp_ns = test
@@ -352,7 +370,8 @@ fn coordinate(
     let mut window_start_snapshot = None;
     let mut window_end_snapshot = None;
     let mut next_sample_ns = 1_000_000_000u64;
-    let mut last_totals = (0u64, 0u64);
+    let mut last_totals = (0u64, 0u64, 0u64);
+    let mut steady_samples = Vec::new();
     let mut last_sample_ns = 0u64;
     loop {
         let now_ns = clock.nanos_between(start, clock.now());
@@ -369,19 +388,32 @@ fn coordinate(
             break;
         }
         if now_ns >= next_sample_ns {
-            let totals = progress.iter().fold((0, 0), |(b, i), p| {
-                let (bytes, ios) = p.read();
-                (b + bytes, i + ios)
-            });
+            let totals = WorkerProgress::sum(progress);
             let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
-            observer(&LiveSample {
+            let ios = totals.1 - last_totals.1;
+            let sample = LiveSample {
                 test_name: test.name.clone(),
                 elapsed_ns: now_ns,
                 total_ns: planned_end,
                 ramping: now_ns < ramp_ns,
                 bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
-                iops: (totals.1 - last_totals.1) as f64 / seconds,
-            });
+                iops: ios as f64 / seconds,
+            };
+            if let Some(criterion) = &test.settings.steady
+                && last_sample_ns >= ramp_ns
+                && steady.attained_after_ns.is_none()
+            {
+                steady_samples.push(match criterion.metric {
+                    SteadyMetric::Iops => sample.iops,
+                    SteadyMetric::Bandwidth => sample.bytes_per_second,
+                    SteadyMetric::Latency => (totals.2 - last_totals.2) as f64 / ios.max(1) as f64,
+                });
+                if criterion.holds(&steady_samples) {
+                    steady.attained_after_ns = Some(now_ns - ramp_ns);
+                    finish.store(true, Ordering::Relaxed);
+                }
+            }
+            observer(&sample);
             last_totals = totals;
             last_sample_ns = now_ns;
             next_sample_ns += 1_000_000_000;
@@ -550,6 +582,8 @@ fn merge_test(
         total,
         cpu,
         warnings,
+        sweep: Vec::new(),
+        steady_state: None,
     }
 }
 

@@ -91,6 +91,9 @@ pub struct WorkerLinks<'a> {
     pub error_stop: &'a AtomicBool,
     /// This worker's live totals.
     pub progress: &'a WorkerProgress,
+    /// Set by the coordinator when the test has reached steady state: end the window now, as
+    /// if its time were up.
+    pub finish: &'a AtomicBool,
 }
 
 /// One issued I/O, when tracing.
@@ -175,6 +178,7 @@ pub fn run_worker<E: Engine>(
     let mut issued_ios = 0u64;
     let mut completed_bytes = 0u64;
     let mut completed_ios = 0u64;
+    let mut completed_latency_ns = 0u64;
     let mut writes_since_sync = 0u32;
     let mut sync_pending = false;
     let mut not_before: Ticks = 0;
@@ -182,6 +186,7 @@ pub fn run_worker<E: Engine>(
     let mut stopping = false;
     let mut time_ended = false;
     let mut stopped_at: Option<Ticks> = None;
+    let mut finished_at: Option<Ticks> = None;
     let mut last_completion = measure_start;
     let mut cpu_at_measure_start = None;
     let mut engine_failure: Option<String> = None;
@@ -216,6 +221,10 @@ pub fn run_worker<E: Engine>(
         if !stopping && measure_end.is_some_and(|end| now >= end) {
             stopping = true;
             time_ended = true;
+        }
+        if !stopping && links.finish.load(Ordering::Relaxed) {
+            stopping = true;
+            finished_at = Some(now);
         }
         if !stopping && budget_done(issued_bytes, issued_ios) {
             stopping = true;
@@ -335,6 +344,7 @@ pub fn run_worker<E: Engine>(
         }
         let counted = now >= measure_start
             && (plan.fsync_at_end || measure_end.is_none_or(|end| now <= end))
+            && finished_at.is_none_or(|at| plan.fsync_at_end || now <= at)
             && stopped_at.is_none();
         let elapsed_ns = clock.nanos_between(measure_start, now);
         for completion in &completions[..reaped] {
@@ -375,19 +385,23 @@ pub fn run_worker<E: Engine>(
             }
             completed_bytes += slot.length as u64;
             completed_ios += 1;
+            let latency_ns = clock.nanos_between(slot.submitted, now);
+            completed_latency_ns += latency_ns;
             if counted {
-                let latency_ns = clock.nanos_between(slot.submitted, now);
                 recorder.record(elapsed_ns, latency_ns, slot.length as u64);
                 last_completion = now;
             }
         }
-        links.progress.publish(completed_bytes, completed_ios);
+        links
+            .progress
+            .publish(completed_bytes, completed_ios, completed_latency_ns);
     }
 
     let mut fsync_ns = 0;
-    let mut window_end = match (stopped_at, measure_end) {
-        (Some(stopped), _) => stopped,
-        (None, Some(end)) if time_ended && !plan.fsync_at_end => end,
+    let mut window_end = match (stopped_at, finished_at, measure_end) {
+        (Some(stopped), _, _) => stopped,
+        (None, Some(finished), _) if !plan.fsync_at_end => finished,
+        (None, None, Some(end)) if time_ended && !plan.fsync_at_end => end,
         _ => last_completion,
     };
     if plan.fsync_at_end && engine_failure.is_none() && stop_reason == StopReason::Completed {
@@ -410,7 +424,7 @@ pub fn run_worker<E: Engine>(
         stop_reason,
         window_end_ns: match (duration_ns, time_ended, stopped_at, fsync_ns) {
             // A run that went its whole time measured exactly that time.
-            (Some(duration_ns), true, None, 0) => duration_ns,
+            (Some(duration_ns), true, None, 0) if finished_at.is_none() => duration_ns,
             _ => clock.nanos_between(measure_start, window_end),
         },
         fsync_ns,

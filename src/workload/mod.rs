@@ -12,7 +12,10 @@ pub mod job_file;
 pub mod option_values;
 pub mod options;
 pub mod planner;
+pub mod presets;
+pub mod steady;
 pub mod suite;
+pub mod sweep;
 pub mod toml_job;
 
 pub use access::{AccessLine, AccessSpec};
@@ -245,6 +248,20 @@ pub struct TestPlan {
     pub name: String,
     /// The jobs, started together.
     pub jobs: Vec<JobPlan>,
+    /// How the test is run beyond its jobs (sweep point, caches, steady state).
+    #[serde(default)]
+    pub settings: TestSettings,
+}
+
+/// How a test is run beyond its jobs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestSettings {
+    /// The sweep point this test is (empty when not swept).
+    pub sweep: Vec<sweep::SweepValue>,
+    /// Drop the page cache before the test (`--drop-caches`).
+    pub drop_caches_before: bool,
+    /// End the test once this steady-state criterion holds (`--steady`).
+    pub steady: Option<steady::SteadyCriterion>,
 }
 
 impl TestPlan {
@@ -259,6 +276,7 @@ impl TestPlan {
                 targets,
             }],
             name,
+            settings: TestSettings::default(),
         }
     }
 }

@@ -47,9 +47,18 @@ fn count(text: &str, max: u32) -> Result<u32, String> {
     }
 }
 
-/// A queue depth, 1–65536.
+/// A queue depth, 1–65536, or one of Iometer's load levels (linear 1, very-light 4, light 8,
+/// moderate 64, heavy 256).
 pub fn queue_depth(text: &str) -> Result<u32, String> {
-    count(text, 65_536)
+    if let Some((_, depth)) = super::presets::LOAD_LEVELS
+        .iter()
+        .find(|(name, _)| *name == text.trim())
+    {
+        return Ok(*depth);
+    }
+    count(text, 65_536).map_err(|error| {
+        format!("{error} (or a load level: linear, very-light, light, moderate, heavy)")
+    })
 }
 
 /// A worker count, 1–4096.

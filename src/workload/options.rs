@@ -350,6 +350,55 @@ impl WorkloadOptions {
         }
     }
 
+    /// The options given that change what the I/O is (pattern, sizes, mix, alignment, length):
+    /// a preset or job file keeps its own, so these are refused with it.
+    pub fn access_flags_given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        for (set, flag) in [
+            (self.rw.is_some(), "--rw"),
+            (self.read_pct.is_some(), "--read-pct"),
+            (self.random_pct.is_some(), "--random-pct"),
+            (self.bs.is_some(), "--bs"),
+            (self.spec.is_some(), "--spec"),
+            (self.align.is_some(), "--align"),
+            (self.bytes.is_some(), "--bytes"),
+            (self.think_time.is_some(), "--think-time"),
+        ] {
+            if set {
+                given.push(flag);
+            }
+        }
+        given
+    }
+
+    /// Applies the options that tune a workload without changing what its I/O is: queue depth,
+    /// workers, region, distribution, rate caps and write sync.
+    pub fn apply_tuning(&self, workload: &mut Workload) {
+        if let Some(distribution) = &self.distribution {
+            workload.distribution = distribution.clone();
+        }
+        if let Some(queue_depth) = self.qd {
+            workload.queue_depth = queue_depth;
+        }
+        if let Some(workers) = self.workers {
+            workload.workers = workers;
+        }
+        if let Some(offset) = self.offset {
+            workload.region_offset_bytes = offset;
+        }
+        if let Some(size) = self.size {
+            workload.region_size_bytes = Some(size);
+        }
+        if let Some(rate) = self.rate {
+            workload.rate_bytes_per_second = Some(rate);
+        }
+        if let Some(rate) = self.rate_iops {
+            workload.rate_iops = Some(rate);
+        }
+        workload.sync_writes |= self.sync;
+        workload.fsync_at_end |= self.fsync_at_end;
+    }
+
     /// Builds the workload these options describe on top of `base`. Errors name the option.
     pub fn apply(&self, base: &Workload) -> Result<Workload, String> {
         let mut workload = base.clone();
@@ -376,21 +425,7 @@ impl WorkloadOptions {
                 alignment,
             );
         }
-        if let Some(distribution) = &self.distribution {
-            workload.distribution = distribution.clone();
-        }
-        if let Some(queue_depth) = self.qd {
-            workload.queue_depth = queue_depth;
-        }
-        if let Some(workers) = self.workers {
-            workload.workers = workers;
-        }
-        if let Some(offset) = self.offset {
-            workload.region_offset_bytes = offset;
-        }
-        if let Some(size) = self.size {
-            workload.region_size_bytes = Some(size);
-        }
+        self.apply_tuning(&mut workload);
         if let Some(bytes) = self.bytes {
             if self.ramp.is_some_and(|ramp| ramp > 0) {
                 return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
@@ -410,18 +445,10 @@ impl WorkloadOptions {
                 time_limit_ns: None,
             };
         }
-        if let Some(rate) = self.rate {
-            workload.rate_bytes_per_second = Some(rate);
-        }
-        if let Some(rate) = self.rate_iops {
-            workload.rate_iops = Some(rate);
-        }
         if let Some(think_time) = self.think_time {
             workload.think_time_ns = think_time;
             workload.think_time_blocks = self.think_blocks.unwrap_or(1);
         }
-        workload.sync_writes |= self.sync;
-        workload.fsync_at_end |= self.fsync_at_end;
         if (self.sync || self.fsync_at_end) && !workload.writes() {
             return Err(format!(
                 "--{} only affects writes, and this workload only reads",

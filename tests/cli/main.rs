@@ -6,3 +6,4 @@ mod errors;
 mod interrupt;
 mod output;
 mod safety;
+mod workloads;
