@@ -157,7 +157,7 @@ mod tests {
         assert!(spread.holds(&[50.0, 100.0, 102.0, 98.0]));
         assert!(!spread.holds(&[100.0, 110.0, 90.0]));
         let slope = SteadyCriterion::parse("iops_slope:5%:4s").unwrap();
-        assert!(slope.holds(&[100.0, 90.0, 110.0, 100.0]));
+        assert!(slope.holds(&[100.0, 95.0, 105.0, 100.0]));
         assert!(!slope.holds(&[100.0, 104.0, 108.0, 112.0]));
     }
 }
