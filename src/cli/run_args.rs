@@ -165,11 +165,8 @@ impl RunArgs {
         } else {
             self.targets
                 .iter()
-                .map(|path| TargetSpec::Path {
-                    path: path.clone(),
-                    create_size,
-                })
-                .collect()
+                .map(|path| TargetSpec::from_argument(path, create_size))
+                .collect::<Result<_, _>>()?
         };
         let target_indexes: Vec<usize> = (0..targets.len()).collect();
         let tests = if let Some(preset) = &self.preset {

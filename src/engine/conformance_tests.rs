@@ -50,9 +50,8 @@ fn open_engine(
     buffer_size: usize,
 ) -> Box<dyn Engine> {
     let io_uring_options = |register| EngineOptions {
-        queue_depth,
-        buffer_size,
         register,
+        ..EngineOptions::new(queue_depth, buffer_size)
     };
     match kind {
         EngineUnderTest::Null => Box::new(NullEngine::new(

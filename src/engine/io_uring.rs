@@ -31,7 +31,7 @@
 //! if io_uring::probe().is_err() {
 //!     return Ok(()); // no io_uring on this kernel (or it is disabled)
 //! }
-//! let options = EngineOptions { queue_depth: 2, buffer_size: 4096, register: true };
+//! let options = EngineOptions::new(2, 4096);
 //! let mut engine = IoUringEngine::open(tempfile::tempfile()?, &options)?;
 //! engine.buffer_mut(1).fill(0xab);
 //! engine.submit(IoRequest { slot: 1, direction: Direction::Write, offset: 8192, length: 4096 })?;
@@ -471,9 +471,8 @@ mod tests {
 
     fn options(queue_depth: u32, register: bool) -> EngineOptions {
         EngineOptions {
-            queue_depth,
-            buffer_size: 4096,
             register,
+            ..EngineOptions::new(queue_depth, 4096)
         }
     }
 

@@ -23,6 +23,9 @@ pub mod buffer;
 #[cfg(test)]
 mod conformance_tests;
 pub mod io_uring;
+pub mod iscsi;
+pub mod nbd;
+pub mod network;
 pub mod null;
 pub mod sync;
 
@@ -132,6 +135,10 @@ pub enum EngineKind {
     Sync,
     /// No I/O at all: iopath's own cost per I/O.
     Null,
+    /// iopath's NBD client (chosen by an `nbd://` target).
+    Nbd,
+    /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
+    Iscsi,
 }
 
 impl EngineKind {
@@ -141,11 +148,24 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
+            EngineKind::Nbd => "nbd",
+            EngineKind::Iscsi => "iscsi",
         }
     }
 
+    /// Whether this engine reaches storage over the network (chosen by the target's URL).
+    pub fn is_protocol(self) -> bool {
+        matches!(self, EngineKind::Nbd | EngineKind::Iscsi)
+    }
+
     /// Every engine, for help texts and messages.
-    pub const ALL: [EngineKind; 3] = [EngineKind::IoUring, EngineKind::Sync, EngineKind::Null];
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::IoUring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Nbd,
+        EngineKind::Iscsi,
+    ];
 }
 
 impl FromStr for EngineKind {
@@ -155,8 +175,10 @@ impl FromStr for EngineKind {
             "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
             "sync" | "psync" => Ok(EngineKind::Sync),
             "null" => Ok(EngineKind::Null),
+            "nbd" => Ok(EngineKind::Nbd),
+            "iscsi" | "libiscsi" => Ok(EngineKind::Iscsi),
             other => Err(format!(
-                "unknown engine '{other}' (choose one of: io_uring, sync, null)"
+                "unknown engine '{other}' (choose one of: io_uring, sync, null; nbd and iscsi come with nbd:// and iscsi:// targets)"
             )),
         }
     }
@@ -171,6 +193,25 @@ pub struct EngineOptions {
     pub buffer_size: usize,
     /// Try to register buffers and the file with the kernel (io_uring).
     pub register: bool,
+    /// Every write must be durable when it completes (O_DSYNC for files, FUA for protocol
+    /// engines).
+    pub write_through: bool,
+    /// Connections per worker for protocol engines (at least 1).
+    pub connections: u32,
+}
+
+impl EngineOptions {
+    /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
+    /// through, one connection.
+    pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
+        EngineOptions {
+            queue_depth,
+            buffer_size,
+            register: true,
+            write_through: false,
+            connections: 1,
+        }
+    }
 }
 
 /// The file an engine works on, already opened with the right flags (O_DIRECT, O_DSYNC).

@@ -1,12 +1,26 @@
-//! Opening the engine a worker uses, with an announced fallback from io_uring to sync.
+//! Opening the engine a worker uses: a local engine on an open file, or the protocol engine of
+//! a network target.
 
 use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
 use crate::clock::{Clock, Ticks};
 use crate::engine::io_uring::IoUringEngine;
+use crate::engine::iscsi::IscsiEngine;
+use crate::engine::nbd::NbdEngine;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Capabilities, Engine, EngineError, EngineKind, EngineOptions};
+use crate::target::network::NetworkTarget;
 use std::fs::File;
+
+/// What an engine is opened on.
+pub enum Endpoint<'a> {
+    /// A local file or block device, already opened with the right flags.
+    File(File),
+    /// A network volume (the engine makes its own connections).
+    Network(&'a NetworkTarget),
+    /// Nothing (the null engine).
+    Nothing,
+}
 
 /// An engine of any kind, so a worker can be run on the concrete type (no dynamic dispatch on
 /// the hot path).
@@ -17,28 +31,54 @@ pub enum AnyEngine {
     Sync(SyncEngine),
     /// No I/O.
     Null(NullEngine),
+    /// NBD client.
+    Nbd(Box<NbdEngine>),
+    /// iSCSI initiator.
+    Iscsi(Box<IscsiEngine>),
+}
+
+fn wrong_endpoint(engine: &'static str, what: &str) -> EngineError {
+    EngineError::Setup {
+        engine,
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("the {engine} engine cannot work on {what}"),
+        ),
+    }
 }
 
 impl AnyEngine {
-    /// Opens an engine of `kind` on `file` (ignored by the null engine).
+    /// Opens an engine of `kind` on `endpoint`.
     pub fn open(
         kind: EngineKind,
-        file: File,
+        endpoint: Endpoint<'_>,
         options: &EngineOptions,
         delay: Option<InjectedDelay>,
         clock: &Clock,
     ) -> Result<AnyEngine, EngineError> {
-        Ok(match kind {
-            EngineKind::IoUring => {
-                AnyEngine::IoUring(Box::new(IoUringEngine::open(file, options)?))
-            }
-            EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(file, options.buffer_size)),
-            EngineKind::Null => AnyEngine::Null(NullEngine::new(
+        Ok(match (kind, endpoint) {
+            (EngineKind::Null, _) => AnyEngine::Null(NullEngine::new(
                 options.queue_depth,
                 options.buffer_size,
                 delay,
                 clock.clone(),
             )),
+            (EngineKind::IoUring, Endpoint::File(file)) => {
+                AnyEngine::IoUring(Box::new(IoUringEngine::open(file, options)?))
+            }
+            (EngineKind::Sync, Endpoint::File(file)) => {
+                AnyEngine::Sync(SyncEngine::new(file, options.buffer_size))
+            }
+            (EngineKind::Nbd, Endpoint::Network(target)) => {
+                AnyEngine::Nbd(Box::new(NbdEngine::open(target, options)?))
+            }
+            (EngineKind::Iscsi, Endpoint::Network(target)) => {
+                AnyEngine::Iscsi(Box::new(IscsiEngine::open(target, options)?))
+            }
+            (kind, Endpoint::Network(target)) => {
+                return Err(wrong_endpoint(kind.name(), &target.to_string()));
+            }
+            (kind, _) => return Err(wrong_endpoint(kind.name(), "a local file")),
         })
     }
 
@@ -48,6 +88,8 @@ impl AnyEngine {
             AnyEngine::IoUring(engine) => engine.as_mut(),
             AnyEngine::Sync(engine) => engine,
             AnyEngine::Null(engine) => engine,
+            AnyEngine::Nbd(engine) => engine.as_mut(),
+            AnyEngine::Iscsi(engine) => engine.as_mut(),
         }
     }
 
@@ -69,6 +111,8 @@ impl AnyEngine {
             AnyEngine::IoUring(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Sync(engine) => run_worker(engine, plan, links, clock, start),
             AnyEngine::Null(engine) => run_worker(engine, plan, links, clock, start),
+            AnyEngine::Nbd(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
+            AnyEngine::Iscsi(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::target::{TargetError, inspect};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use test_runner::{PreparedTarget, TestContext, run_test};
 use worker::TracedIo;
@@ -101,8 +101,11 @@ pub fn execute(
     let mut guards = Vec::new();
     let mut prepared_targets = Vec::new();
     for (index, target) in pending.into_iter().enumerate() {
-        let (path, info) = match target {
-            PendingTarget::Existing(path, info) => (path, info),
+        let (path, info, network) = match target {
+            PendingTarget::Existing(path, info) => (path, info, None),
+            PendingTarget::Network(target, info) => {
+                (PathBuf::from(target.to_string()), info, Some(target))
+            }
             PendingTarget::Create {
                 path,
                 size,
@@ -117,10 +120,15 @@ pub fn execute(
                     guard.keep();
                 }
                 let info = inspect(&path)?;
-                (path, info)
+                (path, info, None)
             }
         };
-        prepared_targets.push(PreparedTarget { index, path, info });
+        prepared_targets.push(PreparedTarget {
+            index,
+            path,
+            info,
+            network,
+        });
     }
     let interval_ns = if options.interval_ns == 0 {
         1_000_000_000

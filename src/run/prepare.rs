@@ -3,9 +3,12 @@
 //! depth are settled (with every fallback announced).
 
 use super::RunError;
+use crate::engine::network;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, io_uring_available};
+use crate::target::network::NetworkTarget;
 use crate::target::safety::{WritePolicy, check_write_allowed};
+use crate::target::signature::detect_signature;
 use crate::target::test_file::default_test_file_size;
 use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
 use crate::units::format_size;
@@ -96,6 +99,8 @@ pub struct PreparedRun {
 pub(super) enum PendingTarget {
     /// Exists and was inspected.
     Existing(PathBuf, TargetInfo),
+    /// A network volume, probed.
+    Network(NetworkTarget, TargetInfo),
     /// Will be created (and removed afterwards when temporary).
     Create {
         path: PathBuf,
@@ -128,7 +133,7 @@ impl PreparedRun {
                     size,
                     temporary,
                 } => Some((path.clone(), *size, *temporary)),
-                PendingTarget::Existing(..) => None,
+                PendingTarget::Existing(..) | PendingTarget::Network(..) => None,
             })
             .collect()
     }
@@ -162,6 +167,10 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
             }
             Err(other) => return Err(other.into()),
         },
+        TargetSpec::Network(target) => {
+            let info = probe_network(target)?;
+            PendingTarget::Network(target.clone(), info)
+        }
         TargetSpec::TempFile { directory, size } => {
             check_directory_writable(directory)?;
             let size = match size {
@@ -244,6 +253,31 @@ pub fn prepare(
     })
 }
 
+/// Connects once to a network volume to learn what it is, and reads its first blocks for a
+/// signature check.
+fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
+    let volume =
+        network::probe(target).map_err(|error| RunError::Input(format!("{target}: {error}")))?;
+    Ok(TargetInfo {
+        path: target.to_string(),
+        kind: match target {
+            NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+            NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+        },
+        size_bytes: volume.size_bytes,
+        logical_block_size_bytes: volume.logical_block_size.max(1),
+        physical_block_size_bytes: volume
+            .preferred_block_size
+            .max(volume.logical_block_size)
+            .max(1),
+        rotational: None,
+        filesystem: detect_signature(&volume.head).map(str::to_string),
+        device: None,
+        direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
+        created_by_iopath: false,
+    })
+}
+
 fn check_directory_writable(directory: &Path) -> Result<(), RunError> {
     let metadata = std::fs::metadata(directory)
         .map_err(|_| RunError::Input(format!("{}: no such directory", directory.display())))?;
@@ -272,7 +306,26 @@ fn check_job_against_target(
     policy: WritePolicy,
 ) -> Result<(), RunError> {
     let workload = &job.workload;
+    let url_path;
     let (path, size, logical, dio_alignment, is_device) = match target {
+        PendingTarget::Network(network, info) => {
+            if workload.engine == EngineKind::Sync {
+                return Err(RunError::Input(format!(
+                    "{network}: the sync engine works on local files; network targets use their protocol's engine"
+                )));
+            }
+            if workload.writes() && workload.engine != EngineKind::Null {
+                check_write_allowed(info, policy)?;
+            }
+            url_path = PathBuf::from(network.to_string());
+            (
+                &url_path,
+                info.size_bytes,
+                info.logical_block_size_bytes,
+                info.logical_block_size_bytes,
+                true,
+            )
+        }
         PendingTarget::Existing(path, info) => {
             if workload.writes() && workload.engine != EngineKind::Null {
                 check_write_allowed(info, policy)?;
@@ -316,7 +369,8 @@ fn check_job_against_target(
             format_size(largest)
         )));
     }
-    let direct = !workload.buffered && workload.engine != EngineKind::Null;
+    let direct = (!workload.buffered || matches!(target, PendingTarget::Network(..)))
+        && workload.engine != EngineKind::Null;
     let alignment = dio_alignment.max(1) as u64;
     if direct
         && let Some(value) = workload

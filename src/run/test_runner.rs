@@ -2,14 +2,14 @@
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
-use super::engines::AnyEngine;
+use super::engines::{AnyEngine, Endpoint};
 use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
 use crate::clock::Clock;
-use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
+use crate::engine::{EngineKind, EngineOptions};
 use crate::report::result::{
     CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
     SteadyOutcome, StopReason, TestResult,
@@ -18,6 +18,7 @@ use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
 use crate::target::TargetInfo;
+use crate::target::network::NetworkTarget;
 use crate::target::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
@@ -36,6 +37,16 @@ pub struct PreparedTarget {
     pub path: PathBuf,
     /// What was found about it.
     pub info: TargetInfo,
+    /// The network volume, for targets reached by a protocol engine.
+    pub network: Option<NetworkTarget>,
+}
+
+/// The engine of a network target's protocol.
+pub fn network_engine(target: &NetworkTarget) -> EngineKind {
+    match target {
+        NetworkTarget::Nbd { .. } => EngineKind::Nbd,
+        NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
+    }
 }
 
 /// What the runner needs besides the test and its targets.
@@ -200,9 +211,10 @@ fn open_job(
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
     let options = EngineOptions {
-        queue_depth: shape.queue_depth,
-        buffer_size: workload.access.max_size_bytes() as usize,
         register: workload.register_buffers,
+        write_through: workload.sync_writes,
+        connections: workload.connections.max(1),
+        ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
     let mut direct = !workload.buffered;
@@ -215,32 +227,40 @@ fn open_job(
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
-            let opened = open_target(
-                &target.path,
-                OpenRequest {
-                    write: workload.writes(),
-                    direct: !workload.buffered,
-                    dsync: workload.sync_writes,
-                },
-            )?;
-            if !workload.buffered && !opened.direct && direct {
-                warnings.push(format!(
-                    "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
-                    target.path.display()
-                ));
-            }
-            direct &= opened.direct;
-            let mut engine = AnyEngine::open(
-                shape.engine,
-                opened.file,
-                &options,
-                context.null_delay,
-                context.clock,
-            )
-            .map_err(|source| RunError::Engine {
-                target: target.path.display().to_string(),
-                source,
-            })?;
+            let (endpoint, kind) = match &target.network {
+                Some(network) => {
+                    let kind = if shape.engine == EngineKind::Null {
+                        EngineKind::Null
+                    } else {
+                        network_engine(network)
+                    };
+                    (Endpoint::Network(network), kind)
+                }
+                None => {
+                    let opened = open_target(
+                        &target.path,
+                        OpenRequest {
+                            write: workload.writes(),
+                            direct: !workload.buffered,
+                            dsync: workload.sync_writes,
+                        },
+                    )?;
+                    if !workload.buffered && !opened.direct && direct {
+                        warnings.push(format!(
+                            "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
+                            target.path.display()
+                        ));
+                    }
+                    direct &= opened.direct;
+                    (Endpoint::File(opened.file), shape.engine)
+                }
+            };
+            let mut engine =
+                AnyEngine::open(kind, endpoint, &options, context.null_delay, context.clock)
+                    .map_err(|source| RunError::Engine {
+                        target: target.path.display().to_string(),
+                        source,
+                    })?;
             if engine_report.is_none() {
                 let (name, capabilities) = engine.describe();
                 engine_report = Some(EngineReport {

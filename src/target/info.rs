@@ -17,6 +17,10 @@ pub enum TargetKind {
     File,
     /// A block device.
     BlockDevice,
+    /// An NBD export (reached by the nbd engine).
+    Nbd,
+    /// An iSCSI logical unit (reached by the iscsi engine).
+    Iscsi,
 }
 
 /// What was found about a target before the run.

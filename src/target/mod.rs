@@ -6,6 +6,7 @@
 
 pub mod info;
 pub mod mounts;
+pub mod network;
 pub mod open;
 pub mod safety;
 pub mod signature;
@@ -74,4 +75,21 @@ pub enum TargetSpec {
         /// Size, when given.
         size: Option<u64>,
     },
+    /// Network storage reached by a protocol engine.
+    Network(network::NetworkTarget),
+}
+
+impl TargetSpec {
+    /// A target as typed by the user: a URL (`nbd://`, `iscsi://` …) or a path (a missing
+    /// file is created with `create_size`).
+    pub fn from_argument(text: &std::path::Path, create_size: Option<u64>) -> Result<Self, String> {
+        let as_text = text.to_string_lossy();
+        if network::NetworkTarget::is_url(&as_text) || as_text.contains("://") {
+            return network::NetworkTarget::parse(&as_text).map(TargetSpec::Network);
+        }
+        Ok(TargetSpec::Path {
+            path: text.to_path_buf(),
+            create_size,
+        })
+    }
 }

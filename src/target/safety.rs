@@ -44,6 +44,32 @@ pub fn check_write_allowed(info: &TargetInfo, policy: WritePolicy) -> Result<(),
             }
         }
         TargetKind::BlockDevice => check_block_device(path, info, policy),
+        TargetKind::Nbd | TargetKind::Iscsi => check_network_volume(path, info, policy),
+    }
+}
+
+/// A network volume holds someone's data: writing needs `--allow-destructive`, and a signature
+/// found in its first blocks (read when it was inspected) needs `--force-overwrite-signature`.
+fn check_network_volume(
+    path: &Path,
+    info: &TargetInfo,
+    policy: WritePolicy,
+) -> Result<(), TargetError> {
+    if !policy.allow_destructive {
+        return Err(refused(
+            path,
+            "writing to a network volume destroys its data; pass --allow-destructive to allow it"
+                .to_string(),
+        ));
+    }
+    match &info.filesystem {
+        Some(signature) if !policy.force_overwrite_signature => Err(refused(
+            path,
+            format!(
+                "it holds a {signature} signature; pass --force-overwrite-signature too to overwrite it"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

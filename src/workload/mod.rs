@@ -164,6 +164,13 @@ pub struct Workload {
     pub register_buffers: bool,
     /// Keep going after an I/O error (errors are still counted).
     pub continue_on_error: bool,
+    /// Connections per worker to a network target (protocol engines; at least 1).
+    #[serde(default = "one")]
+    pub connections: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Workload {

@@ -48,6 +48,7 @@ pub fn base_workload() -> Workload {
         engine: EngineKind::IoUring,
         register_buffers: true,
         continue_on_error: false,
+        connections: 1,
     }
 }
 
