@@ -10,6 +10,7 @@ fn main() {
     let status = match &cli.command {
         Command::Run(args) => cli::run_command::run(args),
         Command::Presets => cli::presets_command::run(),
+        Command::Job(args) => cli::job_command::run(args),
     };
     std::process::exit(status);
 }

@@ -2,6 +2,7 @@
 //! and the one place that chooses output streams and exit codes.
 
 pub mod exit;
+pub mod job_command;
 pub mod live;
 pub mod presets_command;
 pub mod run_args;
@@ -36,4 +37,6 @@ pub enum Command {
     Run(Box<run_args::RunArgs>),
     /// List the presets (`iopath run --preset NAME`) and what each reproduces.
     Presets,
+    /// Convert a job file (fio's or iopath's TOML) to TOML, or check it without any I/O.
+    Job(job_command::JobArgs),
 }

@@ -214,7 +214,11 @@ impl std::fmt::Display for AccessSpec {
                     text.push_str(&format!(":{}", format_size(l.alignment_bytes)));
                 }
                 if l.burst_length > 1 || l.delay_ns > 0 {
-                    text.push_str(&format!(":{}:{}us", l.burst_length, l.delay_ns / 1000));
+                    text.push_str(&format!(
+                        ":{}:{}",
+                        l.burst_length,
+                        super::options::format_time(l.delay_ns)
+                    ));
                 }
                 text
             })

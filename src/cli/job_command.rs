@@ -1,0 +1,242 @@
+//! `iopath job convert` and `iopath job check`: job files (fio's format or iopath's TOML)
+//! turned into TOML, or checked, without any I/O.
+
+use super::exit;
+use clap::{Args, Subcommand};
+use iopath::run::{RunOptions, prepare};
+use iopath::target::TargetSpec;
+use iopath::target::safety::WritePolicy;
+use iopath::units::format_size;
+use iopath::workload::job_file::{JobFileRequest, LoadedJob};
+use iopath::workload::options::format_time;
+use iopath::workload::toml_job::to_toml;
+use iopath::workload::{RunLength, Workload, load_job_file};
+use std::path::{Path, PathBuf};
+
+/// Flags of `iopath job`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Job files are read by their name: .toml is iopath's TOML (docs/job-files.md), anything else is
+fio's format.
+
+Examples:
+  iopath job convert oltp.fio > oltp.toml      the same workloads as iopath TOML
+  iopath job check oltp.toml                   what would run, checked without any I/O
+  iopath run --job oltp.toml --duration 10s    run it (flags apply on top of every job)")]
+pub struct JobArgs {
+    /// What to do with the job file.
+    #[command(subcommand)]
+    pub action: JobAction,
+}
+
+/// What `iopath job` does.
+#[derive(Debug, Subcommand)]
+pub enum JobAction {
+    /// Print a fio or TOML job file as iopath's TOML: the same tests, jobs and workloads,
+    /// seeds included, so that both issue the same I/O.
+    #[command(after_help = "\
+Examples:
+  iopath job convert oltp.fio > oltp.toml
+  iopath job convert legacy.fio --ignore-unsupported > legacy.toml   (ignored options become comments)")]
+    Convert(ConvertArgs),
+    /// Check a job file without doing any I/O: every key, every value, every target, then
+    /// list its tests, jobs and targets. Exit 0 when it can run, 2 when it cannot, 1 when a
+    /// target cannot be inspected.
+    #[command(after_help = "\
+Examples:
+  iopath job check oltp.toml
+  iopath job check disks.fio --allow-destructive   (the job writes to block devices)")]
+    Check(CheckArgs),
+}
+
+/// Flags of `iopath job convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The job file (fio's format, or .toml).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Convert even when some options are not supported, and list them as comments.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+}
+
+/// Flags of `iopath job check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The job file (fio's format, or .toml).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Accept options that are not supported, and list them.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+    /// Check as `iopath run --allow-destructive` would run: writes to block devices and to
+    /// files iopath did not create are allowed.
+    #[arg(long)]
+    pub allow_destructive: bool,
+}
+
+/// Runs `iopath job …` and returns the exit status.
+pub fn run(args: &JobArgs) -> i32 {
+    match &args.action {
+        JobAction::Convert(args) => convert(args),
+        JobAction::Check(args) => check(args),
+    }
+}
+
+fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
+    let request = JobFileRequest {
+        ignore_unsupported,
+        ..JobFileRequest::default()
+    };
+    load_job_file(file, &request).map_err(|error| {
+        eprintln!("error: {error}");
+        exit::BAD_INPUT
+    })
+}
+
+fn convert(args: &ConvertArgs) -> i32 {
+    let loaded = match load(&args.file, args.ignore_unsupported) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
+    };
+    let mut out = format!(
+        "# Converted from {} by `iopath job convert`.\n",
+        args.file.display()
+    );
+    for ignored in &loaded.ignored {
+        out.push_str(&format!("# ignored (not supported): {ignored}\n"));
+    }
+    for note in &loaded.notes {
+        out.push_str(&format!("# note: {note}\n"));
+    }
+    out.push_str(&to_toml(&loaded.plan));
+    print!("{out}");
+    exit::SUCCESS
+}
+
+fn check(args: &CheckArgs) -> i32 {
+    let loaded = match load(&args.file, args.ignore_unsupported) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
+    };
+    for ignored in &loaded.ignored {
+        eprintln!("ignored (--ignore-unsupported): {ignored}");
+    }
+    for note in &loaded.notes {
+        eprintln!("note: {note}");
+    }
+    let targets = loaded.plan.targets.clone();
+    let options = RunOptions {
+        write_policy: WritePolicy {
+            allow_destructive: args.allow_destructive,
+            ..WritePolicy::default()
+        },
+        ..RunOptions::default()
+    };
+    let prepared = match prepare(loaded.plan, options, false) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            eprintln!("error: {}: {error}", args.file.display());
+            return if error.is_bad_input() {
+                exit::BAD_INPUT
+            } else {
+                exit::RUN_FAILED
+            };
+        }
+    };
+    let to_create = prepared.files_to_create();
+    let tests: Vec<_> = prepared.tests().collect();
+    let job_count: usize = tests.iter().map(|(test, _)| test.jobs.len()).sum();
+    println!(
+        "{}: valid: {} test{}, {} job{}, {} target{}",
+        args.file.display(),
+        tests.len(),
+        plural(tests.len()),
+        job_count,
+        plural(job_count),
+        targets.len(),
+        plural(targets.len())
+    );
+    println!("targets:");
+    for (index, target) in targets.iter().enumerate() {
+        let created = to_create.iter().find(|(path, _, temporary)| match target {
+            TargetSpec::Path { path: named, .. } => !temporary && path == named,
+            TargetSpec::TempFile { directory, .. } => {
+                *temporary && path.parent() == Some(directory.as_path())
+            }
+            TargetSpec::Network(_) => false,
+        });
+        let state = match created {
+            Some((_, size, true)) => format!(" ({})", format_size(*size)),
+            Some((_, size, false)) => format!(" (will be created, {})", format_size(*size)),
+            None => String::new(),
+        };
+        println!("  {}. {}{state}", index + 1, target_name(target));
+    }
+    println!("tests:");
+    for (number, (test, shapes)) in tests.iter().enumerate() {
+        let together = if test.jobs.len() > 1 {
+            format!(" ({} jobs at the same time)", test.jobs.len())
+        } else {
+            String::new()
+        };
+        println!("  {}. {}{together}", number + 1, test.name);
+        for (job, shape) in test.jobs.iter().zip(shapes.iter()) {
+            let on: Vec<String> = job
+                .targets
+                .iter()
+                .map(|&index| targets.get(index).map(target_name).unwrap_or_default())
+                .collect();
+            let group = if job.group != 0 {
+                format!(" [group {}]", job.group)
+            } else {
+                String::new()
+            };
+            println!(
+                "       {}{group}: {}, {}, {} engine, on {}",
+                job.name,
+                job.workload.summary(),
+                length(&job.workload),
+                shape.engine.name(),
+                on.join(", ")
+            );
+            for warning in &shape.warnings {
+                eprintln!("warning: {}: {warning}", job.name);
+            }
+        }
+    }
+    for warning in prepared.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    exit::SUCCESS
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+fn target_name(target: &TargetSpec) -> String {
+    match target {
+        TargetSpec::Path { path, .. } => path.display().to_string(),
+        TargetSpec::TempFile { directory, .. } => {
+            format!("a temporary file in {}", directory.display())
+        }
+        TargetSpec::Network(target) => target.to_string(),
+    }
+}
+
+fn length(workload: &Workload) -> String {
+    match workload.length {
+        RunLength::Time { duration_ns } if workload.ramp_ns > 0 => format!(
+            "{} after a {} ramp",
+            format_time(duration_ns),
+            format_time(workload.ramp_ns)
+        ),
+        RunLength::Time { duration_ns } => format_time(duration_ns),
+        RunLength::Bytes {
+            bytes,
+            time_limit_ns: Some(limit),
+        } => format!("{} (at most {})", format_size(bytes), format_time(limit)),
+        RunLength::Bytes { bytes, .. } => format_size(bytes),
+    }
+}
