@@ -4,6 +4,7 @@
 pub mod exit;
 pub mod job_command;
 pub mod live;
+pub mod outputs;
 pub mod presets_command;
 pub mod run_args;
 pub mod run_command;

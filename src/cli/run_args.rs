@@ -46,6 +46,18 @@ fn null_delay_arg(text: &str) -> Result<InjectedDelay, String> {
     }
 }
 
+/// fio's `--output-format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The table (iopath's own output).
+    Normal,
+    /// fio 3.x JSON.
+    Json,
+    /// fio 3.x JSON with latency histogram bins.
+    #[value(name = "json+")]
+    JsonPlus,
+}
+
 /// Flags of `iopath run`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -106,6 +118,20 @@ pub struct RunArgs {
     /// Write the RunResult as JSON to FILE ('-': stdout, every message on stderr).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Print fio's JSON layout on stdout instead of the table (fio's flag and values, so
+    /// scripts written for fio keep working): normal, json or json+ (with histogram bins).
+    #[arg(long, value_name = "FORMAT", value_enum, help_heading = "Output")]
+    pub output_format: Option<OutputFormat>,
+    /// Write fio-style per-second logs PREFIX_bw.N.log, PREFIX_iops.N.log, PREFIX_lat.N.log
+    /// (for fio2gnuplot and fio-plot).
+    #[arg(long, value_name = "PREFIX", help_heading = "Output")]
+    pub write_logs: Option<PathBuf>,
+    /// Write an Iometer-style CSV: one row per test and job.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub csv: Option<PathBuf>,
+    /// Print the summary as Markdown (for tickets) instead of the table.
+    #[arg(long, help_heading = "Output")]
+    pub md: bool,
     /// Label of this run in comparisons.
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub label: Option<String>,

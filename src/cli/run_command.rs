@@ -2,14 +2,12 @@
 
 use super::exit;
 use super::live::TerminalObserver;
+use super::outputs::Outputs;
 use super::run_args::RunArgs;
-use iopath::report::json::write_json;
 use iopath::report::result::StopReason;
-use iopath::report::text::write_text;
 use iopath::run::{ExecutedRun, execute, interrupt, prepare};
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
 
 /// Runs `iopath run` and returns the exit status.
 pub fn run(args: &RunArgs) -> i32 {
@@ -24,27 +22,12 @@ pub fn run(args: &RunArgs) -> i32 {
     for message in &request.messages {
         eprintln!("{message}");
     }
-    let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
-    // Open the JSON file first: a bad path fails before any I/O.
-    let mut json_file = match args.json.as_deref() {
-        Some(path) if path != Path::new("-") => match File::create(path) {
-            Ok(file) => Some(file),
-            Err(error) => {
-                eprintln!("error: --json {}: {error}", path.display());
-                return exit::BAD_INPUT;
-            }
-        },
-        _ => None,
-    };
-    let mut trace_file = match args.trace_io.as_deref() {
-        Some(path) => match File::create(path) {
-            Ok(file) => Some(file),
-            Err(error) => {
-                eprintln!("error: --trace-io {}: {error}", path.display());
-                return exit::BAD_INPUT;
-            }
-        },
-        None => None,
+    let mut outputs = match Outputs::open(args) {
+        Ok(outputs) => outputs,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit::BAD_INPUT;
+        }
     };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
@@ -67,7 +50,7 @@ pub fn run(args: &RunArgs) -> i32 {
             return exit::RUN_FAILED;
         }
     };
-    let mut observer = TerminalObserver::new(json_on_stdout);
+    let mut observer = TerminalObserver::new(outputs.stdout_is_machine_readable());
     let executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
         Err(error) => {
@@ -79,29 +62,14 @@ pub fn run(args: &RunArgs) -> i32 {
             };
         }
     };
-    if let Some(file) = trace_file.as_mut()
+    if let Some(file) = outputs.trace_file()
         && let Err(error) = write_trace(&executed, file)
     {
         eprintln!("error: --trace-io: {error}");
     }
     let result = &executed.result;
-    let table_written = if json_on_stdout {
-        write_text(result, &mut std::io::stderr())
-    } else {
-        write_text(result, &mut std::io::stdout())
-    };
-    if let Err(error) = table_written {
-        eprintln!("error: writing the table: {error}");
-    }
-    let json_written = if json_on_stdout {
-        write_json(result, &mut std::io::stdout().lock())
-    } else if let Some(file) = json_file.as_mut() {
-        write_json(result, file)
-    } else {
-        Ok(())
-    };
-    if let Err(error) = json_written {
-        eprintln!("error: writing the JSON result: {error}");
+    if let Err(message) = outputs.write(result) {
+        eprintln!("error: {message}");
         return exit::RUN_FAILED;
     }
     if let Some(failure) = &executed.failure {

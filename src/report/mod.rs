@@ -1,6 +1,10 @@
 //! The RunResult schema and its exporters. Exporters read only the [`RunResult`].
 
+pub mod csv;
+pub mod fio_json;
+pub mod fio_logs;
 pub mod json;
+pub mod markdown;
 pub mod result;
 pub mod text;
 

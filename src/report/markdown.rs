@@ -1,0 +1,232 @@
+//! A compact Markdown summary (`--md`) for pasting into tickets and chats: the host and every
+//! target in a short list, then one table row per test with MB/s, IOPS, mean and p99 latency
+//! and CPU.
+//!
+//! ```markdown
+//! - **Host:** vm: Intel(R) Xeon(R) Processor, 2 CPUs, 23.5 GiB RAM, Linux 6.18.44
+//! - **Target:** `f.dat`: file, 16 MiB, ext4 on vda, created by iopath
+//! - **Run:** iopath 0.1.0, 2026-11-30T08:23:05Z
+//!
+//! | test | MB/s | IOPS | mean | p99 | CPU % |
+//! |:--|--:|--:|--:|--:|--:|
+//! | 50% read 100% random 4k QD4 | 117.0 | 28,564 | 138.6 µs | 602.1 µs | 14.5 |
+//! ```
+//!
+//! The figures are those of iopath's terminal table: a mixed test shows reads and writes
+//! together, MB = 10^6 bytes, latency from submission to completion, CPU = iopath's user and
+//! system time as a share of all the host's CPUs.
+//!
+//! ```no_run
+//! use iopath::report::{json::read_json, markdown::write_markdown};
+//! let result = read_json(&std::fs::read_to_string("out.json")?)?;
+//! write_markdown(&result, &mut std::io::stdout())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use super::RunResult;
+use super::result::{DirectionResult, StopReason, TestResult};
+use super::text::{format_count, format_latency};
+use crate::target::{TargetInfo, TargetKind};
+use std::io::{self, Write};
+
+/// Writes the summary of `result` (without the table when the run has no test, as after
+/// `iopath net`).
+pub fn write_markdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let host = &result.host;
+    writeln!(
+        out,
+        "- **Host:** {}: {}, {} CPUs, {} RAM, Linux {}",
+        escape(&host.hostname),
+        escape(&host.cpu_model),
+        host.cpu_count,
+        binary_size(host.memory_bytes),
+        escape(&host.kernel)
+    )?;
+    for target in &result.targets {
+        writeln!(out, "- **Target:** {}", describe_target(target))?;
+    }
+    let mut run = format!(
+        "iopath {}, {}",
+        escape(&result.iopath_version),
+        result.started_at
+    );
+    if let Some(label) = &result.label {
+        run.push_str(&format!(", label {}", escape(label)));
+    }
+    if result.partial {
+        run.push_str(", **stopped early: partial results**");
+    }
+    writeln!(out, "- **Run:** {run}")?;
+    if result.tests.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "| test | MB/s | IOPS | mean | p99 | CPU % |")?;
+    writeln!(out, "|:--|--:|--:|--:|--:|--:|")?;
+    for test in &result.tests {
+        let figures = main_figures(test);
+        writeln!(
+            out,
+            "| {} | {:.1} | {} | {} | {} | {:.1} |",
+            test_label(test),
+            figures.bytes_per_second / 1e6,
+            format_count(figures.iops),
+            format_latency(figures.latency.mean_ns),
+            format_latency(figures.latency.percentile("99") as f64),
+            test.cpu.process_percent_of_host()
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs.",
+        host.cpu_count
+    )
+}
+
+/// Reads and writes together for a mixed test, else the one direction it did.
+fn main_figures(test: &TestResult) -> &DirectionResult {
+    if test.read.io_count > 0 && test.write.io_count > 0 {
+        &test.total
+    } else if test.write.io_count > 0 {
+        &test.write
+    } else {
+        &test.read
+    }
+}
+
+/// The test's name, with how it ended and its errors when that matters.
+fn test_label(test: &TestResult) -> String {
+    let mut label = escape(&test.name);
+    match test.stop_reason {
+        StopReason::Completed => {}
+        StopReason::Interrupted => label.push_str(" (partial)"),
+        StopReason::Error => label.push_str(" (stopped by an error)"),
+    }
+    if test.errors.count > 0 {
+        label.push_str(&format!(" ({} I/O errors)", test.errors.count));
+    }
+    label
+}
+
+fn describe_target(target: &TargetInfo) -> String {
+    let kind = match target.kind {
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block device",
+        TargetKind::Nbd => "NBD export",
+        TargetKind::Iscsi => "iSCSI LUN",
+    };
+    let mut parts = vec![
+        format!("`{}`: {kind}", target.path.replace('`', "'")),
+        binary_size(target.size_bytes),
+    ];
+    match (&target.filesystem, &target.device) {
+        (Some(filesystem), Some(device)) if target.kind == TargetKind::File => {
+            parts.push(format!("{} on {}", escape(filesystem), escape(device)))
+        }
+        (Some(filesystem), _) => parts.push(escape(filesystem)),
+        (None, Some(device)) if target.kind == TargetKind::File => {
+            parts.push(format!("on {}", escape(device)))
+        }
+        _ => {}
+    }
+    match target.rotational {
+        Some(true) => parts.push("rotational".into()),
+        Some(false) => parts.push("non-rotational".into()),
+        None => {}
+    }
+    if target.created_by_iopath {
+        parts.push("created by iopath".into());
+    }
+    parts.join(", ")
+}
+
+/// Bytes in the largest binary unit that keeps one decimal (`16 MiB`, `23.5 GiB`).
+fn binary_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64;
+    let mut unit = "B";
+    for name in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = name;
+    }
+    let text = format!("{value:.1}");
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+/// Text safe inside a table cell or list item: pipes and markup characters escaped, line
+/// breaks turned into spaces.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '\\' => {
+                out.push('\\');
+                out.push(character);
+            }
+            '\n' | '\r' => out.push(' '),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fio_json::test_run::run_result;
+
+    fn markdown() -> String {
+        let mut out = Vec::new();
+        write_markdown(run_result(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn host_target_and_one_row_per_test() {
+        let text = markdown();
+        let result = run_result();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("- **Host:** "));
+        assert!(lines[0].contains(&format!("{} CPUs", result.host.cpu_count)));
+        assert!(lines[1].starts_with("- **Target:** `"));
+        assert!(lines[1].contains("f.dat`: file, 16 MiB"));
+        assert!(lines[1].contains("created by iopath"));
+        assert!(lines[2].starts_with("- **Run:** iopath "));
+        let rows: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with('|'))
+            .collect();
+        assert_eq!(rows.len(), 2 + result.tests.len());
+        assert_eq!(rows[0], "| test | MB/s | IOPS | mean | p99 | CPU % |");
+        for (row, test) in rows[2..].iter().zip(&result.tests) {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            assert_eq!(cells.len(), 6, "{row}");
+            assert_eq!(cells[0], test.name);
+            let figures = main_figures(test);
+            assert_eq!(cells[1], format!("{:.1}", figures.bytes_per_second / 1e6));
+            assert_eq!(cells[2], format_count(figures.iops));
+            assert_eq!(cells[3], format_latency(figures.latency.mean_ns));
+            assert_eq!(
+                cells[4],
+                format_latency(figures.latency.percentile("99") as f64)
+            );
+        }
+        assert!(text.ends_with("CPUs.\n"));
+    }
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        assert_eq!(escape("a|b_c\nd"), "a\\|b\\_c d");
+        assert_eq!(binary_size(16 << 20), "16 MiB");
+        assert_eq!(binary_size(25_276_502_016), "23.5 GiB");
+        assert_eq!(binary_size(512), "512 B");
+    }
+}
