@@ -1,14 +1,72 @@
-//! fio job files (placeholder).
+//! fio job files: `iopath run --job FILE.fio`.
+//!
+//! Reading goes in stages, each in its own file:
+//!
+//! 1. [`source`]: lines into located `[section]` and `option=value` entries — comments,
+//!    `include`, and [`expand`]ed values (`${VAR}`, `$pagesize`, `$mb_memory`, `$ncpus`);
+//! 2. [`collect`]: entries into jobs by fio's rules (`[global]` defaults, later wins), each option
+//!    read through the [`table`] that declares every option iopath knows, with [`values`] and
+//!    [`parsers`] for fio's value syntax and [`arithmetic`] for `(expressions)`;
+//! 3. [`plan`]: jobs into tests (`stonewall`) and reporting groups, each job [`mapping`]ped to a
+//!    workload with its [`files`] and access [`lines`], the command line's overrides on top.
+//!
+//! Nothing is silently dropped: an option that would change the I/O is mapped or refused at its
+//! line (skipped and listed with `--ignore-unsupported`); one that changes nothing measured is
+//! accepted with a note; differences in how a mapped option behaves are noted too.
+//!
+//! ```no_run
+//! use iopath::workload::fio::load;
+//! use iopath::workload::job_file::JobFileRequest;
+//! let loaded = load("examples/iometer.fio".as_ref(), &JobFileRequest::default()).unwrap();
+//! for test in &loaded.plan.tests {
+//!     println!("{}: {} jobs", test.name, test.jobs.len());
+//! }
+//! ```
+//!
+//! `docs/fio-compatibility.md` lists every option and difference.
+
+pub mod arithmetic;
+pub mod collect;
+pub mod expand;
+pub mod files;
+pub mod lines;
+pub mod mapping;
+pub mod notes;
+pub mod parsers;
+pub mod plan;
+pub mod settings;
+pub mod source;
+pub mod suggestions;
+pub mod table;
+pub mod values;
+
+#[cfg(test)]
+mod tests;
 
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use expand::Environment;
+use notes::Notes;
 use std::path::Path;
 
-/// Reads a fio job file into a plan.
+/// Reads a fio job file into a plan, with this process's environment.
 pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
-    let _ = request;
-    Err(JobFileError {
-        file: path.to_path_buf(),
-        line: None,
-        message: "fio job files are not supported yet".into(),
+    load_with(path, request, &Environment::system())
+}
+
+/// Reads a fio job file into a plan, expanding values from `environment`.
+pub fn load_with(
+    path: &Path,
+    request: &JobFileRequest,
+    environment: &Environment,
+) -> Result<LoadedJob, JobFileError> {
+    let mut notes = Notes::default();
+    let entries = source::read_job_file(path, environment, &mut notes)?;
+    let collected = collect::collect(&entries, path, request.ignore_unsupported, &mut notes)?;
+    let mut ignored = collected.ignored;
+    let plan = plan::build_plan(path, &collected.jobs, request, &mut notes, &mut ignored)?;
+    Ok(LoadedJob {
+        plan,
+        ignored,
+        notes: notes.into_lines(),
     })
 }

@@ -1,0 +1,149 @@
+//! Expansion of option values, as fio does before parsing them:
+//!
+//! - `$pagesize`, `$mb_memory` and `$ncpus` become this machine's page size in bytes, total
+//!   memory in MiB and online CPU count; a value where one was replaced and that holds an
+//!   operator is then evaluated as arithmetic (`size=8*$mb_memory` reads as `(8*…)`);
+//! - `${VAR}` becomes the environment variable `VAR`, or nothing when it is not set.
+//!
+//! The machine's values come from an [`Environment`], so tests can fix them.
+
+use std::collections::HashMap;
+
+/// Where expansion takes its values from.
+#[derive(Clone, Debug)]
+pub struct Environment {
+    /// Environment variables; `None`: read the process environment.
+    variables: Option<HashMap<String, String>>,
+    /// Page size, bytes.
+    pub page_size: u64,
+    /// Total memory, MiB.
+    pub memory_mib: u64,
+    /// Online CPUs.
+    pub cpus: u64,
+}
+
+impl Environment {
+    /// This process's environment and this machine's values.
+    pub fn system() -> Self {
+        // SAFETY: sysconf only reads system configuration values.
+        let (page_size, pages, cpus) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PAGESIZE),
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
+            )
+        };
+        let page_size = u64::try_from(page_size).unwrap_or(4096).max(1);
+        let pages = u64::try_from(pages).unwrap_or(0);
+        Environment {
+            variables: None,
+            page_size,
+            memory_mib: pages.saturating_mul(page_size) >> 20,
+            cpus: u64::try_from(cpus).unwrap_or(1).max(1),
+        }
+    }
+
+    /// Fixed variables and machine values (4 KiB pages, 8 GiB, 4 CPUs), for tests.
+    pub fn fixed(variables: &[(&str, &str)]) -> Self {
+        Environment {
+            variables: Some(
+                variables
+                    .iter()
+                    .map(|(name, value)| (name.to_string(), value.to_string()))
+                    .collect(),
+            ),
+            page_size: 4096,
+            memory_mib: 8192,
+            cpus: 4,
+        }
+    }
+
+    fn variable(&self, name: &str) -> Option<String> {
+        match &self.variables {
+            Some(variables) => variables.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+    }
+}
+
+/// An expanded value and the variables that were not set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expanded {
+    /// The value after expansion.
+    pub text: String,
+    /// Names of `${VAR}`s that expanded to nothing.
+    pub unset: Vec<String>,
+}
+
+/// Expands the keywords and `${VAR}`s of `value`.
+pub fn expand(value: &str, environment: &Environment) -> Expanded {
+    let keywords = [
+        ("$pagesize", environment.page_size),
+        ("$mb_memory", environment.memory_mib),
+        ("$ncpus", environment.cpus),
+    ];
+    let mut text = value.to_string();
+    let mut replaced = false;
+    for (keyword, number) in keywords {
+        if text.contains(keyword) {
+            text = text.replace(keyword, &number.to_string());
+            replaced = true;
+        }
+    }
+    if replaced && !text.starts_with('(') && text.contains(['+', '-', '*', '/', '%', '^']) {
+        text = format!("({text})");
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut unset = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) if end > 0 => {
+                let name = &after[..end];
+                match environment.variable(name) {
+                    Some(found) => out.push_str(&found),
+                    None => unset.push(name.to_string()),
+                }
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Expanded { text: out, unset }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_and_keywords_expand() {
+        let environment = Environment::fixed(&[("SIZE", "64m"), ("N", "4")]);
+        let expanded = expand("${SIZE}", &environment);
+        assert_eq!(expanded.text, "64m");
+        assert_eq!(expand("a${N}b${N}", &environment).text, "a4b4");
+        let missing = expand("${NOPE}x", &environment);
+        assert_eq!(missing.text, "x");
+        assert_eq!(missing.unset, ["NOPE"]);
+        assert_eq!(expand("${}", &environment).text, "${}");
+        assert_eq!(expand("${open", &environment).text, "${open");
+        assert_eq!(expand("$ncpus", &environment).text, "4");
+        assert_eq!(expand("8*$mb_memory", &environment).text, "(8*8192)");
+        assert_eq!(expand("($pagesize*2)", &environment).text, "(4096*2)");
+        assert_eq!(expand("$pagesize", &environment).text, "4096");
+    }
+
+    #[test]
+    fn the_system_has_sane_values() {
+        let environment = Environment::system();
+        assert!(environment.page_size >= 4096);
+        assert!(environment.cpus >= 1);
+        assert!(environment.memory_mib > 0);
+    }
+}

@@ -1,0 +1,317 @@
+//! One fio job as an iopath workload: engine and depth, access lines, distribution, region,
+//! run length, rates, think time, sync, seed; then the command line's overrides on top.
+//!
+//! Run length: `time_based` + `runtime` is a timed run (after `ramp_time`); otherwise the job
+//! transfers its bytes — `io_size`, or `size`, or its existing files' sizes, × `loops`, for each
+//! clone — with `runtime` as a time limit. fio's rates are per clone and per direction; iopath
+//! caps the job's total, at the rate that holds every capped direction to its cap.
+
+use super::collect::JobDefinition;
+use super::files::{JobFiles, existing_bytes, job_files};
+use super::lines::{access_spec, direction_shares, mean_sizes};
+use super::notes::Notes;
+use super::settings::{JobSettings, READ, WRITE};
+use crate::engine::EngineKind;
+use crate::target::TargetSpec;
+use crate::workload::job_file::{JobFileError, JobFileRequest};
+use crate::workload::suite::{DEFAULT_SEED, base_workload};
+use crate::workload::{RunLength, Workload};
+
+/// A job mapped to a workload, with the files it runs on.
+#[derive(Clone, Debug)]
+pub struct MappedJob {
+    /// The workload, overrides applied.
+    pub workload: Workload,
+    /// Its targets (one per file).
+    pub targets: Vec<TargetSpec>,
+}
+
+/// Maps `job`; errors point at the line to change.
+pub fn map_job(
+    job: &JobDefinition,
+    request: &JobFileRequest,
+    notes: &mut Notes,
+) -> Result<MappedJob, JobFileError> {
+    let settings = &job.settings;
+    let name = &job.section;
+    let overrides = &request.overrides;
+    let engine = overrides.engine.unwrap_or(settings.engine.value.1);
+    let files = job_files(job, request, engine, notes)?;
+    let mut workload = base_workload();
+    workload.engine = settings.engine.value.1;
+    workload.queue_depth = settings.iodepth;
+    if engine == EngineKind::Sync && settings.iodepth > 1 {
+        workload.queue_depth = 1;
+        let engine_name = match overrides.engine {
+            Some(kind) => kind.name(),
+            None => settings.engine.value.0.as_str(),
+        };
+        notes.add(
+            Some(&settings.engine.at),
+            format!(
+                "job '{name}': iodepth={} with a sync engine ({engine_name}): fio keeps one I/O in flight per clone whatever iodepth says, and so does iopath (use ioengine=io_uring for depth)",
+                settings.iodepth
+            ),
+        );
+    }
+    workload.workers = files.workers_per_target;
+    workload.access = access_spec(settings);
+    workload.distribution = distribution(job, notes);
+    workload.region_offset_bytes = settings.offset;
+    workload.region_size_bytes = files.region_size_bytes;
+    workload.ramp_ns = settings.ramp.as_ref().map_or(0, |ramp| ramp.value);
+    workload.start_delay_ns = settings.start_delay_ns;
+    workload.buffered = settings.buffered;
+    workload.sync_writes = settings.sync_writes && settings.writes();
+    workload.fsync_every_writes = settings.fsync_every_writes.filter(|_| settings.writes());
+    workload.fsync_at_end = settings.end_fsync.is_some() && settings.writes();
+    if let Some(at) = &settings.end_fsync
+        && !settings.writes()
+    {
+        notes.add(
+            Some(at),
+            format!("job '{name}': end_fsync has no effect: the job only reads"),
+        );
+    }
+    workload.think_time_ns = settings.think_time_ns;
+    workload.think_time_blocks = settings.think_time_blocks.max(1);
+    workload.continue_on_error = settings.continue_on_error;
+    workload.seed = seed(job, notes);
+    workload.io_limit = io_limit(job, &files, notes);
+    let clones = files.clones as f64;
+    workload.rate_bytes_per_second = total_rate(settings, settings.rate, true, notes, name)
+        .map(|rate| (rate * clones).round().max(1.0) as u64);
+    workload.rate_iops = total_rate(settings, settings.rate_iops, false, notes, name)
+        .map(|rate| (rate * clones).round().max(1.0) as u64);
+    sequential_notes(job, &files, notes);
+    if settings.pattern.random() && !settings.norandommap {
+        notes.add(
+            None,
+            "random offsets are drawn independently (fio's norandommap): a block may be hit again before every block was hit once, where fio's default visits each block once per pass",
+        );
+    }
+    if settings.buffered
+        && engine != EngineKind::Null
+        && !engine.is_protocol()
+        && settings.pattern.random()
+        && settings.pattern.reads()
+    {
+        notes.add(
+            Some(&job.at),
+            format!("job '{name}': buffered random reads: fio hints the kernel (fadvise_hint=1, no read-ahead); iopath gives no hint, so read-ahead stays on"),
+        );
+    }
+    let timed = overrides.duration.is_some() || overrides.bytes.is_some();
+    workload.length = if timed {
+        RunLength::Time {
+            duration_ns: overrides.duration.unwrap_or(1_000_000_000),
+        }
+    } else {
+        run_length(job, &files, request)?
+    };
+    let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
+    let mut workload = overrides.apply(&workload).map_err(job_error)?;
+    if engine == EngineKind::Null {
+        workload.region_size_bytes = None;
+    }
+    if matches!(workload.length, RunLength::Bytes { .. }) && workload.ramp_ns > 0 {
+        let at = settings.ramp.as_ref().map_or(&job.at, |ramp| &ramp.at);
+        return Err(at.error(format!(
+            "job '{name}': ramp_time with a job that runs to a byte count: iopath measures every byte of such a run (no ramp); add time_based and runtime, or give --duration (or --ramp 0)"
+        )));
+    }
+    Ok(MappedJob {
+        workload,
+        targets: files.targets,
+    })
+}
+
+/// Where iopath's sequential I/O differs from fio's.
+fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
+    let settings = &job.settings;
+    let name = &job.section;
+    if let Some(at) = &settings.random_percent_at
+        && !settings.pattern.random()
+    {
+        notes.add(
+            Some(at),
+            format!(
+                "job '{name}': percentage_random has no effect on a sequential pattern (as in fio)"
+            ),
+        );
+    }
+    let shares = direction_shares(settings);
+    let random_everywhere = settings.pattern.random() && settings.random_percent == [100, 100];
+    if random_everywhere {
+        return;
+    }
+    if shares[READ] > 0 && shares[WRITE] > 0 {
+        notes.add(
+            Some(&job.at),
+            format!("job '{name}': sequential reads and writes share one position in iopath (fio keeps one per direction)"),
+        );
+    }
+    if files.workers_per_target > 1 {
+        notes.add(
+            Some(&job.at),
+            format!(
+                "job '{name}': {} workers share each file: iopath starts each one's sequential I/O at its own part of the region, where fio's clones all start at its beginning",
+                files.workers_per_target
+            ),
+        );
+    }
+}
+
+/// The distribution, noted when it cannot matter.
+fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::OffsetDistribution {
+    match &job.settings.distribution {
+        Some(set) if !job.settings.pattern.random() => {
+            notes.add(
+                Some(&set.at),
+                format!(
+                    "job '{}': random_distribution has no effect on a sequential pattern (as in fio)",
+                    job.section
+                ),
+            );
+            Default::default()
+        }
+        Some(set) => set.value.clone(),
+        None => Default::default(),
+    }
+}
+
+/// `randseed`, or fio's fixed seed (`randrepeat=1`), or one drawn now.
+fn seed(job: &JobDefinition, notes: &mut Notes) -> u64 {
+    let settings = &job.settings;
+    if let Some(seed) = settings.randseed {
+        return seed;
+    }
+    if settings.randrepeat {
+        return DEFAULT_SEED;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+    let seed = nanos ^ (u64::from(std::process::id()) << 32);
+    notes.add(
+        Some(&job.at),
+        format!(
+            "job '{}': randrepeat=0: seed {seed} drawn for this run (randseed={seed} repeats it)",
+            job.section
+        ),
+    );
+    seed
+}
+
+/// `number_ios` per iopath worker: fio counts per clone, iopath per worker.
+fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<u64> {
+    let number = job.settings.number_ios.as_ref()?;
+    let per_clone = files.files_per_clone.max(1) as u64;
+    if per_clone > 1 {
+        notes.add(
+            Some(&number.at),
+            format!(
+                "job '{}': number_ios={} is split over the {per_clone} workers of each clone",
+                job.section, number.value
+            ),
+        );
+    }
+    Some(number.value.div_ceil(per_clone))
+}
+
+/// The total rate (per clone) that keeps each capped direction at its cap: for each direction
+/// that issues I/O and has a cap, cap ÷ share (bytes share for `rate`, I/O share for
+/// `rate_iops`); the smallest wins.
+fn total_rate(
+    settings: &JobSettings,
+    caps: [Option<u64>; 2],
+    by_bytes: bool,
+    notes: &mut Notes,
+    name: &str,
+) -> Option<f64> {
+    if caps == [None, None] {
+        return None;
+    }
+    let io_shares = direction_shares(settings).map(|share| share as f64 / 100.0);
+    let sizes = mean_sizes(settings);
+    let weights = if by_bytes {
+        [
+            io_shares[READ] * sizes[READ],
+            io_shares[WRITE] * sizes[WRITE],
+        ]
+    } else {
+        io_shares
+    };
+    let total_weight: f64 = weights.iter().sum();
+    let option = if by_bytes { "rate" } else { "rate_iops" };
+    let at = settings.rate_at.as_ref();
+    let mut total: Option<f64> = None;
+    for direction in [READ, WRITE] {
+        if let Some(cap) = caps[direction]
+            && weights[direction] > 0.0
+        {
+            let limit = cap as f64 * total_weight / weights[direction];
+            total = Some(total.map_or(limit, |t: f64| t.min(limit)));
+        }
+    }
+    match total {
+        None => notes.add(
+            at,
+            format!("job '{name}': {option} has no effect: it caps a direction the job does not issue"),
+        ),
+        Some(total) if io_shares[READ] > 0.0 && io_shares[WRITE] > 0.0 => notes.add(
+            at,
+            format!(
+                "job '{name}': {option} caps each direction in fio; iopath caps the job's total at {:.0} {} per clone, which holds the capped direction(s) to their cap in this mix",
+                total,
+                if by_bytes { "bytes/s" } else { "IOPS" }
+            ),
+        ),
+        Some(_) => {}
+    }
+    total
+}
+
+/// The run length fio gives the job (no overrides).
+fn run_length(
+    job: &JobDefinition,
+    files: &JobFiles,
+    request: &JobFileRequest,
+) -> Result<RunLength, JobFileError> {
+    let settings = &job.settings;
+    let name = &job.section;
+    if let Some(at) = &settings.time_based {
+        return match &settings.runtime {
+            Some(runtime) => Ok(RunLength::Time {
+                duration_ns: runtime.value,
+            }),
+            None => Err(at.error(format!(
+                "job '{name}': time_based needs runtime= (or give --duration)"
+            ))),
+        };
+    }
+    let per_clone = if let Some(io_size) = &settings.io_size {
+        io_size.value
+    } else if let Some(size) = request.overrides.size {
+        size.saturating_mul(files.files_per_clone as u64)
+    } else if let Some(size) = &settings.size {
+        size.value
+    } else if let Some(filesize) = &settings.filesize {
+        filesize.value.saturating_mul(files.files_per_clone as u64)
+    } else {
+        existing_bytes(job, files)
+            .map_err(|message| job.at.error(format!("job '{name}': {message}")))?
+    };
+    let bytes = per_clone
+        .saturating_mul(settings.loops as u64)
+        .saturating_mul(files.clones as u64);
+    if bytes == 0 {
+        return Err(job.at.error(format!(
+            "job '{name}': nothing to transfer (the files are empty past offset)"
+        )));
+    }
+    Ok(RunLength::Bytes {
+        bytes,
+        time_limit_ns: settings.runtime.as_ref().map(|runtime| runtime.value),
+    })
+}

@@ -1,0 +1,469 @@
+//! Parsers of the fio values that carry structure: `rw` (with its offset modifier), `ioengine`,
+//! `bssplit`, `bsrange`, `random_distribution` and `steadystate`. Each says whether a value is
+//! malformed ([`OptionError::BadValue`]) or well-formed but asks for something iopath does not
+//! do ([`OptionError::Unsupported`]), so that `--ignore-unsupported` can skip the latter only.
+
+use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
+use super::values::{integer, size, size_or_percent};
+use crate::engine::EngineKind;
+use crate::workload::OffsetDistribution;
+use crate::workload::steady::SteadyMetric;
+
+/// Why an option's value cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionError {
+    /// The value is malformed.
+    BadValue(String),
+    /// The value is well-formed but asks for a feature iopath does not have.
+    Unsupported(String),
+}
+
+impl From<String> for OptionError {
+    fn from(message: String) -> Self {
+        OptionError::BadValue(message)
+    }
+}
+
+/// Largest block size iopath issues (the engines take 32-bit lengths).
+pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
+
+/// Most distinct sizes a `bsrange` may expand to.
+const MAX_RANGE_SIZES: u64 = 256;
+
+/// Reads `rw`: the pattern and its optional `:N` offset modifier.
+pub fn pattern(text: &str, kb_base: u64) -> Result<Pattern, OptionError> {
+    let (name, modifier) = match text.split_once(':') {
+        Some((name, modifier)) => (name.trim(), Some(modifier.trim())),
+        None => (text.trim(), None),
+    };
+    let pattern = match name {
+        "read" => Pattern::Read,
+        "write" => Pattern::Write,
+        "randread" => Pattern::RandRead,
+        "randwrite" => Pattern::RandWrite,
+        "rw" | "readwrite" => Pattern::ReadWrite,
+        "randrw" => Pattern::RandReadWrite,
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(OptionError::Unsupported(
+                "iopath issues no trims (discards) yet".to_string(),
+            ));
+        }
+        "filecreate" | "filestat" | "filedelete" => {
+            return Err(OptionError::Unsupported(
+                "file-metadata workloads are not supported".to_string(),
+            ));
+        }
+        other => {
+            return Err(OptionError::BadValue(format!(
+                "unknown pattern '{other}' (read, write, randread, randwrite, rw, readwrite, randrw)"
+            )));
+        }
+    };
+    let Some(modifier) = modifier else {
+        return Ok(pattern);
+    };
+    if pattern.random() {
+        let count = integer(modifier, 1, u32::MAX as u64)?;
+        if count > 1 {
+            return Err(OptionError::Unsupported(format!(
+                "a new random offset every {count} I/Os (fio's offset modifier) is not supported; percentage_random gives a mix of random and sequential I/O"
+            )));
+        }
+    } else {
+        let (negative, magnitude) = match modifier.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, modifier.strip_prefix('+').unwrap_or(modifier)),
+        };
+        if size(magnitude, kb_base)? != 0 {
+            let what = if negative {
+                "backwards or overlapping sequential I/O"
+            } else {
+                "sequential I/O with holes"
+            };
+            return Err(OptionError::Unsupported(format!(
+                "{what} (an offset modifier) is not supported yet"
+            )));
+        }
+    }
+    Ok(pattern)
+}
+
+/// Reads `ioengine`: the engine iopath runs for it, and a note when the mapping is not one to
+/// one.
+pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionError> {
+    Ok(match text.trim() {
+        "io_uring" => (EngineKind::IoUring, None),
+        "libaio" => (
+            EngineKind::IoUring,
+            Some(
+                "libaio runs as io_uring (both keep iodepth I/Os in flight; with buffered I/O libaio blocks in the kernel and reaches less depth than io_uring)",
+            ),
+        ),
+        "psync" => (EngineKind::Sync, None),
+        "sync" | "vsync" | "pvsync" | "pvsync2" => (
+            EngineKind::Sync,
+            Some("runs as iopath's sync engine (pread/pwrite, one I/O in flight per worker)"),
+        ),
+        "null" => (EngineKind::Null, None),
+        "nbd" => (
+            EngineKind::Nbd,
+            Some(
+                "runs as iopath's NBD client on the export named by uri= (or on the command line)",
+            ),
+        ),
+        "libiscsi" => (
+            EngineKind::Iscsi,
+            Some(
+                "runs as iopath's iSCSI initiator on the LUN named by filename= (or on the command line)",
+            ),
+        ),
+        other => {
+            return Err(OptionError::Unsupported(format!(
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync as sync, null, nbd and libiscsi)"
+            )));
+        }
+    })
+}
+
+fn block_size(text: &str, kb_base: u64) -> Result<u64, OptionError> {
+    let bytes = size(text, kb_base)?;
+    if bytes == 0 {
+        return Err(OptionError::BadValue(format!(
+            "'{text}': a block size must be above 0"
+        )));
+    }
+    if bytes > MAX_BLOCK_BYTES {
+        return Err(OptionError::BadValue(format!(
+            "'{text}': block sizes above 1 GiB are not supported"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Reads one direction's `bs`.
+pub fn fixed_block(text: &str, kb_base: u64) -> Result<BlockChoice, OptionError> {
+    block_size(text, kb_base).map(BlockChoice::Fixed)
+}
+
+/// Reads one direction's `bsrange` (`1k-4k` or `1k:4k`).
+pub fn block_range(text: &str, kb_base: u64) -> Result<BlockChoice, OptionError> {
+    let (low, high) = text
+        .split_once('-')
+        .or_else(|| text.split_once(':'))
+        .ok_or_else(|| format!("'{text}': a range is MIN-MAX, as in 4k-64k"))?;
+    let (mut min, mut max) = (block_size(low, kb_base)?, block_size(high, kb_base)?);
+    if min > max {
+        std::mem::swap(&mut min, &mut max);
+    }
+    if max / min > MAX_RANGE_SIZES {
+        return Err(OptionError::Unsupported(format!(
+            "more than {MAX_RANGE_SIZES} block sizes in one range; use bssplit"
+        )));
+    }
+    Ok(if min == max {
+        BlockChoice::Fixed(min)
+    } else {
+        BlockChoice::Range { min, max }
+    })
+}
+
+/// The sizes of a block choice and their shares in hundredths of a percent.
+pub fn block_shares(choice: BlockChoice) -> Vec<SplitShare> {
+    match choice {
+        BlockChoice::Fixed(size_bytes) => vec![SplitShare {
+            size_bytes,
+            share_hundredths: 10_000,
+        }],
+        BlockChoice::Range { min, max } => {
+            let count = (max / min) as u32;
+            let each = 10_000 / count;
+            let mut shares: Vec<SplitShare> = (1..=count)
+                .map(|multiple| SplitShare {
+                    size_bytes: min * multiple as u64,
+                    share_hundredths: each,
+                })
+                .collect();
+            shares[0].share_hundredths += 10_000 - each * count;
+            shares
+        }
+    }
+}
+
+/// Reads one direction's `bssplit`: `SIZE/PERCENT:SIZE/PERCENT…`; a blank percentage takes an
+/// equal part of what the others leave.
+pub fn split(text: &str, kb_base: u64) -> Result<Vec<SplitShare>, OptionError> {
+    let mut shares = Vec::new();
+    let mut blanks = Vec::new();
+    for entry in text.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+        let (size_text, percent_text) = match entry.split_once('/') {
+            Some((size_text, percent)) => (size_text, percent.trim()),
+            None => (entry, ""),
+        };
+        let size_bytes = block_size(size_text, kb_base)?;
+        let share_hundredths = if percent_text.is_empty() {
+            blanks.push(shares.len());
+            0
+        } else {
+            match percent_text.parse::<f64>() {
+                Ok(percent) if (0.0..=100.0).contains(&percent) => (percent * 100.0).round() as u32,
+                _ => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{entry}': '{percent_text}' is not a percentage"
+                    )));
+                }
+            }
+        };
+        shares.push(SplitShare {
+            size_bytes,
+            share_hundredths,
+        });
+        if shares.len() > 64 {
+            return Err(OptionError::BadValue(format!(
+                "'{text}': more than 64 block sizes"
+            )));
+        }
+    }
+    if shares.is_empty() {
+        return Err(OptionError::BadValue(format!(
+            "'{text}' names no block size"
+        )));
+    }
+    let given: u32 = shares.iter().map(|share| share.share_hundredths).sum();
+    if given > 10_000 {
+        return Err(OptionError::BadValue(format!(
+            "'{text}': the percentages add up to more than 100"
+        )));
+    }
+    if !blanks.is_empty() {
+        let rest = 10_000 - given;
+        let each = rest / blanks.len() as u32;
+        for (order, index) in blanks.iter().enumerate() {
+            shares[*index].share_hundredths =
+                each + u32::from(order == 0) * (rest - each * blanks.len() as u32);
+        }
+    } else if given != 10_000 {
+        return Err(OptionError::BadValue(format!(
+            "'{text}': the percentages add up to {}, not 100",
+            given as f64 / 100.0
+        )));
+    }
+    shares.retain(|share| share.share_hundredths > 0);
+    Ok(shares)
+}
+
+/// Reads one direction's `random_distribution` into iopath's distribution.
+pub fn distribution(text: &str) -> Result<OffsetDistribution, OptionError> {
+    let text = text.trim();
+    let (kind, parameters) = text.split_once(':').unwrap_or((text, ""));
+    match kind {
+        "random" => return Ok(OffsetDistribution::Uniform),
+        "zipf" | "pareto" | "normal" | "gauss" if parameters.contains(':') => {
+            return Err(OptionError::Unsupported(
+                "a centre for the distribution (its second value) is not supported".to_string(),
+            ));
+        }
+        "zoned" => return zoned(text, parameters),
+        "zoned_abs" => {
+            return Err(OptionError::Unsupported(
+                "zones of absolute sizes are not supported; use zoned with percentages".to_string(),
+            ));
+        }
+        "sequence" => {
+            return Err(OptionError::Unsupported(
+                "a fixed sequence of blocks is not supported".to_string(),
+            ));
+        }
+        _ => {}
+    }
+    OffsetDistribution::parse(text).map_err(OptionError::BadValue)
+}
+
+/// `zoned:A/S:…`, where fio lets the last zone leave its size blank (the rest of the region).
+fn zoned(text: &str, parameters: &str) -> Result<OffsetDistribution, OptionError> {
+    let zones: Vec<(&str, &str)> = parameters
+        .split(':')
+        .map(|zone| zone.split_once('/').unwrap_or((zone, "")))
+        .collect();
+    let mut given = 0.0;
+    let mut blanks = 0;
+    for (_, size_text) in &zones {
+        if size_text.trim().is_empty() {
+            blanks += 1;
+        } else {
+            given += size_text.trim().parse::<f64>().unwrap_or(0.0);
+        }
+    }
+    if blanks > 1 || (blanks == 1 && zones.last().is_some_and(|(_, s)| !s.trim().is_empty())) {
+        return Err(OptionError::BadValue(format!(
+            "'{text}': only the last zone may leave its size blank"
+        )));
+    }
+    let rest = 100.0 - given;
+    let normalized: Vec<String> = zones
+        .iter()
+        .map(|(access, size_text)| {
+            if size_text.trim().is_empty() {
+                format!("{}/{}", access.trim(), rest)
+            } else {
+                format!("{}/{}", access.trim(), size_text.trim())
+            }
+        })
+        .collect();
+    OffsetDistribution::parse(&format!("zoned:{}", normalized.join(":")))
+        .map_err(|error| OptionError::BadValue(format!("'{text}': {error}")))
+}
+
+/// Reads `steadystate` (`iops:10%`, `bw_slope:1%`, `lat:5%`).
+pub fn steady(text: &str) -> Result<SteadySpec, OptionError> {
+    let (criterion, limit) = text
+        .split_once(':')
+        .ok_or_else(|| format!("'{text}': a criterion is NAME:LIMIT, as in iops:10%"))?;
+    let (metric, slope) = match criterion.trim() {
+        "iops" => (SteadyMetric::Iops, false),
+        "iops_slope" => (SteadyMetric::Iops, true),
+        "bw" => (SteadyMetric::Bandwidth, false),
+        "bw_slope" => (SteadyMetric::Bandwidth, true),
+        "lat" => (SteadyMetric::Latency, false),
+        "lat_slope" => (SteadyMetric::Latency, true),
+        other => {
+            return Err(OptionError::BadValue(format!(
+                "unknown criterion '{other}' (iops, iops_slope, bw, bw_slope, lat, lat_slope)"
+            )));
+        }
+    };
+    let Some(percent) = limit.trim().strip_suffix('%') else {
+        return Err(OptionError::Unsupported(format!(
+            "an absolute limit is not supported; give it in percent of the mean, as in {}:10%",
+            criterion.trim()
+        )));
+    };
+    let limit_percent = percent
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| *value > 0.0 && *value <= 100.0)
+        .ok_or_else(|| format!("'{limit}' is not a percentage above 0"))?;
+    Ok(SteadySpec {
+        metric,
+        slope,
+        limit_percent,
+    })
+}
+
+/// Reads an `offset`: bytes (a percentage of the target is refused as unsupported).
+pub fn offset(text: &str, kb_base: u64) -> Result<u64, OptionError> {
+    match size_or_percent(text, kb_base)? {
+        super::values::SizeValue::Bytes(bytes) => Ok(bytes),
+        super::values::SizeValue::Percent(_) => Err(OptionError::Unsupported(
+            "a percentage of the target is not supported; give a size".to_string(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsupported<T: std::fmt::Debug>(result: Result<T, OptionError>) -> bool {
+        matches!(result, Err(OptionError::Unsupported(_)))
+    }
+
+    #[test]
+    fn patterns_and_modifiers() {
+        assert_eq!(pattern("randrw", 1024), Ok(Pattern::RandReadWrite));
+        assert_eq!(pattern("readwrite", 1024), Ok(Pattern::ReadWrite));
+        assert_eq!(pattern("randread:1", 1024), Ok(Pattern::RandRead));
+        assert_eq!(pattern("write:0", 1024), Ok(Pattern::Write));
+        assert!(unsupported(pattern("read:-8k", 1024)));
+        assert!(unsupported(pattern("write:4k", 1024)));
+        assert!(unsupported(pattern("randread:8", 1024)));
+        assert!(unsupported(pattern("randtrim", 1024)));
+        assert!(matches!(
+            pattern("raed", 1024),
+            Err(OptionError::BadValue(_))
+        ));
+        assert!(matches!(
+            pattern("read:x", 1024),
+            Err(OptionError::BadValue(_))
+        ));
+    }
+
+    #[test]
+    fn engines_map_or_are_refused() {
+        assert_eq!(engine("libaio").unwrap().0, EngineKind::IoUring);
+        assert_eq!(engine("pvsync2").unwrap().0, EngineKind::Sync);
+        assert_eq!(engine("null").unwrap(), (EngineKind::Null, None));
+        assert_eq!(engine("libiscsi").unwrap().0, EngineKind::Iscsi);
+        assert_eq!(engine("nbd").unwrap().0, EngineKind::Nbd);
+        assert!(unsupported(engine("posixaio")));
+    }
+
+    #[test]
+    fn splits_fill_blanks_and_must_add_up() {
+        let shares = split("4k/50:1k/:32k/", 1024).unwrap();
+        assert_eq!(
+            shares
+                .iter()
+                .map(|s| s.share_hundredths)
+                .collect::<Vec<_>>(),
+            [5000, 2500, 2500]
+        );
+        let shares = split("512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10", 1024).unwrap();
+        assert_eq!(shares.len(), 8);
+        assert_eq!(
+            split("4k/33.5:8k/66.5", 1024).unwrap()[0].share_hundredths,
+            3350
+        );
+        for bad in ["4k/50:8k/40", "4k/80:8k/30", "", "0/100", "4k/x", "4k/101"] {
+            assert!(split(bad, 1024).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ranges_expand_to_multiples() {
+        assert_eq!(block_range("4k-4k", 1024), Ok(BlockChoice::Fixed(4096)));
+        let range = block_range("4k:1k", 1024).unwrap();
+        assert_eq!(
+            range,
+            BlockChoice::Range {
+                min: 1024,
+                max: 4096
+            }
+        );
+        let shares = block_shares(range);
+        assert_eq!(shares.len(), 4);
+        assert_eq!(
+            shares.iter().map(|s| s.share_hundredths).sum::<u32>(),
+            10_000
+        );
+        assert!(unsupported(block_range("512-1m", 1024)));
+        assert!(block_range("4k", 1024).is_err());
+    }
+
+    #[test]
+    fn distributions_follow_fio() {
+        assert_eq!(distribution("random"), Ok(OffsetDistribution::Uniform));
+        assert_eq!(
+            distribution("zipf:0.5"),
+            Ok(OffsetDistribution::Zipf { theta: 0.5 })
+        );
+        let zoned = distribution("zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(
+            zoned,
+            OffsetDistribution::parse("zoned:50/5:30/15:20/80").unwrap()
+        );
+        assert!(unsupported(distribution("zipf:1.2:0.25")));
+        assert!(unsupported(distribution("zoned_abs:50/10G:50/20G")));
+        assert!(unsupported(distribution("sequence:2,0,1")));
+        assert!(distribution("zoned:50/:50/").is_err());
+        assert!(distribution("lognormal:3").is_err());
+    }
+
+    #[test]
+    fn steady_criteria() {
+        let spec = steady("bw_slope:1%").unwrap();
+        assert!(spec.slope && spec.metric == SteadyMetric::Bandwidth);
+        assert!(unsupported(steady("iops:2")));
+        assert!(steady("speed:1%").is_err());
+    }
+}

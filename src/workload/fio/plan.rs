@@ -1,0 +1,242 @@
+//! Jobs into tests, as fio runs them: jobs run together until one says `stonewall` (or
+//! `wait_for_previous`), which starts a new test once all before it have ended. Reporting groups
+//! follow fio: `stonewall` or `new_group` starts a new group when the current one has jobs.
+//!
+//! Per test: the page cache is dropped before it when a buffered job keeps fio's `invalidate=1`,
+//! and fio's steady-state options become the test's steady-state criterion.
+
+use super::collect::JobDefinition;
+use super::mapping::{MappedJob, map_job};
+use super::notes::Notes;
+use super::settings::Set;
+use crate::engine::EngineKind;
+use crate::target::TargetSpec;
+use crate::workload::job_file::{JobFileError, JobFileRequest};
+use crate::workload::steady::SteadyCriterion;
+use crate::workload::{JobPlan, Plan, TestPlan, TestSettings};
+use std::path::Path;
+
+/// Builds the plan of `jobs` read from `path`. Steady-state settings iopath cannot honour are
+/// refused, or listed in `ignored` with `request.ignore_unsupported`.
+pub fn build_plan(
+    path: &Path,
+    jobs: &[JobDefinition],
+    request: &JobFileRequest,
+    notes: &mut Notes,
+    ignored: &mut Vec<String>,
+) -> Result<Plan, JobFileError> {
+    if jobs.is_empty() {
+        return Err(JobFileError {
+            file: path.to_path_buf(),
+            line: None,
+            message: "no job: the file has no section other than [global]".into(),
+        });
+    }
+    let mut targets = TargetTable::default();
+    let mut phases: Vec<Vec<(&JobDefinition, JobPlan)>> = Vec::new();
+    let mut group = 0u32;
+    let mut jobs_in_group = 0u32;
+    for job in jobs {
+        let settings = &job.settings;
+        if (settings.stonewall || settings.new_group) && jobs_in_group > 0 {
+            group += 1;
+            jobs_in_group = 0;
+        }
+        // Every phase gets its job right below, so a stonewall always closes a non-empty one.
+        if settings.stonewall || phases.is_empty() {
+            phases.push(Vec::new());
+        }
+        let MappedJob {
+            workload,
+            targets: job_targets,
+        } = map_job(job, request, notes)?;
+        let indexes = job_targets
+            .into_iter()
+            .map(|target| targets.add(target))
+            .collect();
+        jobs_in_group += 1;
+        phases.last_mut().expect("a phase exists").push((
+            job,
+            JobPlan {
+                name: job
+                    .settings
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| job.section.clone()),
+                group,
+                workload,
+                targets: indexes,
+            },
+        ));
+    }
+    let mut tests = Vec::new();
+    for phase in phases {
+        let settings = TestSettings {
+            drop_caches_before: drop_caches(&phase, notes),
+            steady: steady_criterion(&phase, request, ignored)?,
+            ..TestSettings::default()
+        };
+        let jobs: Vec<JobPlan> = phase.into_iter().map(|(_, plan)| plan).collect();
+        tests.push(TestPlan {
+            name: test_name(&jobs),
+            jobs,
+            settings,
+        });
+    }
+    Ok(Plan {
+        targets: targets.specs,
+        tests,
+    })
+}
+
+/// A test's name from its jobs': `a`, `a + b`, or `a + … + z (N jobs)`.
+fn test_name(jobs: &[JobPlan]) -> String {
+    let names: Vec<&str> = jobs.iter().map(|job| job.name.as_str()).collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => one.to_string(),
+        few if few.len() <= 4 => few.join(" + "),
+        many => format!(
+            "{} + … + {} ({} jobs)",
+            many[0],
+            many[many.len() - 1],
+            many.len()
+        ),
+    }
+}
+
+/// fio invalidates the cache of a buffered job's files before it starts (`invalidate=1`).
+fn drop_caches(phase: &[(&JobDefinition, JobPlan)], notes: &mut Notes) -> bool {
+    let drop = phase.iter().any(|(job, plan)| {
+        plan.workload.buffered
+            && job.settings.invalidate
+            && plan.workload.engine != EngineKind::Null
+            && !plan.workload.engine.is_protocol()
+    });
+    if drop {
+        notes.add(
+            None,
+            "buffered jobs keep fio's invalidate=1: iopath drops the page cache before each of their tests (the whole cache, as root; fio drops only the job's files); set invalidate=0 to keep it",
+        );
+    }
+    drop
+}
+
+/// The test's steady-state criterion from its jobs' `steadystate` options.
+fn steady_criterion(
+    phase: &[(&JobDefinition, JobPlan)],
+    request: &JobFileRequest,
+    ignored: &mut Vec<String>,
+) -> Result<Option<SteadyCriterion>, JobFileError> {
+    let Some((job, plan)) = phase.iter().find(|(job, _)| job.settings.steady.is_some()) else {
+        return Ok(None);
+    };
+    let spec: &Set<_> = job.settings.steady.as_ref().expect("found above");
+    let refuse = |message: String,
+                  ignored: &mut Vec<String>|
+     -> Result<Option<SteadyCriterion>, JobFileError> {
+        if request.ignore_unsupported {
+            ignored.push(format!("{}: steadystate ({message})", spec.at));
+            Ok(None)
+        } else {
+            Err(spec
+                .at
+                .error(format!("unsupported option 'steadystate': {message}")))
+        }
+    };
+    let same_everywhere = phase.iter().all(|(other, other_plan)| {
+        other.settings.steady.as_ref().map(|s| s.value) == Some(spec.value)
+            && other.settings.steady_duration.as_ref().map(|s| s.value)
+                == job.settings.steady_duration.as_ref().map(|s| s.value)
+            && (phase.len() == 1
+                || (other.settings.group_reporting && other_plan.group == plan.group))
+    });
+    if !same_everywhere {
+        return refuse(
+            "iopath judges steady state per test: every job of the test needs the same criterion, with group_reporting in one group".into(),
+            ignored,
+        );
+    }
+    let Some(duration) = &job.settings.steady_duration else {
+        return Err(spec.at.error(
+            "steadystate needs ss_dur (steadystate_duration), the window it is judged over",
+        ));
+    };
+    let seconds = duration.value / 1_000_000_000;
+    if seconds < 2 || !duration.value.is_multiple_of(1_000_000_000) {
+        return Err(duration
+            .at
+            .error("ss_dur: the window must be a whole number of seconds, at least 2"));
+    }
+    if let Some(ramp) = &job.settings.steady_ramp
+        && ramp.value > plan.workload.ramp_ns
+    {
+        return refuse(
+            format!(
+                "ss_ramp ({} s) is longer than the ramp ({} s): iopath judges steadiness from the end of the ramp; set ramp_time to at least ss_ramp",
+                ramp.value as f64 / 1e9,
+                plan.workload.ramp_ns as f64 / 1e9
+            ),
+            ignored,
+        );
+    }
+    // fio's slope is per second; iopath's is the change across the whole window.
+    let limit_percent = if spec.value.slope {
+        spec.value.limit_percent * (seconds - 1) as f64
+    } else {
+        spec.value.limit_percent
+    };
+    if limit_percent > 100.0 {
+        return refuse(
+            format!("the slope limit over a {seconds} s window exceeds 100 % of the mean"),
+            ignored,
+        );
+    }
+    Ok(Some(SteadyCriterion {
+        metric: spec.value.metric,
+        slope: spec.value.slope,
+        limit_percent,
+        window_ns: duration.value,
+    }))
+}
+
+/// Targets of the plan, each path once (the largest creation size wins).
+#[derive(Default)]
+struct TargetTable {
+    specs: Vec<TargetSpec>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl TargetTable {
+    fn add(&mut self, spec: TargetSpec) -> usize {
+        let key = target_key(&spec);
+        if let Some(&index) = self.index.get(&key) {
+            if let (
+                TargetSpec::Path {
+                    create_size: known, ..
+                },
+                TargetSpec::Path {
+                    create_size: new, ..
+                },
+            ) = (&mut self.specs[index], &spec)
+            {
+                *known = (*known).max(*new);
+            }
+            return index;
+        }
+        self.specs.push(spec);
+        self.index.insert(key, self.specs.len() - 1);
+        self.specs.len() - 1
+    }
+}
+
+/// What makes two targets the same: the path (`./a` is `a`), or the volume.
+fn target_key(spec: &TargetSpec) -> String {
+    match spec {
+        TargetSpec::Path { path, .. } => {
+            let normalized: std::path::PathBuf = path.components().collect();
+            format!("path:{}", normalized.display())
+        }
+        other => format!("{other:?}"),
+    }
+}

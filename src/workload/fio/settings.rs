@@ -1,0 +1,267 @@
+//! What one fio job asks for, in fio's own terms, after its options were read (stage one of the
+//! two-stage parse): typed values with fio's defaults, each kept with the line that set it where
+//! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
+
+use super::source::Location;
+use crate::engine::EngineKind;
+use crate::workload::OffsetDistribution;
+use crate::workload::steady::SteadyMetric;
+
+/// A value and the line that set it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Set<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was set.
+    pub at: Location,
+}
+
+/// fio's `rw` patterns that iopath runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// `read`: sequential reads.
+    Read,
+    /// `write`: sequential writes.
+    Write,
+    /// `randread`.
+    RandRead,
+    /// `randwrite`.
+    RandWrite,
+    /// `rw` / `readwrite`: sequential mix.
+    ReadWrite,
+    /// `randrw`: random mix.
+    RandReadWrite,
+}
+
+impl Pattern {
+    /// Whether offsets are random.
+    pub fn random(self) -> bool {
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandReadWrite
+        )
+    }
+
+    /// Whether the pattern reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, Pattern::Write | Pattern::RandWrite)
+    }
+
+    /// Whether the pattern writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, Pattern::Read | Pattern::RandRead)
+    }
+}
+
+/// Block sizes of one direction set by `bs` or `bsrange` (the later of the two wins, as in fio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockChoice {
+    /// One size.
+    Fixed(u64),
+    /// Every multiple of `min` up to `max`.
+    Range {
+        /// Smallest size.
+        min: u64,
+        /// Largest size.
+        max: u64,
+    },
+}
+
+/// One size of a `bssplit` and its share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitShare {
+    /// Block size, bytes.
+    pub size_bytes: u64,
+    /// Share in hundredths of a percent (10000 = 100 %).
+    pub share_hundredths: u32,
+}
+
+/// A steady-state criterion as fio writes it (`iops:10%`, `bw_slope:1%`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadySpec {
+    /// What is watched.
+    pub metric: SteadyMetric,
+    /// fio's `*_slope` criteria.
+    pub slope: bool,
+    /// Limit, percent of the mean (per second for slopes, as fio computes it).
+    pub limit_percent: f64,
+}
+
+/// Index of reads in per-direction arrays.
+pub const READ: usize = 0;
+/// Index of writes in per-direction arrays.
+pub const WRITE: usize = 1;
+
+/// Everything one job asks for. `[global]` sections fill one of these that each new job starts
+/// from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSettings {
+    /// Unit base of sizes (1024 or 1000).
+    pub kb_base: u64,
+    /// `name` given in the job's own section (a `[global]` name is replaced by the section name).
+    pub name: Option<String>,
+    /// `filename`: the job's files (shared by its clones).
+    pub filenames: Option<Set<Vec<String>>>,
+    /// `directory`: where files go (one per clone, round robin, when several).
+    pub directories: Vec<String>,
+    /// `filename_format`, for generated names.
+    pub filename_format: Option<String>,
+    /// `nrfiles`: files per clone when names are generated.
+    pub nrfiles: u32,
+    /// `size`: I/O per clone, spread over its files (and their size when created).
+    pub size: Option<Set<u64>>,
+    /// `filesize`: size of each file.
+    pub filesize: Option<Set<u64>>,
+    /// `io_size`: I/O per clone, independent of the region.
+    pub io_size: Option<Set<u64>>,
+    /// `offset`: start of the region in each file.
+    pub offset: u64,
+    /// `rw` (default read).
+    pub pattern: Pattern,
+    /// `rwmixread` (default 50).
+    pub read_mix_percent: u8,
+    /// `percentage_random` per direction (default 100).
+    pub random_percent: [u8; 2],
+    /// Where `percentage_random` was set.
+    pub random_percent_at: Option<Location>,
+    /// `bs` / `bsrange` per direction (default 4k).
+    pub blocks: [BlockChoice; 2],
+    /// `bssplit` per direction; wins over `bs`.
+    pub splits: [Option<Vec<SplitShare>>; 2],
+    /// `blockalign` per direction (default: the direction's smallest block).
+    pub alignments: [Option<u64>; 2],
+    /// `iodepth` (default 1).
+    pub iodepth: u32,
+    /// `numjobs` (default 1).
+    pub numjobs: u32,
+    /// `ioengine` as written and what it runs as (default psync → sync).
+    pub engine: Set<(String, EngineKind)>,
+    /// Page cache in the path (fio's default `direct=0`).
+    pub buffered: bool,
+    /// `sync`: O_DSYNC writes.
+    pub sync_writes: bool,
+    /// `fsync` / `fdatasync`: a data sync after every this many writes.
+    pub fsync_every_writes: Option<u32>,
+    /// `end_fsync`.
+    pub end_fsync: Option<Location>,
+    /// `runtime`.
+    pub runtime: Option<Set<u64>>,
+    /// `time_based`.
+    pub time_based: Option<Location>,
+    /// `ramp_time`.
+    pub ramp: Option<Set<u64>>,
+    /// `startdelay`, ns.
+    pub start_delay_ns: u64,
+    /// `rate` per direction, bytes/s per clone.
+    pub rate: [Option<u64>; 2],
+    /// `rate_iops` per direction, per clone.
+    pub rate_iops: [Option<u64>; 2],
+    /// Where the last rate cap was set.
+    pub rate_at: Option<Location>,
+    /// `thinktime`, ns.
+    pub think_time_ns: u64,
+    /// `thinktime_blocks`.
+    pub think_time_blocks: u32,
+    /// `random_distribution`.
+    pub distribution: Option<Set<OffsetDistribution>>,
+    /// `randrepeat` (default true).
+    pub randrepeat: bool,
+    /// `randseed`.
+    pub randseed: Option<u64>,
+    /// `stonewall` / `wait_for_previous`.
+    pub stonewall: bool,
+    /// `new_group`.
+    pub new_group: bool,
+    /// `group_reporting`.
+    pub group_reporting: bool,
+    /// `loops` (default 1).
+    pub loops: u32,
+    /// `number_ios`.
+    pub number_ios: Option<Set<u64>>,
+    /// `allow_file_create` (default true).
+    pub allow_file_create: bool,
+    /// `invalidate` (default true).
+    pub invalidate: bool,
+    /// `continue_on_error`.
+    pub continue_on_error: bool,
+    /// `norandommap` was given.
+    pub norandommap: bool,
+    /// `steadystate`.
+    pub steady: Option<Set<SteadySpec>>,
+    /// `ss_dur`, ns.
+    pub steady_duration: Option<Set<u64>>,
+    /// `ss_ramp`, ns.
+    pub steady_ramp: Option<Set<u64>>,
+    /// `unlink`.
+    pub unlink: bool,
+    /// `uri`: the NBD export of `ioengine=nbd`.
+    pub uri: Option<Set<String>>,
+}
+
+impl JobSettings {
+    /// fio's defaults; `at` is where an implied default is said to come from (the job file).
+    pub fn fio_defaults(at: Location) -> Self {
+        JobSettings {
+            kb_base: 1024,
+            name: None,
+            filenames: None,
+            directories: Vec::new(),
+            filename_format: None,
+            nrfiles: 1,
+            size: None,
+            filesize: None,
+            io_size: None,
+            offset: 0,
+            pattern: Pattern::Read,
+            read_mix_percent: 50,
+            random_percent: [100, 100],
+            random_percent_at: None,
+            blocks: [BlockChoice::Fixed(4096); 2],
+            splits: [None, None],
+            alignments: [None, None],
+            iodepth: 1,
+            numjobs: 1,
+            engine: Set {
+                value: ("psync".to_string(), EngineKind::Sync),
+                at,
+            },
+            buffered: true,
+            sync_writes: false,
+            fsync_every_writes: None,
+            end_fsync: None,
+            runtime: None,
+            time_based: None,
+            ramp: None,
+            start_delay_ns: 0,
+            rate: [None, None],
+            rate_iops: [None, None],
+            rate_at: None,
+            think_time_ns: 0,
+            think_time_blocks: 1,
+            distribution: None,
+            randrepeat: true,
+            randseed: None,
+            stonewall: false,
+            new_group: false,
+            group_reporting: false,
+            loops: 1,
+            number_ios: None,
+            allow_file_create: true,
+            invalidate: true,
+            continue_on_error: false,
+            norandommap: false,
+            steady: None,
+            steady_duration: None,
+            steady_ramp: None,
+            unlink: false,
+            uri: None,
+        }
+    }
+
+    /// Whether the job issues writes.
+    pub fn writes(&self) -> bool {
+        self.pattern.writes()
+            && !(matches!(self.pattern, Pattern::ReadWrite | Pattern::RandReadWrite)
+                && self.read_mix_percent == 100)
+    }
+}

@@ -1,0 +1,1373 @@
+//! Every fio option iopath knows, declared once: its name and aliases, what iopath makes of it
+//! (the text `docs/fio-compatibility.md` repeats), and how it is read:
+//!
+//! - [`Support::Mapped`]: read into [`JobSettings`] by its handler, which may refuse some
+//!   values (`rw=trim`, `ioengine=libiscsi`) as unsupported;
+//! - [`Support::Accepted`]: changes nothing iopath measures (logs, report formatting); accepted
+//!   with a note saying so;
+//! - [`Support::Refused`]: a fio option whose effect iopath does not have; refused at its line
+//!   with the reason (skipped with `--ignore-unsupported`).
+//!
+//! A name in none of these is refused the same way, with the supported names nearest to it.
+
+use super::notes::Notes;
+use super::parsers::{self, OptionError};
+use super::settings::{JobSettings, Set};
+use super::source::Location;
+use super::values::{boolean, colon_list, integer, per_direction, percent, size, time_ns};
+
+/// What iopath does with an option.
+#[derive(Clone, Copy)]
+pub enum Support {
+    /// Read into the job's settings.
+    Mapped(Handler),
+    /// Accepted; it changes nothing iopath measures, and the note says why.
+    Accepted(&'static str),
+    /// Refused, for this reason.
+    Refused(&'static str),
+}
+
+/// Reads an option's value into the settings.
+pub type Handler = fn(&mut JobSettings, &mut Input<'_>) -> Result<(), OptionError>;
+
+/// One option.
+pub struct OptionSpec {
+    /// fio's name.
+    pub name: &'static str,
+    /// Other names fio accepts for it.
+    pub aliases: &'static [&'static str],
+    /// How iopath maps it (for the compatibility document and messages).
+    pub mapping: &'static str,
+    /// What iopath does with it.
+    pub support: Support,
+}
+
+/// An option line as a handler sees it.
+pub struct Input<'a> {
+    /// The value, `None` for a bare name.
+    pub value: Option<&'a str>,
+    /// Where the line is.
+    pub at: &'a Location,
+    /// Notes for the user (how a value was mapped).
+    pub notes: &'a mut Notes,
+}
+
+impl<'a> Input<'a> {
+    /// The value, which must be present.
+    pub fn text(&self) -> Result<&'a str, OptionError> {
+        match self.value {
+            Some(value) if !value.trim().is_empty() => Ok(value.trim()),
+            _ => Err(OptionError::BadValue("needs a value".into())),
+        }
+    }
+
+    /// A boolean (a bare name is true).
+    pub fn flag(&self) -> Result<bool, OptionError> {
+        Ok(boolean(self.value)?)
+    }
+
+    /// Adds a note about this line.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.add(Some(self.at), text);
+    }
+
+    fn set<T>(&self, value: T) -> Set<T> {
+        Set {
+            value,
+            at: self.at.clone(),
+        }
+    }
+}
+
+const SECOND_NS: u64 = 1_000_000_000;
+const MICROSECOND_NS: u64 = 1_000;
+
+/// Finds an option by name or alias.
+pub fn find(name: &str) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|spec| spec.name == name || spec.aliases.contains(&name))
+}
+
+/// Names of the options iopath maps or accepts.
+pub fn supported_names() -> impl Iterator<Item = &'static str> {
+    OPTIONS
+        .iter()
+        .filter(|spec| !matches!(spec.support, Support::Refused(_)))
+        .flat_map(|spec| std::iter::once(spec.name).chain(spec.aliases.iter().copied()))
+}
+
+/// The option tables of `docs/fio-compatibility.md`, rendered from [`OPTIONS`] (a test checks
+/// that the document carries exactly this text).
+pub fn markdown_tables() -> String {
+    let names = |spec: &OptionSpec| {
+        std::iter::once(spec.name)
+            .chain(spec.aliases.iter().copied())
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut mapped = String::from("| option | iopath |\n|---|---|\n");
+    let mut accepted = String::from("| option | why it changes nothing measured |\n|---|---|\n");
+    let mut refused = String::from("| option | why it is refused |\n|---|---|\n");
+    for spec in OPTIONS {
+        let (table, text) = match spec.support {
+            Support::Mapped(_) => (&mut mapped, spec.mapping),
+            Support::Accepted(note) => (&mut accepted, note),
+            Support::Refused(reason) => (&mut refused, reason),
+        };
+        table.push_str(&format!(
+            "| {} | {} |\n",
+            names(spec),
+            text.replace('|', "\\|")
+        ));
+    }
+    format!(
+        "### Mapped\n\n{mapped}\n### Accepted with a note\n\n{accepted}\n### Refused\n\n{refused}"
+    )
+}
+
+fn size_or_none(input: &Input<'_>, kb_base: u64) -> Result<Option<u64>, OptionError> {
+    let bytes = match parsers::offset(input.text()?, kb_base) {
+        Ok(bytes) => bytes,
+        Err(OptionError::Unsupported(_)) => {
+            return Err(OptionError::Unsupported(
+                "a percentage of the target is not supported; give a size".into(),
+            ));
+        }
+        Err(error) => return Err(error),
+    };
+    Ok((bytes > 0).then_some(bytes))
+}
+
+fn seconds(input: &Input<'_>) -> Result<u64, OptionError> {
+    Ok(time_ns(input.text()?, SECOND_NS)?)
+}
+
+fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), OptionError> {
+    let text = input.text()?;
+    if accepted.contains(&text) {
+        Ok(())
+    } else {
+        Err(OptionError::Unsupported(refused.to_string()))
+    }
+}
+
+const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
+const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
+const VERIFY: &str = "iopath does not verify data yet";
+const PLACEMENT: &str =
+    "iopath does not pin workers to CPUs or NUMA nodes, nor change their priority";
+const BUFFERS: &str = "iopath writes incompressible random data, filled once per buffer; buffer contents are not configurable";
+const LATENCY_SEARCH: &str =
+    "iopath does not search for the queue depth that meets a latency target (use --sweep qd=…)";
+const BATCHING: &str = "iopath submits every free slot at once and reaps what has completed; batching is not configurable";
+const REPLAY: &str = "iopath does not replay I/O logs";
+const TRIM: &str = "iopath issues no trims (discards) yet";
+
+/// The table.
+pub static OPTIONS: &[OptionSpec] = &[
+    // Job description and units.
+    OptionSpec {
+        name: "name",
+        aliases: &[],
+        mapping: "the job's name in results; a `[global]` name is replaced by each section's name, as in fio",
+        support: Support::Mapped(|s, input| {
+            s.name = Some(input.text()?.to_string());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "description",
+        aliases: &[],
+        mapping: "kept in the job file only; no effect",
+        support: Support::Mapped(|_, _| Ok(())),
+    },
+    OptionSpec {
+        name: "kb_base",
+        aliases: &[],
+        mapping: "1024 (default) or 1000: the base of k/m/g in sizes of the section (read before its other options, as fio does); KiB/MiB use the other base",
+        support: Support::Mapped(|s, input| {
+            s.kb_base = match input.text()? {
+                "1024" => 1024,
+                "1000" => 1000,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not 1024 or 1000"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "unit_base",
+        aliases: &[],
+        mapping: "report units only",
+        support: Support::Accepted("iopath reports bytes and shows MB/s and MiB/s side by side"),
+    },
+    // Files.
+    OptionSpec {
+        name: "filename",
+        aliases: &[],
+        mapping: "the job's files (`:`-separated, `\\:` for a colon in a name), shared by its clones; relative names are relative to `directory` or the current directory; one target per file",
+        support: Support::Mapped(|s, input| {
+            let names = colon_list(input.text()?);
+            if names.is_empty() {
+                return Err(OptionError::BadValue("names no file".into()));
+            }
+            s.filenames = Some(input.set(names));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "directory",
+        aliases: &[],
+        mapping: "where the job's files are (`:`-separated directories go round robin to the clones of generated names)",
+        support: Support::Mapped(|s, input| {
+            s.directories = colon_list(input.text()?);
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "filename_format",
+        aliases: &[],
+        mapping: "generated file names: `$jobname`, `$jobnum` (clone), `$filenum` (default `$jobname.$jobnum.$filenum`)",
+        support: Support::Mapped(|s, input| {
+            s.filename_format = Some(input.text()?.to_string());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "nrfiles",
+        aliases: &["nr_files"],
+        mapping: "files per clone when names are generated: one target (and worker) per file",
+        support: Support::Mapped(|s, input| {
+            s.nrfiles = integer(input.text()?, 1, 4096)? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "size",
+        aliases: &[],
+        mapping: "I/O per clone, divided over its files (region and created size of each); without `time_based` the run length in bytes (× loops × clones)",
+        support: Support::Mapped(|s, input| {
+            s.size = size_or_none(input, s.kb_base)?.map(|bytes| input.set(bytes));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "filesize",
+        aliases: &[],
+        mapping: "size of each file (region and created size); `size` then only sets the amount of I/O",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            if text.contains(['-', ':']) && !text.starts_with('(') {
+                return Err(OptionError::Unsupported(
+                    "files of random sizes in a range are not supported; give one size".into(),
+                ));
+            }
+            s.filesize = size_or_none(input, s.kb_base)?.map(|bytes| input.set(bytes));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "io_size",
+        aliases: &["io_limit"],
+        mapping: "I/O per clone instead of `size` (run length in bytes without `time_based`)",
+        support: Support::Mapped(|s, input| {
+            s.io_size = size_or_none(input, s.kb_base)?.map(|bytes| input.set(bytes));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "offset",
+        aliases: &["fileoffset"],
+        mapping: "start of the region in each file (a percentage is refused)",
+        support: Support::Mapped(|s, input| {
+            s.offset = parsers::offset(input.text()?, s.kb_base)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "offset_align",
+        aliases: &[],
+        mapping: "only aligns percentage offsets, which iopath refuses: no effect",
+        support: Support::Mapped(|_, _| Ok(())),
+    },
+    OptionSpec {
+        name: "offset_increment",
+        aliases: &[],
+        mapping: "0 only",
+        support: Support::Mapped(|s, input| {
+            if size(input.text()?, s.kb_base)? != 0 {
+                return Err(OptionError::Unsupported(
+                    "a different region per clone is not supported".into(),
+                ));
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "allow_file_create",
+        aliases: &[],
+        mapping: "0: missing files are an error instead of being created",
+        support: Support::Mapped(|s, input| {
+            s.allow_file_create = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "allow_mounted_write",
+        aliases: &[],
+        mapping: "accepted; changes nothing",
+        support: Support::Accepted(
+            "iopath never writes to a mounted device or one that holds a filesystem, whatever this says",
+        ),
+    },
+    OptionSpec {
+        name: "unlink",
+        aliases: &["unlink_each_loop"],
+        mapping: "accepted with a note: files iopath creates are kept",
+        support: Support::Mapped(|s, input| {
+            s.unlink = input.flag()?;
+            if s.unlink {
+                input.note("unlink: the files iopath creates are kept after the run (remove them yourself)");
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "create_serialize",
+        aliases: &["create_fsync"],
+        mapping: "accepted; iopath creates every missing file before the first test",
+        support: Support::Accepted(
+            "iopath creates, fills and syncs every missing file before the first test, one after the other",
+        ),
+    },
+    OptionSpec {
+        name: "fallocate",
+        aliases: &[],
+        mapping: "accepted; iopath preallocates and fills the files it creates",
+        support: Support::Accepted(
+            "iopath preallocates and fills with random data every file it creates",
+        ),
+    },
+    OptionSpec {
+        name: "overwrite",
+        aliases: &[],
+        mapping: "accepted; iopath always lays out the files it creates before the run",
+        support: Support::Accepted(
+            "iopath lays out (fills) every file it creates before the run, so writes overwrite data",
+        ),
+    },
+    OptionSpec {
+        name: "invalidate",
+        aliases: &[],
+        mapping: "1 (default): the page cache is dropped before each test that has buffered jobs; 0: kept",
+        support: Support::Mapped(|s, input| {
+            s.invalidate = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "lockfile",
+        aliases: &[],
+        mapping: "`none` only",
+        support: Support::Mapped(|_, input| one_of(input, &["none"], "iopath does not lock files")),
+    },
+    OptionSpec {
+        name: "file_service_type",
+        aliases: &[],
+        mapping: "`roundrobin` only (iopath runs one worker per file)",
+        support: Support::Mapped(|_, input| {
+            one_of(
+                input,
+                &["roundrobin"],
+                "iopath runs one worker per file; other ways of choosing a file are not supported",
+            )
+        }),
+    },
+    OptionSpec {
+        name: "zonemode",
+        aliases: &[],
+        mapping: "`none` only",
+        support: Support::Mapped(|_, input| {
+            one_of(input, &["none"], "zoned I/O modes are not supported")
+        }),
+    },
+    OptionSpec {
+        name: "unique_filename",
+        aliases: &[],
+        mapping: "accepted; no client/server mode",
+        support: Support::Accepted("iopath has no client/server mode; names are never prefixed"),
+    },
+    // I/O type.
+    OptionSpec {
+        name: "direct",
+        aliases: &[],
+        mapping: "1: O_DIRECT; 0 (fio's default): buffered (`workload.buffered`)",
+        support: Support::Mapped(|s, input| {
+            s.buffered = !input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "buffered",
+        aliases: &[],
+        mapping: "the opposite of `direct`",
+        support: Support::Mapped(|s, input| {
+            s.buffered = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "rw",
+        aliases: &["readwrite"],
+        mapping: "read, write, randread, randwrite, rw/readwrite, randrw: direction shares and random % of the access lines; trims and offset modifiers (`read:-8k`, `randread:8`) are refused",
+        support: Support::Mapped(|s, input| {
+            s.pattern = parsers::pattern(input.text()?, s.kb_base)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "rw_sequencer",
+        aliases: &[],
+        mapping: "`sequential` only (no offset modifiers are supported)",
+        support: Support::Mapped(|_, input| {
+            one_of(
+                input,
+                &["sequential"],
+                "repeating the same offset is not supported",
+            )
+        }),
+    },
+    OptionSpec {
+        name: "rwmixread",
+        aliases: &[],
+        mapping: "share of reads in a mix (default 50)",
+        support: Support::Mapped(|s, input| {
+            s.read_mix_percent = percent(input.text()?)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "rwmixwrite",
+        aliases: &[],
+        mapping: "share of writes in a mix; the later of rwmixread/rwmixwrite wins",
+        support: Support::Mapped(|s, input| {
+            s.read_mix_percent = 100 - percent(input.text()?)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "percentage_random",
+        aliases: &[],
+        mapping: "random % of each direction's lines for rand* patterns (per direction: `read,write`)",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                if let Some(part) = part {
+                    s.random_percent[direction] = percent(part)?;
+                }
+            }
+            s.random_percent_at = Some(input.at.clone());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "random_distribution",
+        aliases: &[],
+        mapping: "random, zipf:θ, pareto:h, normal:σ, zoned:A/S:… (the last zone's size may be blank); the same for every direction",
+        support: Support::Mapped(|s, input| {
+            let parts: Vec<&str> = input.text()?.split(',').map(str::trim).collect();
+            let first = parsers::distribution(parts[0])?;
+            for part in &parts[1..] {
+                if !part.is_empty() && parsers::distribution(part)? != first {
+                    return Err(OptionError::Unsupported(
+                        "a different distribution per direction is not supported".into(),
+                    ));
+                }
+            }
+            s.distribution = Some(input.set(first));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "randrepeat",
+        aliases: &[],
+        mapping: "1 (default): a fixed seed; 0: a seed drawn at load time (and shown)",
+        support: Support::Mapped(|s, input| {
+            s.randrepeat = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "randseed",
+        aliases: &[],
+        mapping: "the workload seed",
+        support: Support::Mapped(|s, input| {
+            s.randseed = Some(integer(input.text()?, 0, u64::MAX)?);
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "allrandrepeat",
+        aliases: &[],
+        mapping: "accepted; every random choice comes from the one seed",
+        support: Support::Accepted("iopath draws every random choice from the workload seed"),
+    },
+    OptionSpec {
+        name: "norandommap",
+        aliases: &[],
+        mapping: "iopath's behaviour always: offsets are drawn independently, blocks may repeat",
+        support: Support::Mapped(|s, _| {
+            s.norandommap = true;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "softrandommap",
+        aliases: &[],
+        mapping: "accepted; iopath keeps no random map",
+        support: Support::Accepted("iopath keeps no random map (always norandommap)"),
+    },
+    OptionSpec {
+        name: "random_generator",
+        aliases: &[],
+        mapping: "accepted with a note: iopath uses its own generator (no visit-each-block-once)",
+        support: Support::Mapped(|_, input| {
+            let text = input.text()?;
+            match text {
+                "tausworthe" | "tausworthe64" | "lfsr" => {
+                    input.note(format!(
+                        "random_generator={text}: iopath draws offsets with its own generator; blocks may repeat within a pass (as with norandommap)"
+                    ));
+                    Ok(())
+                }
+                other => Err(OptionError::BadValue(format!(
+                    "unknown generator '{other}' (tausworthe, tausworthe64, lfsr)"
+                ))),
+            }
+        }),
+    },
+    OptionSpec {
+        name: "fadvise_hint",
+        aliases: &[],
+        mapping: "`0` only: iopath gives the kernel no access-pattern hint",
+        support: Support::Mapped(|_, input| {
+            one_of(
+                input,
+                &["0"],
+                "iopath gives the kernel no access-pattern hint (posix_fadvise)",
+            )
+        }),
+    },
+    // Block sizes.
+    OptionSpec {
+        name: "bs",
+        aliases: &["blocksize"],
+        mapping: "block size per direction (`read,write[,trim]`; default 4k)",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                if let Some(part) = part {
+                    s.blocks[direction] = parsers::fixed_block(part, s.kb_base)?;
+                }
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "bsrange",
+        aliases: &["blocksize_range"],
+        mapping: "every multiple of the smallest size up to the largest, equal shares, per direction",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                if let Some(part) = part {
+                    s.blocks[direction] = parsers::block_range(part, s.kb_base)?;
+                }
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "bssplit",
+        aliases: &[],
+        mapping: "size/percent mix per direction (`2k/50:4k/50,4k/90:8k/10`); lines weighted direction share × size share",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                if let Some(part) = part {
+                    s.splits[direction] = Some(parsers::split(part, s.kb_base)?);
+                }
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "blockalign",
+        aliases: &["ba"],
+        mapping: "alignment of random offsets per direction (default: the direction's smallest block)",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                if let Some(part) = part {
+                    let bytes = size(part, s.kb_base)?;
+                    if bytes == 0 {
+                        return Err(OptionError::BadValue("must be above 0".into()));
+                    }
+                    s.alignments[direction] = Some(bytes);
+                }
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "bs_unaligned",
+        aliases: &["blocksize_unaligned"],
+        mapping: "refused",
+        support: Support::Refused("block sizes are always multiples of the smallest size"),
+    },
+    OptionSpec {
+        name: "bs_is_seq_rand",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("block sizes per sequential/random are not supported"),
+    },
+    // Buffers and sync.
+    OptionSpec {
+        name: "scramble_buffers",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath fills each buffer once with random data and does not scramble it per write",
+        ),
+    },
+    OptionSpec {
+        name: "zero_buffers",
+        aliases: &[
+            "refill_buffers",
+            "buffer_compress_percentage",
+            "buffer_compress_chunk",
+            "buffer_pattern",
+            "dedupe_percentage",
+            "dedupe_mode",
+            "dedupe_working_set_percentage",
+            "dedupe_global",
+        ],
+        mapping: "refused",
+        support: Support::Refused(BUFFERS),
+    },
+    OptionSpec {
+        name: "iomem",
+        aliases: &["mem"],
+        mapping: "`malloc` only (iopath's own aligned buffers)",
+        support: Support::Mapped(|_, input| {
+            one_of(
+                input,
+                &["malloc"],
+                "iopath uses its own page-aligned buffers; shared memory and huge pages are not supported",
+            )
+        }),
+    },
+    OptionSpec {
+        name: "sync",
+        aliases: &[],
+        mapping: "dsync → O_DSYNC writes; 1/sync → O_DSYNC too (a note says so); 0/none: off",
+        support: Support::Mapped(|s, input| {
+            s.sync_writes = match input.value.map(str::trim).unwrap_or("1") {
+                "0" | "none" => false,
+                "dsync" => true,
+                "1" | "sync" => {
+                    input.note("sync: iopath opens with O_DSYNC where fio uses O_SYNC (the same on a block device; on a file O_SYNC also writes inode timestamps)");
+                    true
+                }
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not none, sync or dsync"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "fsync",
+        aliases: &[],
+        mapping: "fdatasync after every N writes (a note says fsync becomes fdatasync)",
+        support: Support::Mapped(|s, input| {
+            let every = integer(input.text()?, 0, u32::MAX as u64)? as u32;
+            if every > 0 {
+                input.note("fsync: iopath issues fdatasync (the data, not the inode timestamps)");
+            }
+            s.fsync_every_writes = (every > 0).then_some(every);
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "fdatasync",
+        aliases: &[],
+        mapping: "fdatasync after every N writes",
+        support: Support::Mapped(|s, input| {
+            let every = integer(input.text()?, 0, u32::MAX as u64)? as u32;
+            s.fsync_every_writes = (every > 0).then_some(every);
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "end_fsync",
+        aliases: &["fsync_on_close"],
+        mapping: "fdatasync at the end, its time included (`fsync_at_end`)",
+        support: Support::Mapped(|s, input| {
+            s.end_fsync = input.flag()?.then(|| input.at.clone());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "write_barrier",
+        aliases: &["sync_file_range"],
+        mapping: "refused",
+        support: Support::Refused("barrier writes and sync_file_range are not supported"),
+    },
+    // Engine and depth.
+    OptionSpec {
+        name: "ioengine",
+        aliases: &[],
+        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; others refused",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            let (kind, note) = parsers::engine(text)?;
+            if let Some(note) = note {
+                input.note(format!("ioengine={text}: {note}"));
+            }
+            s.engine = input.set((text.to_string(), kind));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "iodepth",
+        aliases: &[],
+        mapping: "queue depth per worker; with a sync engine fio keeps one I/O in flight whatever iodepth says, and so does iopath",
+        support: Support::Mapped(|s, input| {
+            s.iodepth = integer(input.text()?, 1, 65_536)? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "iodepth_batch_submit",
+        aliases: &[
+            "iodepth_batch",
+            "iodepth_batch_complete_min",
+            "iodepth_batch_complete",
+            "iodepth_batch_complete_max",
+            "iodepth_low",
+        ],
+        mapping: "refused",
+        support: Support::Refused(BATCHING),
+    },
+    OptionSpec {
+        name: "io_submit_mode",
+        aliases: &[],
+        mapping: "inline; offload accepted with a note (iopath paces rated I/O on a fixed schedule, which is what offload gives fio)",
+        support: Support::Mapped(|_, input| match input.text()? {
+            "inline" => Ok(()),
+            "offload" => {
+                input.note("io_submit_mode=offload: iopath issues rated I/O on a fixed schedule (I/O n is due at n/rate) whatever the completions do, from the worker itself");
+                Ok(())
+            }
+            other => Err(OptionError::BadValue(format!(
+                "'{other}' is not inline or offload"
+            ))),
+        }),
+    },
+    OptionSpec {
+        name: "fixedbufs",
+        aliases: &["registerfiles"],
+        mapping: "accepted; iopath registers buffers and files with io_uring where it can",
+        support: Support::Accepted(
+            "iopath registers its buffers and files with io_uring where the kernel allows it",
+        ),
+    },
+    OptionSpec {
+        name: "hipri",
+        aliases: &[
+            "sqthread_poll",
+            "sqthread_poll_cpu",
+            "nowait",
+            "force_async",
+        ],
+        mapping: "refused",
+        support: Support::Refused("io_uring polling and submission modes are not configurable"),
+    },
+    OptionSpec {
+        name: "numjobs",
+        aliases: &[],
+        mapping: "clones: with `filename`, workers on the shared files; without, one generated file (`$jobname.$clone.$filenum`) and one worker per clone",
+        support: Support::Mapped(|s, input| {
+            s.numjobs = integer(input.text()?, 1, 4096)? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "thread",
+        aliases: &[],
+        mapping: "accepted; iopath always runs threads",
+        support: Support::Accepted("iopath always runs its workers as threads"),
+    },
+    // Time.
+    OptionSpec {
+        name: "runtime",
+        aliases: &["timeout"],
+        mapping: "with `time_based`: the measured time; without: a time limit on the byte count",
+        support: Support::Mapped(|s, input| {
+            let nanos = seconds(input)?;
+            s.runtime = (nanos > 0).then(|| input.set(nanos));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "time_based",
+        aliases: &[],
+        mapping: "run for `runtime` (RunLength::Time)",
+        support: Support::Mapped(|s, input| {
+            s.time_based = input.flag()?.then(|| input.at.clone());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "ramp_time",
+        aliases: &[],
+        mapping: "unmeasured ramp before the measured time (time-based jobs only)",
+        support: Support::Mapped(|s, input| {
+            let nanos = seconds(input)?;
+            s.ramp = (nanos > 0).then(|| input.set(nanos));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "startdelay",
+        aliases: &[],
+        mapping: "delay before the job starts (a random range is refused)",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            if text.contains(['-', ':']) && !text.starts_with('(') {
+                return Err(OptionError::Unsupported(
+                    "a random start delay in a range is not supported".into(),
+                ));
+            }
+            s.start_delay_ns = seconds(input)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "loops",
+        aliases: &[],
+        mapping: "multiplies the byte count",
+        support: Support::Mapped(|s, input| {
+            s.loops = integer(input.text()?, 1, u32::MAX as u64)? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "number_ios",
+        aliases: &[],
+        mapping: "most I/Os per clone (`io_limit`)",
+        support: Support::Mapped(|s, input| {
+            let count = integer(input.text()?, 0, u64::MAX)?;
+            s.number_ios = (count > 0).then(|| input.set(count));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "gtod_reduce",
+        aliases: &[
+            "disable_lat",
+            "disable_clat",
+            "disable_slat",
+            "disable_bw_measurement",
+            "disable_bw",
+        ],
+        mapping: "accepted; iopath always timestamps every I/O",
+        support: Support::Accepted(
+            "iopath timestamps every I/O with the CPU clock; there is nothing to reduce or disable",
+        ),
+    },
+    OptionSpec {
+        name: "clocksource",
+        aliases: &[],
+        mapping: "accepted; iopath reads the CPU clock itself",
+        support: Support::Accepted("iopath reads the CPU clock (TSC) itself"),
+    },
+    OptionSpec {
+        name: "gtod_cpu",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused(PLACEMENT),
+    },
+    // Rates and think time.
+    OptionSpec {
+        name: "rate",
+        aliases: &[],
+        mapping: "bytes/s per clone and direction; iopath caps the job's total at the rate that holds each capped direction to its cap (clones × min(cap ÷ byte share))",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                s.rate[direction] = match part {
+                    Some(part) => Some(size(part, s.kb_base)?).filter(|rate| *rate > 0),
+                    None => None,
+                };
+            }
+            s.rate_at = Some(input.at.clone());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "rate_iops",
+        aliases: &[],
+        mapping: "IOPS per clone and direction, mapped like `rate`",
+        support: Support::Mapped(|s, input| {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+                s.rate_iops[direction] = match part {
+                    Some(part) => Some(integer(part, 0, u64::MAX)?).filter(|rate| *rate > 0),
+                    None => None,
+                };
+            }
+            s.rate_at = Some(input.at.clone());
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "rate_min",
+        aliases: &["ratemin", "rate_iops_min"],
+        mapping: "accepted with a note: not enforced",
+        support: Support::Accepted(
+            "not enforced: iopath does not stop a job that falls below it; compare the rate it reports",
+        ),
+    },
+    OptionSpec {
+        name: "rate_cycle",
+        aliases: &["ratecycle"],
+        mapping: "accepted; iopath paces every I/O on a fixed schedule",
+        support: Support::Accepted(
+            "iopath paces every I/O on a fixed schedule (I/O n is due at n/rate); there is no averaging window",
+        ),
+    },
+    OptionSpec {
+        name: "rate_process",
+        aliases: &[],
+        mapping: "`linear` only",
+        support: Support::Mapped(|_, input| {
+            one_of(
+                input,
+                &["linear"],
+                "Poisson arrivals are not supported yet: iopath spaces rated I/Os evenly",
+            )
+        }),
+    },
+    OptionSpec {
+        name: "rate_ignore_thinktime",
+        aliases: &[],
+        mapping: "0 only (iopath catches up after think time, as fio does by default)",
+        support: Support::Mapped(|_, input| {
+            if input.flag()? {
+                return Err(OptionError::Unsupported(
+                    "iopath's rate schedule catches up after think time".into(),
+                ));
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "thinktime",
+        aliases: &[],
+        mapping: "pause after every `thinktime_blocks` I/Os (bare numbers are microseconds)",
+        support: Support::Mapped(|s, input| {
+            s.think_time_ns = time_ns(input.text()?, MICROSECOND_NS)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "thinktime_blocks",
+        aliases: &[],
+        mapping: "I/Os between pauses (iopath counts issued I/Os, fio's thinktime_blocks_type=issue)",
+        support: Support::Mapped(|s, input| {
+            s.think_time_blocks = integer(input.text()?, 1, 1_000_000_000)? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "thinktime_blocks_type",
+        aliases: &[],
+        mapping: "accepted; iopath counts issued I/Os (`issue`)",
+        support: Support::Mapped(|_, input| match input.text()? {
+            "issue" => Ok(()),
+            "complete" => {
+                input.note("thinktime_blocks_type=complete: iopath counts issued I/Os (the same at iodepth=1)");
+                Ok(())
+            }
+            other => Err(OptionError::BadValue(format!(
+                "'{other}' is not complete or issue"
+            ))),
+        }),
+    },
+    OptionSpec {
+        name: "thinktime_spin",
+        aliases: &[],
+        mapping: "accepted; iopath sleeps through the think time",
+        support: Support::Accepted(
+            "iopath sleeps through the think time (spinning only its last 100 µs)",
+        ),
+    },
+    OptionSpec {
+        name: "thinktime_iotime",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("think time after a period of I/O is not supported"),
+    },
+    // Latency targets.
+    OptionSpec {
+        name: "latency_target",
+        aliases: &["latency_window", "latency_percentile", "latency_run"],
+        mapping: "refused",
+        support: Support::Refused(LATENCY_SEARCH),
+    },
+    OptionSpec {
+        name: "max_latency",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("iopath does not stop a job on a latency limit"),
+    },
+    // Jobs, groups and order.
+    OptionSpec {
+        name: "stonewall",
+        aliases: &["wait_for_previous"],
+        mapping: "starts a new test (the jobs before it have ended) and a new reporting group",
+        support: Support::Mapped(|s, input| {
+            s.stonewall = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "new_group",
+        aliases: &[],
+        mapping: "starts a new reporting group (`group` of the job)",
+        support: Support::Mapped(|s, input| {
+            s.new_group = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "group_reporting",
+        aliases: &[],
+        mapping: "accepted: iopath reports each job with its clones merged and tags it with its group",
+        support: Support::Mapped(|s, input| {
+            s.group_reporting = input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "exitall",
+        aliases: &["exit_what", "exitall_on_error"],
+        mapping: "refused",
+        support: Support::Refused("ending every job of a group when one ends is not supported"),
+    },
+    OptionSpec {
+        name: "wait_for",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("waiting for a named job is not supported; use stonewall"),
+    },
+    OptionSpec {
+        name: "flow",
+        aliases: &["flow_id", "flow_sleep", "flow_watermark"],
+        mapping: "refused",
+        support: Support::Refused("flow control between jobs is not supported"),
+    },
+    OptionSpec {
+        name: "cpus_allowed",
+        aliases: &[
+            "cpus_allowed_policy",
+            "cpumask",
+            "numa_cpu_nodes",
+            "numa_mem_policy",
+            "nice",
+            "prio",
+            "prioclass",
+            "cmdprio_percentage",
+            "cgroup",
+            "cgroup_weight",
+            "cgroup_nodelete",
+            "uid",
+            "gid",
+        ],
+        mapping: "refused",
+        support: Support::Refused(PLACEMENT),
+    },
+    // Verification.
+    OptionSpec {
+        name: "verify",
+        aliases: &[],
+        mapping: "`0`/`none` only",
+        support: Support::Mapped(|_, input| one_of(input, &["0", "none"], VERIFY)),
+    },
+    OptionSpec {
+        name: "do_verify",
+        aliases: &[],
+        mapping: "no effect without verify",
+        support: Support::Mapped(|_, input| {
+            input.flag()?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "verify_pattern",
+        aliases: &[
+            "verify_interval",
+            "verify_offset",
+            "verify_fatal",
+            "verify_dump",
+            "verify_async",
+            "verify_async_cpus",
+            "verify_backlog",
+            "verify_backlog_batch",
+            "verify_only",
+            "verify_state_save",
+            "verify_state_load",
+            "experimental_verify",
+        ],
+        mapping: "refused",
+        support: Support::Refused(VERIFY),
+    },
+    OptionSpec {
+        name: "trim_percentage",
+        aliases: &["trim_verify_zero", "trim_backlog", "trim_backlog_batch"],
+        mapping: "refused",
+        support: Support::Refused(TRIM),
+    },
+    // Steady state.
+    OptionSpec {
+        name: "steadystate",
+        aliases: &["ss"],
+        mapping: "the test ends once steady (iopath's steady-state criterion; slope limits are scaled to iopath's change-across-the-window definition)",
+        support: Support::Mapped(|s, input| {
+            s.steady = Some(input.set(parsers::steady(input.text()?)?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "steadystate_duration",
+        aliases: &["ss_dur"],
+        mapping: "the steady-state window (whole seconds)",
+        support: Support::Mapped(|s, input| {
+            s.steady_duration = Some(input.set(seconds(input)?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "steadystate_ramp_time",
+        aliases: &["ss_ramp"],
+        mapping: "accepted when not longer than ramp_time (iopath judges steadiness from the end of the ramp)",
+        support: Support::Mapped(|s, input| {
+            let nanos = seconds(input)?;
+            s.steady_ramp = (nanos > 0).then(|| input.set(nanos));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "steadystate_check_interval",
+        aliases: &["ss_interval"],
+        mapping: "1s only",
+        support: Support::Mapped(|_, input| {
+            if seconds(input)? != SECOND_NS {
+                return Err(OptionError::Unsupported(
+                    "iopath samples steady state once a second".into(),
+                ));
+            }
+            Ok(())
+        }),
+    },
+    // Errors.
+    OptionSpec {
+        name: "continue_on_error",
+        aliases: &[],
+        mapping: "none/0: stop at the first error; all/1: keep going (`continue_on_error`); per-kind values refused",
+        support: Support::Mapped(|s, input| {
+            s.continue_on_error = match input.text()? {
+                "none" | "0" => false,
+                "all" | "1" => true,
+                other @ ("read" | "write" | "io" | "verify") => {
+                    return Err(OptionError::Unsupported(format!(
+                        "iopath keeps going after every error or none ({other} errors only: use all or none)"
+                    )));
+                }
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not none, read, write, io, verify or all"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "ignore_error",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("errors cannot be ignored by kind; see continue_on_error"),
+    },
+    OptionSpec {
+        name: "error_dump",
+        aliases: &[],
+        mapping: "accepted; the result keeps the first errors of each worker",
+        support: Support::Accepted("iopath keeps the first errors of each worker in its result"),
+    },
+    // Logs and reports.
+    OptionSpec {
+        name: "write_bw_log",
+        aliases: &[
+            "write_lat_log",
+            "write_iops_log",
+            "write_hist_log",
+            "log_avg_msec",
+            "log_hist_msec",
+            "log_hist_coarseness",
+            "log_max_value",
+            "log_offset",
+            "log_compression",
+            "log_store_compressed",
+            "log_unix_epoch",
+            "log_alternate_epoch",
+            "log_entries",
+            "log_prio",
+            "per_job_logs",
+            "bwavgtime",
+            "iopsavgtime",
+            "write_iolog",
+        ],
+        mapping: "accepted; no log files",
+        support: Support::Accepted(LOGS),
+    },
+    OptionSpec {
+        name: "percentile_list",
+        aliases: &[
+            "clat_percentiles",
+            "lat_percentiles",
+            "slat_percentiles",
+            "significant_figures",
+            "unified_rw_reporting",
+            "stats",
+        ],
+        mapping: "accepted; report formatting only",
+        support: Support::Accepted(PERCENTILES),
+    },
+    // Everything else fio has that iopath refuses.
+    OptionSpec {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        mapping: "refused",
+        support: Support::Refused("writing until the device is full is not supported"),
+    },
+    OptionSpec {
+        name: "file_append",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("appending past the end of files is not supported"),
+    },
+    OptionSpec {
+        name: "create_on_open",
+        aliases: &["create_only", "pre_read", "opendir", "openfiles"],
+        mapping: "refused",
+        support: Support::Refused(
+            "iopath creates and fills missing files before the run and keeps them open",
+        ),
+    },
+    OptionSpec {
+        name: "read_iolog",
+        aliases: &[
+            "read_iolog_chunked",
+            "merge_blktrace_file",
+            "replay_no_stall",
+            "replay_time_scale",
+            "replay_redirect",
+            "replay_align",
+            "replay_scale",
+            "replay_skip",
+        ],
+        mapping: "refused",
+        support: Support::Refused(REPLAY),
+    },
+    OptionSpec {
+        name: "exec_prerun",
+        aliases: &["exec_postrun"],
+        mapping: "refused",
+        support: Support::Refused("iopath runs no commands from a job file"),
+    },
+    OptionSpec {
+        name: "ioscheduler",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("iopath does not change the I/O scheduler"),
+    },
+    OptionSpec {
+        name: "lockmem",
+        aliases: &["hugepage-size", "iomem_align", "mem_align"],
+        mapping: "refused",
+        support: Support::Refused("memory placement of buffers is not configurable"),
+    },
+    OptionSpec {
+        name: "uri",
+        aliases: &[],
+        mapping: "the NBD export of `ioengine=nbd` (`nbd://HOST[:PORT]/EXPORT`, `nbd+unix:///EXPORT?socket=PATH`)",
+        support: Support::Mapped(|s, input| {
+            let text = input.value.map(str::trim).unwrap_or("");
+            if text.is_empty() {
+                return Err(OptionError::BadValue(
+                    "needs an NBD URI such as nbd://host/export (an unset ${VAR} expands to nothing)"
+                        .into(),
+                ));
+            }
+            s.uri = Some(input.set(text.to_string()));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "random_sequence_stride",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("the sequence distribution is not supported"),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_declared_once() {
+        let mut names: Vec<&str> = OPTIONS
+            .iter()
+            .flat_map(|spec| std::iter::once(spec.name).chain(spec.aliases.iter().copied()))
+            .collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a name is declared twice");
+        assert!(find("readwrite").is_some_and(|spec| spec.name == "rw"));
+        assert!(find("verify_pattern").is_some());
+        assert!(find("threads").is_none());
+    }
+
+    #[test]
+    fn the_compatibility_document_carries_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio-compatibility.md");
+        let document = std::fs::read_to_string(path).expect("docs/fio-compatibility.md");
+        let tables = markdown_tables();
+        assert!(
+            document.contains(&tables),
+            "docs/fio-compatibility.md is out of date; its option tables are:\n{tables}"
+        );
+    }
+
+    #[test]
+    fn supported_names_leave_refused_ones_out() {
+        assert!(supported_names().any(|name| name == "bssplit"));
+        assert!(supported_names().any(|name| name == "ratemin"));
+        assert!(!supported_names().any(|name| name == "exitall"));
+    }
+}

@@ -1,0 +1,643 @@
+//! Whole job files through [`super::load_with`]: inheritance, units, phases and groups, files,
+//! run lengths, rates, overrides, errors with their lines, and junk that must never panic.
+
+use super::expand::Environment;
+use super::load_with;
+use crate::engine::EngineKind;
+use crate::target::TargetSpec;
+use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use crate::workload::options::WorkloadOptions;
+use crate::workload::steady::SteadyMetric;
+use crate::workload::{AccessLine, OffsetDistribution, RunLength};
+use std::path::{Path, PathBuf};
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+struct JobDir {
+    dir: tempfile::TempDir,
+}
+
+impl JobDir {
+    fn new() -> Self {
+        JobDir {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn load(&self, text: &str, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
+        let path = self.write("job.fio", text);
+        load_with(&path, request, &Environment::fixed(&[("BS", "8k")]))
+    }
+}
+
+fn load(text: &str) -> Result<LoadedJob, JobFileError> {
+    JobDir::new().load(text, &JobFileRequest::default())
+}
+
+fn path_of(spec: &TargetSpec) -> (&Path, Option<u64>) {
+    match spec {
+        TargetSpec::Path { path, create_size } => (path, *create_size),
+        other => panic!("not a path: {other:?}"),
+    }
+}
+
+#[test]
+fn globals_apply_below_and_later_options_win() {
+    let loaded = load(
+        "[global]\nrw=randread\nbs=4k\nsize=1g\n[a]\nbs=${BS}\n[global]\niodepth=8\n[b]\nrw=write\nrw=randwrite\n[a]\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs.len(), 3, "duplicate names are separate jobs");
+    assert_eq!(jobs[0].name, "a");
+    assert_eq!(
+        jobs[0].workload.access.lines,
+        [AccessLine::new(8192, 1, 100, 100)]
+    );
+    assert_eq!(
+        jobs[0].workload.queue_depth, 1,
+        "a later [global] does not reach back"
+    );
+    assert_eq!(jobs[1].workload.access.lines[0].read_percent, 0);
+    assert_eq!(jobs[1].workload.access.lines[0].random_percent, 100);
+    assert_eq!(
+        jobs[2].workload.engine,
+        EngineKind::Sync,
+        "psync by default"
+    );
+    assert!(jobs[1].workload.buffered, "fio's default is buffered I/O");
+}
+
+#[test]
+fn a_global_name_is_replaced_by_the_section_name() {
+    let loaded =
+        load("[global]\nname=everyone\nsize=1m\n[first]\n[second]\nname=renamed\n").unwrap();
+    let names: Vec<&str> = loaded.plan.tests[0]
+        .jobs
+        .iter()
+        .map(|j| j.name.as_str())
+        .collect();
+    assert_eq!(names, ["first", "renamed"]);
+}
+
+#[test]
+fn kb_base_applies_to_its_whole_section_and_below() {
+    let loaded =
+        load("[global]\nsize=1m\nbs=4k\nkb_base=1000\n[a]\n[b]\nkb_base=1024\nbs=4KiB\n").unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs[0].workload.access.lines[0].size_bytes, 4000);
+    assert_eq!(jobs[0].workload.region_size_bytes, Some(1_000_000));
+    assert_eq!(jobs[1].workload.access.lines[0].size_bytes, 4000);
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|n| n.contains("4KiB") && n.contains("4000")),
+        "{:?}",
+        loaded.notes
+    );
+}
+
+#[test]
+fn per_direction_block_sizes_and_splits() {
+    let loaded = load(
+        "[a]\nsize=1g\nrw=randrw\nrwmixread=70\nbs=4k,64k\n[b]\nsize=1g\nrw=rw\nbssplit=2k/50:4k/50,4k/90:8k/10\n",
+    )
+    .unwrap();
+    let a = &loaded.plan.tests[0].jobs[0].workload.access;
+    assert_eq!(
+        a.lines
+            .iter()
+            .map(|l| (l.size_bytes, l.weight, l.read_percent))
+            .collect::<Vec<_>>(),
+        [(4096, 7, 100), (65536, 3, 0)]
+    );
+    let b = &loaded.plan.tests[0].jobs[1].workload.access;
+    assert_eq!(b.lines.len(), 4);
+    assert!((b.read_percent() - 50.0).abs() < 1e-9);
+}
+
+#[test]
+fn rwmixwrite_given_later_overrides_rwmixread() {
+    let loaded = load("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=10\n").unwrap();
+    let access = &loaded.plan.tests[0].jobs[0].workload.access;
+    assert!((access.read_percent() - 90.0).abs() < 1e-9);
+}
+
+#[test]
+fn stonewalls_start_tests_and_groups_follow_fio() {
+    let loaded = load(
+        "[global]\nsize=1m\n[a]\n[b]\nnew_group\n[c]\nstonewall\n[d]\nwait_for_previous\nnew_group\n[e]\n",
+    )
+    .unwrap();
+    let tests = &loaded.plan.tests;
+    let shape: Vec<Vec<(&str, u32)>> = tests
+        .iter()
+        .map(|t| t.jobs.iter().map(|j| (j.name.as_str(), j.group)).collect())
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            vec![("a", 0), ("b", 1)],
+            vec![("c", 2)],
+            vec![("d", 3), ("e", 3)]
+        ]
+    );
+    assert_eq!(tests[0].name, "a + b");
+    let first_stonewalled = load("[a]\nsize=1m\nstonewall\n[b]\nsize=1m\n").unwrap();
+    assert_eq!(first_stonewalled.plan.tests.len(), 1);
+    assert_eq!(first_stonewalled.plan.tests[0].jobs[1].group, 0);
+}
+
+#[test]
+fn numjobs_without_filename_gives_each_clone_its_files() {
+    let loaded = load("[w]\nsize=64m\nnumjobs=3\nnrfiles=2\ndirectory=d1:d2\nrw=write\n").unwrap();
+    let plan = &loaded.plan;
+    let names: Vec<(PathBuf, Option<u64>)> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            let (path, size) = path_of(t);
+            (path.to_path_buf(), size)
+        })
+        .collect();
+    assert_eq!(names.len(), 6);
+    assert_eq!(names[0], (PathBuf::from("d1/w.0.0"), Some(32 * MIB)));
+    assert_eq!(names[1].0, PathBuf::from("d1/w.0.1"));
+    assert_eq!(names[2].0, PathBuf::from("d2/w.1.0"));
+    assert_eq!(names[5].0, PathBuf::from("d1/w.2.1"));
+    let job = &plan.tests[0].jobs[0];
+    assert_eq!(job.workload.workers, 1);
+    assert_eq!(job.targets, (0..6).collect::<Vec<_>>());
+    assert_eq!(job.workload.region_size_bytes, Some(32 * MIB));
+    assert_eq!(
+        job.workload.length,
+        RunLength::Bytes {
+            bytes: 3 * 64 * MIB,
+            time_limit_ns: None
+        }
+    );
+}
+
+#[test]
+fn numjobs_with_filename_shares_the_files() {
+    let loaded = load(
+        "[global]\nfilename=/data/a\\:b:shared\ndirectory=/mnt\n[r]\nsize=1g\nnumjobs=4\n[s]\nsize=2g\nfilename_format=x\n",
+    )
+    .unwrap();
+    let plan = &loaded.plan;
+    assert_eq!(
+        plan.targets.len(),
+        2,
+        "two jobs on the same files share the targets"
+    );
+    assert_eq!(
+        path_of(&plan.targets[0]),
+        (Path::new("/data/a:b"), Some(GIB))
+    );
+    assert_eq!(path_of(&plan.targets[1]).0, Path::new("/mnt/shared"));
+    let jobs = &plan.tests[0].jobs;
+    assert_eq!(jobs[0].workload.workers, 4);
+    assert_eq!(jobs[0].targets, [0, 1]);
+    assert_eq!(jobs[0].workload.region_size_bytes, Some(GIB / 2));
+    assert_eq!(jobs[1].targets, [0, 1]);
+}
+
+#[test]
+fn default_file_names_follow_fio() {
+    let loaded = load("[job one]\nsize=1m\n").unwrap();
+    assert_eq!(path_of(&loaded.plan.targets[0]).0, Path::new("job one.0.0"));
+}
+
+#[test]
+fn run_lengths_follow_time_based_size_and_loops() {
+    let timed = load("[a]\nsize=1g\ntime_based\nruntime=2m\nramp_time=5\n").unwrap();
+    let workload = &timed.plan.tests[0].jobs[0].workload;
+    assert_eq!(
+        workload.length,
+        RunLength::Time {
+            duration_ns: 120_000_000_000
+        }
+    );
+    assert_eq!(workload.ramp_ns, 5_000_000_000);
+    let sized = load("[a]\nsize=1g\nloops=2\nruntime=30\nnumjobs=2\n").unwrap();
+    assert_eq!(
+        sized.plan.tests[0].jobs[0].workload.length,
+        RunLength::Bytes {
+            bytes: 4 * GIB,
+            time_limit_ns: Some(30_000_000_000)
+        }
+    );
+    let io_size = load("[a]\nsize=48k\nio_size=24k\n").unwrap();
+    assert!(matches!(
+        io_size.plan.tests[0].jobs[0].workload.length,
+        RunLength::Bytes { bytes: 24576, .. }
+    ));
+    assert_eq!(timed.plan.tests[0].jobs[0].workload.ramp_ns, 5_000_000_000);
+}
+
+#[test]
+fn ramp_time_without_time_based_is_refused_at_its_line() {
+    let error = load("[a]\nsize=1g\n\nramp_time=5\n").unwrap_err();
+    assert_eq!(error.line, Some(4));
+    assert!(error.message.contains("ramp_time"), "{}", error.message);
+    let error = load("[a]\nsize=1g\ntime_based\n").unwrap_err();
+    assert_eq!(error.line, Some(3));
+    assert!(error.message.contains("runtime"), "{}", error.message);
+}
+
+#[test]
+fn rates_are_per_clone_and_direction() {
+    let loaded = load(
+        "[a]\nsize=1g\nrw=read\nrate=1m\nnumjobs=2\nfilename=f\n[b]\nsize=1g\nrw=randrw\nrwmixread=50\nrate_iops=100,\n[c]\nsize=1g\nrate=,1m\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs[0].workload.rate_bytes_per_second, Some(2 * MIB));
+    assert_eq!(
+        jobs[1].workload.rate_iops,
+        Some(200),
+        "reads at 100 are half of a 200 total"
+    );
+    assert_eq!(jobs[2].workload.rate_bytes_per_second, None);
+    assert!(loaded.notes.iter().any(|n| n.contains("has no effect")));
+}
+
+#[test]
+fn engines_depths_and_sync_options() {
+    let loaded = load(
+        "[global]\nsize=1g\n[a]\nioengine=libaio\niodepth=32\ndirect=1\n[b]\niodepth=16\n[c]\nioengine=null\n[d]\nrw=write\nsync=dsync\nfsync=8\nend_fsync=1\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs[0].workload.engine, EngineKind::IoUring);
+    assert_eq!(jobs[0].workload.queue_depth, 32);
+    assert!(!jobs[0].workload.buffered);
+    assert_eq!(jobs[1].workload.engine, EngineKind::Sync);
+    assert_eq!(
+        jobs[1].workload.queue_depth, 1,
+        "sync engines keep one I/O in flight"
+    );
+    assert_eq!(jobs[2].workload.engine, EngineKind::Null);
+    assert_eq!(jobs[2].workload.region_size_bytes, None);
+    let d = &jobs[3].workload;
+    assert!(d.sync_writes && d.fsync_at_end);
+    assert_eq!(d.fsync_every_writes, Some(8));
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|n| n.contains("libaio runs as io_uring"))
+    );
+}
+
+#[test]
+fn protocol_engines_run_on_their_network_targets() {
+    let loaded = load(
+        "[global]\nioengine=nbd\nuri=nbd://127.0.0.1/disk\ntime_based\nruntime=60\n[job0]\noffset=0\n[job1]\noffset=64m\n",
+    )
+    .unwrap();
+    assert_eq!(loaded.plan.targets.len(), 1);
+    assert!(matches!(loaded.plan.targets[0], TargetSpec::Network(_)));
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs[1].workload.engine, EngineKind::Nbd);
+    assert_eq!(jobs[1].workload.region_offset_bytes, 64 * MIB);
+    assert!(!loaded.plan.tests[0].settings.drop_caches_before);
+    let iscsi = load(
+        "[iscsi]\nioengine=libiscsi\nfilename=iscsi\\://127.0.0.1/iqn.2016-02.com.fio\\:system\\:fio/1\nsize=1m\n",
+    )
+    .unwrap();
+    assert_eq!(
+        iscsi.plan.tests[0].jobs[0].workload.engine,
+        EngineKind::Iscsi
+    );
+    let TargetSpec::Network(target) = &iscsi.plan.targets[0] else {
+        panic!("{:?}", iscsi.plan.targets)
+    };
+    assert!(
+        target
+            .to_string()
+            .contains("iqn.2016-02.com.fio:system:fio"),
+        "{target}"
+    );
+    let error = load("[a]\nioengine=nbd\nsize=1m\n").unwrap_err();
+    assert_eq!(error.line, Some(2));
+    assert!(error.message.contains("uri="), "{}", error.message);
+    let error = load("[a]\nioengine=nbd\nuri=${NOT_SET}\n").unwrap_err();
+    assert_eq!(error.line, Some(3));
+    let error = load("[a]\nioengine=nbd\nuri=iscsi://h/iqn.x/1\nsize=1m\n").unwrap_err();
+    assert!(
+        error.message.contains("not a target of ioengine=nbd"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn distributions_seeds_and_alignment() {
+    let loaded = load(
+        "[a]\nsize=1g\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\nblockalign=512\nbs=4k\nrandseed=42\nnorandommap\n",
+    )
+    .unwrap();
+    let workload = &loaded.plan.tests[0].jobs[0].workload;
+    assert!(matches!(
+        workload.distribution,
+        OffsetDistribution::Zoned { .. }
+    ));
+    assert_eq!(workload.access.lines[0].alignment_bytes, 512);
+    assert_eq!(workload.seed, 42);
+    assert!(!loaded.notes.iter().any(|n| n.contains("norandommap")));
+}
+
+#[test]
+fn steady_state_becomes_the_test_criterion() {
+    let loaded = load(
+        "[a]\nsize=1g\ntime_based\nruntime=5m\nramp_time=10\nss=bw_slope:1%\nss_dur=11s\nss_ramp=10s\n",
+    )
+    .unwrap();
+    let steady = loaded.plan.tests[0].settings.steady.clone().unwrap();
+    assert_eq!(steady.metric, SteadyMetric::Bandwidth);
+    assert!(steady.slope);
+    assert!(
+        (steady.limit_percent - 10.0).abs() < 1e-9,
+        "1 %/s over 10 s"
+    );
+    assert_eq!(steady.window_ns, 11_000_000_000);
+    let error =
+        load("[a]\nsize=1g\ntime_based\nruntime=5m\nss=iops:10%\nss_dur=30s\nss_ramp=10s\n")
+            .unwrap_err();
+    assert_eq!(error.line, Some(5));
+    assert!(error.message.contains("ss_ramp"), "{}", error.message);
+}
+
+#[test]
+fn buffered_jobs_drop_the_cache_unless_invalidate_is_off() {
+    let loaded = load(
+        "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\ninvalidate=0\n[c]\nstonewall\nsize=1m\ndirect=1\n",
+    )
+    .unwrap();
+    let drops: Vec<bool> = loaded
+        .plan
+        .tests
+        .iter()
+        .map(|t| t.settings.drop_caches_before)
+        .collect();
+    assert_eq!(drops, [true, false, false]);
+}
+
+#[test]
+fn overrides_and_command_line_targets_apply_to_every_job() {
+    let dir = JobDir::new();
+    let request = JobFileRequest {
+        overrides: WorkloadOptions {
+            duration: Some(300_000_000),
+            ramp: Some(0),
+            size: Some(16 * MIB),
+            qd: Some(2),
+            ..WorkloadOptions::default()
+        },
+        targets: vec![PathBuf::from("t.dat")],
+        ignore_unsupported: false,
+    };
+    let loaded = dir
+        .load(
+            "[global]\nsize=10g\nnumjobs=4\nramp_time=9\nfilename=/dev/nvme0n1\n[a]\n[b]\ndirectory=/x\n",
+            &request,
+        )
+        .unwrap();
+    assert_eq!(
+        loaded.plan.targets,
+        [TargetSpec::Path {
+            path: "t.dat".into(),
+            create_size: Some(16 * MIB)
+        }]
+    );
+    for job in &loaded.plan.tests[0].jobs {
+        assert_eq!(job.targets, [0]);
+        assert_eq!(job.workload.workers, 4);
+        assert_eq!(job.workload.queue_depth, 2);
+        assert_eq!(job.workload.ramp_ns, 0);
+        assert_eq!(job.workload.region_size_bytes, Some(16 * MIB));
+        assert_eq!(
+            job.workload.length,
+            RunLength::Time {
+                duration_ns: 300_000_000
+            }
+        );
+    }
+}
+
+#[test]
+fn unsupported_options_name_the_line_and_nearby_options() {
+    let error = load("[a]\nsize=1m\nthreads=1\n").unwrap_err();
+    assert_eq!(error.line, Some(3));
+    assert!(error.file.ends_with("job.fio"));
+    assert!(
+        error.message.contains("unsupported option 'threads'") && error.message.contains("thread"),
+        "{}",
+        error.message
+    );
+    let error = load("[a]\nverify_pattern=0xaa\n").unwrap_err();
+    assert!(
+        error.message.contains("does not verify"),
+        "{}",
+        error.message
+    );
+    let error = load("[a]\nrw=randtrim\n").unwrap_err();
+    assert!(error.message.contains("'rw=randtrim'"), "{}", error.message);
+    let error = load("[a]\nioengine=posixaio\n").unwrap_err();
+    assert!(
+        error.message.contains("'ioengine=posixaio'"),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.to_string().split(':').nth(1), Some("2"));
+}
+
+#[test]
+fn bad_values_name_the_option_and_value() {
+    for (text, line, needle) in [
+        ("[a]\nbs=4kk\n", 2, "bs=4kk"),
+        ("[a]\n\niodepth=0\n", 3, "iodepth=0"),
+        ("[a]\nrw=raed\n", 2, "rw=raed"),
+        ("[a]\nrwmixread=150\n", 2, "rwmixread=150"),
+        ("[a]\nruntime=1.5\n", 2, "runtime=1.5"),
+        ("[a]\nbssplit=4k/50:8k/40\n", 2, "bssplit"),
+        ("[a]\nsize\n", 2, "size"),
+        ("bs=4k\n[a]\n", 1, "bs"),
+    ] {
+        let error = load(text).unwrap_err();
+        assert_eq!(error.line, Some(line), "{text:?}: {error}");
+        assert!(error.message.contains(needle), "{text:?}: {error}");
+    }
+}
+
+#[test]
+fn ignore_unsupported_lists_what_it_skipped() {
+    let dir = JobDir::new();
+    let request = JobFileRequest {
+        ignore_unsupported: true,
+        ..JobFileRequest::default()
+    };
+    let loaded = dir
+        .load(
+            "[a]\nsize=1m\nverify=crc32c\nrw=read:-8k\nexitall\ncpus_allowed=0-3\n",
+            &request,
+        )
+        .unwrap();
+    assert_eq!(loaded.ignored.len(), 4, "{:?}", loaded.ignored);
+    assert!(
+        loaded.ignored[0].ends_with("job.fio:3: verify=crc32c"),
+        "{:?}",
+        loaded.ignored
+    );
+    assert!(loaded.ignored[1].ends_with(":4: rw=read:-8k"));
+    assert!(matches!(
+        loaded.plan.tests[0].jobs[0].workload.length,
+        RunLength::Bytes { .. }
+    ));
+}
+
+#[test]
+fn harmless_options_are_accepted_with_a_note() {
+    let loaded = load(
+        "[a]\nsize=1m\nwrite_bw_log=x\nlog_avg_msec=1000\ngtod_reduce=1\nallow_mounted_write=1\n",
+    )
+    .unwrap();
+    for needle in ["write_bw_log", "gtod_reduce", "allow_mounted_write"] {
+        assert!(
+            loaded.notes.iter().any(|n| n.contains(needle)),
+            "{needle}: {:?}",
+            loaded.notes
+        );
+    }
+}
+
+#[test]
+fn arithmetic_and_keywords_in_values() {
+    let loaded = load("[a]\nsize=(1g/2)\nbs=($pagesize*2)\niodepth=$ncpus\n").unwrap();
+    let workload = &loaded.plan.tests[0].jobs[0].workload;
+    assert_eq!(workload.region_size_bytes, Some(GIB / 2));
+    assert_eq!(workload.access.lines[0].size_bytes, 8192);
+}
+
+#[test]
+fn an_empty_file_or_only_globals_is_refused() {
+    assert!(load("").unwrap_err().message.contains("no job"));
+    assert!(
+        load("[global]\nbs=4k\n")
+            .unwrap_err()
+            .message
+            .contains("no job")
+    );
+}
+
+#[test]
+fn junk_never_panics() {
+    let pieces = [
+        "[",
+        "]",
+        "=",
+        "[a]",
+        "[global]",
+        "bs",
+        "bs=",
+        "rw=",
+        "size=",
+        "(",
+        ")",
+        "$ncpus",
+        "${",
+        "}",
+        "4k",
+        "-",
+        ",",
+        ":",
+        "/",
+        "%",
+        "0x",
+        "include",
+        " ",
+        "\t",
+        ";",
+        "#",
+        "1e9",
+        "\u{e9}",
+        "zoned:",
+        "bssplit=",
+        "rate=",
+        "random_distribution=",
+        "numjobs=",
+        "99999999999999999999",
+        "offset=",
+        "filename=",
+        "\\:",
+        "ss=",
+        "iodepth=",
+        "kb_base=1000",
+        "nrfiles=",
+        "bsrange=",
+        "percentage_random=",
+        "stonewall",
+        "startdelay=",
+        "thinktime=",
+        "(1/0)",
+        "^",
+        "*",
+        "k",
+    ];
+    let dir = JobDir::new();
+    let path = dir.dir.path().join("junk.fio");
+    let environment = Environment::fixed(&[]);
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..rng.usize(1..8) {
+            for _ in 0..rng.usize(1..5) {
+                text.push_str(pieces[rng.usize(..pieces.len())]);
+            }
+            text.push('\n');
+        }
+        std::fs::write(&path, &text).unwrap();
+        let _ = load_with(&path, &JobFileRequest::default(), &environment);
+        let request = JobFileRequest {
+            ignore_unsupported: true,
+            ..JobFileRequest::default()
+        };
+        let _ = load_with(&path, &request, &environment);
+    }
+}
+
+#[test]
+fn the_corpus_loads_or_is_refused_at_a_line() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
+    let Ok(entries) = std::fs::read_dir(&corpus) else {
+        return;
+    };
+    let request = JobFileRequest {
+        overrides: WorkloadOptions {
+            duration: Some(300_000_000),
+            size: Some(16 * MIB),
+            ..WorkloadOptions::default()
+        },
+        ..JobFileRequest::default()
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "fio") {
+            continue;
+        }
+        match load_with(&path, &request, &Environment::fixed(&[])) {
+            Ok(loaded) => assert!(!loaded.plan.tests.is_empty(), "{}", path.display()),
+            Err(error) => assert!(error.line.is_some(), "{}: {error}", path.display()),
+        }
+    }
+}

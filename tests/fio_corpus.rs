@@ -1,0 +1,338 @@
+//! fio's own example job files (`../shared/fio-examples`), run through the real binary with a
+//! short duration and a small size: each either runs — exit 0, a JSON result whose jobs are the
+//! file's jobs, in order — or is refused — exit 2, stderr naming FILE:LINE and the option.
+//!
+//! Files that name a device or a directory that does not exist here get a target on the command
+//! line (like fio's `--filename`). One file is adapted: `1mbs_clients.fio` starts its 32 jobs
+//! up to 124 s apart, so its start delays are read in tens of milliseconds instead of seconds.
+//! `nbd.fio` runs against a real nbdkit memory export when nbdkit is installed (its `$uri`
+//! points there); `libiscsi.fio` names a portal on 127.0.0.1 where no iSCSI target listens, so
+//! it must get as far as trying to log in to the LUN its escaped `filename` names.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a corpus file should do.
+enum Expect {
+    /// Exit 0 with a result.
+    Runs,
+    /// Exit 2 naming this line and option.
+    Refused { line: usize, option: &'static str },
+    /// Mapped, but the server it names is not there: exit 2 naming it, no result.
+    NeedsServer { names: &'static str },
+    /// Runs against an nbdkit memory export when nbdkit is installed, else is refused at the
+    /// line of its (then empty) `uri`.
+    RunsOnNbdkit { uri_line: usize },
+}
+
+/// How a file is run.
+struct Case {
+    file: &'static str,
+    expect: Expect,
+    /// Give `target.dat` on the command line (the file names a device or missing directory).
+    target: bool,
+    /// `--size` (16m unless a file needs less to stay fast).
+    size: &'static str,
+}
+
+const fn runs(file: &'static str) -> Case {
+    Case {
+        file,
+        expect: Expect::Runs,
+        target: false,
+        size: "16m",
+    }
+}
+
+const fn runs_on_target(file: &'static str) -> Case {
+    Case {
+        target: true,
+        ..runs(file)
+    }
+}
+
+const fn refused(file: &'static str, line: usize, option: &'static str) -> Case {
+    Case {
+        file,
+        expect: Expect::Refused { line, option },
+        target: false,
+        size: "16m",
+    }
+}
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
+    dir.is_dir().then_some(dir)
+}
+
+/// Section names other than `[global]`, in order.
+fn job_names(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter_map(|line| line.strip_prefix('[')?.strip_suffix(']'))
+        .filter(|name| *name != "global")
+        .map(str::to_string)
+        .collect()
+}
+
+/// An nbdkit serving a 256 MiB memory export on a Unix socket, stopped when dropped.
+struct Nbdkit {
+    child: std::process::Child,
+    uri: String,
+}
+
+impl Nbdkit {
+    /// Starts nbdkit in `dir`, or `None` when it is not installed.
+    fn start(dir: &Path) -> Option<Nbdkit> {
+        let socket = dir.join("nbd.sock");
+        let child = Command::new("nbdkit")
+            .args(["-f", "-U"])
+            .arg(&socket)
+            .args(["memory", "size=256M"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let started = Instant::now();
+        while !socket.exists() && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Nbdkit {
+            child,
+            uri: format!("nbd+unix:///?socket={}", socket.display()),
+        })
+    }
+}
+
+impl Drop for Nbdkit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `iopath ARGS` in `dir` with `uri` in its environment, killing it after a minute.
+fn run_iopath(dir: &Path, args: &[String], uri: Option<&str>) -> (i32, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    command.env_remove("uri");
+    if let Some(uri) = uri {
+        command.env("uri", uri);
+    }
+    let mut child = command
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath starts");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("wait works").is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("iopath {args:?} ran for more than a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("output");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn check(case: Case) {
+    let Some(corpus) = corpus_dir() else {
+        println!("skipped {}: ../shared/fio-examples is not here", case.file);
+        return;
+    };
+    let source = corpus.join(case.file);
+    let text = std::fs::read_to_string(&source).expect("corpus file reads");
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fio-corpus")
+        .join(case.file.trim_end_matches(".fio"));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let job_file = if case.file == "1mbs_clients.fio" {
+        // Seconds become tens of milliseconds: the jobs still start one after the other.
+        std::fs::create_dir_all(work.join("tmp")).unwrap();
+        let adapted: String = text
+            .lines()
+            .map(|line| match line.strip_prefix("startdelay=") {
+                Some(seconds) => format!("startdelay={}0ms\n", seconds.trim()),
+                None => format!("{line}\n"),
+            })
+            .collect();
+        let path = work.join(case.file);
+        std::fs::write(&path, adapted).unwrap();
+        path
+    } else {
+        source.clone()
+    };
+    let json = work.join("out.json");
+    let mut args: Vec<String> = [
+        "run",
+        "--job",
+        job_file.to_str().unwrap(),
+        "--duration",
+        "0.3",
+        "--ramp",
+        "0",
+        "--size",
+        case.size,
+        "--json",
+        json.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    if case.target {
+        args.push("target.dat".into());
+    }
+    let nbdkit = match case.expect {
+        Expect::RunsOnNbdkit { .. } => Nbdkit::start(&work),
+        _ => None,
+    };
+    if nbdkit.is_some() {
+        // The export is nbdkit's memory, made for this test.
+        args.push("--allow-destructive".into());
+    }
+    let (status, stderr) = run_iopath(&work, &args, nbdkit.as_ref().map(|n| n.uri.as_str()));
+    let expect = match (case.expect, &nbdkit) {
+        (Expect::RunsOnNbdkit { .. }, Some(_)) => Expect::Runs,
+        (Expect::RunsOnNbdkit { uri_line }, None) => {
+            println!(
+                "nbdkit is not installed: {} is checked for its refusal",
+                case.file
+            );
+            Expect::Refused {
+                line: uri_line,
+                option: "uri",
+            }
+        }
+        (expect, _) => expect,
+    };
+    match expect {
+        Expect::RunsOnNbdkit { .. } => unreachable!("resolved above"),
+        Expect::NeedsServer { names } => {
+            assert_eq!(status, 2, "{}: exit {status}\n{stderr}", case.file);
+            assert!(
+                stderr.contains(names),
+                "{}: expected '{names}' in:\n{stderr}",
+                case.file
+            );
+            let result = std::fs::read_to_string(&json).unwrap_or_default();
+            assert!(
+                serde_json::from_str::<Value>(&result).is_err(),
+                "{}: wrote a result without a server",
+                case.file
+            );
+        }
+        Expect::Runs => {
+            assert_eq!(status, 0, "{}: exit {status}\n{stderr}", case.file);
+            let result: Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+                    .expect("valid JSON");
+            let tests = result["tests"].as_array().expect("tests[]");
+            assert!(!tests.is_empty(), "{}: no test", case.file);
+            let mut names = Vec::new();
+            for test in tests {
+                assert!(
+                    test["name"].is_string(),
+                    "{}: test without a name",
+                    case.file
+                );
+                for job in test["jobs"].as_array().expect("tests[].jobs[]") {
+                    assert!(job["group"].is_u64(), "{}: job without a group", case.file);
+                    names.push(job["name"].as_str().expect("job name").to_string());
+                }
+            }
+            assert_eq!(names, job_names(&text), "{}: job names", case.file);
+        }
+        Expect::Refused { line, option } => {
+            assert_eq!(status, 2, "{}: exit {status}\n{stderr}", case.file);
+            let place = format!("{}:{line}:", job_file.display());
+            assert!(
+                stderr.contains(&place) && stderr.contains(option),
+                "{}: expected {place} and '{option}' in:\n{stderr}",
+                case.file
+            );
+            assert!(
+                !json.exists(),
+                "{}: a refused file wrote a result",
+                case.file
+            );
+        }
+    }
+}
+
+macro_rules! corpus {
+    ($($test:ident => $case:expr;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check($case);
+            }
+        )*
+
+        /// Every file of the corpus has a case above.
+        #[test]
+        fn every_corpus_file_has_a_case() {
+            let Some(corpus) = corpus_dir() else {
+                println!("skipped: ../shared/fio-examples is not here");
+                return;
+            };
+            let known: Vec<&str> = vec![$($case.file),*];
+            let mut files: Vec<String> = std::fs::read_dir(corpus)
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".fio"))
+                .collect();
+            files.sort();
+            for file in &files {
+                assert!(known.contains(&file.as_str()), "{file} has no case");
+            }
+            assert_eq!(files.len(), 30, "30 job files (and a README)");
+        }
+    };
+}
+
+corpus! {
+    mbs_clients => Case { size: "1m", ..runs("1mbs_clients.fio") };
+    aio_read => runs_on_target("aio-read.fio");
+    backwards_read => refused("backwards-read.fio", 6, "rw=read:-8k");
+    basic_verify => refused("basic-verify.fio", 9, "verify");
+    butterfly => refused("butterfly.fio", 11, "flow");
+    enospc_pressure => refused("enospc-pressure.fio", 16, "continue_on_error");
+    example_latency_steadystate =>
+        refused("example_latency_steadystate.fio", 25, "steadystate_check_interval");
+    fio_rand_rw => runs("fio-rand-RW.fio");
+    fio_rand_read => runs("fio-rand-read.fio");
+    fio_rand_write => runs("fio-rand-write.fio");
+    fio_seq_rw => runs("fio-seq-RW.fio");
+    fio_seq_read => runs("fio-seq-read.fio");
+    fio_seq_write => runs("fio-seq-write.fio");
+    fixed_rate_submission => runs("fixed-rate-submission.fio");
+    iometer_file_access_server => runs("iometer-file-access-server.fio");
+    jesd219 => runs_on_target("jesd219.fio");
+    latency_profile => refused("latency-profile.fio", 14, "latency_target");
+    libiscsi => Case {
+        expect: Expect::NeedsServer { names: "iqn.2016-02.com.fio:system:fio" },
+        ..runs("libiscsi.fio")
+    };
+    nbd => Case { expect: Expect::RunsOnNbdkit { uri_line: 22 }, ..runs("nbd.fio") };
+    null => runs("null.fio");
+    numa => refused("numa.fio", 14, "numa_cpu_nodes");
+    poisson_rate_submission => refused("poisson-rate-submission.fio", 14, "rate_process");
+    rand_zones => runs("rand-zones.fio");
+    sequence_distribution => refused("sequence-distribution.fio", 22, "random_distribution");
+    ssd_steadystate => runs_on_target("ssd-steadystate.fio");
+    ssd_test => runs_on_target("ssd-test.fio");
+    steadystate => refused("steadystate.fio", 9, "threads");
+    surface_scan => refused("surface-scan.fio", 8, "verify");
+    tiobench_example => Case { size: "4m", ..runs("tiobench-example.fio") };
+    zipf => runs("zipf.fio");
+}
