@@ -21,6 +21,7 @@ pub struct Outputs {
     logs_prefix: Option<PathBuf>,
     stdout_format: StdoutFormat,
     markdown: bool,
+    created: Vec<PathBuf>,
 }
 
 /// What goes to stdout: the table (and everything readable) or one machine format.
@@ -78,6 +79,15 @@ impl Outputs {
                 ));
             }
         }
+        let created = [
+            args.json.as_deref().filter(|p| *p != Path::new("-")),
+            args.csv.as_deref(),
+            args.trace_io.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(Path::to_path_buf)
+        .collect();
         Ok(Outputs {
             json_file,
             csv_file,
@@ -85,7 +95,15 @@ impl Outputs {
             logs_prefix: args.write_logs.clone(),
             stdout_format,
             markdown: args.md,
+            created,
         })
+    }
+
+    /// Removes the (still empty) output files when the run ends before producing a result.
+    pub fn discard(self) {
+        for path in &self.created {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// Whether stdout carries a machine format (then every message goes to stderr and there

@@ -5,7 +5,7 @@ use super::live::TerminalObserver;
 use super::outputs::Outputs;
 use super::run_args::RunArgs;
 use iopath::report::result::StopReason;
-use iopath::run::{ExecutedRun, execute, interrupt, prepare};
+use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
 use std::fs::File;
 use std::io::Write;
 
@@ -32,12 +32,8 @@ pub fn run(args: &RunArgs) -> i32 {
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => {
-            eprintln!("error: {error}");
-            return if error.is_bad_input() {
-                exit::BAD_INPUT
-            } else {
-                exit::RUN_FAILED
-            };
+            outputs.discard();
+            return report_run_error(&error);
         }
     };
     for warning in prepared.warnings() {
@@ -46,6 +42,7 @@ pub fn run(args: &RunArgs) -> i32 {
     let stop = match interrupt::install() {
         Ok(stop) => stop,
         Err(error) => {
+            outputs.discard();
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
             return exit::RUN_FAILED;
         }
@@ -54,12 +51,8 @@ pub fn run(args: &RunArgs) -> i32 {
     let executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
         Err(error) => {
-            eprintln!("error: {error}");
-            return if error.is_bad_input() {
-                exit::BAD_INPUT
-            } else {
-                exit::RUN_FAILED
-            };
+            outputs.discard();
+            return report_run_error(&error);
         }
     };
     if let Some(file) = outputs.trace_file()
@@ -83,6 +76,16 @@ pub fn run(args: &RunArgs) -> i32 {
         exit::RUN_FAILED
     } else {
         exit::SUCCESS
+    }
+}
+
+/// Prints a run error and gives its exit status (2 for bad input, 1 otherwise).
+fn report_run_error(error: &RunError) -> i32 {
+    eprintln!("error: {error}");
+    if error.is_bad_input() {
+        exit::BAD_INPUT
+    } else {
+        exit::RUN_FAILED
     }
 }
 

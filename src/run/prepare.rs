@@ -152,6 +152,12 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
                     .parent()
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
+                if is_device_directory(parent) {
+                    return Err(RunError::Input(format!(
+                        "{}: no such device (iopath never creates files under /dev)",
+                        path.display()
+                    )));
+                }
                 check_directory_writable(parent)?;
                 PendingTarget::Create {
                     path: path.clone(),
@@ -276,6 +282,13 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
         created_by_iopath: false,
     })
+}
+
+/// Whether `directory` is /dev or below it (a missing "device" there is a typo, not a file
+/// to create).
+fn is_device_directory(directory: &Path) -> bool {
+    let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
+    resolved.starts_with("/dev")
 }
 
 fn check_directory_writable(directory: &Path) -> Result<(), RunError> {

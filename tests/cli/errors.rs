@@ -50,6 +50,32 @@ fn bad_input_is_named_and_nothing_is_written() {
         );
         assert!(!run.stderr.contains("panicked"), "{args:?}: {}", run.stderr);
     }
+    // A failed run leaves no empty output file behind, and nothing is created under /dev.
+    let run = plain_in(
+        dir.path(),
+        &[
+            "run",
+            "missing.bin",
+            "--rw",
+            "read",
+            "--json",
+            "out.json",
+            "--csv",
+            "out.csv",
+        ],
+    );
+    assert_eq!(run.status, 2);
+    let run = plain_in(
+        dir.path(),
+        &["run", "/dev/iopath-no-such-disk", "--size", "1m"],
+    );
+    assert_eq!(run.status, 2);
+    assert!(
+        run.stderr.contains("/dev/iopath-no-such-disk"),
+        "{}",
+        run.stderr
+    );
+    assert!(!std::path::Path::new("/dev/iopath-no-such-disk").exists());
     assert_eq!(fs::read(&existing).unwrap(), before, "the file was changed");
     assert_eq!(list_dir(dir.path()), ["data.bin"], "files were created");
 }
