@@ -6,6 +6,7 @@
 //! outcome is a [`report::RunResult`], plain serde data that every exporter reads. Library code
 //! never prints and never exits; only the binary's `cli` layer chooses streams and exit codes.
 
+pub mod analysis;
 pub mod clock;
 pub mod engine;
 pub mod report;

@@ -11,6 +11,8 @@ fn main() {
         Command::Run(args) => cli::run_command::run(args),
         Command::Presets => cli::presets_command::run(),
         Command::Job(args) => cli::job_command::run(args),
+        Command::Links(args) => cli::links_command::run(args),
+        Command::Path(args) => cli::path_command::run(args),
     };
     std::process::exit(status);
 }

@@ -3,8 +3,10 @@
 
 pub mod exit;
 pub mod job_command;
+pub mod links_command;
 pub mod live;
 pub mod outputs;
+pub mod path_command;
 pub mod presets_command;
 pub mod run_args;
 pub mod run_command;
@@ -40,4 +42,8 @@ pub enum Command {
     Presets,
     /// Convert a job file (fio's or iopath's TOML) to TOML, or check it without any I/O.
     Job(job_command::JobArgs),
+    /// List the link and bus catalog: what each hop can carry, and how that is derived.
+    Links(links_command::LinksArgs),
+    /// Show the storage path of a target: every hop from the file to the wire.
+    Path(path_command::PathArgs),
 }

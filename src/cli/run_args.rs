@@ -107,6 +107,20 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Tests")]
     pub drop_caches: bool,
 
+    /// The link this storage is reached over, when it cannot be seen from here: a catalog name
+    /// (`iopath links`): 4gfc, 10gbe, 40gbe-mtu9000, ib-hdr4 … (repeatable, comma-separated).
+    #[arg(
+        long,
+        value_name = "LINK",
+        value_delimiter = ',',
+        help_heading = "Path"
+    )]
+    pub link: Vec<String>,
+    /// Hops beyond this host, in order: pcie3x8,40gbe,array:3.8GB/s (a catalog name or
+    /// NAME:RATE[:IOPS]).
+    #[arg(long, value_name = "HOPS", help_heading = "Path")]
+    pub path: Vec<String>,
+
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
     #[arg(long, value_name = "FILE", help_heading = "Job files")]

@@ -4,6 +4,7 @@ use super::exit;
 use super::live::TerminalObserver;
 use super::outputs::Outputs;
 use super::run_args::RunArgs;
+use iopath::analysis::{DeclaredPath, analyse};
 use iopath::report::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
 use std::fs::File;
@@ -22,6 +23,13 @@ pub fn run(args: &RunArgs) -> i32 {
     for message in &request.messages {
         eprintln!("{message}");
     }
+    let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
+        Ok(declared) => declared,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
     let mut outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
         Err(message) => {
@@ -48,7 +56,7 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     };
     let mut observer = TerminalObserver::new(outputs.stdout_is_machine_readable());
-    let executed = match execute(prepared, &stop, &mut observer) {
+    let mut executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
         Err(error) => {
             outputs.discard();
@@ -60,6 +68,7 @@ pub fn run(args: &RunArgs) -> i32 {
     {
         eprintln!("error: --trace-io: {error}");
     }
+    analyse(&mut executed.result, &declared);
     let result = &executed.result;
     if let Err(message) = outputs.write(result) {
         eprintln!("error: {message}");

@@ -51,6 +51,13 @@ pub struct RunResult {
     /// Run-level warnings (skipped tests, a stop before the end); each test keeps its own
     /// warnings (fallbacks, mappings) in [`TestResult::warnings`].
     pub warnings: Vec<String>,
+    /// Link tests (`iopath net`): raw TCP throughput, one entry per direction measured.
+    #[serde(default)]
+    pub link_tests: Vec<super::link::LinkTestResult>,
+    /// The storage path of every target, same order as [`RunResult::targets`] (filled by the
+    /// analysis; empty when it did not run).
+    #[serde(default)]
+    pub paths: Vec<super::analysis::StoragePath>,
 }
 
 /// The machine.
@@ -97,6 +104,10 @@ pub struct TestResult {
     /// Whether and when the steady-state criterion held (absent without `--steady`).
     #[serde(default)]
     pub steady_state: Option<SteadyOutcome>,
+    /// Hop, CPU and queue utilisation, the verdict and trust notes (absent when the analysis
+    /// did not run).
+    #[serde(default)]
+    pub analysis: Option<super::analysis::TestAnalysis>,
 }
 
 /// The outcome of a steady-state criterion.

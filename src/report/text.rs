@@ -1,8 +1,11 @@
 //! The terminal table: one row per test (plus read and write rows for mixed tests) with MB/s
 //! (10^6 B/s) and MiB/s, IOPS, mean / p99 / p99.9 / max latency, iopath's CPU share of the host
-//! and the busiest core's use.
+//! and the busiest core's use. When the analysis ran: "± x %" (95 % confidence interval of the
+//! per-second rates) on MB/s and IOPS, a verdict column, and below the table one evidence line
+//! per test with its trust notes.
 
 use super::RunResult;
+use super::analysis::{ConfidenceInterval, DirectionConfidence};
 use super::result::{DirectionResult, StopReason, TestResult};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
@@ -33,11 +36,20 @@ pub fn format_count(value: f64) -> String {
     out
 }
 
+/// `value ± x %` when a confidence interval is known.
+fn with_interval(value: String, interval: Option<&ConfidenceInterval>) -> String {
+    match interval {
+        Some(interval) => format!("{value} ± {:.1} %", interval.half_width_percent),
+        None => value,
+    }
+}
+
 fn direction_cells(
     label: String,
     direction: &DirectionResult,
     test: &TestResult,
     cpu: bool,
+    confidence: Option<&DirectionConfidence>,
 ) -> Vec<String> {
     let latency = &direction.latency;
     let (cpu_share, busiest) = if cpu {
@@ -50,9 +62,15 @@ fn direction_cells(
     };
     vec![
         label,
-        format!("{:.1}", direction.bytes_per_second / 1e6),
+        with_interval(
+            format!("{:.1}", direction.bytes_per_second / 1e6),
+            confidence.and_then(|c| c.bytes_per_second.as_ref()),
+        ),
         format!("{:.1}", direction.bytes_per_second / 1048576.0),
-        format_count(direction.iops),
+        with_interval(
+            format_count(direction.iops),
+            confidence.and_then(|c| c.iops.as_ref()),
+        ),
         format_latency(latency.mean_ns),
         format_latency(latency.percentile("99") as f64),
         format_latency(latency.percentile("99.9") as f64),
@@ -64,13 +82,18 @@ fn direction_cells(
 
 /// Builds the table of every test of `result`.
 pub fn results_table(result: &RunResult) -> Table {
+    let show_verdict = result.tests.iter().any(|test| test.analysis.is_some());
+    let mut header = vec![
+        "test", "MB/s", "MiB/s", "IOPS", "mean", "p99", "p99.9", "max", "CPU %", "core %",
+    ];
+    if show_verdict {
+        header.push("verdict");
+    }
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "test", "MB/s", "MiB/s", "IOPS", "mean", "p99", "p99.9", "max", "CPU %", "core %",
-        ]);
+        .set_header(header);
     for test in &result.tests {
         let mut name = test.name.clone();
         if test.stop_reason != StopReason::Completed {
@@ -87,19 +110,57 @@ pub fn results_table(result: &RunResult) -> Table {
         } else {
             &test.read
         };
-        table.add_row(direction_cells(name, main, test, true));
+        let confidence = test.analysis.as_ref().map(|a| &a.confidence);
+        let main_confidence = confidence.map(|c| {
+            if mixed {
+                &c.total
+            } else if test.write.io_count > 0 {
+                &c.write
+            } else {
+                &c.read
+            }
+        });
+        let verdict_cell = |row: &mut Vec<String>, verdict: Option<&str>| {
+            if show_verdict {
+                row.push(verdict.unwrap_or("").to_string());
+            }
+        };
+        let mut row = direction_cells(name, main, test, true, main_confidence);
+        verdict_cell(
+            &mut row,
+            test.analysis.as_ref().map(|a| a.verdict.short_name()),
+        );
+        table.add_row(row);
+        let mut rows = Vec::new();
         if test.jobs.len() > 1 {
             for job in &test.jobs {
-                table.add_row(direction_cells(
+                rows.push(direction_cells(
                     format!("  {}", job.name),
                     &job.total,
                     test,
                     false,
+                    None,
                 ));
             }
         } else if mixed {
-            table.add_row(direction_cells("  read".into(), &test.read, test, false));
-            table.add_row(direction_cells("  write".into(), &test.write, test, false));
+            rows.push(direction_cells(
+                "  read".into(),
+                &test.read,
+                test,
+                false,
+                confidence.map(|c| &c.read),
+            ));
+            rows.push(direction_cells(
+                "  write".into(),
+                &test.write,
+                test,
+                false,
+                confidence.map(|c| &c.write),
+            ));
+        }
+        for mut row in rows {
+            verdict_cell(&mut row, None);
+            table.add_row(row);
         }
     }
     for index in 1..10 {
@@ -118,6 +179,7 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs; core % = busiest core (all processes).",
         result.host.cpu_count
     )?;
+    write_verdicts(result, out)?;
     for test in &result.tests {
         if test.errors.count > 0 {
             writeln!(out, "{}: {} I/O errors", test.name, test.errors.count)?;
@@ -135,6 +197,33 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
+    }
+    Ok(())
+}
+
+/// One evidence line per analysed test (`SEQ1M Q8 read: link-bound — 117 MB/s = 98 % of
+/// 1GbE (…)`), each followed by its trust notes.
+fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()> {
+    if result.tests.iter().any(|test| test.analysis.is_some()) {
+        writeln!(
+            out,
+            "± = 95 % confidence interval of the per-second rates (Student t); verdicts in docs/verdict.md."
+        )?;
+    }
+    for test in &result.tests {
+        let Some(analysis) = &test.analysis else {
+            continue;
+        };
+        writeln!(
+            out,
+            "{}: {} — {}",
+            test.name,
+            analysis.verdict.name(),
+            analysis.evidence
+        )?;
+        for note in &analysis.trust_notes {
+            writeln!(out, "  note: {}", note.message)?;
+        }
     }
     Ok(())
 }

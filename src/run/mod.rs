@@ -198,6 +198,8 @@ pub fn execute(
         targets: prepared_targets.into_iter().map(|t| t.info).collect(),
         tests,
         warnings,
+        link_tests: Vec::new(),
+        paths: Vec::new(),
     };
     Ok(ExecutedRun {
         result,

@@ -604,6 +604,7 @@ fn merge_test(
         warnings,
         sweep: Vec::new(),
         steady_state: None,
+        analysis: None,
     }
 }
 

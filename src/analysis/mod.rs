@@ -1,0 +1,186 @@
+//! Explains every result: the storage path of each target, what each hop can carry, and what
+//! limits each test.
+//!
+//! - [`links`]: the catalog of links and buses (FC, Ethernet, InfiniBand, SAS, SATA, USB, PCI,
+//!   PCI-X, PCIe, RoCE) with the derivation of each payload rate; [`protocols`]: the per-I/O
+//!   headers of iSCSI, NBD, SMB, NFS, NVMe/TCP, FCP, SSP and ATA; [`memcpy`]: this host's
+//!   memory copy bandwidth, measured once and cached.
+//! - [`path`]: discovery of a target's path from sysfs and the routing table;
+//!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
+//! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
+//!   its evidence; [`trust`]: trust notes and confidence intervals.
+//!
+//! The one entry point is [`analyse`]: it reads a finished [`RunResult`] and fills its
+//! `paths` and every test's `analysis`. It never prints and never fails; what it cannot see
+//! becomes a note or an inconclusive verdict that says what is missing.
+//!
+//! ```
+//! use iopath::analysis::declared::DeclaredPath;
+//! use iopath::analysis::links::find;
+//! let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+//! assert_eq!(declared.hops[0].capacity.payload_bytes_per_second,
+//!            find("1gbe").unwrap().payload_bytes_per_second());
+//! ```
+
+pub mod declared;
+pub mod links;
+pub mod memcpy;
+pub mod path;
+pub mod protocols;
+pub mod trust;
+pub mod verdict;
+
+mod block;
+mod network;
+#[cfg(test)]
+mod test_support;
+
+pub use declared::DeclaredPath;
+
+use crate::report::RunResult;
+use crate::report::analysis::StoragePath;
+use crate::target::TargetInfo;
+
+/// What the analysis needs to know about the host besides the RunResult.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostFacts {
+    /// Memory copy bandwidth of one thread, bytes per second: the capacity of the page cache,
+    /// tmpfs, Unix sockets and the loopback network.
+    pub memory_copy_bytes_per_second: Option<u64>,
+    /// `MemAvailable` now, bytes: does a working set fit in the page cache?
+    pub memory_available_bytes: Option<u64>,
+}
+
+impl HostFacts {
+    /// Reads this host: the memory copy bandwidth (cached, or measured now, about a quarter
+    /// of a second the first time) and the memory available.
+    pub fn gather() -> Self {
+        HostFacts {
+            memory_copy_bytes_per_second: Some(memcpy::memory_copy_bandwidth()),
+            memory_available_bytes: memcpy::meminfo_bytes("MemAvailable:"),
+        }
+    }
+}
+
+/// Fills `result.paths` (one per target, same order) and every test's `analysis`, with the
+/// hops in `declared` added to every path. Paths already in the result (a result read back
+/// from JSON) are kept, not discovered again on this host; their declared hops are replaced
+/// when `declared` is not empty.
+pub fn analyse(result: &mut RunResult, declared: &DeclaredPath) {
+    analyse_with(result, declared, &HostFacts::gather());
+}
+
+/// [`analyse`] with the host facts given (tests, or a caller that has them already).
+pub fn analyse_with(result: &mut RunResult, declared: &DeclaredPath, facts: &HostFacts) {
+    let rediscover = result.paths.len() != result.targets.len();
+    if rediscover {
+        result.paths = result
+            .targets
+            .iter()
+            .map(|target| path::discover(target, facts))
+            .collect();
+    }
+    if rediscover || !declared.is_empty() {
+        for (path, target) in result.paths.iter_mut().zip(&result.targets) {
+            let protocol = path::storage_protocol(target, path);
+            declared::apply(path, declared, protocol.as_deref());
+        }
+    }
+    let (targets, paths) = (&result.targets, &result.paths);
+    for test in &mut result.tests {
+        test.analysis = Some(verdict::analyse_test(test, targets, paths, facts));
+    }
+}
+
+/// The path of one target with `declared` hops added: what `iopath path TARGET` shows.
+pub fn describe_path(
+    target: &TargetInfo,
+    declared: &DeclaredPath,
+    facts: &HostFacts,
+) -> StoragePath {
+    let mut path = path::discover(target, facts);
+    let protocol = path::storage_protocol(target, &path);
+    declared::apply(&mut path, declared, protocol.as_deref());
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::analysis::{HopKind, HopOrigin};
+    use crate::report::json::{read_json, write_json};
+    use crate::report::text::write_text;
+    use crate::run::{RunObserver, RunOptions, execute, prepare};
+    use crate::target::TargetSpec;
+    use crate::workload::suite::base_workload;
+    use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
+    use std::sync::atomic::AtomicBool;
+
+    struct Quiet;
+    impl RunObserver for Quiet {}
+
+    #[test]
+    fn a_real_run_is_analysed_printed_and_saved() {
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+        let directory = if base.is_dir() {
+            tempfile::tempdir_in(base).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
+        workload.engine = crate::engine::EngineKind::Sync;
+        workload.ramp_ns = 0;
+        workload.length = RunLength::Time {
+            duration_ns: 2_000_000_000,
+        };
+        let plan = Plan {
+            targets: vec![TargetSpec::Path {
+                path: directory.path().join("f.dat"),
+                create_size: Some(16 << 20),
+            }],
+            tests: vec![TestPlan::single("RND4K Q1", workload, vec![0])],
+        };
+        let prepared = prepare(plan, RunOptions::default(), false).unwrap();
+        let mut result = execute(prepared, &AtomicBool::new(false), &mut Quiet)
+            .unwrap()
+            .result;
+        let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+        analyse_with(&mut result, &declared, &test_support::facts());
+
+        assert_eq!(result.paths.len(), 1);
+        let path = &result.paths[0];
+        assert_eq!(path.hops[0].kind, HopKind::File);
+        assert_eq!(path.hops.last().unwrap().origin, HopOrigin::Declared);
+        let analysis = result.tests[0].analysis.as_ref().expect("analysed");
+        assert!(!analysis.evidence.is_empty());
+        assert_eq!(analysis.queue.configured_outstanding, 1);
+        assert!(analysis.hops.iter().any(|hop| hop.hop_key == "declared:0"));
+        assert!(analysis.confidence.read.bytes_per_second.is_some());
+
+        let mut text = Vec::new();
+        write_text(&result, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("verdict"), "{text}");
+        assert!(text.contains(" ± "), "{text}");
+        let line = format!("RND4K Q1: {} — ", analysis.verdict.name());
+        assert!(text.contains(&line), "{text}");
+
+        let mut json = Vec::new();
+        write_json(&result, &mut json).unwrap();
+        let back = read_json(std::str::from_utf8(&json).unwrap()).unwrap();
+        assert_eq!(back.paths, result.paths);
+        let saved = back.tests[0].analysis.as_ref().expect("saved");
+        assert_eq!(saved.verdict, analysis.verdict);
+        assert_eq!(saved.evidence, analysis.evidence);
+        assert_eq!(saved.trust_notes, analysis.trust_notes);
+        assert_eq!(saved.hops.len(), analysis.hops.len());
+
+        // Analysing a saved result again keeps its paths and swaps the declared hops.
+        let mut again = back.clone();
+        let other = DeclaredPath::from_flags(&["10gbe".into()], &[]).unwrap();
+        analyse_with(&mut again, &other, &test_support::facts());
+        assert_eq!(again.paths[0].hops.last().unwrap().name, "10GbE");
+        assert_eq!(again.paths[0].hops.len(), back.paths[0].hops.len());
+    }
+}

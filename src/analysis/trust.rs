@@ -1,0 +1,478 @@
+//! Reasons to doubt a result, and the confidence intervals of its rates.
+//!
+//! The confidence interval of a rate comes from the per-second series: every full interval's
+//! rate is one sample (the last, shorter interval is left out), and the 95 % interval of their
+//! mean is `mean ± t(0.975, n−1) × s / √n` (Student t, `s` the sample standard deviation).
+//! A trend is a least-squares line through the same samples; it counts when its slope differs
+//! from zero at the 95 % level and moves the rate by 10 % or more over the run.
+//!
+//! ```
+//! use iopath::analysis::trust::{confidence_interval, student_t_975};
+//! assert!((student_t_975(9) - 2.2622).abs() < 1e-4);
+//! let ci = confidence_interval(&[100.0, 102.0, 98.0, 101.0, 99.0]).unwrap();
+//! assert_eq!(ci.mean, 100.0);
+//! assert!((ci.half_width - 2.7764 * (2.5f64).sqrt() / 5f64.sqrt()).abs() < 1e-3);
+//! ```
+
+use crate::report::analysis::{
+    ConfidenceInterval, DirectionConfidence, HopUtilisation, StoragePath, TestConfidence,
+    TrustKind, TrustNote, format_bytes, format_percent, format_rate,
+};
+use crate::report::result::{DirectionResult, StopReason, TestResult};
+use crate::stats::series::IntervalPoint;
+use crate::target::TargetInfo;
+
+/// A confidence interval wider than this (half-width, percent of the mean) means the run was
+/// too short for the variation seen.
+pub const WIDE_INTERVAL_PERCENT: f64 = 5.0;
+/// The half-width a longer run is advised to reach, percent.
+pub const TARGET_INTERVAL_PERCENT: f64 = 2.0;
+/// A trend that moves the rate by this much over the run (and is significant) is "not steady".
+pub const TREND_PERCENT: f64 = 10.0;
+/// Fewest full intervals for a trend.
+pub const TREND_MIN_INTERVALS: usize = 5;
+/// A rate this far above a hop's capacity (percent of it), or beyond its confidence interval,
+/// is "above capacity".
+pub const ABOVE_CAPACITY_MARGIN_PERCENT: f64 = 2.0;
+
+/// The 97.5th percentile of Student's t distribution with `degrees` degrees of freedom: the
+/// factor of a two-sided 95 % interval. Exact to four decimals up to 30 degrees (table), a
+/// Cornish–Fisher expansion beyond (within 10^-4).
+pub fn student_t_975(degrees: u32) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
+        2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,
+        2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+    ];
+    if degrees == 0 {
+        return f64::INFINITY;
+    }
+    if let Some(value) = TABLE.get(degrees as usize - 1) {
+        return *value;
+    }
+    let z: f64 = 1.959_963_985;
+    let v = f64::from(degrees);
+    let g1 = (z.powi(3) + z) / 4.0;
+    let g2 = (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0;
+    let g3 = (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
+    z + g1 / v + g2 / (v * v) + g3 / (v * v * v)
+}
+
+/// The 95 % confidence interval of the mean of `samples` (`None` with fewer than two, or a
+/// mean of zero).
+pub fn confidence_interval(samples: &[f64]) -> Option<ConfidenceInterval> {
+    let n = samples.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    let variance = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+    let half_width = student_t_975(n as u32 - 1) * variance.sqrt() / (n as f64).sqrt();
+    Some(ConfidenceInterval {
+        mean,
+        half_width,
+        half_width_percent: half_width / mean * 100.0,
+        intervals: n as u32,
+        confidence_percent: 95,
+    })
+}
+
+/// Bytes per second and I/Os per second of every full interval of `series` (the last interval,
+/// when shorter than the others, is left out).
+pub fn full_interval_rates(series: &[IntervalPoint]) -> (Vec<f64>, Vec<f64>) {
+    let Some(full) = series
+        .iter()
+        .map(|p| p.duration_ns)
+        .max()
+        .filter(|d| *d > 0)
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let seconds = full as f64 / 1e9;
+    series
+        .iter()
+        .filter(|point| point.duration_ns == full)
+        .map(|point| {
+            (
+                point.bytes as f64 / seconds,
+                point.io_count as f64 / seconds,
+            )
+        })
+        .unzip()
+}
+
+/// Confidence intervals of one direction's rates.
+pub fn direction_confidence(direction: &DirectionResult) -> DirectionConfidence {
+    if direction.io_count == 0 {
+        return DirectionConfidence::default();
+    }
+    let (bytes, iops) = full_interval_rates(&direction.series);
+    DirectionConfidence {
+        bytes_per_second: confidence_interval(&bytes),
+        iops: confidence_interval(&iops),
+    }
+}
+
+/// Confidence intervals of a test.
+pub fn test_confidence(test: &TestResult) -> TestConfidence {
+    TestConfidence {
+        read: direction_confidence(&test.read),
+        write: direction_confidence(&test.write),
+        total: direction_confidence(&test.total),
+    }
+}
+
+/// A straight-line trend through a series of rates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trend {
+    /// Change of the fitted line from the first to the last interval, percent of the mean.
+    pub change_percent: f64,
+    /// The slope differs from zero at the 95 % level.
+    pub significant: bool,
+    /// Fitted rate at the first interval.
+    pub first: f64,
+    /// Fitted rate at the last interval.
+    pub last: f64,
+}
+
+/// Least-squares trend of `samples` (one per interval); `None` below
+/// [`TREND_MIN_INTERVALS`] or with a mean of zero.
+pub fn trend(samples: &[f64]) -> Option<Trend> {
+    let n = samples.len();
+    if n < TREND_MIN_INTERVALS {
+        return None;
+    }
+    let mean_y = samples.iter().sum::<f64>() / n as f64;
+    if mean_y <= 0.0 {
+        return None;
+    }
+    let mean_x = (n as f64 - 1.0) / 2.0;
+    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
+    let sxy: f64 = samples
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
+        .sum();
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    let residual: f64 = samples
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (y - (intercept + slope * i as f64)).powi(2))
+        .sum::<f64>()
+        / (n as f64 - 2.0);
+    let standard_error = (residual / sxx).sqrt();
+    let significant = if standard_error == 0.0 {
+        slope != 0.0
+    } else {
+        (slope / standard_error).abs() > student_t_975(n as u32 - 2)
+    };
+    let first = intercept;
+    let last = intercept + slope * (n as f64 - 1.0);
+    Some(Trend {
+        change_percent: (last - first) / mean_y * 100.0,
+        significant,
+        first,
+        last,
+    })
+}
+
+/// What the trust checks look at.
+pub(super) struct TrustInputs<'a> {
+    pub test: &'a TestResult,
+    /// Every target of the run, and its path (same order).
+    pub targets: &'a [TargetInfo],
+    pub paths: &'a [StoragePath],
+    /// Indexes of the targets this test used.
+    pub target_indexes: &'a [usize],
+    pub hops: &'a [HopUtilisation],
+    pub confidence: &'a TestConfidence,
+    pub memory_available_bytes: Option<u64>,
+}
+
+/// The direction a test is about: both when mixed, else the one that moved.
+pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static str) {
+    let mixed = test.read.io_count > 0 && test.write.io_count > 0;
+    if mixed {
+        (&test.total, "total")
+    } else if test.write.io_count > 0 {
+        (&test.write, "write")
+    } else {
+        (&test.read, "read")
+    }
+}
+
+fn main_confidence<'a>(
+    test: &TestResult,
+    confidence: &'a TestConfidence,
+) -> &'a DirectionConfidence {
+    match main_direction(test).1 {
+        "total" => &confidence.total,
+        "write" => &confidence.write,
+        _ => &confidence.read,
+    }
+}
+
+/// Bytes a test can touch: the region of each of its targets, counted once per target.
+pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u64 {
+    let mut regions: Vec<(usize, u64)> = Vec::new();
+    for job in &test.jobs {
+        for &index in &job.target_indexes {
+            let size = targets.get(index).map_or(0, |t| t.size_bytes);
+            let region = job
+                .workload
+                .region_size_bytes
+                .unwrap_or_else(|| size.saturating_sub(job.workload.region_offset_bytes));
+            match regions.iter_mut().find(|(i, _)| *i == index) {
+                Some((_, existing)) => *existing = (*existing).max(region),
+                None => regions.push((index, region)),
+            }
+        }
+    }
+    regions.iter().map(|(_, region)| region).sum()
+}
+
+/// Every trust note of a test.
+pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
+    let test = inputs.test;
+    let mut notes = Vec::new();
+    let mut add = |kind, message: String| notes.push(TrustNote { kind, message });
+    if test.stop_reason != StopReason::Completed {
+        add(
+            TrustKind::Partial,
+            format!(
+                "stopped early ({}): the figures cover {:.1} s",
+                match test.stop_reason {
+                    StopReason::Interrupted => "interrupted",
+                    _ => "an I/O error",
+                },
+                test.measured_ns as f64 / 1e9
+            ),
+        );
+    }
+    if test.errors.count > 0 {
+        add(
+            TrustKind::Errors,
+            format!(
+                "{} I/O errors: failed I/Os are not in the rates",
+                test.errors.count
+            ),
+        );
+    }
+    let buffered = test.jobs.iter().any(|job| !job.direct);
+    let reads = test.read.io_count > 0;
+    if buffered {
+        add(
+            TrustKind::BufferedIo,
+            "buffered I/O (no O_DIRECT): the page cache sits between iopath and the device; reads may come from memory and writes may not have reached the device".into(),
+        );
+        let working_set = working_set_bytes(test, inputs.targets);
+        if reads
+            && let Some(available) = inputs.memory_available_bytes
+            && working_set > 0
+            && working_set <= available
+        {
+            add(
+                TrustKind::WorkingSetInMemory,
+                format!(
+                    "the working set ({}) fits in free memory ({}): buffered reads can be served from the page cache",
+                    format_bytes(working_set),
+                    format_bytes(available)
+                ),
+            );
+        }
+    }
+    for &index in inputs.target_indexes {
+        if let Some(inner) = inputs.paths.get(index).and_then(|path| {
+            path.hops.iter().find(|hop| {
+                hop.kind == crate::report::analysis::HopKind::PageCache
+                    && hop.key != super::path::PAGE_CACHE_KEY
+            })
+        }) {
+            add(
+                TrustKind::BufferedIo,
+                format!(
+                    "the path has a page cache below the target ({}): reads may come from memory even with O_DIRECT",
+                    inner.description
+                ),
+            );
+        }
+    }
+    let main_ci = main_confidence(test, inputs.confidence);
+    let margin = main_ci
+        .bytes_per_second
+        .as_ref()
+        .map_or(0.0, |ci| ci.half_width_percent)
+        .max(ABOVE_CAPACITY_MARGIN_PERCENT);
+    for hop in inputs.hops {
+        if hop.utilisation_percent > 100.0 + margin {
+            let why = if hop.below_page_cache {
+                "buffered I/O was served by the page cache above it"
+            } else if hop.declared {
+                "a cache or compression behind it, or the declared figure is too low"
+            } else {
+                "a cache or compression below it, or a discovered figure is wrong"
+            };
+            add(
+                TrustKind::AboveCapacity,
+                format!(
+                    "{} is {} of what {} can carry ({}): {why}",
+                    format_rate(
+                        hop.inbound_bytes_per_second
+                            .max(hop.outbound_bytes_per_second)
+                    ),
+                    format_percent(hop.utilisation_percent),
+                    hop.hop_name,
+                    format_rate(hop.capacity_bytes_per_second as f64)
+                ),
+            );
+        }
+    }
+    if reads {
+        for &index in inputs.target_indexes {
+            let (Some(target), Some(path)) = (inputs.targets.get(index), inputs.paths.get(index))
+            else {
+                continue;
+            };
+            if path.first_blocks_all_zero == Some(true) && target.filesystem.is_none() {
+                add(
+                    TrustKind::NeverWritten,
+                    format!(
+                        "the first 64 KiB of {} read as zeros: it may never have been written, and thin or sparse volumes answer such reads without touching the media",
+                        target.path
+                    ),
+                );
+            } else if let Some(allocated) = path.allocated_bytes
+                && target.size_bytes > 0
+                && allocated < target.size_bytes / 2
+            {
+                add(
+                    TrustKind::NeverWritten,
+                    format!(
+                        "{} is sparse ({} of {} allocated): reads of its holes never reach the device",
+                        target.path,
+                        format_bytes(allocated),
+                        format_bytes(target.size_bytes)
+                    ),
+                );
+            }
+        }
+    }
+    let (direction, _) = main_direction(test);
+    if direction.io_count > 0 {
+        match &main_ci.bytes_per_second {
+            None => add(
+                TrustKind::TooShort,
+                "fewer than two full seconds: no confidence interval; run 5 s or more".into(),
+            ),
+            Some(ci) if ci.half_width_percent > WIDE_INTERVAL_PERCENT => {
+                let needed = (f64::from(ci.intervals)
+                    * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
+                .ceil();
+                add(
+                    TrustKind::TooShort,
+                    format!(
+                        "±{:.1} % at 95 % confidence from {} s: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %",
+                        ci.half_width_percent, ci.intervals
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        let (rates, _) = full_interval_rates(&direction.series);
+        if let Some(trend) = trend(&rates)
+            && trend.significant
+            && trend.change_percent.abs() >= TREND_PERCENT
+        {
+            add(
+                TrustKind::NotSteady,
+                format!(
+                    "not steady: throughput {} {:.0} % over {} s (fitted {} → {}); a longer ramp or --steady would help",
+                    if trend.change_percent > 0.0 {
+                        "rose"
+                    } else {
+                        "fell"
+                    },
+                    trend.change_percent.abs(),
+                    rates.len(),
+                    format_rate(trend.first),
+                    format_rate(trend.last)
+                ),
+            );
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(index: u64, bytes: u64, duration_ns: u64) -> IntervalPoint {
+        IntervalPoint {
+            start_ns: index * 1_000_000_000,
+            duration_ns,
+            bytes,
+            io_count: bytes / 4096,
+            mean_latency_ns: 100_000,
+            p99_latency_ns: 200_000,
+        }
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        assert_eq!(student_t_975(1), 12.7062);
+        assert_eq!(student_t_975(10), 2.2281);
+        assert_eq!(student_t_975(30), 2.0423);
+        for (degrees, expected) in [(40, 2.0211), (60, 2.0003), (120, 1.9799), (1000, 1.9623)] {
+            let value = student_t_975(degrees);
+            assert!((value - expected).abs() < 2e-4, "{degrees}: {value}");
+        }
+        assert!(student_t_975(0).is_infinite());
+    }
+
+    #[test]
+    fn intervals_use_only_full_seconds() {
+        let series = vec![
+            point(0, 100_000_000, 1_000_000_000),
+            point(1, 110_000_000, 1_000_000_000),
+            point(2, 90_000_000, 1_000_000_000),
+            point(3, 5_000_000, 300_000_000),
+        ];
+        let (bytes, iops) = full_interval_rates(&series);
+        assert_eq!(bytes, [100e6, 110e6, 90e6]);
+        assert_eq!(iops.len(), 3);
+        let ci = confidence_interval(&bytes).unwrap();
+        assert_eq!(ci.intervals, 3);
+        assert!((ci.mean - 100e6).abs() < 1.0);
+        // s = 10 MB/s, t(0.975, 2) = 4.3027: ±24.84 MB/s.
+        assert!(
+            (ci.half_width - 4.3027 * 10e6 / 3f64.sqrt()).abs() < 1.0,
+            "{ci:?}"
+        );
+        assert!((ci.half_width_percent - 24.84).abs() < 0.01);
+        assert!(confidence_interval(&[5.0]).is_none());
+        assert!(confidence_interval(&[0.0, 0.0]).is_none());
+        assert_eq!(full_interval_rates(&[]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_trend_must_be_large_and_significant() {
+        let falling: Vec<f64> = (0..10).map(|i| 100.0 - 3.0 * i as f64).collect();
+        let fall = trend(&falling).unwrap();
+        assert!(fall.significant);
+        assert!(
+            (fall.change_percent + 27.0 / 86.5 * 100.0).abs() < 1e-6,
+            "{fall:?}"
+        );
+        let flat_noisy = [100.0, 104.0, 97.0, 102.0, 99.0, 103.0, 98.0, 101.0];
+        let flat = trend(&flat_noisy).unwrap();
+        assert!(flat.change_percent.abs() < TREND_PERCENT);
+        assert!(trend(&[1.0, 2.0, 3.0]).is_none());
+        let constant = trend(&[5.0; 6]).unwrap();
+        assert!(!constant.significant);
+    }
+}

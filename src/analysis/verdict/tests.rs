@@ -1,0 +1,744 @@
+//! The classification on synthetic RunResults: one test per verdict, with the figures that
+//! should decide it.
+
+use super::*;
+use crate::analysis::declared::DeclaredPath;
+use crate::analysis::test_support::facts;
+use crate::engine::Capabilities;
+use crate::report::RunResult;
+use crate::report::analysis::{HopCapacity, QueueLimits, TrustKind};
+use crate::report::result::{
+    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    StopReason,
+};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::series::IntervalPoint;
+use crate::workload::suite::base_workload;
+use crate::workload::{AccessLine, AccessSpec, Workload};
+use std::collections::BTreeMap;
+
+const SECONDS: u64 = 10;
+
+/// A direction moving `bytes_per_second` in I/Os of `io_bytes` for [`SECONDS`] full seconds,
+/// each second within ±`wobble` of the mean (alternating), at `latency_ns` mean latency.
+fn direction(
+    bytes_per_second: f64,
+    io_bytes: u64,
+    latency_ns: f64,
+    wobble: f64,
+) -> DirectionResult {
+    if bytes_per_second == 0.0 {
+        return empty_direction();
+    }
+    let series: Vec<IntervalPoint> = (0..SECONDS)
+        .map(|second| {
+            let factor = if second % 2 == 0 {
+                1.0 + wobble
+            } else {
+                1.0 - wobble
+            };
+            let bytes = (bytes_per_second * factor) as u64;
+            IntervalPoint {
+                start_ns: second * 1_000_000_000,
+                duration_ns: 1_000_000_000,
+                bytes,
+                io_count: bytes / io_bytes,
+                mean_latency_ns: latency_ns as u64,
+                p99_latency_ns: (latency_ns * 2.0) as u64,
+            }
+        })
+        .collect();
+    let bytes: u64 = series.iter().map(|p| p.bytes).sum();
+    let io_count = bytes / io_bytes;
+    DirectionResult {
+        io_count,
+        bytes,
+        iops: io_count as f64 / SECONDS as f64,
+        bytes_per_second: bytes as f64 / SECONDS as f64,
+        latency: latency(latency_ns),
+        error_count: 0,
+        series,
+        histogram: LatencyHistogram::new().to_sparse(),
+    }
+}
+
+fn empty_direction() -> DirectionResult {
+    DirectionResult {
+        io_count: 0,
+        bytes: 0,
+        iops: 0.0,
+        bytes_per_second: 0.0,
+        latency: latency(0.0),
+        error_count: 0,
+        series: Vec::new(),
+        histogram: LatencyHistogram::new().to_sparse(),
+    }
+}
+
+fn latency(mean_ns: f64) -> LatencySummary {
+    LatencySummary {
+        min_ns: (mean_ns / 2.0) as u64,
+        mean_ns,
+        stddev_ns: mean_ns / 10.0,
+        max_ns: (mean_ns * 3.0) as u64,
+        percentiles_ns: BTreeMap::new(),
+    }
+}
+
+fn add(a: &DirectionResult, b: &DirectionResult) -> DirectionResult {
+    if a.io_count == 0 {
+        return b.clone();
+    }
+    if b.io_count == 0 {
+        return a.clone();
+    }
+    let mut total = a.clone();
+    total.io_count += b.io_count;
+    total.bytes += b.bytes;
+    total.iops += b.iops;
+    total.bytes_per_second += b.bytes_per_second;
+    for (point, other) in total.series.iter_mut().zip(&b.series) {
+        point.bytes += other.bytes;
+        point.io_count += other.io_count;
+    }
+    total
+}
+
+fn workload(io_bytes: u64, read_percent: u8, random_percent: u8, queue_depth: u32) -> Workload {
+    Workload {
+        access: AccessSpec {
+            lines: vec![AccessLine::new(io_bytes, 100, read_percent, random_percent)],
+        },
+        queue_depth,
+        ..base_workload()
+    }
+}
+
+/// A test of one job on target 0.
+fn test_of(
+    workload: Workload,
+    read: DirectionResult,
+    write: DirectionResult,
+    cpu: CpuResult,
+) -> TestResult {
+    let total = add(&read, &write);
+    let direct = !workload.buffered;
+    let queue_depth = workload.queue_depth;
+    let job = JobResult {
+        name: "job".into(),
+        group: 0,
+        workload,
+        target_indexes: vec![0],
+        engine: EngineReport {
+            name: "io_uring".into(),
+            capabilities: Capabilities {
+                max_queue_depth: queue_depth,
+                registered_buffers: false,
+                registered_files: false,
+                performs_io: true,
+            },
+        },
+        direct,
+        worker_threads: 1,
+        queue_depth_per_worker: queue_depth,
+        ramp_ns: 0,
+        measured_ns: SECONDS * 1_000_000_000,
+        fsync_ns: 0,
+        stop_reason: StopReason::Completed,
+        read: read.clone(),
+        write: write.clone(),
+        total: total.clone(),
+        errors: ErrorSummary::default(),
+    };
+    TestResult {
+        name: "test".into(),
+        jobs: vec![job],
+        measured_ns: SECONDS * 1_000_000_000,
+        stop_reason: StopReason::Completed,
+        read,
+        write,
+        total,
+        cpu,
+        errors: ErrorSummary::default(),
+        warnings: Vec::new(),
+        sweep: Vec::new(),
+        steady_state: None,
+        analysis: None,
+    }
+}
+
+/// CPU figures: iopath's busiest thread at `thread` % of a core, two cores at `cores` % busy.
+fn cpu(thread: f64, cores: [f64; 2], softirq: f64) -> CpuResult {
+    let wall = SECONDS * 1_000_000_000;
+    CpuResult {
+        wall_ns: wall,
+        user_ns: (wall as f64 * thread / 100.0 / 2.0) as u64,
+        system_ns: (wall as f64 * thread / 100.0 / 2.0) as u64,
+        cpu_count: 2,
+        busiest_thread_ns: (wall as f64 * thread / 100.0) as u64,
+        cores: cores
+            .iter()
+            .enumerate()
+            .map(|(index, busy)| CoreUsage {
+                cpu: index as u32,
+                total_ns: wall,
+                busy_ns: (wall as f64 * busy / 100.0) as u64,
+                irq_ns: 0,
+                softirq_ns: (wall as f64 * softirq / 100.0) as u64,
+            })
+            .collect(),
+    }
+}
+
+fn idle_cpu() -> CpuResult {
+    cpu(8.0, [10.0, 6.0], 0.0)
+}
+
+fn file_target(size_bytes: u64) -> TargetInfo {
+    TargetInfo {
+        path: "/data/test.dat".into(),
+        kind: TargetKind::File,
+        size_bytes,
+        logical_block_size_bytes: 512,
+        physical_block_size_bytes: 4096,
+        rotational: Some(false),
+        filesystem: Some("ext4".into()),
+        device: Some("nvme0n1".into()),
+        direct_io_alignment_bytes: Some(512),
+        created_by_iopath: true,
+    }
+}
+
+fn hop(key: &str, kind: HopKind, name: &str, capacity: Option<HopCapacity>) -> Hop {
+    Hop {
+        key: key.into(),
+        kind,
+        name: name.into(),
+        description: String::new(),
+        depth: 0,
+        origin: HopOrigin::Discovered,
+        capacity,
+        queue: None,
+        protocol: None,
+        read_share: 1.0,
+        write_share: 1.0,
+    }
+}
+
+fn capacity(bytes_per_second: u64, duplex: Duplex) -> Option<HopCapacity> {
+    Some(HopCapacity {
+        payload_bytes_per_second: bytes_per_second,
+        iops: None,
+        duplex,
+        catalog_name: None,
+        variant: None,
+        derivation: String::new(),
+    })
+}
+
+/// file → page cache (10 GB/s) → ext4 → nvme0n1 (queue limit 1023) → PCIe 3.0 x4.
+fn local_nvme_path() -> StoragePath {
+    let pcie = crate::analysis::links::pcie(3, 4).unwrap();
+    let mut disk = hop("block:nvme0n1", HopKind::Disk, "nvme0n1", None);
+    disk.queue = Some(QueueLimits {
+        hardware_queues: Some(1),
+        hardware_queue_depth: Some(1023),
+        ..QueueLimits::default()
+    });
+    StoragePath {
+        target: "/data/test.dat".into(),
+        hops: vec![
+            hop("file:/data/test.dat", HopKind::File, "test.dat", None),
+            hop(
+                "page-cache",
+                HopKind::PageCache,
+                "page cache",
+                capacity(10_000_000_000, Duplex::Half),
+            ),
+            hop("fs:nvme0n1", HopKind::Filesystem, "ext4", None),
+            disk,
+            hop(
+                "pci:0000:01:00.0",
+                HopKind::Bus,
+                "PCIe 3.0 x4",
+                Some(crate::analysis::block::capacity_of(&pcie)),
+            ),
+        ],
+        notes: Vec::new(),
+        first_blocks_all_zero: Some(false),
+        allocated_bytes: Some(1 << 30),
+    }
+}
+
+fn analyse_local(test: &TestResult) -> TestAnalysis {
+    analyse_test(
+        test,
+        &[file_target(1 << 30)],
+        &[local_nvme_path()],
+        &facts(),
+    )
+}
+
+/// A RunResult around one network target and `tests`, built from JSON so that fields other
+/// engineers add to the run (with serde defaults) do not break it.
+fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
+    serde_json::from_value(serde_json::json!({
+        "schema_version": crate::report::result::SCHEMA_VERSION,
+        "iopath_version": "test",
+        "command_line": [],
+        "started_at": "2026-01-01T00:00:00Z",
+        "label": null,
+        "partial": false,
+        "host": {
+            "hostname": "test",
+            "kernel": "6.0",
+            "cpu_model": "test",
+            "cpu_count": 2,
+            "memory_bytes": 8u64 << 30
+        },
+        "targets": [target],
+        "tests": tests,
+        "warnings": []
+    }))
+    .expect("a RunResult")
+}
+
+fn nbd_target() -> TargetInfo {
+    TargetInfo {
+        path: "nbd://127.0.0.1:10809/disk".into(),
+        kind: TargetKind::Nbd,
+        size_bytes: 8 << 30,
+        logical_block_size_bytes: 512,
+        physical_block_size_bytes: 4096,
+        rotational: None,
+        filesystem: Some("ext4".into()),
+        device: None,
+        direct_io_alignment_bytes: Some(512),
+        created_by_iopath: false,
+    }
+}
+
+#[test]
+fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
+    // An NBD read at 112 MB/s, QD 8 of 1 MiB, over a link declared as 1GbE.
+    let read = direction(112e6, 1 << 20, 70_000_000.0, 0.004);
+    let test = test_of(
+        workload(1 << 20, 100, 0, 8),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut result = run_result(&nbd_target(), vec![test]);
+    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+    crate::analysis::analyse_with(&mut result, &declared, &facts());
+
+    assert_eq!(result.paths.len(), 1);
+    let path = &result.paths[0];
+    let link = path.hops.last().unwrap();
+    assert_eq!(link.origin, HopOrigin::Declared);
+    assert_eq!(link.protocol.as_deref(), Some("nbd"));
+
+    let analysis = result.tests[0].analysis.as_ref().unwrap();
+    assert_eq!(
+        analysis.verdict,
+        Verdict::LinkBound,
+        "{}",
+        analysis.evidence
+    );
+    assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
+    let utilisation = analysis
+        .hops
+        .iter()
+        .find(|h| h.hop_key == "declared:0")
+        .unwrap();
+    assert!(
+        (90.0..=100.0).contains(&utilisation.utilisation_percent),
+        "{utilisation:?}"
+    );
+    // 112 MB/s of 117.7: 95 %, NBD headers included.
+    assert!(
+        analysis
+            .evidence
+            .starts_with("112.0 MB/s = 95 % of 1GbE (TCP/IP MTU 1500 payload 117.7 MB/s)"),
+        "{}",
+        analysis.evidence
+    );
+    assert!(utilisation.protocol_overhead_bytes_per_second > 0.0);
+    let ci = analysis.confidence.read.bytes_per_second.as_ref().unwrap();
+    assert_eq!(ci.intervals, SECONDS as u32);
+    assert!(ci.half_width_percent < 1.0, "{ci:?}");
+}
+
+#[test]
+fn queue_depth_one_with_idle_hops_is_queue_depth_bound() {
+    // 4 KiB random reads at QD 1: 80 µs each, 12.5 k IOPS, 51 MB/s: 1.4 % of PCIe 3.0 x4.
+    let read = direction(51.2e6, 4096, 80_000.0, 0.01);
+    let test = test_of(
+        workload(4096, 100, 100, 1),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::QueueDepthBound,
+        "{}",
+        analysis.evidence
+    );
+    assert_eq!(analysis.queue.configured_outstanding, 1);
+    assert!((analysis.queue.achieved_outstanding - 1.0).abs() < 0.01);
+    assert_eq!(analysis.queue.device_queue_limit, Some(1023));
+    assert!(
+        analysis.evidence.contains("1 I/O outstanding")
+            && analysis
+                .evidence
+                .contains("more outstanding I/O would raise throughput"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
+fn buffered_reads_above_a_hop_are_cached() {
+    // 2.1 GB/s of buffered reads through a file whose PCIe link carries 3.6 GB/s, behind a
+    // declared 1GbE link: far above the link, so served by the page cache.
+    let mut buffered = workload(1 << 20, 100, 0, 1);
+    buffered.buffered = true;
+    let read = direction(2.1e9, 1 << 20, 450_000.0, 0.01);
+    let test = test_of(buffered, read, empty_direction(), idle_cpu());
+    let mut path = local_nvme_path();
+    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+    crate::analysis::declared::apply(&mut path, &declared, None);
+    let analysis = analyse_test(&test, &[file_target(1 << 30)], &[path], &facts());
+    assert_eq!(analysis.verdict, Verdict::Cached, "{}", analysis.evidence);
+    assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
+    assert!(
+        analysis
+            .evidence
+            .contains("buffered reads came from the page cache"),
+        "{}",
+        analysis.evidence
+    );
+    let kinds: Vec<TrustKind> = analysis.trust_notes.iter().map(|n| n.kind).collect();
+    assert!(kinds.contains(&TrustKind::BufferedIo), "{kinds:?}");
+    assert!(kinds.contains(&TrustKind::WorkingSetInMemory), "{kinds:?}");
+    assert!(kinds.contains(&TrustKind::AboveCapacity), "{kinds:?}");
+    // The page cache itself is a hop for buffered I/O.
+    assert!(analysis.hops.iter().any(|h| h.kind == HopKind::PageCache));
+    assert!(
+        analysis
+            .hops
+            .iter()
+            .find(|h| h.hop_key == "declared:0")
+            .unwrap()
+            .below_page_cache
+    );
+}
+
+#[test]
+fn buffered_random_reads_at_memory_latency_are_cached_without_a_hop() {
+    let mut buffered = workload(4096, 100, 100, 1);
+    buffered.buffered = true;
+    // 4 KiB in 3 µs: no device answers that fast.
+    let read = direction(1.3e9, 4096, 3_000.0, 0.01);
+    let test = test_of(
+        buffered,
+        read,
+        empty_direction(),
+        cpu(70.0, [72.0, 10.0], 0.0),
+    );
+    let target = file_target(256 << 20);
+    let path = StoragePath {
+        hops: vec![hop("file:x", HopKind::File, "x", None)],
+        ..local_nvme_path()
+    };
+    let analysis = analyse_test(&test, &[target], &[path], &facts());
+    assert_eq!(analysis.verdict, Verdict::Cached, "{}", analysis.evidence);
+    assert!(
+        analysis.evidence.contains("page cache"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
+fn one_core_at_100_percent_is_host_cpu_bound() {
+    // 512-byte random reads at QD 32: 300 k IOPS, 154 MB/s, one core saturated.
+    let read = direction(153.6e6, 512, 100_000.0, 0.01);
+    let test = test_of(
+        workload(512, 100, 100, 32),
+        read,
+        empty_direction(),
+        cpu(97.0, [100.0, 35.0], 30.0),
+    );
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::HostCpuBound,
+        "{}",
+        analysis.evidence
+    );
+    assert_eq!(analysis.cpu.busiest_core, Some(0));
+    assert!(analysis.cpu.busiest_core_percent >= 99.9);
+    assert!(
+        analysis.evidence.contains("core 0 at 100 % busy")
+            && analysis.evidence.contains("softirq 30 %")
+            && analysis.evidence.contains("busiest thread 97 %"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
+fn a_reached_rate_cap_is_rate_limited() {
+    let mut capped = workload(1 << 20, 0, 0, 8);
+    capped.rate_bytes_per_second = Some(100_000_000);
+    let write = direction(99.6e6, 1 << 20, 1_000_000.0, 0.002);
+    let test = test_of(capped, empty_direction(), write, idle_cpu());
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::RateLimited,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("99.6 MB/s = 100 % of the rate cap 100.0 MB/s"),
+        "{}",
+        analysis.evidence
+    );
+
+    let mut paced = workload(4096, 100, 100, 1);
+    paced.think_time_ns = 10_000_000;
+    let read = direction(0.4e6, 4096, 100_000.0, 0.01);
+    let test = test_of(paced, read, empty_direction(), idle_cpu());
+    assert_eq!(analyse_local(&test).verdict, Verdict::RateLimited);
+}
+
+#[test]
+fn nothing_known_is_inconclusive_and_says_what_is_missing() {
+    // A network target at QD 64 with no capacity known anywhere on its path.
+    let read = direction(300e6, 65536, 13_000_000.0, 0.01);
+    let test = test_of(
+        workload(65536, 100, 0, 64),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let path = StoragePath {
+        target: "nbd://server/x".into(),
+        hops: vec![hop("protocol:nbd", HopKind::Protocol, "NBD", None), {
+            let mut nic = hop("net:eth0", HopKind::NetworkInterface, "eth0", None);
+            nic.protocol = Some("nbd".into());
+            nic
+        }],
+        ..StoragePath::default()
+    };
+    let analysis = analyse_test(&test, &[nbd_target()], &[path], &facts());
+    assert_eq!(
+        analysis.verdict,
+        Verdict::Inconclusive,
+        "{}",
+        analysis.evidence
+    );
+    assert!(!analysis.missing.is_empty());
+    assert!(
+        analysis.evidence.starts_with("missing: "),
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis.evidence.contains("--link"),
+        "{}",
+        analysis.evidence
+    );
+
+    // No I/O at all.
+    let test = test_of(
+        workload(4096, 100, 0, 1),
+        empty_direction(),
+        empty_direction(),
+        idle_cpu(),
+    );
+    let analysis = analyse_local(&test);
+    assert_eq!(analysis.verdict, Verdict::Inconclusive);
+    assert!(analysis.evidence.contains("no I/O completed"));
+}
+
+#[test]
+fn a_busy_pcie_link_is_bus_bound_and_a_full_deep_queue_is_device_bound() {
+    // 3.4 GB/s of 128 KiB reads on PCIe 3.0 x4 (3.60 GB/s payload): 94 %.
+    let read = direction(3.4e9, 128 << 10, 1_200_000.0, 0.005);
+    let test = test_of(
+        workload(128 << 10, 100, 0, 32),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let analysis = analyse_local(&test);
+    assert_eq!(analysis.verdict, Verdict::BusBound, "{}", analysis.evidence);
+    assert!(
+        analysis
+            .evidence
+            .contains("of PCIe 3.0 x4 (payload 3.60 GB/s)"),
+        "{}",
+        analysis.evidence
+    );
+
+    // 200 MB/s of 4 KiB random reads at QD 64 with the queue full: the device.
+    let read = direction(200e6, 4096, 1_310_000.0, 0.01);
+    let test = test_of(
+        workload(4096, 100, 100, 64),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::DeviceBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis.evidence.contains("queue kept full at 64"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
+fn a_declared_array_figure_makes_it_device_bound_with_iops() {
+    let read = direction(380e6, 4096, 300_000.0, 0.01);
+    let test = test_of(
+        workload(4096, 100, 100, 32),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut path = local_nvme_path();
+    let declared = DeclaredPath::from_flags(&[], &["array:1GB/s:95k".into()]).unwrap();
+    crate::analysis::declared::apply(&mut path, &declared, None);
+    let analysis = analyse_test(&test, &[file_target(1 << 30)], &[path], &facts());
+    assert_eq!(
+        analysis.verdict,
+        Verdict::DeviceBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("92.8 k IOPS = 98 % of array's 95.0 k IOPS"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
+fn the_null_engine_and_trust_notes() {
+    let read = direction(5e9, 4096, 1_000.0, 0.01);
+    let mut test = test_of(
+        workload(4096, 100, 100, 32),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    test.jobs[0].engine.capabilities.performs_io = false;
+    let analysis = analyse_local(&test);
+    assert_eq!(analysis.verdict, Verdict::Inconclusive);
+    assert!(analysis.evidence.contains("null engine"));
+
+    // A falling, noisy series over a never-written volume.
+    let mut read = direction(100e6, 1 << 20, 1_000_000.0, 0.0);
+    for (index, point) in read.series.iter_mut().enumerate() {
+        point.bytes = (150e6 - 10e6 * index as f64) as u64;
+    }
+    let test = test_of(
+        workload(1 << 20, 100, 0, 1),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut path = local_nvme_path();
+    path.first_blocks_all_zero = Some(true);
+    let mut target = file_target(1 << 30);
+    target.filesystem = None;
+    let analysis = analyse_test(&test, &[target], &[path], &facts());
+    let kinds: Vec<TrustKind> = analysis.trust_notes.iter().map(|n| n.kind).collect();
+    assert!(
+        kinds.contains(&TrustKind::NotSteady),
+        "{:?}",
+        analysis.trust_notes
+    );
+    assert!(
+        kinds.contains(&TrustKind::TooShort),
+        "{:?}",
+        analysis.trust_notes
+    );
+    assert!(
+        kinds.contains(&TrustKind::NeverWritten),
+        "{:?}",
+        analysis.trust_notes
+    );
+    let steady = analysis
+        .trust_notes
+        .iter()
+        .find(|n| n.kind == TrustKind::NotSteady)
+        .unwrap();
+    assert!(steady.message.contains("fell"), "{}", steady.message);
+}
+
+#[test]
+fn shared_hops_add_up_over_targets_and_half_duplex_adds_directions() {
+    // Two targets on the same SATA link, one reading and one writing 300 MB/s each:
+    // a half-duplex link carries 600 MB/s of 594: link-bound.
+    let sata = crate::analysis::links::sata(60).unwrap();
+    let link = Hop {
+        protocol: Some("ata".into()),
+        ..hop(
+            "transport:sda",
+            HopKind::DeviceLink,
+            "SATA 6 Gb/s",
+            Some(crate::analysis::block::capacity_of(&sata)),
+        )
+    };
+    let path = StoragePath {
+        hops: vec![link],
+        ..StoragePath::default()
+    };
+    let read = direction(290e6, 1 << 20, 3_000_000.0, 0.002);
+    let write = direction(290e6, 1 << 20, 3_000_000.0, 0.002);
+    let mut test = test_of(
+        workload(1 << 20, 50, 0, 1),
+        read.clone(),
+        write.clone(),
+        idle_cpu(),
+    );
+    let mut second = test.jobs[0].clone();
+    test.jobs[0].write = empty_direction();
+    test.jobs[0].total = read.clone();
+    second.target_indexes = vec![1];
+    second.read = empty_direction();
+    second.total = write.clone();
+    test.jobs.push(second);
+    let targets = [file_target(1 << 30), file_target(1 << 30)];
+    let analysis = analyse_test(&test, &targets, &[path.clone(), path], &facts());
+    assert_eq!(analysis.hops.len(), 1);
+    let utilisation = &analysis.hops[0];
+    assert!(utilisation.utilisation_percent > 97.0, "{utilisation:?}");
+    assert_eq!(
+        analysis.verdict,
+        Verdict::LinkBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis.evidence.contains("shared by both directions"),
+        "{}",
+        analysis.evidence
+    );
+}
