@@ -1,0 +1,570 @@
+//! The handshake: fixed newstyle negotiation up to the transmission phase.
+//!
+//! The client reads the greeting (`NBDMAGIC`, `IHAVEOPT`, handshake flags), answers with
+//! `NBD_FLAG_C_FIXED_NEWSTYLE` (and `NBD_FLAG_C_NO_ZEROES` when offered), then sends
+//! `NBD_OPT_GO` for the export asking for `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`. The
+//! server answers with information replies and a final acknowledgement or error. Only a server
+//! that does not know `NBD_OPT_GO` (`NBD_REP_ERR_UNSUP`, or no fixed newstyle at all) is asked
+//! with the older `NBD_OPT_EXPORT_NAME`, which cannot report errors: the server just closes the
+//! connection. Structured replies are never requested, so the server answers every command
+//! with a simple reply.
+//!
+//! Everything here is blocking I/O on the stream, bounded by the socket's timeouts.
+
+use super::wire::{self, BlockSizes, TransmissionFlags};
+use std::io::{self, Read, Write};
+
+/// Longest option reply payload accepted (error messages and information items are far
+/// shorter).
+const MAX_OPTION_REPLY_BYTES: u32 = 64 * 1024;
+
+/// How the export was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Negotiation {
+    /// `NBD_OPT_GO`.
+    Go,
+    /// `NBD_OPT_EXPORT_NAME` (the server lacks `NBD_OPT_GO`).
+    ExportName,
+}
+
+/// What the handshake learnt about the export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Export {
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Transmission flags.
+    pub flags: TransmissionFlags,
+    /// Block size constraints, when the server announced them.
+    pub block_sizes: Option<BlockSizes>,
+    /// How the export was chosen.
+    pub negotiation: Negotiation,
+}
+
+/// Why a handshake failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// Reading or writing the socket failed.
+    #[error("{during}: {source}")]
+    Io {
+        /// The step.
+        during: &'static str,
+        /// Cause.
+        source: io::Error,
+    },
+    /// The server closed the connection.
+    #[error("the server closed the connection during {during}")]
+    Closed {
+        /// The step.
+        during: &'static str,
+    },
+    /// The peer is no NBD server.
+    #[error("not an NBD server (the greeting lacks NBDMAGIC)")]
+    NotNbd,
+    /// The server only speaks oldstyle negotiation.
+    #[error("the server uses oldstyle negotiation, which is not supported (use a newstyle server)")]
+    Oldstyle,
+    /// The export name is too long for the protocol.
+    #[error("export name of {0} bytes is longer than the protocol's 4096")]
+    NameTooLong(usize),
+    /// The server has no such export.
+    #[error("the server has no export named '{export}' (NBD_REP_ERR_UNKNOWN){message}")]
+    UnknownExport {
+        /// The name asked for.
+        export: String,
+        /// ": " and the server's message, or nothing.
+        message: String,
+    },
+    /// The server insists on TLS.
+    #[error("the server requires TLS for export '{export}', which iopath does not support")]
+    TlsRequired {
+        /// The name asked for.
+        export: String,
+    },
+    /// The server refused the export for another reason.
+    #[error("the server refused export '{export}' ({reason}){message}")]
+    Refused {
+        /// The name asked for.
+        export: String,
+        /// The protocol's name of the error reply.
+        reason: &'static str,
+        /// ": " and the server's message, or nothing.
+        message: String,
+    },
+    /// The server closed the connection after `NBD_OPT_EXPORT_NAME`: the old way to refuse.
+    #[error(
+        "the server closed the connection when asked for export '{export}' (it lacks NBD_OPT_GO, so it cannot say why; most likely there is no such export)"
+    )]
+    ExportNameRefused {
+        /// The name asked for.
+        export: String,
+    },
+    /// The server broke the protocol.
+    #[error("handshake protocol error: {0}")]
+    Protocol(String),
+}
+
+impl HandshakeError {
+    /// The closest [`io::ErrorKind`], for wrapping into an [`io::Error`].
+    pub fn kind(&self) -> io::ErrorKind {
+        match self {
+            HandshakeError::Io { source, .. } => source.kind(),
+            HandshakeError::Closed { .. } | HandshakeError::ExportNameRefused { .. } => {
+                io::ErrorKind::UnexpectedEof
+            }
+            HandshakeError::UnknownExport { .. } => io::ErrorKind::NotFound,
+            HandshakeError::TlsRequired { .. } | HandshakeError::Oldstyle => {
+                io::ErrorKind::Unsupported
+            }
+            HandshakeError::Refused { .. } => io::ErrorKind::PermissionDenied,
+            HandshakeError::NameTooLong(_) => io::ErrorKind::InvalidInput,
+            HandshakeError::NotNbd | HandshakeError::Protocol(_) => io::ErrorKind::InvalidData,
+        }
+    }
+}
+
+/// Reads exactly `buffer.len()` bytes during step `during`.
+fn read_exact<S: Read>(
+    stream: &mut S,
+    buffer: &mut [u8],
+    during: &'static str,
+) -> Result<(), HandshakeError> {
+    stream.read_exact(buffer).map_err(|source| {
+        if source.kind() == io::ErrorKind::UnexpectedEof {
+            HandshakeError::Closed { during }
+        } else {
+            HandshakeError::Io { during, source }
+        }
+    })
+}
+
+/// Writes all of `bytes` during step `during`.
+fn write_all<S: Write>(
+    stream: &mut S,
+    bytes: &[u8],
+    during: &'static str,
+) -> Result<(), HandshakeError> {
+    stream
+        .write_all(bytes)
+        .map_err(|source| HandshakeError::Io { during, source })
+}
+
+/// Sends option `option` with `data`.
+fn send_option<S: Write>(
+    stream: &mut S,
+    option: u32,
+    data: &[u8],
+    during: &'static str,
+) -> Result<(), HandshakeError> {
+    let mut message = Vec::with_capacity(16 + data.len());
+    message.extend_from_slice(&wire::OPTION_MAGIC.to_be_bytes());
+    message.extend_from_slice(&option.to_be_bytes());
+    message.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    message.extend_from_slice(data);
+    write_all(stream, &message, during)
+}
+
+/// Negotiates `export` on a freshly connected `stream` and leaves it in the transmission phase.
+pub fn negotiate<S: Read + Write>(stream: &mut S, export: &str) -> Result<Export, HandshakeError> {
+    if export.len() > wire::MAX_NAME_BYTES {
+        return Err(HandshakeError::NameTooLong(export.len()));
+    }
+    let mut greeting = [0u8; 18];
+    read_exact(stream, &mut greeting[..8], "the greeting")?;
+    if wire::be_u64(&greeting[..8]) != wire::GREETING_MAGIC {
+        return Err(HandshakeError::NotNbd);
+    }
+    read_exact(stream, &mut greeting[8..16], "the greeting")?;
+    match wire::be_u64(&greeting[8..16]) {
+        wire::OPTION_MAGIC => {}
+        wire::OLDSTYLE_MAGIC => return Err(HandshakeError::Oldstyle),
+        other => {
+            return Err(HandshakeError::Protocol(format!(
+                "unknown negotiation magic {other:#018x} after NBDMAGIC"
+            )));
+        }
+    }
+    read_exact(stream, &mut greeting[16..18], "the greeting")?;
+    let handshake_flags = wire::be_u16(&greeting[16..18]);
+    let fixed = handshake_flags & wire::FLAG_FIXED_NEWSTYLE != 0;
+    let no_zeroes = handshake_flags & wire::FLAG_NO_ZEROES != 0;
+    let mut client_flags = 0;
+    if fixed {
+        client_flags |= wire::CLIENT_FIXED_NEWSTYLE;
+    }
+    if no_zeroes {
+        client_flags |= wire::CLIENT_NO_ZEROES;
+    }
+    write_all(stream, &client_flags.to_be_bytes(), "sending client flags")?;
+    if fixed && let Some(found) = go(stream, export)? {
+        return Ok(found);
+    }
+    export_name(stream, export, no_zeroes)
+}
+
+/// Asks for `export` with `NBD_OPT_GO`; `None` when the server does not know the option.
+fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, HandshakeError> {
+    let mut data = Vec::with_capacity(4 + export.len() + 6);
+    data.extend_from_slice(&(export.len() as u32).to_be_bytes());
+    data.extend_from_slice(export.as_bytes());
+    data.extend_from_slice(&2u16.to_be_bytes());
+    data.extend_from_slice(&wire::INFO_EXPORT.to_be_bytes());
+    data.extend_from_slice(&wire::INFO_BLOCK_SIZE.to_be_bytes());
+    send_option(stream, wire::OPT_GO, &data, "sending NBD_OPT_GO")?;
+
+    let mut size_and_flags = None;
+    let mut block_sizes = None;
+    loop {
+        let mut header = [0u8; wire::OPTION_REPLY_HEADER_BYTES];
+        read_exact(stream, &mut header, "the reply to NBD_OPT_GO")?;
+        let magic = wire::be_u64(&header[0..8]);
+        let option = wire::be_u32(&header[8..12]);
+        let reply = wire::be_u32(&header[12..16]);
+        let length = wire::be_u32(&header[16..20]);
+        if magic != wire::OPTION_REPLY_MAGIC {
+            return Err(HandshakeError::Protocol(format!(
+                "option reply with magic {magic:#018x} (expected {:#018x})",
+                wire::OPTION_REPLY_MAGIC
+            )));
+        }
+        if option != wire::OPT_GO {
+            return Err(HandshakeError::Protocol(format!(
+                "reply to option {option} while NBD_OPT_GO ({}) was asked",
+                wire::OPT_GO
+            )));
+        }
+        if length > MAX_OPTION_REPLY_BYTES {
+            return Err(HandshakeError::Protocol(format!(
+                "option reply of {length} bytes"
+            )));
+        }
+        let mut payload = vec![0u8; length as usize];
+        read_exact(stream, &mut payload, "the reply to NBD_OPT_GO")?;
+        match reply {
+            wire::REP_INFO => {
+                if payload.len() < 2 {
+                    return Err(HandshakeError::Protocol(
+                        "information reply without a type".to_string(),
+                    ));
+                }
+                match wire::be_u16(&payload[0..2]) {
+                    wire::INFO_EXPORT => {
+                        if payload.len() != 12 {
+                            return Err(HandshakeError::Protocol(format!(
+                                "NBD_INFO_EXPORT of {} bytes (expected 12)",
+                                payload.len()
+                            )));
+                        }
+                        size_and_flags = Some((
+                            wire::be_u64(&payload[2..10]),
+                            TransmissionFlags(wire::be_u16(&payload[10..12])),
+                        ));
+                    }
+                    wire::INFO_BLOCK_SIZE => {
+                        let sizes: &[u8; 12] = payload[2..].try_into().map_err(|_| {
+                            HandshakeError::Protocol(format!(
+                                "NBD_INFO_BLOCK_SIZE of {} bytes (expected 14)",
+                                payload.len()
+                            ))
+                        })?;
+                        block_sizes =
+                            Some(BlockSizes::decode(sizes).map_err(HandshakeError::Protocol)?);
+                    }
+                    // Items not asked for (name, description …) are ignored.
+                    _ => {}
+                }
+            }
+            wire::REP_ACK => {
+                let (size_bytes, flags) = size_and_flags.ok_or_else(|| {
+                    HandshakeError::Protocol(
+                        "NBD_OPT_GO acknowledged without NBD_INFO_EXPORT".to_string(),
+                    )
+                })?;
+                return Ok(Some(Export {
+                    size_bytes,
+                    flags,
+                    block_sizes,
+                    negotiation: Negotiation::Go,
+                }));
+            }
+            wire::REP_ERR_UNSUP => return Ok(None),
+            error if error & wire::REP_ERROR_BIT != 0 => {
+                let message = String::from_utf8_lossy(&payload).trim().to_string();
+                let message = if message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                };
+                let export = export.to_string();
+                // A polite end of the negotiation; the server may already have closed.
+                let _ = send_option(stream, wire::OPT_ABORT, &[], "sending NBD_OPT_ABORT");
+                return Err(match error {
+                    wire::REP_ERR_UNKNOWN => HandshakeError::UnknownExport { export, message },
+                    wire::REP_ERR_TLS_REQD => HandshakeError::TlsRequired { export },
+                    _ => HandshakeError::Refused {
+                        export,
+                        reason: wire::option_error_name(error),
+                        message,
+                    },
+                });
+            }
+            other => {
+                return Err(HandshakeError::Protocol(format!(
+                    "unexpected reply type {other} to NBD_OPT_GO"
+                )));
+            }
+        }
+    }
+}
+
+/// Asks for `export` with `NBD_OPT_EXPORT_NAME`.
+fn export_name<S: Read + Write>(
+    stream: &mut S,
+    export: &str,
+    no_zeroes: bool,
+) -> Result<Export, HandshakeError> {
+    send_option(
+        stream,
+        wire::OPT_EXPORT_NAME,
+        export.as_bytes(),
+        "sending NBD_OPT_EXPORT_NAME",
+    )?;
+    let mut reply = [0u8; 10 + wire::EXPORT_NAME_ZEROES];
+    let length = if no_zeroes { 10 } else { reply.len() };
+    match stream.read_exact(&mut reply[..length]) {
+        Ok(()) => Ok(Export {
+            size_bytes: wire::be_u64(&reply[0..8]),
+            flags: TransmissionFlags(wire::be_u16(&reply[8..10])),
+            block_sizes: None,
+            negotiation: Negotiation::ExportName,
+        }),
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+            Err(HandshakeError::ExportNameRefused {
+                export: export.to_string(),
+            })
+        }
+        Err(source) => Err(HandshakeError::Io {
+            during: "the reply to NBD_OPT_EXPORT_NAME",
+            source,
+        }),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+    use std::thread::JoinHandle;
+
+    /// A scripted server on the other end of a socket pair: `script` runs on its own thread.
+    pub(crate) fn scripted_server(
+        script: impl FnOnce(UnixStream) + Send + 'static,
+    ) -> (UnixStream, JoinHandle<()>) {
+        let (client, server) = UnixStream::pair().unwrap();
+        client
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        (client, std::thread::spawn(move || script(server)))
+    }
+
+    /// Sends the fixed newstyle greeting with `flags` and reads the client flags.
+    pub(crate) fn greet(server: &mut UnixStream, flags: u16) -> u32 {
+        server.write_all(b"NBDMAGICIHAVEOPT").unwrap();
+        server.write_all(&flags.to_be_bytes()).unwrap();
+        let mut client_flags = [0; 4];
+        server.read_exact(&mut client_flags).unwrap();
+        u32::from_be_bytes(client_flags)
+    }
+
+    /// Reads one option: (option, data).
+    pub(crate) fn read_option(server: &mut UnixStream) -> (u32, Vec<u8>) {
+        let mut header = [0; 16];
+        server.read_exact(&mut header).unwrap();
+        assert_eq!(&header[..8], b"IHAVEOPT");
+        let option = wire::be_u32(&header[8..12]);
+        let mut data = vec![0; wire::be_u32(&header[12..16]) as usize];
+        server.read_exact(&mut data).unwrap();
+        (option, data)
+    }
+
+    /// Sends one option reply.
+    pub(crate) fn option_reply(server: &mut UnixStream, option: u32, reply: u32, data: &[u8]) {
+        let mut message = Vec::new();
+        message.extend_from_slice(&wire::OPTION_REPLY_MAGIC.to_be_bytes());
+        message.extend_from_slice(&option.to_be_bytes());
+        message.extend_from_slice(&reply.to_be_bytes());
+        message.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        message.extend_from_slice(data);
+        server.write_all(&message).unwrap();
+    }
+
+    /// The information replies and acknowledgement of a successful `NBD_OPT_GO`.
+    pub(crate) fn accept_go(
+        server: &mut UnixStream,
+        size: u64,
+        flags: u16,
+        block_sizes: Option<[u32; 3]>,
+    ) {
+        let mut export = wire::INFO_EXPORT.to_be_bytes().to_vec();
+        export.extend_from_slice(&size.to_be_bytes());
+        export.extend_from_slice(&flags.to_be_bytes());
+        option_reply(server, wire::OPT_GO, wire::REP_INFO, &export);
+        if let Some(sizes) = block_sizes {
+            let mut info = wire::INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+            for size in sizes {
+                info.extend_from_slice(&size.to_be_bytes());
+            }
+            option_reply(server, wire::OPT_GO, wire::REP_INFO, &info);
+        }
+        option_reply(server, wire::OPT_GO, wire::REP_ACK, &[]);
+    }
+
+    #[test]
+    fn go_asks_for_export_and_block_sizes() {
+        let (mut client, server) = scripted_server(|mut server| {
+            let client_flags = greet(&mut server, 3);
+            assert_eq!(client_flags, 3, "fixed newstyle and no zeroes");
+            let (option, data) = read_option(&mut server);
+            assert_eq!(option, wire::OPT_GO);
+            assert_eq!(wire::be_u32(&data[0..4]), 4);
+            assert_eq!(&data[4..8], b"disk");
+            assert_eq!(&data[8..], &[0, 2, 0, 0, 0, 3]);
+            // An item not asked for comes first and is ignored.
+            option_reply(&mut server, wire::OPT_GO, wire::REP_INFO, b"\0\x02a disk");
+            accept_go(
+                &mut server,
+                1 << 30,
+                0b1_0000_1101,
+                Some([512, 4096, 1 << 25]),
+            );
+        });
+        let export = negotiate(&mut client, "disk").unwrap();
+        server.join().unwrap();
+        assert_eq!(export.size_bytes, 1 << 30);
+        assert!(export.flags.flush() && export.flags.fua() && export.flags.multi_conn());
+        assert!(!export.flags.read_only());
+        assert_eq!(
+            export.block_sizes,
+            Some(BlockSizes {
+                minimum: 512,
+                preferred: 4096,
+                maximum: 1 << 25
+            })
+        );
+        assert_eq!(export.negotiation, Negotiation::Go);
+    }
+
+    #[test]
+    fn unknown_export_is_named() {
+        let (mut client, server) = scripted_server(|mut server| {
+            greet(&mut server, 1);
+            read_option(&mut server);
+            option_reply(
+                &mut server,
+                wire::OPT_GO,
+                wire::REP_ERR_UNKNOWN,
+                b"no such export",
+            );
+            assert_eq!(read_option(&mut server).0, wire::OPT_ABORT);
+        });
+        let error = negotiate(&mut client, "missing").unwrap_err();
+        server.join().unwrap();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+        let message = error.to_string();
+        assert!(message.contains("'missing'") && message.contains("no such export"));
+    }
+
+    #[test]
+    fn server_without_go_gets_export_name() {
+        let (mut client, server) = scripted_server(|mut server| {
+            assert_eq!(greet(&mut server, 1), 1, "no zeroes were not offered");
+            read_option(&mut server);
+            option_reply(&mut server, wire::OPT_GO, wire::REP_ERR_UNSUP, &[]);
+            let (option, data) = read_option(&mut server);
+            assert_eq!(option, wire::OPT_EXPORT_NAME);
+            assert_eq!(data, b"old");
+            server.write_all(&4096u64.to_be_bytes()).unwrap();
+            server.write_all(&3u16.to_be_bytes()).unwrap();
+            server.write_all(&[0; 124]).unwrap();
+        });
+        let export = negotiate(&mut client, "old").unwrap();
+        server.join().unwrap();
+        assert_eq!(export.size_bytes, 4096);
+        assert!(export.flags.read_only());
+        assert_eq!(export.block_sizes, None);
+        assert_eq!(export.negotiation, Negotiation::ExportName);
+    }
+
+    #[test]
+    fn non_fixed_newstyle_server_closing_after_export_name() {
+        let (mut client, server) = scripted_server(|mut server| {
+            assert_eq!(greet(&mut server, 0), 0);
+            assert_eq!(read_option(&mut server).0, wire::OPT_EXPORT_NAME);
+        });
+        let error = negotiate(&mut client, "gone").unwrap_err();
+        server.join().unwrap();
+        assert!(matches!(error, HandshakeError::ExportNameRefused { .. }));
+        assert!(error.to_string().contains("'gone'"));
+    }
+
+    #[test]
+    fn misbehaving_servers_are_errors() {
+        type Script = fn(UnixStream);
+        let cases: Vec<(&str, Script)> = vec![
+            ("NBDMAGIC", |mut server| {
+                server.write_all(b"HTTP/1.1 400 Bad Request\r\n").unwrap();
+            }),
+            ("oldstyle", |mut server| {
+                server.write_all(b"NBDMAGIC").unwrap();
+                server
+                    .write_all(&wire::OLDSTYLE_MAGIC.to_be_bytes())
+                    .unwrap();
+            }),
+            ("closed", |mut server| {
+                server.write_all(b"NBDMAGIC").unwrap();
+            }),
+            ("magic", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                server.write_all(&[0xff; 20]).unwrap();
+            }),
+            ("without NBD_INFO_EXPORT", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                option_reply(&mut server, wire::OPT_GO, wire::REP_ACK, &[]);
+            }),
+            ("block sizes", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                let mut info = wire::INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+                info.extend_from_slice(&[0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 3]);
+                option_reply(&mut server, wire::OPT_GO, wire::REP_INFO, &info);
+            }),
+            ("4294967295 bytes", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                let mut header = wire::OPTION_REPLY_MAGIC.to_be_bytes().to_vec();
+                header.extend_from_slice(&wire::OPT_GO.to_be_bytes());
+                header.extend_from_slice(&wire::REP_INFO.to_be_bytes());
+                header.extend_from_slice(&u32::MAX.to_be_bytes());
+                server.write_all(&header).unwrap();
+            }),
+            ("TLS", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                option_reply(&mut server, wire::OPT_GO, wire::REP_ERR_TLS_REQD, &[]);
+            }),
+            ("NBD_REP_ERR_POLICY", |mut server| {
+                greet(&mut server, 1);
+                read_option(&mut server);
+                option_reply(&mut server, wire::OPT_GO, wire::REP_ERR_POLICY, b"go away");
+            }),
+        ];
+        for (expected, script) in cases {
+            let (mut client, server) = scripted_server(script);
+            let error = negotiate(&mut client, "x").unwrap_err().to_string();
+            drop(client);
+            server.join().unwrap();
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! What an NBD export is, learned over one short connection before the run: size, transmission
+//! flags and block size constraints from the handshake, and its first 68 KiB.
+
+use super::engine::NbdEngine;
+use crate::engine::network::NetworkVolumeInfo;
+use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
+use crate::target::network::NetworkTarget;
+use std::io;
+
+/// Bytes read from the start of the volume for signature detection.
+pub const HEAD_BYTES: u32 = 68 * 1024;
+
+/// Block size reported when the server announces none: the smallest block a client that wants
+/// to work with every server uses.
+const DEFAULT_MINIMUM_BLOCK: u32 = 512;
+
+/// Preferred block size reported when the server announces none (the protocol's default).
+const DEFAULT_PREFERRED_BLOCK: u32 = 4096;
+
+/// Attempts at each read of the head before the probe fails (a server may fail a read now and
+/// then, as nbdkit's error filter does on purpose).
+const HEAD_READ_ATTEMPTS: u32 = 3;
+
+/// Connects to `target`, negotiates its export, reads its first `min(68 KiB, size)` bytes
+/// (rounded down to the export's minimum block) and disconnects.
+///
+/// Errors name the server and the export: connection refused, no such export
+/// (`NBD_REP_ERR_UNKNOWN`), TLS required, a broken handshake, a failed read.
+pub fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
+    let mut engine = NbdEngine::open(target, &EngineOptions::new(1, HEAD_BYTES as usize))?;
+    let export = *engine.export();
+    let minimum = export.block_sizes.map_or(1, |sizes| sizes.minimum);
+    let maximum = export.block_sizes.map_or(HEAD_BYTES, |sizes| sizes.maximum);
+    let head_bytes = export.size_bytes.min(u64::from(HEAD_BYTES)) as u32 / minimum * minimum;
+    let chunk = HEAD_BYTES.min(maximum) / minimum * minimum;
+    let mut head = Vec::with_capacity(head_bytes as usize);
+    while (head.len() as u32) < head_bytes {
+        let offset = head.len() as u64;
+        let length = chunk.min(head_bytes - head.len() as u32);
+        read_with_retries(&mut engine, offset, length)?;
+        head.extend_from_slice(&engine.buffer_mut(0)[..length as usize]);
+    }
+    let sizes = export.block_sizes;
+    Ok(NetworkVolumeInfo {
+        size_bytes: export.size_bytes,
+        logical_block_size: sizes.map_or(DEFAULT_MINIMUM_BLOCK, |sizes| sizes.minimum),
+        preferred_block_size: sizes.map_or(DEFAULT_PREFERRED_BLOCK, |sizes| sizes.preferred),
+        max_request_bytes: sizes.map_or(0, |sizes| sizes.maximum),
+        read_only: export.flags.read_only(),
+        flush: export.flags.flush(),
+        fua: export.flags.fua(),
+        trim: export.flags.trim(),
+        head,
+    })
+}
+
+/// Reads `length` bytes at `offset` into slot 0, trying again after a failed read.
+fn read_with_retries(engine: &mut NbdEngine, offset: u64, length: u32) -> Result<(), EngineError> {
+    let request = IoRequest {
+        slot: 0,
+        direction: Direction::Read,
+        offset,
+        length,
+    };
+    let mut done = [Completion::default()];
+    let mut attempt = 1;
+    loop {
+        engine.submit(request)?;
+        engine.flush()?;
+        while engine.reap(1, &mut done)? == 0 {}
+        let result = done[0].result;
+        if result == i64::from(length) {
+            return Ok(());
+        }
+        if attempt == HEAD_READ_ATTEMPTS {
+            let reason = if result < 0 {
+                io::Error::from_raw_os_error(-result as i32)
+            } else {
+                io::Error::other(format!("short read of {result} bytes"))
+            };
+            return Err(EngineError::Operation {
+                engine: super::engine::ENGINE_NAME,
+                operation: "read the first blocks",
+                source: io::Error::new(
+                    reason.kind(),
+                    format!(
+                        "reading {length} bytes at offset {offset} failed {attempt} times: {reason}"
+                    ),
+                ),
+            });
+        }
+        attempt += 1;
+    }
+}

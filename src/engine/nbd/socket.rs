@@ -1,0 +1,247 @@
+//! The byte stream under one NBD connection: a TCP or Unix-domain socket, connected with a
+//! timeout, with `TCP_NODELAY` on TCP, plus the three system calls the transmission phase
+//! needs: `sendmsg` (gathering, never blocking, never raising `SIGPIPE`), `recvmsg`
+//! (scattering, blocking or not) and `poll`.
+//!
+//! The socket stays in blocking mode: a blocking receive is one system call (no `poll` first),
+//! bounded by `SO_RCVTIMEO`; every send passes `MSG_DONTWAIT`, so a full send buffer is
+//! reported instead of waited on (the caller then reads replies so the server can go on).
+
+use crate::target::network::NbdTransport;
+use std::io::{self, IoSliceMut, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// A connected stream socket.
+#[derive(Debug)]
+pub enum Socket {
+    /// TCP.
+    Tcp(TcpStream),
+    /// Unix domain.
+    Unix(UnixStream),
+}
+
+/// Where the server is, in words: `HOST:PORT` or `socket PATH` (for messages).
+pub fn describe_server(transport: &NbdTransport) -> String {
+    match transport {
+        NbdTransport::Tcp(address) => address.to_string(),
+        NbdTransport::Unix(path) => format!("socket {}", path.display()),
+    }
+}
+
+impl Socket {
+    /// Connects to `transport`, trying every address a host name resolves to, each for at most
+    /// `timeout`; sets `TCP_NODELAY` on TCP.
+    pub fn connect(transport: &NbdTransport, timeout: Duration) -> io::Result<Socket> {
+        match transport {
+            NbdTransport::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
+            NbdTransport::Tcp(address) => {
+                let mut last_error = None;
+                for resolved in (address.host.as_str(), address.port).to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&resolved, timeout) {
+                        Ok(stream) => {
+                            stream.set_nodelay(true)?;
+                            return Ok(Socket::Tcp(stream));
+                        }
+                        Err(error) => last_error = Some(error),
+                    }
+                }
+                Err(last_error.unwrap_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, "the host name has no address")
+                }))
+            }
+        }
+    }
+
+    /// Bounds every blocking receive by `read` and every blocking send by `write`.
+    pub fn set_timeouts(&self, read: Duration, write: Duration) -> io::Result<()> {
+        match self {
+            Socket::Tcp(stream) => {
+                stream.set_read_timeout(Some(read))?;
+                stream.set_write_timeout(Some(write))
+            }
+            Socket::Unix(stream) => {
+                stream.set_read_timeout(Some(read))?;
+                stream.set_write_timeout(Some(write))
+            }
+        }
+    }
+
+    /// Sends from `iovecs` without blocking; returns the bytes taken (0 only for empty
+    /// buffers), or `WouldBlock` when the send buffer is full. Never raises `SIGPIPE`.
+    ///
+    /// # Safety
+    ///
+    /// Every entry of `iovecs` must describe memory that is valid for reads of its length
+    /// for the duration of the call.
+    pub unsafe fn send_vectored(&self, iovecs: &[libc::iovec]) -> io::Result<usize> {
+        // SAFETY: an all-zero msghdr is valid (no address, no control data).
+        let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+        message.msg_iov = iovecs.as_ptr().cast_mut();
+        message.msg_iovlen = iovecs.len().min(max_iovecs());
+        loop {
+            // SAFETY: `message` points at `iovecs`, whose memory the caller vouches for; the
+            // kernel only reads it. The descriptor is open for as long as `self` lives.
+            let sent = unsafe {
+                libc::sendmsg(
+                    self.as_raw_fd(),
+                    &message,
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                )
+            };
+            if sent >= 0 {
+                return Ok(sent as usize);
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+
+    /// Receives into `buffers` (filled in order); with `wait`, blocks until some data arrives
+    /// (at most the read timeout: then `WouldBlock`), else returns `WouldBlock` at once when
+    /// none is there. 0 means the server closed the connection.
+    pub fn receive_vectored(
+        &self,
+        buffers: &mut [IoSliceMut<'_>],
+        wait: bool,
+    ) -> io::Result<usize> {
+        // SAFETY: an all-zero msghdr is valid (no address, no control data).
+        let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+        // IoSliceMut is guaranteed to be ABI-compatible with iovec on Unix.
+        message.msg_iov = buffers.as_mut_ptr().cast();
+        message.msg_iovlen = buffers.len();
+        let flags = if wait { 0 } else { libc::MSG_DONTWAIT };
+        loop {
+            // SAFETY: `message` describes `buffers`, which are valid for writes of their
+            // lengths and exclusively borrowed for this call. The descriptor is open.
+            let received = unsafe { libc::recvmsg(self.as_raw_fd(), &mut message, flags) };
+            if received >= 0 {
+                return Ok(received as usize);
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+
+    /// Shuts down the sending direction (the server sees the end of the stream).
+    pub fn shutdown_write(&self) {
+        let _ = match self {
+            Socket::Tcp(stream) => stream.shutdown(std::net::Shutdown::Write),
+            Socket::Unix(stream) => stream.shutdown(std::net::Shutdown::Write),
+        };
+    }
+}
+
+/// Most iovecs one `sendmsg` takes (`IOV_MAX`).
+fn max_iovecs() -> usize {
+    1024
+}
+
+/// Waits until one of `fds` is ready for its events or `timeout` passes; returns how many are
+/// ready (0: timed out). Retries after signals.
+pub fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
+    let milliseconds = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    loop {
+        // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd entries.
+        let ready =
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, milliseconds) };
+        if ready >= 0 {
+            return Ok(ready as usize);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+impl AsRawFd for Socket {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Socket::Tcp(stream) => stream.as_raw_fd(),
+            Socket::Unix(stream) => stream.as_raw_fd(),
+        }
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(stream) => stream.read(buffer),
+            Socket::Unix(stream) => stream.read(buffer),
+        }
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buffer: &[u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(stream) => stream.write(buffer),
+            Socket::Unix(stream) => stream.write(buffer),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectored_send_and_receive_keep_order() {
+        let (left, right) = UnixStream::pair().unwrap();
+        let (left, right) = (Socket::Unix(left), Socket::Unix(right));
+        let (first, second) = (*b"abc", *b"defgh");
+        let iovecs = [
+            libc::iovec {
+                iov_base: first.as_ptr() as *mut libc::c_void,
+                iov_len: first.len(),
+            },
+            libc::iovec {
+                iov_base: second.as_ptr() as *mut libc::c_void,
+                iov_len: second.len(),
+            },
+        ];
+        // SAFETY: both iovecs describe live local arrays.
+        assert_eq!(unsafe { left.send_vectored(&iovecs) }.unwrap(), 8);
+        let (mut one, mut two) = ([0u8; 2], [0u8; 16]);
+        let received = right
+            .receive_vectored(
+                &mut [IoSliceMut::new(&mut one), IoSliceMut::new(&mut two)],
+                true,
+            )
+            .unwrap();
+        assert_eq!(received, 8);
+        assert_eq!(&one, b"ab");
+        assert_eq!(&two[..6], b"cdefgh");
+        let nothing = right.receive_vectored(&mut [IoSliceMut::new(&mut two)], false);
+        assert_eq!(nothing.unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        drop(left);
+        assert_eq!(
+            right
+                .receive_vectored(&mut [IoSliceMut::new(&mut two)], true)
+                .unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn refused_connection_is_an_error() {
+        let directory = tempfile::tempdir().unwrap();
+        let transport = NbdTransport::Unix(directory.path().join("missing.sock"));
+        assert!(Socket::connect(&transport, Duration::from_secs(1)).is_err());
+        assert_eq!(
+            describe_server(&transport),
+            format!("socket {}", directory.path().join("missing.sock").display())
+        );
+    }
+}
