@@ -468,6 +468,7 @@ pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
             device: None,
             direct_io_alignment_bytes: None,
             created_by_iopath: false,
+            read_only: false,
         });
     }
     crate::target::inspect(Path::new(target))

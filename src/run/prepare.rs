@@ -281,6 +281,7 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
         device: None,
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
         created_by_iopath: false,
+        read_only: volume.read_only,
     })
 }
 

@@ -47,6 +47,9 @@ pub struct TargetInfo {
     pub direct_io_alignment_bytes: Option<u32>,
     /// The file was created by iopath (and so may be written without a flag).
     pub created_by_iopath: bool,
+    /// The target refuses writes (a read-only export or device).
+    #[serde(default)]
+    pub read_only: bool,
 }
 
 /// Inspects `path` without writing anything.
@@ -153,6 +156,7 @@ fn inspect_file(path: &Path, metadata: &Metadata) -> TargetInfo {
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: is_created_by_iopath(path),
+        read_only: false,
     }
 }
 
@@ -197,10 +201,16 @@ fn inspect_block_device(path: &Path, metadata: &Metadata) -> Result<TargetInfo, 
         physical_block_size_bytes: physical_block_size,
         rotational,
         filesystem: signature.map(str::to_string),
+        read_only: device.as_deref().is_some_and(block_device_is_read_only),
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
     })
+}
+
+/// Whether the kernel marks block device `name` read-only (`/sys/class/block/NAME/ro`).
+fn block_device_is_read_only(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/block/{name}/ro")).is_ok_and(|ro| ro.trim() == "1")
 }
 
 /// The block device holding the filesystem whose files have `st_dev` = `number`. Filesystems on

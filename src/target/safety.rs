@@ -30,6 +30,12 @@ pub struct WritePolicy {
 /// `info`, so a check made just before the run sees the state the run will meet.
 pub fn check_write_allowed(info: &TargetInfo, policy: WritePolicy) -> Result<(), TargetError> {
     let path = Path::new(&info.path);
+    if info.read_only {
+        return Err(refused(
+            path,
+            "the target is read-only (the server or device refuses writes)".to_string(),
+        ));
+    }
     match info.kind {
         TargetKind::File => {
             if info.created_by_iopath || policy.allow_destructive {

@@ -270,6 +270,15 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub think_blocks: Option<u32>,
+    /// Connections per worker to an nbd:// target (used when the server allows several:
+    /// NBD multi-conn); default 1.
+    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_workers",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connections: Option<u32>,
     /// Use the page cache (default: O_DIRECT where the target allows it).
     #[arg(long, help_heading = "I/O")]
     #[serde(default, skip_serializing_if = "is_false")]
@@ -388,6 +397,9 @@ impl WorkloadOptions {
         }
         if let Some(size) = self.size {
             workload.region_size_bytes = Some(size);
+        }
+        if let Some(connections) = self.connections {
+            workload.connections = connections;
         }
         if let Some(rate) = self.rate {
             workload.rate_bytes_per_second = Some(rate);

@@ -206,6 +206,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         device: Some("nvme0n1".into()),
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: true,
+        read_only: false,
     }
 }
 
@@ -315,6 +316,7 @@ fn nbd_target() -> TargetInfo {
         device: None,
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: false,
+        read_only: false,
     }
 }
 

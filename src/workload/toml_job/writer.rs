@@ -232,6 +232,7 @@ fn workload_text(workload: &Workload) -> JobText {
         seed: Some(workload.seed),
         no_register: !workload.register_buffers,
         continue_on_error: workload.continue_on_error,
+        connections: (workload.connections != 1).then_some(workload.connections),
         ..WorkloadOptions::default()
     };
     if workload.distribution != base.distribution {
