@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod clock;
 pub mod engine;
+pub mod net;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -10,6 +10,7 @@ fn main() {
     let status = match &cli.command {
         Command::Run(args) => cli::run_command::run(args),
         Command::Presets => cli::presets_command::run(),
+        Command::Net(args) => cli::net_command::run(args),
         Command::Job(args) => cli::job_command::run(args),
         Command::Links(args) => cli::links_command::run(args),
         Command::Path(args) => cli::path_command::run(args),

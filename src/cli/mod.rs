@@ -5,6 +5,7 @@ pub mod exit;
 pub mod job_command;
 pub mod links_command;
 pub mod live;
+pub mod net_command;
 pub mod outputs;
 pub mod path_command;
 pub mod presets_command;
@@ -46,4 +47,6 @@ pub enum Command {
     Links(links_command::LinksArgs),
     /// Show the storage path of a target: every hop from the file to the wire.
     Path(path_command::PathArgs),
+    /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.
+    Net(net_command::NetArgs),
 }

@@ -1,0 +1,704 @@
+//! The lab (scripts/lab) against the real binary: links shaped with tc tbf between network
+//! namespaces, `iopath net` measuring them, and NBD reads across them (nbdkit, memory plugin);
+//! and `iopath net` itself on loopback (its result, its errors and exit statuses).
+//!
+//! Lab tests need root (network namespaces, tc) and are skipped with a note otherwise. Each
+//! brings up a lab of its own under a unique prefix and always takes it down again (a Drop
+//! guard), and holds a lock while it runs so that only one measures at a time: two at once
+//! would share the machine's two cores and each measure less than its link carries. Every
+//! measurement is 2 s.
+
+use serde_json::Value;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// TCP payload of one Gbit/s shaped by tbf, MB/s: 1448 payload bytes in every 1514-byte frame
+/// (MTU 1500 with TCP timestamps, plus the Ethernet header tbf counts), 125 MB/s of frames.
+const GIGABIT_PAYLOAD_MB_S: f64 = 125.0 * 1448.0 / 1514.0;
+
+fn iopath() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iopath"))
+}
+
+/// Priority of everything a lab test measures: its servers and its client. Raised, so that
+/// other tests running at the same time disturb a measurement less (it takes root, as the lab
+/// does).
+const MEASURE_NICE: &str = "-10";
+
+/// The iopath binary at [`MEASURE_NICE`], for measurements in the lab.
+fn measured_iopath() -> Command {
+    let mut command = Command::new("nice");
+    command.args(["-n", MEASURE_NICE, env!("CARGO_BIN_EXE_iopath")]);
+    command
+}
+
+fn lab_script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lab")
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn has_command(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+        || ["/usr/sbin", "/sbin"]
+            .iter()
+            .any(|dir| Path::new(dir).join(name).is_file())
+}
+
+/// Why the lab cannot run here, if it cannot.
+fn lab_unavailable() -> Option<String> {
+    if !is_root() {
+        return Some("needs root (network namespaces, tc)".to_string());
+    }
+    let missing: Vec<&str> = ["ip", "tc", "nbdkit", "ss"]
+        .into_iter()
+        .filter(|tool| !has_command(tool))
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "{} not installed (packages iproute2, nbdkit)",
+            missing.join(", ")
+        ));
+    }
+    None
+}
+
+/// Holds the machine for one lab test at a time (released when dropped).
+/// Also taken by the loopback test that loads both cores, so that it never runs while a lab
+/// test measures. Without root there are no lab tests, and no lock is needed (nor possible in
+/// /run).
+struct MeasureLock {
+    _file: Option<File>,
+}
+
+impl MeasureLock {
+    fn take() -> MeasureLock {
+        if !is_root() {
+            return MeasureLock { _file: None };
+        }
+        std::fs::create_dir_all("/run/iopath-lab").expect("state directory");
+        let file = File::create("/run/iopath-lab/.tests.lock").expect("lock file");
+        // SAFETY: flock on a descriptor we own; blocks until the lock is ours.
+        let status = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        assert_eq!(status, 0, "flock: {}", std::io::Error::last_os_error());
+        MeasureLock { _file: Some(file) }
+    }
+}
+
+/// Takes down the labs of test processes that died without taking theirs down (killed, say,
+/// by a timeout): their prefix is `ipt` and their process id.
+fn reap_stale_labs() {
+    let Ok(entries) = std::fs::read_dir("/run/iopath-lab") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("ipt") else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(pid) = digits.parse::<u32>() else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            eprintln!("note: taking down lab {name}, left by process {pid}");
+            let _ = Command::new(lab_script())
+                .args(["down", "--prefix", &name])
+                .status();
+        }
+    }
+}
+
+/// One link of a lab, as `scripts/lab up` printed it.
+#[derive(Debug)]
+struct LabLink {
+    name: String,
+    namespace: String,
+    nbd: String,
+    net: String,
+    /// The iSCSI URL, when the lab started tgtd.
+    iscsi: Option<String>,
+}
+
+/// A lab of this test; taken down when dropped, whatever happened.
+struct Lab {
+    prefix: String,
+    links: Vec<LabLink>,
+    /// Released after the lab is down (fields drop after `Drop::drop`).
+    _lock: MeasureLock,
+}
+
+impl Lab {
+    /// Brings up `links` (e.g. `["1g", "4g"]`) under a prefix of this process, with an
+    /// `iopath net` server in each namespace and no iSCSI target. `None` (and a note) when the
+    /// lab cannot run.
+    fn up(test: &str, links: &[&str]) -> Option<Lab> {
+        Lab::up_with(test, links, &["--no-iscsi"])
+    }
+
+    /// [`Lab::up`] with more options for `scripts/lab up`.
+    fn up_with(test: &str, links: &[&str], options: &[&str]) -> Option<Lab> {
+        if let Some(reason) = lab_unavailable() {
+            eprintln!("note: {test} skipped: {reason}");
+            return None;
+        }
+        let lock = MeasureLock::take();
+        reap_stale_labs();
+        static SERIAL: AtomicU32 = AtomicU32::new(0);
+        let prefix = format!(
+            "ipt{}{}",
+            std::process::id(),
+            char::from(b'a' + (SERIAL.fetch_add(1, Ordering::Relaxed) % 26) as u8)
+        );
+        // The guard exists before `up`, so that even a failed `up` is cleaned away.
+        let mut lab = Lab {
+            prefix,
+            links: Vec::new(),
+            _lock: lock,
+        };
+        let output = Command::new(lab_script())
+            .args(["up", "--prefix", &lab.prefix, "--links", &links.join(",")])
+            .args(options)
+            .args(["--size", "256M", "--nice", MEASURE_NICE, "--net-server"])
+            .arg(env!("CARGO_BIN_EXE_iopath"))
+            .output()
+            .expect("scripts/lab runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "scripts/lab up failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for line in stdout.lines() {
+            let field = |key: &str| {
+                line.split_whitespace()
+                    .find_map(|pair| pair.strip_prefix(&format!("{key}=")))
+                    .map(str::to_string)
+            };
+            if let (Some(name), Some(namespace), Some(nbd), Some(net)) = (
+                field("link"),
+                field("namespace"),
+                field("nbd"),
+                field("net"),
+            ) {
+                let iscsi = field("iscsi");
+                lab.links.push(LabLink {
+                    name,
+                    namespace,
+                    nbd,
+                    net,
+                    iscsi,
+                });
+            }
+        }
+        assert_eq!(
+            lab.links.len(),
+            links.len(),
+            "scripts/lab up printed:\n{stdout}"
+        );
+        Some(lab)
+    }
+
+    fn link(&self, name: &str) -> &LabLink {
+        self.links
+            .iter()
+            .find(|link| link.name == name)
+            .unwrap_or_else(|| panic!("no link {name} in {:?}", self.links))
+    }
+}
+
+impl Lab {
+    /// Runs `scripts/lab down` for this lab; true when it succeeded.
+    fn down(&self) -> bool {
+        let status = Command::new(lab_script())
+            .args(["down", "--prefix", &self.prefix])
+            .status();
+        matches!(status, Ok(status) if status.success())
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if !self.down() {
+            eprintln!("warning: scripts/lab down --prefix {} failed", self.prefix);
+        }
+    }
+}
+
+/// Process ids of everything running inside a network namespace.
+fn namespace_pids(namespace: &str) -> Vec<String> {
+    let output = Command::new("ip")
+        .args(["netns", "pids", namespace])
+        .output()
+        .expect("ip runs");
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+fn namespace_exists(namespace: &str) -> bool {
+    let output = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .any(|line| line.split_whitespace().next() == Some(namespace))
+}
+
+#[test]
+fn lab_down_removes_everything_it_made() {
+    // With tgtd when it is installed, so that its target and control socket are covered too.
+    let Some(lab) = Lab::up_with("lab_down_removes_everything_it_made", &["1g", "un"], &[]) else {
+        return;
+    };
+    let status = Command::new(lab_script())
+        .args(["status", "--prefix", &lab.prefix])
+        .output()
+        .expect("scripts/lab runs");
+    let report = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{report}");
+    assert!(
+        report.contains("rate=1gbit") && report.contains("rate=unshaped"),
+        "{report}"
+    );
+    let mut pids = Vec::new();
+    for link in &lab.links {
+        assert!(namespace_exists(&link.namespace), "{link:?}");
+        let running = namespace_pids(&link.namespace);
+        // nbdkit and iopath net, and tgtd when it is installed.
+        let expected = if has_command("tgtd") && has_command("tgtadm") {
+            assert!(link.iscsi.is_some(), "no iSCSI URL: {link:?}");
+            3
+        } else {
+            2
+        };
+        assert_eq!(running.len(), expected, "{link:?}: {running:?}");
+        pids.extend(running);
+    }
+    assert!(lab.down(), "scripts/lab down failed");
+    assert!(lab.down(), "a second scripts/lab down failed");
+    for link in &lab.links {
+        assert!(
+            !namespace_exists(&link.namespace),
+            "{} is still there",
+            link.namespace
+        );
+    }
+    for pid in &pids {
+        // Gone, or a zombie waiting for its parent (init) to collect it.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = state
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+        assert!(!running, "process {pid} still runs: {state}");
+    }
+    assert!(!Path::new(&format!("/run/iopath-lab/{}", lab.prefix)).exists());
+    let links = Command::new("ip")
+        .args(["-br", "link"])
+        .output()
+        .expect("ip runs");
+    let links = String::from_utf8_lossy(&links.stdout);
+    assert!(!links.contains(&lab.prefix), "a veth is left:\n{links}");
+    let status = Command::new(lab_script())
+        .args(["status", "--prefix", &lab.prefix])
+        .status()
+        .expect("scripts/lab runs");
+    assert_eq!(status.code(), Some(3), "status of a lab that is down");
+}
+
+/// Runs `iopath net SERVER --duration 2s --direction DIRECTION --json -` and returns the
+/// payload rate, MB/s.
+fn net_rate(link: &LabLink, direction: &str) -> f64 {
+    let output = measured_iopath()
+        .args([
+            "net",
+            &link.net,
+            "--duration",
+            "2s",
+            "--direction",
+            direction,
+        ])
+        .args(["--json", "-"])
+        .output()
+        .expect("iopath runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "iopath net failed: {stderr}");
+    let json: Value = serde_json::from_slice(&output.stdout).expect("a RunResult");
+    let tests = json["link_tests"].as_array().expect("link_tests");
+    assert_eq!(tests.len(), 1, "{json}");
+    assert_eq!(json["tests"].as_array().map(Vec::len), Some(0));
+    assert_eq!(tests[0]["direction"], direction);
+    assert!(
+        tests[0]["warnings"].as_array().is_some_and(Vec::is_empty),
+        "{}",
+        tests[0]["warnings"]
+    );
+    let rate = tests[0]["bytes_per_second"].as_f64().expect("a rate") / 1e6;
+    eprintln!("link {} {direction}: {rate:.1} MB/s", link.name);
+    rate
+}
+
+/// The highest of up to `tries` measurements, stopping once `good` holds. Anything else on
+/// the machine can only slow a measurement (the shaper caps it), so the highest is the best
+/// estimate of what the link carries.
+fn best_of(tries: u32, good: impl Fn(f64) -> bool, mut measure: impl FnMut() -> f64) -> f64 {
+    let mut best = 0.0f64;
+    for _ in 0..tries {
+        best = best.max(measure());
+        if good(best) {
+            break;
+        }
+    }
+    best
+}
+
+#[test]
+fn net_measures_shaped_links() {
+    let Some(lab) = Lab::up("net_measures_shaped_links", &["1g", "4g"]) else {
+        return;
+    };
+    let in_range = |rate: f64| (114.0..=121.0).contains(&rate);
+    for direction in ["send", "receive"] {
+        let one = best_of(5, in_range, || net_rate(lab.link("1g"), direction));
+        assert!(
+            in_range(one),
+            "1gbit {direction}: {one:.1} MB/s, expected about {GIGABIT_PAYLOAD_MB_S:.1}"
+        );
+        let near_four = |rate: f64| (3.6..=4.4).contains(&(rate / one));
+        let four = best_of(5, near_four, || net_rate(lab.link("4g"), direction));
+        assert!(
+            near_four(four),
+            "4gbit {direction}: {four:.1} MB/s = {:.2} × the 1gbit link's {one:.1} MB/s",
+            four / one
+        );
+    }
+}
+
+/// Runs `iopath run URL WORKLOAD --duration 2s --ramp 500ms --json -`: `None` while the NBD
+/// engine is not written yet (the run then says "not implemented yet").
+fn nbd_run(url: &str, workload: &[&str]) -> Option<Value> {
+    let output = measured_iopath()
+        .arg("run")
+        .arg(url)
+        .args(workload)
+        .args(["--duration", "2s", "--ramp", "500ms", "--json", "-"])
+        .output()
+        .expect("iopath runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("not implemented yet") {
+        return None;
+    }
+    assert!(
+        output.status.success(),
+        "iopath run {url} {workload:?} failed: {stderr}"
+    );
+    Some(serde_json::from_slice(&output.stdout).expect("a RunResult"))
+}
+
+/// Read MB/s of the first test of a RunResult.
+fn read_rate(json: &Value) -> f64 {
+    json["tests"][0]["read"]["bytes_per_second"]
+        .as_f64()
+        .expect("a read rate")
+        / 1e6
+}
+
+/// Busiest core of the first test of a RunResult, percent.
+fn busiest_core_percent(json: &Value) -> f64 {
+    json["tests"][0]["cpu"]["cores"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|core| {
+            let total = core["total_ns"].as_f64().filter(|total| *total > 0.0)?;
+            Some(core["busy_ns"].as_f64()? / total * 100.0)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The best read rate of up to `tries` runs of `workload` against `url`, stopping once `good`
+/// holds; `None` (after a note) while the NBD engine is not written yet.
+fn best_nbd_rate(
+    test: &str,
+    tries: u32,
+    url: &str,
+    workload: &[&str],
+    good: impl Fn(f64) -> bool,
+) -> Option<f64> {
+    let mut best = 0.0f64;
+    for _ in 0..tries {
+        let Some(json) = nbd_run(url, workload) else {
+            eprintln!(
+                "note: {test} skipped: the NBD engine is not implemented yet (iopath run nbd://…)"
+            );
+            return None;
+        };
+        let rate = read_rate(&json);
+        eprintln!(
+            "{url} {}: {rate:.1} MB/s, busiest core {:.0} %",
+            workload.join(" "),
+            busiest_core_percent(&json)
+        );
+        best = best.max(rate);
+        if good(best) {
+            break;
+        }
+    }
+    Some(best)
+}
+
+/// Sequential 1 MiB reads at QD 8 over NBD.
+const SEQUENTIAL_READS: [&str; 6] = ["--rw", "read", "--bs", "1m", "--qd", "8"];
+/// Random 4 KiB reads at QD 32 over NBD.
+const SMALL_RANDOM_READS: [&str; 6] = ["--rw", "randread", "--bs", "4k", "--qd", "32"];
+
+#[test]
+fn nbd_sequential_reads_scale_with_the_link() {
+    let test = "nbd_sequential_reads_scale_with_the_link";
+    let Some(lab) = Lab::up(test, &["1g", "4g"]) else {
+        return;
+    };
+    let near_link = |rate: f64| rate >= 0.95 * GIGABIT_PAYLOAD_MB_S;
+    let Some(one) = best_nbd_rate(test, 3, &lab.link("1g").nbd, &SEQUENTIAL_READS, near_link)
+    else {
+        return;
+    };
+    let near_four = |rate: f64| (3.6..=4.4).contains(&(rate / one));
+    let Some(four) = best_nbd_rate(test, 3, &lab.link("4g").nbd, &SEQUENTIAL_READS, near_four)
+    else {
+        return;
+    };
+    eprintln!("NBD 1 MiB QD 8 reads: 1gbit {one:.1} MB/s, 4gbit {four:.1} MB/s");
+    assert!(
+        near_four(four),
+        "4gbit {four:.1} MB/s = {:.2} × 1gbit {one:.1} MB/s, expected 4 ± 10 %",
+        four / one
+    );
+}
+
+#[test]
+fn nbd_small_random_reads_fill_a_1gbit_link() {
+    // 4 KiB reads at QD 32 keep 128 KiB in flight, about 1 ms of a 1gbit link, so they fill
+    // the link only while the host turns every completion around quickly. Measured here: 92
+    // to 99.7 % of what `iopath net` carries on the link in most 2-s runs (unshaped, the same
+    // reads ran at 360 to 460 MB/s), but 50 to 80 % in runs where other work on the machine
+    // held the CPU (p99 latency 10 ms instead of 2 ms). So: the best of up to five runs must
+    // fill at least 80 % of the link when the host is at least twice as fast as the link;
+    // on a host slower than that, it must at least beat a path that pays each read's link
+    // time and host time one after the other (the queue overlaps them). Never above the link.
+    let test = "nbd_small_random_reads_fill_a_1gbit_link";
+    let Some(lab) = Lab::up(test, &["1g", "un"]) else {
+        return;
+    };
+    let link = best_of(
+        5,
+        |rate| rate > 114.0,
+        || net_rate(lab.link("1g"), "receive"),
+    );
+    // What the link can carry at most, however busy the machine was when it was measured.
+    let capacity = link.max(GIGABIT_PAYLOAD_MB_S);
+    let fast_host = |rate: f64| rate >= 2.0 * link;
+    let Some(host) = best_nbd_rate(test, 3, &lab.link("un").nbd, &SMALL_RANDOM_READS, fast_host)
+    else {
+        return;
+    };
+    let filled = |rate: f64| rate >= 0.9 * link;
+    let Some(shaped) = best_nbd_rate(test, 5, &lab.link("1g").nbd, &SMALL_RANDOM_READS, filled)
+    else {
+        return;
+    };
+    let serial = 1.0 / (1.0 / link + 1.0 / host);
+    eprintln!(
+        "NBD 4 KiB QD 32 reads: 1gbit {shaped:.1} MB/s of a link carrying {link:.1} MB/s \
+         ({:.0} %); unshaped {host:.1} MB/s; one after the other {serial:.1} MB/s",
+        shaped / link * 100.0
+    );
+    // NBD adds a 16-byte reply header to every 4 KiB: the data can never exceed the link.
+    assert!(
+        shaped <= capacity * 1.02,
+        "{shaped:.1} MB/s of reads over a link that carries {capacity:.1} MB/s"
+    );
+    if fast_host(host) {
+        assert!(
+            shaped >= 0.8 * link,
+            "{shaped:.1} MB/s over 1gbit: under 80 % of the link ({link:.1} MB/s) though the \
+             host does {host:.1} MB/s unshaped"
+        );
+    } else {
+        eprintln!(
+            "note: the host ({host:.1} MB/s unshaped) is under twice the link: busy; only \
+             checked that the queue overlaps link and host time"
+        );
+        assert!(
+            shaped >= serial,
+            "{shaped:.1} MB/s over 1gbit: no better than paying link ({link:.1} MB/s) and host \
+             ({host:.1} MB/s) one after the other ({serial:.1} MB/s): the queue does not \
+             overlap them"
+        );
+    }
+}
+
+#[test]
+fn nbd_small_random_reads_unshaped_are_bound_by_the_host() {
+    // Over the unshaped path the same reads are limited by the host: well above what a
+    // 1gbit link carries. (A core near 100 % shows it too, but the other core shares the
+    // work of client, server and softirqs, so that is reported, not asserted.)
+    let test = "nbd_small_random_reads_unshaped_are_bound_by_the_host";
+    let Some(lab) = Lab::up(test, &["un"]) else {
+        return;
+    };
+    let well_above = |rate: f64| rate > GIGABIT_PAYLOAD_MB_S * 1.25;
+    let Some(rate) = best_nbd_rate(
+        test,
+        3,
+        &lab.link("un").nbd,
+        &SMALL_RANDOM_READS,
+        well_above,
+    ) else {
+        return;
+    };
+    assert!(
+        well_above(rate),
+        "{rate:.1} MB/s unshaped: not clearly above what a 1gbit link carries \
+         ({GIGABIT_PAYLOAD_MB_S:.1} MB/s)"
+    );
+}
+
+// `iopath net` on loopback: no root needed.
+
+/// A port on loopback where nothing listens.
+fn closed_loopback_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let address = listener.local_addr().expect("its address");
+    drop(listener);
+    address.to_string()
+}
+
+/// Starts `iopath net --listen 127.0.0.1:0 --once` and returns it with its address.
+fn loopback_server() -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = iopath()
+        .args(["net", "--listen", "127.0.0.1:0", "--once"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("iopath runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let first = lines.next().expect("a line").expect("text");
+    let address = first
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_string();
+    // Keep reading (and discarding) so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, address)
+}
+
+/// Kills a child left running by a failed test.
+struct ChildGuard(std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn net_on_loopback_writes_a_run_result() {
+    let _lock = MeasureLock::take();
+    let (server, address) = loopback_server();
+    let mut server = ChildGuard(server);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json_path = dir.path().join("link.json");
+    let output = iopath()
+        .args(["net", &address, "--streams", "2", "--duration", "1500ms"])
+        .args(["--direction", "both", "--label", "loopback", "--json"])
+        .arg(&json_path)
+        .output()
+        .expect("iopath runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("net send") && stdout.contains("net receive"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Gbit/s") && stdout.contains("MB/s"),
+        "{stdout}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("the JSON file"))
+            .expect("a RunResult");
+    assert_eq!(json["tests"].as_array().map(Vec::len), Some(0));
+    assert_eq!(json["label"], "loopback");
+    assert!(json["host"]["cpu_count"].as_u64() > Some(0));
+    assert!(
+        json["command_line"]
+            .as_array()
+            .is_some_and(|args| args.iter().any(|a| a == "--streams"))
+    );
+    let tests = json["link_tests"].as_array().expect("link_tests");
+    assert_eq!(tests.len(), 2);
+    for (test, direction) in tests.iter().zip(["send", "receive"]) {
+        assert_eq!(test["direction"], direction);
+        assert_eq!(test["streams"], 2);
+        assert_eq!(test["peer"], address.as_str());
+        let bytes = test["bytes"].as_u64().expect("bytes");
+        let series = test["series"].as_array().expect("series");
+        assert_eq!(series.len(), 2, "1.5 s in one-second intervals");
+        let series_bytes: u64 = series.iter().filter_map(|p| p["bytes"].as_u64()).sum();
+        assert_eq!(series_bytes, bytes);
+        let measured_ns = test["measured_ns"].as_u64().expect("measured_ns");
+        assert!(
+            (1_500_000_000..1_700_000_000).contains(&measured_ns),
+            "{measured_ns}"
+        );
+        assert!(test["cpu"]["wall_ns"].as_u64() > Some(0));
+    }
+    let status = server.0.wait().expect("the server exits after one session");
+    assert!(status.success(), "server: {status}");
+}
+
+#[test]
+fn net_names_the_address_it_cannot_reach() {
+    let address = closed_loopback_port();
+    let output = iopath()
+        .args(["net", &address, "--duration", "1s"])
+        .output()
+        .expect("iopath runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&address), "{stderr}");
+}
+
+#[test]
+fn net_refuses_bad_input_with_status_2() {
+    for args in [
+        vec!["net", "300.1.2.3"],
+        vec!["net", "127.0.0.1:notaport"],
+        vec!["net", "127.0.0.1", "--streams", "0"],
+        vec!["net", "127.0.0.1", "--duration", "0"],
+        vec!["net", "127.0.0.1", "--direction", "sideways"],
+        vec!["net", "--listen", "not an address"],
+        vec!["net"],
+    ] {
+        let output = iopath().args(&args).output().expect("iopath runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.trim().is_empty(), "{args:?}: no message");
+    }
+}
