@@ -138,10 +138,16 @@ impl Outputs {
         }
         .map_err(|error| format!("writing to stdout: {error}"))?;
         if let Some(file) = self.json_file.as_mut() {
-            write_json(result, file).map_err(|error| format!("--json: {error}"))?;
+            let mut out = std::io::BufWriter::new(file);
+            write_json(result, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| format!("--json: {error}"))?;
         }
         if let Some(file) = self.csv_file.as_mut() {
-            write_iometer_csv(result, file).map_err(|error| format!("--csv: {error}"))?;
+            let mut out = std::io::BufWriter::new(file);
+            write_iometer_csv(result, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| format!("--csv: {error}"))?;
         }
         if let Some(prefix) = &self.logs_prefix {
             write_fio_logs(result, prefix).map_err(|error| format!("--write-logs: {error}"))?;
