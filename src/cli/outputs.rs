@@ -130,12 +130,13 @@ impl Outputs {
             write_text(result, human)
         };
         written.map_err(|error| format!("writing the summary: {error}"))?;
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         match self.stdout_format {
             StdoutFormat::Table => Ok(()),
             StdoutFormat::RunResultJson => write_json(result, &mut stdout),
             StdoutFormat::FioJson { plus } => write_fio_json(result, plus, &mut stdout),
         }
+        .and_then(|()| stdout.flush())
         .map_err(|error| format!("writing to stdout: {error}"))?;
         if let Some(file) = self.json_file.as_mut() {
             let mut out = std::io::BufWriter::new(file);
