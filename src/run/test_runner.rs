@@ -327,6 +327,14 @@ fn open_job(
             job_thread += 1;
         }
     }
+    // Network volumes have no page cache in front of them: their I/O is always direct.
+    if job
+        .targets
+        .iter()
+        .all(|&index| targets[index].network.is_some())
+    {
+        direct = true;
+    }
     Ok(JobSetup {
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),

@@ -30,7 +30,7 @@ pub enum OffsetDistribution {
     Uniform,
     /// Zipf with exponent θ.
     Zipf {
-        /// Exponent (θ > 0, θ ≠ 1 or 1).
+        /// Exponent θ (above 0; 1 included).
         theta: f64,
     },
     /// Pareto with hot share h (0 < h < 1).

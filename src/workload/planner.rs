@@ -1,7 +1,8 @@
 //! Turns a [`Workload`] into the next I/O of one worker: direction, offset, length.
 //!
-//! Each I/O first draws its block size from the mix, then its direction from the read
-//! percentage, then whether it is random (probability = random percentage, Iometer's meaning):
+//! Each I/O first draws its line of the access specification (size, read percentage, random
+//! percentage, alignment), then its direction from the line's read percentage, then whether it
+//! is random (probability = the line's random percentage, Iometer's meaning):
 //! a random I/O starts at a uniformly drawn multiple of the alignment inside the region; any
 //! other I/O starts right after the previous one, wrapping to the region start at its end.
 //! Every draw comes from the worker's own generator seeded from the workload seed and the worker

@@ -182,6 +182,8 @@ pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, S
                     axis => format!("{}={}", axis.name(), v.value),
                 })
                 .collect();
+            let automatic_name =
+                test.jobs.len() == 1 && test.name == test.jobs[0].workload.summary();
             point.name = format!("{} {}", test.name, labels.join(" "));
             for job in &mut point.jobs {
                 for value in combination {
@@ -199,6 +201,10 @@ pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, S
                         }
                     }
                 }
+            }
+            if automatic_name {
+                // A name made from the workload is made again from the swept workload.
+                point.name = point.jobs[0].workload.summary();
             }
             point.settings.sweep = combination.clone();
             expanded.push(point);

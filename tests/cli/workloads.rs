@@ -218,10 +218,10 @@ fn sweeps_produce_their_points() {
     assert_eq!(
         names,
         [
-            "randread 4k QD1 qd=1 bs=4k",
-            "randread 4k QD1 qd=1 bs=16k",
-            "randread 4k QD1 qd=4 bs=4k",
-            "randread 4k QD1 qd=4 bs=16k"
+            "randread 4k QD1",
+            "randread 16k QD1",
+            "randread 4k QD4",
+            "randread 16k QD4"
         ]
     );
     assert_eq!(tests[3]["sweep"][0]["axis"], "qd");
