@@ -15,9 +15,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// TCP payload of one Gbit/s shaped by tbf, MB/s: 1448 payload bytes in every 1514-byte frame
-/// (MTU 1500 with TCP timestamps, plus the Ethernet header tbf counts), 125 MB/s of frames.
-const GIGABIT_PAYLOAD_MB_S: f64 = 125.0 * 1448.0 / 1514.0;
+/// TCP payload of a 1GbE wire, MB/s: 1448 payload bytes (MTU 1500 with TCP timestamps) in every
+/// 1538 bytes on the wire (frame, FCS, preamble, inter-frame gap) at 125 MB/s. The lab shapes
+/// its "1g" link to exactly that.
+const GIGABIT_PAYLOAD_MB_S: f64 = 125.0 * 1448.0 / 1538.0;
 
 fn iopath() -> Command {
     Command::new(env!("CARGO_BIN_EXE_iopath"))
@@ -267,7 +268,7 @@ fn lab_down_removes_everything_it_made() {
     let report = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success(), "{report}");
     assert!(
-        report.contains("rate=1gbit") && report.contains("rate=unshaped"),
+        report.contains("rate=984395kbit") && report.contains("rate=unshaped"),
         "{report}"
     );
     let mut pids = Vec::new();
@@ -571,6 +572,67 @@ fn nbd_small_random_reads_unshaped_are_bound_by_the_host() {
         "{rate:.1} MB/s unshaped: not clearly above what a 1gbit link carries \
          ({GIGABIT_PAYLOAD_MB_S:.1} MB/s)"
     );
+}
+
+/// The verdict of the first test of a RunResult, and its analysis.
+fn verdict(json: &Value) -> (String, &Value) {
+    let analysis = &json["tests"][0]["analysis"];
+    (
+        analysis["verdict"].as_str().unwrap_or("none").to_string(),
+        analysis,
+    )
+}
+
+#[test]
+fn a_declared_1gbe_link_shaped_to_1gbe_is_link_bound() {
+    let test = "a_declared_1gbe_link_shaped_to_1gbe_is_link_bound";
+    let Some(lab) = Lab::up(test, &["1g"]) else {
+        return;
+    };
+    let mut workload = SEQUENTIAL_READS.to_vec();
+    workload.extend(["--link", "1gbe"]);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let Some(json) = nbd_run(&lab.link("1g").nbd, &workload) else {
+            return;
+        };
+        let (verdict, analysis) = verdict(&json);
+        let declared = analysis["hops"]
+            .as_array()
+            .and_then(|hops| hops.iter().find(|hop| hop["declared"] == true))
+            .map(|hop| hop["utilisation_percent"].as_f64().unwrap_or(0.0));
+        seen.push(format!(
+            "{verdict} at {declared:?} % ({})",
+            analysis["evidence"]
+        ));
+        if verdict == "link_bound" && declared.is_some_and(|u| (90.0..=100.5).contains(&u)) {
+            return;
+        }
+    }
+    panic!("expected link-bound at 90–100 % of the declared 1GbE link: {seen:?}");
+}
+
+#[test]
+fn small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound() {
+    let test = "small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound";
+    let Some(lab) = Lab::up(test, &["un"]) else {
+        return;
+    };
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let Some(json) = nbd_run(
+            &lab.link("un").nbd,
+            &["--rw", "randread", "--bs", "4k", "--qd", "1"],
+        ) else {
+            return;
+        };
+        let (verdict, analysis) = verdict(&json);
+        seen.push(format!("{verdict}: {}", analysis["evidence"]));
+        if verdict == "queue_depth_bound" {
+            return;
+        }
+    }
+    panic!("expected queue-depth-bound at QD 1: {seen:?}");
 }
 
 // `iopath net` on loopback: no root needed.
