@@ -322,6 +322,9 @@ fn open_job(
                     start_delay_ns: workload.start_delay_ns,
                     io_limit: workload.io_limit,
                     fsync_every_writes: workload.fsync_every_writes,
+                    // io_uring starts each request as it is queued (one enter per request, as
+                    // fio does by default); protocol engines send a whole refill at once.
+                    submit_batch: if kind == EngineKind::IoUring { 1 } else { 0 },
                 },
             });
             job_thread += 1;

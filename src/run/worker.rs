@@ -68,6 +68,9 @@ pub struct WorkerPlan {
     pub io_limit: Option<u64>,
     /// fdatasync after every this many writes.
     pub fsync_every_writes: Option<u32>,
+    /// Hand queued requests to the device after every this many (0: once per refill). 1 is
+    /// fio's default (`iodepth_batch_submit=1`): each request starts as soon as it is queued.
+    pub submit_batch: usize,
 }
 
 /// Marker following the offset in a stamped block.
@@ -241,14 +244,21 @@ pub fn run_worker<E: Engine>(
         // Fill the queue.
         let mut pacing_wait_ns = 0u64;
         if !stopping && !sync_pending && in_flight < queue_depth && engine_failure.is_none() {
-            let submitted = clock.now();
-            let since_start = clock.nanos_between(begin, submitted);
+            let batch_time = clock.now();
+            let since_start = clock.nanos_between(begin, batch_time);
+            let mut queued = 0usize;
             while in_flight < queue_depth {
+                // Requests handed to the device one by one get their own submission time.
+                let submitted = if plan.submit_batch == 1 && queued > 0 {
+                    clock.now()
+                } else {
+                    batch_time
+                };
                 if budget_done(issued_bytes, issued_ios) {
                     break;
                 }
-                if submitted < not_before {
-                    pacing_wait_ns = clock.nanos_between(submitted, not_before);
+                if batch_time < not_before {
+                    pacing_wait_ns = clock.nanos_between(batch_time, not_before);
                     break;
                 }
                 if let Some(due_ns) = pacing_due_ns(&plan, issued_bytes, issued_ios)
@@ -288,6 +298,15 @@ pub fn run_worker<E: Engine>(
                 in_flight += 1;
                 issued_bytes += io.length as u64;
                 issued_ios += 1;
+                queued += 1;
+                if plan.submit_batch > 0
+                    && queued.is_multiple_of(plan.submit_batch)
+                    && in_flight < queue_depth
+                    && let Err(error) = engine.flush()
+                {
+                    engine_failure = Some(error.to_string());
+                    break;
+                }
                 if io.pause_after_ns > 0 {
                     not_before = submitted + clock.ticks_for_nanos(io.pause_after_ns);
                 }
