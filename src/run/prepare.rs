@@ -285,11 +285,18 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
     })
 }
 
-/// Whether `directory` is /dev or below it (a missing "device" there is a typo, not a file
-/// to create).
+/// Whether `directory` lies on the kernel's device filesystem (devtmpfs, /dev): a missing
+/// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    resolved.starts_with("/dev")
+    let Ok(mounts) = crate::target::mounts::read_mounts() else {
+        return resolved == Path::new("/dev");
+    };
+    mounts
+        .iter()
+        .filter(|mount| resolved.starts_with(&mount.mount_point))
+        .max_by_key(|mount| mount.mount_point.as_os_str().len())
+        .is_some_and(|mount| mount.filesystem == "devtmpfs")
 }
 
 fn check_directory_writable(directory: &Path) -> Result<(), RunError> {

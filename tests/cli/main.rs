@@ -6,4 +6,5 @@ mod errors;
 mod interrupt;
 mod output;
 mod safety;
+mod verdicts;
 mod workloads;

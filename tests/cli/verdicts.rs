@@ -1,0 +1,121 @@
+//! Verdicts on real runs: what limits the result, with its evidence.
+
+use crate::common::*;
+
+fn verdict_of(run: &RunOutput) -> (String, String) {
+    let analysis = &run.json()["tests"][0]["analysis"];
+    (
+        analysis["verdict"].as_str().unwrap_or("none").to_string(),
+        analysis["evidence"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn buffered_reads_of_a_small_file_are_cached() {
+    let dir = disk_tempdir();
+    let run = run_in(
+        dir.path(),
+        &[
+            "f.dat",
+            "--size",
+            "16m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--buffered",
+            "--duration",
+            "1",
+            "--ramp",
+            "0.5",
+        ],
+    );
+    run.expect_status(0);
+    let (verdict, evidence) = verdict_of(&run);
+    assert_eq!(verdict, "cached", "{evidence}");
+    let notes = run.json()["tests"][0]["analysis"]["trust_notes"].to_string();
+    assert!(
+        notes.contains("buffered") || notes.contains("page cache"),
+        "{notes}"
+    );
+    assert!(run.stdout.contains("cached"), "{}", run.stdout);
+}
+
+#[test]
+fn a_tmpfs_run_with_one_worker_is_host_cpu_bound() {
+    let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+        return;
+    };
+    let run = run_in(
+        dir.path(),
+        &[
+            "f.dat",
+            "--size",
+            "64m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--engine",
+            "sync",
+            "--duration",
+            "2",
+            "--ramp",
+            "0.5",
+        ],
+    );
+    run.expect_status(0);
+    let (verdict, evidence) = verdict_of(&run);
+    assert_eq!(verdict, "host_cpu_bound", "{evidence}");
+}
+
+#[test]
+fn a_rate_cap_is_named_as_the_limit() {
+    let dir = disk_tempdir();
+    let run = run_in(
+        dir.path(),
+        &[
+            "f.dat",
+            "--size",
+            "16m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate-iops",
+            "500",
+            "--duration",
+            "1",
+            "--ramp",
+            "0",
+        ],
+    );
+    run.expect_status(0);
+    let (verdict, evidence) = verdict_of(&run);
+    assert_eq!(verdict, "rate_limited", "{evidence}");
+}
+
+#[test]
+fn links_and_path_describe_the_hops() {
+    let dir = disk_tempdir();
+    let links = plain_in(dir.path(), &["links"]);
+    assert_eq!(links.status, 0);
+    for name in ["4gfc", "10gbe", "pcie3x8"] {
+        assert!(links.stdout.to_lowercase().contains(name), "{name}");
+    }
+    write_foreign_file(&dir.path().join("x.bin"), 4096);
+    let path = plain_in(dir.path(), &["path", "x.bin", "--link", "4gfc"]);
+    assert_eq!(path.status, 0, "{}", path.stderr);
+    assert!(path.stdout.contains("x.bin"));
+    assert!(
+        path.stdout.to_lowercase().contains("declared"),
+        "{}",
+        path.stdout
+    );
+    let bad = plain_in(
+        dir.path(),
+        &["run", "x.bin", "--rw", "read", "--link", "4gfcc"],
+    );
+    assert_eq!(bad.status, 2);
+    assert!(bad.stderr.contains("4gfcc"), "{}", bad.stderr);
+}
