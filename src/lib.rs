@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod clock;
+pub mod compare;
 pub mod engine;
 pub mod net;
 pub mod report;

@@ -14,6 +14,8 @@ fn main() {
         Command::Job(args) => cli::job_command::run(args),
         Command::Links(args) => cli::links_command::run(args),
         Command::Path(args) => cli::path_command::run(args),
+        Command::Compare(args) => cli::compare_command::run(args),
+        Command::Report(args) => cli::report_command::run(args),
     };
     std::process::exit(status);
 }

@@ -1,6 +1,7 @@
 //! The command line: flags and subcommands declared once (help comes from the declarations),
 //! and the one place that chooses output streams and exit codes.
 
+pub mod compare_command;
 pub mod exit;
 pub mod job_command;
 pub mod links_command;
@@ -9,6 +10,7 @@ pub mod net_command;
 pub mod outputs;
 pub mod path_command;
 pub mod presets_command;
+pub mod report_command;
 pub mod run_args;
 pub mod run_command;
 
@@ -47,6 +49,10 @@ pub enum Command {
     Links(links_command::LinksArgs),
     /// Show the storage path of a target: every hop from the file to the wire.
     Path(path_command::PathArgs),
+    /// Compare saved runs side by side: ratios, and "same" where the confidence intervals overlap.
+    Compare(compare_command::CompareArgs),
+    /// Write one self-contained HTML report of saved runs.
+    Report(report_command::ReportArgs),
     /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.
     Net(net_command::NetArgs),
 }

@@ -6,6 +6,7 @@ use iopath::report::RunResult;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
 use iopath::report::fio_logs::write_fio_logs;
+use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
 use iopath::report::text::write_text;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct Outputs {
     json_file: Option<File>,
     csv_file: Option<File>,
+    report_file: Option<File>,
     trace_file: Option<File>,
     logs_prefix: Option<PathBuf>,
     stdout_format: StdoutFormat,
@@ -61,6 +63,11 @@ impl Outputs {
             .as_deref()
             .map(|path| create("--csv", path))
             .transpose()?;
+        let report_file = args
+            .report
+            .as_deref()
+            .map(|path| create("--report", path))
+            .transpose()?;
         let trace_file = args
             .trace_io
             .as_deref()
@@ -82,6 +89,7 @@ impl Outputs {
         let created = [
             args.json.as_deref().filter(|p| *p != Path::new("-")),
             args.csv.as_deref(),
+            args.report.as_deref(),
             args.trace_io.as_deref(),
         ]
         .into_iter()
@@ -91,6 +99,7 @@ impl Outputs {
         Ok(Outputs {
             json_file,
             csv_file,
+            report_file,
             trace_file,
             logs_prefix: args.write_logs.clone(),
             stdout_format,
@@ -149,6 +158,12 @@ impl Outputs {
             write_iometer_csv(result, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|error| format!("--csv: {error}"))?;
+        }
+        if let Some(file) = self.report_file.as_mut() {
+            let mut out = std::io::BufWriter::new(file);
+            write_html(std::slice::from_ref(result), &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| format!("--report: {error}"))?;
         }
         if let Some(prefix) = &self.logs_prefix {
             write_fio_logs(result, prefix).map_err(|error| format!("--write-logs: {error}"))?;

@@ -143,6 +143,9 @@ pub struct RunArgs {
     /// Write an Iometer-style CSV: one row per test and job.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML report of this run to FILE (charts, verdicts, path).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub report: Option<PathBuf>,
     /// Print the summary as Markdown (for tickets) instead of the table.
     #[arg(long, help_heading = "Output")]
     pub md: bool,

@@ -162,7 +162,7 @@ fn binary_size(bytes: u64) -> String {
 
 /// Text safe inside a table cell or list item: pipes and markup characters escaped, line
 /// breaks turned into spaces.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {

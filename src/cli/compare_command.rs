@@ -1,0 +1,155 @@
+//! `iopath compare A.json B.json [C.json…]`: several saved runs side by side, as a terminal
+//! table, Markdown (`--md`) or JSON (`--json`), with cost and density when prices or ports
+//! are given.
+
+use super::exit;
+use clap::Args;
+use iopath::compare::labels::{split_run_argument, unique_labels};
+use iopath::compare::{CompareOptions, CostInputs, LabeledRun, compare};
+use iopath::report::RunResult;
+use iopath::report::compare_json::write_compare_json;
+use iopath::report::compare_markdown::write_compare_markdown;
+use iopath::report::compare_text::write_compare_text;
+use iopath::report::json::read_json;
+use std::io::Write;
+use std::path::Path;
+
+/// Prices, ports and a target bandwidth: flags shared by `iopath compare` and `iopath report`.
+#[derive(Debug, Default, Args)]
+pub struct CostArgs {
+    /// Price of each run's configuration, any currency: LABEL=PRICE,… (gives the price per
+    /// GB/s and per 1,000 IOPS). May repeat.
+    #[arg(long, value_name = "LABEL=PRICE,…")]
+    pub cost: Vec<String>,
+    /// Ports (links, HBA or NIC ports) of each run's configuration: LABEL=PORTS,… (gives the
+    /// bandwidth per port). May repeat.
+    #[arg(long, value_name = "LABEL=PORTS,…")]
+    pub ports: Vec<String>,
+    /// Bandwidth to reach, such as 10GB/s or 40Gb/s: how many ports and configurations each
+    /// run would need (assumes they add up linearly).
+    #[arg(long, value_name = "RATE")]
+    pub target_bandwidth: Option<String>,
+    /// Label of the run the others are measured against (default: the first).
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+}
+
+impl CostArgs {
+    /// The comparison options these flags ask for.
+    pub fn options(&self) -> Result<CompareOptions, String> {
+        let cost =
+            CostInputs::from_flags(&self.cost, &self.ports, self.target_bandwidth.as_deref())
+                .map_err(|error| error.to_string())?;
+        Ok(CompareOptions {
+            baseline: self.baseline.clone(),
+            cost,
+        })
+    }
+}
+
+/// Flags of `iopath compare`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Tests match by name and sweep point; tests missing from a run are listed, not dropped. For every
+test in all runs: MB/s, IOPS, mean and p99 latency side by side, the ratio and the difference to
+the baseline, and \"same\" where the 95 % confidence intervals overlap, \"better\" or \"worse\"
+only where they do not.
+
+Labels come from NAME=FILE, else from the run's --label, else from the file name.
+
+Examples:
+  iopath compare before.json after.json
+  iopath compare fc=fc.json iscsi=iscsi.json --md
+  iopath compare fc=fc.json iscsi=iscsi.json --cost fc=1200,iscsi=2400 --ports fc=2,iscsi=1 \\
+      --target-bandwidth 10GB/s")]
+pub struct CompareArgs {
+    /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
+    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    pub results: Vec<String>,
+    /// Print Markdown instead of the table.
+    #[arg(long, conflicts_with = "json")]
+    pub md: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Prices, ports, target bandwidth and baseline.
+    #[command(flatten)]
+    pub cost: CostArgs,
+}
+
+/// Saved runs read from command-line arguments, with their labels.
+pub struct LoadedRuns {
+    /// Unique labels, same order as `results`.
+    pub labels: Vec<String>,
+    /// The runs.
+    pub results: Vec<RunResult>,
+}
+
+impl LoadedRuns {
+    /// The runs with their labels, for the library.
+    pub fn labeled(&self) -> Vec<LabeledRun<'_>> {
+        self.labels
+            .iter()
+            .zip(&self.results)
+            .map(|(label, result)| LabeledRun::new(label, result))
+            .collect()
+    }
+}
+
+/// Reads every `FILE` or `NAME=FILE` of `arguments`; errors name the file.
+pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, String> {
+    let mut entries = Vec::with_capacity(arguments.len());
+    let mut results = Vec::with_capacity(arguments.len());
+    for argument in arguments {
+        let (label, file) = split_run_argument(argument, |path| Path::new(path).is_file());
+        let text = std::fs::read_to_string(&file).map_err(|error| format!("{file}: {error}"))?;
+        let result = read_json(&text).map_err(|error| format!("{file}: {error}"))?;
+        entries.push((label, result.label.clone(), file));
+        results.push(result);
+    }
+    Ok(LoadedRuns {
+        labels: unique_labels(&entries),
+        results,
+    })
+}
+
+/// Prints the comparison; returns the exit status (2 for unreadable files or bad flags).
+pub fn run(args: &CompareArgs) -> i32 {
+    let options = match args.cost.options() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let runs = match load_runs(&args.results) {
+        Ok(runs) => runs,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let comparison = match compare(&runs.labeled(), &options) {
+        Ok(comparison) => comparison,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        write_compare_json(&comparison, &mut out)
+    } else if args.md {
+        write_compare_markdown(&comparison, &mut out)
+    } else {
+        write_compare_text(&comparison, &mut out)
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => exit::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => exit::SUCCESS,
+        Err(error) => {
+            eprintln!("error: writing to stdout: {error}");
+            exit::RUN_FAILED
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `iopath report RESULT.json… -o report.html`: the HTML report of one or more saved runs (with
+//! their comparison when there are several).
+
+use super::compare_command::{CostArgs, load_runs};
+use super::exit;
+use clap::Args;
+use iopath::compare::compare;
+use iopath::report::html::{HtmlReport, default_title, write_report};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Flags of `iopath report`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The report is one HTML file with everything inline (no script, nothing fetched when opened):
+summary with verdicts, comparison and cost (several results), sweep curves, MB/s and IOPS over
+time, latency distribution and percentiles, the storage path with each hop's utilisation, host
+and workload details, and trust notes. It prints on A4.
+
+Examples:
+  iopath report run.json -o report.html
+  iopath report fc=fc.json iscsi=iscsi.json -o fc-vs-iscsi.html --cost fc=1200,iscsi=2400")]
+pub struct ReportArgs {
+    /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub results: Vec<String>,
+    /// Where to write the report (`-` for standard output).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Title of the page (default: the labels of the runs).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Prices, ports, target bandwidth and baseline for the comparison.
+    #[command(flatten)]
+    pub cost: CostArgs,
+}
+
+/// Writes the report; returns the exit status (2 for unreadable files or bad flags, 1 when
+/// the report cannot be written).
+pub fn run(args: &ReportArgs) -> i32 {
+    let options = match args.cost.options() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let loaded = match load_runs(&args.results) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let runs = loaded.labeled();
+    let comparison = if runs.len() >= 2 {
+        match compare(&runs, &options) {
+            Ok(comparison) => Some(comparison),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return exit::BAD_INPUT;
+            }
+        }
+    } else {
+        if options.cost.is_some() || options.baseline.is_some() {
+            eprintln!(
+                "error: --cost, --ports, --target-bandwidth and --baseline need two results or more"
+            );
+            return exit::BAD_INPUT;
+        }
+        None
+    };
+    let report = HtmlReport {
+        title: args.title.clone().unwrap_or_else(|| default_title(&runs)),
+        runs,
+        comparison,
+    };
+    let written = if args.output.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        write_report(&report, &mut out).and_then(|()| out.flush())
+    } else {
+        std::fs::File::create(&args.output).and_then(|mut file| {
+            write_report(&report, &mut file)?;
+            file.flush()
+        })
+    };
+    match written {
+        Ok(()) => exit::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}: {error}", args.output.display());
+            exit::RUN_FAILED
+        }
+    }
+}

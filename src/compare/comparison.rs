@@ -1,0 +1,281 @@
+//! The output of a comparison: plain serde data (`iopath compare --json` writes it as is).
+//!
+//! Rates are per second (bytes, I/Os), latencies ns, as in the RunResult; every figure keeps
+//! its 95 % confidence interval when the run had at least two full one-second intervals.
+
+use crate::report::RunResult;
+use crate::report::analysis::Verdict;
+use crate::workload::sweep::SweepValue;
+use serde::{Deserialize, Serialize};
+
+/// Version of this output; raised on any incompatible change.
+pub const COMPARISON_VERSION: u32 = 1;
+
+/// Several runs side by side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// [`COMPARISON_VERSION`] of the writer.
+    pub comparison_version: u32,
+    /// The runs, in the order given.
+    pub runs: Vec<RunInfo>,
+    /// Label of the run every other is measured against.
+    pub baseline: String,
+    /// Every test present in all runs, in the order of the first run.
+    pub tests: Vec<ComparedTest>,
+    /// Tests missing from at least one run.
+    pub unmatched: Vec<UnmatchedTest>,
+    /// Cost and density, when prices or ports were given.
+    pub cost: Option<super::CostReport>,
+    /// Things to know before reading the figures (partial runs, nothing matched).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// Index of the baseline among [`Comparison::runs`].
+    pub fn baseline_index(&self) -> usize {
+        self.runs
+            .iter()
+            .position(|run| run.label == self.baseline)
+            .unwrap_or(0)
+    }
+}
+
+/// Who a run is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Its label in this comparison.
+    pub label: String,
+    /// Start of the run, RFC 3339 UTC.
+    pub started_at: String,
+    /// iopath version that ran it.
+    pub iopath_version: String,
+    /// Host name.
+    pub hostname: String,
+    /// Tests it ran.
+    pub test_count: usize,
+    /// Cut short.
+    pub partial: bool,
+}
+
+impl RunInfo {
+    /// The facts of `result`, under `label`.
+    pub fn of(label: &str, result: &RunResult) -> Self {
+        RunInfo {
+            label: label.to_string(),
+            started_at: result.started_at.clone(),
+            iopath_version: result.iopath_version.clone(),
+            hostname: result.host.hostname.clone(),
+            test_count: result.tests.len(),
+            partial: result.partial,
+        }
+    }
+}
+
+/// The figures compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Bytes per second.
+    Throughput,
+    /// I/Os per second.
+    Iops,
+    /// Mean latency, ns.
+    MeanLatency,
+    /// 99th percentile latency, ns.
+    P99Latency,
+}
+
+impl Metric {
+    /// Every metric, in table order.
+    pub const ALL: [Metric; 4] = [
+        Metric::Throughput,
+        Metric::Iops,
+        Metric::MeanLatency,
+        Metric::P99Latency,
+    ];
+
+    /// Column or row name (`MB/s`, `IOPS`, `mean`, `p99`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "MB/s",
+            Metric::Iops => "IOPS",
+            Metric::MeanLatency => "mean",
+            Metric::P99Latency => "p99",
+        }
+    }
+
+    /// Whether a larger value is an improvement.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Throughput | Metric::Iops)
+    }
+}
+
+/// A figure and its 95 % confidence interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricValue {
+    /// The figure of the whole test (bytes/s, I/Os per second, or ns).
+    pub value: f64,
+    /// Half the width of the 95 % interval, same unit: the Student t interval of the per-second
+    /// values, centred on `value`. `None` with fewer than two full intervals.
+    pub half_width: Option<f64>,
+}
+
+impl MetricValue {
+    /// The interval's bounds, when known.
+    pub fn bounds(&self) -> Option<(f64, f64)> {
+        self.half_width
+            .map(|half| (self.value - half, self.value + half))
+    }
+
+    /// Half-width as a percentage of the value.
+    pub fn half_width_percent(&self) -> Option<f64> {
+        self.half_width
+            .filter(|_| self.value > 0.0)
+            .map(|half| half / self.value * 100.0)
+    }
+}
+
+/// Which direction's figures a compared test shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureDirection {
+    /// Reads only.
+    Read,
+    /// Writes only.
+    Write,
+    /// Reads and writes together (mixed tests).
+    Total,
+}
+
+impl FigureDirection {
+    /// `read`, `write` or `read+write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureDirection::Read => "read",
+            FigureDirection::Write => "write",
+            FigureDirection::Total => "read+write",
+        }
+    }
+}
+
+/// One run's figures for one test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestFigures {
+    /// Label of the run.
+    pub run: String,
+    /// Bytes per second.
+    pub bytes_per_second: MetricValue,
+    /// I/Os per second.
+    pub iops: MetricValue,
+    /// Mean latency, ns.
+    pub mean_latency_ns: MetricValue,
+    /// 99th percentile latency, ns.
+    pub p99_latency_ns: MetricValue,
+    /// The analysis's verdict, when the run was analysed.
+    pub verdict: Option<Verdict>,
+    /// The test did not complete (interrupted, or stopped by an error).
+    pub stopped_early: bool,
+    /// Failed I/Os.
+    pub error_count: u64,
+}
+
+impl TestFigures {
+    /// The value of `metric`.
+    pub fn value(&self, metric: Metric) -> &MetricValue {
+        match metric {
+            Metric::Throughput => &self.bytes_per_second,
+            Metric::Iops => &self.iops,
+            Metric::MeanLatency => &self.mean_latency_ns,
+            Metric::P99Latency => &self.p99_latency_ns,
+        }
+    }
+}
+
+/// Whether a run differs from the baseline in one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The 95 % intervals overlap: no difference beyond noise.
+    Same,
+    /// Better beyond noise (higher throughput, lower latency).
+    Better,
+    /// Worse beyond noise.
+    Worse,
+    /// No interval for one of the two (fewer than two full one-second intervals): the
+    /// difference cannot be told from noise.
+    Unknown,
+}
+
+impl Outcome {
+    /// The word in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Same => "same",
+            Outcome::Better => "better",
+            Outcome::Worse => "worse",
+            Outcome::Unknown => "no CI",
+        }
+    }
+}
+
+/// One metric of one run against the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricChange {
+    /// The metric.
+    pub metric: Metric,
+    /// Run ÷ baseline (`None` when the baseline is 0).
+    pub ratio: Option<f64>,
+    /// Run − baseline, the metric's unit.
+    pub difference: f64,
+    /// Beyond noise or not.
+    pub outcome: Outcome,
+}
+
+/// One run against the baseline, for one test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunChanges {
+    /// Label of the run.
+    pub run: String,
+    /// Label of the baseline.
+    pub against: String,
+    /// One per [`Metric::ALL`], same order.
+    pub metrics: Vec<MetricChange>,
+}
+
+impl RunChanges {
+    /// The change of `metric`.
+    pub fn metric(&self, metric: Metric) -> Option<&MetricChange> {
+        self.metrics.iter().find(|change| change.metric == metric)
+    }
+}
+
+/// A test present in every run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparedTest {
+    /// Test name (`#2` added for a repeated name).
+    pub name: String,
+    /// Sweep point (empty when not swept).
+    pub sweep: Vec<SweepValue>,
+    /// Which direction the figures are.
+    pub direction: FigureDirection,
+    /// Each run's figures, in run order.
+    pub figures: Vec<TestFigures>,
+    /// Each run but the baseline against the baseline, in run order.
+    pub changes: Vec<RunChanges>,
+    /// Differences that make the comparison less than like for like (another block size, queue
+    /// depth or engine).
+    pub notes: Vec<String>,
+}
+
+/// A test missing from some run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnmatchedTest {
+    /// Test name (`#2` not added).
+    pub name: String,
+    /// Sweep point.
+    pub sweep: Vec<SweepValue>,
+    /// Runs that have it.
+    pub present_in: Vec<String>,
+    /// Runs that do not.
+    pub missing_from: Vec<String>,
+}

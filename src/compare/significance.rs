@@ -1,0 +1,272 @@
+//! Each figure with its 95 % confidence interval, and whether two runs differ beyond noise.
+//!
+//! MB/s and IOPS take the interval the analysis stored (`TestAnalysis::confidence`), or compute
+//! it the same way when the run was not analysed: every full one-second interval of the
+//! direction's series is one sample, and the interval is `± t(0.975, n−1) × s / √n`. Mean and
+//! p99 latency take the same interval of the per-second mean and p99. Every interval is centred
+//! on the test's own figure. Two runs differ in a metric only when their intervals do not
+//! overlap; with no interval for either run the outcome is [`Outcome::Unknown`], never a win.
+//!
+//! ```
+//! use iopath::compare::{Metric, MetricValue, Outcome};
+//! use iopath::compare::significance::outcome;
+//! let before = MetricValue { value: 100.0, half_width: Some(3.0) };
+//! let after = MetricValue { value: 105.0, half_width: Some(3.0) };
+//! assert_eq!(outcome(Metric::Throughput, &before, &after), Outcome::Same);
+//! let after = MetricValue { value: 110.0, half_width: Some(3.0) };
+//! assert_eq!(outcome(Metric::Throughput, &before, &after), Outcome::Better);
+//! assert_eq!(outcome(Metric::MeanLatency, &before, &after), Outcome::Worse);
+//! ```
+
+use super::comparison::{
+    ComparedTest, FigureDirection, Metric, MetricChange, MetricValue, Outcome, RunChanges,
+    TestFigures,
+};
+use super::matching::MatchedTest;
+use crate::analysis::trust::{confidence_interval, direction_confidence};
+use crate::report::RunResult;
+use crate::report::analysis::{ConfidenceInterval, DirectionConfidence, TestConfidence};
+use crate::report::result::{DirectionResult, StopReason, TestResult};
+
+/// Whether `run` differs from `baseline` in `metric` beyond their 95 % intervals.
+pub fn outcome(metric: Metric, baseline: &MetricValue, run: &MetricValue) -> Outcome {
+    if baseline.value == run.value {
+        return Outcome::Same;
+    }
+    let (Some((base_low, base_high)), Some((run_low, run_high))) =
+        (baseline.bounds(), run.bounds())
+    else {
+        return Outcome::Unknown;
+    };
+    if base_low <= run_high && run_low <= base_high {
+        return Outcome::Same;
+    }
+    if (run.value > baseline.value) == metric.higher_is_better() {
+        Outcome::Better
+    } else {
+        Outcome::Worse
+    }
+}
+
+/// The direction whose figures stand for a test across runs: reads and writes together when
+/// any run mixed them, else the one direction every run did.
+pub fn figure_direction(tests: &[&TestResult]) -> FigureDirection {
+    let reads = tests.iter().any(|test| test.read.io_count > 0);
+    let writes = tests.iter().any(|test| test.write.io_count > 0);
+    match (reads, writes) {
+        (true, false) => FigureDirection::Read,
+        (false, true) => FigureDirection::Write,
+        _ => FigureDirection::Total,
+    }
+}
+
+/// The direction's figures of `test`.
+pub fn direction_of(test: &TestResult, direction: FigureDirection) -> &DirectionResult {
+    match direction {
+        FigureDirection::Read => &test.read,
+        FigureDirection::Write => &test.write,
+        FigureDirection::Total => &test.total,
+    }
+}
+
+fn stored_confidence(
+    confidence: &TestConfidence,
+    direction: FigureDirection,
+) -> &DirectionConfidence {
+    match direction {
+        FigureDirection::Read => &confidence.read,
+        FigureDirection::Write => &confidence.write,
+        FigureDirection::Total => &confidence.total,
+    }
+}
+
+/// Per-second mean and p99 latencies of the full intervals of `direction` (those as long as
+/// the longest, with at least one I/O).
+pub fn latency_samples(direction: &DirectionResult) -> (Vec<f64>, Vec<f64>) {
+    let full = direction
+        .series
+        .iter()
+        .map(|point| point.duration_ns)
+        .max()
+        .unwrap_or(0);
+    direction
+        .series
+        .iter()
+        .filter(|point| full > 0 && point.duration_ns == full && point.io_count > 0)
+        .map(|point| (point.mean_latency_ns as f64, point.p99_latency_ns as f64))
+        .unzip()
+}
+
+fn half_width(interval: Option<&ConfidenceInterval>) -> Option<f64> {
+    interval
+        .map(|interval| interval.half_width)
+        .filter(|half| half.is_finite())
+}
+
+/// The four figures of one test of one run, with their intervals.
+pub fn test_figures(label: &str, test: &TestResult, direction: FigureDirection) -> TestFigures {
+    let figures = direction_of(test, direction);
+    let computed;
+    let confidence = match &test.analysis {
+        Some(analysis) => stored_confidence(&analysis.confidence, direction),
+        None => {
+            computed = direction_confidence(figures);
+            &computed
+        }
+    };
+    let (means, p99s) = latency_samples(figures);
+    let latency_half = |samples: &[f64]| half_width(confidence_interval(samples).as_ref());
+    TestFigures {
+        run: label.to_string(),
+        bytes_per_second: MetricValue {
+            value: figures.bytes_per_second,
+            half_width: half_width(confidence.bytes_per_second.as_ref()),
+        },
+        iops: MetricValue {
+            value: figures.iops,
+            half_width: half_width(confidence.iops.as_ref()),
+        },
+        mean_latency_ns: MetricValue {
+            value: figures.latency.mean_ns,
+            half_width: latency_half(&means),
+        },
+        p99_latency_ns: MetricValue {
+            value: figures.latency.percentile("99") as f64,
+            half_width: latency_half(&p99s),
+        },
+        verdict: test.analysis.as_ref().map(|analysis| analysis.verdict),
+        stopped_early: test.stop_reason != StopReason::Completed,
+        error_count: test.errors.count,
+    }
+}
+
+/// Every metric of `run` against `baseline`.
+pub fn changes(baseline: &TestFigures, run: &TestFigures) -> RunChanges {
+    RunChanges {
+        run: run.run.clone(),
+        against: baseline.run.clone(),
+        metrics: Metric::ALL
+            .iter()
+            .map(|metric| {
+                let (base, value) = (baseline.value(*metric), run.value(*metric));
+                MetricChange {
+                    metric: *metric,
+                    ratio: (base.value > 0.0).then(|| value.value / base.value),
+                    difference: value.value - base.value,
+                    outcome: outcome(*metric, base, value),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// One matched test across `results`, labelled `labels`, against run `baseline`.
+pub fn compare_test(
+    matched: &MatchedTest,
+    results: &[&RunResult],
+    labels: &[&str],
+    baseline: usize,
+) -> ComparedTest {
+    let tests: Vec<&TestResult> = matched
+        .test_indexes
+        .iter()
+        .zip(results)
+        .map(|(index, result)| &result.tests[*index])
+        .collect();
+    let direction = figure_direction(&tests);
+    let figures: Vec<TestFigures> = tests
+        .iter()
+        .zip(labels)
+        .map(|(test, label)| test_figures(label, test, direction))
+        .collect();
+    let changes = figures
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != baseline)
+        .map(|(_, run)| changes(&figures[baseline], run))
+        .collect();
+    let mut notes = Vec::new();
+    for (index, test) in tests.iter().enumerate() {
+        if index != baseline
+            && let Some(note) = workload_difference(tests[baseline], test)
+        {
+            notes.push(format!(
+                "{}: {note} ({}: {})",
+                labels[index],
+                labels[baseline],
+                describe(tests[baseline])
+            ));
+        }
+    }
+    ComparedTest {
+        name: matched.key.display_name(),
+        sweep: matched.key.sweep.clone(),
+        direction,
+        figures,
+        changes,
+        notes,
+    }
+}
+
+/// The workload of a test in a few words: each job's summary, engine, and worker threads ×
+/// queue depth in effect.
+fn describe(test: &TestResult) -> String {
+    test.jobs
+        .iter()
+        .map(|job| {
+            format!(
+                "{}, {}, {} × QD {}",
+                job.workload.summary(),
+                job.engine.name,
+                job.worker_threads,
+                job.queue_depth_per_worker
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What differs between the workloads of two tests of the same name, or `None` when they are
+/// alike (seeds aside).
+fn workload_difference(baseline: &TestResult, other: &TestResult) -> Option<String> {
+    if baseline.jobs.len() != other.jobs.len() {
+        return Some(format!(
+            "{} jobs instead of {}: {}",
+            other.jobs.len(),
+            baseline.jobs.len(),
+            describe(other)
+        ));
+    }
+    let mut fields: Vec<String> = Vec::new();
+    for (base_job, job) in baseline.jobs.iter().zip(&other.jobs) {
+        let (Ok(serde_json::Value::Object(base)), Ok(serde_json::Value::Object(this))) = (
+            serde_json::to_value(&base_job.workload),
+            serde_json::to_value(&job.workload),
+        ) else {
+            continue;
+        };
+        for (key, value) in &this {
+            if key != "seed" && base.get(key) != Some(value) && !fields.contains(key) {
+                fields.push(key.clone());
+            }
+        }
+        if base_job.engine.name != job.engine.name && !fields.iter().any(|f| f == "engine") {
+            fields.push("engine".into());
+        }
+        let in_effect = |job: &crate::report::result::JobResult| {
+            (job.worker_threads, job.queue_depth_per_worker)
+        };
+        if in_effect(base_job) != in_effect(job) && !fields.iter().any(|f| f == "threads × QD") {
+            fields.push("threads × QD".into());
+        }
+        if base_job.direct != job.direct && !fields.iter().any(|f| f == "direct") {
+            fields.push("direct".into());
+        }
+    }
+    let verb = if fields.len() == 1 {
+        "differs"
+    } else {
+        "differ"
+    };
+    (!fields.is_empty()).then(|| format!("{} {verb}: {}", fields.join(", "), describe(other)))
+}

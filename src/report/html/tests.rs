@@ -1,0 +1,219 @@
+//! The report of a real run (the shared result of `report::fio_json::test_run`), checked as
+//! text: complete, self-contained, escaped, with every chart counted. The browser test in
+//! tests/compare_report.rs checks what Chromium draws.
+
+use super::*;
+use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
+use crate::report::fio_json::test_run::run_result;
+use crate::workload::sweep::{SweepAxis, SweepValue};
+
+fn html_of(runs: &[LabeledRun<'_>]) -> String {
+    let mut out = Vec::new();
+    write_report(&HtmlReport::new(runs.to_vec()), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The opening tag of the element with `id`.
+fn tag_with_id<'a>(html: &'a str, id: &str) -> &'a str {
+    let at = html
+        .find(&format!(r#" id="{id}""#))
+        .unwrap_or_else(|| panic!("no element {id}"));
+    let start = html[..at].rfind('<').unwrap();
+    let end = at + html[at..].find('>').unwrap();
+    &html[start..=end]
+}
+
+/// The value of attribute `name` in `tag`.
+fn attribute<'a>(tag: &'a str, name: &str) -> &'a str {
+    let key = format!(r#" {name}=""#);
+    let start = tag
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + key.len();
+    &tag[start..start + tag[start..].find('"').unwrap()]
+}
+
+/// The `data-points` of every series of the chart with `id`.
+fn series_points(html: &str, id: &str) -> Vec<usize> {
+    let start = html.find(&format!(r#" id="{id}""#)).unwrap();
+    let end = start + html[start..].find("</figure>").unwrap();
+    html[start..end]
+        .match_indices(r#"<g class="series""#)
+        .map(|(at, _)| {
+            let tag = &html[start + at..start + at + html[start + at..].find('>').unwrap() + 1];
+            attribute(tag, "data-points").parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn one_run_gives_a_complete_self_contained_page() {
+    let result = run_result();
+    let html = html_of(&[LabeledRun::new("only", result)]);
+    assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+    assert!(html.trim_end().ends_with("</html>"));
+    assert!(html.contains("<title>iopath report: only</title>"));
+    for forbidden in [
+        "<script", "http://", "https://", " src=", "<link", "@import", "url(",
+    ] {
+        assert!(!html.contains(forbidden), "{forbidden} in the page");
+    }
+    for section in ["summary", "tests", "path", "host", "trust"] {
+        assert!(
+            html.contains(&format!(r#"<section id="{section}">"#)),
+            "{section}"
+        );
+    }
+    assert!(!html.contains(r#"<section id="comparison">"#));
+    assert!(!html.contains(r#"<section id="sweeps">"#));
+    assert!(html.contains("not analysed"));
+
+    for (index, test) in result.tests.iter().enumerate() {
+        let anchor = parts::test_anchor(0, index, &test.name);
+        let directions = parts::directions(test);
+        for (kind, expected) in [
+            ("throughput", test.read.series.len()),
+            ("iops", test.read.series.len()),
+        ] {
+            let id = format!("{anchor}-{kind}");
+            let tag = tag_with_id(&html, &id);
+            assert_eq!(attribute(tag, "data-kind"), kind);
+            assert_eq!(attribute(tag, "data-series"), directions.len().to_string());
+            assert_eq!(series_points(&html, &id)[0], expected, "{id}");
+        }
+        let id = format!("{anchor}-latency");
+        let start = html.find(&format!(r#" id="{id}""#)).unwrap();
+        for (name, direction) in directions {
+            let label = format!(r#"data-label="{name}""#);
+            let at = start + html[start..].find(&label).unwrap();
+            let tag = &html[at..at + html[at..].find('>').unwrap()];
+            assert_eq!(
+                attribute(tag, "data-count"),
+                direction.histogram.count.to_string(),
+                "{id} {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_distribution_bins_every_io_once() {
+    let test = &run_result().tests[0];
+    let (points, total) = test_detail::distribution(&test.read);
+    assert_eq!(total, test.read.io_count);
+    let shares: f64 = points.iter().map(|(_, share)| share).sum();
+    assert!((shares - 100.0).abs() < 1e-6, "{shares}");
+    assert!(points.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    let (min, max) = (
+        test.read.latency.min_ns as f64,
+        test.read.latency.max_ns as f64,
+    );
+    assert!(points[0].0 <= min * 1.2 && points.last().unwrap().0 >= max / 1.2);
+}
+
+#[test]
+fn an_analysed_run_shows_verdicts_and_its_path() {
+    let mut result = run_result().clone();
+    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+    let facts = HostFacts {
+        memory_copy_bytes_per_second: Some(10_000_000_000),
+        memory_available_bytes: Some(1 << 34),
+    };
+    analyse_with(&mut result, &declared, &facts);
+    let html = html_of(&[LabeledRun::new("analysed", &result)]);
+    for test in &result.tests {
+        let analysis = test.analysis.as_ref().unwrap();
+        let badge = format!(r#"<span class="verdict {}""#, analysis.verdict.name());
+        assert!(html.contains(&badge), "{badge}");
+        for note in &analysis.trust_notes {
+            assert!(
+                html.contains(&escape::escape(&note.message)),
+                "{}",
+                note.message
+            );
+        }
+    }
+    assert!(!html.contains("not analysed"));
+    let hops = result.paths[0].hops.len();
+    assert!(html.contains(&format!(r#"<table class="path" data-hops="{hops}">"#)));
+    assert!(html.contains("1GbE"));
+    assert!(html.contains("(declared)"));
+}
+
+#[test]
+fn several_runs_are_compared_with_bars() {
+    let a = run_result().clone();
+    let mut b = run_result().clone();
+    b.label = Some("later".into());
+    b.tests[1].name = "only in later".into();
+    let html = html_of(&[LabeledRun::new("first", &a), LabeledRun::new("later", &b)]);
+    assert!(html.contains("<title>iopath: first vs later</title>"));
+    assert!(html.contains(r#"<section id="comparison">"#));
+    for id in ["compare-throughput", "compare-iops"] {
+        assert_eq!(attribute(tag_with_id(&html, id), "data-series"), "2");
+        assert_eq!(series_points(&html, id), [1, 1]);
+    }
+    assert!(html.contains("<b>only in later</b>: in later; missing from first"));
+    assert!(html.contains("<b>pair</b>: in first; missing from later"));
+    // Both runs' tests get their own parts.
+    assert!(html.contains(r#"id="r1t1-only-in-later""#));
+}
+
+#[test]
+fn sweeps_draw_one_curve_per_run() {
+    let mut result = run_result().clone();
+    result.tests.truncate(1);
+    let mut points = Vec::new();
+    for depth in [1u64, 4, 16] {
+        let mut test = result.tests[0].clone();
+        test.name = format!("mixed QD{depth}");
+        test.sweep = vec![SweepValue {
+            axis: SweepAxis::Qd,
+            value: depth,
+        }];
+        test.total.iops *= depth as f64;
+        points.push(test);
+    }
+    result.tests = points;
+    let other = result.clone();
+    let html = html_of(&[LabeledRun::new("a", &result), LabeledRun::new("b", &other)]);
+    assert!(html.contains(r#"<section id="sweeps">"#));
+    assert_eq!(series_points(&html, "sweep-qd-rate"), [3, 3]);
+    assert_eq!(series_points(&html, "sweep-qd-latency"), [3, 3, 3, 3]);
+    assert!(html.contains(r#"data-label="a mean""#));
+    assert!(html.contains(r#"data-label="b p99""#));
+    assert_eq!(sweeps::base_name(&result.tests[2]), "mixed");
+    let mut named = result.tests[2].clone();
+    named.name = "mine qd=16".into();
+    assert_eq!(sweeps::base_name(&named), "mine");
+    // Matched by name and sweep point: three rows compared.
+    assert_eq!(series_points(&html, "compare-iops"), [3, 3]);
+}
+
+#[test]
+fn names_cannot_break_the_page() {
+    let mut result = run_result().clone();
+    result.tests[0].name = "<script>alert(1)</script> & \"q\"".into();
+    result.host.hostname = "<b>host</b>".into();
+    let html = html_of(&[LabeledRun::new("<i>label</i>", &result)]);
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("<b>host</b>"));
+    assert!(!html.contains("<i>label</i>"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
+}
+
+#[test]
+fn write_html_labels_runs_itself() {
+    let mut first = run_result().clone();
+    first.label = None;
+    let mut second = run_result().clone();
+    second.label = Some("tuned".into());
+    let mut out = Vec::new();
+    write_html(&[first, second], &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    assert!(
+        html.contains("<title>iopath: run 1 vs tuned</title>"),
+        "{}",
+        &html[..400]
+    );
+}
