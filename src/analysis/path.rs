@@ -23,6 +23,7 @@
 //!     device: None,
 //!     direct_io_alignment_bytes: Some(512),
 //!     created_by_iopath: false,
+//!     read_only: false,
 //! };
 //! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), memory_available_bytes: None };
 //! let path = discover(&info, &facts);

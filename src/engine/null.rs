@@ -46,6 +46,8 @@ pub struct NullEngine {
     pending: Vec<Pending>,
     first_ticks: u64,
     second_ticks: u64,
+    sleep_threshold_ticks: u64,
+    sleep_margin_ticks: u64,
 }
 
 impl NullEngine {
@@ -71,6 +73,8 @@ impl NullEngine {
                 clock.ticks_for_nanos(second_ns),
             ),
         };
+        let sleep_threshold_ticks = clock.ticks_for_nanos(200_000);
+        let sleep_margin_ticks = clock.ticks_for_nanos(120_000);
         NullEngine {
             buffers: BufferPool::new(queue_depth as usize, buffer_size),
             capabilities: Capabilities {
@@ -85,6 +89,8 @@ impl NullEngine {
             pending: Vec::with_capacity(queue_depth as usize),
             first_ticks,
             second_ticks,
+            sleep_threshold_ticks,
+            sleep_margin_ticks,
         }
     }
 
@@ -154,11 +160,11 @@ impl Engine for NullEngine {
                 0
             };
             let mut index = 0;
+            let mut earliest_wait = u64::MAX;
             while index < self.pending.len() && reaped < completions.len() {
                 let pending = self.pending[index];
-                if now.wrapping_sub(pending.submitted) >= pending.delay_ticks
-                    || self.delay.is_none()
-                {
+                let waited = now.wrapping_sub(pending.submitted);
+                if waited >= pending.delay_ticks || self.delay.is_none() {
                     completions[reaped] = Completion {
                         slot: pending.slot,
                         result: pending.length as i64,
@@ -166,11 +172,20 @@ impl Engine for NullEngine {
                     reaped += 1;
                     self.pending.swap_remove(index);
                 } else {
+                    earliest_wait = earliest_wait.min(pending.delay_ticks - waited);
                     index += 1;
                 }
             }
             if reaped >= wanted {
                 return Ok(reaped);
+            }
+            // Sleep through most of a long wait and spin only the last stretch: a sleeping
+            // thread is woken promptly on a busy machine, where a spinning one is preempted.
+            if earliest_wait != u64::MAX && earliest_wait > self.sleep_threshold_ticks {
+                let sleep_ticks = earliest_wait - self.sleep_margin_ticks;
+                let sleep_ns = self.clock.nanos_between(0, sleep_ticks);
+                std::thread::sleep(std::time::Duration::from_nanos(sleep_ns));
+                continue;
             }
             std::hint::spin_loop();
         }
