@@ -46,7 +46,7 @@ impl RunObserver for TerminalObserver {
         }
         let total = sample
             .total_ns
-            .map_or(String::new(), |t| format!(" / {:.0} s", t as f64 / 1e9));
+            .map_or(String::new(), |t| format!(" / {} s", seconds(t)));
         eprint!(
             "\r\x1b[2K{}  {:.0} s{total}{}  {:.1} MB/s  {:.0} IOPS",
             sample.test_name,
@@ -74,5 +74,14 @@ impl RunObserver for TerminalObserver {
             path.display(),
             size >> 20
         );
+    }
+}
+
+/// Whole seconds without decimals, others with one (`5`, `2.5`).
+fn seconds(nanos: u64) -> String {
+    if nanos.is_multiple_of(1_000_000_000) {
+        (nanos / 1_000_000_000).to_string()
+    } else {
+        format!("{:.1}", nanos as f64 / 1e9)
     }
 }

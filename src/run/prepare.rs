@@ -421,3 +421,42 @@ fn check_job_against_target(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::suite::base_workload;
+
+    fn job(engine: EngineKind, queue_depth: u32, workers: u32) -> JobPlan {
+        let mut workload = base_workload();
+        workload.engine = engine;
+        workload.queue_depth = queue_depth;
+        workload.workers = workers;
+        JobPlan {
+            name: "j".into(),
+            group: 0,
+            workload,
+            targets: vec![0],
+        }
+    }
+
+    #[test]
+    fn a_refused_io_uring_falls_back_to_sync_and_says_why() {
+        let refused = Err("Operation not permitted".to_string());
+        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), &refused);
+        assert_eq!(shape.engine, EngineKind::Sync);
+        assert_eq!((shape.workers_per_target, shape.queue_depth), (16, 1));
+        assert!(shape.warnings[0].contains("io_uring is not available (Operation not permitted)"));
+        assert!(shape.warnings[1].contains("16 workers of depth 1"));
+        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), &Ok(()));
+        assert_eq!(shape.engine, EngineKind::IoUring);
+        assert!(shape.warnings.is_empty());
+    }
+
+    #[test]
+    fn queue_depth_one_with_sync_needs_no_mapping() {
+        let shape = effective_shape(&job(EngineKind::Sync, 1, 3), &Ok(()));
+        assert_eq!((shape.workers_per_target, shape.queue_depth), (3, 1));
+        assert!(shape.warnings.is_empty());
+    }
+}

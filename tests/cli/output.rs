@@ -176,3 +176,32 @@ fn help_shows_examples() {
         assert!(run.stdout.contains(flag), "run --help lacks {flag}");
     }
 }
+
+#[test]
+fn a_terminal_gets_a_live_line_each_second() {
+    if !has_command("script") {
+        eprintln!("skipped: no script(1) to give iopath a terminal");
+        return;
+    }
+    let dir = disk_tempdir();
+    let command = format!(
+        "{} run f.dat --size 8m --rw randread --duration 2 --ramp 0.5",
+        env!("CARGO_BIN_EXE_iopath")
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    let live_updates = text.matches("\r\u{1b}[2K").count();
+    assert!(
+        live_updates >= 2,
+        "expected a live line on a terminal: {text:?}"
+    );
+    assert!(
+        text.contains("MB/s") && text.contains("IOPS") && text.contains("/ 2.5 s"),
+        "{text}"
+    );
+}
