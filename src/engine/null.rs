@@ -73,8 +73,8 @@ impl NullEngine {
                 clock.ticks_for_nanos(second_ns),
             ),
         };
-        let sleep_threshold_ticks = clock.ticks_for_nanos(200_000);
-        let sleep_margin_ticks = clock.ticks_for_nanos(120_000);
+        let sleep_threshold_ticks = clock.ticks_for_nanos(2_000_000);
+        let sleep_margin_ticks = clock.ticks_for_nanos(500_000);
         NullEngine {
             buffers: BufferPool::new(queue_depth as usize, buffer_size),
             capabilities: Capabilities {
