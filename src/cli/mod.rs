@@ -23,6 +23,10 @@ Examples:
   iopath run test.dat --size 4g --rw randrw --read-pct 70 --bs 8k --qd 16 --workers 4
   iopath run /mnt/array/f --rw write --bs 1m --bytes 8g --fsync-at-end     (like dd conv=fdatasync)
   iopath run --json result.json           save the full RunResult
+  iopath run --job fileserver.fio         run an fio job file (iopath job convert: as TOML)
+  iopath run --preset file-server --qd heavy
+  iopath run nbd://array:10809/lun0 --rw randread --qd 32 --link 10gbe
+  iopath compare a.json b.json            side by side; iopath report a.json b.json -o r.html
 
 Exit status: 0 done, 1 stopped by an I/O or engine error, 2 bad input (nothing was written),
 130 interrupted (the partial result is still printed and saved).";
