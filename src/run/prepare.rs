@@ -9,7 +9,7 @@ use crate::engine::{EngineKind, io_uring_available};
 use crate::target::network::NetworkTarget;
 use crate::target::safety::{WritePolicy, check_write_allowed};
 use crate::target::signature::detect_signature;
-use crate::target::test_file::default_test_file_size;
+use crate::target::test_file::{check_test_file_directory, default_test_file_size};
 use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
@@ -158,7 +158,7 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
                         path.display()
                     )));
                 }
-                check_directory_writable(parent)?;
+                check_test_file_directory(parent)?;
                 PendingTarget::Create {
                     path: path.clone(),
                     size: create_size.unwrap_or(0),
@@ -178,7 +178,7 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
             PendingTarget::Network(target.clone(), info)
         }
         TargetSpec::TempFile { directory, size } => {
-            check_directory_writable(directory)?;
+            check_test_file_directory(directory)?;
             let size = match size {
                 Some(size) => *size,
                 None => default_test_file_size(directory)?,
@@ -297,28 +297,6 @@ fn is_device_directory(directory: &Path) -> bool {
         .filter(|mount| resolved.starts_with(&mount.mount_point))
         .max_by_key(|mount| mount.mount_point.as_os_str().len())
         .is_some_and(|mount| mount.filesystem == "devtmpfs")
-}
-
-fn check_directory_writable(directory: &Path) -> Result<(), RunError> {
-    let metadata = std::fs::metadata(directory)
-        .map_err(|_| RunError::Input(format!("{}: no such directory", directory.display())))?;
-    if !metadata.is_dir() {
-        return Err(RunError::Input(format!(
-            "{}: not a directory",
-            directory.display()
-        )));
-    }
-    let c_path = std::ffi::CString::new(directory.as_os_str().as_encoded_bytes())
-        .map_err(|_| RunError::Input(format!("{}: invalid path", directory.display())))?;
-    // SAFETY: access only reads the NUL-terminated path we pass.
-    if unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } != 0 {
-        let reason = std::io::Error::last_os_error();
-        return Err(RunError::Input(format!(
-            "{}: cannot create a test file in this directory ({reason})",
-            directory.display()
-        )));
-    }
-    Ok(())
 }
 
 fn check_job_against_target(

@@ -46,12 +46,9 @@ const FILL_CHUNK_BYTES: usize = 1 << 20;
 
 const MIB: u64 = 1 << 20;
 
-/// Default size of the temporary test file: 1 GiB where there is room, never more than a quarter
-/// of the free space of `directory` (rounded down to MiB).
-///
-/// Fails when `directory` is missing, not a directory or not writable, and when a quarter of the
-/// free space is below [`MINIMUM_DEFAULT_TEST_FILE_BYTES`]; every message names the directory.
-pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
+/// Checks that a test file can be created in `directory`: it exists, is a directory and is
+/// writable (not on a read-only filesystem). Every message names the directory.
+pub fn check_test_file_directory(directory: &Path) -> Result<(), TargetError> {
     let metadata = std::fs::metadata(directory).map_err(|error| match error.kind() {
         io::ErrorKind::NotFound => TargetError::Missing {
             path: directory.to_path_buf(),
@@ -74,6 +71,16 @@ pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
             "directory is not writable, so no test file can be created there ({error})"
         ),
     })?;
+    Ok(())
+}
+
+/// Default size of the temporary test file: 1 GiB where there is room, never more than a quarter
+/// of the free space of `directory` (rounded down to MiB).
+///
+/// Fails when `directory` is missing, not a directory or not writable, and when a quarter of the
+/// free space is below [`MINIMUM_DEFAULT_TEST_FILE_BYTES`]; every message names the directory.
+pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
+    check_test_file_directory(directory)?;
     let free_bytes = sys::available_bytes(directory).map_err(|source| TargetError::Io {
         path: directory.to_path_buf(),
         operation: "statvfs",
