@@ -124,6 +124,8 @@ struct LabLink {
     namespace: String,
     nbd: String,
     net: String,
+    /// The lab's `iopath net` secret file.
+    net_secret: String,
     /// The iSCSI URL, when the lab started tgtd.
     iscsi: Option<String>,
 }
@@ -183,11 +185,12 @@ impl Lab {
                     .find_map(|pair| pair.strip_prefix(&format!("{key}=")))
                     .map(str::to_string)
             };
-            if let (Some(name), Some(namespace), Some(nbd), Some(net)) = (
+            if let (Some(name), Some(namespace), Some(nbd), Some(net), Some(net_secret)) = (
                 field("link"),
                 field("namespace"),
                 field("nbd"),
                 field("net"),
+                field("net_secret"),
             ) {
                 let iscsi = field("iscsi");
                 lab.links.push(LabLink {
@@ -195,6 +198,7 @@ impl Lab {
                     namespace,
                     nbd,
                     net,
+                    net_secret,
                     iscsi,
                 });
             }
@@ -327,6 +331,8 @@ fn net_rate(link: &LabLink, direction: &str) -> f64 {
             "2s",
             "--direction",
             direction,
+            "--secret-file",
+            &link.net_secret,
         ])
         .args(["--json", "-"])
         .output()
