@@ -11,7 +11,7 @@ use super::auth::{Nonce, client_proof, verify_server};
 use super::deadline::DeadlineStream;
 use super::protocol::{
     CONTROL_MAGIC, ControlMessage, DataHeader, MAX_INTERVALS, MIN_INTERVAL_NS, PROTOCOL_VERSION,
-    StreamRole, parameter_bytes, read_message, write_message,
+    StreamRole, parameter_bytes, read_in_background, read_message, write_message,
 };
 use super::secret::Secret;
 use super::text::escape;
@@ -23,7 +23,7 @@ use crate::stats::series::IntervalPoint;
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Which way a test moves bytes, as seen from the client.
@@ -171,13 +171,7 @@ pub fn run_client(
     config.validate()?;
     let started_at = crate::run::time::now_rfc3339();
     let address = config.server;
-    let io = |context: &'static str| {
-        move |source| NetError::Io {
-            address,
-            context,
-            source,
-        }
-    };
+    let io = |context: &'static str| NetError::io(address, context);
     let protocol = |message: String| NetError::Protocol { address, message };
 
     let mut control = TcpStream::connect_timeout(&address, SETUP_TIMEOUT)
@@ -245,19 +239,8 @@ pub fn run_client(
     }
 
     reader.get_mut().set_deadline(None);
-    let (sender, messages) = channel();
-    let control_reader = std::thread::Builder::new()
-        .name("net-control".into())
-        .spawn(move || {
-            loop {
-                let message = read_message(&mut reader);
-                let end = !matches!(message, Ok(Some(_)));
-                if sender.send(message).is_err() || end {
-                    break;
-                }
-            }
-        })
-        .map_err(io("starting the control thread"))?;
+    let (messages, control_reader) =
+        read_in_background(reader).map_err(io("starting the control thread"))?;
 
     // Senders stop by themselves well after the window should have ended.
     let hard_deadline = Instant::now() + Duration::from_nanos(config.duration_ns) + SETUP_TIMEOUT;
@@ -310,13 +293,7 @@ fn handshake(
     reader: &mut BufReader<DeadlineStream>,
 ) -> Result<u64, NetError> {
     let address = config.server;
-    let io = |context: &'static str| {
-        move |source| NetError::Io {
-            address,
-            context,
-            source,
-        }
-    };
+    let io = |context: &'static str| NetError::io(address, context);
     let protocol = |message: String| NetError::Protocol { address, message };
     let authentication = |message: &str| NetError::Authentication {
         address,

@@ -20,16 +20,11 @@ fn secret(text: &str) -> Secret {
     Secret::from_bytes(text.as_bytes(), "test").unwrap()
 }
 
-/// A server on loopback, serving until the returned flag is set; its thread gives back the
-/// outcome and every event.
-fn serve(
-    config: ServerConfig,
-    once: bool,
-) -> (
-    SocketAddr,
-    Arc<AtomicBool>,
-    std::thread::JoinHandle<(ServeOutcome, Vec<ServerEvent>)>,
-) {
+/// The thread of a test server: its outcome and every event.
+type Serving = std::thread::JoinHandle<(ServeOutcome, Vec<ServerEvent>)>;
+
+/// A server on loopback, serving until the returned flag is set.
+fn serve(config: ServerConfig, once: bool) -> (SocketAddr, Arc<AtomicBool>, Serving) {
     let server = NetServer::bind("127.0.0.1:0".parse().unwrap(), config).unwrap();
     let address = server.local_addr();
     let stop = Arc::new(AtomicBool::new(false));

@@ -124,6 +124,15 @@ pub enum NetError {
 }
 
 impl NetError {
+    /// Wraps an I/O error met while doing `context` with `address`.
+    pub fn io(address: SocketAddr, context: &'static str) -> impl Fn(std::io::Error) -> NetError {
+        move |source| NetError::Io {
+            address,
+            context,
+            source,
+        }
+    }
+
     /// Whether the error is about the user's input (nothing was sent).
     pub fn is_bad_input(&self) -> bool {
         matches!(self, NetError::BadAddress { .. } | NetError::Input(_))

@@ -255,6 +255,29 @@ pub fn write_message(writer: &mut dyn Write, message: &ControlMessage) -> std::i
     writer.flush()
 }
 
+/// What a background reader passes on: each message, until the end or an error.
+pub type Incoming = std::sync::mpsc::Receiver<std::io::Result<Option<ControlMessage>>>;
+
+/// Reads messages from `reader` on a thread of its own until the stream ends, fails, or the
+/// receiving side is dropped.
+pub fn read_in_background(
+    mut reader: impl BufRead + Send + 'static,
+) -> std::io::Result<(Incoming, std::thread::JoinHandle<()>)> {
+    let (sender, messages) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("net-control".into())
+        .spawn(move || {
+            loop {
+                let message = read_message(&mut reader);
+                let end = !matches!(message, Ok(Some(_)));
+                if sender.send(message).is_err() || end {
+                    break;
+                }
+            }
+        })?;
+    Ok((messages, thread))
+}
+
 /// Reads one message; `Ok(None)` at the end of the stream.
 pub fn read_message(reader: &mut dyn BufRead) -> std::io::Result<Option<ControlMessage>> {
     let mut line = Vec::new();

@@ -6,7 +6,7 @@ use super::auth::{Nonce, server_proof, verify_client};
 use super::deadline::DeadlineStream;
 use super::protocol::{
     ControlMessage, MAX_INTERVALS, MIN_INTERVAL_NS, PROTOCOL_VERSION, StreamRole, parameter_bytes,
-    read_message, write_message,
+    read_in_background, read_message, write_message,
 };
 use super::server::{
     HandshakeSlot, Registration, ServerEvent, SessionSlot, SessionSummary, Shared,
@@ -16,7 +16,7 @@ use std::io::BufReader;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 /// A test's parameters.
@@ -277,19 +277,8 @@ fn run(
     }
     let started = Instant::now();
     reader.get_mut().set_deadline(None);
-    let (sender, messages) = channel();
-    let control_reader = std::thread::Builder::new()
-        .name("net-control".into())
-        .spawn(move || {
-            loop {
-                let message = read_message(&mut reader);
-                let end = !matches!(message, Ok(Some(_)));
-                if sender.send(message).is_err() || end {
-                    break;
-                }
-            }
-        })
-        .map_err(io("starting the control thread"))?;
+    let (messages, control_reader) =
+        read_in_background(reader).map_err(io("starting the control thread"))?;
     let duration = Duration::from_nanos(parameters.duration_ns);
     let plane = DataPlane::start(
         send,
