@@ -482,6 +482,9 @@ fn net_more_streams_or_time_than_allowed_is_refused() {
         ["--max-streams", "0"],
         ["--max-streams", "1000"],
         ["--max-duration", "2h"],
+        ["--max-sessions", "0"],
+        ["--stall-timeout", "0"],
+        ["--stall-timeout", "2h"],
     ] {
         let output = iopath()
             .args(["net", "--listen", "127.0.0.1:0"])

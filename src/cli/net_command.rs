@@ -18,6 +18,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// Which way to move bytes, from the client's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -45,7 +46,7 @@ listens only on loopback, unless --insecure-any-address.
 
 The server gives each connection 5 s in all to say what it is and what test it wants, handles
 up to 64 such connections at once, runs at most --max-sessions tests at once, and ends a test
-whose stream moves no byte for 5 s (a client that never reads).
+whose stream moves no byte for --stall-timeout (a client that never reads).
 
 Examples:
   head -c 32 /dev/urandom | base64 > net.key && chmod 600 net.key
@@ -87,6 +88,10 @@ pub struct NetArgs {
     /// With --listen: most tests running at once (tests at once share the link).
     #[arg(long, value_name = "N", default_value_t = 1, requires = "listen")]
     pub max_sessions: u32,
+    /// With --listen: end a test when one of its streams moves no byte for this long (a
+    /// client that never reads); raise it for very slow, lossy links.
+    #[arg(long, value_name = "TIME", default_value = "5s", value_parser = duration_arg, requires = "listen")]
+    pub stall_timeout: u64,
     /// TCP connections per direction.
     #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "listen")]
     pub streams: u32,
@@ -186,6 +191,7 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         max_streams: args.max_streams,
         max_duration_ns: args.max_duration,
         max_sessions: args.max_sessions,
+        stall_timeout: Duration::from_nanos(args.stall_timeout),
         ..ServerLimits::default()
     };
     let authenticated = secret.is_some();
@@ -329,7 +335,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     let mut show_interval =
         |direction: iopath::report::link::LinkDirection,
          point: &iopath::stats::series::IntervalPoint| {
-            let end_s = (point.start_ns + point.duration_ns) as f64 / 1e9;
+            let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
             let per_second = if point.duration_ns == 0 {
                 0.0
             } else {

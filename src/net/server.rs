@@ -99,12 +99,14 @@ impl ServerConfig {
                 limits.max_sessions
             )));
         }
-        if limits.max_handshakes == 0
-            || limits.handshake_timeout.is_zero()
-            || limits.stall_timeout.is_zero()
-        {
+        if limits.stall_timeout.is_zero() || limits.stall_timeout > Duration::from_secs(3600) {
             return Err(NetError::Input(
-                "the handshake limits and the stall timeout must be above 0".to_string(),
+                "--stall-timeout must be above 0 and at most 1 hour".to_string(),
+            ));
+        }
+        if limits.max_handshakes == 0 || limits.handshake_timeout.is_zero() {
+            return Err(NetError::Input(
+                "the handshake limits must be above 0".to_string(),
             ));
         }
         if self.secret.is_none()
