@@ -3,9 +3,10 @@
 //! TCP; then the real binary against them.
 //!
 //! Every test starts its own server and stops it in a drop guard. A machine without nbdkit (or
-//! qemu-nbd) skips the tests that need it, saying so.
+//! qemu-nbd) skips the tests that need it, saying so (and fails them when `CI` is set).
 
 use iopath::engine::nbd::{self, NbdEngine};
+use iopath::engine::network::{DEFAULT_NET_TIMEOUT, NetworkVolumeInfo};
 use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
 use iopath::target::network::NetworkTarget;
 use serde_json::Value;
@@ -41,6 +42,10 @@ fn have(program: &str) -> bool {
         .status()
         .is_ok_and(|status| status.success());
     if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{program} is not installed, and CI is set: this test may not be skipped (scripts/test installs it)"
+        );
         eprintln!("{program} is not installed here; skipping (apt-get install nbdkit qemu-utils)");
     }
     found
@@ -171,6 +176,11 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Probes `target` with the default network timeout.
+fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
+    nbd::probe(target, DEFAULT_NET_TIMEOUT)
 }
 
 /// Options for `queue_depth` slots of `buffer_size` bytes.
@@ -362,7 +372,7 @@ fn probe_reports_geometry_flags_and_head() {
         BLOCK,
     );
     drop(engine);
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.size_bytes, 1024 * 1024);
     assert!(!volume.read_only);
     assert!(volume.flush && volume.fua && volume.trim, "{volume:?}");
@@ -376,7 +386,7 @@ fn probe_reports_geometry_flags_and_head() {
     }
     // A volume smaller than the head is read whole.
     let small = Server::nbdkit(&["memory", "8K"]);
-    assert_eq!(nbd::probe(&small.target("")).unwrap().head, vec![0; 8192]);
+    assert_eq!(probe(&small.target("")).unwrap().head, vec![0; 8192]);
 }
 
 #[test]
@@ -394,7 +404,7 @@ fn block_size_constraints_are_reported_and_obeyed() {
         "blocksize-error-policy=error",
     ]);
     let target = server.target("");
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.logical_block_size, 4096);
     assert_eq!(volume.preferred_block_size, 65536);
     assert_eq!(volume.max_request_bytes, 1048576);
@@ -445,8 +455,8 @@ fn unknown_export_and_missing_server_are_named() {
         "exportname-strict=true",
         "exportname=disk",
     ]);
-    nbd::probe(&server.target("disk")).unwrap();
-    let error = nbd::probe(&server.target("nope")).unwrap_err().to_string();
+    probe(&server.target("disk")).unwrap();
+    let error = probe(&server.target("nope")).unwrap_err().to_string();
     assert!(
         error.contains("'nope'") && error.contains("NBD_REP_ERR_UNKNOWN"),
         "{error}"
@@ -464,14 +474,14 @@ fn unknown_export_and_missing_server_are_named() {
     let missing = server.directory().join("missing.sock");
     let target =
         NetworkTarget::parse(&format!("nbd+unix:///disk?socket={}", missing.display())).unwrap();
-    let error = nbd::probe(&target).unwrap_err().to_string();
+    let error = probe(&target).unwrap_err().to_string();
     assert!(
         error.contains("cannot connect") && error.contains("missing.sock"),
         "{error}"
     );
     let port = free_port();
     let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{port}/")).unwrap();
-    let error = nbd::probe(&target).unwrap_err().to_string();
+    let error = probe(&target).unwrap_err().to_string();
     assert!(
         error.contains(&format!("127.0.0.1:{port}")) && error.contains("refused"),
         "{error}"
@@ -485,7 +495,7 @@ fn read_only_export_refuses_writes_clearly() {
     }
     let server = Server::nbdkit(&["-r", "memory", "1M"]);
     let target = server.target("");
-    assert!(nbd::probe(&target).unwrap().read_only);
+    assert!(probe(&target).unwrap().read_only);
     let mut engine = NbdEngine::open(&target, &options(2, BLOCK)).unwrap();
     let write = IoRequest {
         slot: 0,
@@ -622,10 +632,11 @@ fn silent_server_times_out() {
         return;
     }
     let server = Server::nbdkit(&["--filter=delay", "memory", "4M", "delay-read=5"]);
-    let mut engine = NbdEngine::open(&server.target(""), &options(2, BLOCK)).unwrap();
-    engine
-        .set_reply_timeout(Duration::from_millis(300))
-        .unwrap();
+    let impatient = EngineOptions {
+        net_timeout: Duration::from_millis(300),
+        ..options(2, BLOCK)
+    };
+    let mut engine = NbdEngine::open(&server.target(""), &impatient).unwrap();
     engine
         .submit(IoRequest {
             slot: 0,
@@ -671,7 +682,7 @@ fn flush_and_write_through() {
 
     // A server without FUA cannot write through.
     let no_fua = Server::nbdkit(&["--filter=fua", "memory", "4M"]);
-    assert!(!nbd::probe(&no_fua.target("")).unwrap().fua);
+    assert!(!probe(&no_fua.target("")).unwrap().fua);
     let error = NbdEngine::open(&no_fua.target(""), &through)
         .err()
         .unwrap()
@@ -737,7 +748,7 @@ fn tcp_round_trip() {
     let blocks = scrambled(128);
     write_blocks(&mut engine, &blocks, 11, 64 * 1024);
     read_and_check_blocks(&mut engine, &blocks, 11, 64 * 1024);
-    assert_eq!(nbd::probe(&target).unwrap().size_bytes, 16 * 1024 * 1024);
+    assert_eq!(probe(&target).unwrap().size_bytes, 16 * 1024 * 1024);
 }
 
 #[test]
@@ -754,7 +765,7 @@ fn qemu_nbd_serves_a_raw_file() {
     std::fs::write(&file, &contents).unwrap();
     let server = Server::qemu_nbd(&file);
     let target = server.target("disk");
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.size_bytes, contents.len() as u64);
     assert_eq!(volume.head, contents[..68 * 1024]);
     let mut engine = NbdEngine::open(&target, &options(16, BLOCK)).unwrap();
@@ -771,7 +782,7 @@ fn qemu_nbd_serves_a_raw_file() {
             "block {block}"
         );
     }
-    let error = nbd::probe(&server.target("other")).unwrap_err().to_string();
+    let error = probe(&server.target("other")).unwrap_err().to_string();
     assert!(error.contains("'other'"), "{error}");
 }
 

@@ -13,7 +13,6 @@ use iopath::units::parse_duration_ns;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 /// Which way to move bytes, from the client's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -121,8 +120,8 @@ fn serve(listen: &str, once: bool) -> i32 {
         println!("{}", describe_session(session));
         let _ = std::io::stdout().flush();
     };
-    match server.serve(once, &stop, &mut show) {
-        Ok(_) if stop.load(Ordering::Relaxed) => exit::INTERRUPTED,
+    match server.serve(once, stop.flag(), &mut show) {
+        Ok(_) if stop.is_raised() => exit::INTERRUPTED,
         Ok(outcome) if once && outcome.failed > 0 => exit::RUN_FAILED,
         Ok(_) => exit::SUCCESS,
         Err(error) => error_status(&error),
@@ -218,7 +217,7 @@ fn client(server: &str, args: &NetArgs) -> i32 {
                 per_second * 8.0 / 1e9
             );
         };
-    let run: LinkRun = match run_client(&config, &stop, &mut show_interval) {
+    let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
         Err(error) => return error_status(&error),
     };
