@@ -1,10 +1,16 @@
 //! The NBD engine against real servers: nbdkit (memory plugin, with the blocksize-policy,
 //! error, delay, exportname, fua and multi-conn filters) and qemu-nbd, over Unix sockets and
-//! TCP; then the real binary against them.
+//! TCP; then the real binary against them, and against a hostile server ([`hostile`]) that
+//! floods, drips, changes its export or stalls — every such run must end within a stated
+//! bound, with a clear error and the right exit status.
 //!
 //! Every test starts its own server and stops it in a drop guard. A machine without nbdkit (or
 //! qemu-nbd) skips the tests that need it, saying so (and fails them when `CI` is set).
 
+#[path = "nbd/hostile.rs"]
+mod hostile;
+
+use hostile::{Export, HostileServer, Mode};
 use iopath::engine::nbd::{self, NbdEngine};
 use iopath::engine::network::{DEFAULT_NET_TIMEOUT, NetworkVolumeInfo};
 use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
@@ -955,4 +961,288 @@ fn binary_names_an_unknown_export() {
     let (status, output, _) = run_json(&directory, &server.url("nope"), &["--rw", "randread"]);
     assert_ne!(status, 0, "{output}");
     assert!(output.contains("'nope'"), "{output}");
+}
+
+/// A run of the binary that is still going.
+struct Running {
+    started: Instant,
+    pid: u32,
+    output: mpsc::Receiver<std::process::Output>,
+}
+
+/// Starts `iopath ARGS` in `directory`, its output collected in the background.
+fn spawn_iopath(directory: &Path, args: &[&str]) -> Running {
+    let child = Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(directory)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath runs");
+    let pid = child.id();
+    let (sender, output) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait_with_output().expect("iopath ends"));
+    });
+    Running {
+        started: Instant::now(),
+        pid,
+        output,
+    }
+}
+
+impl Running {
+    /// Sends `signal` to the run.
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill only sends a signal, to the child this test started.
+        unsafe { libc::kill(self.pid as i32, signal) };
+    }
+
+    /// Waits for the end of the run; fails the test (after killing it) if it takes longer
+    /// than `limit` from now. Returns what it did and how long it ran in all.
+    fn finish_within(self, limit: Duration) -> (Outcome, Duration) {
+        let output = match self.output.recv_timeout(limit) {
+            Ok(output) => output,
+            Err(_) => {
+                self.signal(libc::SIGKILL);
+                let output = self.output.recv().unwrap();
+                panic!(
+                    "iopath still ran after {limit:?}; killed\n{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        };
+        let elapsed = self.started.elapsed();
+        (
+            Outcome {
+                status: output.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            },
+            elapsed,
+        )
+    }
+}
+
+/// The bound every run against the hostile server must end within (with `--net-timeout 2s`).
+const HOSTILE_BOUND: Duration = Duration::from_secs(20);
+
+/// A well-behaved 16 MiB export without block size constraints.
+const PLAIN: Export = Export {
+    size: 16 << 20,
+    block_sizes: None,
+};
+
+/// Runs `iopath run URL --rw randread --bs BS --qd 4 --ramp 0 --net-timeout 2s --json …
+/// EXTRA` against `server` within [`HOSTILE_BOUND`]; returns the outcome and the JSON (when
+/// written).
+fn run_hostile(server: &HostileServer, bs: &str, extra: &[&str]) -> (Outcome, Option<Value>) {
+    let json = server.directory().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url();
+    let mut args = vec![
+        "run",
+        &url,
+        "--rw",
+        "randread",
+        "--bs",
+        bs,
+        "--qd",
+        "4",
+        "--ramp",
+        "0",
+        "--net-timeout",
+        "2s",
+        "--json",
+        &json_text,
+    ];
+    args.extend_from_slice(extra);
+    let (outcome, elapsed) = spawn_iopath(server.directory(), &args).finish_within(HOSTILE_BOUND);
+    assert!(elapsed < HOSTILE_BOUND, "{elapsed:?}");
+    let value = std::fs::read_to_string(&json)
+        .ok()
+        .filter(|text| !text.is_empty())
+        .map(|text| serde_json::from_str(&text).unwrap());
+    (outcome, value)
+}
+
+#[test]
+fn hostile_endless_option_replies_end_the_probe() {
+    let server = HostileServer::start(vec![Mode::EndlessInfo]);
+    let (outcome, json) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("more than 32 replies to NBD_OPT_GO")
+            && outcome
+                .stderr
+                .contains(&server.socket().display().to_string()),
+        "{}",
+        outcome.stderr
+    );
+    assert!(json.is_none(), "nothing ran, so nothing is saved");
+}
+
+#[test]
+fn hostile_dripping_handshake_ends_at_the_net_timeout() {
+    let server = HostileServer::start(vec![Mode::DripGreeting]);
+    let (outcome, _) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("no reply within 2 s to the handshake (stuck at the greeting)"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn hostile_shrinking_export_is_refused_before_any_request() {
+    let smaller = Export {
+        size: 1 << 20,
+        ..PLAIN
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), Mode::Serve(smaller)]);
+    let (outcome, _) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 1, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains(
+            "found the volume changed since the probe (size 16777216 bytes at the probe, 1048576 bytes now)"
+        ),
+        "{}",
+        outcome.stderr
+    );
+    assert!(server.connections() >= 2);
+    assert_eq!(
+        server.requests_on(1),
+        0,
+        "no request past the probe's export"
+    );
+}
+
+#[test]
+fn hostile_stall_mid_reply_ends_the_run_and_keeps_the_result() {
+    let stall = Mode::StallAfter {
+        export: PLAIN,
+        answered: 100,
+        part_way: true,
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), stall]);
+    let (outcome, json) = run_hostile(&server, "4k", &["--duration", "30"]);
+    assert!(server.stalled());
+    assert_eq!(outcome.status, 1, "{}", outcome.stderr);
+    let output = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(
+        output.contains("no reply within 2 s") && output.contains("a reply stopped part-way"),
+        "{output}"
+    );
+    let json = json.expect("the partial result is saved");
+    assert_eq!(json["tests"][0]["stop_reason"], "error");
+    let mut counts = Vec::new();
+    numbers_under(&json["tests"][0]["read"], "io_count", &mut counts);
+    assert!(counts.iter().any(|count| *count >= 90.0), "{counts:?}");
+}
+
+#[test]
+fn hostile_block_size_limit_below_bs_is_refused_up_front() {
+    let limited = Export {
+        size: 16 << 20,
+        block_sizes: Some([512, 4096, 64 << 10]),
+    };
+    let server = HostileServer::start(vec![Mode::Serve(limited)]);
+    let (outcome, _) = run_hostile(&server, "1m", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("block size 1m (1048576 bytes) is larger than the largest request the server accepts, 64k (65536 bytes"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(server.connections(), 1, "only the probe connected");
+}
+
+#[test]
+fn sigterm_during_a_stalled_worker_connection_stops_the_run() {
+    let stall = Mode::StallAfter {
+        export: PLAIN,
+        answered: 200,
+        part_way: false,
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), stall]);
+    let json = server.directory().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url();
+    // The default network timeout (30 s): only the stop may end this run in time.
+    let running = spawn_iopath(
+        server.directory(),
+        &[
+            "run",
+            &url,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--ramp",
+            "0",
+            "--duration",
+            "60",
+            "--json",
+            &json_text,
+        ],
+    );
+    let waiting = Instant::now();
+    while !server.stalled() {
+        assert!(
+            waiting.elapsed() < HOSTILE_BOUND,
+            "the worker connection never stalled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    running.signal(libc::SIGTERM);
+    let signalled = Instant::now();
+    let (outcome, _) = running.finish_within(HOSTILE_BOUND);
+    let after_signal = signalled.elapsed();
+    // 2 s of grace for the requests in flight, and a little for the rest: far less than the
+    // 30 s the stalled connection would otherwise be waited on.
+    assert!(after_signal < Duration::from_secs(10), "{after_signal:?}");
+    assert_eq!(outcome.status, 130, "{}", outcome.stderr);
+    let output = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(output.contains("were abandoned"), "{output}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(json["partial"], true);
+    assert_eq!(json["tests"][0]["stop_reason"], "interrupted");
+    let mut counts = Vec::new();
+    numbers_under(&json["tests"][0]["read"], "io_count", &mut counts);
+    assert!(counts.iter().any(|count| *count >= 190.0), "{counts:?}");
+}
+
+#[test]
+fn net_timeout_values_are_checked_before_anything_is_contacted() {
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN)]);
+    let url = server.url();
+    for (value, expected) in [
+        ("0", "must be longer than 0"),
+        ("25h", "between 1ms and 24h"),
+        ("soon", "not a valid time"),
+    ] {
+        let outcome = iopath(server.directory(), &["run", &url, "--net-timeout", value]);
+        assert_eq!(outcome.status, 2, "{value}: {}", outcome.stderr);
+        assert!(
+            outcome.stderr.contains("--net-timeout") && outcome.stderr.contains(expected),
+            "{value}: {}",
+            outcome.stderr
+        );
+    }
+    assert_eq!(
+        server.connections(),
+        0,
+        "a bad flag is refused before the probe"
+    );
 }

@@ -395,11 +395,9 @@ mod tests {
             })
         );
         assert_eq!(error.to_string(), "no reply within 300 ms");
+        // The dripper would go on for 5 s.
         let elapsed = started.elapsed();
-        assert!(
-            elapsed < Duration::from_millis(300) + 3 * WAIT_SLICE,
-            "{elapsed:?}"
-        );
+        assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
         drop(socket);
         dripper.join().unwrap();
     }
@@ -421,7 +419,10 @@ mod tests {
             DeadlineStream::new(&mut socket, started, Duration::from_secs(30), &stop).unwrap();
         let error = stream.read(&mut [0u8; 8]).unwrap_err();
         assert_eq!(WaitEnded::of(&error), Some(WaitEnded::Stopped));
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "long before the 30 s deadline"
+        );
         raiser.join().unwrap();
     }
 
