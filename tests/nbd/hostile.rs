@@ -220,6 +220,9 @@ impl Connection {
     fn run(&mut self, mode: Mode) -> std::io::Result<()> {
         self.stream
             .set_read_timeout(Some(Duration::from_millis(100)))?;
+        // A client that stops reading ends a flood instead of blocking it forever.
+        self.stream
+            .set_write_timeout(Some(Duration::from_secs(5)))?;
         match mode {
             Mode::Serve(export) => {
                 self.negotiate(export)?;
