@@ -256,7 +256,7 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
         return;
     };
     let target = server.target();
-    let volume = iscsi::probe(&target).expect("probe");
+    let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert_eq!(volume.size_bytes, 64 * MIB);
     assert_eq!(volume.logical_block_size, 512);
     assert_eq!(volume.head.len(), 68 * 1024);
@@ -384,7 +384,9 @@ fn an_unknown_target_name_is_named_in_the_error() {
     let missing = "iqn.2026-01.dev.iopath:no-such-target";
     let target = NetworkTarget::parse(&server.url(missing, 1)).unwrap();
     let started = Instant::now();
-    let probed = iscsi::probe(&target).unwrap_err().to_string();
+    let probed = iscsi::probe(&target, Duration::from_secs(30))
+        .unwrap_err()
+        .to_string();
     assert!(probed.contains(missing), "{probed}");
     let opened = IscsiEngine::open(&target, &EngineOptions::new(4, 4096))
         .err()
@@ -395,7 +397,9 @@ fn an_unknown_target_name_is_named_in_the_error() {
 
     // LUN 0 of tgt is its controller, not a disk.
     let controller = NetworkTarget::parse(&server.url(IQN, 0)).unwrap();
-    let error = iscsi::probe(&controller).unwrap_err().to_string();
+    let error = iscsi::probe(&controller, Duration::from_secs(30))
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("not a disk"), "{error}");
 }
 
@@ -534,7 +538,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
         "readonly=1",
     ]);
     let target = server.target();
-    let volume = iscsi::probe(&target).expect("probe");
+    let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert!(volume.read_only);
     let mut engine = IscsiEngine::open(&target, &EngineOptions::new(1, 4096)).expect("open");
     let write = IoRequest {

@@ -107,6 +107,7 @@ pub fn describe_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::StopSignal;
     use crate::report::analysis::{HopKind, HopOrigin};
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
@@ -114,7 +115,6 @@ mod tests {
     use crate::target::TargetSpec;
     use crate::workload::suite::base_workload;
     use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
-    use std::sync::atomic::AtomicBool;
 
     struct Quiet;
     impl RunObserver for Quiet {}
@@ -142,7 +142,7 @@ mod tests {
             tests: vec![TestPlan::single("RND4K Q1", workload, vec![0])],
         };
         let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-        let mut result = execute(prepared, &AtomicBool::new(false), &mut Quiet)
+        let mut result = execute(prepared, &StopSignal::new(), &mut Quiet)
             .unwrap()
             .result;
         let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();

@@ -17,7 +17,6 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Which way to move bytes, from the client's side.
@@ -231,8 +230,8 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         println!("{}", describe_event(event));
         let _ = std::io::stdout().flush();
     };
-    match server.serve(args.once, &stop, &mut show) {
-        Ok(_) if stop.load(Ordering::Relaxed) => exit::INTERRUPTED,
+    match server.serve(args.once, stop.flag(), &mut show) {
+        Ok(_) if stop.is_raised() => exit::INTERRUPTED,
         Ok(outcome) if args.once && outcome.failed > 0 => exit::RUN_FAILED,
         Ok(_) => exit::SUCCESS,
         Err(error) => error_status(&error),
@@ -347,7 +346,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
                 per_second * 8.0 / 1e9
             );
         };
-    let run: LinkRun = match run_client(&config, &stop, &mut show_interval) {
+    let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
         Err(error) => return error_status(&error),
     };

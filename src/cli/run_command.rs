@@ -76,7 +76,11 @@ pub fn run(args: &RunArgs) -> i32 {
     }
     if let Some(failure) = &executed.failure {
         eprintln!("error: {failure}");
-        return exit::RUN_FAILED;
+        return if failure.is_stop() {
+            exit::INTERRUPTED
+        } else {
+            exit::RUN_FAILED
+        };
     }
     let stopped_by = |reason| result.tests.iter().any(|t| t.stop_reason == reason);
     if stopped_by(StopReason::Interrupted) || (result.partial && !stopped_by(StopReason::Error)) {
@@ -88,11 +92,14 @@ pub fn run(args: &RunArgs) -> i32 {
     }
 }
 
-/// Prints a run error and gives its exit status (2 for bad input, 1 otherwise).
+/// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
+/// while an engine was connecting, 1 otherwise).
 fn report_run_error(error: &RunError) -> i32 {
     eprintln!("error: {error}");
     if error.is_bad_input() {
         exit::BAD_INPUT
+    } else if error.is_stop() {
+        exit::INTERRUPTED
     } else {
         exit::RUN_FAILED
     }

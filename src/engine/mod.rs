@@ -27,11 +27,16 @@ pub mod iscsi;
 pub mod nbd;
 pub mod network;
 pub mod null;
+pub mod stop;
 pub mod sync;
 
+pub use stop::StopSignal;
+
+use network::{NetworkVolumeInfo, VolumeChange};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// Direction of one I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -100,6 +105,42 @@ pub enum EngineError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The run was stopping and the server had not answered every request in flight within
+    /// [`network::STOP_GRACE`]: they were abandoned (the engine cannot be used any more).
+    #[error(
+        "{engine}: the run stopped; {unanswered} requests still unanswered by {server} were abandoned"
+    )]
+    Stopped {
+        /// Engine name.
+        engine: &'static str,
+        /// The server, in words.
+        server: String,
+        /// Requests in flight when the engine gave up.
+        unanswered: usize,
+    },
+    /// A connection found the network volume different from what the probe before the run
+    /// found (the server changed it, or answers connections differently).
+    #[error(
+        "{engine}: {server}: connection {connection} found the volume changed since the probe ({}); refusing to run on it",
+        network::describe_changes(changes)
+    )]
+    VolumeChanged {
+        /// Engine name.
+        engine: &'static str,
+        /// The server, in words.
+        server: String,
+        /// Which connection (1 = the first of the engine).
+        connection: usize,
+        /// What differs.
+        changes: Vec<VolumeChange>,
+    },
+}
+
+impl EngineError {
+    /// Whether this error only says that the run was stopping (not a failure of the target).
+    pub fn is_stop(&self) -> bool {
+        matches!(self, EngineError::Stopped { .. })
+    }
 }
 
 /// The seam every engine implements.
@@ -198,11 +239,21 @@ pub struct EngineOptions {
     pub write_through: bool,
     /// Connections per worker for protocol engines (at least 1).
     pub connections: u32,
+    /// Protocol engines: the longest wait on the server, to connect and finish the handshake
+    /// (one deadline for all of it) and for each reply.
+    pub net_timeout: Duration,
+    /// Protocol engines: raised when the run stops; requests in flight then get
+    /// [`network::STOP_GRACE`] to be answered instead of the whole timeout.
+    pub stop: StopSignal,
+    /// Protocol engines: what the probe found about the volume (its head left empty); every
+    /// connection that finds something else is refused ([`EngineError::VolumeChanged`]).
+    pub expected_volume: Option<NetworkVolumeInfo>,
 }
 
 impl EngineOptions {
     /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
-    /// through, one connection.
+    /// through, one connection, [`network::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
+    /// and no expected volume.
     pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
         EngineOptions {
             queue_depth,
@@ -210,6 +261,9 @@ impl EngineOptions {
             register: true,
             write_through: false,
             connections: 1,
+            net_timeout: network::DEFAULT_NET_TIMEOUT,
+            stop: StopSignal::new(),
+            expected_volume: None,
         }
     }
 }

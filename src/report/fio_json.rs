@@ -926,6 +926,7 @@ fn ctime(seconds: u64) -> String {
 /// random 4 KiB writes at QD 1, 1 s), against a 16 MiB file, read back from its JSON.
 #[cfg(test)]
 pub(crate) mod test_run {
+    use crate::engine::StopSignal;
     use crate::report::RunResult;
     use crate::report::json::{read_json, write_json};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
@@ -933,7 +934,6 @@ pub(crate) mod test_run {
     use crate::workload::suite::base_workload;
     use crate::workload::{BlockSizeMix, JobPlan, Plan, RunLength, TestPlan, TestSettings};
     use std::sync::OnceLock;
-    use std::sync::atomic::AtomicBool;
 
     struct Quiet;
     impl RunObserver for Quiet {}
@@ -981,7 +981,7 @@ pub(crate) mod test_run {
                 ],
             };
             let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-            let executed = execute(prepared, &AtomicBool::new(false), &mut Quiet).unwrap();
+            let executed = execute(prepared, &StopSignal::new(), &mut Quiet).unwrap();
             let mut text = Vec::new();
             write_json(&executed.result, &mut text).unwrap();
             read_json(std::str::from_utf8(&text).unwrap()).unwrap()

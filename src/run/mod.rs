@@ -18,7 +18,7 @@ pub mod worker;
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
 use crate::clock::Clock;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, StopSignal};
 use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
 use crate::target::test_file::{TestFileGuard, create_test_file};
 use crate::target::{TargetError, inspect};
@@ -26,7 +26,6 @@ use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use test_runner::{PreparedTarget, TestContext, run_test};
 use worker::TracedIo;
 
@@ -58,6 +57,12 @@ impl RunError {
             RunError::Engine { .. } => false,
         }
     }
+
+    /// Whether this error only says that the run was asked to stop (Ctrl-C, SIGTERM) while an
+    /// engine was still waiting on a server.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, RunError::Engine { source, .. } if source.is_stop())
+    }
 }
 
 /// Receives what happens during a run (the CLI prints it; tests collect it).
@@ -82,11 +87,12 @@ pub struct ExecutedRun {
     pub failure: Option<RunError>,
 }
 
-/// Runs a prepared plan. `stop` is checked between and inside tests (Ctrl-C). Temporary files
-/// are removed when this returns, whatever happened.
+/// Runs a prepared plan. `stop` is checked between and inside tests (Ctrl-C), and by engines
+/// waiting on a network server. Temporary files are removed when this returns, whatever
+/// happened.
 pub fn execute(
     prepared: PreparedRun,
-    stop: &AtomicBool,
+    stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
@@ -101,11 +107,14 @@ pub fn execute(
     let mut guards = Vec::new();
     let mut prepared_targets = Vec::new();
     for (index, target) in pending.into_iter().enumerate() {
-        let (path, info, network) = match target {
-            PendingTarget::Existing(path, info) => (path, info, None),
-            PendingTarget::Network(target, info) => {
-                (PathBuf::from(target.to_string()), info, Some(target))
-            }
+        let (path, info, network, probed) = match target {
+            PendingTarget::Existing(path, info) => (path, info, None, None),
+            PendingTarget::Network(target, info, volume) => (
+                PathBuf::from(target.to_string()),
+                info,
+                Some(target),
+                Some(volume),
+            ),
             PendingTarget::Create {
                 path,
                 size,
@@ -120,7 +129,7 @@ pub fn execute(
                     guard.keep();
                 }
                 let info = inspect(&path)?;
-                (path, info, None)
+                (path, info, None, None)
             }
         };
         prepared_targets.push(PreparedTarget {
@@ -128,6 +137,7 @@ pub fn execute(
             path,
             info,
             network,
+            probed,
         });
     }
     let interval_ns = if options.interval_ns == 0 {
@@ -140,7 +150,7 @@ pub fn execute(
     let mut partial = false;
     let mut failure = None;
     for (test, shapes) in plan.tests.iter().zip(shapes.iter()) {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if stop.is_raised() {
             partial = true;
             break;
         }
@@ -159,6 +169,7 @@ pub fn execute(
                 clock: &clock,
                 stop,
                 interval_ns,
+                net_timeout: options.net_timeout(),
                 null_delay: options.null_delay,
                 trace: options.trace,
                 stamp_writes: options.stamp_writes,

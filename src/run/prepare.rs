@@ -1,9 +1,10 @@
-//! Checks a plan against its targets before any I/O: targets exist or can be created, regions
-//! fit, block sizes suit O_DIRECT, writes are allowed, and each job's engine, workers and queue
-//! depth are settled (with every fallback announced).
+//! Checks a plan against its targets before any I/O: targets exist or can be created, network
+//! volumes answer (probed within the network timeout), regions fit, block sizes suit O_DIRECT
+//! and the server's largest request, writes are allowed, and each job's engine, workers and
+//! queue depth are settled (with every fallback announced).
 
 use super::RunError;
-use crate::engine::network;
+use crate::engine::network::{self, NetworkVolumeInfo};
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, io_uring_available};
 use crate::target::network::NetworkTarget;
@@ -14,6 +15,7 @@ use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Engine, workers and queue depth a job really runs with, and why they differ from what was
 /// asked.
@@ -82,6 +84,16 @@ pub struct RunOptions {
     pub stamp_writes: bool,
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
+    /// Longest wait on a network server (`--net-timeout`); `None`:
+    /// [`network::DEFAULT_NET_TIMEOUT`].
+    pub net_timeout: Option<Duration>,
+}
+
+impl RunOptions {
+    /// The network timeout in effect.
+    pub fn net_timeout(&self) -> Duration {
+        self.net_timeout.unwrap_or(network::DEFAULT_NET_TIMEOUT)
+    }
 }
 
 /// A plan checked against its targets; nothing has been written yet.
@@ -99,8 +111,8 @@ pub struct PreparedRun {
 pub(super) enum PendingTarget {
     /// Exists and was inspected.
     Existing(PathBuf, TargetInfo),
-    /// A network volume, probed.
-    Network(NetworkTarget, TargetInfo),
+    /// A network volume, probed (what the probe found, its head left empty).
+    Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
     /// Will be created (and removed afterwards when temporary).
     Create {
         path: PathBuf,
@@ -143,7 +155,7 @@ fn temp_file_path(directory: &Path) -> PathBuf {
     directory.join(format!(".iopath-test-{}.tmp", std::process::id()))
 }
 
-fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
+fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
     Ok(match spec {
         TargetSpec::Path { path, create_size } => match inspect(path) {
             Ok(info) => PendingTarget::Existing(path.clone(), info),
@@ -174,8 +186,8 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
             Err(other) => return Err(other.into()),
         },
         TargetSpec::Network(target) => {
-            let info = probe_network(target)?;
-            PendingTarget::Network(target.clone(), info)
+            let (info, volume) = probe_network(target, net_timeout)?;
+            PendingTarget::Network(target.clone(), info, volume)
         }
         TargetSpec::TempFile { directory, size } => {
             check_test_file_directory(directory)?;
@@ -206,7 +218,7 @@ pub fn prepare(
     let targets = plan
         .targets
         .iter()
-        .map(pending_target)
+        .map(|spec| pending_target(spec, options.net_timeout()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
@@ -260,11 +272,14 @@ pub fn prepare(
 }
 
 /// Connects once to a network volume to learn what it is, and reads its first blocks for a
-/// signature check.
-fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
-    let volume =
-        network::probe(target).map_err(|error| RunError::Input(format!("{target}: {error}")))?;
-    Ok(TargetInfo {
+/// signature check; returns what the run needs to know, and the volume without its head.
+fn probe_network(
+    target: &NetworkTarget,
+    timeout: Duration,
+) -> Result<(TargetInfo, NetworkVolumeInfo), RunError> {
+    let volume = network::probe(target, timeout)
+        .map_err(|error| RunError::Input(format!("{target}: {error}")))?;
+    let info = TargetInfo {
         path: target.to_string(),
         kind: match target {
             NetworkTarget::Nbd { .. } => TargetKind::Nbd,
@@ -282,7 +297,8 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
         created_by_iopath: false,
         read_only: volume.read_only,
-    })
+    };
+    Ok((info, volume.without_head()))
 }
 
 /// Whether `directory` lies on the kernel's device filesystem (devtmpfs, /dev): a missing
@@ -299,6 +315,27 @@ fn is_device_directory(directory: &Path) -> bool {
         .is_some_and(|mount| mount.filesystem == "devtmpfs")
 }
 
+/// Refuses a job whose largest block is more than an NBD server takes in one request (its
+/// maximum block size, which the NBD engine obeys): it would fail at its first such I/O.
+fn check_request_size(
+    job: &JobPlan,
+    network: &NetworkTarget,
+    volume: &NetworkVolumeInfo,
+) -> Result<(), RunError> {
+    let largest = job.workload.access.max_size_bytes();
+    let limit = u64::from(volume.max_request_bytes);
+    let nbd = matches!(network, NetworkTarget::Nbd { .. });
+    if !nbd || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
+        return Ok(());
+    }
+    Err(RunError::Input(format!(
+        "{network}: block size {} ({largest} bytes) is larger than the largest request the server accepts, {} ({limit} bytes, its NBD maximum block size); use a block size of {} or less",
+        format_size(largest),
+        format_size(limit),
+        format_size(limit),
+    )))
+}
+
 fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
@@ -307,7 +344,8 @@ fn check_job_against_target(
     let workload = &job.workload;
     let url_path;
     let (path, size, logical, dio_alignment, is_device) = match target {
-        PendingTarget::Network(network, info) => {
+        PendingTarget::Network(network, info, volume) => {
+            check_request_size(job, network, volume)?;
             if workload.engine == EngineKind::Sync {
                 return Err(RunError::Input(format!(
                     "{network}: the sync engine works on local files; network targets use their protocol's engine"

@@ -8,8 +8,9 @@ use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPl
 use super::{EffectiveShape, RunError};
 use crate::clock::Clock;
 use crate::engine::buffer::fill_random_bytes;
+use crate::engine::network::NetworkVolumeInfo;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, EngineOptions};
+use crate::engine::{EngineKind, EngineOptions, StopSignal};
 use crate::report::result::{
     CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
     SteadyOutcome, StopReason, TestResult,
@@ -39,6 +40,9 @@ pub struct PreparedTarget {
     pub info: TargetInfo,
     /// The network volume, for targets reached by a protocol engine.
     pub network: Option<NetworkTarget>,
+    /// What the probe found about the network volume (its head left empty): every engine's
+    /// connections must find the same.
+    pub probed: Option<NetworkVolumeInfo>,
 }
 
 /// The engine of a network target's protocol.
@@ -53,10 +57,12 @@ pub fn network_engine(target: &NetworkTarget) -> EngineKind {
 pub struct TestContext<'a> {
     /// The run's clock.
     pub clock: &'a Clock,
-    /// Set on Ctrl-C.
-    pub stop: &'a AtomicBool,
+    /// Raised on Ctrl-C and SIGTERM, and by a worker that failed.
+    pub stop: &'a StopSignal,
     /// Series interval, ns.
     pub interval_ns: u64,
+    /// Longest wait on a network server (connect and handshake; each reply).
+    pub net_timeout: Duration,
     /// Latency injected into null-engine I/Os (tests).
     pub null_delay: Option<InjectedDelay>,
     /// Record every issued I/O.
@@ -145,8 +151,13 @@ pub fn run_test(
     std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
-            let (stop, error_stop, outcomes, finished, finish) =
-                (context.stop, &error_stop, &outcomes, &finished, &finish);
+            let (stop, error_stop, outcomes, finished, finish) = (
+                context.stop.flag(),
+                &error_stop,
+                &outcomes,
+                &finished,
+                &finish,
+            );
             std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
@@ -210,10 +221,12 @@ fn open_job(
     let workload = &job.workload;
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
-    let options = EngineOptions {
+    let job_options = EngineOptions {
         register: workload.register_buffers,
         write_through: workload.sync_writes,
         connections: workload.connections.max(1),
+        net_timeout: context.net_timeout,
+        stop: context.stop.clone(),
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
@@ -222,6 +235,10 @@ fn open_job(
     let mut job_thread = 0u32;
     for &target_index in &job.targets {
         let target = &targets[target_index];
+        let options = EngineOptions {
+            expected_volume: target.probed.clone(),
+            ..job_options.clone()
+        };
         let region_start = workload.region_offset_bytes;
         let region_size = workload
             .region_size_bytes

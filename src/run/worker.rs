@@ -193,6 +193,9 @@ pub fn run_worker<E: Engine>(
     let mut last_completion = measure_start;
     let mut cpu_at_measure_start = None;
     let mut engine_failure: Option<String> = None;
+    // The engine gave up on requests in flight because the run was stopping: the run's own
+    // reason stands, and the engine's message is only a note.
+    let mut engine_stopped = false;
     // Every worker of the test begins at the same instant (after its own start delay).
     let mut now = clock.now();
     if plan.start_delay_ns > 0 {
@@ -214,11 +217,7 @@ pub fn run_worker<E: Engine>(
     loop {
         if !stopping && links.stop.load(Ordering::Relaxed) {
             stopping = true;
-            stop_reason = if links.error_stop.load(Ordering::Relaxed) {
-                StopReason::Error
-            } else {
-                StopReason::Interrupted
-            };
+            stop_reason = run_stop_reason(&links);
             stopped_at = Some(now);
         }
         if !stopping && measure_end.is_some_and(|end| now >= end) {
@@ -291,6 +290,7 @@ pub fn run_worker<E: Engine>(
                     offset: io.offset,
                     length: io.length,
                 }) {
+                    engine_stopped = error.is_stop();
                     engine_failure = Some(error.to_string());
                     free_slots.push(slot);
                     break;
@@ -304,6 +304,7 @@ pub fn run_worker<E: Engine>(
                     && in_flight < queue_depth
                     && let Err(error) = engine.flush()
                 {
+                    engine_stopped = error.is_stop();
                     engine_failure = Some(error.to_string());
                     break;
                 }
@@ -321,16 +322,23 @@ pub fn run_worker<E: Engine>(
                     }
                 }
             }
-            if let Err(error) = engine.flush() {
-                engine_failure.get_or_insert(error.to_string());
+            if let Err(error) = engine.flush()
+                && engine_failure.is_none()
+            {
+                engine_stopped = error.is_stop();
+                engine_failure = Some(error.to_string());
             }
         }
         if engine_failure.is_some() && !stopping {
             stopping = true;
-            stop_reason = StopReason::Error;
             stopped_at = Some(clock.now());
-            links.error_stop.store(true, Ordering::Relaxed);
-            links.stop.store(true, Ordering::Relaxed);
+            stop_reason = if engine_stopped {
+                run_stop_reason(&links)
+            } else {
+                links.error_stop.store(true, Ordering::Relaxed);
+                links.stop.store(true, Ordering::Relaxed);
+                StopReason::Error
+            };
         }
 
         if in_flight == 0 {
@@ -349,10 +357,14 @@ pub fn run_worker<E: Engine>(
         let reaped = match engine.reap(1, &mut completions) {
             Ok(reaped) => reaped,
             Err(error) => {
+                if !error.is_stop() {
+                    stop_reason = StopReason::Error;
+                    links.error_stop.store(true, Ordering::Relaxed);
+                    links.stop.store(true, Ordering::Relaxed);
+                } else if !stopping {
+                    stop_reason = run_stop_reason(&links);
+                }
                 engine_failure = Some(error.to_string());
-                stop_reason = StopReason::Error;
-                links.error_stop.store(true, Ordering::Relaxed);
-                links.stop.store(true, Ordering::Relaxed);
                 stopped_at.get_or_insert(clock.now());
                 break;
             }
@@ -450,6 +462,16 @@ pub fn run_worker<E: Engine>(
         thread_cpu_ns,
         trace,
         engine_failure,
+    }
+}
+
+/// Why the run is stopping, as a worker that sees the stop flag reports it: another worker's
+/// error, or an interrupt.
+fn run_stop_reason(links: &WorkerLinks<'_>) -> StopReason {
+    if links.error_stop.load(Ordering::Relaxed) {
+        StopReason::Error
+    } else {
+        StopReason::Interrupted
     }
 }
 
