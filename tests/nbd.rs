@@ -3,7 +3,9 @@
 //! TCP; then the real binary against them.
 //!
 //! Every test starts its own server and stops it in a drop guard. A machine without nbdkit (or
-//! qemu-nbd) skips the tests that need it, saying so.
+//! qemu-nbd) skips the tests that need it, saying so, or fails them under CI (tests/support).
+
+mod support;
 
 use iopath::engine::nbd::{self, NbdEngine};
 use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
@@ -32,7 +34,7 @@ struct Server {
     port: Option<u16>,
 }
 
-/// Whether `program` runs here (prints why the calling test is skipped when it does not).
+/// Whether `program` runs here; skips the calling test when it does not (`support::require`).
 fn have(program: &str) -> bool {
     let found = Command::new(program)
         .arg("--version")
@@ -40,10 +42,10 @@ fn have(program: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    if !found {
-        eprintln!("{program} is not installed here; skipping (apt-get install nbdkit qemu-utils)");
-    }
-    found
+    support::require(
+        found,
+        format_args!("{program} is not installed (apt-get install nbdkit qemu-utils)"),
+    )
 }
 
 /// A TCP port nobody listens on right now.

@@ -2,9 +2,9 @@
 //! series set by hand where a test needs known noise.
 
 use super::*;
-use crate::support::fixtures::mixed;
 use crate::report::result::DirectionResult;
 use crate::stats::series::IntervalPoint;
+use crate::support::fixtures::mixed;
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB
 /// I/Os, `latency_us` each), and its totals by theirs.

@@ -923,9 +923,9 @@ fn ctime(seconds: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::support::fixtures::mixed;
     use super::*;
     use crate::stats::histogram::{BUCKET_COUNT, bucket_index};
+    use crate::support::fixtures::mixed;
     use serde_json::Value;
 
     fn fio_json(plus: bool) -> Value {

@@ -56,7 +56,10 @@ pub fn skip(reason: impl Display) {
             .open(&path)
             .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
         if let Err(error) = appended {
-            eprintln!("note: cannot add to the skip list {}: {error}", path.display());
+            eprintln!(
+                "note: cannot add to the skip list {}: {error}",
+                path.display()
+            );
         }
     }
 }
