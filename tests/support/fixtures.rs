@@ -2,7 +2,8 @@
 //! comparison tests (tests/fixtures/README.md says how each was made).
 //!
 //! - `small`: one random read/write test, one job (4 KiB, QD 4, 2 s) on a file;
-//! - `sweep`: random 4 KiB reads swept over queue depths 1 and 8;
+//! - `sweep`: random 4 KiB reads swept over queue depths 1 and 8 (io_uring);
+//! - `sweep-sync`: the same sweep with the sync engine;
 //! - `mixed`: a mixed random test, then a test of two jobs (a reader and a writer);
 //! - `network`: sequential reads from an NBD server over a declared 1GbE link (a path of
 //!   hops and a link-bound verdict).
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// Every fixture's name.
-pub const NAMES: [&str; 4] = ["small", "sweep", "mixed", "network"];
+pub const NAMES: [&str; 5] = ["small", "sweep", "sweep-sync", "mixed", "network"];
 
 /// The folder of the fixtures.
 pub fn directory() -> PathBuf {
