@@ -335,24 +335,10 @@ fn fresh_run() -> RunResult {
     let directory = scratch();
     let output = Command::new(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory.path())
-        .args([
-            "run",
-            "f.dat",
-            "--size",
-            "16m",
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k",
-            "--qd",
-            "4",
-            "--duration",
-            "2",
-            "--ramp",
-            "0",
-            "--json",
-            "out.json",
-        ])
+        .args(
+            "run f.dat --size 16m --rw randrw --bs 4k --qd 4 --duration 2 --ramp 0 --json out.json"
+                .split_whitespace(),
+        )
         .output()
         .expect("iopath runs");
     assert!(output.status.success(), "{}", describe(&output));

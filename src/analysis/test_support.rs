@@ -96,8 +96,8 @@ impl LoopDevice {
         &self.image
     }
 
-    /// A linear device-mapper device over the whole loop device; `None` (with a note) without
-    /// dmsetup or device-mapper support in the kernel.
+    /// A linear device-mapper device over the whole loop device; `None`, after skipping the
+    /// calling test, without dmsetup or device-mapper support in the kernel.
     pub fn map_linear(&self) -> Option<MappedDevice> {
         let dmsetup = tool("dmsetup");
         if !require(
@@ -107,6 +107,11 @@ impl LoopDevice {
             return None;
         }
         let dmsetup = dmsetup?;
+        let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+        if !misc.contains("device-mapper") {
+            crate::support::skip::kernel_lacks("device-mapper");
+            return None;
+        }
         let sectors =
             std::fs::read_to_string(Path::new("/sys/class/block").join(self.name()).join("size"))
                 .expect("the loop device's size in sysfs")

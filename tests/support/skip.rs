@@ -9,6 +9,9 @@
 //!   list, which scripts/test empties before the run and prints after it.
 //!
 //! The skip list is `$IOPATH_SKIP_LIST`, or `iopath-skipped.txt` in the target directory.
+//!
+//! One kind of skip never fails: [`kernel_lacks`], for a kernel built without a feature (no
+//! package adds it, so no prepared machine has it). It is listed like any other.
 
 use std::fmt::Display;
 use std::io::Write;
@@ -46,6 +49,21 @@ pub fn skip(reason: impl Display) {
              IOPATH_REQUIRE_ALL is set)"
         );
     }
+    record(&test, reason);
+}
+
+/// Skips the calling test because this machine's kernel was built without `feature`: the
+/// test is listed, but not failed under `CI` or `IOPATH_REQUIRE_ALL`, since no install on
+/// this machine can provide it. Anything a package or root provides goes through [`require`].
+pub fn kernel_lacks(feature: impl Display) {
+    record(
+        &current_test(),
+        format_args!("the kernel has no {feature} (not required: no install provides it)"),
+    );
+}
+
+/// Prints `SKIPPED <test>: <reason>` and adds the line to the skip list.
+fn record(test: &str, reason: impl Display) {
     let line = format!("{test}: {reason}");
     eprintln!("SKIPPED {line}");
     if let Some(path) = skip_list() {
