@@ -17,3 +17,11 @@ pub mod stats;
 pub mod target;
 pub mod units;
 pub mod workload;
+
+// The tests' shared support (tests/support), whose paths name this crate `iopath` as the
+// integration tests do.
+#[cfg(test)]
+extern crate self as iopath;
+#[cfg(test)]
+#[path = "../tests/support/mod.rs"]
+mod support;

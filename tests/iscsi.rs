@@ -1,8 +1,11 @@
 //! The iSCSI engine against a real target: a private `tgtd` on a free loopback port with a
 //! file-backed LUN, started and torn down by each test.
 //!
-//! The tests print a note and pass when they cannot run here: not root (tgtd needs it), tgt
-//! not installed (`apt-get install tgt`), or libiscsi missing (`apt-get install libiscsi7`).
+//! The tests are skipped when they cannot run here (not root, as tgtd needs; tgt not installed,
+//! `apt-get install tgt`; libiscsi missing, `apt-get install libiscsi7`), or fail under CI
+//! (tests/support).
+
+mod support;
 
 use iopath::engine::iscsi::{self, IscsiEngine};
 use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
@@ -80,7 +83,7 @@ impl TgtServer {
     /// Starts tgtd with a `size` byte LUN, or prints why it cannot and returns `None`.
     fn start(size: u64) -> Option<TgtServer> {
         if let Some(reason) = missing_prerequisite() {
-            eprintln!("skipping the iSCSI test: {reason}");
+            support::skip(reason);
             return None;
         }
         let directory = tempfile::tempdir().expect("a temporary directory");

@@ -5,7 +5,9 @@
 //! bound, with a clear error and the right exit status.
 //!
 //! Every test starts its own server and stops it in a drop guard. A machine without nbdkit (or
-//! qemu-nbd) skips the tests that need it, saying so (and fails them when `CI` is set).
+//! qemu-nbd) skips the tests that need it, saying so, or fails them under CI (tests/support).
+
+mod support;
 
 #[path = "nbd/hostile.rs"]
 mod hostile;
@@ -39,7 +41,7 @@ struct Server {
     port: Option<u16>,
 }
 
-/// Whether `program` runs here (prints why the calling test is skipped when it does not).
+/// Whether `program` runs here; skips the calling test when it does not (`support::require`).
 fn have(program: &str) -> bool {
     let found = Command::new(program)
         .arg("--version")
@@ -47,14 +49,10 @@ fn have(program: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is not installed, and CI is set: this test may not be skipped (scripts/test installs it)"
-        );
-        eprintln!("{program} is not installed here; skipping (apt-get install nbdkit qemu-utils)");
-    }
-    found
+    support::require(
+        found,
+        format_args!("{program} is not installed (apt-get install nbdkit qemu-utils)"),
+    )
 }
 
 /// A TCP port nobody listens on right now.

@@ -1011,7 +1011,7 @@ mod tests {
             use std::os::unix::fs::MetadataExt;
             sysfs::device_name(sysfs::DeviceNumber::from_dev_t(m.dev()))
         }) else {
-            eprintln!("note: / is not on a block device here; skipping");
+            crate::support::skip("/ is not on a block device here");
             return;
         };
         let limits = queue_limits(&device);

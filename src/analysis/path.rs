@@ -528,10 +528,7 @@ mod tests {
 
     #[test]
     fn a_file_on_tmpfs_lives_in_memory() {
-        if !Path::new("/dev/shm").is_dir() {
-            eprintln!("note: no /dev/shm; skipping");
-            return;
-        }
+        crate::support::skip_unless!(Path::new("/dev/shm").is_dir(), "no /dev/shm (a tmpfs) here");
         let directory = tempfile::tempdir_in("/dev/shm").unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![0u8; 4096]).unwrap();

@@ -458,12 +458,13 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
 
-    /// Whether io_uring works here; prints why the calling test is skipped when it does not.
+    /// Whether io_uring works here; skips the calling test when it does not (see
+    /// `crate::support::require`).
     fn io_uring_works() -> bool {
         match probe() {
             Ok(()) => true,
             Err(error) => {
-                eprintln!("io_uring unavailable here ({error}); skipping");
+                crate::support::skip(format_args!("io_uring is unavailable here ({error})"));
                 false
             }
         }

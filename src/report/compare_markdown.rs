@@ -189,13 +189,13 @@ fn write_cost(cost: &CostReport, out: &mut dyn Write) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::compare::{CompareOptions, LabeledRun, compare};
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     #[test]
     fn a_row_per_metric_and_escaped_names() {
-        let a = run_result().clone();
-        let mut b = run_result().clone();
-        let mut c = run_result().clone();
+        let a = mixed().clone();
+        let mut b = mixed().clone();
+        let mut c = mixed().clone();
         for result in [&mut b, &mut c] {
             result.tests[0].name = "mixed | piped".into();
         }

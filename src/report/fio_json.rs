@@ -921,84 +921,16 @@ fn ctime(seconds: u64) -> String {
     )
 }
 
-/// A real run, made once per test binary and shared by the exporters' unit tests: a mixed
-/// random test (one job, 2 s) and a test of two jobs (sequential 64 KiB reads at QD 2 beside
-/// random 4 KiB writes at QD 1, 1 s), against a 16 MiB file, read back from its JSON.
-#[cfg(test)]
-pub(crate) mod test_run {
-    use crate::engine::StopSignal;
-    use crate::report::RunResult;
-    use crate::report::json::{read_json, write_json};
-    use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
-    use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, JobPlan, Plan, RunLength, TestPlan, TestSettings};
-    use std::sync::OnceLock;
-
-    struct Quiet;
-    impl RunObserver for Quiet {}
-
-    /// The shared result.
-    pub(crate) fn run_result() -> &'static RunResult {
-        static RESULT: OnceLock<RunResult> = OnceLock::new();
-        RESULT.get_or_init(|| {
-            let directory = tempfile::tempdir().unwrap();
-            let workload = |read: u8, random: u8, size: u64, depth: u32, seconds: u64| {
-                let mut workload = base_workload();
-                workload.set_simple(&BlockSizeMix::single(size), read, random, size);
-                workload.queue_depth = depth;
-                workload.ramp_ns = 0;
-                workload.length = RunLength::Time {
-                    duration_ns: seconds * 1_000_000_000,
-                };
-                workload
-            };
-            let plan = Plan {
-                targets: vec![TargetSpec::Path {
-                    path: directory.path().join("f.dat"),
-                    create_size: Some(16 << 20),
-                }],
-                tests: vec![
-                    TestPlan::single("mixed", workload(50, 100, 4096, 4, 2), vec![0]),
-                    TestPlan {
-                        name: "pair".into(),
-                        jobs: vec![
-                            JobPlan {
-                                name: "reader".into(),
-                                group: 0,
-                                workload: workload(100, 0, 65536, 2, 1),
-                                targets: vec![0],
-                            },
-                            JobPlan {
-                                name: "writer".into(),
-                                group: 0,
-                                workload: workload(0, 100, 4096, 1, 1),
-                                targets: vec![0],
-                            },
-                        ],
-                        settings: TestSettings::default(),
-                    },
-                ],
-            };
-            let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-            let executed = execute(prepared, &StopSignal::new(), &mut Quiet).unwrap();
-            let mut text = Vec::new();
-            write_json(&executed.result, &mut text).unwrap();
-            read_json(std::str::from_utf8(&text).unwrap()).unwrap()
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_run::run_result;
     use super::*;
     use crate::stats::histogram::{BUCKET_COUNT, bucket_index};
+    use crate::support::fixtures::mixed;
     use serde_json::Value;
 
     fn fio_json(plus: bool) -> Value {
         let mut out = Vec::new();
-        write_fio_json(run_result(), plus, &mut out).unwrap();
+        write_fio_json(mixed(), plus, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -1026,7 +958,7 @@ mod tests {
             .map(|j| j["groupid"].as_u64().unwrap())
             .collect();
         assert_eq!(groups, [0, 1, 1]);
-        let result = run_result();
+        let result = mixed();
         assert_eq!(
             json["timestamp"].as_u64(),
             parse_rfc3339(&result.started_at)
@@ -1056,7 +988,7 @@ mod tests {
     #[test]
     fn directions_match_the_result() {
         let json = fio_json(false);
-        let job = &run_result().tests[0].jobs[0];
+        let job = &mixed().tests[0].jobs[0];
         let fio = &json["jobs"][0];
         for (key, figures) in [("read", &job.read), ("write", &job.write)] {
             let direction = &fio[key];
@@ -1107,7 +1039,7 @@ mod tests {
         assert_eq!(fio["iodepth_level"]["4"], 100.0);
         let usr = fio["usr_cpu"].as_f64().unwrap();
         let sys = fio["sys_cpu"].as_f64().unwrap();
-        assert!(usr + sys > 0.0 && usr + sys <= 100.0 * run_result().host.cpu_count as f64);
+        assert!(usr + sys > 0.0 && usr + sys <= 100.0 * mixed().host.cpu_count as f64);
     }
 
     #[test]

@@ -209,10 +209,7 @@ mod tests {
         // tmpfs refused O_DIRECT before Linux 6.6 and accepts it since: either way the answer
         // must match what the kernel did.
         let shm = Path::new("/dev/shm");
-        if !shm.is_dir() {
-            eprintln!("note: no /dev/shm; skipping");
-            return;
-        }
+        crate::support::skip_unless!(shm.is_dir(), "no /dev/shm (a tmpfs) here");
         let directory = tempfile::tempdir_in(shm).unwrap();
         let path = directory.path().join("data");
         std::fs::write(&path, vec![7u8; 8192]).unwrap();

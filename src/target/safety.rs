@@ -369,10 +369,10 @@ mod tests {
         check_write_allowed(&info, DESTRUCTIVE).unwrap();
         check_write_allowed(&info, FORCE).unwrap();
 
-        if tool("mkfs.ext4").is_none() {
-            eprintln!("note: mkfs.ext4 not installed; skipping the signature and mount part");
-            return;
-        }
+        crate::support::skip_unless!(
+            tool("mkfs.ext4").is_some(),
+            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+        );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
         // The check looks afresh, even with information gathered before mkfs.
         let message = refusal(&info, DESTRUCTIVE);
@@ -397,10 +397,10 @@ mod tests {
 
     #[test]
     fn a_mounted_partition_protects_the_whole_disk() {
-        if tool("sfdisk").is_none() || tool("mkfs.ext4").is_none() {
-            eprintln!("note: sfdisk or mkfs.ext4 not installed; skipping the partition test");
-            return;
-        }
+        crate::support::skip_unless!(
+            tool("sfdisk").is_some() && tool("mkfs.ext4").is_some(),
+            "sfdisk or mkfs.ext4 is not installed (apt-get install fdisk e2fsprogs)"
+        );
         let Some(loop_device) =
             LoopDevice::attach_with(64, |image| sfdisk(image, "label: dos\n,,L\n"), true)
         else {
@@ -411,10 +411,10 @@ mod tests {
             // Kernels built without the DOS partition parser: add the partition by hand.
             loop_device.run("partx", &["--add"]);
         }
-        if !partition.exists() {
-            eprintln!("note: the kernel made no partition device here; skipping");
-            return;
-        }
+        crate::support::skip_unless!(
+            partition.exists(),
+            "the kernel made no partition device for the loop device"
+        );
         crate::target::test_support::run(
             "mkfs.ext4",
             &["-q".as_ref(), "-F".as_ref(), partition.as_os_str()],
@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn a_device_in_use_as_swap_is_refused() {
         let (Some(_), Some(swapon)) = (tool("mkswap"), tool("swapon")) else {
-            eprintln!("note: mkswap or swapon not installed; skipping the swap test");
+            crate::support::skip("mkswap or swapon is not installed (apt-get install util-linux)");
             return;
         };
         let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
@@ -475,10 +475,7 @@ mod tests {
             .stderr(std::process::Stdio::null())
             .status()
             .unwrap();
-        if !status.success() {
-            eprintln!("note: swapon is not permitted here; skipping the swap test");
-            return;
-        }
+        crate::support::skip_unless!(status.success(), "swapon is not permitted here");
         let _swap = SwapOn(loop_device.path().to_path_buf());
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(info.filesystem.as_deref(), Some("swap"));

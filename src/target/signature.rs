@@ -179,8 +179,10 @@ mod tests {
         args: &[&str],
         size_mib: u64,
     ) -> Option<Option<&'static str>> {
-        if tool(tool_name).is_none() {
-            eprintln!("note: {tool_name} not installed; skipping its signature test");
+        if !crate::support::require(
+            tool(tool_name).is_some(),
+            format_args!("{tool_name} is not installed"),
+        ) {
             return None;
         }
         let directory = tempfile::tempdir().unwrap();
@@ -308,10 +310,10 @@ mod tests {
 
     #[test]
     fn sgdisk_table_is_gpt() {
-        if tool("sgdisk").is_none() {
-            eprintln!("note: sgdisk not installed; skipping its GPT test");
-            return;
-        }
+        crate::support::skip_unless!(
+            tool("sgdisk").is_some(),
+            "sgdisk is not installed (apt-get install gdisk)"
+        );
         let directory = tempfile::tempdir().unwrap();
         let image = zero_image(directory.path(), "disk", 16);
         run(
@@ -328,10 +330,10 @@ mod tests {
 
     #[test]
     fn sfdisk_tables_are_mbr_and_gpt() {
-        if tool("sfdisk").is_none() {
-            eprintln!("note: sfdisk not installed; skipping the MBR/GPT test");
-            return;
-        }
+        crate::support::skip_unless!(
+            tool("sfdisk").is_some(),
+            "sfdisk is not installed (apt-get install fdisk)"
+        );
         let directory = tempfile::tempdir().unwrap();
         let dos = zero_image(directory.path(), "dos", 16);
         sfdisk(&dos, "label: dos\n,,L\n");

@@ -386,7 +386,10 @@ mod tests {
             assert!(is_created_by_iopath(&path));
             assert!(crate::target::inspect(&path).unwrap().created_by_iopath);
         } else {
-            eprintln!("note: {filesystem:?} here, not ext4; the xattr read-back is not asserted");
+            crate::support::skip(format_args!(
+                "the temporary directory is on {filesystem:?}, not ext4: the xattr read-back is \
+                 not asserted"
+            ));
         }
     }
 
@@ -443,10 +446,10 @@ mod tests {
         let Some(loop_device) = crate::target::test_support::LoopDevice::attach_zeroed(8) else {
             return;
         };
-        if crate::target::test_support::tool("mkfs.ext4").is_none() {
-            eprintln!("note: mkfs.ext4 not installed; skipping the ENOSPC test");
-            return;
-        }
+        crate::support::skip_unless!(
+            crate::target::test_support::tool("mkfs.ext4").is_some(),
+            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+        );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
         let mounted = crate::target::test_support::Mounted::new(loop_device.path());
         let path = mounted.path().join("too-big");
@@ -595,10 +598,10 @@ mod tests {
         let Some(loop_device) = crate::target::test_support::LoopDevice::attach_zeroed(64) else {
             return;
         };
-        if crate::target::test_support::tool("mkfs.ext4").is_none() {
-            eprintln!("note: mkfs.ext4 not installed; skipping the small-filesystem test");
-            return;
-        }
+        crate::support::skip_unless!(
+            crate::target::test_support::tool("mkfs.ext4").is_some(),
+            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+        );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
         let mounted = crate::target::test_support::Mounted::new(loop_device.path());
         let error = default_test_file_size(mounted.path()).unwrap_err();

@@ -1,6 +1,7 @@
 //! Test helpers for the target module: finding system tools, zero-filled images, and loop
 //! devices and mounts that clean up after themselves even when an assertion fails.
 
+use crate::support::{require, skip};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -93,14 +94,17 @@ impl LoopDevice {
         prepare: impl FnOnce(&Path),
         partition_scan: bool,
     ) -> Option<Self> {
-        if !is_root() {
-            eprintln!("note: not root; skipping the loop-device test");
+        if !require(is_root(), "loop devices need root") {
             return None;
         }
-        let Some(losetup) = tool("losetup") else {
-            eprintln!("note: losetup not installed; skipping the loop-device test");
+        let losetup = tool("losetup");
+        if !require(
+            losetup.is_some(),
+            "losetup is not installed (apt-get install mount)",
+        ) {
             return None;
-        };
+        }
+        let losetup = losetup?;
         let directory = tempfile::tempdir().unwrap();
         let image = zero_image(directory.path(), "image", size_mib);
         prepare(&image);
@@ -111,10 +115,10 @@ impl LoopDevice {
         }
         let output = command.arg(&image).output().unwrap();
         if !output.status.success() {
-            eprintln!(
-                "note: losetup failed ({}); skipping the loop-device test",
+            skip(format_args!(
+                "losetup found no loop device ({})",
                 String::from_utf8_lossy(&output.stderr).trim()
-            );
+            ));
             return None;
         }
         let device = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
@@ -204,19 +208,26 @@ impl Mounted {
 
     /// Mounts a memory filesystem of `kind` with `options` on a fresh temporary directory.
     fn virtual_filesystem(kind: &str, options: &str) -> Option<Self> {
-        let (true, Some(mount)) = (is_root(), tool("mount")) else {
-            eprintln!("note: not root or no mount; skipping a test that mounts {kind}");
+        if !require(is_root(), format_args!("mounting {kind} needs root")) {
             return None;
-        };
+        }
+        let mount = tool("mount");
+        if !require(
+            mount.is_some(),
+            "mount is not installed (apt-get install mount)",
+        ) {
+            return None;
+        }
+        let mount = mount?;
         let mount_point = tempfile::tempdir().unwrap();
         let status = Command::new(mount)
             .args(["-t", kind, "-o", options, "iopath-test"])
             .arg(mount_point.path())
             .stderr(Stdio::null())
             .status()
-            .ok()?;
+            .expect("mount runs");
         if !status.success() {
-            eprintln!("note: cannot mount {kind} here; skipping a test that needs it");
+            skip(format_args!("the kernel refuses to mount {kind} here"));
             return None;
         }
         Some(Mounted { mount_point })
