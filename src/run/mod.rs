@@ -21,13 +21,13 @@ use crate::clock::Clock;
 use crate::engine::EngineError;
 use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
 use crate::target::test_file::{TestFileGuard, create_test_file};
-use crate::target::{TargetError, inspect};
+use crate::target::{TargetError, TargetHandle, TargetInfo};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use test_runner::{PreparedTarget, TestContext, run_test};
+use test_runner::{PreparedTarget, TargetAccess, TestContext, run_test};
 use worker::TracedIo;
 
 /// Errors of a run. [`RunError::is_bad_input`] tells which are the user's input (exit 2).
@@ -72,6 +72,11 @@ pub trait RunObserver {
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
 }
 
+/// What was found about a local target, and the access workers get to it.
+fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
+    (handle.info().clone(), TargetAccess::Local(handle))
+}
+
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
 pub struct ExecutedRun {
     /// The result.
@@ -101,11 +106,12 @@ pub fn execute(
     let mut guards = Vec::new();
     let mut prepared_targets = Vec::new();
     for (index, target) in pending.into_iter().enumerate() {
-        let (path, info, network) = match target {
-            PendingTarget::Existing(path, info) => (path, info, None),
-            PendingTarget::Network(target, info) => {
-                (PathBuf::from(target.to_string()), info, Some(target))
-            }
+        let (path, access) = match target {
+            PendingTarget::Existing(handle) => (handle.path().to_path_buf(), local(handle)),
+            PendingTarget::Network(target, info) => (
+                PathBuf::from(target.to_string()),
+                (info, TargetAccess::Network(target)),
+            ),
             PendingTarget::Create {
                 path,
                 size,
@@ -113,21 +119,23 @@ pub fn execute(
             } => {
                 observer.creating_file(&path, size);
                 let mut guard = TestFileGuard::new(path.clone());
-                create_test_file(&path, size, 0x7e57_f11e)?;
+                let file = create_test_file(&path, size, 0x7e57_f11e)?;
                 if temporary {
                     guards.push(guard);
                 } else {
                     guard.keep();
                 }
-                let info = inspect(&path)?;
-                (path, info, None)
+                // Carry on with the file just created, whatever the path leads to by now.
+                let handle = TargetHandle::from_created(&path, file)?;
+                (path, local(handle))
             }
         };
+        let (info, access) = access;
         prepared_targets.push(PreparedTarget {
             index,
             path,
             info,
-            network,
+            access,
         });
     }
     let interval_ns = if options.interval_ns == 0 {

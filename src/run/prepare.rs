@@ -7,10 +7,10 @@ use crate::engine::network;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, io_uring_available};
 use crate::target::network::NetworkTarget;
-use crate::target::safety::{WritePolicy, check_write_allowed};
+use crate::target::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::target::signature::detect_signature;
 use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
+use crate::target::{TargetError, TargetHandle, TargetInfo, TargetKind, TargetSpec};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -97,8 +97,8 @@ pub struct PreparedRun {
 /// A target as it will be when the run starts.
 #[derive(Debug)]
 pub(super) enum PendingTarget {
-    /// Exists and was inspected.
-    Existing(PathBuf, TargetInfo),
+    /// Exists, is open, and was inspected through that descriptor.
+    Existing(TargetHandle),
     /// A network volume, probed.
     Network(NetworkTarget, TargetInfo),
     /// Will be created (and removed afterwards when temporary).
@@ -145,8 +145,8 @@ fn temp_file_path(directory: &Path) -> PathBuf {
 
 fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
     Ok(match spec {
-        TargetSpec::Path { path, create_size } => match inspect(path) {
-            Ok(info) => PendingTarget::Existing(path.clone(), info),
+        TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
+            Ok(handle) => PendingTarget::Existing(handle),
             Err(TargetError::Missing { .. }) if create_size.is_some() => {
                 let parent = path
                     .parent()
@@ -239,6 +239,7 @@ pub fn prepare(
         ));
     }
     plan.tests = kept_tests;
+    claim_written_devices(&plan, &targets)?;
     let io_uring = io_uring_available().map_err(|error| error.to_string());
     let shapes = plan
         .tests
@@ -257,6 +258,24 @@ pub fn prepare(
         warnings,
         options,
     })
+}
+
+/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// checked, nothing can mount or claim it before or while iopath writes it.
+fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
+    for job in plan.tests.iter().flat_map(|test| &test.jobs) {
+        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+            continue;
+        }
+        for &index in &job.targets {
+            if let PendingTarget::Existing(handle) = &targets[index]
+                && handle.info().kind == TargetKind::BlockDevice
+            {
+                handle.claim_exclusive()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Connects once to a network volume to learn what it is, and reads its first blocks for a
@@ -314,21 +333,23 @@ fn check_job_against_target(
                 )));
             }
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
             (
-                &url_path,
+                url_path.as_path(),
                 info.size_bytes,
                 info.logical_block_size_bytes,
                 info.logical_block_size_bytes,
                 true,
             )
         }
-        PendingTarget::Existing(path, info) => {
+        PendingTarget::Existing(handle) => {
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_write_allowed(handle, policy)?;
             }
+            let path = handle.path();
+            let info = handle.info();
             let alignment = info
                 .direct_io_alignment_bytes
                 .unwrap_or(info.logical_block_size_bytes);
@@ -340,7 +361,7 @@ fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } => (path, *size, 512, 512, false),
+        PendingTarget::Create { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     let name = path.display();
     let offset = workload.region_offset_bytes;

@@ -17,9 +17,10 @@ use crate::report::result::{
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
+use crate::target::TargetHandle;
 use crate::target::TargetInfo;
 use crate::target::network::NetworkTarget;
-use crate::target::open::{OpenRequest, open_target};
+use crate::target::open::OpenRequest;
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
@@ -29,16 +30,36 @@ use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
 /// A target ready for a test.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PreparedTarget {
     /// Index in the run's target list.
     pub index: usize,
-    /// Path to open.
+    /// Path (or URL) for messages.
     pub path: PathBuf,
     /// What was found about it.
     pub info: TargetInfo,
+    /// How workers reach it.
+    pub access: TargetAccess,
+}
+
+/// How workers reach a target.
+#[derive(Debug)]
+pub enum TargetAccess {
+    /// A local file or block device, open since it was checked: every worker's descriptor is a
+    /// re-open of it, never a new lookup of the path.
+    Local(TargetHandle),
+    /// A network volume, reached by its protocol's engine.
+    Network(NetworkTarget),
+}
+
+impl PreparedTarget {
     /// The network volume, for targets reached by a protocol engine.
-    pub network: Option<NetworkTarget>,
+    pub fn network(&self) -> Option<&NetworkTarget> {
+        match &self.access {
+            TargetAccess::Network(network) => Some(network),
+            TargetAccess::Local(_) => None,
+        }
+    }
 }
 
 /// The engine of a network target's protocol.
@@ -227,8 +248,8 @@ fn open_job(
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
-            let (endpoint, kind) = match &target.network {
-                Some(network) => {
+            let (endpoint, kind) = match &target.access {
+                TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
                     } else {
@@ -236,15 +257,12 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
-                None => {
-                    let opened = open_target(
-                        &target.path,
-                        OpenRequest {
-                            write: workload.writes(),
-                            direct: !workload.buffered,
-                            dsync: workload.sync_writes,
-                        },
-                    )?;
+                TargetAccess::Local(handle) => {
+                    let opened = handle.reopen(OpenRequest {
+                        write: workload.writes(),
+                        direct: !workload.buffered,
+                        dsync: workload.sync_writes,
+                    })?;
                     if !workload.buffered && !opened.direct && direct {
                         warnings.push(format!(
                             "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
@@ -334,7 +352,7 @@ fn open_job(
     if job
         .targets
         .iter()
-        .all(|&index| targets[index].network.is_some())
+        .all(|&index| targets[index].network().is_some())
     {
         direct = true;
     }
