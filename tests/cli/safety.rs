@@ -244,3 +244,35 @@ fn a_target_swapped_for_a_device_between_tests_is_not_followed() {
         }
     }
 }
+
+#[test]
+fn a_read_pattern_never_writes_whatever_the_read_percentage() {
+    let dir = disk_tempdir();
+    write_foreign_file(&dir.path().join("theirs.bin"), 1 << 20);
+    let before = fs::read(dir.path().join("theirs.bin")).unwrap();
+    // Reading a file iopath did not create needs no flag: a write would be refused (exit 2).
+    let run = run_in(
+        dir.path(),
+        &[
+            "theirs.bin",
+            "--rw",
+            "read",
+            "--read-pct",
+            "0",
+            "--bytes",
+            "64k",
+            "--bs",
+            "4k",
+        ],
+    );
+    run.expect_status(0);
+    assert!(
+        run.stderr
+            .contains("note: --read-pct 0 is ignored: --rw read is a single direction"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(u64_at(run.json(), &["tests", "0", "write", "io_count"]), 0);
+    assert_eq!(u64_at(run.json(), &["tests", "0", "read", "io_count"]), 16);
+    assert!(fs::read(dir.path().join("theirs.bin")).unwrap() == before);
+}
