@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod engines;
 pub mod host;
 pub mod interrupt;
+pub mod pacer;
 pub mod prepare;
 pub mod progress;
 pub mod test_runner;

@@ -3,6 +3,7 @@
 
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
+use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
@@ -137,6 +138,12 @@ pub fn run_test(
         )?);
     }
 
+    // One pacer per job: its rate caps hold over all its workers together.
+    let pacers: Vec<Option<JobPacer>> = test
+        .jobs
+        .iter()
+        .map(|job| JobPacer::new(job.workload.rate_bytes_per_second, job.workload.rate_iops))
+        .collect();
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
@@ -168,6 +175,7 @@ pub fn run_test(
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
             let (stop, error_stop, outcomes, finished, finish) =
                 (context.stop, &error_stop, &outcomes, &finished, &finish);
+            let pacer = pacers[worker.job].as_ref();
             std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
@@ -179,6 +187,7 @@ pub fn run_test(
                         error_stop,
                         progress,
                         finish,
+                        pacer,
                     };
                     let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
@@ -326,12 +335,6 @@ fn open_job(
                     ),
                     queue_depth: shape.queue_depth,
                     length,
-                    rate_bytes_per_second: workload
-                        .rate_bytes_per_second
-                        .map(|rate| (rate / job_threads as u64).max(1)),
-                    rate_iops: workload
-                        .rate_iops
-                        .map(|rate| rate as f64 / job_threads as f64),
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
                     interval_ns: context.interval_ns,

@@ -237,7 +237,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub ramp: Option<u64>,
-    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s).
+    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s); below one block a second
+    /// it issues one block every so many seconds.
     #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Run length")]
     #[serde(
         default,

@@ -283,6 +283,46 @@ fn a_rate_limit_holds() {
 }
 
 #[test]
+fn a_rate_below_one_block_a_second_holds_over_all_workers() {
+    let dir = disk_tempdir();
+    let ios = |extra: &[&str]| {
+        let args = [
+            &[
+                "f.dat",
+                "--size",
+                "16m",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--duration",
+                "3",
+                "--ramp",
+                "0",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let run = run_in(dir.path(), &args);
+        run.expect_status(0);
+        u64_at(run.json(), &["tests", "0", "read", "io_count"])
+    };
+    // One 4 KiB block a second for 3 s: about 3 I/Os, with one worker or eight, and with
+    // eight sync workers standing in for a queue depth of 8.
+    for extra in [
+        &["--rate", "4k"][..],
+        &["--rate", "4k", "--workers", "8"],
+        &["--rate", "4k", "--engine", "sync", "--qd", "8"],
+        &["--rate-iops", "1", "--workers", "8"],
+    ] {
+        let count = ios(extra);
+        assert!((2..=4).contains(&count), "{extra:?}: {count} I/Os");
+    }
+    // One byte a second: the first block, and nothing more for 4096 s.
+    assert_eq!(ios(&["--rate", "1", "--workers", "4"]), 1);
+}
+
+#[test]
 fn fsync_at_end_is_inside_the_measured_time() {
     let dir = disk_tempdir();
     let run = run_in(
