@@ -4,6 +4,7 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
+pub mod budget;
 pub mod caches;
 pub mod cpu;
 pub mod engines;

@@ -3,6 +3,8 @@
 //! depth are settled (with every fallback announced).
 
 use super::RunError;
+use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::test_runner::network_engine;
 use crate::engine::network;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, io_uring_available};
@@ -25,6 +27,8 @@ pub struct EffectiveShape {
     pub workers_per_target: u32,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
+    /// Register buffers with io_uring (asked for, and room under `RLIMIT_MEMLOCK`).
+    pub register_buffers: bool,
     /// What was changed and why.
     pub warnings: Vec<String>,
 }
@@ -61,6 +65,7 @@ pub fn effective_shape(job: &JobPlan, io_uring: &Result<(), String>) -> Effectiv
         engine,
         workers_per_target,
         queue_depth,
+        register_buffers: workload.register_buffers,
         warnings,
     }
 }
@@ -241,7 +246,7 @@ pub fn prepare(
     plan.tests = kept_tests;
     claim_written_devices(&plan, &targets)?;
     let io_uring = io_uring_available().map_err(|error| error.to_string());
-    let shapes = plan
+    let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
         .iter()
         .map(|test| {
@@ -251,6 +256,10 @@ pub fn prepare(
                 .collect()
         })
         .collect();
+    let host = HostLimits::read();
+    for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
+        warnings.extend(check_budget(test, shapes, &targets, &host)?);
+    }
     Ok(PreparedRun {
         plan,
         shapes,
@@ -258,6 +267,56 @@ pub fn prepare(
         warnings,
         options,
     })
+}
+
+/// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
+/// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
+fn check_budget(
+    test: &TestPlan,
+    shapes: &mut [EffectiveShape],
+    targets: &[PendingTarget],
+    host: &HostLimits,
+) -> Result<Vec<String>, RunError> {
+    let mut demands: Vec<(usize, JobDemand)> = Vec::new();
+    for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
+        let engine_of = |target: &PendingTarget| match (target, shape.engine) {
+            (_, EngineKind::Null) => EngineKind::Null,
+            (PendingTarget::Network(network, _), _) => network_engine(network),
+            _ => shape.engine,
+        };
+        for &target in &job.targets {
+            let engine = engine_of(&targets[target]);
+            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
+            let threads = u64::from(shape.workers_per_target);
+            match demands
+                .iter_mut()
+                .find(|(known, demand)| *known == index && demand.engine == engine)
+            {
+                Some((_, demand)) => demand.threads += threads,
+                None => demands.push((
+                    index,
+                    JobDemand {
+                        name: job.name.clone(),
+                        engine,
+                        threads,
+                        queue_depth: shape.queue_depth,
+                        largest_block_bytes: job.workload.access.max_size_bytes(),
+                        register_buffers: shape.register_buffers,
+                        engine_mapped_depth: engine == EngineKind::Sync
+                            && job.workload.queue_depth > 1,
+                    },
+                )),
+            }
+        }
+    }
+    let jobs: Vec<JobDemand> = demands.iter().map(|(_, demand)| demand.clone()).collect();
+    let unregistered = check_test(&test.name, &jobs, host).map_err(RunError::Input)?;
+    let mut warnings = Vec::new();
+    for (position, message) in unregistered {
+        shapes[demands[position].0].register_buffers = false;
+        warnings.push(message);
+    }
+    Ok(warnings)
 }
 
 /// Claims every block device some test writes, exclusively, for as long as the run lasts: once

@@ -241,7 +241,7 @@ fn open_job(
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
     let options = EngineOptions {
-        register: workload.register_buffers,
+        register: shape.register_buffers,
         write_through: workload.sync_writes,
         connections: workload.connections.max(1),
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)

@@ -176,7 +176,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub align: Option<u64>,
-    /// I/Os in flight per worker (default 1).
+    /// I/Os in flight per worker (default 1; io_uring keeps at most 32768, nbd and iscsi 65536;
+    /// the plan's buffers must fit in half the available memory).
     #[arg(long, value_name = "N", value_parser = parse::queue_depth, help_heading = "Workload")]
     #[serde(
         default,
