@@ -56,7 +56,9 @@ impl RunError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             RunError::Input(_) => true,
-            RunError::Target(error) => !matches!(error, TargetError::Io { .. }),
+            RunError::Target(error) => {
+                !matches!(error, TargetError::Io { .. } | TargetError::Changed { .. })
+            }
             RunError::Engine { .. } => false,
         }
     }
