@@ -203,10 +203,7 @@ fn the_same_seed_repeats_its_offsets() {
 fn loop_device_bytes_agree_with_the_kernel_counters() {
     let dir = disk_tempdir();
     let backing = dir.path().join("backing.img");
-    fs::File::create(&backing)
-        .unwrap()
-        .set_len(128 << 20)
-        .unwrap();
+    sparse_image(&backing, 128 << 20);
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };

@@ -32,10 +32,7 @@ fn a_file_iopath_did_not_create_needs_allow_destructive() {
 fn block_devices_are_protected() {
     let dir = disk_tempdir();
     let backing = dir.path().join("disk.img");
-    fs::File::create(&backing)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    sparse_image(&backing, 64 << 20);
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };
@@ -120,30 +117,26 @@ fn run_and_swap_for_device(
     use std::time::{Duration, Instant};
     let json_path = dir.join("out.json");
     let _ = fs::remove_file(&json_path);
-    let mut command = iopath();
-    command.current_dir(dir).args(["run", "f.bin"]);
+    let mut args = vec!["run", "f.bin"];
     if create {
-        command.args(["--size", "16m"]);
+        args.extend(["--size", "16m"]);
     }
-    let child = command
-        .args([
-            "--rw",
-            "randwrite",
-            "--bs",
-            "4k",
-            "--duration",
-            "2",
-            "--ramp",
-            "0",
-            "--sweep",
-            "qd=1,2,4",
-            "--json",
-        ])
-        .arg(&json_path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    args.extend([
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--duration",
+        "2",
+        "--ramp",
+        "0",
+        "--sweep",
+        "qd=1,2,4",
+        "--json",
+    ]);
+    let mut args: Vec<&std::ffi::OsStr> = args.into_iter().map(std::ffi::OsStr::new).collect();
+    args.push(json_path.as_os_str());
+    let child = spawn_in(dir, &args);
     let started = Instant::now();
     while !has_worker_threads(child.id()) {
         assert!(
@@ -180,10 +173,7 @@ fn a_target_swapped_for_a_device_between_tests_is_not_followed() {
     }
     let dir = disk_tempdir();
     let backing = dir.path().join("disk.img");
-    fs::File::create(&backing)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    sparse_image(&backing, 64 << 20);
     let device = LoopDevice::attach(&backing).expect("a loop device");
     let made = Command::new("mkfs.ext4")
         .args(["-q", "-F"])
