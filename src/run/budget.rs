@@ -279,7 +279,7 @@ pub fn check_queue_depth(job: &str, engine: EngineKind, queue_depth: u32) -> Res
     match queue_depth_limit(engine) {
         Some(limit) if engine != EngineKind::Sync && queue_depth > limit => Err(format!(
             "'{job}': --qd {queue_depth} is more than the {} engine keeps in flight ({limit}{}); \
-             lower --qd, or add --workers to go further",
+             lower --qd, or add --workers to go further (iodepth, numjobs in a job file)",
             engine.name(),
             if engine == EngineKind::IoUring {
                 ", the kernel's limit on ring entries"

@@ -118,30 +118,34 @@ impl TargetHandle {
     pub fn open(path: &Path) -> Result<Self, TargetError> {
         let metadata = std::fs::metadata(path).map_err(|error| info::stat_error(path, error))?;
         info::check_kind(path, &metadata)?;
+        // Non-blocking, so that a pipe put in the path meanwhile cannot hang the open; the
+        // type is checked on the descriptor before anything is read.
         let file = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(path)
             .map_err(|error| open_error(path, error))?;
-        Self::from_open(path, file)
+        let metadata = described(path, &file)?;
+        clear_nonblocking(&file).map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            operation: "fcntl",
+            source,
+        })?;
+        Self::inspected(path, file, &metadata)
     }
 
     /// Takes the file iopath has just created at `path` and still holds open as `file`.
     pub fn from_created(path: &Path, file: File) -> Result<Self, TargetError> {
-        Self::from_open(path, file)
+        let metadata = described(path, &file)?;
+        Self::inspected(path, file, &metadata)
     }
 
-    fn from_open(path: &Path, file: File) -> Result<Self, TargetError> {
-        let metadata = file.metadata().map_err(|source| TargetError::Io {
-            path: path.to_path_buf(),
-            operation: "stat",
-            source,
-        })?;
-        info::check_kind(path, &metadata)?;
-        let info = info::inspect_open(path, &file, &metadata)?;
+    /// The handle of `file` (`metadata` from its `fstat`), inspected through it.
+    fn inspected(path: &Path, file: File, metadata: &Metadata) -> Result<Self, TargetError> {
+        let info = info::inspect_open(path, &file, metadata)?;
         Ok(TargetHandle {
             path: path.to_path_buf(),
-            identity: FileIdentity::of(&metadata),
+            identity: FileIdentity::of(metadata),
             file,
             info,
             claim: OnceLock::new(),
@@ -262,6 +266,31 @@ impl TargetHandle {
         }
         Ok(OpenedTarget { file, direct })
     }
+}
+
+/// `fstat` of the open `file`, which must be a regular file or a block device.
+fn described(path: &Path, file: &File) -> Result<Metadata, TargetError> {
+    let metadata = file.metadata().map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        operation: "stat",
+        source,
+    })?;
+    info::check_kind(path, &metadata)?;
+    Ok(metadata)
+}
+
+/// Clears `O_NONBLOCK` on the open `file`.
+fn clear_nonblocking(file: &File) -> io::Result<()> {
+    // SAFETY: F_GETFL and F_SETFL take and return plain integers on a descriptor that stays
+    // open for the duration of both calls.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Opens without creating, read-only or read-write, with extra `flags`.
