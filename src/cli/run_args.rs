@@ -260,7 +260,11 @@ impl RunArgs {
             plan: Plan { targets, tests },
             options: self.run_options(command_line),
             is_default_suite,
-            messages: Vec::new(),
+            messages: options
+                .notes()
+                .into_iter()
+                .map(|note| format!("note: {note}"))
+                .collect(),
         })
     }
 

@@ -4,11 +4,13 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
+pub mod budget;
 pub mod caches;
 pub mod cpu;
 pub mod engines;
 pub mod host;
 pub mod interrupt;
+pub mod pacer;
 pub mod prepare;
 pub mod progress;
 pub mod test_runner;
@@ -21,12 +23,12 @@ use crate::clock::Clock;
 use crate::engine::{EngineError, StopSignal};
 use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
 use crate::target::test_file::{TestFileGuard, create_test_file};
-use crate::target::{TargetError, inspect};
+use crate::target::{TargetError, TargetHandle, TargetInfo};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
 use std::path::{Path, PathBuf};
-use test_runner::{PreparedTarget, TestContext, run_test};
+use test_runner::{PreparedTarget, TargetAccess, TestContext, run_test};
 use worker::TracedIo;
 
 /// Errors of a run. [`RunError::is_bad_input`] tells which are the user's input (exit 2).
@@ -53,7 +55,9 @@ impl RunError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             RunError::Input(_) => true,
-            RunError::Target(error) => !matches!(error, TargetError::Io { .. }),
+            RunError::Target(error) => {
+                !matches!(error, TargetError::Io { .. } | TargetError::Changed { .. })
+            }
             RunError::Engine { .. } => false,
         }
     }
@@ -75,6 +79,11 @@ pub trait RunObserver {
     fn test_finished(&mut self, _result: &crate::report::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
+}
+
+/// What was found about a local target, and the access workers get to it.
+fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
+    (handle.info().clone(), TargetAccess::Local(handle))
 }
 
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
@@ -107,12 +116,11 @@ pub fn execute(
     let mut guards = Vec::new();
     let mut prepared_targets = Vec::new();
     for (index, target) in pending.into_iter().enumerate() {
-        let (path, info, network, probed) = match target {
-            PendingTarget::Existing(path, info) => (path, info, None, None),
+        let (path, access, probed) = match target {
+            PendingTarget::Existing(handle) => (handle.path().to_path_buf(), local(handle), None),
             PendingTarget::Network(target, info, volume) => (
                 PathBuf::from(target.to_string()),
-                info,
-                Some(target),
+                (info, TargetAccess::Network(target)),
                 Some(volume),
             ),
             PendingTarget::Create {
@@ -122,21 +130,23 @@ pub fn execute(
             } => {
                 observer.creating_file(&path, size);
                 let mut guard = TestFileGuard::new(path.clone());
-                create_test_file(&path, size, 0x7e57_f11e)?;
+                let file = create_test_file(&path, size, 0x7e57_f11e)?;
                 if temporary {
                     guards.push(guard);
                 } else {
                     guard.keep();
                 }
-                let info = inspect(&path)?;
-                (path, info, None, None)
+                // Carry on with the file just created, whatever the path leads to by now.
+                let handle = TargetHandle::from_created(&path, file)?;
+                (path, local(handle), None)
             }
         };
+        let (info, access) = access;
         prepared_targets.push(PreparedTarget {
             index,
             path,
             info,
-            network,
+            access,
             probed,
         });
     }

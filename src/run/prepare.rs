@@ -4,14 +4,16 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::RunError;
+use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::test_runner::network_engine;
 use crate::engine::network::{self, NetworkVolumeInfo};
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, io_uring_available};
 use crate::target::network::NetworkTarget;
-use crate::target::safety::{WritePolicy, check_write_allowed};
+use crate::target::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::target::signature::detect_signature;
 use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
+use crate::target::{TargetError, TargetHandle, TargetInfo, TargetKind, TargetSpec};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ pub struct EffectiveShape {
     pub workers_per_target: u32,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
+    /// Register buffers with io_uring (asked for, and room under `RLIMIT_MEMLOCK`).
+    pub register_buffers: bool,
     /// What was changed and why.
     pub warnings: Vec<String>,
 }
@@ -63,6 +67,7 @@ pub fn effective_shape(job: &JobPlan, io_uring: &Result<(), String>) -> Effectiv
         engine,
         workers_per_target,
         queue_depth,
+        register_buffers: workload.register_buffers,
         warnings,
     }
 }
@@ -109,8 +114,8 @@ pub struct PreparedRun {
 /// A target as it will be when the run starts.
 #[derive(Debug)]
 pub(super) enum PendingTarget {
-    /// Exists and was inspected.
-    Existing(PathBuf, TargetInfo),
+    /// Exists, is open, and was inspected through that descriptor.
+    Existing(TargetHandle),
     /// A network volume, probed (what the probe found, its head left empty).
     Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
     /// Will be created (and removed afterwards when temporary).
@@ -157,8 +162,8 @@ fn temp_file_path(directory: &Path) -> PathBuf {
 
 fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
     Ok(match spec {
-        TargetSpec::Path { path, create_size } => match inspect(path) {
-            Ok(info) => PendingTarget::Existing(path.clone(), info),
+        TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
+            Ok(handle) => PendingTarget::Existing(handle),
             Err(TargetError::Missing { .. }) if create_size.is_some() => {
                 let parent = path
                     .parent()
@@ -251,8 +256,9 @@ pub fn prepare(
         ));
     }
     plan.tests = kept_tests;
+    claim_written_devices(&plan, &targets)?;
     let io_uring = io_uring_available().map_err(|error| error.to_string());
-    let shapes = plan
+    let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
         .iter()
         .map(|test| {
@@ -262,6 +268,10 @@ pub fn prepare(
                 .collect()
         })
         .collect();
+    let host = HostLimits::read();
+    for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
+        warnings.extend(check_budget(test, shapes, &targets, &host)?);
+    }
     Ok(PreparedRun {
         plan,
         shapes,
@@ -269,6 +279,74 @@ pub fn prepare(
         warnings,
         options,
     })
+}
+
+/// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
+/// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
+fn check_budget(
+    test: &TestPlan,
+    shapes: &mut [EffectiveShape],
+    targets: &[PendingTarget],
+    host: &HostLimits,
+) -> Result<Vec<String>, RunError> {
+    let mut demands: Vec<(usize, JobDemand)> = Vec::new();
+    for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
+        let engine_of = |target: &PendingTarget| match (target, shape.engine) {
+            (_, EngineKind::Null) => EngineKind::Null,
+            (PendingTarget::Network(network, _, _), _) => network_engine(network),
+            _ => shape.engine,
+        };
+        for &target in &job.targets {
+            let engine = engine_of(&targets[target]);
+            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
+            let threads = u64::from(shape.workers_per_target);
+            match demands
+                .iter_mut()
+                .find(|(known, demand)| *known == index && demand.engine == engine)
+            {
+                Some((_, demand)) => demand.threads += threads,
+                None => demands.push((
+                    index,
+                    JobDemand {
+                        name: job.name.clone(),
+                        engine,
+                        threads,
+                        queue_depth: shape.queue_depth,
+                        largest_block_bytes: job.workload.access.max_size_bytes(),
+                        register_buffers: shape.register_buffers,
+                        engine_mapped_depth: engine == EngineKind::Sync
+                            && job.workload.queue_depth > 1,
+                    },
+                )),
+            }
+        }
+    }
+    let jobs: Vec<JobDemand> = demands.iter().map(|(_, demand)| demand.clone()).collect();
+    let unregistered = check_test(&test.name, &jobs, host).map_err(RunError::Input)?;
+    let mut warnings = Vec::new();
+    for (position, message) in unregistered {
+        shapes[demands[position].0].register_buffers = false;
+        warnings.push(message);
+    }
+    Ok(warnings)
+}
+
+/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// checked, nothing can mount or claim it before or while iopath writes it.
+fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
+    for job in plan.tests.iter().flat_map(|test| &test.jobs) {
+        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+            continue;
+        }
+        for &index in &job.targets {
+            if let PendingTarget::Existing(handle) = &targets[index]
+                && handle.info().kind == TargetKind::BlockDevice
+            {
+                handle.claim_exclusive()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Connects once to a network volume to learn what it is, and reads its first blocks for a
@@ -352,21 +430,23 @@ fn check_job_against_target(
                 )));
             }
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
             (
-                &url_path,
+                url_path.as_path(),
                 info.size_bytes,
                 info.logical_block_size_bytes,
                 info.logical_block_size_bytes,
                 true,
             )
         }
-        PendingTarget::Existing(path, info) => {
+        PendingTarget::Existing(handle) => {
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_write_allowed(handle, policy)?;
             }
+            let path = handle.path();
+            let info = handle.info();
             let alignment = info
                 .direct_io_alignment_bytes
                 .unwrap_or(info.logical_block_size_bytes);
@@ -378,7 +458,7 @@ fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } => (path, *size, 512, 512, false),
+        PendingTarget::Create { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     let name = path.display();
     let offset = workload.region_offset_bytes;

@@ -3,6 +3,7 @@
 
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
+use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
@@ -18,9 +19,10 @@ use crate::report::result::{
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
+use crate::target::TargetHandle;
 use crate::target::TargetInfo;
 use crate::target::network::NetworkTarget;
-use crate::target::open::{OpenRequest, open_target};
+use crate::target::open::OpenRequest;
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
@@ -30,19 +32,39 @@ use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
 /// A target ready for a test.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PreparedTarget {
     /// Index in the run's target list.
     pub index: usize,
-    /// Path to open.
+    /// Path (or URL) for messages.
     pub path: PathBuf,
     /// What was found about it.
     pub info: TargetInfo,
-    /// The network volume, for targets reached by a protocol engine.
-    pub network: Option<NetworkTarget>,
-    /// What the probe found about the network volume (its head left empty): every engine's
+    /// How workers reach it.
+    pub access: TargetAccess,
+    /// What the probe found about a network volume (its head left empty): every engine's
     /// connections must find the same.
     pub probed: Option<NetworkVolumeInfo>,
+}
+
+/// How workers reach a target.
+#[derive(Debug)]
+pub enum TargetAccess {
+    /// A local file or block device, open since it was checked: every worker's descriptor is a
+    /// re-open of it, never a new lookup of the path.
+    Local(TargetHandle),
+    /// A network volume, reached by its protocol's engine.
+    Network(NetworkTarget),
+}
+
+impl PreparedTarget {
+    /// The network volume, for targets reached by a protocol engine.
+    pub fn network(&self) -> Option<&NetworkTarget> {
+        match &self.access {
+            TargetAccess::Network(network) => Some(network),
+            TargetAccess::Local(_) => None,
+        }
+    }
 }
 
 /// The engine of a network target's protocol.
@@ -122,6 +144,12 @@ pub fn run_test(
         )?);
     }
 
+    // One pacer per job: its rate caps hold over all its workers together.
+    let pacers: Vec<Option<JobPacer>> = test
+        .jobs
+        .iter()
+        .map(|job| JobPacer::new(job.workload.rate_bytes_per_second, job.workload.rate_iops))
+        .collect();
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
@@ -158,6 +186,7 @@ pub fn run_test(
                 &finished,
                 &finish,
             );
+            let pacer = pacers[worker.job].as_ref();
             std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
@@ -169,6 +198,7 @@ pub fn run_test(
                         error_stop,
                         progress,
                         finish,
+                        pacer,
                     };
                     let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
@@ -222,7 +252,7 @@ fn open_job(
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
     let job_options = EngineOptions {
-        register: workload.register_buffers,
+        register: shape.register_buffers,
         write_through: workload.sync_writes,
         connections: workload.connections.max(1),
         net_timeout: context.net_timeout,
@@ -244,8 +274,8 @@ fn open_job(
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
-            let (endpoint, kind) = match &target.network {
-                Some(network) => {
+            let (endpoint, kind) = match &target.access {
+                TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
                     } else {
@@ -253,15 +283,12 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
-                None => {
-                    let opened = open_target(
-                        &target.path,
-                        OpenRequest {
-                            write: workload.writes(),
-                            direct: !workload.buffered,
-                            dsync: workload.sync_writes,
-                        },
-                    )?;
+                TargetAccess::Local(handle) => {
+                    let opened = handle.reopen(OpenRequest {
+                        write: workload.writes(),
+                        direct: !workload.buffered,
+                        dsync: workload.sync_writes,
+                    })?;
                     if !workload.buffered && !opened.direct && direct {
                         warnings.push(format!(
                             "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
@@ -325,12 +352,6 @@ fn open_job(
                     ),
                     queue_depth: shape.queue_depth,
                     length,
-                    rate_bytes_per_second: workload
-                        .rate_bytes_per_second
-                        .map(|rate| (rate / job_threads as u64).max(1)),
-                    rate_iops: workload
-                        .rate_iops
-                        .map(|rate| rate as f64 / job_threads as f64),
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
                     interval_ns: context.interval_ns,
@@ -351,7 +372,7 @@ fn open_job(
     if job
         .targets
         .iter()
-        .all(|&index| targets[index].network.is_some())
+        .all(|&index| targets[index].network().is_some())
     {
         direct = true;
     }

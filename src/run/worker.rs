@@ -7,13 +7,17 @@
 //! completion array and the recorders are sized before the clock starts.
 
 use super::cpu::thread_cpu_ns;
+use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
 use crate::clock::{Clock, Ticks};
 use crate::engine::{Completion, Direction, Engine, IoRequest};
 use crate::report::result::{IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
-use crate::workload::planner::IoPlanner;
+use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Longest single wait for the pacer, ns: the stop flags are looked at in between.
+const PACING_SLICE_NS: u64 = 100_000_000;
 
 /// Errors kept with their offsets per worker; later ones are only counted.
 pub const KEPT_ERRORS_PER_WORKER: usize = 16;
@@ -48,10 +52,6 @@ pub struct WorkerPlan {
     pub queue_depth: u32,
     /// Time or bytes.
     pub length: WorkerLength,
-    /// This worker's throughput cap, bytes/s.
-    pub rate_bytes_per_second: Option<u64>,
-    /// This worker's IOPS cap.
-    pub rate_iops: Option<f64>,
     /// fdatasync at the end, inside the measured time.
     pub fsync_at_end: bool,
     /// Keep going after an I/O error.
@@ -97,6 +97,8 @@ pub struct WorkerLinks<'a> {
     /// Set by the coordinator when the test has reached steady state: end the window now, as
     /// if its time were up.
     pub finish: &'a AtomicBool,
+    /// The rate caps of the worker's job, shared by all its workers (`None`: uncapped).
+    pub pacer: Option<&'a JobPacer>,
 }
 
 /// One issued I/O, when tracing.
@@ -185,6 +187,8 @@ pub fn run_worker<E: Engine>(
     let mut writes_since_sync = 0u32;
     let mut sync_pending = false;
     let mut not_before: Ticks = 0;
+    // The next I/O, drawn and given its place by the pacer, waiting for its time.
+    let mut paced: Option<(PlannedIo, u64)> = None;
     let mut stop_reason = StopReason::Completed;
     let mut stopping = false;
     let mut time_ended = false;
@@ -260,13 +264,19 @@ pub fn run_worker<E: Engine>(
                     pacing_wait_ns = clock.nanos_between(batch_time, not_before);
                     break;
                 }
-                if let Some(due_ns) = pacing_due_ns(&plan, issued_bytes, issued_ios)
-                    && due_ns > since_start
-                {
+                let (io, due_ns) = match (paced.take(), links.pacer) {
+                    (Some(waiting), _) => waiting,
+                    (None, Some(pacer)) => {
+                        let io = plan.planner.next_io();
+                        (io, pacer.claim(u64::from(io.length)))
+                    }
+                    (None, None) => (plan.planner.next_io(), 0),
+                };
+                if due_ns > since_start {
                     pacing_wait_ns = due_ns - since_start;
+                    paced = Some((io, due_ns));
                     break;
                 }
-                let io = plan.planner.next_io();
                 let slot = free_slots.pop().expect("a free slot below the queue depth");
                 if plan.stamp_writes && io.direction == Direction::Write {
                     stamp_block(engine.buffer_mut(slot as usize), io.offset);
@@ -348,7 +358,8 @@ pub fn run_worker<E: Engine>(
             if pacing_wait_ns > 0 {
                 let until_end = measure_end
                     .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-                wait_for(clock, pacing_wait_ns.min(until_end));
+                // In slices, so that Ctrl-C and the end of a steady test are seen.
+                wait_for(clock, pacing_wait_ns.min(until_end).min(PACING_SLICE_NS));
             }
             now = clock.now();
             continue;
@@ -472,21 +483,6 @@ fn run_stop_reason(links: &WorkerLinks<'_>) -> StopReason {
         StopReason::Error
     } else {
         StopReason::Interrupted
-    }
-}
-
-/// When the next I/O may be issued under the worker's rate caps, ns after the start.
-#[inline]
-fn pacing_due_ns(plan: &WorkerPlan, issued_bytes: u64, issued_ios: u64) -> Option<u64> {
-    let by_bytes = plan
-        .rate_bytes_per_second
-        .map(|rate| (issued_bytes as u128 * 1_000_000_000 / rate.max(1) as u128) as u64);
-    let by_ios = plan
-        .rate_iops
-        .map(|rate| (issued_ios as f64 * 1e9 / rate.max(1e-9)) as u64);
-    match (by_bytes, by_ios) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
     }
 }
 

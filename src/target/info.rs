@@ -1,12 +1,14 @@
-//! What a target is: kind, size, block sizes, rotational, filesystem.
+//! What a target is: kind, size, block sizes, rotational, filesystem — found through the
+//! target's open descriptor (see [`super::open::TargetHandle`]).
 
+use super::open::TargetHandle;
 use super::sysfs::{self, DeviceNumber};
-use super::test_file::is_created_by_iopath;
+use super::test_file::is_marked_as_created;
 use super::{TargetError, mounts, signature, sys};
 use serde::{Deserialize, Serialize};
-use std::fs::{Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 /// Kind of target.
@@ -74,17 +76,32 @@ pub struct TargetInfo {
 /// std::fs::remove_dir_all(&directory).unwrap();
 /// ```
 pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
-    let metadata = std::fs::metadata(path).map_err(|error| stat_error(path, error))?;
+    TargetHandle::open(path).map(|handle| handle.info().clone())
+}
+
+/// Accepts a regular file or a block device; anything else is [`TargetError::Unusable`].
+pub(super) fn check_kind(path: &Path, metadata: &Metadata) -> Result<(), TargetError> {
     let file_type = metadata.file_type();
-    if file_type.is_file() {
-        Ok(inspect_file(path, &metadata))
-    } else if file_type.is_block_device() {
-        inspect_block_device(path, &metadata)
+    if file_type.is_file() || file_type.is_block_device() {
+        Ok(())
     } else {
         Err(TargetError::Unusable {
             path: path.to_path_buf(),
-            reason: unusable_kind(&metadata).to_string(),
+            reason: unusable_kind(metadata).to_string(),
         })
+    }
+}
+
+/// Inspects the target open as `file` (`metadata` from its `fstat`), which `path` named.
+pub(super) fn inspect_open(
+    path: &Path,
+    file: &File,
+    metadata: &Metadata,
+) -> Result<TargetInfo, TargetError> {
+    if metadata.file_type().is_block_device() {
+        inspect_block_device(path, file, metadata)
+    } else {
+        Ok(inspect_file(path, file, metadata))
     }
 }
 
@@ -105,7 +122,7 @@ fn unusable_kind(metadata: &Metadata) -> &'static str {
 }
 
 /// Maps an error from stat/open while inspecting to a [`TargetError`] naming `path`.
-fn stat_error(path: &Path, error: io::Error) -> TargetError {
+pub(super) fn stat_error(path: &Path, error: io::Error) -> TargetError {
     match error.kind() {
         io::ErrorKind::NotFound => TargetError::Missing {
             path: path.to_path_buf(),
@@ -123,14 +140,14 @@ fn stat_error(path: &Path, error: io::Error) -> TargetError {
 }
 
 /// Describes a regular file: the file's own size, the filesystem and device underneath.
-fn inspect_file(path: &Path, metadata: &Metadata) -> TargetInfo {
+fn inspect_file(path: &Path, file: &File, metadata: &Metadata) -> TargetInfo {
     let filesystem_device = DeviceNumber::from_dev_t(metadata.dev());
     let device = block_device_of_filesystem(filesystem_device);
     let facts = device
         .as_deref()
         .map(sysfs::queue_facts)
         .unwrap_or_default();
-    let direct_io_alignment = sys::direct_io_alignment(path);
+    let direct_io_alignment = sys::direct_io_alignment(file);
     // Without a block device (tmpfs, NFS, FUSE) there are no queue limits: the smallest
     // sector and the filesystem's preferred I/O size stand in.
     let logical_block_size = facts
@@ -152,22 +169,21 @@ fn inspect_file(path: &Path, metadata: &Metadata) -> TargetInfo {
         logical_block_size_bytes: logical_block_size,
         physical_block_size_bytes: physical_block_size,
         rotational: facts.rotational,
-        filesystem: filesystem_name(path, filesystem_device),
+        filesystem: filesystem_name(file, filesystem_device),
         device,
         direct_io_alignment_bytes: direct_io_alignment,
-        created_by_iopath: is_created_by_iopath(path),
+        created_by_iopath: is_marked_as_created(file),
         read_only: false,
     }
 }
 
 /// Describes a block device: size and block sizes from ioctls, rotational from sysfs, and the
 /// signature found at its start.
-fn inspect_block_device(path: &Path, metadata: &Metadata) -> Result<TargetInfo, TargetError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|error| stat_error(path, error))?;
+fn inspect_block_device(
+    path: &Path,
+    file: &File,
+    metadata: &Metadata,
+) -> Result<TargetInfo, TargetError> {
     let ioctl_error = |operation: &'static str| {
         move |source: io::Error| TargetError::Io {
             path: path.to_path_buf(),
@@ -175,10 +191,10 @@ fn inspect_block_device(path: &Path, metadata: &Metadata) -> Result<TargetInfo, 
             source,
         }
     };
-    let size_bytes = sys::block_device_size(&file).map_err(ioctl_error("BLKGETSIZE64"))?;
-    let logical_block_size = sys::logical_block_size(&file).map_err(ioctl_error("BLKSSZGET"))?;
-    let physical_block_size = sys::physical_block_size(&file).map_err(ioctl_error("BLKPBSZGET"))?;
-    let signature = signature::read_signature(&file).map_err(|source| TargetError::Io {
+    let size_bytes = sys::block_device_size(file).map_err(ioctl_error("BLKGETSIZE64"))?;
+    let logical_block_size = sys::logical_block_size(file).map_err(ioctl_error("BLKSSZGET"))?;
+    let physical_block_size = sys::physical_block_size(file).map_err(ioctl_error("BLKPBSZGET"))?;
+    let signature = signature::read_signature(file).map_err(|source| TargetError::Io {
         path: path.to_path_buf(),
         operation: "read the start of the device",
         source,
@@ -192,7 +208,7 @@ fn inspect_block_device(path: &Path, metadata: &Metadata) -> Result<TargetInfo, 
         .and_then(|name| sysfs::queue_facts(name).rotational);
     // Block devices accept O_DIRECT at logical-block alignment even on kernels whose statx does
     // not report it (STATX_DIOALIGN for block devices arrived in Linux 6.11).
-    let direct_io_alignment = sys::direct_io_alignment(path).or(Some(logical_block_size));
+    let direct_io_alignment = sys::direct_io_alignment(file).or(Some(logical_block_size));
     Ok(TargetInfo {
         path: path.to_string_lossy().into_owned(),
         kind: TargetKind::BlockDevice,
@@ -265,10 +281,11 @@ const FILESYSTEM_MAGICS: &[(u32, &str)] = &[
     (0x0000_F15F, "ecryptfs"),
 ];
 
-/// The name of the filesystem holding `path`: from the statfs magic number, refined by the
-/// mount table where one magic covers several types (ext2/3/4, fuse.*); `0x…` when unknown.
-fn filesystem_name(path: &Path, device: DeviceNumber) -> Option<String> {
-    let magic = sys::filesystem_magic(path).ok()?;
+/// The name of the filesystem holding the open `file`: from the statfs magic number, refined
+/// by the mount table where one magic covers several types (ext2/3/4, fuse.*); `0x…` when
+/// unknown.
+fn filesystem_name(file: &File, device: DeviceNumber) -> Option<String> {
+    let magic = sys::filesystem_magic(file).ok()?;
     let Some(&(_, name)) = FILESYSTEM_MAGICS.iter().find(|(known, _)| *known == magic) else {
         return Some(format!("0x{magic:x}"));
     };

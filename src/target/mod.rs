@@ -1,6 +1,7 @@
 //! Where bytes go: files and block devices. Inspection (size, block sizes, rotational,
 //! filesystem), safety checks before any write, test-file creation, and opening with the right
-//! flags.
+//! flags. A local target is opened once; inspection, checks and every worker's descriptor go
+//! through that one descriptor ([`open::TargetHandle`]), never through the path again.
 //!
 //! Everything here runs before the clock starts; nothing here prints.
 
@@ -17,6 +18,7 @@ pub mod test_file;
 mod test_support;
 
 pub use info::{TargetInfo, TargetKind, inspect};
+pub use open::TargetHandle;
 
 use std::path::PathBuf;
 
@@ -44,6 +46,15 @@ pub enum TargetError {
         /// The target path.
         path: PathBuf,
         /// Why, and which flag would allow it.
+        reason: String,
+    },
+    /// The path now leads to another file or device than the one checked: refused rather
+    /// than followed.
+    #[error("{path}: changed since it was checked ({reason}); refusing to use it")]
+    Changed {
+        /// The target path.
+        path: PathBuf,
+        /// What was checked and what was found.
         reason: String,
     },
     /// An operating-system error while inspecting, creating or filling the target.

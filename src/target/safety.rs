@@ -1,11 +1,10 @@
-//! Safety rules applied before any write.
+//! Safety rules applied before any write, on the target's open descriptor.
 
+use super::open::TargetHandle;
 use super::sysfs::{self, DeviceNumber};
 use super::{TargetError, TargetInfo, TargetKind, mounts, signature};
-use std::fs::OpenOptions;
-use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
 
 /// What the user allowed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -16,26 +15,41 @@ pub struct WritePolicy {
     pub force_overwrite_signature: bool,
 }
 
-/// Refuses a write to `info` that `policy` does not allow.
+/// Refuses a write to the local `target` that `policy` does not allow.
 ///
 /// - A regular file iopath created may always be written; any other file needs
 ///   `--allow-destructive`.
 /// - A block device needs `--allow-destructive`; it is refused whatever the flags while it or
-///   one of its partitions is mounted, used as swap, or held by a device stacked on it
-///   (device-mapper, LVM, md RAID); and it is refused unless `--force-overwrite-signature` is
-///   given too when it carries a filesystem, partition table or volume signature, or has
-///   partitions.
+///   one of its partitions is mounted, used as swap, held by a device stacked on it
+///   (device-mapper, LVM, md RAID) or claimed by anything else; and it is refused unless
+///   `--force-overwrite-signature` is given too when it carries a filesystem, partition table
+///   or volume signature, or has partitions.
 ///
-/// The device is examined afresh (mount table, sysfs, its first bytes), not only through
-/// `info`, so a check made just before the run sees the state the run will meet.
-pub fn check_write_allowed(info: &TargetInfo, policy: WritePolicy) -> Result<(), TargetError> {
-    let path = Path::new(&info.path);
-    if info.read_only {
-        return Err(refused(
-            path,
-            "the target is read-only (the server or device refuses writes)".to_string(),
-        ));
+/// Everything is decided about the file or device open in `target` (the device number from
+/// its `fstat`, the signature read through its descriptor), never about whatever the path
+/// leads to now. The device is examined afresh (mount table, sysfs, its first bytes), not only
+/// through what inspection found, so a check made just before the run sees the state the run
+/// will meet.
+pub fn check_write_allowed(target: &TargetHandle, policy: WritePolicy) -> Result<(), TargetError> {
+    let info = target.info();
+    match info.kind {
+        TargetKind::BlockDevice => {
+            check_not_read_only(info)?;
+            check_block_device(target, policy)
+        }
+        _ => check_volume_write_allowed(info, policy),
     }
+}
+
+/// Refuses a write that `policy` does not allow to a target known only by what was found
+/// about it: a network volume (or a regular file). A block device is refused here: its rules
+/// need the open device ([`check_write_allowed`]).
+pub fn check_volume_write_allowed(
+    info: &TargetInfo,
+    policy: WritePolicy,
+) -> Result<(), TargetError> {
+    let path = Path::new(&info.path);
+    check_not_read_only(info)?;
     match info.kind {
         TargetKind::File => {
             if info.created_by_iopath || policy.allow_destructive {
@@ -49,9 +63,23 @@ pub fn check_write_allowed(info: &TargetInfo, policy: WritePolicy) -> Result<(),
                 ))
             }
         }
-        TargetKind::BlockDevice => check_block_device(path, info, policy),
+        TargetKind::BlockDevice => Err(refused(
+            path,
+            "a block device is checked through its open descriptor".to_string(),
+        )),
         TargetKind::Nbd | TargetKind::Iscsi => check_network_volume(path, info, policy),
     }
+}
+
+/// Refuses any write to a target that refuses writes.
+fn check_not_read_only(info: &TargetInfo) -> Result<(), TargetError> {
+    if info.read_only {
+        return Err(refused(
+            Path::new(&info.path),
+            "the target is read-only (the server or device refuses writes)".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// A network volume holds someone's data: writing needs `--allow-destructive`, and a signature
@@ -88,11 +116,9 @@ fn refused(path: &Path, reason: String) -> TargetError {
 }
 
 /// The rules for a block device, in order: the flag, use by the kernel, signatures.
-fn check_block_device(
-    path: &Path,
-    info: &TargetInfo,
-    policy: WritePolicy,
-) -> Result<(), TargetError> {
+fn check_block_device(target: &TargetHandle, policy: WritePolicy) -> Result<(), TargetError> {
+    let path = target.path();
+    let info = target.info();
     if !policy.allow_destructive {
         return Err(refused(
             path,
@@ -101,7 +127,7 @@ fn check_block_device(
                 .to_string(),
         ));
     }
-    let device = DeviceFamily::of(path)?;
+    let device = DeviceFamily::of(target)?;
     if let Some(use_by_kernel) = device.in_use()? {
         return Err(refused(
             path,
@@ -115,7 +141,7 @@ fn check_block_device(
         return Ok(());
     }
     // A fresh look at the first bytes, and what inspection saw, whichever finds something.
-    let signature = signature::read_signature_at(path)
+    let signature = signature::read_signature(target.file())
         .ok()
         .flatten()
         .map(str::to_string)
@@ -148,9 +174,9 @@ fn check_block_device(
 
 /// A block device with its partitions and everything stacked on them.
 #[derive(Debug)]
-struct DeviceFamily {
-    /// The path given.
-    path: PathBuf,
+struct DeviceFamily<'a> {
+    /// The open device.
+    target: &'a TargetHandle,
     /// Kernel name (`loop0`) when sysfs knows it.
     name: Option<String>,
     /// The device's own number.
@@ -161,29 +187,18 @@ struct DeviceFamily {
     holders: Vec<(String, DeviceNumber)>,
 }
 
-impl DeviceFamily {
-    /// Collects the family of the block device at `path`.
-    fn of(path: &Path) -> Result<Self, TargetError> {
-        let metadata = std::fs::metadata(path).map_err(|error| match error.kind() {
-            io::ErrorKind::NotFound => TargetError::Missing {
-                path: path.to_path_buf(),
-            },
-            _ => TargetError::Io {
-                path: path.to_path_buf(),
-                operation: "stat",
-                source: error,
-            },
-        })?;
-        if !metadata.file_type().is_block_device() {
+impl<'a> DeviceFamily<'a> {
+    /// Collects the family of the block device open in `target`.
+    fn of(target: &'a TargetHandle) -> Result<Self, TargetError> {
+        let Some(number) = target.identity().block_device else {
             return Err(TargetError::Unusable {
-                path: path.to_path_buf(),
-                reason: "is no longer a block device".to_string(),
+                path: target.path().to_path_buf(),
+                reason: "is not a block device".to_string(),
             });
-        }
-        let number = DeviceNumber::from_dev_t(metadata.rdev());
+        };
         let name = sysfs::device_name(number);
         let mut family = DeviceFamily {
-            path: path.to_path_buf(),
+            target,
             name: name.clone(),
             number,
             partitions: Vec::new(),
@@ -226,7 +241,7 @@ impl DeviceFamily {
         let own_name = || {
             self.name
                 .clone()
-                .unwrap_or_else(|| self.path.display().to_string())
+                .unwrap_or_else(|| self.target.path().display().to_string())
         };
         if number == self.number {
             return Some(format!("the device ({})", own_name()));
@@ -253,7 +268,7 @@ impl DeviceFamily {
     /// exclusive claim by someone else.
     fn in_use(&self) -> Result<Option<String>, TargetError> {
         let mounts = mounts::read_mounts().map_err(|source| TargetError::Io {
-            path: self.path.clone(),
+            path: self.target.path().to_path_buf(),
             operation: "read /proc/self/mountinfo",
             source,
         })?;
@@ -285,16 +300,10 @@ impl DeviceFamily {
         }
         // Last, ask the kernel: an exclusive open fails with EBUSY while anything has claimed
         // the device (a mount in another namespace, md, a running program using O_EXCL).
-        match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
-            .open(&self.path)
-        {
-            Err(error) if error.raw_os_error() == Some(libc::EBUSY) => Ok(Some(
-                "the device is busy (claimed by a mount, RAID, device-mapper or another program)"
-                    .to_string(),
-            )),
-            _ => Ok(None),
+        match self.target.check_not_claimed_by_others() {
+            Err(TargetError::WriteRefused { reason, .. }) => Ok(Some(reason)),
+            Err(other) => Err(other),
+            Ok(()) => Ok(None),
         }
     }
 }
@@ -302,9 +311,10 @@ impl DeviceFamily {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::inspect;
+    use crate::target::TargetHandle;
     use crate::target::test_file::create_test_file;
     use crate::target::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
+    use std::path::PathBuf;
 
     const NONE: WritePolicy = WritePolicy {
         allow_destructive: false,
@@ -320,8 +330,8 @@ mod tests {
     };
 
     /// The refusal message, panicking when the write was allowed or failed otherwise.
-    fn refusal(info: &TargetInfo, policy: WritePolicy) -> String {
-        match check_write_allowed(info, policy) {
+    fn refusal(target: &TargetHandle, policy: WritePolicy) -> String {
+        match check_write_allowed(target, policy) {
             Err(error @ TargetError::WriteRefused { .. }) => error.to_string(),
             other => panic!("expected a refusal, got {other:?}"),
         }
@@ -332,12 +342,12 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("theirs");
         std::fs::write(&path, vec![0u8; 4096]).unwrap();
-        let info = inspect(&path).unwrap();
-        let message = refusal(&info, NONE);
+        let target = TargetHandle::open(&path).unwrap();
+        let message = refusal(&target, NONE);
         assert!(message.contains("not created by iopath"), "{message}");
         assert!(message.contains("--allow-destructive"), "{message}");
         assert!(message.contains("theirs"), "{message}");
-        check_write_allowed(&info, DESTRUCTIVE).unwrap();
+        check_write_allowed(&target, DESTRUCTIVE).unwrap();
     }
 
     #[test]
@@ -346,12 +356,15 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("ours");
         create_test_file(&path, 1 << 20, 1).unwrap();
-        let mut info = inspect(&path).unwrap();
-        if !info.created_by_iopath {
+        let target = TargetHandle::open(&path).unwrap();
+        if target.info().created_by_iopath {
+            check_write_allowed(&target, NONE).unwrap();
+        } else {
             eprintln!("note: no user xattrs on this filesystem; using the field directly");
+            let mut info = target.info().clone();
             info.created_by_iopath = true;
+            check_volume_write_allowed(&info, NONE).unwrap();
         }
-        check_write_allowed(&info, NONE).unwrap();
     }
 
     #[test]
@@ -359,32 +372,32 @@ mod tests {
         let Some(loop_device) = LoopDevice::attach_zeroed(64) else {
             return;
         };
-        let info = inspect(loop_device.path()).unwrap();
-        let message = refusal(&info, NONE);
+        let target = TargetHandle::open(loop_device.path()).unwrap();
+        let message = refusal(&target, NONE);
         assert!(message.contains("--allow-destructive"), "{message}");
         assert!(
             message.contains(&*loop_device.path().to_string_lossy()),
             "{message}"
         );
-        check_write_allowed(&info, DESTRUCTIVE).unwrap();
-        check_write_allowed(&info, FORCE).unwrap();
+        check_write_allowed(&target, DESTRUCTIVE).unwrap();
+        check_write_allowed(&target, FORCE).unwrap();
 
         crate::support::skip_unless!(
             tool("mkfs.ext4").is_some(),
             "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
         );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
-        // The check looks afresh, even with information gathered before mkfs.
-        let message = refusal(&info, DESTRUCTIVE);
+        // The check looks afresh, even through a descriptor opened before mkfs.
+        let message = refusal(&target, DESTRUCTIVE);
         assert!(message.contains("ext4"), "{message}");
         assert!(message.contains("--force-overwrite-signature"), "{message}");
-        let info = inspect(loop_device.path()).unwrap();
-        refusal(&info, DESTRUCTIVE);
-        check_write_allowed(&info, FORCE).unwrap();
+        let target = TargetHandle::open(loop_device.path()).unwrap();
+        refusal(&target, DESTRUCTIVE);
+        check_write_allowed(&target, FORCE).unwrap();
 
         let mounted = Mounted::new(loop_device.path());
         for policy in [DESTRUCTIVE, FORCE] {
-            let message = refusal(&info, policy);
+            let message = refusal(&target, policy);
             assert!(message.contains("mounted on"), "{message}");
             assert!(
                 message.contains(&*mounted.path().to_string_lossy()),
@@ -392,7 +405,7 @@ mod tests {
             );
         }
         drop(mounted);
-        check_write_allowed(&info, FORCE).unwrap();
+        check_write_allowed(&target, FORCE).unwrap();
     }
 
     #[test]
@@ -419,16 +432,17 @@ mod tests {
             "mkfs.ext4",
             &["-q".as_ref(), "-F".as_ref(), partition.as_os_str()],
         );
-        let info = inspect(loop_device.path()).unwrap();
+        let target = TargetHandle::open(loop_device.path()).unwrap();
         assert_eq!(
-            info.filesystem.as_deref(),
+            target.info().filesystem.as_deref(),
             Some(crate::target::signature::MBR_OR_BOOT_SECTOR)
         );
-        let message = refusal(&info, DESTRUCTIVE);
+        let message = refusal(&target, DESTRUCTIVE);
         assert!(message.contains("mbr/boot-sector"), "{message}");
-        check_write_allowed(&info, FORCE).unwrap();
+        check_write_allowed(&target, FORCE).unwrap();
 
-        let partition_info = inspect(&partition).unwrap();
+        let partition_target = TargetHandle::open(&partition).unwrap();
+        let partition_info = partition_target.info();
         assert_eq!(partition_info.filesystem.as_deref(), Some("ext4"));
         assert_eq!(
             partition_info.device.as_deref(),
@@ -436,7 +450,7 @@ mod tests {
         );
 
         let mounted = Mounted::new(&partition);
-        let message = refusal(&info, FORCE);
+        let message = refusal(&target, FORCE);
         assert!(
             message.contains(&format!("partition {}p1", loop_device.name())),
             "{message}"
@@ -445,7 +459,7 @@ mod tests {
             message.contains(&*mounted.path().to_string_lossy()),
             "{message}"
         );
-        let message = refusal(&partition_info, FORCE);
+        let message = refusal(&partition_target, FORCE);
         assert!(message.contains("mounted on"), "{message}");
     }
 
@@ -477,9 +491,9 @@ mod tests {
             .unwrap();
         crate::support::skip_unless!(status.success(), "swapon is not permitted here");
         let _swap = SwapOn(loop_device.path().to_path_buf());
-        let info = inspect(loop_device.path()).unwrap();
-        assert_eq!(info.filesystem.as_deref(), Some("swap"));
-        let message = refusal(&info, FORCE);
+        let target = TargetHandle::open(loop_device.path()).unwrap();
+        assert_eq!(target.info().filesystem.as_deref(), Some("swap"));
+        let message = refusal(&target, FORCE);
         assert!(message.contains("swap"), "{message}");
         assert!(message.contains("does not override"), "{message}");
     }
@@ -489,13 +503,33 @@ mod tests {
         let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
             return;
         };
-        let info = inspect(loop_device.path()).unwrap();
-        let _claim = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(loop_device.path())
-            .unwrap();
-        let message = refusal(&info, FORCE);
+        let target = TargetHandle::open(loop_device.path()).unwrap();
+        let other = TargetHandle::open(loop_device.path()).unwrap();
+        other.claim_exclusive().unwrap();
+        let message = refusal(&target, FORCE);
         assert!(message.contains("busy"), "{message}");
+        // The holder of the claim may write; nobody else can claim it meanwhile.
+        check_write_allowed(&other, FORCE).unwrap();
+        other.claim_exclusive().unwrap();
+        drop(other);
+        check_write_allowed(&target, FORCE).unwrap();
+    }
+
+    #[test]
+    fn a_path_swapped_after_opening_does_not_change_what_is_checked() {
+        let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
+            return;
+        };
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("theirs");
+        std::fs::write(&path, vec![0u8; 4096]).unwrap();
+        let target = TargetHandle::open(&path).unwrap();
+        let swap = directory.path().join("swap");
+        std::os::unix::fs::symlink(loop_device.path(), &swap).unwrap();
+        std::fs::rename(&swap, &path).unwrap();
+        // Still the file's rules (a device would need the flag, and then be written).
+        assert!(refusal(&target, NONE).contains("not created by iopath"));
+        check_write_allowed(&target, DESTRUCTIVE).unwrap();
+        assert_eq!(target.info().kind, TargetKind::File);
     }
 }

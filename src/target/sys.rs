@@ -40,16 +40,16 @@ pub(super) fn c_path(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-/// The filesystem magic number (`f_type`) of the filesystem holding `path`.
-pub(super) fn filesystem_magic(path: &Path) -> io::Result<u32> {
-    let c_path = c_path(path)?;
+/// The filesystem magic number (`f_type`) of the filesystem holding the open `file`.
+pub(super) fn filesystem_magic(file: &File) -> io::Result<u32> {
     let mut buffer = MaybeUninit::<libc::statfs>::zeroed();
-    // SAFETY: `c_path` is a valid NUL-terminated string and `buffer` is a writable statfs.
-    let result = unsafe { libc::statfs(c_path.as_ptr(), buffer.as_mut_ptr()) };
+    // SAFETY: the descriptor is open for the duration of the call and `buffer` is a writable
+    // statfs.
+    let result = unsafe { libc::fstatfs(file.as_raw_fd(), buffer.as_mut_ptr()) };
     if result != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: statfs succeeded and filled the structure (it was zeroed before, too).
+    // SAFETY: fstatfs succeeded and filled the structure (it was zeroed before, too).
     let buffer = unsafe { buffer.assume_init() };
     // f_type is a signed word; the magic numbers are 32-bit values.
     Ok(buffer.f_type as u32)
@@ -85,18 +85,18 @@ pub(super) fn check_writable(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// The offset/length alignment O_DIRECT needs on `path`, from `statx(STATX_DIOALIGN)`. `None`
-/// when the kernel or filesystem does not report it (or reports 0: O_DIRECT unsupported).
-pub(super) fn direct_io_alignment(path: &Path) -> Option<u32> {
-    let c_path = c_path(path).ok()?;
+/// The offset/length alignment O_DIRECT needs on the open `file`, from
+/// `statx(STATX_DIOALIGN)` on the descriptor. `None` when the kernel or filesystem does not
+/// report it (or reports 0: O_DIRECT unsupported).
+pub(super) fn direct_io_alignment(file: &File) -> Option<u32> {
     let mut buffer = MaybeUninit::<libc::statx>::zeroed();
-    // SAFETY: `c_path` is a valid NUL-terminated string, AT_FDCWD makes it relative to the
-    // working directory, and `buffer` is a writable statx structure.
+    // SAFETY: the empty path is a valid NUL-terminated string; with AT_EMPTY_PATH statx looks
+    // at the open descriptor itself, and `buffer` is a writable statx structure.
     let result = unsafe {
         libc::statx(
-            libc::AT_FDCWD,
-            c_path.as_ptr(),
-            libc::AT_STATX_SYNC_AS_STAT,
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_STATX_SYNC_AS_STAT,
             libc::STATX_DIOALIGN,
             buffer.as_mut_ptr(),
         )
@@ -170,18 +170,31 @@ pub(super) fn set_xattr(file: &File, name: &str, value: &[u8]) -> io::Result<()>
 /// `Ok(None)` when the attribute is absent.
 pub(super) fn get_xattr(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
     let c_path = c_path(path)?;
+    read_xattr(name, |name, value, size| {
+        // SAFETY: both strings are NUL-terminated; `value` is writable for `size` bytes.
+        unsafe { libc::getxattr(c_path.as_ptr(), name, value, size) }
+    })
+}
+
+/// Reads the extended attribute `name` of the open `file`, at most 64 bytes. `Ok(None)` when
+/// the attribute is absent.
+pub(super) fn get_xattr_of(file: &File, name: &str) -> io::Result<Option<Vec<u8>>> {
+    read_xattr(name, |name, value, size| {
+        // SAFETY: `name` is NUL-terminated; `value` is writable for `size` bytes; the fd is
+        // open for the duration of the call.
+        unsafe { libc::fgetxattr(file.as_raw_fd(), name, value, size) }
+    })
+}
+
+/// Runs one `getxattr`-like `call` with `name` and a 64-byte buffer; `Ok(None)` on ENODATA.
+fn read_xattr(
+    name: &str,
+    call: impl FnOnce(*const libc::c_char, *mut libc::c_void, usize) -> isize,
+) -> io::Result<Option<Vec<u8>>> {
     let name = CString::new(name)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in attribute name"))?;
     let mut value = [0u8; 64];
-    // SAFETY: both strings are NUL-terminated; `value` is writable for its full length.
-    let length = unsafe {
-        libc::getxattr(
-            c_path.as_ptr(),
-            name.as_ptr(),
-            value.as_mut_ptr().cast(),
-            value.len(),
-        )
-    };
+    let length = call(name.as_ptr(), value.as_mut_ptr().cast(), value.len());
     if length < 0 {
         let error = io::Error::last_os_error();
         if error.raw_os_error() == Some(libc::ENODATA) {

@@ -103,21 +103,22 @@ pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
 }
 
 /// Creates `path` (which must not exist) with `size_bytes` of incompressible data from `seed`,
-/// and marks it as created by iopath.
+/// marks it as created by iopath, and returns it still open (write-only), so that the caller
+/// can go on with the very file created whatever happens to the path meanwhile.
 ///
 /// The data is written in 1 MiB chunks, flushed with fsync, and dropped from the page cache, so
 /// a test does not start with the file cached. If anything fails midway (no space left, an I/O
 /// error), the partial file is removed and the error names `path`. While being filled the file
 /// is in the removal registry, so a forced exit removes it too.
-pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<(), TargetError> {
-    create_registered(path, size_bytes, seed)?;
+pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File, TargetError> {
+    let file = create_registered(path, size_bytes, seed)?;
     unregister(path);
-    Ok(())
+    Ok(file)
 }
 
 /// Creates and fills `path` like [`create_test_file`], leaving it in the removal registry on
 /// success.
-fn create_registered(path: &Path, size_bytes: u64, seed: u64) -> Result<(), TargetError> {
+fn create_registered(path: &Path, size_bytes: u64, seed: u64) -> Result<File, TargetError> {
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -132,7 +133,7 @@ fn create_registered(path: &Path, size_bytes: u64, seed: u64) -> Result<(), Targ
     record_created(path, &file);
     register_for_removal(path);
     match fill_and_mark(&file, size_bytes, seed) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(file),
         Err((operation, source)) => {
             drop(file);
             let _ = remove_if_created_here(path);
@@ -185,6 +186,11 @@ fn fill_and_mark(file: &File, size_bytes: u64, seed: u64) -> Result<(), (&'stati
 /// filesystem has no user extended attributes, or the path cannot be read.
 pub fn is_created_by_iopath(path: &Path) -> bool {
     matches!(sys::get_xattr(path, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
+}
+
+/// Whether the open `file` carries iopath's ownership mark (as [`is_created_by_iopath`]).
+pub fn is_marked_as_created(file: &File) -> bool {
+    matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
 }
 
 /// A file this process created: where, and which inode on which device.
@@ -301,7 +307,7 @@ impl TestFileGuard {
 
     /// Creates the test file like [`create_test_file`] and guards it.
     pub fn create(path: &Path, size_bytes: u64, seed: u64) -> Result<Self, TargetError> {
-        create_registered(path, size_bytes, seed)?;
+        drop(create_registered(path, size_bytes, seed)?);
         Ok(TestFileGuard {
             path: path.to_path_buf(),
             keep: false,

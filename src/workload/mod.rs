@@ -86,6 +86,12 @@ impl AccessPattern {
         }
     }
 
+    /// Whether the pattern mixes reads and writes (`rw`, `randrw`): only then does a read
+    /// percentage apply.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, AccessPattern::Rw | AccessPattern::RandRw)
+    }
+
     /// fio's name of the pattern.
     pub fn name(self) -> &'static str {
         match self {

@@ -242,3 +242,19 @@ pub fn disk_tempdir() -> tempfile::TempDir {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     tempfile::tempdir_in(base).unwrap()
 }
+
+/// A sparse file of `bytes` zero bytes at `path` (a loop device's backing image).
+pub fn sparse_image(path: &Path, bytes: u64) {
+    std::fs::File::create(path).unwrap().set_len(bytes).unwrap();
+}
+
+/// Starts `iopath ARGS` in `dir` with stdout and stderr captured, without waiting for it.
+pub fn spawn_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Child {
+    iopath()
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("iopath starts")
+}

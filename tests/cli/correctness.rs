@@ -203,10 +203,7 @@ fn the_same_seed_repeats_its_offsets() {
 fn loop_device_bytes_agree_with_the_kernel_counters() {
     let dir = disk_tempdir();
     let backing = dir.path().join("backing.img");
-    fs::File::create(&backing)
-        .unwrap()
-        .set_len(128 << 20)
-        .unwrap();
+    sparse_image(&backing, 128 << 20);
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };
@@ -280,6 +277,46 @@ fn a_rate_limit_holds() {
         (rate - target).abs() / target < 0.05,
         "{rate} B/s for a 20m cap"
     );
+}
+
+#[test]
+fn a_rate_below_one_block_a_second_holds_over_all_workers() {
+    let dir = disk_tempdir();
+    let ios = |extra: &[&str]| {
+        let args = [
+            &[
+                "f.dat",
+                "--size",
+                "16m",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--duration",
+                "3",
+                "--ramp",
+                "0",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let run = run_in(dir.path(), &args);
+        run.expect_status(0);
+        u64_at(run.json(), &["tests", "0", "read", "io_count"])
+    };
+    // One 4 KiB block a second for 3 s: about 3 I/Os, with one worker or eight, and with
+    // eight sync workers standing in for a queue depth of 8.
+    for extra in [
+        &["--rate", "4k"][..],
+        &["--rate", "4k", "--workers", "8"],
+        &["--rate", "4k", "--engine", "sync", "--qd", "8"],
+        &["--rate-iops", "1", "--workers", "8"],
+    ] {
+        let count = ios(extra);
+        assert!((2..=4).contains(&count), "{extra:?}: {count} I/Os");
+    }
+    // One byte a second: the first block, and nothing more for 4096 s.
+    assert_eq!(ios(&["--rate", "1", "--workers", "4"]), 1);
 }
 
 #[test]

@@ -7,23 +7,18 @@ use std::time::{Duration, Instant};
 fn ctrl_c_keeps_a_partial_result_and_removes_the_test_file() {
     let dir = disk_tempdir();
     let json_path = dir.path().join("out.json");
-    let child = iopath()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--size",
-            "64m",
-            "--duration",
-            "20",
-            "--ramp",
-            "0",
-            "--json",
-        ])
-        .arg(&json_path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [
+        "run",
+        "--size",
+        "64m",
+        "--duration",
+        "20",
+        "--ramp",
+        "0",
+        "--json",
+    ]
+    .map(std::ffi::OsStr::new);
+    let child = spawn_in(dir.path(), &[&args[..], &[json_path.as_os_str()]].concat());
     let started = Instant::now();
     // Wait for the test file, then let the first test measure a little.
     while !list_dir(dir.path())

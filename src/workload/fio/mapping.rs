@@ -84,6 +84,16 @@ pub fn map_job(
     workload.rate_iops = total_rate(settings, settings.rate_iops, false, notes, name)
         .map(|rate| (rate * clones).round().max(1.0) as u64);
     sequential_notes(job, &files, notes);
+    if let Some(at) = &settings.read_mix_at
+        && !(settings.pattern.reads() && settings.pattern.writes())
+    {
+        notes.add(
+            Some(at),
+            format!(
+                "job '{name}': rwmixread/rwmixwrite has no effect: rw names a single direction (as in fio)"
+            ),
+        );
+    }
     if settings.pattern.random() && !settings.norandommap {
         notes.add(
             None,
@@ -111,6 +121,9 @@ pub fn map_job(
     };
     let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
     let mut workload = overrides.apply(&workload).map_err(job_error)?;
+    for note in overrides.notes() {
+        notes.add(None, note);
+    }
     if engine == EngineKind::Null {
         workload.region_size_bytes = None;
     }

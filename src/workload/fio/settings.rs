@@ -120,6 +120,8 @@ pub struct JobSettings {
     pub pattern: Pattern,
     /// `rwmixread` (default 50).
     pub read_mix_percent: u8,
+    /// Where `rwmixread` or `rwmixwrite` was set.
+    pub read_mix_at: Option<Location>,
     /// `percentage_random` per direction (default 100).
     pub random_percent: [u8; 2],
     /// Where `percentage_random` was set.
@@ -214,6 +216,7 @@ impl JobSettings {
             offset: 0,
             pattern: Pattern::Read,
             read_mix_percent: 50,
+            read_mix_at: None,
             random_percent: [100, 100],
             random_percent_at: None,
             blocks: [BlockChoice::Fixed(4096); 2],

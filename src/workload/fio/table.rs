@@ -445,9 +445,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "rwmixread",
         aliases: &[],
-        mapping: "share of reads in a mix (default 50)",
+        mapping: "share of reads in a mix (default 50); no effect on a single direction (as in fio)",
         support: Support::Mapped(|s, input| {
             s.read_mix_percent = percent(input.text()?)?;
+            s.read_mix_at = Some(input.at.clone());
             Ok(())
         }),
     },
@@ -457,6 +458,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         mapping: "share of writes in a mix; the later of rwmixread/rwmixwrite wins",
         support: Support::Mapped(|s, input| {
             s.read_mix_percent = 100 - percent(input.text()?)?;
+            s.read_mix_at = Some(input.at.clone());
             Ok(())
         }),
     },

@@ -642,3 +642,29 @@ fn the_corpus_loads_or_is_refused_at_a_line() {
         }
     }
 }
+
+#[test]
+fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
+    let loaded = load(
+        "[a]\nsize=1m\nrw=read\nrwmixread=0\n[b]\nsize=1m\nrw=randwrite\nrwmixwrite=0\n[c]\nsize=1m\nrw=randrw\nrwmixread=0\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.reads() && !jobs[0].workload.writes());
+    assert!(jobs[1].workload.writes() && !jobs[1].workload.reads());
+    assert!(jobs[2].workload.writes() && !jobs[2].workload.reads());
+    let notes: Vec<&String> = loaded
+        .notes
+        .iter()
+        .filter(|note| note.contains("rwmixread"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{:?}", loaded.notes);
+    assert!(
+        notes[0].contains(":4:") && notes[0].contains("job 'a'"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].contains(":8:") && notes[1].contains("job 'b'"),
+        "{notes:?}"
+    );
+}
