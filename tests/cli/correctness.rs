@@ -109,7 +109,7 @@ fn a_fixed_delay_comes_out_within_the_stated_error() {
         );
         run.expect_status(0);
         let json = run.json();
-        assert!(u64_at(json, &["tests", "0", "read", "io_count"]) > 500);
+        let io_count = u64_at(json, &["tests", "0", "read", "io_count"]);
         let min = u64_at(json, &["tests", "0", "read", "latency", "min_ns"]);
         assert!(
             min >= 1_000_000,
@@ -117,48 +117,58 @@ fn a_fixed_delay_comes_out_within_the_stated_error() {
         );
         let p50 = percentile(json, "50");
         let p90 = percentile(json, "90");
-        if [p50, p90]
-            .iter()
-            .all(|value| (value - 1e6).abs() / 1e6 <= ALLOWED)
+        if io_count > 500
+            && [p50, p90]
+                .iter()
+                .all(|value| (value - 1e6).abs() / 1e6 <= ALLOWED)
         {
             return;
         }
-        seen.push((p50, p90));
+        seen.push((io_count, p50, p90));
     }
-    panic!("p50 and p90 not within the stated error of a fixed 1 ms delay: {seen:?}");
+    panic!(
+        "(I/Os, p50, p90) not over 500 I/Os and within the stated error of a fixed 1 ms delay: {seen:?}"
+    );
 }
 
 #[test]
 fn a_two_valued_delay_shows_both_values() {
+    // As above: the best of three runs must hold on a busy machine.
     let dir = disk_tempdir();
-    let run = run_in(
-        dir.path(),
-        &[
-            "f.dat",
-            "--size",
-            "1m",
-            "--engine",
-            "null",
-            "--null-delay",
-            "200us,2ms,10",
-            "--rw",
-            "randread",
-            "--qd",
-            "8",
-            "--duration",
-            "1.5",
-            "--ramp",
-            "0",
-            "--seed",
-            "5",
-        ],
-    );
-    run.expect_status(0);
-    let json = run.json();
-    let p50 = percentile(json, "50");
-    let p95 = percentile(json, "95");
-    assert!((p50 - 200e3).abs() / 200e3 <= ALLOWED, "p50 = {p50}");
-    assert!((p95 - 2e6).abs() / 2e6 <= ALLOWED, "p95 = {p95}");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let run = run_in(
+            dir.path(),
+            &[
+                "f.dat",
+                "--size",
+                "1m",
+                "--engine",
+                "null",
+                "--null-delay",
+                "200us,2ms,10",
+                "--rw",
+                "randread",
+                "--qd",
+                "8",
+                "--duration",
+                "1.5",
+                "--ramp",
+                "0",
+                "--seed",
+                "5",
+            ],
+        );
+        run.expect_status(0);
+        let json = run.json();
+        let p50 = percentile(json, "50");
+        let p95 = percentile(json, "95");
+        if (p50 - 200e3).abs() / 200e3 <= ALLOWED && (p95 - 2e6).abs() / 2e6 <= ALLOWED {
+            return;
+        }
+        seen.push((p50, p95));
+    }
+    panic!("(p50, p95) not within the stated error of 200 µs and 2 ms: {seen:?}");
 }
 
 fn traced(dir: &std::path::Path, seed: &str, trace: &str) -> String {
