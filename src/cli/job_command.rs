@@ -8,7 +8,7 @@ use iopath::target::TargetSpec;
 use iopath::target::safety::WritePolicy;
 use iopath::units::format_size;
 use iopath::workload::job_file::{JobFileRequest, LoadedJob};
-use iopath::workload::options::format_time;
+use iopath::workload::options::{WorkloadOptions, format_time};
 use iopath::workload::toml_job::to_toml;
 use iopath::workload::{RunLength, Workload, load_job_file};
 use std::path::{Path, PathBuf};
@@ -43,9 +43,14 @@ Examples:
     /// list its tests, jobs and targets. Exit 0 when it can run, 2 when it cannot, 1 when a
     /// target cannot be inspected.
     #[command(after_help = "\
+Targets and workload flags mean what they mean to `iopath run --job`, so a file checks exactly
+as it would run.
+
 Examples:
   iopath job check oltp.toml
-  iopath job check disks.fio --allow-destructive   (the job writes to block devices)")]
+  iopath job check disks.fio --allow-destructive   (the job writes to block devices)
+  iopath job check jesd219.fio /dev/nvme1n1        (the job's files replaced, as run does)
+  iopath job check seq.fio data.bin --size 64m")]
     Check(CheckArgs),
 }
 
@@ -66,6 +71,13 @@ pub struct CheckArgs {
     /// The job file (fio's format, or .toml).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Files or block devices that replace the jobs' own files, as with `iopath run --job`.
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// Workload flags applied on top of every job, as with `iopath run --job` (`--size`,
+    /// `--duration` …).
+    #[command(flatten)]
+    pub workload: WorkloadOptions,
     /// Accept options that are not supported, and list them.
     #[arg(long)]
     pub ignore_unsupported: bool,
@@ -83,19 +95,19 @@ pub fn run(args: &JobArgs) -> i32 {
     }
 }
 
-fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
-    let request = JobFileRequest {
-        ignore_unsupported,
-        ..JobFileRequest::default()
-    };
-    load_job_file(file, &request).map_err(|error| {
+fn load(file: &Path, request: &JobFileRequest) -> Result<LoadedJob, i32> {
+    load_job_file(file, request).map_err(|error| {
         eprintln!("error: {error}");
         exit::BAD_INPUT
     })
 }
 
 fn convert(args: &ConvertArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let request = JobFileRequest {
+        ignore_unsupported: args.ignore_unsupported,
+        ..JobFileRequest::default()
+    };
+    let loaded = match load(&args.file, &request) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -115,7 +127,13 @@ fn convert(args: &ConvertArgs) -> i32 {
 }
 
 fn check(args: &CheckArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    // The same request `iopath run --job` builds, so that what runs also checks.
+    let request = JobFileRequest {
+        overrides: args.workload.clone(),
+        targets: args.targets.clone(),
+        ignore_unsupported: args.ignore_unsupported,
+    };
+    let loaded = match load(&args.file, &request) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };

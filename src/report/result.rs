@@ -155,6 +155,27 @@ pub struct JobResult {
     pub total: DirectionResult,
     /// I/O errors.
     pub errors: ErrorSummary,
+    /// What the search for the deepest queue meeting a latency target found (fio's
+    /// `latency_target`), when the job searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetResult>,
+}
+
+/// What a job's latency-target search found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetResult {
+    /// The target, ns.
+    pub target_ns: u64,
+    /// The window each depth was judged over, ns.
+    pub window_ns: u64,
+    /// Share of a window's I/Os that had to meet the target, percent.
+    pub percentile: f64,
+    /// The depth each worker found (or ended at).
+    pub depths: Vec<u32>,
+    /// Whether the target held at those depths (false: not even at depth 1).
+    pub met: bool,
+    /// I/Os per second at those depths (the job's measured figures: the final window).
+    pub iops: f64,
 }
 
 /// The engine in effect for a test.

@@ -4,12 +4,16 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
+pub mod affinity;
 pub mod budget;
 pub mod caches;
 pub mod cpu;
 pub mod engines;
+pub mod flow;
 pub mod host;
 pub mod interrupt;
+pub mod job_links;
+pub mod latency_search;
 pub mod pacer;
 pub mod prepare;
 pub mod progress;
@@ -204,6 +208,17 @@ pub fn execute(
         traces.push(run.traces);
         if stopped {
             partial = true;
+            break;
+        }
+        // A job that ends every job when it ends (fio's exit_what=all) ends the run too.
+        if let Some(job) = test.jobs.iter().find(|job| {
+            job.workload.controls.ends_others == crate::workload::job_controls::EndOthers::Run
+        }) && tests.len() < plan.tests.len()
+        {
+            warnings.push(format!(
+                "'{}': job '{}' ended every job when it ended (exit_what=all): the tests after it did not run",
+                test.name, job.name
+            ));
             break;
         }
     }

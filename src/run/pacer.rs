@@ -9,7 +9,12 @@
 //! whatever the number of workers (they share the sequence instead of each having a slice of
 //! the cap and a first I/O of its own).
 //!
-//! Claiming is one atomic add per cap: no lock, no allocation.
+//! With Poisson arrivals (fio's `rate_process=poisson`) the gaps between the job's I/Os are
+//! drawn from an exponential distribution whose mean is the gap the caps give each I/O: the
+//! I/O after `N` others leaves at the sum of their `N` gaps. The draws come from the job's seed
+//! and the I/O's place in the sequence, so they do not depend on which worker claims it.
+//!
+//! Claiming is one atomic add per cap (two with Poisson arrivals): no lock, no allocation.
 //!
 //! ```
 //! use iopath::run::pacer::JobPacer;
@@ -33,11 +38,25 @@ pub struct JobPacer {
     claimed_bytes: AtomicU64,
     /// I/Os claimed so far.
     claimed_ios: AtomicU64,
+    /// Poisson arrivals: the seed of the gaps.
+    poisson_seed: Option<u64>,
+    /// Poisson arrivals: the sum of the gaps claimed so far, ns.
+    claimed_gaps_ns: AtomicU64,
 }
 
 impl JobPacer {
     /// A pacer for these caps; `None` when there is no cap (a cap of 0 counts as none).
     pub fn new(bytes_per_second: Option<u64>, ios_per_second: Option<u64>) -> Option<Self> {
+        Self::with_arrivals(bytes_per_second, ios_per_second, None)
+    }
+
+    /// A pacer whose I/Os arrive as a Poisson process drawn from `poisson_seed`, or evenly
+    /// spaced when it is `None`.
+    pub fn with_arrivals(
+        bytes_per_second: Option<u64>,
+        ios_per_second: Option<u64>,
+        poisson_seed: Option<u64>,
+    ) -> Option<Self> {
         let bytes_per_second = bytes_per_second.filter(|&rate| rate > 0);
         let ios_per_second = ios_per_second.filter(|&rate| rate > 0);
         if bytes_per_second.is_none() && ios_per_second.is_none() {
@@ -48,6 +67,8 @@ impl JobPacer {
             ios_per_second,
             claimed_bytes: AtomicU64::new(0),
             claimed_ios: AtomicU64::new(0),
+            poisson_seed,
+            claimed_gaps_ns: AtomicU64::new(0),
         })
     }
 
@@ -55,6 +76,9 @@ impl JobPacer {
     /// job's start. A claimed I/O must be issued (or the run end) before its worker claims
     /// another.
     pub fn claim(&self, length_bytes: u64) -> u64 {
+        if let Some(seed) = self.poisson_seed {
+            return self.claim_poisson(length_bytes, seed);
+        }
         let bytes_before = self
             .claimed_bytes
             .fetch_add(length_bytes, Ordering::Relaxed);
@@ -67,6 +91,28 @@ impl JobPacer {
         };
         due(bytes_before, self.bytes_per_second).max(due(ios_before, self.ios_per_second))
     }
+
+    /// The Poisson claim: this I/O's gap is drawn, and it leaves after the gaps before it.
+    fn claim_poisson(&self, length_bytes: u64, seed: u64) -> u64 {
+        let index = self.claimed_ios.fetch_add(1, Ordering::Relaxed);
+        let mean_ns = |units: u64, rate: Option<u64>| {
+            rate.map_or(0.0, |rate| units as f64 * 1e9 / rate as f64)
+        };
+        let mean =
+            mean_ns(length_bytes, self.bytes_per_second).max(mean_ns(1, self.ios_per_second));
+        let uniform = (splitmix64(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 11) as f64
+            / (1u64 << 53) as f64;
+        let gap = (-(1.0 - uniform).ln() * mean).min(u64::MAX as f64 / 4.0) as u64;
+        self.claimed_gaps_ns.fetch_add(gap, Ordering::Relaxed)
+    }
+}
+
+/// A well-mixed 64-bit hash (splitmix64's finaliser).
+fn splitmix64(mut value: u64) -> u64 {
+    value = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    value ^ (value >> 31)
 }
 
 #[cfg(test)]
@@ -111,6 +157,35 @@ mod tests {
         due.sort_unstable();
         let expected: Vec<u64> = (0..1000).map(|index| index * 1_000_000).collect();
         assert_eq!(due, expected);
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rate_as_mean() {
+        // 1000 IOPS: mean gap 1 ms; an exponential's standard deviation equals its mean, and
+        // a share e^-1 of the gaps are longer than the mean.
+        let pacer = JobPacer::with_arrivals(None, Some(1000), Some(7)).unwrap();
+        let due: Vec<u64> = (0..20_001).map(|_| pacer.claim(4096)).collect();
+        assert_eq!(due[0], 0);
+        let gaps: Vec<f64> = due
+            .windows(2)
+            .map(|pair| (pair[1] - pair[0]) as f64)
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let variance = gaps.iter().map(|gap| (gap - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        assert!((mean / 1e6 - 1.0).abs() < 0.03, "mean gap {mean} ns");
+        assert!(
+            (variance.sqrt() / mean - 1.0).abs() < 0.05,
+            "spread {}",
+            variance.sqrt()
+        );
+        let long = gaps.iter().filter(|gap| **gap > mean).count() as f64 / gaps.len() as f64;
+        assert!((long - (-1.0f64).exp()).abs() < 0.02, "{long}");
+        // The same seed, the same arrivals; the linear process has no spread at all.
+        let again = JobPacer::with_arrivals(None, Some(1000), Some(7)).unwrap();
+        assert!(due.iter().all(|&due| again.claim(4096) == due));
+        let linear = JobPacer::new(None, Some(1000)).unwrap();
+        let even: Vec<u64> = (0..3).map(|_| linear.claim(4096)).collect();
+        assert_eq!(even, [0, 1_000_000, 2_000_000]);
     }
 
     #[test]

@@ -478,6 +478,8 @@ fn check_job_against_target(
             size
         )));
     }
+    crate::workload::target_fit::check(workload, size)
+        .map_err(|message| RunError::Input(format!("{name}: {message}")))?;
     let largest = workload.access.max_size_bytes();
     if region < largest {
         return Err(RunError::Input(format!(

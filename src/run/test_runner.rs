@@ -3,7 +3,7 @@
 
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
-use super::pacer::JobPacer;
+use super::job_links::TestLinks;
 use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
@@ -14,7 +14,7 @@ use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, EngineOptions, StopSignal};
 use crate::report::result::{
     CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    SteadyOutcome, StopReason, TestResult,
+    LatencyTargetResult, SteadyOutcome, StopReason, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
@@ -23,6 +23,7 @@ use crate::target::TargetHandle;
 use crate::target::TargetInfo;
 use crate::target::network::NetworkTarget;
 use crate::target::open::OpenRequest;
+use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
@@ -107,6 +108,8 @@ struct WorkerSlot {
     job: usize,
     engine: AnyEngine,
     plan: WorkerPlan,
+    /// CPUs the worker thread runs on (empty: any).
+    cpus: Vec<u32>,
 }
 
 /// What a job opened: its engine description and whether O_DIRECT held everywhere.
@@ -144,12 +147,13 @@ pub fn run_test(
         )?);
     }
 
-    // One pacer per job: its rate caps hold over all its workers together.
-    let pacers: Vec<Option<JobPacer>> = test
-        .jobs
-        .iter()
-        .map(|job| JobPacer::new(job.workload.rate_bytes_per_second, job.workload.rate_iops))
+    // One pacer per job (its rate caps hold over all its workers together), the flows, and
+    // the flags that end a job's window.
+    let job_workers: Vec<u64> = (0..test.jobs.len())
+        .map(|job| workers.iter().filter(|worker| worker.job == job).count() as u64)
         .collect();
+    let links = TestLinks::new(test, &job_workers);
+    let pin_failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
@@ -165,7 +169,6 @@ pub fn run_test(
         ..CpuResult::default()
     };
     let observer = context.observer;
-    let finish = AtomicBool::new(false);
     let mut steady = SteadyOutcome {
         criterion: test
             .settings
@@ -179,29 +182,39 @@ pub fn run_test(
     std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
-            let (stop, error_stop, outcomes, finished, finish) = (
+            let (stop, error_stop, outcomes, finished, links, pin_failures) = (
                 context.stop.flag(),
                 &error_stop,
                 &outcomes,
                 &finished,
-                &finish,
+                &links,
+                &pin_failures,
             );
-            let pacer = pacers[worker.job].as_ref();
             std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
+                    if let Err(reason) = super::affinity::pin_current_thread(&worker.cpus) {
+                        pin_failures
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(format!(
+                                "a worker could not be pinned to its CPUs: {reason}"
+                            ));
+                    }
                     ready.wait();
                     go.wait();
                     let start = start_tick.load(Ordering::Acquire);
-                    let links = WorkerLinks {
+                    let worker_links = WorkerLinks {
                         stop,
                         error_stop,
                         progress,
-                        finish,
-                        pacer,
+                        finish: links.finish(worker.job),
+                        pacer: links.pacer(worker.job),
+                        flow: links.flow(worker.job),
                     };
-                    let outcome = worker.engine.run(worker.plan, links, clock, start);
+                    let outcome = worker.engine.run(worker.plan, worker_links, clock, start);
                     drop(worker.engine);
+                    links.worker_ended(worker.job);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
@@ -221,7 +234,7 @@ pub fn run_test(
             thread_count as u64,
             &mut cpu,
             &mut steady,
-            &finish,
+            &links,
             observer,
         );
     });
@@ -233,6 +246,11 @@ pub fn run_test(
         .map(|outcome| outcome.expect("every worker leaves an outcome"))
         .collect();
     let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
+    for failure in pin_failures.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if !result.warnings.contains(&failure) {
+            result.warnings.push(failure);
+        }
+    }
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
@@ -269,11 +287,21 @@ fn open_job(
             expected_volume: target.probed.clone(),
             ..job_options.clone()
         };
-        let region_start = workload.region_offset_bytes;
-        let region_size = workload
-            .region_size_bytes
-            .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
+            let clone = clone_of_worker(worker_index, threads_per_target, workload.workers);
+            let (region_start, region_size) = clone_region(
+                workload.region_offset_bytes,
+                workload.region_size_bytes,
+                &workload.offsets,
+                target.info.size_bytes,
+                clone,
+            )
+            .ok_or_else(|| {
+                RunError::Input(format!(
+                    "{}: the region of clone {clone} does not fit",
+                    target.path.display()
+                ))
+            })?;
             let (endpoint, kind) = match &target.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -336,20 +364,29 @@ fn open_job(
                         job_threads as u32,
                     ),
                     time_limit_ns,
+                    ramp_ns: workload.ramp_ns,
                 },
             };
+            let planner = IoPlanner::new(
+                workload,
+                region_start,
+                region_size,
+                worker_index,
+                threads_per_target,
+            );
+            let controls = &workload.controls;
             workers.push(WorkerSlot {
                 job: job_index,
                 engine,
+                cpus: controls.cpus_of_worker(job_thread),
                 plan: WorkerPlan {
                     target_path: target.path.display().to_string(),
-                    planner: IoPlanner::new(
-                        workload,
-                        region_start,
-                        region_size,
-                        worker_index,
-                        threads_per_target,
-                    ),
+                    // A clone with a region of its own starts at its beginning, as in fio.
+                    planner: if workload.offsets.clone_increment_bytes > 0 {
+                        planner.starting_at_region_start()
+                    } else {
+                        planner
+                    },
                     queue_depth: shape.queue_depth,
                     length,
                     fsync_at_end: workload.fsync_at_end,
@@ -357,12 +394,19 @@ fn open_job(
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
-                    start_delay_ns: workload.start_delay_ns,
+                    start_delay_ns: controls.start_delay_of_worker(
+                        workload.start_delay_ns,
+                        workload.seed,
+                        job_thread,
+                    ),
                     io_limit: workload.io_limit,
                     fsync_every_writes: workload.fsync_every_writes,
                     // io_uring starts each request as it is queued (one enter per request, as
                     // fio does by default); protocol engines send a whole refill at once.
                     submit_batch: if kind == EngineKind::IoUring { 1 } else { 0 },
+                    latency_target: controls.latency_target,
+                    flow_weight: controls.flow.map_or(0, |flow| u64::from(flow.weight)),
+                    flow_sleep_ns: controls.flow.map_or(0, |flow| flow.sleep_ns),
                 },
             });
             job_thread += 1;
@@ -402,7 +446,11 @@ fn planned_end_ns(job: &JobPlan) -> Option<u64> {
     let workload = &job.workload;
     match workload.length {
         RunLength::Time { duration_ns } => {
-            Some(workload.start_delay_ns + workload.ramp_ns + duration_ns)
+            let latest_start = workload
+                .controls
+                .start_delay_high_ns
+                .unwrap_or(workload.start_delay_ns);
+            Some(latest_start + workload.ramp_ns + duration_ns)
         }
         RunLength::Bytes { .. } => None,
     }
@@ -419,7 +467,7 @@ fn coordinate(
     thread_count: u64,
     cpu: &mut CpuResult,
     steady: &mut SteadyOutcome,
-    finish: &AtomicBool,
+    links: &TestLinks,
     observer: &mut dyn FnMut(&LiveSample),
 ) {
     let ramp_ns = test
@@ -469,7 +517,7 @@ fn coordinate(
                 iops: ios as f64 / seconds,
             };
             if let Some(criterion) = &test.settings.steady
-                && last_sample_ns >= ramp_ns
+                && last_sample_ns >= ramp_ns.max(criterion.settle_ns)
                 && steady.attained_after_ns.is_none()
             {
                 steady_samples.push(match criterion.metric {
@@ -479,7 +527,7 @@ fn coordinate(
                 });
                 if criterion.holds(&steady_samples) {
                     steady.attained_after_ns = Some(now_ns - ramp_ns);
-                    finish.store(true, Ordering::Relaxed);
+                    links.finish_all();
                 }
             }
             observer(&sample);
@@ -579,6 +627,25 @@ fn error_summary<'a>(
     }
 }
 
+/// What the latency-target search of a job found: each worker's depth, whether the target
+/// held at all of them, and the IOPS of the final windows (the job's measured figures).
+fn latency_outcome(
+    workload: &crate::workload::Workload,
+    outcomes: &[&WorkerOutcome],
+    iops: f64,
+) -> Option<LatencyTargetResult> {
+    let target = workload.controls.latency_target?;
+    let depths: Vec<(u32, bool)> = outcomes.iter().filter_map(|o| o.latency_depth).collect();
+    Some(LatencyTargetResult {
+        target_ns: target.target_ns,
+        window_ns: target.window_ns,
+        percentile: target.percentile,
+        depths: depths.iter().map(|(depth, _)| *depth).collect(),
+        met: depths.iter().all(|(_, met)| *met),
+        iops,
+    })
+}
+
 fn merge_test(
     test: &TestPlan,
     shapes: &[EffectiveShape],
@@ -628,6 +695,7 @@ fn merge_test(
             fsync_ns: mine.iter().map(|o| o.fsync_ns).max().unwrap_or(0),
             stop_reason: worst_stop_reason(mine.iter().copied()),
             errors: error_summary(mine.iter().copied(), total.error_count),
+            latency_target: latency_outcome(&job.workload, &mine, total.iops),
             read,
             write,
             total,

@@ -7,12 +7,15 @@
 //! completion array and the recorders are sized before the clock starts.
 
 use super::cpu::thread_cpu_ns;
+use super::flow::{DEFAULT_FLOW_WAIT_NS, FlowGroup};
+use super::latency_search::{LatencySearch, SearchStep};
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
 use crate::clock::{Clock, Ticks};
 use crate::engine::{Completion, Direction, Engine, IoRequest};
 use crate::report::result::{IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
+use crate::workload::job_controls::LatencyTarget;
 use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -33,12 +36,14 @@ pub enum WorkerLength {
         duration_ns: u64,
     },
     /// Issue exactly this many bytes (whole I/Os; a size mix may pass it by less than one
-    /// block), all measured.
+    /// block), all measured but those of the ramp (fio's `ramp_time` on a byte count).
     Bytes {
         /// This worker's share, bytes.
         bytes: u64,
-        /// Stop earlier when this time has passed, ns.
+        /// Stop earlier when this time has passed after the ramp, ns.
         time_limit_ns: Option<u64>,
+        /// Ramp, ns: its I/O counts towards the bytes, not in the results.
+        ramp_ns: u64,
     },
 }
 
@@ -71,6 +76,13 @@ pub struct WorkerPlan {
     /// Hand queued requests to the device after every this many (0: once per refill). 1 is
     /// fio's default (`iodepth_batch_submit=1`): each request starts as soon as it is queued.
     pub submit_batch: usize,
+    /// Search for the deepest queue (up to `queue_depth`) that meets this latency target.
+    pub latency_target: Option<LatencyTarget>,
+    /// This worker's weight in its flow ([`WorkerLinks::flow`]).
+    pub flow_weight: u64,
+    /// How long the worker waits when it is ahead of its share of the flow, ns (0: a short
+    /// slice).
+    pub flow_sleep_ns: u64,
 }
 
 /// Marker following the offset in a stamped block.
@@ -99,6 +111,8 @@ pub struct WorkerLinks<'a> {
     pub finish: &'a AtomicBool,
     /// The rate caps of the worker's job, shared by all its workers (`None`: uncapped).
     pub pacer: Option<&'a JobPacer>,
+    /// The flow the worker's job is in (fio's `flow`), if any.
+    pub flow: Option<&'a FlowGroup>,
 }
 
 /// One issued I/O, when tracing.
@@ -132,6 +146,8 @@ pub struct WorkerOutcome {
     pub trace: Vec<TracedIo>,
     /// A failure of the engine as a whole (not of one I/O).
     pub engine_failure: Option<String>,
+    /// The depth the latency-target search ended at, and whether the target held there.
+    pub latency_depth: Option<(u32, bool)>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -164,7 +180,8 @@ pub fn run_worker<E: Engine>(
         WorkerLength::Bytes {
             bytes,
             time_limit_ns,
-        } => (0, time_limit_ns, Some(bytes)),
+            ramp_ns,
+        } => (ramp_ns, time_limit_ns, Some(bytes)),
     };
     let planned_intervals = duration_ns.map_or(64, |d| d.div_ceil(plan.interval_ns) as usize);
     let mut read = DirectionRecorder::new(plan.interval_ns, planned_intervals);
@@ -176,7 +193,7 @@ pub fn run_worker<E: Engine>(
     let mut completions = vec![Completion::default(); queue_depth];
 
     let begin = start + clock.ticks_for_nanos(plan.start_delay_ns);
-    let measure_start = begin + clock.ticks_for_nanos(ramp_ns);
+    let mut measure_start = begin + clock.ticks_for_nanos(ramp_ns);
     let measure_end = duration_ns.map(|d| measure_start + clock.ticks_for_nanos(d));
     let mut in_flight = 0usize;
     let mut issued_bytes = 0u64;
@@ -200,6 +217,24 @@ pub fn run_worker<E: Engine>(
     // The engine gave up on requests in flight because the run was stopping: the run's own
     // reason stands, and the engine's message is only a note.
     let mut engine_stopped = false;
+    // The latency-target search: its state, a step waiting for the queue to drain, fresh
+    // recorders for the final window (made now, not in the loop), and whether the measurement
+    // started over.
+    let mut search = plan
+        .latency_target
+        .map(|target| LatencySearch::new(target, queue_depth as u32));
+    if let Some(search) = &mut search {
+        search.start_window(ramp_ns);
+    }
+    let mut draining: Option<SearchStep> = None;
+    let mut spare = search.as_ref().map(|_| {
+        (
+            DirectionRecorder::new(plan.interval_ns, planned_intervals),
+            DirectionRecorder::new(plan.interval_ns, planned_intervals),
+        )
+    });
+    let mut restarted = false;
+    let mut flow_own = 0u64;
     // Every worker of the test begins at the same instant (after its own start delay).
     let mut now = clock.now();
     if plan.start_delay_ns > 0 {
@@ -236,6 +271,30 @@ pub fn run_worker<E: Engine>(
             stopping = true;
         }
 
+        // The latency search lowered the depth or found it: once the queue has drained, the
+        // next window starts (the final one with fresh figures).
+        if let (Some(step), Some(search)) = (draining, &mut search)
+            && in_flight == 0
+        {
+            draining = None;
+            if step == SearchStep::FinalRun
+                && let Some((fresh_read, fresh_write)) = spare.take()
+            {
+                read = fresh_read;
+                write = fresh_write;
+                measure_start = now;
+                cpu_at_measure_start = Some(thread_cpu_ns());
+                restarted = true;
+            }
+            search.start_window(clock.nanos_between(begin, now));
+        }
+        let depth_limit = match &search {
+            _ if draining.is_some() => 0,
+            Some(_) if now < measure_start => 1,
+            Some(search) => (search.depth() as usize).min(queue_depth),
+            None => queue_depth,
+        };
+
         // A periodic fdatasync waits for the writes before it, then runs alone.
         if sync_pending && in_flight == 0 {
             sync_pending = false;
@@ -246,11 +305,11 @@ pub fn run_worker<E: Engine>(
 
         // Fill the queue.
         let mut pacing_wait_ns = 0u64;
-        if !stopping && !sync_pending && in_flight < queue_depth && engine_failure.is_none() {
+        if !stopping && !sync_pending && in_flight < depth_limit && engine_failure.is_none() {
             let batch_time = clock.now();
             let since_start = clock.nanos_between(begin, batch_time);
             let mut queued = 0usize;
-            while in_flight < queue_depth {
+            while in_flight < depth_limit {
                 // Requests handed to the device one by one get their own submission time.
                 let submitted = if plan.submit_batch == 1 && queued > 0 {
                     clock.now()
@@ -262,6 +321,13 @@ pub fn run_worker<E: Engine>(
                 }
                 if batch_time < not_before {
                     pacing_wait_ns = clock.nanos_between(batch_time, not_before);
+                    break;
+                }
+                if paced.is_none()
+                    && let Some(flow) = links.flow
+                    && !flow.admit(&mut flow_own, plan.flow_weight)
+                {
+                    pacing_wait_ns = plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
                     break;
                 }
                 let (io, due_ns) = match (paced.take(), links.pacer) {
@@ -429,6 +495,16 @@ pub fn run_worker<E: Engine>(
             completed_ios += 1;
             let latency_ns = clock.nanos_between(slot.submitted, now);
             completed_latency_ns += latency_ns;
+            if let Some(search) = &mut search
+                && draining.is_none()
+                && now >= measure_start
+            {
+                match search.completed(latency_ns) {
+                    SearchStep::Continue => {}
+                    SearchStep::Done => stopping = true,
+                    step => draining = Some(step),
+                }
+            }
             if counted {
                 recorder.record(elapsed_ns, latency_ns, slot.length as u64);
                 last_completion = now;
@@ -437,6 +513,17 @@ pub fn run_worker<E: Engine>(
         links
             .progress
             .publish(completed_bytes, completed_ios, completed_latency_ns);
+        if let Some(search) = &mut search
+            && draining.is_none()
+            && !stopping
+            && now >= measure_start
+        {
+            match search.check(clock.nanos_between(begin, now)) {
+                SearchStep::Continue => {}
+                SearchStep::Done => stopping = true,
+                step => draining = Some(step),
+            }
+        }
     }
 
     let mut fsync_ns = 0;
@@ -466,13 +553,16 @@ pub fn run_worker<E: Engine>(
         stop_reason,
         window_end_ns: match (duration_ns, time_ended, stopped_at, fsync_ns) {
             // A run that went its whole time measured exactly that time.
-            (Some(duration_ns), true, None, 0) if finished_at.is_none() => duration_ns,
+            (Some(duration_ns), true, None, 0) if finished_at.is_none() && !restarted => {
+                duration_ns
+            }
             _ => clock.nanos_between(measure_start, window_end),
         },
         fsync_ns,
         thread_cpu_ns,
         trace,
         engine_failure,
+        latency_depth: search.map(|search| (search.depth(), search.met())),
     }
 }
 

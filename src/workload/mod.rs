@@ -8,14 +8,18 @@ pub mod access;
 pub mod block_size;
 pub mod distribution;
 pub mod fio;
+pub mod job_controls;
 pub mod job_file;
+pub mod offset_rules;
 pub mod option_values;
 pub mod options;
 pub mod planner;
 pub mod presets;
+pub mod random_map;
 pub mod steady;
 pub mod suite;
 pub mod sweep;
+pub mod target_fit;
 pub mod toml_job;
 
 pub use access::{AccessLine, AccessSpec};
@@ -173,6 +177,14 @@ pub struct Workload {
     /// Connections per worker to a network target (protocol engines; at least 1).
     #[serde(default = "one")]
     pub connections: u32,
+    /// How offsets follow each other beyond the lines' random percentages (fio's offset
+    /// modifiers, random map and per-clone regions).
+    #[serde(default, skip_serializing_if = "offset_rules::OffsetRules::is_default")]
+    pub offsets: offset_rules::OffsetRules,
+    /// CPU placement, arrival process, flow between jobs, ending with other jobs and the
+    /// latency-target search (mostly from fio job files).
+    #[serde(default, skip_serializing_if = "job_controls::JobControls::is_default")]
+    pub controls: job_controls::JobControls,
 }
 
 fn one() -> u32 {

@@ -158,7 +158,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub spec: Option<AccessSpec>,
-    /// Where random offsets fall: random (uniform), zipf:θ, pareto:h, normal:σ%, zoned:A/S:…
+    /// Where random offsets fall: random (uniform), zipf:θ, pareto:h, normal:σ% (each with an
+    /// optional :centre from 0 to 1), zoned:A/S:…, zoned_abs:A/SIZE:…, sequence:B,B,…
     #[arg(long, value_name = "DIST", value_parser = parse::distribution, help_heading = "Workload")]
     #[serde(
         default,
@@ -176,6 +177,12 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub align: Option<u64>,
+    /// Random offsets visit each block of the region once before any block again, as fio does
+    /// by default: a drawn block already visited moves on to the next one not visited, and an
+    /// I/O stops short where it would reach a visited block (uniform distribution only).
+    #[arg(long, help_heading = "Workload")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub random_map: bool,
     /// I/Os in flight per worker (default 1; io_uring keeps at most 32768, nbd and iscsi 65536;
     /// the plan's buffers must fit in half the available memory).
     #[arg(long, value_name = "N", value_parser = parse::queue_depth, help_heading = "Workload")]
@@ -412,6 +419,7 @@ impl WorkloadOptions {
         }
         workload.sync_writes |= self.sync;
         workload.fsync_at_end |= self.fsync_at_end;
+        workload.offsets.random_map |= self.random_map;
     }
 
     /// The pattern of a simple workload: `--rw`, read by default (as fio).

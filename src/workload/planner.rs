@@ -8,8 +8,11 @@
 //! Every draw comes from the worker's own generator seeded from the workload seed and the worker
 //! index, so the same seed gives the same I/O sequence.
 
+use super::OffsetDistribution;
 use super::Workload;
 use super::distribution::SlotSampler;
+use super::offset_rules::OffsetRules;
+use super::random_map::RandomMap;
 use crate::engine::Direction;
 
 /// One planned I/O.
@@ -50,6 +53,16 @@ pub struct IoPlanner {
     think_time_ns: u64,
     think_time_blocks: u32,
     issued_since_think: u32,
+    rules: OffsetRules,
+    /// Whether an I/O was planned yet (the first sequential one starts at its place, with no
+    /// step before it).
+    started: bool,
+    /// I/Os left until the next drawn offset (`rules.random_every_ios`).
+    until_draw: u32,
+    /// Offset of the previous I/O (`rules.repeat_offset`).
+    last_offset: u64,
+    /// Visited blocks, with the block size, when `rules.random_map` applies.
+    map: Option<(RandomMap, u64)>,
 }
 
 /// Seed of worker `worker_index`'s generator for a workload seed.
@@ -81,7 +94,7 @@ impl IoPlanner {
                     read_percent: line.read_percent as u32,
                     random_percent: line.random_percent as u32,
                     alignment_bytes,
-                    sampler: SlotSampler::new(&workload.distribution, slots),
+                    sampler: SlotSampler::new(&workload.distribution, slots, alignment_bytes),
                     burst_length: line.burst_length.max(1),
                     delay_ns: line.delay_ns,
                     issued_in_burst: 0,
@@ -91,6 +104,10 @@ impl IoPlanner {
         let alignment = lines.first().map_or(1, |l| l.alignment_bytes);
         let start_share = region_size / worker_count.max(1) as u64 * worker_index as u64;
         let first_sequential = region_start + start_share / alignment * alignment;
+        let rules = workload.offsets;
+        let map = random_map_unit(workload)
+            .map(|unit| (RandomMap::new(region_size / unit), unit))
+            .filter(|_| rules.random_map);
         IoPlanner {
             rng: fastrand::Rng::with_seed(worker_seed(workload.seed, worker_index)),
             lines,
@@ -101,7 +118,19 @@ impl IoPlanner {
             think_time_ns: workload.think_time_ns,
             think_time_blocks: workload.think_time_blocks.max(1),
             issued_since_think: 0,
+            rules,
+            started: false,
+            until_draw: 1,
+            last_offset: region_start,
+            map,
         }
+    }
+
+    /// Starts sequential I/O at the region's start instead of this worker's share of it (a
+    /// clone with a region of its own, fio's `offset_increment`).
+    pub fn starting_at_region_start(mut self) -> Self {
+        self.next_sequential = self.region_start;
+        self
     }
 
     /// The next I/O.
@@ -116,8 +145,10 @@ impl IoPlanner {
                 .position(|line| draw < line.cumulative_weight)
                 .unwrap_or(self.lines.len() - 1)
         };
-        let line = &mut self.lines[index];
-        let direction = match line.read_percent {
+        let line = &self.lines[index];
+        let (read_percent, random_percent) = (line.read_percent, line.random_percent);
+        let (size_bytes, alignment_bytes) = (line.size_bytes, line.alignment_bytes);
+        let direction = match read_percent {
             100 => Direction::Read,
             0 => Direction::Write,
             percent => {
@@ -128,19 +159,47 @@ impl IoPlanner {
                 }
             }
         };
-        let random = match line.random_percent {
-            100 => true,
-            0 => false,
-            percent => self.rng.u32(0..100) < percent,
-        };
-        let offset = if random {
-            self.region_start + line.sampler.sample(&mut self.rng) * line.alignment_bytes
-        } else if self.next_sequential + line.size_bytes > self.region_end {
-            self.region_start
+        let drawn = if self.rules.random_period() > 1 {
+            self.until_draw -= 1;
+            let drawn = self.until_draw == 0;
+            if drawn {
+                self.until_draw = self.rules.random_period();
+            }
+            drawn
         } else {
-            self.next_sequential
+            true
         };
-        self.next_sequential = offset + line.size_bytes;
+        let random = drawn
+            && match random_percent {
+                100 => true,
+                0 => false,
+                percent => self.rng.u32(0..100) < percent,
+            };
+        let mut length = size_bytes;
+        let offset = if random {
+            let drawn_offset = self.lines[index].sampler.sample(&mut self.rng) * alignment_bytes;
+            match &mut self.map {
+                Some((map, unit)) => {
+                    let (block, blocks) =
+                        map_run(map, drawn_offset / *unit, length.div_ceil(*unit));
+                    length = (blocks * *unit).min(length);
+                    self.region_start + block * *unit
+                }
+                None => self.region_start + drawn_offset,
+            }
+        } else if self.rules.repeat_offset && self.rules.random_period() > 1 {
+            if self.last_offset + length > self.region_end {
+                self.region_start
+            } else {
+                self.last_offset
+            }
+        } else {
+            self.sequential_offset(length)
+        };
+        self.started = true;
+        self.last_offset = offset;
+        self.next_sequential = offset + length;
+        let line = &mut self.lines[index];
         let mut pause_after_ns = 0;
         if line.delay_ns > 0 {
             line.issued_in_burst += 1;
@@ -159,15 +218,71 @@ impl IoPlanner {
         PlannedIo {
             direction,
             offset,
-            length: line.size_bytes as u32,
+            length: length as u32,
             pause_after_ns,
         }
     }
+
+    /// Where the next sequential I/O of `length` bytes starts: after the previous one (plus
+    /// the step of `rules`), wrapping to the region's start at its end — or, going backwards,
+    /// to the last place a step before the end.
+    fn sequential_offset(&self, length: u64) -> u64 {
+        let fits = |offset: i128| {
+            offset >= i128::from(self.region_start)
+                && offset + i128::from(length) <= i128::from(self.region_end)
+        };
+        let step = self.rules.sequential_step_bytes;
+        if step == 0 || !self.started {
+            return if self.next_sequential + length > self.region_end {
+                self.region_start
+            } else {
+                self.next_sequential
+            };
+        }
+        let stepped = i128::from(self.next_sequential) + i128::from(step);
+        if fits(stepped) {
+            return stepped as u64;
+        }
+        let from_end = i128::from(self.region_end) + i128::from(step);
+        if step < 0 && fits(from_end) {
+            from_end as u64
+        } else {
+            self.region_start
+        }
+    }
+}
+
+/// The block size of a workload's random map: the smallest alignment or size of its lines
+/// (`None`: no map applies — the distribution is not uniform).
+pub fn random_map_unit(workload: &Workload) -> Option<u64> {
+    if workload.distribution != OffsetDistribution::Uniform {
+        return None;
+    }
+    workload
+        .access
+        .active_lines()
+        .map(|line| line.alignment_bytes.max(1).min(line.size_bytes))
+        .min()
+}
+
+/// Visits a run of up to `blocks` blocks of `map` from `block`, or from the next block not
+/// visited yet (a new pass once all were): the run's first block and length.
+fn map_run(map: &mut RandomMap, block: u64, blocks: u64) -> (u64, u64) {
+    let block = block.min(map.blocks() - 1);
+    let start = match map.next_free(block) {
+        Some(free) => free,
+        None => {
+            map.reset();
+            block
+        }
+    };
+    (start, map.take_run(start, blocks).max(1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::offset_rules::OffsetRules;
     use crate::workload::suite::base_workload;
     use crate::workload::{AccessSpec, BlockSizeMix, Workload};
 
@@ -256,6 +371,121 @@ mod tests {
         assert_eq!(share(512, Direction::Read), 0.0, "512 is only written");
         assert!((share(1024, Direction::Read) - 10.0).abs() < 1.0);
         assert!((share(1024, Direction::Write) - 10.0).abs() < 1.0);
+    }
+
+    fn with_rules(mut workload: Workload, rules: OffsetRules) -> Workload {
+        workload.offsets = rules;
+        workload
+    }
+
+    #[test]
+    fn holes_and_backwards_steps_follow_fio() {
+        // rw=write:4k: a 4k hole after each 4k write, back to the start at the region's end.
+        let holes = with_rules(
+            workload(0, 0, "4k"),
+            OffsetRules {
+                sequential_step_bytes: 4096,
+                ..OffsetRules::default()
+            },
+        );
+        let mut planner = IoPlanner::new(&holes, 0, 32768, 0, 1);
+        let offsets: Vec<u64> = (0..6).map(|_| planner.next_io().offset).collect();
+        assert_eq!(offsets, [0, 8192, 16384, 24576, 0, 8192]);
+        // rw=read:-8k: fio reads the first block, then from the end backwards, 4k at a time;
+        // at the start it goes back to the end.
+        let backwards = with_rules(
+            workload(100, 0, "4k"),
+            OffsetRules {
+                sequential_step_bytes: -8192,
+                ..OffsetRules::default()
+            },
+        );
+        let mut planner = IoPlanner::new(&backwards, 0, 32768, 0, 1);
+        let offsets: Vec<u64> = (0..10).map(|_| planner.next_io().offset).collect();
+        assert_eq!(
+            offsets,
+            [0, 24576, 20480, 16384, 12288, 8192, 4096, 0, 24576, 20480]
+        );
+    }
+
+    #[test]
+    fn a_random_offset_every_n_ios_follows_or_repeats_between() {
+        let every = |repeat_offset| {
+            with_rules(
+                workload(100, 100, "4k"),
+                OffsetRules {
+                    random_every_ios: 4,
+                    repeat_offset,
+                    ..OffsetRules::default()
+                },
+            )
+        };
+        let mut planner = IoPlanner::new(&every(false), 0, 1 << 30, 0, 1);
+        let ios: Vec<u64> = (0..12).map(|_| planner.next_io().offset).collect();
+        for run in ios.chunks(4) {
+            assert_eq!(run[1], run[0] + 4096, "{ios:?}");
+            assert_eq!(run[3], run[0] + 3 * 4096, "{ios:?}");
+        }
+        assert_ne!(ios[4], ios[3] + 4096, "a new random offset: {ios:?}");
+        let mut planner = IoPlanner::new(&every(true), 0, 1 << 30, 0, 1);
+        let ios: Vec<u64> = (0..8).map(|_| planner.next_io().offset).collect();
+        assert!(ios[..4].iter().all(|&offset| offset == ios[0]), "{ios:?}");
+        assert!(ios[4..].iter().all(|&offset| offset == ios[4]), "{ios:?}");
+        assert_ne!(ios[0], ios[4]);
+    }
+
+    #[test]
+    fn the_random_map_visits_each_block_once_per_pass_and_cuts_large_ios() {
+        let region = 256 * 4096u64;
+        let mapped = |sizes| {
+            with_rules(
+                workload(100, 100, sizes),
+                OffsetRules {
+                    random_map: true,
+                    ..OffsetRules::default()
+                },
+            )
+        };
+        let mut planner = IoPlanner::new(&mapped("4k"), 0, region, 0, 1);
+        let mut seen = vec![0u32; 256];
+        for _ in 0..256 * 3 {
+            let io = planner.next_io();
+            seen[(io.offset / 4096) as usize] += 1;
+            if seen.iter().all(|&count| count >= 1) && seen.iter().sum::<u32>() == 256 {
+                assert!(
+                    seen.iter().all(|&count| count == 1),
+                    "one pass, each block once"
+                );
+            }
+        }
+        assert!(
+            seen.iter().all(|&count| count == 3),
+            "three passes: {seen:?}"
+        );
+        // With 4k and 64k I/Os, a pass covers the region exactly once: a 64k I/O that would
+        // reach a visited block is cut short there, so sizes shift towards the small.
+        let mut planner = IoPlanner::new(&mapped("4k/50,64k/50"), 0, region, 0, 1);
+        let (mut bytes, mut cut, mut covered) = (0u64, 0u32, vec![false; 256]);
+        while bytes < region {
+            let io = planner.next_io();
+            assert_eq!(io.offset % 4096, 0);
+            assert!(io.offset + io.length as u64 <= region);
+            cut += u32::from(io.length != 4096 && io.length != 65536);
+            for block in io.offset / 4096..(io.offset + io.length as u64) / 4096 {
+                assert!(!covered[block as usize], "block {block} twice in a pass");
+                covered[block as usize] = true;
+            }
+            bytes += io.length as u64;
+        }
+        assert_eq!(bytes, region);
+        assert!(cut > 0, "some 64k I/Os were cut short");
+        // Without the map, blocks repeat within a pass.
+        let mut planner = IoPlanner::new(&workload(100, 100, "4k"), 0, region, 0, 1);
+        let mut seen = std::collections::HashSet::new();
+        let repeats = (0..256)
+            .filter(|_| !seen.insert(planner.next_io().offset))
+            .count();
+        assert!(repeats > 0);
     }
 
     #[test]

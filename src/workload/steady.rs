@@ -5,6 +5,9 @@
 //! `iops_slope:2%:30s` — the least-squares trend across the window changes the metric by at
 //! most 2 % of its mean; `bw` / `bw_slope` (bytes per second) and `lat` / `lat_slope` (mean
 //! latency) likewise. The test's duration is then the longest it may run.
+//!
+//! An optional fourth part samples less often (fio's `ss_interval`): `iops:5%:300s:10s` judges
+//! 30 samples, each the mean of its 10 seconds, once every 10 seconds.
 
 use crate::units::parse_duration_ns;
 use serde::{Deserialize, Serialize};
@@ -32,16 +35,39 @@ pub struct SteadyCriterion {
     pub limit_percent: f64,
     /// Length of the window, ns (a whole number of seconds).
     pub window_ns: u64,
+    /// Time between samples, ns (whole seconds dividing the window; 1 s by default).
+    #[serde(default = "one_second", skip_serializing_if = "is_one_second")]
+    pub interval_ns: u64,
+    /// Time from the test's start before samples are taken, ns (fio's `ss_ramp`); samples
+    /// are never taken during the ramp either.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub settle_ns: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+fn one_second() -> u64 {
+    1_000_000_000
+}
+
+fn is_one_second(value: &u64) -> bool {
+    *value == one_second()
 }
 
 impl SteadyCriterion {
-    /// Reads `iops:5%:30s`, `bw_slope:2%:60s`, `lat:10%:20s`.
+    /// Reads `iops:5%:30s`, `bw_slope:2%:60s`, `lat:10%:20s`, `iops:5%:300s:10s`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-        let [metric, limit, window] = parts.as_slice() else {
-            return Err(format!(
-                "'{text}': a steady-state criterion is METRIC:LIMIT%:WINDOW, as in iops:5%:30s"
-            ));
+        let (metric, limit, window, interval) = match parts.as_slice() {
+            [metric, limit, window] => (metric, limit, window, None),
+            [metric, limit, window, interval] => (metric, limit, window, Some(interval)),
+            _ => {
+                return Err(format!(
+                    "'{text}': a steady-state criterion is METRIC:LIMIT%:WINDOW[:INTERVAL], as in iops:5%:30s"
+                ));
+            }
         };
         let (metric, slope) = match *metric {
             "iops" => (SteadyMetric::Iops, false),
@@ -68,12 +94,37 @@ impl SteadyCriterion {
                 "'{window}': the window must be a whole number of seconds, at least 2"
             ));
         }
-        Ok(SteadyCriterion {
+        let interval_ns = match interval {
+            Some(interval) => parse_duration_ns(interval).map_err(|e| e.to_string())?,
+            None => one_second(),
+        };
+        let criterion = SteadyCriterion {
             metric,
             slope,
             limit_percent,
             window_ns,
-        })
+            interval_ns,
+            settle_ns: 0,
+        };
+        criterion.check_interval()?;
+        Ok(criterion)
+    }
+
+    /// Checks that the interval is whole seconds dividing the window into at least 2 samples.
+    pub fn check_interval(&self) -> Result<(), String> {
+        let interval = self.interval_ns;
+        if interval == 0
+            || !interval.is_multiple_of(1_000_000_000)
+            || !self.window_ns.is_multiple_of(interval)
+            || self.window_ns / interval < 2
+        {
+            return Err(format!(
+                "the sampling interval ({} s) must be whole seconds dividing the window ({} s) into at least 2 samples",
+                interval as f64 / 1e9,
+                self.window_ns as f64 / 1e9
+            ));
+        }
+        Ok(())
     }
 
     /// Seconds in the window.
@@ -81,13 +132,25 @@ impl SteadyCriterion {
         (self.window_ns / 1_000_000_000) as usize
     }
 
-    /// Whether the last window of `samples` (one per second, oldest first) holds.
-    pub fn holds(&self, samples: &[f64]) -> bool {
+    /// Seconds in each sample.
+    pub fn interval_seconds(&self) -> usize {
+        ((self.interval_ns / 1_000_000_000) as usize).max(1)
+    }
+
+    /// Whether the last window of `per_second` samples (oldest first) holds. With an interval
+    /// of several seconds, the seconds are averaged into samples counted from the first, and
+    /// the window is judged only when a sample has just been completed.
+    pub fn holds(&self, per_second: &[f64]) -> bool {
         let window = self.window_seconds();
-        if samples.len() < window {
+        let interval = self.interval_seconds();
+        if per_second.len() < window || !per_second.len().is_multiple_of(interval) {
             return false;
         }
-        let last = &samples[samples.len() - window..];
+        let last: Vec<f64> = per_second[per_second.len() - window..]
+            .chunks(interval)
+            .map(|chunk| chunk.iter().sum::<f64>() / chunk.len() as f64)
+            .collect();
+        let window = last.len();
         let mean = last.iter().sum::<f64>() / window as f64;
         if mean <= 0.0 {
             return false;
@@ -122,7 +185,11 @@ impl std::fmt::Display for SteadyCriterion {
             "{metric}{slope}:{}%:{}s",
             self.limit_percent,
             self.window_seconds()
-        )
+        )?;
+        if !is_one_second(&self.interval_ns) {
+            write!(f, ":{}s", self.interval_seconds())?;
+        }
+        Ok(())
     }
 }
 
@@ -159,5 +226,19 @@ mod tests {
         let slope = SteadyCriterion::parse("iops_slope:5%:4s").unwrap();
         assert!(slope.holds(&[100.0, 95.0, 105.0, 100.0]));
         assert!(!slope.holds(&[100.0, 104.0, 108.0, 112.0]));
+    }
+
+    #[test]
+    fn intervals_average_their_seconds() {
+        let criterion = SteadyCriterion::parse("iops:5%:4s:2s").unwrap();
+        assert_eq!(criterion.to_string(), "iops:5%:4s:2s");
+        // Seconds 90/110 and 100/100 average to 100 and 100: steady, though single seconds
+        // are 10 % apart; judged only on a whole sample.
+        assert!(criterion.holds(&[90.0, 110.0, 100.0, 100.0]));
+        assert!(!criterion.holds(&[50.0, 90.0, 110.0, 100.0, 100.0]));
+        assert!(!criterion.holds(&[80.0, 80.0, 100.0, 100.0]));
+        for bad in ["iops:5%:4s:3s", "iops:5%:4s:4s", "iops:5%:4s:500ms"] {
+            assert!(SteadyCriterion::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -49,6 +49,8 @@ pub fn base_workload() -> Workload {
         register_buffers: true,
         continue_on_error: false,
         connections: 1,
+        offsets: Default::default(),
+        controls: Default::default(),
     }
 }
 

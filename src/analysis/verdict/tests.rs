@@ -149,6 +149,7 @@ fn test_of(
         write: write.clone(),
         total: total.clone(),
         errors: ErrorSummary::default(),
+        latency_target: None,
     };
     TestResult {
         name: "test".into(),

@@ -20,6 +20,10 @@ pub struct Environment {
     pub memory_mib: u64,
     /// Online CPUs.
     pub cpus: u64,
+    /// CPUs this process may run on (its affinity).
+    pub allowed_cpus: Vec<u32>,
+    /// NUMA nodes and their CPUs (one node 0 with every online CPU when the kernel shows none).
+    pub numa_nodes: Vec<(u32, Vec<u32>)>,
 }
 
 impl Environment {
@@ -35,15 +39,25 @@ impl Environment {
         };
         let page_size = u64::try_from(page_size).unwrap_or(4096).max(1);
         let pages = u64::try_from(pages).unwrap_or(0);
+        let cpus = u64::try_from(cpus).unwrap_or(1).max(1);
+        let all: Vec<u32> = (0..cpus as u32).collect();
+        let numa_nodes = super::host_cpus::numa_nodes("/sys/devices/system/node");
         Environment {
             variables: None,
             page_size,
             memory_mib: pages.saturating_mul(page_size) >> 20,
-            cpus: u64::try_from(cpus).unwrap_or(1).max(1),
+            cpus,
+            allowed_cpus: super::host_cpus::allowed_cpus().unwrap_or_else(|| all.clone()),
+            numa_nodes: if numa_nodes.is_empty() {
+                vec![(0, all)]
+            } else {
+                numa_nodes
+            },
         }
     }
 
-    /// Fixed variables and machine values (4 KiB pages, 8 GiB, 4 CPUs), for tests.
+    /// Fixed variables and machine values (4 KiB pages, 8 GiB, 4 CPUs on two NUMA nodes of
+    /// two), for tests.
     pub fn fixed(variables: &[(&str, &str)]) -> Self {
         Environment {
             variables: Some(
@@ -55,6 +69,8 @@ impl Environment {
             page_size: 4096,
             memory_mib: 8192,
             cpus: 4,
+            allowed_cpus: vec![0, 1, 2, 3],
+            numa_nodes: vec![(0, vec![0, 1]), (1, vec![2, 3])],
         }
     }
 

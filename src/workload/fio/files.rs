@@ -124,7 +124,12 @@ pub fn job_files(
         );
         Some(settings.offset.saturating_add(size))
     } else {
-        per_file_size.map(|size| settings.offset.saturating_add(size))
+        per_file_size.map(|size| {
+            settings
+                .offset
+                .saturating_add(size)
+                .saturating_add(super::extended_mapping::increment_extent(settings))
+        })
     };
     let targets = paths
         .into_iter()
@@ -301,7 +306,7 @@ fn is_existing_device(name: &str) -> bool {
 
 /// Bytes each clone covers when neither `size` nor `io_size` says: the existing files' sizes
 /// beyond `offset`. Errors name the missing file.
-pub fn existing_bytes(job: &JobDefinition, files: &JobFiles) -> Result<u64, String> {
+pub fn existing_bytes(files: &JobFiles, offset: u64) -> Result<u64, String> {
     let targets: Vec<&TargetSpec> = if files.workers_per_target == files.clones {
         files.targets.iter().collect()
     } else {
@@ -322,7 +327,7 @@ pub fn existing_bytes(job: &JobDefinition, files: &JobFiles) -> Result<u64, Stri
                 path.display()
             )
         })?;
-        total += info.size_bytes.saturating_sub(job.settings.offset);
+        total += info.size_bytes.saturating_sub(offset);
     }
     Ok(total)
 }

@@ -7,6 +7,7 @@
 //! caps the job's total, at the rate that holds every capped direction to its cap.
 
 use super::collect::JobDefinition;
+use super::extended_mapping::{self, MappingContext, Region};
 use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
@@ -30,6 +31,7 @@ pub struct MappedJob {
 pub fn map_job(
     job: &JobDefinition,
     request: &JobFileRequest,
+    context: &MappingContext<'_>,
     notes: &mut Notes,
 ) -> Result<MappedJob, JobFileError> {
     let settings = &job.settings;
@@ -37,6 +39,7 @@ pub fn map_job(
     let overrides = &request.overrides;
     let engine = overrides.engine.unwrap_or(settings.engine.value.1);
     let files = job_files(job, request, engine, notes)?;
+    let region = extended_mapping::region(job, &files, request, notes)?;
     let mut workload = base_workload();
     workload.engine = settings.engine.value.1;
     workload.queue_depth = settings.iodepth;
@@ -57,8 +60,10 @@ pub fn map_job(
     workload.workers = files.workers_per_target;
     workload.access = access_spec(settings);
     workload.distribution = distribution(job, notes);
-    workload.region_offset_bytes = settings.offset;
-    workload.region_size_bytes = files.region_size_bytes;
+    workload.region_offset_bytes = region.offset_bytes;
+    workload.region_size_bytes = region.size_bytes;
+    workload.offsets = extended_mapping::offset_rules(job, &region, notes);
+    workload.controls = extended_mapping::controls(job, context, notes)?;
     workload.ramp_ns = settings.ramp.as_ref().map_or(0, |ramp| ramp.value);
     workload.start_delay_ns = settings.start_delay_ns;
     workload.buffered = settings.buffered;
@@ -94,12 +99,6 @@ pub fn map_job(
             ),
         );
     }
-    if settings.pattern.random() && !settings.norandommap {
-        notes.add(
-            None,
-            "random offsets are drawn independently (fio's norandommap): a block may be hit again before every block was hit once, where fio's default visits each block once per pass",
-        );
-    }
     if settings.buffered
         && engine != EngineKind::Null
         && !engine.is_protocol()
@@ -117,7 +116,7 @@ pub fn map_job(
             duration_ns: overrides.duration.unwrap_or(1_000_000_000),
         }
     } else {
-        run_length(job, &files, request)?
+        run_length(job, &files, &region, request, notes)?
     };
     let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
     let mut workload = overrides.apply(&workload).map_err(job_error)?;
@@ -129,9 +128,10 @@ pub fn map_job(
     }
     if matches!(workload.length, RunLength::Bytes { .. }) && workload.ramp_ns > 0 {
         let at = settings.ramp.as_ref().map_or(&job.at, |ramp| &ramp.at);
-        return Err(at.error(format!(
-            "job '{name}': ramp_time with a job that runs to a byte count: iopath measures every byte of such a run (no ramp); add time_based and runtime, or give --duration (or --ramp 0)"
-        )));
+        notes.add(
+            Some(at),
+            format!("job '{name}': ramp_time in a job that runs to a byte count: the ramp's I/O counts towards the bytes but not in the results, as in fio"),
+        );
     }
     Ok(MappedJob {
         workload,
@@ -188,7 +188,15 @@ fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::Offs
             );
             Default::default()
         }
-        Some(set) => set.value.clone(),
+        Some(set) => match &set.value {
+            crate::workload::OffsetDistribution::Sequence { blocks, .. } => {
+                crate::workload::OffsetDistribution::Sequence {
+                    blocks: blocks.clone(),
+                    stride: job.settings.extended.sequence_stride,
+                }
+            }
+            other => other.clone(),
+        },
         None => Default::default(),
     }
 }
@@ -289,31 +297,61 @@ fn total_rate(
 fn run_length(
     job: &JobDefinition,
     files: &JobFiles,
+    region: &Region,
     request: &JobFileRequest,
+    notes: &mut Notes,
 ) -> Result<RunLength, JobFileError> {
     let settings = &job.settings;
     let name = &job.section;
     if let Some(at) = &settings.time_based {
-        return match &settings.runtime {
-            Some(runtime) => Ok(RunLength::Time {
-                duration_ns: runtime.value,
-            }),
-            None => Err(at.error(format!(
-                "job '{name}': time_based needs runtime= (or give --duration)"
-            ))),
-        };
+        match &settings.runtime {
+            Some(runtime) => {
+                return Ok(RunLength::Time {
+                    duration_ns: runtime.value,
+                });
+            }
+            None => notes.add(
+                Some(at),
+                format!("job '{name}': time_based without runtime: fio drops time_based (\"time_based requires a runtime\") and runs the byte count, and so does iopath; give runtime= (or --duration) for a timed run"),
+            ),
+        }
     }
+    let files_per_clone = files.files_per_clone as u64;
+    let existing = || {
+        existing_bytes(files, region.offset_bytes)
+            .map_err(|message| job.at.error(format!("job '{name}': {message}")))
+    };
+    // The bytes of each clone's regions, for shares and holes.
+    let region_per_clone = || -> Result<u64, JobFileError> {
+        match (request.overrides.size, region.size_bytes) {
+            (Some(size), _) | (None, Some(size)) => Ok(size.saturating_mul(files_per_clone)),
+            (None, None) => existing(),
+        }
+    };
     let per_clone = if let Some(io_size) = &settings.io_size {
         io_size.value
+    } else if settings.extended.io_size_percent.is_some()
+        || (settings.extended.size_percent.is_some() && request.overrides.size.is_none())
+    {
+        extended_mapping::shared_bytes(settings, region_per_clone()?).unwrap_or(0)
     } else if let Some(size) = request.overrides.size {
-        size.saturating_mul(files.files_per_clone as u64)
+        size.saturating_mul(files_per_clone)
     } else if let Some(size) = &settings.size {
         size.value
     } else if let Some(filesize) = &settings.filesize {
-        filesize.value.saturating_mul(files.files_per_clone as u64)
+        filesize.value.saturating_mul(files_per_clone)
     } else {
-        existing_bytes(job, files)
-            .map_err(|message| job.at.error(format!("job '{name}': {message}")))?
+        existing()?
+    };
+    let per_clone = match settings.io_size {
+        Some(_) => per_clone,
+        None => {
+            let per_file = per_clone / files_per_clone.max(1);
+            match extended_mapping::bytes_with_holes(settings, per_file, notes, name) {
+                Some(bytes) => bytes.saturating_mul(files_per_clone),
+                None => per_clone,
+            }
+        }
     };
     let bytes = per_clone
         .saturating_mul(settings.loops as u64)

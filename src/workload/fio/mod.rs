@@ -28,7 +28,10 @@
 pub mod arithmetic;
 pub mod collect;
 pub mod expand;
+pub mod extended;
+pub mod extended_mapping;
 pub mod files;
+pub mod host_cpus;
 pub mod lines;
 pub mod mapping;
 pub mod notes;
@@ -40,6 +43,8 @@ pub mod suggestions;
 pub mod table;
 pub mod values;
 
+#[cfg(test)]
+mod extended_tests;
 #[cfg(test)]
 mod tests;
 
@@ -63,7 +68,14 @@ pub fn load_with(
     let entries = source::read_job_file(path, environment, &mut notes)?;
     let collected = collect::collect(&entries, path, request.ignore_unsupported, &mut notes)?;
     let mut ignored = collected.ignored;
-    let plan = plan::build_plan(path, &collected.jobs, request, &mut notes, &mut ignored)?;
+    let plan = plan::build_plan(
+        path,
+        &collected.jobs,
+        request,
+        environment,
+        &mut notes,
+        &mut ignored,
+    )?;
     Ok(LoadedJob {
         plan,
         ignored,

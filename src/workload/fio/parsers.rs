@@ -3,8 +3,9 @@
 //! malformed ([`OptionError::BadValue`]) or well-formed but asks for something iopath does not
 //! do ([`OptionError::Unsupported`]), so that `--ignore-unsupported` can skip the latter only.
 
+use super::extended::Modifier;
 use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
-use super::values::{integer, size, size_or_percent};
+use super::values::{size, size_or_percent};
 use crate::engine::EngineKind;
 use crate::workload::OffsetDistribution;
 use crate::workload::steady::SteadyMetric;
@@ -30,8 +31,9 @@ pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
 /// Most distinct sizes a `bsrange` may expand to.
 const MAX_RANGE_SIZES: u64 = 256;
 
-/// Reads `rw`: the pattern and its optional `:N` offset modifier.
-pub fn pattern(text: &str, kb_base: u64) -> Result<Pattern, OptionError> {
+/// Reads `rw`: the pattern and its optional `:N` offset modifier (for a random pattern a new
+/// random offset every N I/Os, for a sequential one N bytes added after each I/O).
+pub fn pattern(text: &str, kb_base: u64) -> Result<(Pattern, Modifier), OptionError> {
     let (name, modifier) = match text.split_once(':') {
         Some((name, modifier)) => (name.trim(), Some(modifier.trim())),
         None => (text.trim(), None),
@@ -59,33 +61,11 @@ pub fn pattern(text: &str, kb_base: u64) -> Result<Pattern, OptionError> {
             )));
         }
     };
-    let Some(modifier) = modifier else {
-        return Ok(pattern);
+    let modifier = match modifier {
+        Some(text) => super::extended::modifier(text, pattern.random(), kb_base)?,
+        None => Modifier::None,
     };
-    if pattern.random() {
-        let count = integer(modifier, 1, u32::MAX as u64)?;
-        if count > 1 {
-            return Err(OptionError::Unsupported(format!(
-                "a new random offset every {count} I/Os (fio's offset modifier) is not supported; percentage_random gives a mix of random and sequential I/O"
-            )));
-        }
-    } else {
-        let (negative, magnitude) = match modifier.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, modifier.strip_prefix('+').unwrap_or(modifier)),
-        };
-        if size(magnitude, kb_base)? != 0 {
-            let what = if negative {
-                "backwards or overlapping sequential I/O"
-            } else {
-                "sequential I/O with holes"
-            };
-            return Err(OptionError::Unsupported(format!(
-                "{what} (an offset modifier) is not supported yet"
-            )));
-        }
-    }
-    Ok(pattern)
+    Ok((pattern, modifier))
 }
 
 /// Reads `ioengine`: the engine iopath runs for it, and a note when the mapping is not one to
@@ -252,30 +232,39 @@ pub fn split(text: &str, kb_base: u64) -> Result<Vec<SplitShare>, OptionError> {
 }
 
 /// Reads one direction's `random_distribution` into iopath's distribution.
-pub fn distribution(text: &str) -> Result<OffsetDistribution, OptionError> {
+pub fn distribution(text: &str, kb_base: u64) -> Result<OffsetDistribution, OptionError> {
     let text = text.trim();
     let (kind, parameters) = text.split_once(':').unwrap_or((text, ""));
     match kind {
         "random" => return Ok(OffsetDistribution::Uniform),
-        "zipf" | "pareto" | "normal" | "gauss" if parameters.contains(':') => {
-            return Err(OptionError::Unsupported(
-                "a centre for the distribution (its second value) is not supported".to_string(),
-            ));
-        }
         "zoned" => return zoned(text, parameters),
-        "zoned_abs" => {
-            return Err(OptionError::Unsupported(
-                "zones of absolute sizes are not supported; use zoned with percentages".to_string(),
-            ));
-        }
-        "sequence" => {
-            return Err(OptionError::Unsupported(
-                "a fixed sequence of blocks is not supported".to_string(),
-            ));
+        "zoned_abs" => return zoned_absolute(text, parameters, kb_base),
+        "sequence_stride" => {
+            return Err(OptionError::BadValue(format!(
+                "unknown distribution '{kind}' (fio's is sequence:…, with random_sequence_stride)"
+            )));
         }
         _ => {}
     }
     OffsetDistribution::parse(text).map_err(OptionError::BadValue)
+}
+
+/// `zoned_abs:A/SIZE:…`, sizes in fio's units under `kb_base`.
+fn zoned_absolute(
+    text: &str,
+    parameters: &str,
+    kb_base: u64,
+) -> Result<OffsetDistribution, OptionError> {
+    let mut normalized = Vec::new();
+    for zone in parameters.split(':') {
+        let (access, zone_size) = zone
+            .split_once('/')
+            .ok_or_else(|| format!("'{text}': a zone is ACCESS%/SIZE, as in zoned_abs:60/20g"))?;
+        let bytes = size(zone_size, kb_base)?;
+        normalized.push(format!("{}/{bytes}", access.trim()));
+    }
+    OffsetDistribution::parse(&format!("zoned_abs:{}", normalized.join(":")))
+        .map_err(|error| OptionError::BadValue(format!("'{text}': {error}")))
 }
 
 /// `zoned:A/S:…`, where fio lets the last zone leave its size blank (the rest of the region).
@@ -370,13 +359,23 @@ mod tests {
 
     #[test]
     fn patterns_and_modifiers() {
-        assert_eq!(pattern("randrw", 1024), Ok(Pattern::RandReadWrite));
-        assert_eq!(pattern("readwrite", 1024), Ok(Pattern::ReadWrite));
-        assert_eq!(pattern("randread:1", 1024), Ok(Pattern::RandRead));
-        assert_eq!(pattern("write:0", 1024), Ok(Pattern::Write));
-        assert!(unsupported(pattern("read:-8k", 1024)));
-        assert!(unsupported(pattern("write:4k", 1024)));
-        assert!(unsupported(pattern("randread:8", 1024)));
+        let plain = |pattern| Ok((pattern, Modifier::None));
+        assert_eq!(pattern("randrw", 1024), plain(Pattern::RandReadWrite));
+        assert_eq!(pattern("readwrite", 1024), plain(Pattern::ReadWrite));
+        assert_eq!(pattern("randread:1", 1024), plain(Pattern::RandRead));
+        assert_eq!(pattern("write:0", 1024), plain(Pattern::Write));
+        assert_eq!(
+            pattern("read:-8k", 1024),
+            Ok((Pattern::Read, Modifier::Step(-8192)))
+        );
+        assert_eq!(
+            pattern("write:4k", 1024),
+            Ok((Pattern::Write, Modifier::Step(4096)))
+        );
+        assert_eq!(
+            pattern("randread:8", 1024),
+            Ok((Pattern::RandRead, Modifier::Every(8)))
+        );
         assert!(unsupported(pattern("randtrim", 1024)));
         assert!(matches!(
             pattern("raed", 1024),
@@ -442,21 +441,38 @@ mod tests {
 
     #[test]
     fn distributions_follow_fio() {
-        assert_eq!(distribution("random"), Ok(OffsetDistribution::Uniform));
         assert_eq!(
-            distribution("zipf:0.5"),
-            Ok(OffsetDistribution::Zipf { theta: 0.5 })
+            distribution("random", 1024),
+            Ok(OffsetDistribution::Uniform)
         );
-        let zoned = distribution("zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(
+            distribution("zipf:0.5", 1024),
+            Ok(OffsetDistribution::Zipf {
+                theta: 0.5,
+                center: None
+            })
+        );
+        let zoned = distribution("zoned:50/5:30/15:20/", 1024).unwrap();
         assert_eq!(
             zoned,
             OffsetDistribution::parse("zoned:50/5:30/15:20/80").unwrap()
         );
-        assert!(unsupported(distribution("zipf:1.2:0.25")));
-        assert!(unsupported(distribution("zoned_abs:50/10G:50/20G")));
-        assert!(unsupported(distribution("sequence:2,0,1")));
-        assert!(distribution("zoned:50/:50/").is_err());
-        assert!(distribution("lognormal:3").is_err());
+        assert_eq!(
+            distribution("zipf:1.2:0.25", 1024),
+            OffsetDistribution::parse("zipf:1.2:0.25").map_err(OptionError::BadValue)
+        );
+        assert_eq!(
+            distribution("zoned_abs:50/10G:50/20G", 1000),
+            OffsetDistribution::parse("zoned_abs:50/10000000000:50/20000000000")
+                .map_err(OptionError::BadValue)
+        );
+        assert_eq!(
+            distribution("sequence:2,0,1", 1024).unwrap().to_string(),
+            "sequence:2,0,1"
+        );
+        assert!(distribution("zoned:50/:50/", 1024).is_err());
+        assert!(distribution("lognormal:3", 1024).is_err());
+        assert!(distribution("sequence_stride:1", 1024).is_err());
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! and fio's steady-state options become the test's steady-state criterion.
 
 use super::collect::JobDefinition;
+use super::expand::Environment;
+use super::extended_mapping::MappingContext;
 use super::mapping::{MappedJob, map_job};
 use super::notes::Notes;
 use super::settings::Set;
@@ -22,6 +24,7 @@ pub fn build_plan(
     path: &Path,
     jobs: &[JobDefinition],
     request: &JobFileRequest,
+    environment: &Environment,
     notes: &mut Notes,
     ignored: &mut Vec<String>,
 ) -> Result<Plan, JobFileError> {
@@ -36,6 +39,7 @@ pub fn build_plan(
     let mut phases: Vec<Vec<(&JobDefinition, JobPlan)>> = Vec::new();
     let mut group = 0u32;
     let mut jobs_in_group = 0u32;
+    let mut clones_before = 0u32;
     for job in jobs {
         let settings = &job.settings;
         if (settings.stonewall || settings.new_group) && jobs_in_group > 0 {
@@ -49,7 +53,16 @@ pub fn build_plan(
         let MappedJob {
             workload,
             targets: job_targets,
-        } = map_job(job, request, notes)?;
+        } = map_job(
+            job,
+            request,
+            &MappingContext {
+                environment,
+                first_clone: clones_before,
+            },
+            notes,
+        )?;
+        clones_before = clones_before.saturating_add(settings.numjobs);
         let indexes = job_targets
             .into_iter()
             .map(|target| targets.add(target))
@@ -148,6 +161,18 @@ fn steady_criterion(
         other.settings.steady.as_ref().map(|s| s.value) == Some(spec.value)
             && other.settings.steady_duration.as_ref().map(|s| s.value)
                 == job.settings.steady_duration.as_ref().map(|s| s.value)
+            && other
+                .settings
+                .extended
+                .steady_interval
+                .as_ref()
+                .map(|s| s.value)
+                == job
+                    .settings
+                    .extended
+                    .steady_interval
+                    .as_ref()
+                    .map(|s| s.value)
             && (phase.len() == 1
                 || (other.settings.group_reporting && other_plan.group == plan.group))
     });
@@ -168,21 +193,19 @@ fn steady_criterion(
             .at
             .error("ss_dur: the window must be a whole number of seconds, at least 2"));
     }
-    if let Some(ramp) = &job.settings.steady_ramp
-        && ramp.value > plan.workload.ramp_ns
-    {
-        return refuse(
-            format!(
-                "ss_ramp ({} s) is longer than the ramp ({} s): iopath judges steadiness from the end of the ramp; set ramp_time to at least ss_ramp",
-                ramp.value as f64 / 1e9,
-                plan.workload.ramp_ns as f64 / 1e9
-            ),
-            ignored,
-        );
+    let interval = job.settings.extended.steady_interval.as_ref();
+    let interval_ns = interval.map_or(1_000_000_000, |set| set.value);
+    let samples = duration.value / interval_ns;
+    if !duration.value.is_multiple_of(interval_ns) || samples < 2 {
+        let at = interval.map_or(&duration.at, |set| &set.at);
+        return Err(at.error(format!(
+            "steadystate_check_interval ({} s) must divide ss_dur ({seconds} s) into at least 2 samples",
+            interval_ns / 1_000_000_000
+        )));
     }
-    // fio's slope is per second; iopath's is the change across the whole window.
+    // fio's slope is per sample; iopath's is the change across the whole window.
     let limit_percent = if spec.value.slope {
-        spec.value.limit_percent * (seconds - 1) as f64
+        spec.value.limit_percent * (samples - 1) as f64
     } else {
         spec.value.limit_percent
     };
@@ -197,6 +220,12 @@ fn steady_criterion(
         slope: spec.value.slope,
         limit_percent,
         window_ns: duration.value,
+        interval_ns,
+        settle_ns: job
+            .settings
+            .steady_ramp
+            .as_ref()
+            .map_or(0, |ramp| ramp.value),
     }))
 }
 

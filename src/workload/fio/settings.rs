@@ -198,6 +198,9 @@ pub struct JobSettings {
     pub unlink: bool,
     /// `uri`: the NBD export of `ioengine=nbd`.
     pub uri: Option<Set<String>>,
+    /// Shares of the file, offset modifiers, placement, arrivals, exits, flows and latency
+    /// targets.
+    pub extended: super::extended::ExtendedSettings,
 }
 
 impl JobSettings {
@@ -258,6 +261,7 @@ impl JobSettings {
             steady_ramp: None,
             unlink: false,
             uri: None,
+            extended: Default::default(),
         }
     }
 

@@ -10,11 +10,13 @@
 //!
 //! A name in none of these is refused the same way, with the supported names nearest to it.
 
+use super::extended::{Share, cpu_list, cpu_mask, numa_mem_policy, share};
 use super::notes::Notes;
 use super::parsers::{self, OptionError};
 use super::settings::{JobSettings, Set};
 use super::source::Location;
 use super::values::{boolean, colon_list, integer, per_direction, percent, size, time_ns};
+use crate::workload::job_controls::EndOthers;
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -159,8 +161,6 @@ const VERIFY: &str = "iopath does not verify data yet";
 const PLACEMENT: &str =
     "iopath does not pin workers to CPUs or NUMA nodes, nor change their priority";
 const BUFFERS: &str = "iopath writes incompressible random data, filled once per buffer; buffer contents are not configurable";
-const LATENCY_SEARCH: &str =
-    "iopath does not search for the queue depth that meets a latency target (use --sweep qd=…)";
 const BATCHING: &str = "iopath submits every free slot at once and reaps what has completed; batching is not configurable";
 const REPLAY: &str = "iopath does not replay I/O logs";
 const TRIM: &str = "iopath issues no trims (discards) yet";
@@ -250,9 +250,18 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "size",
         aliases: &[],
-        mapping: "I/O per clone, divided over its files (region and created size of each); without `time_based` the run length in bytes (× loops × clones)",
+        mapping: "I/O per clone, divided over its files (region and created size of each); without `time_based` the run length in bytes (× loops × clones); `N%`: that share of each existing file or device (rounded down to the smallest block), which must exist",
         support: Support::Mapped(|s, input| {
-            s.size = size_or_none(input, s.kb_base)?.map(|bytes| input.set(bytes));
+            match share(input.text()?, s.kb_base)? {
+                Share::Percent(percent) => {
+                    s.size = None;
+                    s.extended.size_percent = Some(input.set(percent));
+                }
+                Share::Bytes(bytes) => {
+                    s.size = (bytes > 0).then(|| input.set(bytes));
+                    s.extended.size_percent = None;
+                }
+            }
             Ok(())
         }),
     },
@@ -274,37 +283,55 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "io_size",
         aliases: &["io_limit"],
-        mapping: "I/O per clone instead of `size` (run length in bytes without `time_based`)",
+        mapping: "I/O per clone instead of `size`, within the region `size` sets (run length in bytes without `time_based`); `N%`: that share of the region",
         support: Support::Mapped(|s, input| {
-            s.io_size = size_or_none(input, s.kb_base)?.map(|bytes| input.set(bytes));
+            match share(input.text()?, s.kb_base)? {
+                Share::Percent(percent) => {
+                    s.io_size = None;
+                    s.extended.io_size_percent = Some(input.set(percent));
+                }
+                Share::Bytes(bytes) => {
+                    s.io_size = (bytes > 0).then(|| input.set(bytes));
+                    s.extended.io_size_percent = None;
+                }
+            }
             Ok(())
         }),
     },
     OptionSpec {
         name: "offset",
         aliases: &["fileoffset"],
-        mapping: "start of the region in each file (a percentage is refused)",
+        mapping: "start of the region in each file; `N%`: that share of each existing file or device, rounded up to `offset_align` (default: the smallest block)",
         support: Support::Mapped(|s, input| {
-            s.offset = parsers::offset(input.text()?, s.kb_base)?;
+            match share(input.text()?, s.kb_base)? {
+                Share::Percent(percent) => {
+                    s.offset = 0;
+                    s.extended.offset_percent = Some(input.set(percent));
+                }
+                Share::Bytes(bytes) => {
+                    s.offset = bytes;
+                    s.extended.offset_percent = None;
+                }
+            }
             Ok(())
         }),
     },
     OptionSpec {
         name: "offset_align",
         aliases: &[],
-        mapping: "only aligns percentage offsets, which iopath refuses: no effect",
-        support: Support::Mapped(|_, _| Ok(())),
+        mapping: "the alignment of offsets given as percentages (`offset=N%`, `offset_increment=N%`; 0: the smallest block)",
+        support: Support::Mapped(|s, input| {
+            s.extended.offset_align = size(input.text()?, s.kb_base)?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "offset_increment",
         aliases: &[],
-        mapping: "0 only",
+        mapping: "clone N's region starts N × this further (bytes or `N%` of the file, rounded up to the alignment of percentages); for clones sharing their files (`filename`, or targets on the command line)",
         support: Support::Mapped(|s, input| {
-            if size(input.text()?, s.kb_base)? != 0 {
-                return Err(OptionError::Unsupported(
-                    "a different region per clone is not supported".into(),
-                ));
-            }
+            let value = share(input.text()?, s.kb_base)?;
+            s.extended.offset_increment = (value != Share::Bytes(0)).then(|| input.set(value));
             Ok(())
         }),
     },
@@ -424,22 +451,29 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "rw",
         aliases: &["readwrite"],
-        mapping: "read, write, randread, randwrite, rw/readwrite, randrw: direction shares and random % of the access lines; trims and offset modifiers (`read:-8k`, `randread:8`) are refused",
+        mapping: "read, write, randread, randwrite, rw/readwrite, randrw: direction shares and random % of the access lines; offset modifiers as in fio: `write:4k` leaves a 4k hole after each I/O, `read:-8k` steps back (backwards reads), `randread:8` draws a new random offset every 8 I/Os (the ones between follow `rw_sequencer`); trims are refused",
         support: Support::Mapped(|s, input| {
-            s.pattern = parsers::pattern(input.text()?, s.kb_base)?;
+            let (pattern, modifier) = parsers::pattern(input.text()?, s.kb_base)?;
+            s.pattern = pattern;
+            s.extended.modifier = Some(input.set(modifier));
             Ok(())
         }),
     },
     OptionSpec {
         name: "rw_sequencer",
         aliases: &[],
-        mapping: "`sequential` only (no offset modifiers are supported)",
-        support: Support::Mapped(|_, input| {
-            one_of(
-                input,
-                &["sequential"],
-                "repeating the same offset is not supported",
-            )
+        mapping: "with `rw=randread:N`: `sequential` (default) continues after each I/O until the next random offset, `identical` repeats the offset",
+        support: Support::Mapped(|s, input| {
+            s.extended.repeat_offset = match input.text()? {
+                "sequential" => false,
+                "identical" => true,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not sequential or identical"
+                    )));
+                }
+            };
+            Ok(())
         }),
     },
     OptionSpec {
@@ -479,12 +513,17 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "random_distribution",
         aliases: &[],
-        mapping: "random, zipf:θ, pareto:h, normal:σ, zoned:A/S:… (the last zone's size may be blank); the same for every direction",
+        mapping: "random, zipf:θ[:centre], pareto:h[:centre], normal:σ[:centre], zoned:A/S:… (the last zone's size may be blank), zoned_abs:A/SIZE:…, sequence:B,B,… (blocks, with `random_sequence_stride`); the same for every direction",
         support: Support::Mapped(|s, input| {
-            let parts: Vec<&str> = input.text()?.split(',').map(str::trim).collect();
-            let first = parsers::distribution(parts[0])?;
+            let text = input.text()?;
+            if text.starts_with("sequence:") {
+                s.distribution = Some(input.set(parsers::distribution(text, s.kb_base)?));
+                return Ok(());
+            }
+            let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+            let first = parsers::distribution(parts[0], s.kb_base)?;
             for part in &parts[1..] {
-                if !part.is_empty() && parsers::distribution(part)? != first {
+                if !part.is_empty() && parsers::distribution(part, s.kb_base)? != first {
                     return Err(OptionError::Unsupported(
                         "a different distribution per direction is not supported".into(),
                     ));
@@ -521,29 +560,36 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "norandommap",
         aliases: &[],
-        mapping: "iopath's behaviour always: offsets are drawn independently, blocks may repeat",
-        support: Support::Mapped(|s, _| {
-            s.norandommap = true;
+        mapping: "random offsets are drawn independently and blocks may repeat; without it (fio's default) each block is visited once per pass over the region, the I/O cut short where it reaches a visited block (iopath's `--random-map`)",
+        support: Support::Mapped(|s, input| {
+            s.norandommap = input.flag()?;
             Ok(())
         }),
     },
     OptionSpec {
         name: "softrandommap",
         aliases: &[],
-        mapping: "accepted; iopath keeps no random map",
-        support: Support::Accepted("iopath keeps no random map (always norandommap)"),
+        mapping: "accepted; iopath always has its random map (memory permitting, checked before the run)",
+        support: Support::Accepted(
+            "iopath allocates the random map before the run, or refuses the job when it would not fit",
+        ),
     },
     OptionSpec {
         name: "random_generator",
         aliases: &[],
-        mapping: "accepted with a note: iopath uses its own generator (no visit-each-block-once)",
-        support: Support::Mapped(|_, input| {
+        mapping: "accepted: iopath draws with its own generator; `lfsr` (never the same block twice in a pass) runs as the random map, even with `norandommap`",
+        support: Support::Mapped(|s, input| {
             let text = input.text()?;
             match text {
-                "tausworthe" | "tausworthe64" | "lfsr" => {
+                "tausworthe" | "tausworthe64" => {
+                    s.extended.lfsr = None;
                     input.note(format!(
-                        "random_generator={text}: iopath draws offsets with its own generator; blocks may repeat within a pass (as with norandommap)"
+                        "random_generator={text}: iopath draws offsets with its own generator (the same distribution, other numbers)"
                     ));
+                    Ok(())
+                }
+                "lfsr" => {
+                    s.extended.lfsr = Some(input.set(()));
                     Ok(())
                 }
                 other => Err(OptionError::BadValue(format!(
@@ -817,7 +863,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "runtime",
         aliases: &["timeout"],
-        mapping: "with `time_based`: the measured time; without: a time limit on the byte count",
+        mapping: "with `time_based`: the measured time (after `ramp_time`); without: a time limit on the byte count (also counted after `ramp_time`)",
         support: Support::Mapped(|s, input| {
             let nanos = seconds(input)?;
             s.runtime = (nanos > 0).then(|| input.set(nanos));
@@ -827,7 +873,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "time_based",
         aliases: &[],
-        mapping: "run for `runtime` (RunLength::Time)",
+        mapping: "run for `runtime` (RunLength::Time); without `runtime`, fio drops `time_based` with a complaint and runs the byte count, and so does iopath (with a note)",
         support: Support::Mapped(|s, input| {
             s.time_based = input.flag()?.then(|| input.at.clone());
             Ok(())
@@ -836,7 +882,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "ramp_time",
         aliases: &[],
-        mapping: "unmeasured ramp before the measured time (time-based jobs only)",
+        mapping: "unmeasured I/O before the measured time; in a job that runs to a byte count, the ramp's I/O counts towards the bytes but not in the results (as in fio)",
         support: Support::Mapped(|s, input| {
             let nanos = seconds(input)?;
             s.ramp = (nanos > 0).then(|| input.set(nanos));
@@ -846,15 +892,25 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "startdelay",
         aliases: &[],
-        mapping: "delay before the job starts (a random range is refused)",
+        mapping: "delay before the job starts; `A-B`: each clone's delay drawn evenly between A and B (from the job's seed)",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
-            if text.contains(['-', ':']) && !text.starts_with('(') {
-                return Err(OptionError::Unsupported(
-                    "a random start delay in a range is not supported".into(),
-                ));
+            let range = if text.starts_with('(') {
+                None
+            } else {
+                text.split_once(['-', ':'])
+            };
+            match range {
+                Some((low, high)) => {
+                    let (low, high) = (time_ns(low, SECOND_NS)?, time_ns(high, SECOND_NS)?);
+                    s.start_delay_ns = low.min(high);
+                    s.extended.start_delay_high_ns = Some(low.max(high));
+                }
+                None => {
+                    s.start_delay_ns = seconds(input)?;
+                    s.extended.start_delay_high_ns = None;
+                }
             }
-            s.start_delay_ns = seconds(input)?;
             Ok(())
         }),
     },
@@ -953,13 +1009,18 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "rate_process",
         aliases: &[],
-        mapping: "`linear` only",
-        support: Support::Mapped(|_, input| {
-            one_of(
-                input,
-                &["linear"],
-                "Poisson arrivals are not supported yet: iopath spaces rated I/Os evenly",
-            )
+        mapping: "`linear` (default): rated I/Os evenly spaced; `poisson`: exponentially distributed gaps with the rate's mean (a Poisson arrival process, over the job's clones together)",
+        support: Support::Mapped(|s, input| {
+            s.extended.poisson = match input.text()? {
+                "linear" => None,
+                "poisson" => Some(input.set(())),
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not linear or poisson"
+                    )));
+                }
+            };
+            Ok(())
         }),
     },
     OptionSpec {
@@ -1025,9 +1086,49 @@ pub static OPTIONS: &[OptionSpec] = &[
     // Latency targets.
     OptionSpec {
         name: "latency_target",
-        aliases: &["latency_window", "latency_percentile", "latency_run"],
-        mapping: "refused",
-        support: Support::Refused(LATENCY_SEARCH),
+        aliases: &[],
+        mapping: "each clone searches for the deepest queue (up to `iodepth`) whose latency meets this target (bare numbers are microseconds): window after window it doubles its depth while the target holds and bisects when it fails; the result reports the depth found and its IOPS",
+        support: Support::Mapped(|s, input| {
+            let nanos = time_ns(input.text()?, MICROSECOND_NS)?;
+            s.extended.latency_target = (nanos > 0).then(|| input.set(nanos));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "latency_window",
+        aliases: &[],
+        mapping: "the window each depth is judged over (bare numbers are microseconds; needed with `latency_target`)",
+        support: Support::Mapped(|s, input| {
+            let nanos = time_ns(input.text()?, MICROSECOND_NS)?;
+            s.extended.latency_window_ns = (nanos > 0).then_some(nanos);
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "latency_percentile",
+        aliases: &[],
+        mapping: "share of a window's I/Os that must meet the target (default 100: every I/O, and one that misses lowers the depth at once)",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            s.extended.latency_percentile = text
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+                .filter(|value| *value > 0.0 && *value <= 100.0)
+                .ok_or_else(|| {
+                    OptionError::BadValue(format!("'{text}' is not a percentage above 0"))
+                })?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "latency_run",
+        aliases: &[],
+        mapping: "0 (default): the job ends after one more window at the depth found, which is what it reports; 1: keep adjusting the depth until the job ends",
+        support: Support::Mapped(|s, input| {
+            s.extended.latency_run = input.flag()?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "max_latency",
@@ -1065,9 +1166,39 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "exitall",
-        aliases: &["exit_what", "exitall_on_error"],
-        mapping: "refused",
-        support: Support::Refused("ending every job of a group when one ends is not supported"),
+        aliases: &[],
+        mapping: "when this job ends, the other jobs of its reporting group end too (their measured time ends there); see `exit_what`",
+        support: Support::Mapped(|s, input| {
+            s.extended.exitall = input.flag()?.then(|| input.set(()));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "exit_what",
+        aliases: &[],
+        mapping: "with `exitall`: `group` (default), `stonewall` (every job running; the next test still runs) or `all` (every job, and no later test runs)",
+        support: Support::Mapped(|s, input| {
+            s.extended.exit_what = match input.text()? {
+                "group" => EndOthers::Group,
+                "stonewall" => EndOthers::Test,
+                "all" => EndOthers::Run,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not group, stonewall or all"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "exitall_on_error",
+        aliases: &[],
+        mapping: "accepted: iopath already ends the whole run when a job stops on an error (without `continue_on_error`)",
+        support: Support::Mapped(|s, input| {
+            s.extended.exitall_on_error = input.flag()?.then(|| input.set(()));
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "wait_for",
@@ -1077,18 +1208,96 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "flow",
-        aliases: &["flow_id", "flow_sleep", "flow_watermark"],
+        aliases: &[],
+        mapping: "weight in a flow: the jobs with the same `flow_id` keep their I/O counts in the ratio of their weights (each clone weighs this much); a worker ahead of its share waits",
+        support: Support::Mapped(|s, input| {
+            let weight = integer(input.text()?, 0, u64::from(u32::MAX))? as u32;
+            s.extended.flow = (weight > 0).then(|| input.set(weight));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "flow_id",
+        aliases: &[],
+        mapping: "the flow a job's `flow` weight belongs to (default 0)",
+        support: Support::Mapped(|s, input| {
+            s.extended.flow_id = integer(input.text()?, 0, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "flow_sleep",
+        aliases: &[],
+        mapping: "how long a worker ahead of its share waits before it looks again (microseconds; default: 10 µs slices)",
+        support: Support::Mapped(|s, input| {
+            s.extended.flow_sleep_ns = time_ns(input.text()?, MICROSECOND_NS)?;
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "flow_watermark",
+        aliases: &[],
         mapping: "refused",
-        support: Support::Refused("flow control between jobs is not supported"),
+        support: Support::Refused("flow watermarks are not supported (fio ignores them too)"),
     },
     OptionSpec {
         name: "cpus_allowed",
+        aliases: &[],
+        mapping: "the CPUs the job's workers run on (`0,5,8-15`), set on each worker thread (sched_setaffinity); CPUs must be ones this process may use",
+        support: Support::Mapped(|s, input| {
+            s.extended.cpus = Some(input.set(cpu_list(input.text()?, None)?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "cpumask",
+        aliases: &[],
+        mapping: "the CPUs as a bit mask (`34` = CPUs 1 and 5), like `cpus_allowed`",
+        support: Support::Mapped(|s, input| {
+            s.extended.cpus = Some(input.set(cpu_mask(input.text()?)?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "cpus_allowed_policy",
+        aliases: &[],
+        mapping: "`shared` (default): every worker may use all the CPUs; `split`: each clone gets one CPU of the set in turn, counting clones over the job file",
+        support: Support::Mapped(|s, input| {
+            s.extended.cpus_split = match input.text()? {
+                "shared" => false,
+                "split" => true,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not shared or split"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "numa_cpu_nodes",
+        aliases: &[],
+        mapping: "the workers run on the CPUs of these NUMA nodes (`0`, `0-1`, `all`; nodes this machine lacks are left out, with a note); wins over `cpus_allowed`, as in fio",
+        support: Support::Mapped(|s, input| {
+            s.extended.numa_nodes = Some(input.set(cpu_list(input.text()?, Some(4095))?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "numa_mem_policy",
+        aliases: &[],
+        mapping: "accepted with a note: iopath allocates its buffers on the node the worker first touches them from (the kernel's default); the policy is not applied",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            numa_mem_policy(text)?;
+            s.extended.numa_mem_policy = Some(input.set(text.to_string()));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "nice",
         aliases: &[
-            "cpus_allowed_policy",
-            "cpumask",
-            "numa_cpu_nodes",
-            "numa_mem_policy",
-            "nice",
             "prio",
             "prioclass",
             "cmdprio_percentage",
@@ -1164,7 +1373,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "steadystate_ramp_time",
         aliases: &["ss_ramp"],
-        mapping: "accepted when not longer than ramp_time (iopath judges steadiness from the end of the ramp)",
+        mapping: "time from the job's start before steady-state samples are taken (and never during `ramp_time`)",
         support: Support::Mapped(|s, input| {
             let nanos = seconds(input)?;
             s.steady_ramp = (nanos > 0).then(|| input.set(nanos));
@@ -1174,13 +1383,15 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "steadystate_check_interval",
         aliases: &["ss_interval"],
-        mapping: "1s only",
-        support: Support::Mapped(|_, input| {
-            if seconds(input)? != SECOND_NS {
-                return Err(OptionError::Unsupported(
-                    "iopath samples steady state once a second".into(),
+        mapping: "how often a steady-state sample is taken (whole seconds dividing `ss_dur`; default 1s): each sample is the mean over its interval",
+        support: Support::Mapped(|s, input| {
+            let nanos = seconds(input)?;
+            if nanos == 0 || !nanos.is_multiple_of(SECOND_NS) {
+                return Err(OptionError::BadValue(
+                    "the interval must be a whole number of seconds".into(),
                 ));
             }
+            s.extended.steady_interval = Some(input.set(nanos));
             Ok(())
         }),
     },
@@ -1331,8 +1542,11 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "random_sequence_stride",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("the sequence distribution is not supported"),
+        mapping: "with `random_distribution=sequence:…`: 1 moves each repetition of the sequence on by its length (2,0,1,5,3,4 …), starting over at the end of the region",
+        support: Support::Mapped(|s, input| {
+            s.extended.sequence_stride = input.flag()?;
+            Ok(())
+        }),
     },
 ];
 
@@ -1370,6 +1584,7 @@ mod tests {
     fn supported_names_leave_refused_ones_out() {
         assert!(supported_names().any(|name| name == "bssplit"));
         assert!(supported_names().any(|name| name == "ratemin"));
-        assert!(!supported_names().any(|name| name == "exitall"));
+        assert!(supported_names().any(|name| name == "exitall"));
+        assert!(!supported_names().any(|name| name == "verify_pattern"));
     }
 }

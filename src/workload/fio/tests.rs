@@ -245,13 +245,37 @@ fn run_lengths_follow_time_based_size_and_loops() {
 }
 
 #[test]
-fn ramp_time_without_time_based_is_refused_at_its_line() {
-    let error = load("[a]\nsize=1g\n\nramp_time=5\n").unwrap_err();
-    assert_eq!(error.line, Some(4));
-    assert!(error.message.contains("ramp_time"), "{}", error.message);
-    let error = load("[a]\nsize=1g\ntime_based\n").unwrap_err();
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("runtime"), "{}", error.message);
+fn ramp_time_on_a_byte_count_and_time_based_without_runtime_run_as_fio_runs_them() {
+    let loaded = load("[a]\nsize=1g\n\nramp_time=5\n").unwrap();
+    let workload = &loaded.plan.tests[0].jobs[0].workload;
+    assert_eq!(workload.ramp_ns, 5_000_000_000);
+    assert!(matches!(
+        workload.length,
+        RunLength::Bytes { bytes: GIB, .. }
+    ));
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|n| n.contains("job.fio:4:") && n.contains("counts towards the bytes")),
+        "{:?}",
+        loaded.notes
+    );
+    // fio drops time_based without runtime ("time_based requires a runtime") and runs the
+    // byte count.
+    let loaded = load("[a]\nsize=1g\ntime_based\n").unwrap();
+    assert!(matches!(
+        loaded.plan.tests[0].jobs[0].workload.length,
+        RunLength::Bytes { bytes: GIB, .. }
+    ));
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|n| n.contains("job.fio:3:") && n.contains("time_based without runtime")),
+        "{:?}",
+        loaded.notes
+    );
 }
 
 #[test]
@@ -371,11 +395,28 @@ fn steady_state_becomes_the_test_criterion() {
         "1 %/s over 10 s"
     );
     assert_eq!(steady.window_ns, 11_000_000_000);
+    // ss_ramp longer than the ramp: samples start after it; ss_interval groups the seconds,
+    // and fio's slope (per sample) scales by the samples of the window.
+    let loaded = load(
+        "[a]\nsize=1g\ntime_based\nruntime=5m\nss=iops_slope:1%\nss_dur=30s\nss_ramp=10s\nss_interval=10s\n",
+    )
+    .unwrap();
+    let steady = loaded.plan.tests[0].settings.steady.clone().unwrap();
+    assert_eq!(steady.settle_ns, 10_000_000_000);
+    assert_eq!(steady.interval_ns, 10_000_000_000);
+    assert!(
+        (steady.limit_percent - 2.0).abs() < 1e-9,
+        "1 % per sample, 3 samples"
+    );
     let error =
-        load("[a]\nsize=1g\ntime_based\nruntime=5m\nss=iops:10%\nss_dur=30s\nss_ramp=10s\n")
+        load("[a]\nsize=1g\ntime_based\nruntime=5m\nss=iops:10%\nss_dur=30s\nss_interval=4s\n")
             .unwrap_err();
-    assert_eq!(error.line, Some(5));
-    assert!(error.message.contains("ss_ramp"), "{}", error.message);
+    assert_eq!(error.line, Some(7));
+    assert!(
+        error.message.contains("steadystate_check_interval"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]
@@ -489,7 +530,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc32c\nrw=read:-8k\nexitall\ncpus_allowed=0-3\n",
+            "[a]\nsize=1m\nverify=crc32c\nrw=trim\nnice=5\nfill_device=1\n",
             &request,
         )
         .unwrap();
@@ -499,7 +540,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
         "{:?}",
         loaded.ignored
     );
-    assert!(loaded.ignored[1].ends_with(":4: rw=read:-8k"));
+    assert!(loaded.ignored[1].ends_with(":4: rw=trim"));
     assert!(matches!(
         loaded.plan.tests[0].jobs[0].workload.length,
         RunLength::Bytes { .. }

@@ -336,7 +336,10 @@ fn rich_plan() -> Plan {
     };
     let zipf = Workload {
         access: spec,
-        distribution: OffsetDistribution::Zipf { theta: 1.2 },
+        distribution: OffsetDistribution::Zipf {
+            theta: 1.2,
+            center: None,
+        },
         region_offset_bytes: 1 << 20,
         region_size_bytes: Some(32 << 20),
         start_delay_ns: 1_500_000_000,
@@ -380,7 +383,10 @@ fn rich_plan() -> Plan {
         ..rich_workload()
     };
     let pauses = Workload {
-        distribution: OffsetDistribution::Pareto { h: 0.2 },
+        distribution: OffsetDistribution::Pareto {
+            h: 0.2,
+            center: None,
+        },
         think_time_ns: 0,
         think_time_blocks: 3,
         length: RunLength::Time {
@@ -393,6 +399,7 @@ fn rich_plan() -> Plan {
     let normal = Workload {
         distribution: OffsetDistribution::Normal {
             stddev_percent: 12.5,
+            center: None,
         },
         ..base_workload()
     };

@@ -241,6 +241,21 @@ fn workload_text(workload: &Workload) -> JobText {
     if workload.region_offset_bytes != 0 {
         options.offset = Some(workload.region_offset_bytes);
     }
+    options.random_map = workload.offsets.random_map;
+    let other_rules = super::super::offset_rules::OffsetRules {
+        random_map: false,
+        ..workload.offsets
+    };
+    if !other_rules.is_default() {
+        comments.push(format!(
+            "not written: {other_rules} (no key holds fio's offset modifiers or clone regions)"
+        ));
+    }
+    if !workload.controls.is_default() {
+        comments.push(
+            "not written: CPU placement, Poisson arrivals, start-delay ranges, exitall, flows or the latency target of the job (no key holds them)".to_string(),
+        );
+    }
     match workload.length {
         RunLength::Time { duration_ns } => {
             options.duration = Some(duration_ns);
@@ -256,7 +271,7 @@ fn workload_text(workload: &Workload) -> JobText {
             }
             if workload.ramp_ns != 0 {
                 comments.push(format!(
-                    "not written: ramp = \"{}\" (a byte count runs without a ramp)",
+                    "not written: ramp = \"{}\" (a byte count in a TOML job has no ramp; here the ramp's I/O counts towards the bytes, unmeasured)",
                     format_time(workload.ramp_ns)
                 ));
             }

@@ -1,0 +1,115 @@
+//! How a worker's offsets follow each other beyond an access line's random percentage: fio's
+//! offset modifiers (`rw=write:4k` leaves holes, `rw=read:-8k` reads backwards,
+//! `rw=randread:8` takes a new random offset every 8 I/Os, `rw_sequencer=identical` repeats
+//! it), its random map (every block once per pass over the region) and its per-clone regions
+//! (`offset_increment`).
+//!
+//! The default changes nothing: back-to-back sequential I/O, every random I/O drawn on its
+//! own, one region for every worker.
+//!
+//! ```
+//! use iopath::workload::offset_rules::{OffsetRules, clone_region};
+//! let apart = OffsetRules { clone_increment_bytes: 1 << 20, ..OffsetRules::default() };
+//! assert_eq!(clone_region(0, Some(1 << 20), &apart, 4 << 20, 3), Some((3 << 20, 1 << 20)));
+//! assert_eq!(clone_region(0, Some(1 << 20), &apart, 4 << 20, 4), None);
+//! let rules = OffsetRules { sequential_step_bytes: -8192, ..OffsetRules::default() };
+//! assert!(!rules.is_default());
+//! assert_eq!(rules.to_string(), "step -8192 B after each sequential I/O");
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// How offsets follow each other (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OffsetRules {
+    /// Added to the end of a sequential I/O to give the next offset, bytes: holes when
+    /// positive (`rw=write:4k`), backwards or overlapping I/O when negative (`rw=read:-8k`).
+    /// 0: back to back.
+    pub sequential_step_bytes: i64,
+    /// A random offset only every this many I/Os (fio's `rw=randread:8`): the first I/O and
+    /// then every this-many-th is drawn, the ones between follow the previous I/O (or repeat
+    /// its offset with `repeat_offset`). 0 and 1: every I/O is drawn.
+    pub random_every_ios: u32,
+    /// Between two drawn offsets, issue the previous offset again instead of the one after it
+    /// (fio's `rw_sequencer=identical`).
+    pub repeat_offset: bool,
+    /// Random offsets visit each block of the region once before any block is visited again
+    /// (fio's random map, its default): a drawn block already visited moves on to the next
+    /// free one, and an I/O is cut short where it would reach a visited block. Only with the
+    /// uniform distribution.
+    pub random_map: bool,
+    /// Clone `c` of a job works on its region moved `c ×` this many bytes further (fio's
+    /// `offset_increment`; clones are the workers sharing a target).
+    pub clone_increment_bytes: u64,
+}
+
+impl OffsetRules {
+    /// Whether these are the defaults (nothing changes).
+    pub fn is_default(&self) -> bool {
+        *self == OffsetRules::default()
+    }
+
+    /// I/Os from one drawn offset to the next (at least 1).
+    pub fn random_period(&self) -> u32 {
+        self.random_every_ios.max(1)
+    }
+}
+
+/// The clone a worker is: `worker` of `workers_on_target` workers on one target, where the
+/// job asked for `clones` workers per target (more run when a depth is mapped to workers).
+pub fn clone_of_worker(worker: u32, workers_on_target: u32, clones: u32) -> u32 {
+    let per_clone = (workers_on_target / clones.max(1)).max(1);
+    worker / per_clone
+}
+
+/// The region of `clone` on a target of `target_bytes`: its start and length, moved by the
+/// clone increment; `None` when it does not fit in the target.
+pub fn clone_region(
+    region_offset_bytes: u64,
+    region_size_bytes: Option<u64>,
+    rules: &OffsetRules,
+    target_bytes: u64,
+    clone: u32,
+) -> Option<(u64, u64)> {
+    let start = region_offset_bytes
+        .checked_add(rules.clone_increment_bytes.checked_mul(u64::from(clone))?)?;
+    let size = match region_size_bytes {
+        Some(size) => size,
+        None => target_bytes.checked_sub(start)?,
+    };
+    (start.checked_add(size)? <= target_bytes && size > 0).then_some((start, size))
+}
+
+impl std::fmt::Display for OffsetRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if self.sequential_step_bytes != 0 {
+            parts.push(format!(
+                "step {} B after each sequential I/O",
+                self.sequential_step_bytes
+            ));
+        }
+        if self.random_period() > 1 {
+            parts.push(format!(
+                "a random offset every {} I/Os ({} between)",
+                self.random_period(),
+                if self.repeat_offset {
+                    "the same offset"
+                } else {
+                    "sequential"
+                }
+            ));
+        }
+        if self.random_map {
+            parts.push("random map (each block once per pass)".to_string());
+        }
+        if self.clone_increment_bytes > 0 {
+            parts.push(format!(
+                "clone regions {} B apart",
+                self.clone_increment_bytes
+            ));
+        }
+        write!(f, "{}", parts.join(", "))
+    }
+}
