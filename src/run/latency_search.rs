@@ -12,8 +12,9 @@
 //! - when a depth that held would not change, that is the depth found: the worker runs one more
 //!   window at it with its figures reset (those are the job's results) and ends — or, with
 //!   `latency_run`, keeps adjusting until the run ends;
-//! - when even depth 1 misses the target the worker ends (fio ends the job with an error) and
-//!   reports that the target was not met.
+//! - when even depth 1 misses the target the worker reports that the target was not met; with
+//!   a percentile of 100 it ends at the first such I/O (fio ends the job with an error),
+//!   otherwise it goes on at depth 1, judging the window as it grows, as fio does.
 //!
 //! ```
 //! use iopath::run::latency_search::{LatencySearch, SearchStep};
@@ -81,7 +82,7 @@ impl LatencySearch {
         self.depth
     }
 
-    /// Whether the target held at the depth found (false: not even at depth 1).
+    /// Whether the last window judged held (false at the end: not even depth 1 held).
     pub fn met(&self) -> bool {
         self.met
     }
@@ -126,9 +127,9 @@ impl LatencySearch {
     /// The window failed: halfway down to the low bound.
     fn fall(&mut self, at_once: bool) -> SearchStep {
         if self.depth == 1 {
+            self.met = false;
             if at_once {
                 // Not even one I/O at a time meets the target.
-                self.met = false;
                 return SearchStep::Done;
             }
             // A window at depth 1 that failed keeps being judged as it grows (as in fio).
@@ -146,6 +147,7 @@ impl LatencySearch {
     /// The window held: up, or done when the depth would not change.
     fn rise(&mut self, now_ns: u64) -> SearchStep {
         let before = self.depth;
+        self.met = true;
         self.low = self.depth;
         if self.depth + 1 == self.high {
             // Stuck one below a failed depth: try it again after three good windows.

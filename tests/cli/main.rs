@@ -6,6 +6,7 @@ mod support;
 mod common;
 mod correctness;
 mod errors;
+mod fio_options;
 mod interrupt;
 mod output;
 mod safety;
