@@ -308,12 +308,11 @@ macro_rules! corpus {
 corpus! {
     mbs_clients => Case { size: "1m", ..runs("1mbs_clients.fio") };
     aio_read => runs_on_target("aio-read.fio");
-    backwards_read => refused("backwards-read.fio", 6, "rw=read:-8k");
+    backwards_read => runs("backwards-read.fio");
     basic_verify => refused("basic-verify.fio", 9, "verify");
-    butterfly => refused("butterfly.fio", 11, "flow");
+    butterfly => runs_on_target("butterfly.fio");
     enospc_pressure => refused("enospc-pressure.fio", 16, "continue_on_error");
-    example_latency_steadystate =>
-        refused("example_latency_steadystate.fio", 25, "steadystate_check_interval");
+    example_latency_steadystate => runs_on_target("example_latency_steadystate.fio");
     fio_rand_rw => runs("fio-rand-RW.fio");
     fio_rand_read => runs("fio-rand-read.fio");
     fio_rand_write => runs("fio-rand-write.fio");
@@ -323,17 +322,17 @@ corpus! {
     fixed_rate_submission => runs("fixed-rate-submission.fio");
     iometer_file_access_server => runs("iometer-file-access-server.fio");
     jesd219 => runs_on_target("jesd219.fio");
-    latency_profile => refused("latency-profile.fio", 14, "latency_target");
+    latency_profile => runs_on_target("latency-profile.fio");
     libiscsi => Case {
         expect: Expect::NeedsServer { names: "iqn.2016-02.com.fio:system:fio" },
         ..runs("libiscsi.fio")
     };
     nbd => Case { expect: Expect::RunsOnNbdkit { uri_line: 22 }, ..runs("nbd.fio") };
     null => runs("null.fio");
-    numa => refused("numa.fio", 14, "numa_cpu_nodes");
-    poisson_rate_submission => refused("poisson-rate-submission.fio", 14, "rate_process");
+    numa => runs_on_target("numa.fio");
+    poisson_rate_submission => runs("poisson-rate-submission.fio");
     rand_zones => runs("rand-zones.fio");
-    sequence_distribution => refused("sequence-distribution.fio", 22, "random_distribution");
+    sequence_distribution => runs("sequence-distribution.fio");
     ssd_steadystate => runs_on_target("ssd-steadystate.fio");
     ssd_test => runs_on_target("ssd-test.fio");
     steadystate => refused("steadystate.fio", 9, "threads");

@@ -51,7 +51,7 @@ Examples:
   iopath job check disks.fio --allow-destructive   (the job writes to block devices)
   iopath job check jesd219.fio /dev/nvme1n1        (the job's files replaced, as run does)
   iopath job check seq.fio data.bin --size 64m")]
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
 }
 
 /// Flags of `iopath job convert`.

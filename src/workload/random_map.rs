@@ -101,7 +101,7 @@ impl RandomMap {
         // The next word that is not full, 64 words per summary word.
         let next = word + 1;
         let mut summary = next / 64;
-        let mut mask = if next % 64 == 0 {
+        let mut mask = if next.is_multiple_of(64) {
             !0u64
         } else {
             !0u64 << (next % 64)

@@ -125,7 +125,7 @@ fn shares_that_cannot_be_worked_out_are_refused_at_their_line() {
             "differ in size",
         ),
         (
-            format!("[a]\nnumjobs=2\nsize=1m\noffset_increment=1m\n"),
+            "[a]\nnumjobs=2\nsize=1m\noffset_increment=1m\n".to_string(),
             4,
             "files of their own",
         ),
