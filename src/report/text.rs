@@ -192,6 +192,11 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
             }
         }
     }
+    for job in result.tests.iter().flat_map(|test| &test.jobs) {
+        if let Some(search) = &job.latency_target {
+            writeln!(out, "{}", latency_target_line(&job.name, search))?;
+        }
+    }
     for warning in &result.warnings {
         writeln!(out, "warning: {warning}")?;
     }
@@ -199,6 +204,23 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         writeln!(out, "partial: the run stopped before every test was done")?;
     }
     Ok(())
+}
+
+/// What a job's latency-target search found, in one line.
+fn latency_target_line(name: &str, search: &crate::report::result::LatencyTargetResult) -> String {
+    let depths: Vec<String> = search.depths.iter().map(u32::to_string).collect();
+    let found = if search.met {
+        format!("depth {} found", depths.join(", "))
+    } else {
+        format!("not met, even at depth {}", depths.join(", "))
+    };
+    format!(
+        "{name}: latency target {} for {} % of the I/Os of each {} window: {found}, {} IOPS",
+        format_latency(search.target_ns as f64),
+        search.percentile,
+        format_latency(search.window_ns as f64),
+        format_count(search.iops)
+    )
 }
 
 /// One evidence line per analysed test (`SEQ1M Q8 read: link-bound — 117 MB/s = 98 % of
@@ -231,6 +253,30 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_latency_target_search_reads_in_one_line() {
+        let search = crate::report::result::LatencyTargetResult {
+            target_ns: 500_000,
+            window_ns: 1_000_000_000,
+            percentile: 99.9,
+            depths: vec![12, 16],
+            met: true,
+            iops: 43_210.0,
+        };
+        let line = latency_target_line("device", &search);
+        assert!(line.starts_with("device: latency target 500"), "{line}");
+        assert!(
+            line.contains("99.9 %") && line.contains("depth 12, 16 found"),
+            "{line}"
+        );
+        let missed = crate::report::result::LatencyTargetResult {
+            met: false,
+            depths: vec![1],
+            ..search
+        };
+        assert!(latency_target_line("d", &missed).contains("not met, even at depth 1"));
+    }
 
     #[test]
     fn numbers_are_readable() {
