@@ -349,8 +349,8 @@ impl WorkloadOptions {
             || self.fsync_at_end
     }
 
-    /// Applies the options that every test of a run shares (engine, seed, I/O mode, duration,
-    /// ramp) to `workload`.
+    /// Applies the options that every test of a run shares (engine, seed, I/O mode, random
+    /// map, duration, ramp) to `workload`.
     pub fn apply_common(&self, workload: &mut Workload) {
         if let Some(engine) = self.engine {
             workload.engine = engine;
@@ -361,6 +361,7 @@ impl WorkloadOptions {
         workload.buffered |= self.buffered;
         workload.register_buffers &= !self.no_register;
         workload.continue_on_error |= self.continue_on_error;
+        workload.offsets.random_map |= self.random_map;
         if let Some(duration_ns) = self.duration {
             workload.length = RunLength::Time { duration_ns };
         }
@@ -419,7 +420,6 @@ impl WorkloadOptions {
         }
         workload.sync_writes |= self.sync;
         workload.fsync_at_end |= self.fsync_at_end;
-        workload.offsets.random_map |= self.random_map;
     }
 
     /// The pattern of a simple workload: `--rw`, read by default (as fio).
