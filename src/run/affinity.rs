@@ -42,7 +42,8 @@ mod tests {
 
     #[test]
     fn a_pinned_thread_runs_where_it_was_pinned() {
-        let last = crate::run::host::online_cpus() - 1;
+        let allowed = crate::workload::fio::host_cpus::allowed_cpus().expect("the affinity reads");
+        let last = *allowed.last().expect("a CPU this process may use");
         let cpu = std::thread::spawn(move || {
             pin_current_thread(&[last]).unwrap();
             std::thread::yield_now();

@@ -25,6 +25,7 @@
 //!     largest_block_bytes: 1 << 30,
 //!     register_buffers: true,
 //!     engine_mapped_depth: false,
+//!     random_map_bytes: 0,
 //! };
 //! let host = HostLimits {
 //!     mem_available_bytes: Some(16 << 30),
@@ -84,6 +85,8 @@ pub struct JobDemand {
     pub register_buffers: bool,
     /// The sync engine runs the asked queue depth as workers (for messages).
     pub engine_mapped_depth: bool,
+    /// The random maps of all the job's workers (fio's random map), bytes.
+    pub random_map_bytes: u64,
 }
 
 impl JobDemand {
@@ -111,6 +114,7 @@ impl JobDemand {
         self.threads
             .saturating_mul(per_io.saturating_add(PER_WORKER_BYTES))
             .saturating_add(self.buffer_bytes())
+            .saturating_add(self.random_map_bytes)
     }
 
     /// Bytes the kernel would lock for registered io_uring buffers.
@@ -136,15 +140,23 @@ impl JobDemand {
                 if self.threads == 1 { "" } else { "s" }
             )
         };
+        let map = if self.random_map_bytes > 0 {
+            format!(
+                " and {} of random maps (norandommap, or no --random-map, drops them)",
+                memory(self.random_map_bytes)
+            )
+        } else {
+            String::new()
+        };
         format!(
             "'{}': {workers} x {} slot{} (--qd) x {} (largest --bs) = {} of buffers, plus {} of \
-             per-I/O and per-worker state",
+             per-I/O and per-worker state{map}",
             self.name,
             self.queue_depth,
             if self.queue_depth == 1 { "" } else { "s" },
             memory(self.slot_bytes()),
             memory(self.buffer_bytes()),
-            memory(self.memory_bytes() - self.buffer_bytes()),
+            memory(self.memory_bytes() - self.buffer_bytes() - self.random_map_bytes),
         )
     }
 }
@@ -372,6 +384,7 @@ mod tests {
             largest_block_bytes: block,
             register_buffers: true,
             engine_mapped_depth: false,
+            random_map_bytes: 0,
         }
     }
 

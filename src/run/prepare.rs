@@ -300,11 +300,23 @@ fn check_budget(
             let engine = engine_of(&targets[target]);
             check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
             let threads = u64::from(shape.workers_per_target);
+            let target_bytes = match &targets[target] {
+                PendingTarget::Existing(handle) => handle.info().size_bytes,
+                PendingTarget::Network(_, info, _) => info.size_bytes,
+                PendingTarget::Create { size, .. } => *size,
+            };
+            let maps = threads.saturating_mul(crate::workload::target_fit::random_map_bytes(
+                &job.workload,
+                target_bytes,
+            ));
             match demands
                 .iter_mut()
                 .find(|(known, demand)| *known == index && demand.engine == engine)
             {
-                Some((_, demand)) => demand.threads += threads,
+                Some((_, demand)) => {
+                    demand.threads += threads;
+                    demand.random_map_bytes = demand.random_map_bytes.saturating_add(maps);
+                }
                 None => demands.push((
                     index,
                     JobDemand {
@@ -316,6 +328,7 @@ fn check_budget(
                         register_buffers: shape.register_buffers,
                         engine_mapped_depth: engine == EngineKind::Sync
                             && job.workload.queue_depth > 1,
+                        random_map_bytes: maps,
                     },
                 )),
             }

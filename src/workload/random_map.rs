@@ -42,7 +42,8 @@ impl RandomMap {
             words: vec![0; words],
             full: vec![0; words.div_ceil(64)],
         };
-        map.reset();
+        // Zeroed already: only the bits past the end are set.
+        map.mark_past_the_end();
         map
     }
 
@@ -56,6 +57,11 @@ impl RandomMap {
         self.words.fill(0);
         self.full.fill(0);
         self.used = 0;
+        self.mark_past_the_end();
+    }
+
+    /// Sets the bits of the blocks and words past the end, so that they are never found free.
+    fn mark_past_the_end(&mut self) {
         let tail = self.blocks % 64;
         if tail != 0 {
             let last = self.words.len() - 1;

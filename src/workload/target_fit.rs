@@ -19,8 +19,25 @@ use super::planner::random_map_unit;
 use super::random_map::map_bytes;
 use crate::units::format_size;
 
-/// Most memory one worker's random map may take, bytes (a map of 4 KiB blocks covers 8 TiB).
-pub const MAX_RANDOM_MAP_BYTES: u64 = 256 << 20;
+/// Most memory one worker's random map may take, bytes (a map of 4 KiB blocks covers 32 TiB);
+/// the maps of all workers count in the plan's memory budget besides.
+pub const MAX_RANDOM_MAP_BYTES: u64 = 1 << 30;
+
+/// Whether the workload keeps a random map: asked for, with random I/O.
+fn map_applies(workload: &Workload) -> bool {
+    workload.offsets.random_map && workload.access.random_percent() > 0.0
+}
+
+/// Bytes of one worker's random map on a target of `target_bytes` (0 without a map).
+pub fn random_map_bytes(workload: &Workload, target_bytes: u64) -> u64 {
+    let region = workload
+        .region_size_bytes
+        .unwrap_or(target_bytes.saturating_sub(workload.region_offset_bytes));
+    match random_map_unit(workload).filter(|_| map_applies(workload)) {
+        Some(unit) => map_bytes(region / unit),
+        None => 0,
+    }
+}
 
 /// Checks `workload` against a target of `target_bytes`; the message says what does not fit.
 pub fn check(workload: &Workload, target_bytes: u64) -> Result<(), String> {
@@ -40,10 +57,7 @@ pub fn check(workload: &Workload, target_bytes: u64) -> Result<(), String> {
             format_size(rules.clone_increment_bytes)
         ));
     };
-    if rules.random_map
-        && workload.access.random_percent() > 0.0
-        && let Some(unit) = random_map_unit(workload)
-    {
+    if let Some(unit) = random_map_unit(workload).filter(|_| map_applies(workload)) {
         let bytes = map_bytes(region / unit);
         if bytes > MAX_RANDOM_MAP_BYTES {
             return Err(format!(
@@ -61,4 +75,35 @@ pub fn check(workload: &Workload, target_bytes: u64) -> Result<(), String> {
         .min()
         .unwrap_or(1);
     workload.distribution.check_region(region, alignment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::BlockSizeMix;
+    use crate::workload::suite::base_workload;
+
+    #[test]
+    fn the_random_map_counts_and_a_huge_one_is_refused() {
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
+        workload.offsets.random_map = true;
+        // 1 GiB of 4 KiB blocks: 262144 bits and their summary.
+        assert_eq!(random_map_bytes(&workload, 1 << 30), map_bytes(1 << 18));
+        assert!(check(&workload, 1 << 30).is_ok());
+        let error = check(&workload, 64 << 40).unwrap_err();
+        assert!(
+            error.contains("random map") && error.contains("norandommap"),
+            "{error}"
+        );
+        let mut sequential = workload.clone();
+        sequential.set_simple(&BlockSizeMix::single(4096), 100, 0, 4096);
+        assert_eq!(
+            random_map_bytes(&sequential, 1 << 30),
+            0,
+            "no random I/O, no map"
+        );
+        workload.offsets.random_map = false;
+        assert_eq!(random_map_bytes(&workload, 1 << 30), 0);
+    }
 }
