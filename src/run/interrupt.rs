@@ -1,14 +1,35 @@
-//! Ctrl-C and SIGTERM: the first sets the stop flag (workers finish cleanly and the partial
-//! result is kept); the second removes iopath's temporary files and exits at once.
+//! SIGINT (Ctrl-C) and SIGTERM (`timeout`, `kill`, Kubernetes): the first asks the run to stop
+//! — every phase looks at the stop flag and ends promptly, keeping what was measured; the
+//! second removes the test files iopath is filling or will remove anyway, then hands over to
+//! the caller's `on_forced`, which saves what it has and ends the process.
+//!
+//! The library never exits: ending the process, and its exit status, are the caller's.
 
+use crate::target::TargetError;
+use crate::target::test_file::remove_registered_files;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Exit status after a forced stop (128 + SIGINT).
-pub const FORCED_EXIT_STATUS: i32 = 130;
+/// What a second signal hands to the caller.
+#[derive(Debug)]
+pub struct ForcedStop {
+    /// The signal (`libc::SIGINT` or `libc::SIGTERM`).
+    pub signal: i32,
+    /// Test files that could not be removed (each error names its file).
+    pub removal_failures: Vec<TargetError>,
+}
 
-/// Installs the handlers and returns the stop flag they set.
-pub fn install() -> std::io::Result<Arc<AtomicBool>> {
+/// Installs the handlers of SIGINT and SIGTERM and returns the stop flag the first of them
+/// sets. Every later signal first removes the registered test files
+/// ([`remove_registered_files`]) and then calls `on_forced` on the signal-handling thread;
+/// `on_forced` is meant to save what it can and end the process.
+///
+/// Only the signals count: the flag may also be set by the caller without making the next
+/// signal a second one.
+pub fn install<F>(mut on_forced: F) -> std::io::Result<Arc<AtomicBool>>
+where
+    F: FnMut(ForcedStop) + Send + 'static,
+{
     let stop = Arc::new(AtomicBool::new(false));
     let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGINT,
@@ -18,10 +39,17 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
     std::thread::Builder::new()
         .name("iopath-signals".into())
         .spawn(move || {
-            for _ in signals.forever() {
-                if flag.swap(true, Ordering::SeqCst) {
-                    crate::target::test_file::remove_registered_files();
-                    std::process::exit(FORCED_EXIT_STATUS);
+            let mut received = 0u32;
+            for signal in signals.forever() {
+                received += 1;
+                if received == 1 {
+                    flag.store(true, Ordering::SeqCst);
+                } else {
+                    let removal_failures = remove_registered_files();
+                    on_forced(ForcedStop {
+                        signal,
+                        removal_failures,
+                    });
                 }
             }
         })?;

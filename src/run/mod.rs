@@ -11,7 +11,9 @@ pub mod host;
 pub mod interrupt;
 pub mod prepare;
 pub mod progress;
+pub mod start_gate;
 pub mod test_runner;
+pub mod thread_start;
 pub mod time;
 pub mod worker;
 
@@ -20,13 +22,13 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 use crate::clock::Clock;
 use crate::engine::EngineError;
 use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
-use crate::target::test_file::{TestFileGuard, create_test_file};
+use crate::target::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::target::{TargetError, inspect};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use test_runner::{PreparedTarget, TestContext, run_test};
 use worker::TracedIo;
 
@@ -47,6 +49,12 @@ pub enum RunError {
         /// Cause.
         source: EngineError,
     },
+    /// A worker thread could not be created (the others were stopped and joined).
+    #[error(transparent)]
+    Threads(#[from] thread_start::ThreadStartError),
+    /// The worker threads did not all reach the start in time.
+    #[error("the test could not start: {0}")]
+    Start(start_gate::GateClosed),
 }
 
 impl RunError {
@@ -55,13 +63,16 @@ impl RunError {
         match self {
             RunError::Input(_) => true,
             RunError::Target(error) => !matches!(error, TargetError::Io { .. }),
-            RunError::Engine { .. } => false,
+            RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
         }
     }
 }
 
 /// Receives what happens during a run (the CLI prints it; tests collect it).
 pub trait RunObserver {
+    /// The run's targets are ready: `header` is the result so far (no tests yet, `partial`
+    /// set until the run ends). Tests follow through [`RunObserver::test_finished`].
+    fn run_started(&mut self, _header: &RunResult) {}
     /// A test is about to start.
     fn test_starting(&mut self, _test: &TestPlan, _shapes: &[EffectiveShape]) {}
     /// Once a second while a test runs.
@@ -80,9 +91,14 @@ pub struct ExecutedRun {
     pub traces: Vec<Vec<Vec<TracedIo>>>,
     /// The error that stopped the run after some tests had run (their results are kept).
     pub failure: Option<RunError>,
+    /// Whether a stop request arrived while the run went on (at any phase: file creation,
+    /// a start delay, the ramp, between tests, the measured time). The result is then
+    /// `partial` unless everything had already been done.
+    pub interrupted: bool,
 }
 
-/// Runs a prepared plan. `stop` is checked between and inside tests (Ctrl-C). Temporary files
+/// Runs a prepared plan. `stop` is checked at every phase (creating test files, between and
+/// inside tests); once it is set the run ends promptly with what was measured. Temporary files
 /// are removed when this returns, whatever happened.
 pub fn execute(
     prepared: PreparedRun,
@@ -95,59 +111,50 @@ pub fn execute(
         plan,
         shapes,
         targets: pending,
-        mut warnings,
+        warnings,
         options,
     } = prepared;
     let mut guards = Vec::new();
-    let mut prepared_targets = Vec::new();
-    for (index, target) in pending.into_iter().enumerate() {
-        let (path, info, network) = match target {
-            PendingTarget::Existing(path, info) => (path, info, None),
-            PendingTarget::Network(target, info) => {
-                (PathBuf::from(target.to_string()), info, Some(target))
-            }
-            PendingTarget::Create {
-                path,
-                size,
-                temporary,
-            } => {
-                observer.creating_file(&path, size);
-                let mut guard = TestFileGuard::new(path.clone());
-                create_test_file(&path, size, 0x7e57_f11e)?;
-                if temporary {
-                    guards.push(guard);
-                } else {
-                    guard.keep();
-                }
-                let info = inspect(&path)?;
-                (path, info, None)
-            }
-        };
-        prepared_targets.push(PreparedTarget {
-            index,
-            path,
-            info,
-            network,
-        });
-    }
+    let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
     let interval_ns = if options.interval_ns == 0 {
         1_000_000_000
     } else {
         options.interval_ns
     };
-    let mut tests = Vec::new();
+    let mut result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        iopath_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: options.command_line.clone(),
+        started_at,
+        label: options.label.clone(),
+        partial: true,
+        host: host::host_info(),
+        targets: prepared_targets.iter().map(|t| t.info.clone()).collect(),
+        tests: Vec::new(),
+        warnings,
+        link_tests: Vec::new(),
+        paths: Vec::new(),
+    };
+    observer.run_started(&result);
     let mut traces = Vec::new();
-    let mut partial = false;
+    let mut partial = !all_ready;
     let mut failure = None;
-    for (test, shapes) in plan.tests.iter().zip(shapes.iter()) {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let tests = if all_ready {
+        plan.tests.as_slice()
+    } else {
+        &[]
+    };
+    for (test, shapes) in tests.iter().zip(shapes.iter()) {
+        if stop.load(Ordering::Relaxed) {
             partial = true;
             break;
         }
         if test.settings.drop_caches_before
             && let Err(reason) = caches::drop_page_cache()
         {
-            warnings.push(format!("'{}': page cache not dropped: {reason}", test.name));
+            result
+                .warnings
+                .push(format!("'{}': page cache not dropped: {reason}", test.name));
         }
         observer.test_starting(test, shapes);
         let mut live = |sample: &LiveSample| observer.live(sample);
@@ -168,10 +175,12 @@ pub fn execute(
         let run = match outcome {
             Ok(run) => run,
             // Nothing measured yet: the error is the whole answer.
-            Err(error) if tests.is_empty() => return Err(error),
+            Err(error) if result.tests.is_empty() => return Err(error),
             // Keep what earlier tests measured.
             Err(error) => {
-                warnings.push(format!("'{}' could not run: {error}", test.name));
+                result
+                    .warnings
+                    .push(format!("'{}' could not run: {error}", test.name));
                 failure = Some(error);
                 partial = true;
                 break;
@@ -179,7 +188,7 @@ pub fn execute(
         };
         observer.test_finished(&run.result);
         let stopped = run.result.stop_reason != StopReason::Completed;
-        tests.push(run.result);
+        result.tests.push(run.result);
         traces.push(run.traces);
         if stopped {
             partial = true;
@@ -187,23 +196,59 @@ pub fn execute(
         }
     }
     drop(guards);
-    let result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        iopath_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: options.command_line.clone(),
-        started_at,
-        label: options.label.clone(),
-        partial,
-        host: host::host_info(),
-        targets: prepared_targets.into_iter().map(|t| t.info).collect(),
-        tests,
-        warnings,
-        link_tests: Vec::new(),
-        paths: Vec::new(),
-    };
+    result.partial = partial;
     Ok(ExecutedRun {
         result,
         traces,
         failure,
+        interrupted: stop.load(Ordering::Relaxed),
     })
+}
+
+/// Opens, probes or creates every target, in order; temporary files get a guard in `guards`.
+/// Returns the targets ready so far and whether all are (false when `stop` was set first).
+fn prepare_targets(
+    pending: Vec<PendingTarget>,
+    stop: &AtomicBool,
+    observer: &mut dyn RunObserver,
+    guards: &mut Vec<TestFileGuard>,
+) -> Result<(Vec<PreparedTarget>, bool), RunError> {
+    let mut prepared_targets = Vec::with_capacity(pending.len());
+    for (index, target) in pending.into_iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return Ok((prepared_targets, false));
+        }
+        let (path, info, network) = match target {
+            PendingTarget::Existing(path, info) => (path, info, None),
+            PendingTarget::Network(target, info) => {
+                (PathBuf::from(target.to_string()), info, Some(target))
+            }
+            PendingTarget::Create {
+                path,
+                size,
+                temporary,
+            } => {
+                observer.creating_file(&path, size);
+                let mut guard = TestFileGuard::new(path.clone());
+                match create_test_file_unless_stopped(&path, size, 0x7e57_f11e, stop)? {
+                    Creation::Created => {}
+                    Creation::Stopped => return Ok((prepared_targets, false)),
+                }
+                if temporary {
+                    guards.push(guard);
+                } else {
+                    guard.keep();
+                }
+                let info = inspect(&path)?;
+                (path, info, None)
+            }
+        };
+        prepared_targets.push(PreparedTarget {
+            index,
+            path,
+            info,
+            network,
+        });
+    }
+    Ok((prepared_targets, true))
 }

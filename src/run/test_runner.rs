@@ -4,6 +4,8 @@
 use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
 use super::progress::{LiveSample, WorkerProgress};
+use super::start_gate::{GateClosed, StartGate};
+use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
 use crate::clock::Clock;
@@ -24,9 +26,13 @@ use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+
+/// Longest wait for every worker thread to be ready, and then for the start: a thread that
+/// does not come in this time ends the test with an error naming the wait.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A target ready for a test.
 #[derive(Clone, Debug)]
@@ -119,8 +125,8 @@ pub fn run_test(
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
-    let ready = Barrier::new(thread_count + 1);
-    let go = Barrier::new(thread_count + 1);
+    let ready = StartGate::new(thread_count + 1, "every worker thread to be ready");
+    let go = StartGate::new(thread_count + 1, "the start of the test");
     let start_tick = AtomicU64::new(0);
     let error_stop = AtomicBool::new(false);
     let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
@@ -141,56 +147,88 @@ pub fn run_test(
             .unwrap_or_default(),
         attained_after_ns: None,
     };
+    let interval_ns = context.interval_ns;
 
-    std::thread::scope(|scope| {
+    let start_failure = std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
             let (stop, error_stop, outcomes, finished, finish) =
                 (context.stop, &error_stop, &outcomes, &finished, &finish);
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
-                    ready.wait();
-                    go.wait();
-                    let start = start_tick.load(Ordering::Acquire);
-                    let links = WorkerLinks {
-                        stop,
-                        error_stop,
-                        progress,
-                        finish,
+                    let started = ready
+                        .wait(stop, START_TIMEOUT)
+                        .and_then(|()| go.wait(stop, START_TIMEOUT));
+                    let outcome = match started {
+                        Ok(()) => {
+                            let start = start_tick.load(Ordering::Acquire);
+                            let links = WorkerLinks {
+                                stop,
+                                error_stop,
+                                progress,
+                                finish,
+                            };
+                            worker.engine.run(worker.plan, links, clock, start)
+                        }
+                        // Stopped before the start: the test ends as interrupted, empty.
+                        Err(GateClosed::Stopped { .. }) => {
+                            WorkerOutcome::not_started(StopReason::Interrupted, interval_ns)
+                        }
+                        // The start was called off; the coordinator says why.
+                        Err(_) => return,
                     };
-                    let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
-                })
-                .expect("spawn a worker thread");
+                });
+            if let Err(source) = spawned {
+                // The threads already created are waiting at `ready`: release them unstarted.
+                ready.close();
+                return Some(RunError::Threads(ThreadStartError {
+                    asked: thread_count,
+                    started: index,
+                    user_limit: user_thread_limit(),
+                    source,
+                }));
+            }
         }
-        ready.wait();
-        let start = clock.now() + clock.ticks_for_nanos(1_000_000);
-        start_tick.store(start, Ordering::Release);
-        go.wait();
-        coordinate(
-            test,
-            clock,
-            start,
-            &progress,
-            &finished,
-            thread_count as u64,
-            &mut cpu,
-            &mut steady,
-            &finish,
-            observer,
-        );
+        let started = ready.wait(context.stop, START_TIMEOUT).and_then(|()| {
+            let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+            start_tick.store(start, Ordering::Release);
+            go.wait(context.stop, START_TIMEOUT).map(|()| start)
+        });
+        match started {
+            Ok(start) => {
+                coordinate(
+                    test,
+                    clock,
+                    start,
+                    &progress,
+                    &finished,
+                    thread_count as u64,
+                    &mut cpu,
+                    &mut steady,
+                    &finish,
+                    observer,
+                );
+                None
+            }
+            Err(GateClosed::Stopped { .. }) => None,
+            Err(closed) => Some(RunError::Start(closed)),
+        }
     });
+    if let Some(error) = start_failure {
+        return Err(error);
+    }
 
     let outcomes: Vec<(usize, WorkerOutcome)> = outcomes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|outcome| outcome.expect("every worker leaves an outcome"))
-        .collect();
+        .map(|outcome| outcome.ok_or(RunError::Start(GateClosed::Closed)))
+        .collect::<Result<_, _>>()?;
     let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
