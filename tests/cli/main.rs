@@ -6,5 +6,6 @@ mod errors;
 mod interrupt;
 mod output;
 mod safety;
+mod threads;
 mod verdicts;
 mod workloads;
