@@ -173,7 +173,12 @@ pub fn execute(
             },
         );
         let run = match outcome {
-            Ok(run) => run,
+            Ok(Some(run)) => run,
+            // Stopped before its workers started.
+            Ok(None) => {
+                partial = true;
+                break;
+            }
             // Nothing measured yet: the error is the whole answer.
             Err(error) if result.tests.is_empty() => return Err(error),
             // Keep what earlier tests measured.

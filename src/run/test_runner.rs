@@ -95,13 +95,14 @@ struct JobSetup {
 }
 
 /// Runs `test` with the shapes of its jobs (same order as `test.jobs`) on `targets` (the run's
-/// whole target list).
+/// whole target list). `None` when a stop request came while the workers were being opened:
+/// the test did not start.
 pub fn run_test(
     test: &TestPlan,
     shapes: &[EffectiveShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
-) -> Result<TestRun, RunError> {
+) -> Result<Option<TestRun>, RunError> {
     let clock = context.clock;
     let thread_count: usize = test
         .jobs
@@ -112,14 +113,10 @@ pub fn run_test(
     let mut workers = Vec::with_capacity(thread_count);
     let mut setups = Vec::with_capacity(test.jobs.len());
     for (job_index, (job, shape)) in test.jobs.iter().zip(shapes).enumerate() {
-        setups.push(open_job(
-            job_index,
-            job,
-            shape,
-            targets,
-            &context,
-            &mut workers,
-        )?);
+        match open_job(job_index, job, shape, targets, &context, &mut workers)? {
+            Some(setup) => setups.push(setup),
+            None => return Ok(None),
+        }
     }
 
     let progress: Vec<WorkerProgress> = (0..thread_count)
@@ -233,10 +230,11 @@ pub fn run_test(
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
-    Ok(TestRun { result, traces })
+    Ok(Some(TestRun { result, traces }))
 }
 
-/// Opens every worker of one job (files, engines, planners) before the clock starts.
+/// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
+/// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
     job_index: usize,
     job: &JobPlan,
@@ -244,7 +242,7 @@ fn open_job(
     targets: &[PreparedTarget],
     context: &TestContext<'_>,
     workers: &mut Vec<WorkerSlot>,
-) -> Result<JobSetup, RunError> {
+) -> Result<Option<JobSetup>, RunError> {
     let workload = &job.workload;
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
@@ -265,6 +263,9 @@ fn open_job(
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
+            if context.stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             let (endpoint, kind) = match &target.network {
                 Some(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -376,14 +377,14 @@ fn open_job(
     {
         direct = true;
     }
-    Ok(JobSetup {
+    Ok(Some(JobSetup {
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
         }),
         direct,
         warnings,
-    })
+    }))
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
