@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What the run has so far: the outputs still to write, and the result of the tests that
 /// finished.
-#[derive(Default)]
 pub struct SoFar {
     /// The outputs; taken by whoever writes them.
     pub outputs: Option<Outputs>,
@@ -31,7 +30,7 @@ pub struct SoFar {
 }
 
 /// [`SoFar`], shared between the run and the signal-handling thread.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Shared(Arc<Mutex<SoFar>>);
 
 impl Shared {
