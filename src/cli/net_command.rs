@@ -10,7 +10,6 @@ use iopath::net::server::{NetServer, ServerConfig, ServerEvent, ServerLimits, Se
 use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
-use iopath::run::interrupt;
 use iopath::units::parse_duration_ns;
 use std::fs::File;
 use std::io::Write;
@@ -203,7 +202,7 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Ok(server) => server,
         Err(error) => return error_status(&error),
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
@@ -314,7 +313,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         },
         _ => None,
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");

@@ -5,6 +5,8 @@ use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
 use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
+use super::start_gate::{GateClosed, StartGate};
+use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
 use crate::clock::Clock;
@@ -27,9 +29,13 @@ use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, RunLength, TestPlan};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+
+/// Longest wait for every worker thread to be ready, and then for the start: a thread that
+/// does not come in this time ends the test with an error naming the wait.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A target ready for a test.
 #[derive(Debug)]
@@ -117,13 +123,14 @@ struct JobSetup {
 }
 
 /// Runs `test` with the shapes of its jobs (same order as `test.jobs`) on `targets` (the run's
-/// whole target list).
+/// whole target list). `None` when a stop request came while the workers were being opened:
+/// the test did not start.
 pub fn run_test(
     test: &TestPlan,
     shapes: &[EffectiveShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
-) -> Result<TestRun, RunError> {
+) -> Result<Option<TestRun>, RunError> {
     let clock = context.clock;
     let thread_count: usize = test
         .jobs
@@ -134,14 +141,10 @@ pub fn run_test(
     let mut workers = Vec::with_capacity(thread_count);
     let mut setups = Vec::with_capacity(test.jobs.len());
     for (job_index, (job, shape)) in test.jobs.iter().zip(shapes).enumerate() {
-        setups.push(open_job(
-            job_index,
-            job,
-            shape,
-            targets,
-            &context,
-            &mut workers,
-        )?);
+        match open_job(job_index, job, shape, targets, &context, &mut workers)? {
+            Some(setup) => setups.push(setup),
+            None => return Ok(None),
+        }
     }
 
     // One pacer per job: its rate caps hold over all its workers together.
@@ -153,8 +156,8 @@ pub fn run_test(
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
-    let ready = Barrier::new(thread_count + 1);
-    let go = Barrier::new(thread_count + 1);
+    let ready = StartGate::new(thread_count + 1, "every worker thread to be ready");
+    let go = StartGate::new(thread_count + 1, "the start of the test");
     let start_tick = AtomicU64::new(0);
     let error_stop = AtomicBool::new(false);
     let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
@@ -175,8 +178,9 @@ pub fn run_test(
             .unwrap_or_default(),
         attained_after_ns: None,
     };
+    let interval_ns = context.interval_ns;
 
-    std::thread::scope(|scope| {
+    let start_failure = std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
             let (stop, error_stop, outcomes, finished, finish) = (
@@ -187,59 +191,93 @@ pub fn run_test(
                 &finish,
             );
             let pacer = pacers[worker.job].as_ref();
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
-                    ready.wait();
-                    go.wait();
-                    let start = start_tick.load(Ordering::Acquire);
-                    let links = WorkerLinks {
-                        stop,
-                        error_stop,
-                        progress,
-                        finish,
-                        pacer,
+                    let started = ready
+                        .wait(stop, START_TIMEOUT)
+                        .and_then(|()| go.wait(stop, START_TIMEOUT));
+                    let outcome = match started {
+                        Ok(()) => {
+                            let start = start_tick.load(Ordering::Acquire);
+                            let links = WorkerLinks {
+                                stop,
+                                error_stop,
+                                progress,
+                                finish,
+                                pacer,
+                            };
+                            worker.engine.run(worker.plan, links, clock, start)
+                        }
+                        // Stopped before the start: the test ends as interrupted, empty.
+                        Err(GateClosed::Stopped { .. }) => {
+                            WorkerOutcome::not_started(StopReason::Interrupted, interval_ns)
+                        }
+                        // The start was called off; the coordinator says why.
+                        Err(_) => return,
                     };
-                    let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
-                })
-                .expect("spawn a worker thread");
+                });
+            if let Err(source) = spawned {
+                // The threads already created are waiting at `ready`: release them unstarted.
+                ready.close();
+                return Some(RunError::Threads(ThreadStartError {
+                    asked: thread_count,
+                    started: index,
+                    user_limit: user_thread_limit(),
+                    source,
+                }));
+            }
         }
-        ready.wait();
-        let start = clock.now() + clock.ticks_for_nanos(1_000_000);
-        start_tick.store(start, Ordering::Release);
-        go.wait();
-        coordinate(
-            test,
-            clock,
-            start,
-            &progress,
-            &finished,
-            thread_count as u64,
-            &mut cpu,
-            &mut steady,
-            &finish,
-            observer,
-        );
+        let started = ready
+            .wait(context.stop.flag(), START_TIMEOUT)
+            .and_then(|()| {
+                let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+                start_tick.store(start, Ordering::Release);
+                go.wait(context.stop.flag(), START_TIMEOUT).map(|()| start)
+            });
+        match started {
+            Ok(start) => {
+                coordinate(
+                    test,
+                    clock,
+                    start,
+                    &progress,
+                    &finished,
+                    thread_count as u64,
+                    &mut cpu,
+                    &mut steady,
+                    &finish,
+                    observer,
+                );
+                None
+            }
+            Err(GateClosed::Stopped { .. }) => None,
+            Err(closed) => Some(RunError::Start(closed)),
+        }
     });
+    if let Some(error) = start_failure {
+        return Err(error);
+    }
 
     let outcomes: Vec<(usize, WorkerOutcome)> = outcomes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|outcome| outcome.expect("every worker leaves an outcome"))
-        .collect();
+        .map(|outcome| outcome.ok_or(RunError::Start(GateClosed::Closed)))
+        .collect::<Result<_, _>>()?;
     let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
-    Ok(TestRun { result, traces })
+    Ok(Some(TestRun { result, traces }))
 }
 
-/// Opens every worker of one job (files, engines, planners) before the clock starts.
+/// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
+/// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
     job_index: usize,
     job: &JobPlan,
@@ -247,7 +285,7 @@ fn open_job(
     targets: &[PreparedTarget],
     context: &TestContext<'_>,
     workers: &mut Vec<WorkerSlot>,
-) -> Result<JobSetup, RunError> {
+) -> Result<Option<JobSetup>, RunError> {
     let workload = &job.workload;
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
@@ -274,6 +312,9 @@ fn open_job(
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
+            if context.stop.is_raised() {
+                return Ok(None);
+            }
             let (endpoint, kind) = match &target.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -376,14 +417,14 @@ fn open_job(
     {
         direct = true;
     }
-    Ok(JobSetup {
+    Ok(Some(JobSetup {
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
         }),
         direct,
         warnings,
-    })
+    }))
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the

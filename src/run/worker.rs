@@ -16,9 +16,6 @@ use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Longest single wait for the pacer, ns: the stop flags are looked at in between.
-const PACING_SLICE_NS: u64 = 100_000_000;
-
 /// Errors kept with their offsets per worker; later ones are only counted.
 pub const KEPT_ERRORS_PER_WORKER: usize = 16;
 
@@ -86,11 +83,11 @@ pub fn stamp_block(buffer: &mut [u8], offset: u64) {
     }
 }
 
-/// What is shared between workers and the coordinator: the stop flag and the progress cells.
+/// What is shared between workers and the coordinator: the stop flags and the progress cells.
 pub struct WorkerLinks<'a> {
-    /// Set by Ctrl-C, by a worker that hit an error, or by the coordinator.
+    /// The run's stop request (a signal); workers only read it.
     pub stop: &'a AtomicBool,
-    /// Set by this worker when an error stopped it.
+    /// Set by a worker of the test whose error stops the test; every worker stops on it.
     pub error_stop: &'a AtomicBool,
     /// This worker's live totals.
     pub progress: &'a WorkerProgress,
@@ -99,6 +96,16 @@ pub struct WorkerLinks<'a> {
     pub finish: &'a AtomicBool,
     /// The rate caps of the worker's job, shared by all its workers (`None`: uncapped).
     pub pacer: Option<&'a JobPacer>,
+}
+
+impl WorkerLinks<'_> {
+    /// Whether the worker should end what it is waiting for: a stop, an error elsewhere, or
+    /// the end of the test.
+    fn wait_is_over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.error_stop.load(Ordering::Relaxed)
+            || self.finish.load(Ordering::Relaxed)
+    }
 }
 
 /// One issued I/O, when tracing.
@@ -132,6 +139,27 @@ pub struct WorkerOutcome {
     pub trace: Vec<TracedIo>,
     /// A failure of the engine as a whole (not of one I/O).
     pub engine_failure: Option<String>,
+}
+
+impl WorkerOutcome {
+    /// The outcome of a worker stopped for `stop_reason` before it issued any I/O.
+    pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
+        let mut read = DirectionRecorder::new(interval_ns, 0);
+        let mut write = DirectionRecorder::new(interval_ns, 0);
+        read.finish();
+        write.finish();
+        WorkerOutcome {
+            read,
+            write,
+            errors: Vec::new(),
+            stop_reason,
+            window_end_ns: 0,
+            fsync_ns: 0,
+            thread_cpu_ns: 0,
+            trace: Vec::new(),
+            engine_failure: None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -200,13 +228,14 @@ pub fn run_worker<E: Engine>(
     // The engine gave up on requests in flight because the run was stopping: the run's own
     // reason stands, and the engine's message is only a note.
     let mut engine_stopped = false;
-    // Every worker of the test begins at the same instant (after its own start delay).
+    // Every worker of the test begins at the same instant (after its own start delay), unless
+    // the test is stopped first.
     let mut now = clock.now();
     if plan.start_delay_ns > 0 {
-        wait_for(clock, clock.nanos_between(now, begin));
+        pause(clock, clock.nanos_between(now, begin), &links);
         now = clock.now();
     }
-    while now < begin {
+    while now < begin && !links.wait_is_over() {
         std::hint::spin_loop();
         now = clock.now();
     }
@@ -219,10 +248,17 @@ pub fn run_worker<E: Engine>(
     };
 
     loop {
-        if !stopping && links.stop.load(Ordering::Relaxed) {
-            stopping = true;
-            stop_reason = run_stop_reason(&links);
-            stopped_at = Some(now);
+        if !stopping {
+            let errored = links.error_stop.load(Ordering::Relaxed);
+            if errored || links.stop.load(Ordering::Relaxed) {
+                stopping = true;
+                stop_reason = if errored {
+                    StopReason::Error
+                } else {
+                    StopReason::Interrupted
+                };
+                stopped_at = Some(now);
+            }
         }
         if !stopping && measure_end.is_some_and(|end| now >= end) {
             stopping = true;
@@ -346,7 +382,6 @@ pub fn run_worker<E: Engine>(
                 run_stop_reason(&links)
             } else {
                 links.error_stop.store(true, Ordering::Relaxed);
-                links.stop.store(true, Ordering::Relaxed);
                 StopReason::Error
             };
         }
@@ -358,8 +393,7 @@ pub fn run_worker<E: Engine>(
             if pacing_wait_ns > 0 {
                 let until_end = measure_end
                     .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-                // In slices, so that Ctrl-C and the end of a steady test are seen.
-                wait_for(clock, pacing_wait_ns.min(until_end).min(PACING_SLICE_NS));
+                pause(clock, pacing_wait_ns.min(until_end), &links);
             }
             now = clock.now();
             continue;
@@ -371,7 +405,6 @@ pub fn run_worker<E: Engine>(
                 if !error.is_stop() {
                     stop_reason = StopReason::Error;
                     links.error_stop.store(true, Ordering::Relaxed);
-                    links.stop.store(true, Ordering::Relaxed);
                 } else if !stopping {
                     stop_reason = run_stop_reason(&links);
                 }
@@ -421,7 +454,6 @@ pub fn run_worker<E: Engine>(
                     stop_reason = StopReason::Error;
                     stopped_at = Some(now);
                     links.error_stop.store(true, Ordering::Relaxed);
-                    links.stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
@@ -486,13 +518,25 @@ fn run_stop_reason(links: &WorkerLinks<'_>) -> StopReason {
     }
 }
 
-/// Waits about `nanos`: sleeps for long waits, spins for the last stretch.
-fn wait_for(clock: &Clock, nanos: u64) {
+/// Longest sleep of a waiting worker between two looks at its stop flags, ns.
+const PAUSE_SLICE_NS: u64 = 10_000_000;
+
+/// Waits about `nanos` (a start delay, a rate cap, a think time), or less when the wait is
+/// over ([`WorkerLinks::wait_is_over`]): sleeps in slices of at most 10 ms for long waits,
+/// spins for the last stretch.
+fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
     let start = clock.now();
-    if nanos > 200_000 {
-        std::thread::sleep(std::time::Duration::from_nanos(nanos - 100_000));
-    }
-    while clock.nanos_between(start, clock.now()) < nanos {
-        std::hint::spin_loop();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let remaining = nanos - elapsed;
+        if remaining > 200_000 {
+            let slice = (remaining - 100_000).min(PAUSE_SLICE_NS);
+            std::thread::sleep(std::time::Duration::from_nanos(slice));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }

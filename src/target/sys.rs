@@ -229,3 +229,27 @@ pub(super) fn drop_cached_pages(file: &File) {
         libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
     }
 }
+
+/// Starts writing back `length` bytes of `file` from `offset` (`sync_file_range`), and with
+/// `wait` waits for that range to be written first. Bounds how much of a file being filled
+/// sits dirty in the page cache, so the final fsync stays short. Advisory: failures are
+/// ignored (the final fsync reports real I/O errors).
+pub(super) fn write_back_range(file: &File, offset: u64, length: u64, wait: bool) {
+    let (Ok(offset), Ok(length)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(length),
+    ) else {
+        return;
+    };
+    let flags = if wait {
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER
+    } else {
+        libc::SYNC_FILE_RANGE_WRITE
+    };
+    // SAFETY: plain syscall on an open fd with integer arguments; the result is advisory.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, length, flags);
+    }
+}

@@ -5,6 +5,9 @@
 //! overwritten without `--allow-destructive`. On filesystems without user extended attributes
 //! the mark cannot be recorded, and the file then counts as not created by iopath.
 //!
+//! Filling stops early when asked ([`create_test_file_unless_stopped`]): the partial file is
+//! removed and the caller learns that creation was stopped, not failed.
+//!
 //! Files to remove on a forced exit are kept in a process-wide registry that a signal-handling
 //! thread can drain with [`remove_registered_files`]; [`TestFileGuard`] registers its file and
 //! removes it when dropped. Removal, by either, only ever deletes a file this process created
@@ -30,6 +33,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Extended attribute marking a file as created by iopath (value `"1"`).
@@ -43,6 +47,11 @@ pub const MINIMUM_DEFAULT_TEST_FILE_BYTES: u64 = 64 << 20;
 
 /// Size of each write while filling a test file.
 const FILL_CHUNK_BYTES: usize = 1 << 20;
+
+/// While filling, written data is handed to the device in steps of this size, and at most two
+/// steps are dirty in the page cache: the final fsync, which no signal can cut short, stays
+/// short.
+const WRITE_BACK_STEP_BYTES: u64 = 64 << 20;
 
 const MIB: u64 = 1 << 20;
 
@@ -102,23 +111,52 @@ pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
     Ok(size_bytes)
 }
 
+/// How the creation of a test file ended.
+#[derive(Debug)]
+pub enum Creation {
+    /// The file is there, filled and synced; still open (write-only).
+    Created(File),
+    /// The stop flag was set while filling: the partial file was removed.
+    Stopped,
+}
+
 /// Creates `path` (which must not exist) with `size_bytes` of incompressible data from `seed`,
 /// marks it as created by iopath, and returns it still open (write-only), so that the caller
 /// can go on with the very file created whatever happens to the path meanwhile.
 ///
-/// The data is written in 1 MiB chunks, flushed with fsync, and dropped from the page cache, so
-/// a test does not start with the file cached. If anything fails midway (no space left, an I/O
-/// error), the partial file is removed and the error names `path`. While being filled the file
-/// is in the removal registry, so a forced exit removes it too.
+/// The data is written in 1 MiB chunks, written back as it goes (at most 128 MiB dirty),
+/// flushed with fsync, and dropped from the page cache, so a test does not start with the file
+/// cached. If anything fails midway (no space left, an I/O error), the partial file is removed
+/// and the error names `path`. While being filled the file is in the removal registry, so a
+/// forced exit removes it too.
 pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File, TargetError> {
-    let file = create_registered(path, size_bytes, seed)?;
-    unregister(path);
-    Ok(file)
+    match create_test_file_unless_stopped(path, size_bytes, seed, &AtomicBool::new(false))? {
+        Creation::Created(file) => Ok(file),
+        Creation::Stopped => unreachable!("a stop flag nobody sets was set"),
+    }
 }
 
-/// Creates and fills `path` like [`create_test_file`], leaving it in the removal registry on
-/// success.
-fn create_registered(path: &Path, size_bytes: u64, seed: u64) -> Result<File, TargetError> {
+/// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
+/// set, the partial file is removed and [`Creation::Stopped`] returned.
+pub fn create_test_file_unless_stopped(
+    path: &Path,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<Creation, TargetError> {
+    let creation = create_registered(path, size_bytes, seed, stop)?;
+    unregister(path);
+    Ok(creation)
+}
+
+/// Creates and fills `path` like [`create_test_file_unless_stopped`], leaving it in the
+/// removal registry when created.
+fn create_registered(
+    path: &Path,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<Creation, TargetError> {
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -132,23 +170,31 @@ fn create_registered(path: &Path, size_bytes: u64, seed: u64) -> Result<File, Ta
         })?;
     record_created(path, &file);
     register_for_removal(path);
-    match fill_and_mark(&file, size_bytes, seed) {
-        Ok(()) => Ok(file),
-        Err((operation, source)) => {
-            drop(file);
-            let _ = remove_if_created_here(path);
-            unregister(path);
-            Err(TargetError::Io {
-                path: path.to_path_buf(),
-                operation,
-                source,
-            })
-        }
+    let outcome = fill_and_mark(&file, size_bytes, seed, stop);
+    if matches!(outcome, Ok(true)) {
+        return Ok(Creation::Created(file));
+    }
+    drop(file);
+    let _ = remove_if_created_here(path);
+    unregister(path);
+    match outcome {
+        Ok(_) => Ok(Creation::Stopped),
+        Err((operation, source)) => Err(TargetError::Io {
+            path: path.to_path_buf(),
+            operation,
+            source,
+        }),
     }
 }
 
-/// Fills `file` with `size_bytes` of random data, syncs it and sets the ownership mark.
-fn fill_and_mark(file: &File, size_bytes: u64, seed: u64) -> Result<(), (&'static str, io::Error)> {
+/// Fills `file` with `size_bytes` of random data, syncs it and sets the ownership mark: `true`
+/// when done, `false` when it stopped early (before the sync) because `stop` was set.
+fn fill_and_mark(
+    file: &File,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<bool, (&'static str, io::Error)> {
     // Reserving the space first fails fast on a full filesystem and keeps the file contiguous;
     // filesystems that cannot preallocate are filled all the same.
     if let Err(error) = sys::preallocate(file, size_bytes)
@@ -162,22 +208,35 @@ fn fill_and_mark(file: &File, size_bytes: u64, seed: u64) -> Result<(), (&'stati
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut chunk = vec![0u8; FILL_CHUNK_BYTES.min(size_bytes.max(1) as usize)];
     let mut writer = file;
-    let mut remaining = size_bytes;
-    while remaining > 0 {
-        let length = (remaining as usize).min(chunk.len());
+    let mut written = 0u64;
+    while written < size_bytes {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let length = ((size_bytes - written) as usize).min(chunk.len());
         fill_random_bytes(&mut rng, &mut chunk[..length]);
         writer
             .write_all(&chunk[..length])
             .map_err(|error| ("fill the test file", error))?;
-        remaining -= length as u64;
+        written += length as u64;
+        if written.is_multiple_of(WRITE_BACK_STEP_BYTES) {
+            let step = WRITE_BACK_STEP_BYTES;
+            sys::write_back_range(file, written - step, step, false);
+            if written >= 2 * step {
+                sys::write_back_range(file, written - 2 * step, step, true);
+            }
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(false);
     }
     file.sync_all()
         .map_err(|error| ("sync the test file", error))?;
     sys::drop_cached_pages(file);
     match sys::set_xattr(file, OWNERSHIP_XATTR, b"1") {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         // No user xattrs here: the ownership mark cannot be recorded.
-        Err(error) if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(()),
+        Err(error) if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(true),
         Err(error) => Err(("mark the test file as created by iopath", error)),
     }
 }
@@ -307,7 +366,12 @@ impl TestFileGuard {
 
     /// Creates the test file like [`create_test_file`] and guards it.
     pub fn create(path: &Path, size_bytes: u64, seed: u64) -> Result<Self, TargetError> {
-        drop(create_registered(path, size_bytes, seed)?);
+        drop(create_registered(
+            path,
+            size_bytes,
+            seed,
+            &AtomicBool::new(false),
+        )?);
         Ok(TestFileGuard {
             path: path.to_path_buf(),
             keep: false,
@@ -468,6 +532,23 @@ mod tests {
         );
         assert!(!path.exists());
         assert!(!is_registered(&path));
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_fill_and_removes_the_partial_file() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("stopped");
+        let stop = AtomicBool::new(true);
+        let creation = create_test_file_unless_stopped(&path, 8 << 20, 1, &stop).unwrap();
+        assert!(matches!(creation, Creation::Stopped));
+        assert!(!path.exists());
+        assert!(!is_registered(&path));
+        // Nothing to fill is still stopped: the run must not go on.
+        let empty = directory.path().join("empty");
+        let creation = create_test_file_unless_stopped(&empty, 0, 1, &stop).unwrap();
+        assert!(matches!(creation, Creation::Stopped));
+        assert!(!empty.exists());
     }
 
     #[test]

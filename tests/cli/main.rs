@@ -9,5 +9,6 @@ mod errors;
 mod interrupt;
 mod output;
 mod safety;
+mod threads;
 mod verdicts;
 mod workloads;
