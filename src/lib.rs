@@ -12,6 +12,7 @@ pub mod compare;
 pub mod engine;
 pub mod net;
 pub mod report;
+pub mod result;
 pub mod run;
 pub mod stats;
 pub mod target;

@@ -3,12 +3,12 @@
 //! `fio-plot`). One real run of the binary feeds every test; a test whose tool is not
 //! installed says so and passes (scripts/test installs them).
 
-use iopath::report::RunResult;
 use iopath::report::csv::{COLUMNS, write_iometer_csv};
 use iopath::report::fio_json::write_fio_json;
 use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::json::read_json;
 use iopath::report::markdown::write_markdown;
+use iopath::result::RunResult;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

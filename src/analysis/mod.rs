@@ -35,11 +35,9 @@ mod network;
 #[cfg(test)]
 mod test_support;
 
-pub use declared::DeclaredPath;
-
-use crate::report::RunResult;
-use crate::report::analysis::StoragePath;
+use crate::result::{RunResult, StoragePath};
 use crate::target::TargetInfo;
+pub use declared::DeclaredPath;
 
 /// What the analysis needs to know about the host besides the RunResult.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -107,9 +105,9 @@ pub fn describe_path(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::analysis::{HopKind, HopOrigin};
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
+    use crate::result::{HopKind, HopOrigin};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
     use crate::target::TargetSpec;
     use crate::workload::suite::base_workload;

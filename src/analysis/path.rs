@@ -32,7 +32,7 @@
 //! ```
 
 use super::HostFacts;
-use crate::report::analysis::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 use crate::target::network::{NbdTransport, NetworkTarget};
 use crate::target::{TargetError, TargetInfo, TargetKind, mounts, sysfs};
 use std::io::Read;
@@ -136,7 +136,7 @@ impl<'a> Walker<'a> {
                 variant: None,
                 derivation: format!(
                     "{what}: bounded by this host's memory copy bandwidth, {} measured by one thread",
-                    crate::report::analysis::format_rate(bytes_per_second as f64)
+                    crate::units::format_rate(bytes_per_second as f64)
                 ),
             })
     }
@@ -203,7 +203,7 @@ fn page_cache_hop(walker: &mut Walker) {
 fn file_hops(walker: &mut Walker, info: &TargetInfo) {
     let file = Path::new(&info.path);
     let exists = file.exists();
-    let mut description = crate::report::analysis::format_bytes(info.size_bytes);
+    let mut description = crate::units::format_bytes(info.size_bytes);
     if info.created_by_iopath {
         description.push_str(", written by iopath");
     }

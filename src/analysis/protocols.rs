@@ -92,7 +92,7 @@ impl Protocol {
         }
     }
 
-    /// Key stored in [`crate::report::analysis::Hop::protocol`] (`iscsi`).
+    /// Key stored in [`crate::result::Hop::protocol`] (`iscsi`).
     pub fn key(self) -> &'static str {
         match self {
             Protocol::Nbd => "nbd",

@@ -204,8 +204,7 @@ fn client(server: &str, args: &NetArgs) -> i32 {
         config.duration_ns as f64 / 1e9
     );
     let mut show_interval =
-        |direction: iopath::report::link::LinkDirection,
-         point: &iopath::stats::series::IntervalPoint| {
+        |direction: iopath::result::LinkDirection, point: &iopath::stats::series::IntervalPoint| {
             let end_s = (point.start_ns + point.duration_ns) as f64 / 1e9;
             let per_second = if point.duration_ns == 0 {
                 0.0

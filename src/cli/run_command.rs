@@ -5,7 +5,7 @@ use super::live::TerminalObserver;
 use super::outputs::Outputs;
 use super::run_args::RunArgs;
 use iopath::analysis::{DeclaredPath, analyse};
-use iopath::report::result::StopReason;
+use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
 use std::fs::File;
 use std::io::Write;

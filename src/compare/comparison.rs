@@ -3,8 +3,7 @@
 //! Rates are per second (bytes, I/Os), latencies ns, as in the RunResult; every figure keeps
 //! its 95 % confidence interval when the run had at least two full one-second intervals.
 
-use crate::report::RunResult;
-use crate::report::analysis::Verdict;
+use crate::result::{RunResult, Verdict};
 use crate::workload::sweep::SweepValue;
 use serde::{Deserialize, Serialize};
 

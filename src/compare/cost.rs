@@ -17,7 +17,7 @@
 
 use super::CompareError;
 use super::comparison::ComparedTest;
-use crate::report::RunResult;
+use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 
 /// Prices, ports and a target, as given.

@@ -46,7 +46,7 @@ pub use comparison::{
 pub use cost::{CostInputs, CostReport, RunCost};
 pub use labels::LabeledRun;
 
-use crate::report::RunResult;
+use crate::result::RunResult;
 
 /// Why runs could not be compared.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

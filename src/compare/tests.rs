@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::report::fio_json::test_run::run_result;
-use crate::report::result::DirectionResult;
+use crate::result::DirectionResult;
 use crate::stats::series::IntervalPoint;
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB

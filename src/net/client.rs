@@ -8,8 +8,7 @@ use super::protocol::{
 };
 use super::transfer::{CpuWindow, DataPlane, PlaneOutcome, Window, WindowSampler};
 use super::{NetError, SETUP_TIMEOUT};
-use crate::report::link::{LinkDirection, LinkTestResult};
-use crate::report::result::{CpuResult, RunResult, SCHEMA_VERSION};
+use crate::result::{CpuResult, LinkDirection, LinkTestResult, RunResult, SCHEMA_VERSION};
 use crate::stats::series::IntervalPoint;
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

@@ -464,7 +464,7 @@ fn opened(connection: TcpStream, kind: ConnectionKind) -> Option<TcpStream> {
 mod tests {
     use super::*;
     use crate::net::client::{ClientConfig, TestDirection, run_client};
-    use crate::report::link::LinkDirection;
+    use crate::result::LinkDirection;
 
     fn serve_once() -> (
         SocketAddr,

@@ -6,7 +6,7 @@
 //! Every socket has a short timeout so that a thread notices its flags within [`POLL`] even when
 //! its peer has gone quiet; no thread outlives [`DataPlane::finish`].
 
-use crate::report::result::CpuResult;
+use crate::result::CpuResult;
 use crate::run::cpu::{
     CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
 };

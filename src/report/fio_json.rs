@@ -20,8 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult, LatencySummary, TestResult};
+use crate::result::{DirectionResult, JobResult, LatencySummary, RunResult, TestResult};
 use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, SparseHistogram, bucket_bounds};
 use crate::stats::series::IntervalPoint;
 use crate::units::format_size;
@@ -926,8 +925,8 @@ fn ctime(seconds: u64) -> String {
 /// random 4 KiB writes at QD 1, 1 s), against a 16 MiB file, read back from its JSON.
 #[cfg(test)]
 pub(crate) mod test_run {
-    use crate::report::RunResult;
     use crate::report::json::{read_json, write_json};
+    use crate::result::RunResult;
     use crate::run::{RunObserver, RunOptions, execute, prepare};
     use crate::target::TargetSpec;
     use crate::workload::suite::base_workload;

@@ -25,8 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult};
+use crate::result::{DirectionResult, JobResult, RunResult};
 use crate::stats::series::IntervalPoint;
 use std::ffi::OsString;
 use std::fs::File;

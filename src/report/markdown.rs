@@ -23,10 +23,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, StopReason, TestResult};
-use super::text::{format_count, format_latency};
+use crate::result::{DirectionResult, RunResult, StopReason, TestResult};
 use crate::target::{TargetInfo, TargetKind};
+use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 
 /// Writes the summary of `result` (without the table when the run has no test, as after

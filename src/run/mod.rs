@@ -19,7 +19,7 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 
 use crate::clock::Clock;
 use crate::engine::EngineError;
-use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason};
 use crate::target::test_file::{TestFileGuard, create_test_file};
 use crate::target::{TargetError, inspect};
 use crate::workload::TestPlan;
@@ -67,7 +67,7 @@ pub trait RunObserver {
     /// Once a second while a test runs.
     fn live(&mut self, _sample: &LiveSample) {}
     /// A test ended.
-    fn test_finished(&mut self, _result: &crate::report::result::TestResult) {}
+    fn test_finished(&mut self, _result: &crate::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
 }

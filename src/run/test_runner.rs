@@ -10,7 +10,7 @@ use crate::clock::Clock;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{EngineKind, EngineOptions};
-use crate::report::result::{
+use crate::result::{
     CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
     SteadyOutcome, StopReason, TestResult,
 };

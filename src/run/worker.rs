@@ -10,7 +10,7 @@ use super::cpu::thread_cpu_ns;
 use super::progress::WorkerProgress;
 use crate::clock::{Clock, Ticks};
 use crate::engine::{Completion, Direction, Engine, IoRequest};
-use crate::report::result::{IoErrorRecord, StopReason};
+use crate::result::{IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::IoPlanner;
 use std::sync::atomic::{AtomicBool, Ordering};

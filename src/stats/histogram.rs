@@ -20,6 +20,7 @@
 //! assert!((p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.008);
 //! ```
 
+use crate::result::{LatencySummary, PERCENTILES};
 use serde::{Deserialize, Serialize};
 
 /// Bits of sub-bucket resolution per power of two (64 sub-buckets).
@@ -242,6 +243,23 @@ impl LatencyHistogram {
         };
         histogram.max = sparse.max_ns;
         Some(histogram)
+    }
+}
+
+impl LatencySummary {
+    /// Summary of a histogram: its exact extremes and moments, and the [`PERCENTILES`], each
+    /// within [`RELATIVE_ERROR`].
+    pub fn from_histogram(histogram: &LatencyHistogram) -> Self {
+        LatencySummary {
+            min_ns: histogram.min(),
+            mean_ns: histogram.mean(),
+            stddev_ns: histogram.stddev(),
+            max_ns: histogram.max(),
+            percentiles_ns: PERCENTILES
+                .iter()
+                .map(|(percent, key)| (key.to_string(), histogram.percentile(*percent)))
+                .collect(),
+        }
     }
 }
 

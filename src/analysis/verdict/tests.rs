@@ -5,11 +5,9 @@ use super::*;
 use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_support::facts;
 use crate::engine::Capabilities;
-use crate::report::RunResult;
-use crate::report::analysis::{HopCapacity, QueueLimits, TrustKind};
-use crate::report::result::{
-    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    StopReason,
+use crate::result::{
+    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, HopCapacity, JobResult,
+    LatencySummary, QueueLimits, RunResult, StopReason, TrustKind,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::series::IntervalPoint;
@@ -284,7 +282,7 @@ fn analyse_local(test: &TestResult) -> TestAnalysis {
 /// engineers add to the run (with serde defaults) do not break it.
 fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
     serde_json::from_value(serde_json::json!({
-        "schema_version": crate::report::result::SCHEMA_VERSION,
+        "schema_version": crate::result::SCHEMA_VERSION,
         "iopath_version": "test",
         "command_line": [],
         "started_at": "2026-01-01T00:00:00Z",
