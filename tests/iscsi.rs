@@ -5,7 +5,8 @@
 //! not installed (`apt-get install tgt`), or libiscsi missing (`apt-get install libiscsi7`).
 
 use iopath::engine::iscsi::{self, IscsiEngine};
-use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
+use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use iopath::target::network::NetworkTarget;
 use serde_json::Value;
 use std::fs::File;

@@ -6,7 +6,8 @@
 //! qemu-nbd) skips the tests that need it, saying so.
 
 use iopath::engine::nbd::{self, NbdEngine};
-use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
+use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use iopath::target::network::NetworkTarget;
 use serde_json::Value;
 use std::net::TcpListener;

@@ -35,8 +35,7 @@ mod network;
 #[cfg(test)]
 mod test_support;
 
-use crate::result::{RunResult, StoragePath};
-use crate::target::TargetInfo;
+use crate::result::{RunResult, StoragePath, TargetInfo};
 pub use declared::DeclaredPath;
 
 /// What the analysis needs to know about the host besides the RunResult.
@@ -107,11 +106,11 @@ mod tests {
     use super::*;
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
-    use crate::result::{HopKind, HopOrigin};
+    use crate::result::{HopKind, HopOrigin, RunLength};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
     use crate::target::TargetSpec;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
+    use crate::workload::{BlockSizeMix, Plan, TestPlan};
     use std::sync::atomic::AtomicBool;
 
     struct Quiet;
@@ -127,7 +126,7 @@ mod tests {
         };
         let mut workload = base_workload();
         workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
-        workload.engine = crate::engine::EngineKind::Sync;
+        workload.engine = crate::result::EngineKind::Sync;
         workload.ramp_ns = 0;
         workload.length = RunLength::Time {
             duration_ns: 2_000_000_000,

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use iopath::analysis::{HostFacts, path::discover};
-//! use iopath::target::{TargetInfo, TargetKind};
+//! use iopath::result::{TargetInfo, TargetKind};
 //! let info = TargetInfo {
 //!     path: "nbd://127.0.0.1:10809/disk".into(),
 //!     kind: TargetKind::Nbd,
@@ -32,9 +32,11 @@
 //! ```
 
 use super::HostFacts;
-use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
+use crate::result::{
+    Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath, TargetInfo, TargetKind,
+};
 use crate::target::network::{NbdTransport, NetworkTarget};
-use crate::target::{TargetError, TargetInfo, TargetKind, mounts, sysfs};
+use crate::target::{TargetError, mounts, sysfs};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -15,11 +15,9 @@
 //! ```
 
 use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, HopUtilisation, StopReason,
-    StoragePath, TestConfidence, TestResult, TrustKind, TrustNote,
+    ConfidenceInterval, DirectionConfidence, DirectionResult, HopUtilisation, IntervalPoint,
+    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
 };
-use crate::stats::series::IntervalPoint;
-use crate::target::TargetInfo;
 use crate::units::{format_bytes, format_percent, format_rate};
 
 /// A confidence interval wider than this (half-width, percent of the mean) means the run was

@@ -16,12 +16,11 @@
 use super::HostFacts;
 use super::protocols::Protocol;
 use super::trust::{self, TrustInputs, main_direction, working_set_bytes};
-use crate::engine::Direction;
 use crate::result::{
-    CoreUtilisation, CpuUtilisation, Duplex, Hop, HopKind, HopOrigin, HopUtilisation,
-    QueueUtilisation, StoragePath, TestAnalysis, TestConfidence, TestResult, Verdict,
+    CoreUtilisation, CpuUtilisation, Direction, Duplex, Hop, HopKind, HopOrigin, HopUtilisation,
+    QueueUtilisation, StoragePath, TargetInfo, TargetKind, TestAnalysis, TestConfidence,
+    TestResult, Verdict,
 };
-use crate::target::{TargetInfo, TargetKind};
 use crate::units::{format_bytes, format_iops, format_percent, format_rate};
 
 /// A hop at or above this utilisation (percent) limits the result.

@@ -105,8 +105,8 @@ fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
         for (worker_index, ios) in workers.iter().enumerate() {
             for io in ios {
                 let direction = match io.direction {
-                    iopath::engine::Direction::Read => "read",
-                    iopath::engine::Direction::Write => "write",
+                    iopath::result::Direction::Read => "read",
+                    iopath::result::Direction::Write => "write",
                 };
                 writeln!(
                     out,

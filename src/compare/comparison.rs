@@ -3,8 +3,7 @@
 //! Rates are per second (bytes, I/Os), latencies ns, as in the RunResult; every figure keeps
 //! its 95 % confidence interval when the run had at least two full one-second intervals.
 
-use crate::result::{RunResult, Verdict};
-use crate::workload::sweep::SweepValue;
+use crate::result::{RunResult, SweepValue, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Version of this output; raised on any incompatible change.

@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::report::fio_json::test_run::run_result;
-use crate::result::DirectionResult;
-use crate::stats::series::IntervalPoint;
+use crate::result::{DirectionResult, IntervalPoint};
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB
 /// I/Os, `latency_us` each), and its totals by theirs.

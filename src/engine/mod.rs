@@ -10,7 +10,8 @@
 //!
 //! ```
 //! use iopath::clock::Clock;
-//! use iopath::engine::{Completion, Direction, Engine, IoRequest, null::NullEngine};
+//! use iopath::engine::{Completion, Engine, IoRequest, null::NullEngine};
+//! use iopath::result::Direction;
 //! let mut engine = NullEngine::new(4, 4096, None, Clock::new());
 //! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
 //! engine.flush().unwrap();
@@ -29,19 +30,9 @@ pub mod network;
 pub mod null;
 pub mod sync;
 
-use serde::{Deserialize, Serialize};
+use crate::result::{Capabilities, Direction, EngineKind};
 use std::fs::File;
 use std::str::FromStr;
-
-/// Direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Data from the target into memory.
-    Read,
-    /// Data from memory to the target.
-    Write,
-}
 
 /// One request placed into a slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,19 +54,6 @@ pub struct Completion {
     pub slot: u32,
     /// Bytes transferred, or a negative errno.
     pub result: i64,
-}
-
-/// What an engine can do, as typed fields rather than flag bits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// Highest queue depth one instance keeps in flight.
-    pub max_queue_depth: u32,
-    /// Buffers are registered with the kernel (io_uring fixed buffers).
-    pub registered_buffers: bool,
-    /// The file is registered with the kernel (io_uring fixed files).
-    pub registered_files: bool,
-    /// The engine really transfers data (false only for the null engine).
-    pub performs_io: bool,
 }
 
 /// Errors of an engine as a whole (a failed single I/O is a [`Completion`] with a negative
@@ -123,22 +101,6 @@ pub trait Engine: Send {
     ) -> Result<usize, EngineError>;
     /// Makes written data durable (fdatasync or the protocol's flush).
     fn sync_data(&mut self) -> Result<(), EngineError>;
-}
-
-/// The engines iopath offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// Linux io_uring, the default where the kernel allows it.
-    IoUring,
-    /// pread/pwrite, one I/O at a time per worker.
-    Sync,
-    /// No I/O at all: iopath's own cost per I/O.
-    Null,
-    /// iopath's NBD client (chosen by an `nbd://` target).
-    Nbd,
-    /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
-    Iscsi,
 }
 
 impl EngineKind {

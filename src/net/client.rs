@@ -8,8 +8,9 @@ use super::protocol::{
 };
 use super::transfer::{CpuWindow, DataPlane, PlaneOutcome, Window, WindowSampler};
 use super::{NetError, SETUP_TIMEOUT};
-use crate::result::{CpuResult, LinkDirection, LinkTestResult, RunResult, SCHEMA_VERSION};
-use crate::stats::series::IntervalPoint;
+use crate::result::{
+    CpuResult, IntervalPoint, LinkDirection, LinkTestResult, RunResult, SCHEMA_VERSION,
+};
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

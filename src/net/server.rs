@@ -324,7 +324,7 @@ impl NetServer {
         &self,
         control: &mut TcpStream,
         sampler: &WindowSampler,
-        point: &crate::stats::series::IntervalPoint,
+        point: &crate::result::IntervalPoint,
         plane: &DataPlane,
         closed: bool,
     ) -> std::io::Result<()> {

@@ -6,11 +6,10 @@
 //! Every socket has a short timeout so that a thread notices its flags within [`POLL`] even when
 //! its peer has gone quiet; no thread outlives [`DataPlane::finish`].
 
-use crate::result::CpuResult;
+use crate::result::{CpuResult, IntervalPoint};
 use crate::run::cpu::{
     CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
 };
-use crate::stats::series::IntervalPoint;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;

@@ -20,9 +20,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::result::{DirectionResult, JobResult, LatencySummary, RunResult, TestResult};
-use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, SparseHistogram, bucket_bounds};
-use crate::stats::series::IntervalPoint;
+use crate::result::{
+    DirectionResult, IntervalPoint, JobResult, LatencySummary, RunResult, SparseHistogram,
+    TestResult,
+};
+use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
 use crate::units::format_size;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
@@ -390,11 +392,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
         options.push(("offset", format_size(workload.region_offset_bytes)));
     }
     match workload.length {
-        crate::workload::RunLength::Time { duration_ns } => {
+        crate::result::RunLength::Time { duration_ns } => {
             options.push(("runtime", fio_seconds(duration_ns)));
             options.push(("time_based", "1".into()));
         }
-        crate::workload::RunLength::Bytes {
+        crate::result::RunLength::Bytes {
             bytes,
             time_limit_ns,
         } => {
@@ -434,7 +436,7 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     if workload.fsync_at_end {
         options.push(("end_fsync", "1".into()));
     }
-    if random > 0 && workload.distribution != crate::workload::OffsetDistribution::Uniform {
+    if random > 0 && workload.distribution != crate::result::OffsetDistribution::Uniform {
         options.push(("random_distribution", workload.distribution.to_string()));
     }
     options.push(("randseed", workload.seed.to_string()));
@@ -926,11 +928,11 @@ fn ctime(seconds: u64) -> String {
 #[cfg(test)]
 pub(crate) mod test_run {
     use crate::report::json::{read_json, write_json};
-    use crate::result::RunResult;
+    use crate::result::{RunLength, RunResult};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
     use crate::target::TargetSpec;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, JobPlan, Plan, RunLength, TestPlan, TestSettings};
+    use crate::workload::{BlockSizeMix, JobPlan, Plan, TestPlan, TestSettings};
     use std::sync::OnceLock;
     use std::sync::atomic::AtomicBool;
 

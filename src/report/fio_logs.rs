@@ -25,8 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::result::{DirectionResult, JobResult, RunResult};
-use crate::stats::series::IntervalPoint;
+use crate::result::{DirectionResult, IntervalPoint, JobResult, RunResult};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -23,8 +23,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::result::{DirectionResult, RunResult, StopReason, TestResult};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
 use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 

@@ -6,7 +6,7 @@
 //! headers are not counted), over a measured window timed by the receiver's clock.
 
 use super::cpu::CpuResult;
-use crate::stats::series::IntervalPoint;
+use super::series::IntervalPoint;
 use serde::{Deserialize, Serialize};
 
 /// Which way the bytes went, as seen from the client that started the test.

@@ -11,9 +11,12 @@
 //!
 //! One file per area:
 //! - [`run`]: the run as a whole ([`RunResult`], [`HostInfo`], [`SCHEMA_VERSION`]);
-//! - [`test`]: a test, its jobs and the figures of each direction;
+//! - [`test`](mod@test): a test, its jobs and the figures of each direction;
 //! - [`cpu`]: CPU use while measuring;
-//! - [`engine`]: the engine in effect and what it can do;
+//! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
+//! - [`workload`]: the workload as run and the sweep point;
+//! - [`target`]: what was found about a target before the run;
+//! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
 //!   a test;
 //! - [`link`]: link tests (`iopath net`).
@@ -27,21 +30,31 @@
 pub mod analysis;
 pub mod cpu;
 pub mod engine;
+pub mod histogram;
 pub mod link;
 pub mod path;
 pub mod run;
+pub mod series;
+pub mod target;
 pub mod test;
+pub mod workload;
 
 pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
     QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote, Verdict,
 };
 pub use cpu::{CoreUsage, CpuResult};
-pub use engine::EngineReport;
+pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use histogram::SparseHistogram;
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
 pub use run::{HostInfo, RunResult, SCHEMA_VERSION};
+pub use series::IntervalPoint;
+pub use target::{TargetInfo, TargetKind};
 pub use test::{
     DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, PERCENTILES,
     SteadyOutcome, StopReason, TestResult,
+};
+pub use workload::{
+    AccessLine, AccessSpec, OffsetDistribution, RunLength, SweepAxis, SweepValue, Workload, Zone,
 };

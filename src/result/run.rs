@@ -3,8 +3,8 @@
 
 use super::link::LinkTestResult;
 use super::path::StoragePath;
+use super::target::TargetInfo;
 use super::test::TestResult;
-use crate::target::TargetInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of this schema; raised on any incompatible change.

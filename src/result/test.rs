@@ -3,11 +3,10 @@
 
 use super::analysis::TestAnalysis;
 use super::cpu::CpuResult;
-use super::engine::EngineReport;
-use crate::stats::histogram::SparseHistogram;
-use crate::stats::series::IntervalPoint;
-use crate::workload::Workload;
-use crate::workload::sweep::SweepValue;
+use super::engine::{Direction, EngineReport};
+use super::histogram::SparseHistogram;
+use super::series::IntervalPoint;
+use super::workload::{SweepValue, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -76,7 +75,7 @@ pub struct JobResult {
     pub group: u32,
     /// The workload as run.
     pub workload: Workload,
-    /// Indexes into [`RunResult::targets`].
+    /// Indexes into [`RunResult::targets`](super::RunResult::targets).
     pub target_indexes: Vec<usize>,
     /// The engine in effect.
     pub engine: EngineReport,
@@ -175,7 +174,7 @@ pub struct IoErrorRecord {
     /// Target path.
     pub target: String,
     /// Direction.
-    pub direction: crate::engine::Direction,
+    pub direction: Direction,
     /// Byte offset.
     pub offset: u64,
     /// Length asked for.

@@ -8,7 +8,8 @@ use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
-use crate::engine::{Capabilities, Engine, EngineError, EngineKind, EngineOptions};
+use crate::engine::{Engine, EngineError, EngineOptions};
+use crate::result::{Capabilities, EngineKind};
 use crate::target::network::NetworkTarget;
 use std::fs::File;
 

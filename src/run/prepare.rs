@@ -3,14 +3,14 @@
 //! depth are settled (with every fallback announced).
 
 use super::RunError;
-use crate::engine::network;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, io_uring_available};
+use crate::engine::{io_uring_available, network};
+use crate::result::{EngineKind, TargetInfo, TargetKind};
 use crate::target::network::NetworkTarget;
 use crate::target::safety::{WritePolicy, check_write_allowed};
 use crate::target::signature::detect_signature;
 use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
+use crate::target::{TargetError, TargetSpec, inspect};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};

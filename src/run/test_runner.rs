@@ -7,22 +7,21 @@ use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
 use crate::clock::Clock;
+use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, EngineOptions};
 use crate::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    SteadyOutcome, StopReason, TestResult,
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::TargetInfo;
 use crate::target::network::NetworkTarget;
 use crate::target::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, RunLength, TestPlan};
+use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};

@@ -9,8 +9,8 @@
 use super::cpu::thread_cpu_ns;
 use super::progress::WorkerProgress;
 use crate::clock::{Clock, Ticks};
-use crate::engine::{Completion, Direction, Engine, IoRequest};
-use crate::result::{IoErrorRecord, StopReason};
+use crate::engine::{Completion, Engine, IoRequest};
+use crate::result::{Direction, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::IoPlanner;
 use std::sync::atomic::{AtomicBool, Ordering};

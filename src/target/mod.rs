@@ -16,7 +16,7 @@ pub mod test_file;
 #[cfg(test)]
 mod test_support;
 
-pub use info::{TargetInfo, TargetKind, inspect};
+pub use info::inspect;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,8 @@
 //! Safety rules applied before any write.
 
 use super::sysfs::{self, DeviceNumber};
-use super::{TargetError, TargetInfo, TargetKind, mounts, signature};
+use super::{TargetError, mounts, signature};
+use crate::result::{TargetInfo, TargetKind};
 use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};

@@ -4,15 +4,13 @@
 use super::*;
 use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_support::facts;
-use crate::engine::Capabilities;
 use crate::result::{
-    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, HopCapacity, JobResult,
-    LatencySummary, QueueLimits, RunResult, StopReason, TrustKind,
+    AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
+    ErrorSummary, HopCapacity, IntervalPoint, JobResult, LatencySummary, QueueLimits, RunResult,
+    StopReason, TrustKind, Workload,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::series::IntervalPoint;
 use crate::workload::suite::base_workload;
-use crate::workload::{AccessLine, AccessSpec, Workload};
 use std::collections::BTreeMap;
 
 const SECONDS: u64 = 10;

@@ -42,9 +42,8 @@ use super::{
     setup_message,
 };
 use crate::engine::buffer::BufferPool;
-use crate::engine::{
-    Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
-};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::{Capabilities, Direction};
 use crate::target::network::NetworkTarget;
 use libc::{c_int, c_void};
 use std::io;

@@ -20,7 +20,8 @@
 //!
 //! ```no_run
 //! use iopath::engine::iscsi::{self, IscsiEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
 //! use iopath::target::network::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;

@@ -20,7 +20,7 @@
 use super::slots::Slots;
 use super::socket::Socket;
 use super::wire::{self, Reply, Request};
-use crate::engine::Direction;
+use crate::result::Direction;
 use std::io::{self, IoSliceMut};
 use std::time::Duration;
 

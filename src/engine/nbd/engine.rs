@@ -24,9 +24,8 @@ use super::handshake::{self, Export};
 use super::slots::Slots;
 use super::socket::{self, Socket, describe_server};
 use super::wire::{self, Request};
-use crate::engine::{
-    Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
-};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::{Capabilities, Direction};
 use crate::target::network::{NbdTransport, NetworkTarget};
 use std::io;
 use std::os::fd::AsRawFd;

@@ -5,7 +5,8 @@
 use super::engine::NbdEngine;
 use super::handshake::tests::{accept_go, greet, read_option};
 use super::wire;
-use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::Direction;
 use crate::target::network::{NbdTransport, NetworkTarget};
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};

@@ -41,7 +41,8 @@
 //!
 //! ```no_run
 //! use iopath::engine::nbd::{self, NbdEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
 //! use iopath::target::network::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;

@@ -3,7 +3,8 @@
 
 use super::engine::NbdEngine;
 use crate::engine::network::NetworkVolumeInfo;
-use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::Direction;
 use crate::target::network::NetworkTarget;
 use std::io;
 

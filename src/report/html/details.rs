@@ -6,8 +6,7 @@ use super::escape::escape;
 use super::page::Section;
 use super::parts::seconds;
 use crate::compare::{Comparison, LabeledRun, Outcome};
-use crate::result::{StopReason, TrustKind};
-use crate::target::TargetKind;
+use crate::result::{StopReason, TargetKind, TrustKind};
 use crate::units::format_bytes;
 use std::fmt::Write;
 

@@ -5,7 +5,7 @@
 use super::*;
 use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
 use crate::report::fio_json::test_run::run_result;
-use crate::workload::sweep::{SweepAxis, SweepValue};
+use crate::result::{SweepAxis, SweepValue};
 
 fn html_of(runs: &[LabeledRun<'_>]) -> String {
     let mut out = Vec::new();

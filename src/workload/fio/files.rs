@@ -13,7 +13,7 @@
 use super::collect::JobDefinition;
 use super::notes::Notes;
 use super::settings::JobSettings;
-use crate::engine::EngineKind;
+use crate::result::EngineKind;
 use crate::target::TargetSpec;
 use crate::target::network::NetworkTarget;
 use crate::workload::job_file::{JobFileError, JobFileRequest};

@@ -8,7 +8,7 @@
 
 use super::parsers::block_shares;
 use super::settings::{JobSettings, Pattern, READ, SplitShare, WRITE};
-use crate::workload::{AccessLine, AccessSpec};
+use crate::result::{AccessLine, AccessSpec};
 
 /// What one direction issues.
 #[derive(Clone, Debug, PartialEq, Eq)]

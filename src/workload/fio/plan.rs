@@ -9,7 +9,7 @@ use super::collect::JobDefinition;
 use super::mapping::{MappedJob, map_job};
 use super::notes::Notes;
 use super::settings::Set;
-use crate::engine::EngineKind;
+use crate::result::EngineKind;
 use crate::target::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::steady::SteadyCriterion;

@@ -3,8 +3,7 @@
 //! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
 
 use super::source::Location;
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// A value and the line that set it.

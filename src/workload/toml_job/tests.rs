@@ -1,12 +1,10 @@
-use super::super::distribution::Zone;
 use super::super::options::WorkloadOptions;
 use super::super::suite::{DEFAULT_SEED, base_workload, default_suite};
-use super::super::{
-    AccessLine, AccessPattern, AccessSpec, BlockSizeMix, JobPlan, OffsetDistribution, Plan,
-    RunLength, TestPlan, Workload,
-};
+use super::super::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use super::*;
-use crate::engine::EngineKind;
+use crate::result::{
+    AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
+};
 use crate::target::TargetSpec;
 use std::path::PathBuf;
 
