@@ -7,9 +7,9 @@
 //! never prints and never exits; only the binary's `cli` layer chooses streams and exit codes.
 
 pub mod analysis;
-pub mod clock;
 pub mod compare;
 pub mod engine;
+pub mod host;
 pub mod net;
 pub mod report;
 pub mod result;

@@ -12,7 +12,7 @@ use super::io_uring::{self, IoUringEngine};
 use super::null::NullEngine;
 use super::sync::SyncEngine;
 use super::{Completion, Engine, EngineFile, EngineOptions, IoRequest};
-use crate::clock::Clock;
+use crate::host::clock::Clock;
 use crate::result::Direction;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

@@ -9,7 +9,7 @@
 //! I/O.
 //!
 //! ```
-//! use iopath::clock::Clock;
+//! use iopath::host::clock::Clock;
 //! use iopath::engine::{Completion, Engine, IoRequest, null::NullEngine};
 //! use iopath::result::Direction;
 //! let mut engine = NullEngine::new(4, 4096, None, Clock::new());

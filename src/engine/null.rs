@@ -6,7 +6,7 @@
 
 use super::buffer::BufferPool;
 use super::{Completion, Engine, EngineError, IoRequest};
-use crate::clock::{Clock, Ticks};
+use crate::host::clock::{Clock, Ticks};
 use crate::result::Capabilities;
 
 /// A latency to inject into every null I/O.

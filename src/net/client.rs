@@ -114,7 +114,7 @@ impl LinkRun {
             started_at: self.started_at,
             label,
             partial: self.interrupted,
-            host: crate::run::host::host_info(),
+            host: crate::host::info::host_info(),
             targets: Vec::new(),
             tests: Vec::new(),
             warnings,
@@ -140,7 +140,7 @@ pub fn run_client(
     on_interval: &mut dyn FnMut(LinkDirection, &IntervalPoint),
 ) -> Result<LinkRun, NetError> {
     config.validate()?;
-    let started_at = crate::run::time::now_rfc3339();
+    let started_at = crate::host::time::now_rfc3339();
     let address = config.server;
     let io = |context: &'static str| {
         move |source| NetError::Io {

@@ -6,10 +6,10 @@
 //! Every socket has a short timeout so that a thread notices its flags within [`POLL`] even when
 //! its peer has gone quiet; no thread outlives [`DataPlane::finish`].
 
-use crate::result::{CpuResult, IntervalPoint};
-use crate::run::cpu::{
+use crate::host::cpu::{
     CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
 };
+use crate::result::{CpuResult, IntervalPoint};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
@@ -339,7 +339,7 @@ impl CpuWindow {
             wall_ns: self.opened.elapsed().as_nanos() as u64,
             user_ns: user_ns.saturating_sub(self.user_ns),
             system_ns: system_ns.saturating_sub(self.system_ns),
-            cpu_count: crate::run::host::online_cpus(),
+            cpu_count: crate::host::info::online_cpus(),
             busiest_thread_ns: 0,
             cores: core_usage_between(&self.cores, &cores),
         }

@@ -2,13 +2,13 @@
 //! a network target.
 
 use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
-use crate::clock::{Clock, Ticks};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
+use crate::host::clock::{Clock, Ticks};
 use crate::result::{Capabilities, EngineKind};
 use crate::target::network::NetworkTarget;
 use std::fs::File;

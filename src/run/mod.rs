@@ -5,20 +5,18 @@
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
 pub mod caches;
-pub mod cpu;
 pub mod engines;
-pub mod host;
 pub mod interrupt;
 pub mod prepare;
 pub mod progress;
 pub mod test_runner;
-pub mod time;
 pub mod worker;
 
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
-use crate::clock::Clock;
 use crate::engine::EngineError;
+use crate::host::clock::Clock;
+use crate::host::{info, time};
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason};
 use crate::target::test_file::{TestFileGuard, create_test_file};
 use crate::target::{TargetError, inspect};
@@ -194,7 +192,7 @@ pub fn execute(
         started_at,
         label: options.label.clone(),
         partial,
-        host: host::host_info(),
+        host: info::host_info(),
         targets: prepared_targets.into_iter().map(|t| t.info).collect(),
         tests,
         warnings,

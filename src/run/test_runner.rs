@@ -1,15 +1,15 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
-use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
 use super::progress::{LiveSample, WorkerProgress};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
-use crate::clock::Clock;
 use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
 use crate::engine::null::InjectedDelay;
+use crate::host::clock::Clock;
+use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use crate::result::{
     CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
     RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
@@ -126,7 +126,7 @@ pub fn run_test(
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: super::host::online_cpus(),
+        cpu_count: crate::host::info::online_cpus(),
         ..CpuResult::default()
     };
     let observer = context.observer;
