@@ -5,9 +5,9 @@
 //! not installed (`apt-get install tgt`), or libiscsi missing (`apt-get install libiscsi7`).
 
 use iopath::engine::iscsi::{self, IscsiEngine};
+use iopath::engine::network_target::NetworkTarget;
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
-use iopath::target::network::NetworkTarget;
 use serde_json::Value;
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};

@@ -6,9 +6,9 @@
 //! qemu-nbd) skips the tests that need it, saying so.
 
 use iopath::engine::nbd::{self, NbdEngine};
+use iopath::engine::network_target::NetworkTarget;
 use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use iopath::result::Direction;
-use iopath::target::network::NetworkTarget;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

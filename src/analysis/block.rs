@@ -667,7 +667,7 @@ impl Walker<'_> {
             .or_else(|| read_attribute(&connection.join("address")));
         let port = read_number::<u16>(&connection.join("persistent_port"))
             .or_else(|| read_number(&connection.join("port")))
-            .unwrap_or(crate::target::network::ISCSI_PORT);
+            .unwrap_or(crate::engine::network_target::ISCSI_PORT);
         let description = format!(
             "{session} to {target}{}",
             address

@@ -32,10 +32,10 @@
 //! ```
 
 use super::HostFacts;
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::result::{
     Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath, TargetInfo, TargetKind,
 };
-use crate::target::network::{NbdTransport, NetworkTarget};
 use crate::target::{TargetError, mounts, sysfs};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;

@@ -40,10 +40,10 @@ pub mod matching;
 pub mod significance;
 
 pub use comparison::{
-    COMPARISON_VERSION, ComparedTest, Comparison, Metric, MetricChange, MetricValue, Outcome,
-    RunChanges, RunInfo, TestFigures, UnmatchedTest,
+    COMPARISON_VERSION, ComparedTest, Comparison, CostReport, Metric, MetricChange, MetricValue,
+    Outcome, RunChanges, RunCost, RunInfo, TestFigures, UnmatchedTest,
 };
-pub use cost::{CostInputs, CostReport, RunCost};
+pub use cost::CostInputs;
 pub use labels::LabeledRun;
 
 use crate::result::RunResult;

@@ -27,8 +27,10 @@ pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
 pub mod network;
+pub mod network_target;
 pub mod null;
 pub mod sync;
+pub mod volume;
 
 use crate::result::{Capabilities, Direction, EngineKind};
 use std::fs::File;

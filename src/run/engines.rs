@@ -5,12 +5,12 @@ use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::host::clock::{Clock, Ticks};
 use crate::result::{Capabilities, EngineKind};
-use crate::target::network::NetworkTarget;
 use std::fs::File;
 
 /// What an engine is opened on.

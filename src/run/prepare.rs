@@ -3,10 +3,10 @@
 //! depth are settled (with every fallback announced).
 
 use super::RunError;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{io_uring_available, network};
 use crate::result::{EngineKind, TargetInfo, TargetKind};
-use crate::target::network::NetworkTarget;
 use crate::target::safety::{WritePolicy, check_write_allowed};
 use crate::target::signature::detect_signature;
 use crate::target::test_file::{check_test_file_directory, default_test_file_size};

@@ -7,6 +7,7 @@ use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPl
 use super::{EffectiveShape, RunError};
 use crate::engine::EngineOptions;
 use crate::engine::buffer::fill_random_bytes;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::host::clock::Clock;
 use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
@@ -17,7 +18,6 @@ use crate::result::{
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::network::NetworkTarget;
 use crate::target::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;

@@ -42,9 +42,9 @@ use super::{
     setup_message,
 };
 use crate::engine::buffer::BufferPool;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use crate::result::{Capabilities, Direction};
-use crate::target::network::NetworkTarget;
 use libc::{c_int, c_void};
 use std::io;
 use std::ptr::NonNull;

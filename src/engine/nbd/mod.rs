@@ -43,7 +43,7 @@
 //! use iopath::engine::nbd::{self, NbdEngine};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
 //! let volume = nbd::probe(&target)?;

@@ -7,7 +7,7 @@
 //! bounded by `SO_RCVTIMEO`; every send passes `MSG_DONTWAIT`, so a full send buffer is
 //! reported instead of waited on (the caller then reads replies so the server can go on).
 
-use crate::target::network::NbdTransport;
+use crate::engine::network_target::NbdTransport;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};

@@ -7,7 +7,7 @@
 //!   environment (`IOPATH_ISCSI_USER`, `IOPATH_ISCSI_PASSWORD`), never from the command line.
 //!
 //! ```
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::network_target::NetworkTarget;
 //! let target = NetworkTarget::parse("nbd://127.0.0.1:10809/disk").unwrap();
 //! assert_eq!(target.to_string(), "nbd://127.0.0.1:10809/disk");
 //! assert!(NetworkTarget::parse("iscsi://host/iqn.2026-01.org.example:disk/1").is_ok());
