@@ -16,7 +16,7 @@
 //!  run · net · report
 //!  compare
 //!  workload · analysis
-//!  target
+//!  targets
 //!  engine
 //!  host · stats · units
 //!  result (the RunResult schema: plain data, importing nothing of ours)
@@ -28,7 +28,7 @@
 //! - [`host`]: what the machine is — CPU accounting, host facts, the clock, timestamps;
 //! - [`units`]: sizes, times and rates as people type and read them;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
-//! - [`workload`], [`target`], [`run`]: what I/O to issue, where, and the runner;
+//! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
 //! - [`net`]: raw TCP link tests; [`compare`]: several results side by side;
 //! - [`report`]: one exporter per format.
 
@@ -41,6 +41,6 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod stats;
-pub mod target;
+pub mod targets;
 pub mod units;
 pub mod workload;

@@ -5,7 +5,7 @@
 use super::links;
 use super::path::{Share, Walker};
 use crate::result::{HopCapacity, HopKind, QueueLimits};
-use crate::target::sysfs;
+use crate::targets::sysfs;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -330,7 +330,7 @@ impl Walker<'_> {
         match fs::metadata(&file) {
             Ok(metadata) => {
                 use std::os::unix::fs::MetadataExt;
-                let device = crate::target::sysfs::DeviceNumber::from_dev_t(metadata.dev());
+                let device = crate::targets::sysfs::DeviceNumber::from_dev_t(metadata.dev());
                 let device_name = if device.is_anonymous() {
                     None
                 } else {

@@ -108,7 +108,7 @@ mod tests {
     use crate::report::text::write_text;
     use crate::result::{HopKind, HopOrigin, RunLength};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
+    use crate::targets::TargetSpec;
     use crate::workload::suite::base_workload;
     use crate::workload::{BlockSizeMix, Plan, TestPlan};
     use std::sync::atomic::AtomicBool;

@@ -36,7 +36,7 @@ use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::result::{
     Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath, TargetInfo, TargetKind,
 };
-use crate::target::{TargetError, mounts, sysfs};
+use crate::targets::{TargetError, mounts, sysfs};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -474,7 +474,7 @@ pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
             read_only: false,
         });
     }
-    crate::target::inspect(Path::new(target))
+    crate::targets::inspect(Path::new(target))
 }
 
 #[cfg(test)]
@@ -491,7 +491,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::File);
         assert_eq!(path.hops[1].kind, HopKind::PageCache);
@@ -517,7 +517,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
@@ -537,7 +537,7 @@ mod tests {
         let directory = tempfile::tempdir_in("/dev/shm").unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![0u8; 4096]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(
             kinds(&path),
@@ -558,7 +558,7 @@ mod tests {
         let Some(loop_device) = LoopDevice::attach(16) else {
             return;
         };
-        let info = crate::target::inspect(loop_device.path()).unwrap();
+        let info = crate::targets::inspect(loop_device.path()).unwrap();
         let path = discover(&info, &facts());
         let loop_hop = path
             .hops
@@ -613,7 +613,7 @@ mod tests {
         let Some(mapped) = loop_device.map_linear() else {
             return;
         };
-        let info = crate::target::inspect(&mapped.path()).unwrap();
+        let info = crate::targets::inspect(&mapped.path()).unwrap();
         let path = discover(&info, &facts());
         let dm = path
             .hops

@@ -6,7 +6,7 @@ use super::links_command::print_lines;
 use clap::Args;
 use iopath::analysis::{DeclaredPath, HostFacts, describe_path, path::inspect_for_path};
 use iopath::report::path::path_lines;
-use iopath::target::TargetError;
+use iopath::targets::TargetError;
 
 /// Flags of `iopath path`.
 #[derive(Debug, Args)]

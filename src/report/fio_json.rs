@@ -863,7 +863,7 @@ pub(crate) mod test_run {
     use crate::report::json::{read_json, write_json};
     use crate::result::{RunLength, RunResult};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
+    use crate::targets::TargetSpec;
     use crate::workload::suite::base_workload;
     use crate::workload::{BlockSizeMix, JobPlan, Plan, TestPlan, TestSettings};
     use std::sync::OnceLock;

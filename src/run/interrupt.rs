@@ -20,7 +20,7 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
         .spawn(move || {
             for _ in signals.forever() {
                 if flag.swap(true, Ordering::SeqCst) {
-                    crate::target::test_file::remove_registered_files();
+                    crate::targets::test_file::remove_registered_files();
                     std::process::exit(FORCED_EXIT_STATUS);
                 }
             }

@@ -7,10 +7,10 @@ use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::engine::{io_uring_available, network};
 use crate::result::{EngineKind, TargetInfo, TargetKind};
-use crate::target::safety::{WritePolicy, check_write_allowed};
-use crate::target::signature::detect_signature;
-use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetSpec, inspect};
+use crate::targets::safety::{WritePolicy, check_write_allowed};
+use crate::targets::signature::detect_signature;
+use crate::targets::test_file::{check_test_file_directory, default_test_file_size};
+use crate::targets::{TargetError, TargetSpec, inspect};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -289,7 +289,7 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
 /// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    let Ok(mounts) = crate::target::mounts::read_mounts() else {
+    let Ok(mounts) = crate::targets::mounts::read_mounts() else {
         return resolved == Path::new("/dev");
     };
     mounts

@@ -18,7 +18,7 @@ use crate::result::{
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::open::{OpenRequest, open_target};
+use crate::targets::open::{OpenRequest, open_target};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, TestPlan};

@@ -215,7 +215,7 @@ impl TestPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Every target of every job.
-    pub targets: Vec<crate::target::TargetSpec>,
+    pub targets: Vec<crate::targets::TargetSpec>,
     /// Tests in order.
     pub tests: Vec<TestPlan>,
 }

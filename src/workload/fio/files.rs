@@ -15,7 +15,7 @@ use super::notes::Notes;
 use super::settings::JobSettings;
 use crate::engine::network_target::NetworkTarget;
 use crate::result::EngineKind;
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use std::path::{Path, PathBuf};
 
@@ -316,7 +316,7 @@ pub fn existing_bytes(job: &JobDefinition, files: &JobFiles) -> Result<u64, Stri
         let TargetSpec::Path { path, .. } = target else {
             return Err(format!("{target:?}: give size= for a network target"));
         };
-        let info = crate::target::inspect(path).map_err(|_| {
+        let info = crate::targets::inspect(path).map_err(|_| {
             format!(
                 "{} does not exist and the job gives no size: give size= (or --size) to create it",
                 path.display()

@@ -12,7 +12,7 @@ use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
 use crate::result::{EngineKind, RunLength, Workload};
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
 

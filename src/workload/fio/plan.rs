@@ -10,7 +10,7 @@ use super::mapping::{MappedJob, map_job};
 use super::notes::Notes;
 use super::settings::Set;
 use crate::result::EngineKind;
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::steady::SteadyCriterion;
 use crate::workload::{JobPlan, Plan, TestPlan, TestSettings};

@@ -4,7 +4,7 @@
 use super::expand::Environment;
 use super::load_with;
 use crate::result::{AccessLine, EngineKind, OffsetDistribution, RunLength};
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::workload::options::WorkloadOptions;
 use crate::workload::steady::SteadyMetric;

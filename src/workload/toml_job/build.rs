@@ -10,7 +10,7 @@ use super::document::{Problem, Setting, scalar_text};
 use super::keys::{self, Extra};
 use super::reader::{FileDraft, TableDraft, TargetEntry, TargetKey};
 use crate::result::Workload;
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;

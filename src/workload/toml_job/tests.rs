@@ -5,7 +5,7 @@ use super::*;
 use crate::result::{
     AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
 };
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use std::path::PathBuf;
 
 fn plan_of(text: &str) -> Plan {

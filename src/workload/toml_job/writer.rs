@@ -10,7 +10,7 @@ use super::super::suite::base_workload;
 use super::super::{JobPlan, Plan, TestPlan};
 use super::keys::{self, EXTRA_KEY_PLACES};
 use crate::result::{AccessSpec, RunLength, Workload};
-use crate::target::TargetSpec;
+use crate::targets::TargetSpec;
 use crate::units::format_size;
 use std::path::Path;
 

@@ -303,9 +303,9 @@ impl DeviceFamily {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::inspect;
-    use crate::target::test_file::create_test_file;
-    use crate::target::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
+    use crate::targets::inspect;
+    use crate::targets::test_file::create_test_file;
+    use crate::targets::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
 
     const NONE: WritePolicy = WritePolicy {
         allow_destructive: false,
@@ -416,14 +416,14 @@ mod tests {
             eprintln!("note: the kernel made no partition device here; skipping");
             return;
         }
-        crate::target::test_support::run(
+        crate::targets::test_support::run(
             "mkfs.ext4",
             &["-q".as_ref(), "-F".as_ref(), partition.as_os_str()],
         );
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(
             info.filesystem.as_deref(),
-            Some(crate::target::signature::MBR_OR_BOOT_SECTOR)
+            Some(crate::targets::signature::MBR_OR_BOOT_SECTOR)
         );
         let message = refusal(&info, DESTRUCTIVE);
         assert!(message.contains("mbr/boot-sector"), "{message}");

@@ -33,7 +33,7 @@ pub struct OpenedTarget {
 /// O_DIRECT and O_DSYNC as requested. Only regular files and block devices are accepted.
 ///
 /// ```
-/// use iopath::target::open::{OpenRequest, open_target};
+/// use iopath::targets::open::{OpenRequest, open_target};
 /// let path = std::env::temp_dir().join(format!("iopath-open-doc-{}", std::process::id()));
 /// std::fs::write(&path, [0u8; 4096]).unwrap();
 /// let request = OpenRequest { write: false, direct: false, dsync: false };
@@ -123,7 +123,7 @@ fn open_error(path: &Path, error: io::Error) -> TargetError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::test_support::LoopDevice;
+    use crate::targets::test_support::LoopDevice;
     use std::os::unix::fs::FileExt;
 
     const READ: OpenRequest = OpenRequest {
@@ -195,7 +195,7 @@ mod tests {
         let opened = open_target(&path, request).unwrap();
         let flags = open_flags(&opened.file);
         assert_eq!(opened.direct, flags & libc::O_DIRECT != 0);
-        if crate::target::inspect(&path)
+        if crate::targets::inspect(&path)
             .unwrap()
             .filesystem
             .is_some_and(|name| name.starts_with("ext"))
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn direct_io_on_ramfs_falls_back_to_buffered() {
-        let Some(mounted) = crate::target::test_support::Mounted::ramfs() else {
+        let Some(mounted) = crate::targets::test_support::Mounted::ramfs() else {
             return;
         };
         let path = mounted.path().join("data");

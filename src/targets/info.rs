@@ -19,7 +19,7 @@ use std::path::Path;
 ///
 /// ```
 /// use iopath::result::TargetKind;
-/// use iopath::target::inspect;
+/// use iopath::targets::inspect;
 /// let directory = std::env::temp_dir().join(format!("iopath-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&directory).unwrap();
 /// let path = directory.join("file");
@@ -249,7 +249,7 @@ fn filesystem_name(path: &Path, device: DeviceNumber) -> Option<String> {
 mod tests {
     use super::*;
     use crate::result::TargetKind;
-    use crate::target::test_support::{LoopDevice, tool};
+    use crate::targets::test_support::{LoopDevice, tool};
     use std::fs;
 
     #[test]
