@@ -15,12 +15,12 @@ use iopath::compare::comparison::FigureDirection;
 use iopath::compare::{
     CompareOptions, Comparison, CostInputs, LabeledRun, Metric, Outcome, compare,
 };
-use iopath::report::RunResult;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::html::{HtmlReport, write_report};
 use iopath::report::json::read_json;
+use iopath::result::RunResult;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -170,7 +170,7 @@ fn two_runs_of_one_sweep_match_point_by_point() {
             after.read.latency.percentile("99") as f64
         );
         // The outcome follows from intervals computed here, independently.
-        let interval = |result: &iopath::report::result::TestResult| {
+        let interval = |result: &iopath::result::TestResult| {
             let full = result
                 .read
                 .series
@@ -382,7 +382,7 @@ fn assert_all_drawn(page: &Value) {
 /// directions, one point per second of its series, and every I/O of its histogram.
 fn assert_test_charts(page: &Value, run: usize, result: &RunResult) {
     for (index, test) in result.tests.iter().enumerate() {
-        let directions: Vec<(&str, &iopath::report::result::DirectionResult)> =
+        let directions: Vec<(&str, &iopath::result::DirectionResult)> =
             [("read", &test.read), ("write", &test.write)]
                 .into_iter()
                 .filter(|(_, d)| d.io_count > 0)

@@ -330,21 +330,20 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         config.streams,
         config.duration_ns as f64 / 1e9
     );
-    let mut show_interval =
-        |direction: iopath::report::link::LinkDirection,
-         point: &iopath::stats::series::IntervalPoint| {
-            let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
-            let per_second = if point.duration_ns == 0 {
-                0.0
-            } else {
-                point.bytes as f64 * 1e9 / point.duration_ns as f64
-            };
-            eprintln!(
-                "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
-                per_second / 1e6,
-                per_second * 8.0 / 1e9
-            );
+    let mut show_interval = |direction: iopath::result::LinkDirection,
+                             point: &iopath::result::IntervalPoint| {
+        let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
+        let per_second = if point.duration_ns == 0 {
+            0.0
+        } else {
+            point.bytes as f64 * 1e9 / point.duration_ns as f64
         };
+        eprintln!(
+            "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
+            per_second / 1e6,
+            per_second * 8.0 / 1e9
+        );
+    };
     let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
         Err(error) => return error_status(&error),

@@ -4,8 +4,8 @@
 use clap::Args;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
-use iopath::target::TargetSpec;
-use iopath::target::safety::WritePolicy;
+use iopath::targets::TargetSpec;
+use iopath::targets::safety::WritePolicy;
 use iopath::workload::job_file::JobFileRequest;
 use iopath::workload::load_job_file;
 use iopath::workload::option_values;

@@ -6,7 +6,7 @@ use super::live::TerminalObserver;
 use super::outputs::Outputs;
 use super::run_args::RunArgs;
 use iopath::analysis::{DeclaredPath, analyse};
-use iopath::report::result::StopReason;
+use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, prepare};
 use std::fs::File;
 use std::io::Write;
@@ -140,8 +140,8 @@ fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
         for (worker_index, ios) in workers.iter().enumerate() {
             for io in ios {
                 let direction = match io.direction {
-                    iopath::engine::Direction::Read => "read",
-                    iopath::engine::Direction::Write => "write",
+                    iopath::result::Direction::Read => "read",
+                    iopath::result::Direction::Write => "write",
                 };
                 writeln!(
                     out,

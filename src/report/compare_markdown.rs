@@ -15,8 +15,7 @@ use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_c
 use super::compare_text::{has_verdicts, header};
 use super::markdown::escape;
 use crate::compare::{Comparison, CostReport, Metric};
-use crate::report::analysis::format_rate;
-use crate::report::text::format_count;
+use crate::units::{format_count, format_rate};
 use std::io::{self, Write};
 
 /// Writes the comparison as Markdown.

@@ -6,8 +6,8 @@
 
 use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell};
 use crate::compare::{ComparedTest, Comparison, CostReport, Metric};
-use crate::report::analysis::format_rate;
-use crate::report::text::format_count;
+use crate::units::format_count;
+use crate::units::format_rate;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL};
 use std::io::{self, Write};
 

@@ -15,8 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{CpuResult, DirectionResult, ErrorSummary, TestResult};
+use crate::result::{CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 

@@ -25,9 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult};
-use crate::stats::series::IntervalPoint;
+use crate::result::{DirectionResult, IntervalPoint, JobResult, RunResult};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

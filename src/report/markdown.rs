@@ -23,10 +23,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, StopReason, TestResult};
-use super::text::{format_count, format_latency};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
+use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 
 /// Writes the summary of `result` (without the table when the run has no test, as after

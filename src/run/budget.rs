@@ -35,8 +35,8 @@
 //! assert!(error.contains("64.0 GiB") && error.contains("--qd"));
 //! ```
 
-use crate::engine::EngineKind;
 use crate::engine::buffer::BUFFER_ALIGNMENT;
+use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
 
 /// Bit of the capability that exempts from `RLIMIT_MEMLOCK` (`linux/capability.h`).

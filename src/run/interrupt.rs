@@ -1,6 +1,6 @@
 //! SIGINT (Ctrl-C) and SIGTERM (`timeout`, `kill`, Kubernetes): the first raises the stop
 //! signal — every phase looks at it and ends promptly, keeping what was measured; engines
-//! waiting on a network server give it [`STOP_GRACE`](crate::engine::network::STOP_GRACE) to
+//! waiting on a network server give it [`STOP_GRACE`](crate::engine::volume::STOP_GRACE) to
 //! answer what is in flight. The second removes the test files iopath is filling or will remove
 //! anyway, then hands over to the caller's `on_forced`, which saves what it has and ends the
 //! process.
@@ -8,8 +8,8 @@
 //! The library never exits: ending the process, and its exit status, are the caller's.
 
 use crate::engine::StopSignal;
-use crate::target::TargetError;
-use crate::target::test_file::remove_registered_files;
+use crate::targets::TargetError;
+use crate::targets::test_file::remove_registered_files;
 
 /// What a second signal hands to the caller.
 #[derive(Debug)]

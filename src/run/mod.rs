@@ -6,9 +6,7 @@
 
 pub mod budget;
 pub mod caches;
-pub mod cpu;
 pub mod engines;
-pub mod host;
 pub mod interrupt;
 pub mod pacer;
 pub mod prepare;
@@ -16,16 +14,16 @@ pub mod progress;
 pub mod start_gate;
 pub mod test_runner;
 pub mod thread_start;
-pub mod time;
 pub mod worker;
 
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
-use crate::clock::Clock;
 use crate::engine::{EngineError, StopSignal};
-use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
-use crate::target::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
-use crate::target::{TargetError, TargetHandle, TargetInfo};
+use crate::host::clock::Clock;
+use crate::host::{info, time};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo};
+use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
+use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
@@ -87,7 +85,7 @@ pub trait RunObserver {
     /// Once a second while a test runs.
     fn live(&mut self, _sample: &LiveSample) {}
     /// A test ended.
-    fn test_finished(&mut self, _result: &crate::report::result::TestResult) {}
+    fn test_finished(&mut self, _result: &crate::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
 }
@@ -143,7 +141,7 @@ pub fn execute(
         started_at,
         label: options.label.clone(),
         partial: true,
-        host: host::host_info(),
+        host: info::host_info(),
         targets: prepared_targets.iter().map(|t| t.info.clone()).collect(),
         tests: Vec::new(),
         warnings,

@@ -5,15 +5,16 @@
 
 use super::RunError;
 use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
-use super::test_runner::network_engine;
-use crate::engine::network::{self, NetworkVolumeInfo};
+use crate::engine::io_uring_available;
+use crate::engine::network;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, io_uring_available};
-use crate::target::network::NetworkTarget;
-use crate::target::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
-use crate::target::signature::detect_signature;
-use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetHandle, TargetInfo, TargetKind, TargetSpec};
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::result::{EngineKind, TargetInfo, TargetKind};
+use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
+use crate::targets::signature::detect_signature;
+use crate::targets::test_file::{check_test_file_directory, default_test_file_size};
+use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -90,14 +91,15 @@ pub struct RunOptions {
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
     /// Longest wait on a network server (`--net-timeout`); `None`:
-    /// [`network::DEFAULT_NET_TIMEOUT`].
+    /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
 }
 
 impl RunOptions {
     /// The network timeout in effect.
     pub fn net_timeout(&self) -> Duration {
-        self.net_timeout.unwrap_or(network::DEFAULT_NET_TIMEOUT)
+        self.net_timeout
+            .unwrap_or(crate::engine::volume::DEFAULT_NET_TIMEOUT)
     }
 }
 
@@ -293,7 +295,7 @@ fn check_budget(
     for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
         let engine_of = |target: &PendingTarget| match (target, shape.engine) {
             (_, EngineKind::Null) => EngineKind::Null,
-            (PendingTarget::Network(network, _, _), _) => network_engine(network),
+            (PendingTarget::Network(network, _, _), _) => network.engine_kind(),
             _ => shape.engine,
         };
         for &target in &job.targets {
@@ -383,7 +385,7 @@ fn probe_network(
 /// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    let Ok(mounts) = crate::target::mounts::read_mounts() else {
+    let Ok(mounts) = crate::targets::mounts::read_mounts() else {
         return resolved == Path::new("/dev");
     };
     mounts

@@ -1,7 +1,6 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
-use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
 use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
@@ -9,25 +8,25 @@ use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
-use crate::clock::Clock;
 use crate::engine::buffer::fill_random_bytes;
-use crate::engine::network::NetworkVolumeInfo;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, EngineOptions, StopSignal};
-use crate::report::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    SteadyOutcome, StopReason, TestResult,
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::engine::{EngineOptions, StopSignal};
+use crate::host::clock::Clock;
+use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
+use crate::result::{
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::TargetHandle;
-use crate::target::TargetInfo;
-use crate::target::network::NetworkTarget;
-use crate::target::open::OpenRequest;
+use crate::targets::TargetHandle;
+use crate::targets::open::OpenRequest;
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, RunLength, TestPlan};
+use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -70,14 +69,6 @@ impl PreparedTarget {
             TargetAccess::Network(network) => Some(network),
             TargetAccess::Local(_) => None,
         }
-    }
-}
-
-/// The engine of a network target's protocol.
-pub fn network_engine(target: &NetworkTarget) -> EngineKind {
-    match target {
-        NetworkTarget::Nbd { .. } => EngineKind::Nbd,
-        NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
     }
 }
 
@@ -164,7 +155,7 @@ pub fn run_test(
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: super::host::online_cpus(),
+        cpu_count: crate::host::info::online_cpus(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -320,7 +311,7 @@ fn open_job(
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
                     } else {
-                        network_engine(network)
+                        network.engine_kind()
                     };
                     (Endpoint::Network(network), kind)
                 }

@@ -6,12 +6,12 @@
 //! ends inside the measurement window. Nothing in the loop allocates or locks: slots, the
 //! completion array and the recorders are sized before the clock starts.
 
-use super::cpu::thread_cpu_ns;
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
-use crate::clock::{Clock, Ticks};
-use crate::engine::{Completion, Direction, Engine, IoRequest};
-use crate::report::result::{IoErrorRecord, StopReason};
+use crate::engine::{Completion, Engine, IoRequest};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::thread_cpu_ns;
+use crate::result::{Direction, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};

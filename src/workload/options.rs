@@ -3,9 +3,8 @@
 //! and both go through the same parsers ([`super::option_values`]) and the same
 //! [`WorkloadOptions::apply`].
 
-use super::option_values as parse;
-use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution, RunLength, Workload};
-use crate::engine::EngineKind;
+use super::{AccessPattern, BlockSizeMix, option_values as parse};
+use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
 use crate::units::format_size;
 use clap::Args;
 use serde::de::Error as _;

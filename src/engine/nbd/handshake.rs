@@ -18,7 +18,7 @@
 
 use super::socket::WaitEnded;
 use super::wire::{self, BlockSizes, TransmissionFlags};
-use crate::engine::network::NetworkVolumeInfo;
+use crate::engine::volume::NetworkVolumeInfo;
 use crate::units::format_wait;
 use std::io::{self, Read, Write};
 use std::time::Duration;

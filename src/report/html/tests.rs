@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
+use crate::result::{SweepAxis, SweepValue};
 use crate::support::fixtures::mixed;
-use crate::workload::sweep::{SweepAxis, SweepValue};
 
 fn html_of(runs: &[LabeledRun<'_>]) -> String {
     let mut out = Vec::new();

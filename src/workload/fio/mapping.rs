@@ -11,11 +11,10 @@ use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{EngineKind, RunLength, Workload};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
-use crate::workload::{RunLength, Workload};
 
 /// A job mapped to a workload, with the files it runs on.
 #[derive(Clone, Debug)]
@@ -176,7 +175,7 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
 }
 
 /// The distribution, noted when it cannot matter.
-fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::OffsetDistribution {
+fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::result::OffsetDistribution {
     match &job.settings.distribution {
         Some(set) if !job.settings.pattern.random() => {
             notes.add(

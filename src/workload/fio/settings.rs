@@ -2,9 +2,8 @@
 //! two-stage parse): typed values with fio's defaults, each kept with the line that set it where
 //! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
 
-use super::source::Location;
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use super::location::Location;
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// A value and the line that set it.

@@ -10,10 +10,10 @@
 //!
 //! A name in none of these is refused the same way, with the supported names nearest to it.
 
+use super::location::Location;
 use super::notes::Notes;
 use super::parsers::{self, OptionError};
 use super::settings::{JobSettings, Set};
-use super::source::Location;
 use super::values::{boolean, colon_list, integer, per_direction, percent, size, time_ns};
 
 /// What iopath does with an option.

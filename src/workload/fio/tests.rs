@@ -3,12 +3,11 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{AccessLine, EngineKind, OffsetDistribution, RunLength};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::workload::options::WorkloadOptions;
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{AccessLine, OffsetDistribution, RunLength};
 use std::path::{Path, PathBuf};
 
 const GIB: u64 = 1 << 30;

@@ -5,11 +5,12 @@
 
 use super::super::options::WorkloadOptions;
 use super::super::suite::base_workload;
-use super::super::{JobPlan, Plan, TestPlan, Workload};
+use super::super::{JobPlan, Plan, TestPlan};
 use super::document::{Problem, Setting, scalar_text};
 use super::keys::{self, Extra};
 use super::reader::{FileDraft, TableDraft, TargetEntry, TargetKey};
-use crate::target::TargetSpec;
+use crate::result::Workload;
+use crate::targets::TargetSpec;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;

@@ -1,13 +1,11 @@
-use super::super::distribution::Zone;
 use super::super::options::WorkloadOptions;
 use super::super::suite::{DEFAULT_SEED, base_workload, default_suite};
-use super::super::{
-    AccessLine, AccessPattern, AccessSpec, BlockSizeMix, JobPlan, OffsetDistribution, Plan,
-    RunLength, TestPlan, Workload,
-};
+use super::super::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use super::*;
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{
+    AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
+};
+use crate::targets::TargetSpec;
 use std::path::PathBuf;
 
 fn plan_of(text: &str) -> Plan {

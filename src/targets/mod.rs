@@ -7,7 +7,6 @@
 
 pub mod info;
 pub mod mounts;
-pub mod network;
 pub mod open;
 pub mod safety;
 pub mod signature;
@@ -17,9 +16,10 @@ pub mod test_file;
 #[cfg(test)]
 mod test_support;
 
-pub use info::{TargetInfo, TargetKind, inspect};
 pub use open::TargetHandle;
+pub use open::inspect;
 
+use crate::engine::network_target::NetworkTarget;
 use std::path::PathBuf;
 
 /// Errors about a target, each naming the target.
@@ -87,7 +87,7 @@ pub enum TargetSpec {
         size: Option<u64>,
     },
     /// Network storage reached by a protocol engine.
-    Network(network::NetworkTarget),
+    Network(NetworkTarget),
 }
 
 impl TargetSpec {
@@ -95,8 +95,8 @@ impl TargetSpec {
     /// file is created with `create_size`).
     pub fn from_argument(text: &std::path::Path, create_size: Option<u64>) -> Result<Self, String> {
         let as_text = text.to_string_lossy();
-        if network::NetworkTarget::is_url(&as_text) || as_text.contains("://") {
-            return network::NetworkTarget::parse(&as_text).map(TargetSpec::Network);
+        if NetworkTarget::is_url(&as_text) || as_text.contains("://") {
+            return NetworkTarget::parse(&as_text).map(TargetSpec::Network);
         }
         Ok(TargetSpec::Path {
             path: text.to_path_buf(),

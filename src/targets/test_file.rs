@@ -15,7 +15,7 @@
 //! exist already leaves that file alone.
 //!
 //! ```
-//! use iopath::target::test_file::{TestFileGuard, is_created_by_iopath};
+//! use iopath::targets::test_file::{TestFileGuard, is_created_by_iopath};
 //! let directory = std::env::temp_dir().join(format!("iopath-test-file-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&directory).unwrap();
 //! let path = directory.join("iopath.test");
@@ -404,7 +404,7 @@ impl Drop for TestFileGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::test_support::registry_test_lock;
+    use crate::targets::test_support::registry_test_lock;
     use std::collections::HashSet;
 
     /// A temporary directory on the work filesystem (the build directory), else in /tmp.
@@ -448,13 +448,13 @@ mod tests {
         );
         assert!(!is_registered(&path));
 
-        let filesystem = crate::target::inspect(&path).unwrap().filesystem;
+        let filesystem = crate::targets::inspect(&path).unwrap().filesystem;
         if filesystem
             .as_deref()
             .is_some_and(|name| name.starts_with("ext"))
         {
             assert!(is_created_by_iopath(&path));
-            assert!(crate::target::inspect(&path).unwrap().created_by_iopath);
+            assert!(crate::targets::inspect(&path).unwrap().created_by_iopath);
         } else {
             crate::support::skip(format_args!(
                 "the temporary directory is on {filesystem:?}, not ext4: the xattr read-back is \
@@ -513,15 +513,15 @@ mod tests {
     fn a_full_filesystem_leaves_no_partial_file() {
         let _serial = registry_test_lock();
         // A real full filesystem: an 8 MiB ext4 on a loop device.
-        let Some(loop_device) = crate::target::test_support::LoopDevice::attach_zeroed(8) else {
+        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(8) else {
             return;
         };
         crate::support::skip_unless!(
-            crate::target::test_support::tool("mkfs.ext4").is_some(),
+            crate::targets::test_support::tool("mkfs.ext4").is_some(),
             "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
         );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
-        let mounted = crate::target::test_support::Mounted::new(loop_device.path());
+        let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
         let path = mounted.path().join("too-big");
         let error = create_test_file(&path, 64 << 20, 3).unwrap_err();
         assert!(error.to_string().contains("too-big"), "{error}");
@@ -668,7 +668,7 @@ mod tests {
 
     #[test]
     fn a_read_only_directory_gets_no_default_size() {
-        let Some(mounted) = crate::target::test_support::Mounted::read_only_tmpfs() else {
+        let Some(mounted) = crate::targets::test_support::Mounted::read_only_tmpfs() else {
             return;
         };
         let error = default_test_file_size(mounted.path()).unwrap_err();
@@ -682,15 +682,15 @@ mod tests {
 
     #[test]
     fn small_filesystems_get_no_default_size() {
-        let Some(loop_device) = crate::target::test_support::LoopDevice::attach_zeroed(64) else {
+        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(64) else {
             return;
         };
         crate::support::skip_unless!(
-            crate::target::test_support::tool("mkfs.ext4").is_some(),
+            crate::targets::test_support::tool("mkfs.ext4").is_some(),
             "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
         );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
-        let mounted = crate::target::test_support::Mounted::new(loop_device.path());
+        let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
         let error = default_test_file_size(mounted.path()).unwrap_err();
         let message = error.to_string();
         assert!(message.contains("MiB free"), "{message}");

@@ -11,7 +11,7 @@
 //! on the file or device it checked, and never follows the path again.
 //!
 //! ```
-//! use iopath::target::open::{OpenRequest, TargetHandle};
+//! use iopath::targets::open::{OpenRequest, TargetHandle};
 //! let path = std::env::temp_dir().join(format!("iopath-open-doc-{}", std::process::id()));
 //! std::fs::write(&path, [0u8; 4096]).unwrap();
 //! let handle = TargetHandle::open(&path).unwrap();
@@ -22,7 +22,8 @@
 //! ```
 
 use super::sysfs::DeviceNumber;
-use super::{TargetError, TargetInfo, info};
+use super::{TargetError, info};
+use crate::result::TargetInfo;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -324,10 +325,36 @@ fn open_error(path: &Path, error: io::Error) -> TargetError {
     }
 }
 
+/// Inspects `path` without writing anything.
+///
+/// A regular file is described by its own size and by the filesystem and block device holding
+/// it; a block device by its size, block sizes and whatever signature (filesystem, partition
+/// table, swap, LVM…) sits at its start. Anything else (a directory, a character device, a
+/// socket) is [`TargetError::Unusable`]; a path that does not exist is
+/// [`TargetError::Missing`].
+///
+/// ```
+/// use iopath::result::TargetKind;
+/// use iopath::targets::inspect;
+/// let directory = std::env::temp_dir().join(format!("iopath-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&directory).unwrap();
+/// let path = directory.join("file");
+/// std::fs::write(&path, vec![0u8; 8192]).unwrap();
+/// let info = inspect(&path).unwrap();
+/// assert_eq!(info.kind, TargetKind::File);
+/// assert_eq!(info.size_bytes, 8192);
+/// assert!(!info.created_by_iopath);
+/// assert!(inspect(&directory).is_err());
+/// std::fs::remove_dir_all(&directory).unwrap();
+/// ```
+pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
+    TargetHandle::open(path).map(|handle| handle.info().clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::test_support::LoopDevice;
+    use crate::targets::test_support::LoopDevice;
     use std::os::unix::fs::FileExt;
 
     const READ: OpenRequest = OpenRequest {
@@ -404,7 +431,7 @@ mod tests {
         let opened = open_target(&path, request).unwrap();
         let flags = open_flags(&opened.file);
         assert_eq!(opened.direct, flags & libc::O_DIRECT != 0);
-        if crate::target::inspect(&path)
+        if crate::targets::inspect(&path)
             .unwrap()
             .filesystem
             .is_some_and(|name| name.starts_with("ext"))
@@ -450,7 +477,7 @@ mod tests {
 
     #[test]
     fn direct_io_on_ramfs_falls_back_to_buffered() {
-        let Some(mounted) = crate::target::test_support::Mounted::ramfs() else {
+        let Some(mounted) = crate::targets::test_support::Mounted::ramfs() else {
             return;
         };
         let path = mounted.path().join("data");

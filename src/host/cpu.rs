@@ -1,7 +1,7 @@
 //! CPU accounting: iopath's own user and system time, a thread's CPU time, and every core's
 //! use from /proc/stat.
 
-use crate::report::result::CoreUsage;
+use crate::result::CoreUsage;
 
 fn timeval_ns(time: libc::timeval) -> u64 {
     time.tv_sec as u64 * 1_000_000_000 + time.tv_usec as u64 * 1_000

@@ -2,7 +2,7 @@
 //! (`/proc/swaps`).
 //!
 //! ```
-//! use iopath::target::mounts::parse_mountinfo;
+//! use iopath::targets::mounts::parse_mountinfo;
 //! let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n";
 //! let mounts = parse_mountinfo(text);
 //! assert_eq!(mounts[0].device.to_string(), "254:0");

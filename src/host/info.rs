@@ -1,6 +1,6 @@
 //! What the host is: name, kernel, CPU, memory.
 
-use crate::report::result::HostInfo;
+use crate::result::HostInfo;
 
 fn read_trimmed(path: &str) -> String {
     std::fs::read_to_string(path)

@@ -5,7 +5,7 @@
 //! Only the first [`SIGNATURE_SCAN_BYTES`] are read; names follow `blkid` where it has one.
 //!
 //! ```
-//! use iopath::target::signature::detect_signature;
+//! use iopath::targets::signature::detect_signature;
 //! let mut sector = vec![0u8; 4096];
 //! sector[0..4].copy_from_slice(b"XFSB");
 //! assert_eq!(detect_signature(&sector), Some("xfs"));
@@ -169,7 +169,7 @@ pub fn read_signature_at(path: &Path) -> io::Result<Option<&'static str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::test_support::{run, sfdisk, tool, zero_image};
+    use crate::targets::test_support::{run, sfdisk, tool, zero_image};
     use std::ffi::OsStr;
 
     /// Formats a fresh sparse image of `size_mib` MiB with `tool_name args… image` and returns

@@ -1,20 +1,14 @@
-//! The RunResult: plain data, versioned, the one artifact every exporter, `compare` and the
-//! analysis read. Field by field in docs/result-schema.md.
-//!
-//! Measured values are integers with their unit in the name (`bytes`, `latency_ns`); rates
-//! (`iops`, `bytes_per_second`) are derived from them and stored for convenience.
+//! One test of a run: its jobs, the figures of each direction (counts, rates, latency
+//! summary, per-second series, histogram), why it stopped, its I/O errors.
 
-use crate::engine::Capabilities;
-use crate::stats::histogram::{LatencyHistogram, SparseHistogram};
-use crate::stats::series::IntervalPoint;
-use crate::target::TargetInfo;
-use crate::workload::Workload;
-use crate::workload::sweep::SweepValue;
+use super::analysis::TestAnalysis;
+use super::cpu::CpuResult;
+use super::engine::{Direction, EngineReport};
+use super::histogram::SparseHistogram;
+use super::series::IntervalPoint;
+use super::workload::{SweepValue, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Version of this schema; raised on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// The percentiles every latency summary carries, and their keys.
 pub const PERCENTILES: [(f64, &str); 7] = [
@@ -26,54 +20,6 @@ pub const PERCENTILES: [(f64, &str); 7] = [
     (99.99, "99.99"),
     (99.999, "99.999"),
 ];
-
-/// One run of iopath: every test it ran and everything found about the host and targets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// [`SCHEMA_VERSION`] of the writer.
-    pub schema_version: u32,
-    /// Version of iopath that wrote it.
-    pub iopath_version: String,
-    /// The command line, argument by argument.
-    pub command_line: Vec<String>,
-    /// Start of the run, RFC 3339 UTC.
-    pub started_at: String,
-    /// A label for comparisons (`--label`).
-    pub label: Option<String>,
-    /// The run was cut short (Ctrl-C or an error); what was measured is kept.
-    pub partial: bool,
-    /// The machine that ran it.
-    pub host: HostInfo,
-    /// Every target, as found before the run.
-    pub targets: Vec<TargetInfo>,
-    /// Every test, in the order run.
-    pub tests: Vec<TestResult>,
-    /// Run-level warnings (skipped tests, a stop before the end); each test keeps its own
-    /// warnings (fallbacks, mappings) in [`TestResult::warnings`].
-    pub warnings: Vec<String>,
-    /// Link tests (`iopath net`): raw TCP throughput, one entry per direction measured.
-    #[serde(default)]
-    pub link_tests: Vec<super::link::LinkTestResult>,
-    /// The storage path of every target, same order as [`RunResult::targets`] (filled by the
-    /// analysis; empty when it did not run).
-    #[serde(default)]
-    pub paths: Vec<super::analysis::StoragePath>,
-}
-
-/// The machine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HostInfo {
-    /// Host name.
-    pub hostname: String,
-    /// Kernel release.
-    pub kernel: String,
-    /// CPU model name.
-    pub cpu_model: String,
-    /// Logical CPUs.
-    pub cpu_count: u32,
-    /// Installed memory, bytes.
-    pub memory_bytes: u64,
-}
 
 /// One test: jobs that ran at the same time (one job for a single workload).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,7 +53,7 @@ pub struct TestResult {
     /// Hop, CPU and queue utilisation, the verdict and trust notes (absent when the analysis
     /// did not run).
     #[serde(default)]
-    pub analysis: Option<super::analysis::TestAnalysis>,
+    pub analysis: Option<TestAnalysis>,
 }
 
 /// The outcome of a steady-state criterion.
@@ -129,7 +75,7 @@ pub struct JobResult {
     pub group: u32,
     /// The workload as run.
     pub workload: Workload,
-    /// Indexes into [`RunResult::targets`].
+    /// Indexes into [`RunResult::targets`](super::RunResult::targets).
     pub target_indexes: Vec<usize>,
     /// The engine in effect.
     pub engine: EngineReport,
@@ -155,15 +101,6 @@ pub struct JobResult {
     pub total: DirectionResult,
     /// I/O errors.
     pub errors: ErrorSummary,
-}
-
-/// The engine in effect for a test.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EngineReport {
-    /// Engine name.
-    pub name: String,
-    /// What it did.
-    pub capabilities: Capabilities,
 }
 
 /// Why a test ended.
@@ -216,83 +153,9 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
-    /// Summary of a histogram.
-    pub fn from_histogram(histogram: &LatencyHistogram) -> Self {
-        LatencySummary {
-            min_ns: histogram.min(),
-            mean_ns: histogram.mean(),
-            stddev_ns: histogram.stddev(),
-            max_ns: histogram.max(),
-            percentiles_ns: PERCENTILES
-                .iter()
-                .map(|(percent, key)| (key.to_string(), histogram.percentile(*percent)))
-                .collect(),
-        }
-    }
-
     /// A percentile by key ("99.9"), 0 when absent.
     pub fn percentile(&self, key: &str) -> u64 {
         self.percentiles_ns.get(key).copied().unwrap_or(0)
-    }
-}
-
-/// CPU used while measuring.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuResult {
-    /// Wall time the CPU figures cover, ns.
-    pub wall_ns: u64,
-    /// iopath's user time, ns.
-    pub user_ns: u64,
-    /// iopath's system time, ns.
-    pub system_ns: u64,
-    /// Logical CPUs of the host.
-    pub cpu_count: u32,
-    /// CPU time of iopath's busiest worker thread, ns.
-    pub busiest_thread_ns: u64,
-    /// Every core of the host over the same wall time (all processes, from /proc/stat).
-    pub cores: Vec<CoreUsage>,
-}
-
-/// Use of one core, from /proc/stat.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CoreUsage {
-    /// CPU number.
-    pub cpu: u32,
-    /// All accounted time, ns.
-    pub total_ns: u64,
-    /// Time not idle and not waiting for I/O, ns.
-    pub busy_ns: u64,
-    /// Time serving hardware interrupts, ns.
-    pub irq_ns: u64,
-    /// Time serving software interrupts, ns.
-    pub softirq_ns: u64,
-}
-
-impl CpuResult {
-    /// iopath's user + system time as a percentage of the whole machine.
-    pub fn process_percent_of_host(&self) -> f64 {
-        if self.wall_ns == 0 || self.cpu_count == 0 {
-            return 0.0;
-        }
-        (self.user_ns + self.system_ns) as f64 / (self.wall_ns as f64 * self.cpu_count as f64)
-            * 100.0
-    }
-
-    /// Busy share of the busiest core, percent (every process counted).
-    pub fn busiest_core_percent(&self) -> f64 {
-        self.cores
-            .iter()
-            .filter(|core| core.total_ns > 0)
-            .map(|core| core.busy_ns as f64 / core.total_ns as f64 * 100.0)
-            .fold(0.0, f64::max)
-    }
-
-    /// CPU time of the busiest worker thread as a percentage of one core.
-    pub fn busiest_thread_percent(&self) -> f64 {
-        if self.wall_ns == 0 {
-            return 0.0;
-        }
-        self.busiest_thread_ns as f64 / self.wall_ns as f64 * 100.0
     }
 }
 
@@ -311,7 +174,7 @@ pub struct IoErrorRecord {
     /// Target path.
     pub target: String,
     /// Direction.
-    pub direction: crate::engine::Direction,
+    pub direction: Direction,
     /// Byte offset.
     pub offset: u64,
     /// Length asked for.

@@ -7,12 +7,13 @@
 //!   environment (`IOPATH_ISCSI_USER`, `IOPATH_ISCSI_PASSWORD`), never from the command line.
 //!
 //! ```
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::network_target::NetworkTarget;
 //! let target = NetworkTarget::parse("nbd://127.0.0.1:10809/disk").unwrap();
 //! assert_eq!(target.to_string(), "nbd://127.0.0.1:10809/disk");
 //! assert!(NetworkTarget::parse("iscsi://host/iqn.2026-01.org.example:disk/1").is_ok());
 //! ```
 
+use crate::result::EngineKind;
 use std::path::PathBuf;
 
 /// Where a TCP server listens.
@@ -101,6 +102,14 @@ fn split_host_port(authority: &str, default_port: u16, url: &str) -> Result<TcpA
 }
 
 impl NetworkTarget {
+    /// The engine of this target's protocol.
+    pub fn engine_kind(&self) -> EngineKind {
+        match self {
+            NetworkTarget::Nbd { .. } => EngineKind::Nbd,
+            NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
+        }
+    }
+
     /// Whether `text` looks like a network URL (and should be parsed as one).
     pub fn is_url(text: &str) -> bool {
         ["nbd://", "nbd+unix://", "nbds://", "iscsi://"]

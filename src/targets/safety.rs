@@ -2,7 +2,8 @@
 
 use super::open::TargetHandle;
 use super::sysfs::{self, DeviceNumber};
-use super::{TargetError, TargetInfo, TargetKind, mounts, signature};
+use super::{TargetError, mounts, signature};
+use crate::result::{TargetInfo, TargetKind};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
@@ -311,9 +312,9 @@ impl<'a> DeviceFamily<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::TargetHandle;
-    use crate::target::test_file::create_test_file;
-    use crate::target::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
+    use crate::targets::TargetHandle;
+    use crate::targets::test_file::create_test_file;
+    use crate::targets::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
     use std::path::PathBuf;
 
     const NONE: WritePolicy = WritePolicy {
@@ -428,14 +429,14 @@ mod tests {
             partition.exists(),
             "the kernel made no partition device for the loop device"
         );
-        crate::target::test_support::run(
+        crate::targets::test_support::run(
             "mkfs.ext4",
             &["-q".as_ref(), "-F".as_ref(), partition.as_os_str()],
         );
         let target = TargetHandle::open(loop_device.path()).unwrap();
         assert_eq!(
             target.info().filesystem.as_deref(),
-            Some(crate::target::signature::MBR_OR_BOOT_SECTOR)
+            Some(crate::targets::signature::MBR_OR_BOOT_SECTOR)
         );
         let message = refusal(&target, DESTRUCTIVE);
         assert!(message.contains("mbr/boot-sector"), "{message}");

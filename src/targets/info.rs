@@ -1,83 +1,14 @@
 //! What a target is: kind, size, block sizes, rotational, filesystem — found through the
 //! target's open descriptor (see [`super::open::TargetHandle`]).
 
-use super::open::TargetHandle;
 use super::sysfs::{self, DeviceNumber};
 use super::test_file::is_marked_as_created;
 use super::{TargetError, mounts, signature, sys};
-use serde::{Deserialize, Serialize};
+use crate::result::{TargetInfo, TargetKind};
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
-
-/// Kind of target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    /// A regular file.
-    File,
-    /// A block device.
-    BlockDevice,
-    /// An NBD export (reached by the nbd engine).
-    Nbd,
-    /// An iSCSI logical unit (reached by the iscsi engine).
-    Iscsi,
-}
-
-/// What was found about a target before the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TargetInfo {
-    /// The path as given.
-    pub path: String,
-    /// File or block device.
-    pub kind: TargetKind,
-    /// Size in bytes.
-    pub size_bytes: u64,
-    /// Logical block size of the device underneath, bytes.
-    pub logical_block_size_bytes: u32,
-    /// Physical block size of the device underneath, bytes.
-    pub physical_block_size_bytes: u32,
-    /// Whether the device underneath is rotational (None when unknown).
-    pub rotational: Option<bool>,
-    /// For a file: the filesystem it lives on (ext4, tmpfs…). For a device: the filesystem or
-    /// partition-table signature found on it, if any.
-    pub filesystem: Option<String>,
-    /// Name of the block device (the device itself, or the one holding the file's filesystem).
-    pub device: Option<String>,
-    /// Alignment O_DIRECT needs for offsets and lengths, bytes, when the kernel reports it.
-    pub direct_io_alignment_bytes: Option<u32>,
-    /// The file was created by iopath (and so may be written without a flag).
-    pub created_by_iopath: bool,
-    /// The target refuses writes (a read-only export or device).
-    #[serde(default)]
-    pub read_only: bool,
-}
-
-/// Inspects `path` without writing anything.
-///
-/// A regular file is described by its own size and by the filesystem and block device holding
-/// it; a block device by its size, block sizes and whatever signature (filesystem, partition
-/// table, swap, LVM…) sits at its start. Anything else (a directory, a character device, a
-/// socket) is [`TargetError::Unusable`]; a path that does not exist is
-/// [`TargetError::Missing`].
-///
-/// ```
-/// use iopath::target::{TargetKind, inspect};
-/// let directory = std::env::temp_dir().join(format!("iopath-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&directory).unwrap();
-/// let path = directory.join("file");
-/// std::fs::write(&path, vec![0u8; 8192]).unwrap();
-/// let info = inspect(&path).unwrap();
-/// assert_eq!(info.kind, TargetKind::File);
-/// assert_eq!(info.size_bytes, 8192);
-/// assert!(!info.created_by_iopath);
-/// assert!(inspect(&directory).is_err());
-/// std::fs::remove_dir_all(&directory).unwrap();
-/// ```
-pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
-    TargetHandle::open(path).map(|handle| handle.info().clone())
-}
 
 /// Accepts a regular file or a block device; anything else is [`TargetError::Unusable`].
 pub(super) fn check_kind(path: &Path, metadata: &Metadata) -> Result<(), TargetError> {
@@ -307,7 +238,9 @@ fn filesystem_name(file: &File, device: DeviceNumber) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::test_support::{LoopDevice, tool};
+    use crate::result::TargetKind;
+    use crate::targets::inspect;
+    use crate::targets::test_support::{LoopDevice, tool};
     use std::fs;
 
     #[test]
