@@ -15,6 +15,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod target;
+pub mod text;
 pub mod units;
 pub mod workload;
 

@@ -3,6 +3,7 @@
 
 use super::compare_command::{CostArgs, load_runs};
 use super::exit;
+use super::outputs::{check_output, write_output};
 use clap::Args;
 use iopath::compare::compare;
 use iopath::report::html::{HtmlReport, default_title, write_report};
@@ -24,7 +25,8 @@ pub struct ReportArgs {
     /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<String>,
-    /// Where to write the report (`-` for standard output).
+    /// Where to write the report (`-` for standard output). An existing file is replaced only
+    /// once the report is complete.
     #[arg(long, short, value_name = "FILE")]
     pub output: PathBuf,
     /// Title of the page (default: the labels of the runs).
@@ -38,6 +40,17 @@ pub struct ReportArgs {
 /// Writes the report; returns the exit status (2 for unreadable files or bad flags, 1 when
 /// the report cannot be written).
 pub fn run(args: &ReportArgs) -> i32 {
+    let output = if args.output.as_os_str() == "-" {
+        None
+    } else {
+        match check_output("--output", &args.output) {
+            Ok(output) => Some(output),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return exit::BAD_INPUT;
+            }
+        }
+    };
     let options = match args.cost.options() {
         Ok(options) => options,
         Err(error) => {
@@ -75,19 +88,19 @@ pub fn run(args: &ReportArgs) -> i32 {
         runs,
         comparison,
     };
-    let written = if args.output.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        write_report(&report, &mut out).and_then(|()| out.flush())
-    } else {
-        std::fs::File::create(&args.output).and_then(|mut file| {
-            write_report(&report, &mut file)?;
-            file.flush()
-        })
+    let written = match &output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            write_report(&report, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| format!("writing to stdout: {error}"))
+        }
+        Some(output) => write_output("--output", output, |out| write_report(&report, out)),
     };
     match written {
         Ok(()) => exit::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {}: {error}", args.output.display());
+        Err(message) => {
+            eprintln!("error: {message}");
             exit::RUN_FAILED
         }
     }

@@ -2,12 +2,11 @@
 
 use super::exit;
 use super::live::TerminalObserver;
-use super::outputs::Outputs;
+use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::report::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
-use std::fs::File;
 use std::io::Write;
 
 /// Runs `iopath run` and returns the exit status.
@@ -30,7 +29,7 @@ pub fn run(args: &RunArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let mut outputs = match Outputs::open(args) {
+    let outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
         Err(message) => {
             eprintln!("error: {message}");
@@ -39,10 +38,7 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
-        Err(error) => {
-            outputs.discard();
-            return report_run_error(&error);
-        }
+        Err(error) => return report_run_error(&error),
     };
     for warning in prepared.warnings() {
         eprintln!("warning: {warning}");
@@ -50,7 +46,6 @@ pub fn run(args: &RunArgs) -> i32 {
     let stop = match interrupt::install() {
         Ok(stop) => stop,
         Err(error) => {
-            outputs.discard();
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
             return exit::RUN_FAILED;
         }
@@ -58,20 +53,19 @@ pub fn run(args: &RunArgs) -> i32 {
     let mut observer = TerminalObserver::new(outputs.stdout_is_machine_readable());
     let mut executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
-        Err(error) => {
-            outputs.discard();
-            return report_run_error(&error);
-        }
+        Err(error) => return report_run_error(&error),
     };
     if let Some(file) = outputs.trace_file()
-        && let Err(error) = write_trace(&executed, file)
+        && let Err(message) = write_output("--trace-io", file, |out| write_trace(&executed, out))
     {
-        eprintln!("error: --trace-io: {error}");
+        eprintln!("error: {message}");
     }
     analyse(&mut executed.result, &declared);
     let result = &executed.result;
-    if let Err(message) = outputs.write(result) {
-        eprintln!("error: {message}");
+    if let Err(messages) = outputs.write(result) {
+        for message in messages {
+            eprintln!("error: {message}");
+        }
         return exit::RUN_FAILED;
     }
     if let Some(failure) = &executed.failure {
@@ -105,8 +99,7 @@ fn report_run_error(error: &RunError) -> i32 {
     }
 }
 
-fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(file);
+fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "test,worker,direction,offset,length")?;
     for (test_index, workers) in executed.traces.iter().enumerate() {
         for (worker_index, ios) in workers.iter().enumerate() {
@@ -123,5 +116,5 @@ fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
             }
         }
     }
-    out.flush()
+    Ok(())
 }

@@ -12,6 +12,7 @@ pub mod html;
 pub mod json;
 pub mod link;
 pub mod markdown;
+pub mod output_file;
 pub mod result;
 pub mod text;
 

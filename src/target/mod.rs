@@ -19,6 +19,7 @@ mod test_support;
 
 pub use info::{TargetInfo, TargetKind, inspect};
 pub use open::TargetHandle;
+pub use sys::check_writable;
 
 use std::path::PathBuf;
 

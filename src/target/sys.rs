@@ -75,7 +75,7 @@ pub(super) fn available_bytes(path: &Path) -> io::Result<u64> {
 
 /// Whether the calling process may write into `path` (`access(W_OK)`; also fails with EROFS on
 /// a read-only filesystem).
-pub(super) fn check_writable(path: &Path) -> io::Result<()> {
+pub fn check_writable(path: &Path) -> io::Result<()> {
     let c_path = c_path(path)?;
     // SAFETY: `c_path` is a valid NUL-terminated string.
     let result = unsafe { libc::access(c_path.as_ptr(), libc::W_OK) };

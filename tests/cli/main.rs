@@ -8,6 +8,7 @@ mod correctness;
 mod errors;
 mod interrupt;
 mod output;
+mod output_files;
 mod safety;
 mod verdicts;
 mod workloads;
