@@ -658,3 +658,105 @@ fn the_report_command_writes_one_file() {
     let html = std::fs::read_to_string(directory.join("run.html")).unwrap();
     assert!(html.contains(r#"<section id="tests">"#));
 }
+
+/// `null.json` with `change` applied, saved as `name` in a directory of its own.
+fn edited_run(directory: &Path, name: &str, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let text = std::fs::read_to_string(runs().directory.path().join("null.json")).unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    change(&mut value);
+    let path = directory.join(name);
+    std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+    path
+}
+
+/// Whether `text` holds a raw ESC or a raw C1 control (CSI, OSC …).
+fn has_raw_escape(text: &str) -> bool {
+    text.chars()
+        .any(|c| c == '\u{1b}' || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+#[test]
+fn text_from_result_files_reaches_the_terminal_escaped() {
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let evil_test = "randrw\u{1b}]0;owned\u{7}";
+    let rename_test = |value: &mut Value| value["tests"][0]["name"] = evil_test.into();
+    edited_run(directory.path(), "evil.json", |value| {
+        value["label"] = "evil\u{1b}[2J\u{9b}31m".into();
+        value["host"]["hostname"] = "host\u{1b}[1m".into();
+        value["started_at"] = "2026\u{1b}[8m".into();
+        value["partial"] = true.into();
+        rename_test(value);
+    });
+    edited_run(directory.path(), "plain.json", |value| {
+        value["label"] = "plain".into();
+        rename_test(value);
+        value["tests"][0]["jobs"][0]["engine"]["name"] = "null\u{1b}[5m".into();
+    });
+    let runs = ["evil.json", "plain.json"];
+    for extra in [&[][..], &["--md"], &["--json"], &["--baseline", "none"]] {
+        let output = iopath(directory.path(), &[&["compare"], &runs[..], extra].concat());
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!has_raw_escape(&printed), "{extra:?}: {printed:?}");
+        assert!(printed.contains("evil"), "{extra:?}: {printed}");
+        if extra.is_empty() || extra == ["--md"] {
+            assert!(output.status.success(), "{}", describe(&output));
+            // Shown as visible escapes (Markdown escapes the brackets too).
+            let unbracketed = printed.replace('\\', "");
+            assert!(unbracketed.contains("x1b[2J"), "{extra:?}: {printed}");
+            assert!(unbracketed.contains("x1b]0;owned"), "{extra:?}: {printed}");
+        }
+    }
+    let report = iopath(
+        directory.path(),
+        &[&["report"], &runs[..], &["-o", "-"]].concat(),
+    );
+    assert!(report.status.success(), "{}", describe(&report));
+    let html = String::from_utf8_lossy(&report.stdout);
+    assert!(!has_raw_escape(&html), "{html:?}");
+    assert!(html.contains("evil[2J"), "{html}");
+}
+
+#[test]
+fn a_label_of_megabytes_is_compared_and_reported_shortened() {
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let label = "L".repeat(5 << 20);
+    edited_run(directory.path(), "big.json", |value| {
+        value["label"] = label.clone().into();
+    });
+    edited_run(directory.path(), "small.json", |value| {
+        value["label"] = "small".into();
+    });
+    let runs = ["big.json", "small.json"];
+    for extra in [&[][..], &["--md"]] {
+        let output = iopath(directory.path(), &[&["compare"], &runs[..], extra].concat());
+        assert!(output.status.success(), "{}", describe(&output));
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(text.len() < 64 << 10, "{extra:?}: {} bytes", text.len());
+        assert!(text.contains(&format!("{}…", "L".repeat(200))), "{extra:?}");
+    }
+    // The JSON keeps the label in full.
+    let json = iopath(
+        directory.path(),
+        &[&["compare"], &runs[..], &["--json"]].concat(),
+    );
+    assert!(json.status.success(), "{}", describe(&json));
+    let comparison: Comparison = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        comparison.runs[0].run_label.as_deref(),
+        Some(label.as_str())
+    );
+    assert_eq!(comparison.runs[0].label.chars().count(), 201);
+    let report = iopath(
+        directory.path(),
+        &[&["report"], &runs[..], &["-o", "big.html"]].concat(),
+    );
+    assert!(report.status.success(), "{}", describe(&report));
+    let size = std::fs::metadata(directory.path().join("big.html"))
+        .unwrap()
+        .len();
+    assert!(size < 1 << 20, "{size} bytes of HTML");
+}

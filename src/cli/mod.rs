@@ -6,6 +6,7 @@ pub mod exit;
 pub mod job_command;
 pub mod links_command;
 pub mod live;
+pub mod messages;
 pub mod net_command;
 pub mod outputs;
 pub mod path_command;

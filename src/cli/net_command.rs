@@ -3,6 +3,7 @@
 //! Both ends take the shared secret from `--secret-file` or `IOPATH_NET_SECRET`.
 
 use super::exit;
+use super::messages::for_terminal;
 use super::outputs::{check_output, write_output};
 use clap::{Args, ValueEnum};
 use iopath::net::client::{ClientConfig, LinkRun, TestDirection, run_client};
@@ -151,7 +152,7 @@ fn secret(args: &NetArgs) -> Result<Option<Secret>, String> {
 }
 
 fn error_status(error: &NetError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", for_terminal(&error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else {
@@ -308,7 +309,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Some(path) if path != Path::new("-") => match check_output("--json", path) {
             Ok(file) => Some(file),
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         },
@@ -369,7 +370,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Ok(())
     };
     if let Err(message) = json_written {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", for_terminal(&message));
         return exit::RUN_FAILED;
     }
     if interrupted {

@@ -3,6 +3,7 @@
 
 use super::compare_command::{CostArgs, load_runs};
 use super::exit;
+use super::messages::for_terminal;
 use super::outputs::{check_output, write_output};
 use clap::Args;
 use iopath::compare::compare;
@@ -46,7 +47,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         match check_output("--output", &args.output) {
             Ok(output) => Some(output),
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         }
@@ -54,14 +55,14 @@ pub fn run(args: &ReportArgs) -> i32 {
     let options = match args.cost.options() {
         Ok(options) => options,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let loaded = match load_runs(&args.results) {
         Ok(loaded) => loaded,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
@@ -70,7 +71,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         match compare(&runs, &options) {
             Ok(comparison) => Some(comparison),
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         }
@@ -100,7 +101,7 @@ pub fn run(args: &ReportArgs) -> i32 {
     match written {
         Ok(()) => exit::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
             exit::RUN_FAILED
         }
     }

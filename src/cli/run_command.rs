@@ -2,6 +2,7 @@
 
 use super::exit;
 use super::live::TerminalObserver;
+use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
 use iopath::analysis::{DeclaredPath, analyse};
@@ -15,24 +16,24 @@ pub fn run(args: &RunArgs) -> i32 {
     let request = match args.to_request(command_line) {
         Ok(request) => request,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
             return exit::BAD_INPUT;
         }
     };
     for message in &request.messages {
-        eprintln!("{message}");
+        eprintln!("{}", for_terminal(&message));
     }
     let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
         Ok(declared) => declared,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
             return exit::BAD_INPUT;
         }
     };
@@ -41,7 +42,7 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(error) => return report_run_error(&error),
     };
     for warning in prepared.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", for_terminal(&warning));
     }
     let stop = match interrupt::install() {
         Ok(stop) => stop,
@@ -58,18 +59,18 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(file) = outputs.trace_file()
         && let Err(message) = write_output("--trace-io", file, |out| write_trace(&executed, out))
     {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", for_terminal(&message));
     }
     analyse(&mut executed.result, &declared);
     let result = &executed.result;
     if let Err(messages) = outputs.write(result) {
         for message in messages {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
         }
         return exit::RUN_FAILED;
     }
     if let Some(failure) = &executed.failure {
-        eprintln!("error: {failure}");
+        eprintln!("error: {}", for_terminal(&failure));
         return if failure.is_stop() {
             exit::INTERRUPTED
         } else {
@@ -89,7 +90,7 @@ pub fn run(args: &RunArgs) -> i32 {
 /// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
 /// while an engine was connecting, 1 otherwise).
 fn report_run_error(error: &RunError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", for_terminal(&error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else if error.is_stop() {

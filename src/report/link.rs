@@ -9,6 +9,7 @@
 
 use super::result::CpuResult;
 use crate::stats::series::IntervalPoint;
+use crate::text::escape::escape_controls;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -129,7 +130,7 @@ pub fn write_link_text(tests: &[LinkTestResult], out: &mut dyn Write) -> std::io
     )?;
     for test in tests {
         for warning in &test.warnings {
-            writeln!(out, "warning: {}: {warning}", test.name)?;
+            writeln!(out, "warning: {}: {}", test.name, escape_controls(warning))?;
         }
     }
     Ok(())

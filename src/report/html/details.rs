@@ -9,6 +9,7 @@ use crate::compare::{Comparison, LabeledRun, Outcome};
 use crate::report::analysis::{TrustKind, format_bytes};
 use crate::report::result::StopReason;
 use crate::target::TargetKind;
+use crate::text::shorten::{SHOWN_CHARS, shorten};
 use std::fmt::Write;
 
 fn kind_name(kind: TargetKind) -> &'static str {
@@ -39,10 +40,10 @@ pub fn host_section(runs: &[LabeledRun<'_>]) -> Section {
             escape(&host.kernel),
             escape(&result.started_at),
             escape(&result.iopath_version),
-            result
-                .label
-                .as_ref()
-                .map_or(String::new(), |label| format!(" · label {}", escape(label))),
+            result.label.as_ref().map_or(String::new(), |label| format!(
+                " · label {}",
+                escape(&shorten(label, SHOWN_CHARS))
+            )),
             if result.partial { " · partial" } else { "" },
             escape(&result.command_line.join(" "))
         );
