@@ -326,8 +326,21 @@ const PROBE: &str = r#"(() => {
       }),
     };
   });
+  const policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+  const swatches = [...document.querySelectorAll('i.swatch[style]')];
+  const rgb = style => {
+    const hex = /#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(style);
+    return hex && `rgb(${parseInt(hex[1], 16)}, ${parseInt(hex[2], 16)}, ${parseInt(hex[3], 16)})`;
+  };
   return {
     title: document.title,
+    policy: policy ? policy.content : null,
+    policyFirst: policy !== null && policy === document.head.firstElementChild.nextElementSibling,
+    styleSheetApplied: getComputedStyle(document.querySelector('main')).maxWidth === '1180px',
+    styledSwatches: swatches.length,
+    styledSwatchesDrawn: swatches
+      .filter(swatch => getComputedStyle(swatch).borderTopColor === rgb(swatch.getAttribute('style')))
+      .length,
     sections: [...document.querySelectorAll('main > section')].map(section => section.id),
     scripts: document.scripts.length,
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
@@ -437,6 +450,17 @@ fn the_report_renders_in_chromium() {
     let page = browser.evaluate(PROBE);
     assert_eq!(page["title"], "iopath: before vs after");
     assert_eq!(page["scripts"], 0);
+    // The page declares its Content-Security-Policy before anything else, and renders under
+    // it: the inline style sheet and the style attributes (legend colours) apply (a blocked style
+    // would also be logged as an error, checked below).
+    assert_eq!(
+        page["policy"],
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    );
+    assert_eq!(page["policyFirst"], true);
+    assert_eq!(page["styleSheetApplied"], true);
+    assert!(page["styledSwatches"].as_u64().unwrap() > 0, "{page}");
+    assert_eq!(page["styledSwatchesDrawn"], page["styledSwatches"]);
     assert!(
         page["overflow"].as_f64().unwrap() <= 0.0,
         "wider than the window: {}",
@@ -493,7 +517,7 @@ fn the_report_renders_in_chromium() {
         serde_json::json!(["summary", "tests", "path", "host", "trust"])
     );
 
-    let events = browser.close();
+    let events = browser.events();
     assert!(events.errors.is_empty(), "{:#?}", events.errors);
     let documents: Vec<String> = [&compared, &single]
         .iter()
@@ -513,6 +537,34 @@ fn the_report_renders_in_chromium() {
             .count(),
         2
     );
+
+    // The policy is enforced: a script put into the page does not run, an image is not
+    // loaded (not even from data:), and the browser says why.
+    let blocked = browser.evaluate(
+        r#"(() => {
+          const script = document.createElement('script');
+          script.textContent = 'window.ranInline = true';
+          document.head.appendChild(script);
+          const image = document.createElement('img');
+          image.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+          document.body.appendChild(image);
+          return window.ranInline === undefined;
+        })()"#,
+    );
+    assert_eq!(blocked, true, "an inline script ran despite the policy");
+    browser.call("Runtime.evaluate", serde_json::json!({"expression": "1"}));
+    let events = browser.close();
+    let (refusals, errors): (Vec<&String>, Vec<&String>) = events
+        .errors
+        .iter()
+        .partition(|error| error.contains("Content Security Policy"));
+    assert!(errors.is_empty(), "{errors:#?}");
+    for refused in ["script", "image"] {
+        assert!(
+            refusals.iter().any(|refusal| refusal.contains(refused)),
+            "{refused}: {refusals:#?}"
+        );
+    }
     println!(
         "report: {}; screenshot: {}",
         compared.display(),
