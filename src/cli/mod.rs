@@ -14,6 +14,7 @@ pub mod presets_command;
 pub mod report_command;
 pub mod run_args;
 pub mod run_command;
+pub mod stale_files;
 
 use clap::{Parser, Subcommand};
 

@@ -175,6 +175,10 @@ pub struct RunArgs {
     /// With --allow-destructive: write even over a filesystem or partition-table signature.
     #[arg(long, help_heading = "Safety", requires = "allow_destructive")]
     pub force_overwrite_signature: bool,
+    /// Remove test files left by killed runs (.iopath-test-PID.tmp whose process is gone) in
+    /// the directories where this run creates its test file. Without it they are only named.
+    #[arg(long, help_heading = "Safety")]
+    pub remove_stale: bool,
 
     /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer

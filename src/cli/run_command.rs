@@ -5,6 +5,7 @@ use super::live::TerminalObserver;
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
+use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::report::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
@@ -44,6 +45,7 @@ pub fn run(args: &RunArgs) -> i32 {
     for warning in prepared.warnings() {
         eprintln!("warning: {}", for_terminal(&warning));
     }
+    handle_stale_test_files(&prepared, args.remove_stale);
     let stop = match interrupt::install() {
         Ok(stop) => stop,
         Err(error) => {

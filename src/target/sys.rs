@@ -85,6 +85,17 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether a process (or thread) `pid` exists: `kill(pid, 0)`, which sends nothing, fails
+/// with ESRCH only when there is none (EPERM means one exists under another user). The same
+/// answer as looking for `/proc/PID`, without needing /proc. `pid` must be above 0.
+pub(super) fn process_exists(pid: i32) -> bool {
+    debug_assert!(pid > 0, "kill(0 or -1) would ask about a group");
+    // SAFETY: signal 0 delivers nothing; kill only checks that `pid` exists and may be
+    // signalled. A positive pid names one process, never a group.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// The offset/length alignment O_DIRECT needs on the open `file`, from
 /// `statx(STATX_DIOALIGN)` on the descriptor. `None` when the kernel or filesystem does not
 /// report it (or reports 0: O_DIRECT unsupported).

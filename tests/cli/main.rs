@@ -10,5 +10,6 @@ mod interrupt;
 mod output;
 mod output_files;
 mod safety;
+mod stale_files;
 mod verdicts;
 mod workloads;
