@@ -758,8 +758,11 @@ fn text_from_result_files_reaches_the_terminal_escaped() {
             assert!(output.status.success(), "{}", describe(&output));
             // Shown as visible escapes (Markdown escapes the brackets too).
             let unbracketed = printed.replace('\\', "");
-            assert!(unbracketed.contains("x1b[2J"), "{extra:?}: {printed}");
-            assert!(unbracketed.contains("x1b]0;owned"), "{extra:?}: {printed}");
+            assert!(unbracketed.contains("u{1b}[2J"), "{extra:?}: {printed}");
+            assert!(
+                unbracketed.contains("u{1b}]0;owned"),
+                "{extra:?}: {printed}"
+            );
         }
     }
     let report = iopath(

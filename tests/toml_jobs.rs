@@ -273,7 +273,7 @@ fn control_characters_of_a_fio_file_are_escaped_in_its_conversion_and_messages()
     )
     .expect_status(0)
     .stdout;
-    assert!(converted.contains("x\\x1b[2J\\x07y"), "{converted}");
+    assert!(converted.contains("x\\u{1b}[2J\\u{7}y"), "{converted}");
     assert!(converted.contains("evil\\ntargets = 1.fio"), "{converted}");
     let parsed: toml::Table = toml::from_str(&converted)
         .unwrap_or_else(|error| panic!("the conversion does not parse: {error}\n{converted}"));
@@ -289,5 +289,9 @@ fn control_characters_of_a_fio_file_are_escaped_in_its_conversion_and_messages()
     .unwrap();
     let refused = iopath(dir.path(), &["run", "--job", "bad.fio"]).expect_status(2);
     assert!(!refused.stderr.contains('\u{1b}'), "{:?}", refused.stderr);
-    assert!(refused.stderr.contains("4k\\x1b[2J"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("4k\\u{1b}[2J"),
+        "{}",
+        refused.stderr
+    );
 }

@@ -3,13 +3,13 @@
 //! goes through [`escape_controls`], so nothing in it can move the cursor, clear the screen or
 //! retitle the terminal. Line breaks the message puts between its own lines are kept.
 
-use iopath::text::escape::escape_controls;
+use iopath::text::escape::{escape_controls, needs_escape};
 use std::fmt::Display;
 
 /// `message` with control characters escaped on each of its lines.
 pub fn for_terminal(message: impl Display) -> String {
     let message = message.to_string();
-    if !message.chars().any(|c| c != '\n' && c.is_control()) {
+    if !message.chars().any(|c| c != '\n' && needs_escape(c)) {
         return message;
     }
     message
@@ -28,7 +28,7 @@ mod tests {
         assert_eq!(for_terminal("plain\nlines"), "plain\nlines");
         assert_eq!(
             for_terminal("bad value 'a\u{1b}[2J'\n  hint\tthere"),
-            "bad value 'a\\x1b[2J'\n  hint\\tthere"
+            "bad value 'a\\u{1b}[2J'\n  hint\\tthere"
         );
     }
 }

@@ -27,7 +27,7 @@ use super::RunResult;
 use super::result::{DirectionResult, StopReason, TestResult};
 use super::text::{format_count, format_latency};
 use crate::target::{TargetInfo, TargetKind};
-use crate::text::escape::escape_controls;
+use crate::text::escape::{escape_controls, needs_escape};
 use crate::text::shorten::{SHOWN_CHARS, shorten};
 use std::io::{self, Write};
 
@@ -163,8 +163,8 @@ fn binary_size(bytes: u64) -> String {
 }
 
 /// Text safe inside a table cell or list item: pipes and markup characters escaped, line
-/// breaks turned into spaces, other control characters made visible (`\\x1b`, which Markdown
-/// shows as `\x1b`).
+/// breaks turned into spaces, other control characters made visible (`\\u{1b}`, which Markdown
+/// shows as `\u{1b}`).
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
@@ -174,7 +174,7 @@ pub(crate) fn escape(text: &str) -> String {
                 out.push(character);
             }
             '\n' | '\r' => out.push(' '),
-            control if control.is_control() => {
+            control if needs_escape(control) => {
                 out.push('\\');
                 out.push_str(&escape_controls(control.encode_utf8(&mut [0; 4])));
             }
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn cells_cannot_break_the_table() {
         assert_eq!(escape("a|b_c\nd"), "a\\|b\\_c d");
-        assert_eq!(escape("a\u{1b}[2J"), "a\\\\x1b\\[2J");
+        assert_eq!(escape("a\u{1b}[2J"), "a\\\\u{1b}\\[2J");
         assert_eq!(escape_name(&"x".repeat(500)).chars().count(), 201);
         assert_eq!(binary_size(16 << 20), "16 MiB");
         assert_eq!(binary_size(25_276_502_016), "23.5 GiB");

@@ -1,23 +1,38 @@
 //! Control characters made visible, so that text from outside (a result file's label, a
-//! server's error message, a job file's value) cannot move the cursor, clear the screen or
-//! retitle the terminal it is printed on.
+//! server's error message, a peer's reason, a job file's value) cannot move the cursor, clear
+//! the screen, retitle the terminal, fake a line of output or reorder what is shown around it.
 //!
-//! C0 controls (U+0000–U+001F), DEL (U+007F) and C1 controls (U+0080–U+009F) become `\n`, `\r`,
-//! `\t`, `\xHH` or `\u{HH}`; everything else, backslashes included, is kept as it is.
+//! C0 controls (U+0000–U+001F), DEL (U+007F), C1 controls (U+0080–U+009F) and the Unicode
+//! marks that change the display order of text (U+061C, U+200E, U+200F, U+202A–U+202E,
+//! U+2066–U+2069) become `\n`, `\r`, `\t` or `\u{HEX}`; everything else is kept as it is.
+//! The result holds none of those characters, so escaping it again changes nothing: text
+//! escaped where it came in can go through the terminal's escaping too.
 //!
 //! ```
 //! use iopath::text::escape::escape_controls;
 //! assert_eq!(escape_controls("plain"), "plain");
-//! assert_eq!(escape_controls("a\tb\nc\u{7f}\u{9b}"), "a\\tb\\nc\\x7f\\u{9b}");
+//! assert_eq!(escape_controls("a\u{1b}[2J"), "a\\u{1b}[2J");
+//! assert_eq!(escape_controls("a\tb\nc\u{7f}\u{9b}\u{202e}"), "a\\tb\\nc\\u{7f}\\u{9b}\\u{202e}");
 //! ```
 
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// `text` with every C0 control, DEL and C1 control replaced by a visible escape (`\n`, `\r`,
-/// `\t`, `\x1b`, `\u{9b}`); borrowed unchanged when it has none. Linear in the length of `text`.
+/// Whether `character` is escaped by [`escape_controls`]: a C0 or C1 control, DEL, or a mark
+/// that changes the display order of the text around it.
+pub fn needs_escape(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every C0 control, DEL, C1 control and bidirectional mark replaced by a visible
+/// escape (`\n`, `\r`, `\t`, `\u{1b}`, `\u{202e}`); borrowed unchanged when it has none.
+/// Linear in the length of `text`.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -26,11 +41,8 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '\0'..='\u{7f}' if character.is_control() => {
-                let _ = write!(out, "\\x{:02x}", character as u32);
-            }
-            control if control.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", control as u32);
+            escaped if needs_escape(escaped) => {
+                let _ = write!(out, "\\u{{{:x}}}", escaped as u32);
             }
             other => out.push(other),
         }
@@ -44,8 +56,14 @@ mod tests {
 
     #[test]
     fn every_control_character_is_made_visible() {
-        for code in (0u32..0x20).chain([0x7f]).chain(0x80..0xa0) {
-            let character = char::from_u32(code).unwrap();
+        let marks = [
+            '\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}',
+        ];
+        let controls = (0u32..0x20)
+            .chain([0x7f])
+            .chain(0x80..0xa0)
+            .map(|code| char::from_u32(code).unwrap());
+        for character in controls.chain(marks) {
             let text = format!("a{character}b");
             let escaped = escape_controls(&text);
             assert!(
@@ -53,18 +71,30 @@ mod tests {
                 "{escaped}"
             );
             assert!(
-                !escaped.chars().any(char::is_control),
-                "{code:#x}: {escaped}"
+                !escaped.chars().any(needs_escape),
+                "{character:?}: {escaped}"
             );
+            assert_eq!(escape_controls(&escaped), escaped, "escaping twice");
         }
-        assert_eq!(escape_controls("\u{1b}[2J"), "\\x1b[2J");
-        assert_eq!(escape_controls("\0"), "\\x00");
+        assert_eq!(
+            escape_controls("\u{1b}]0;title\u{7}"),
+            "\\u{1b}]0;title\\u{7}"
+        );
+        assert_eq!(escape_controls("\0"), "\\u{0}");
         assert_eq!(escape_controls("\u{85}"), "\\u{85}");
+        assert_eq!(escape_controls("x\r\n"), "x\\r\\n");
     }
 
     #[test]
     fn printable_text_is_kept_as_it_is() {
-        for text in ["", "fc vs iscsi", "µs ± 1 % — ü", "back\\slash", "\u{a0}"] {
+        for text in [
+            "",
+            "fc vs iscsi",
+            "µs ± 1 % — ü",
+            "back\\slash",
+            "\u{a0}",
+            "עברית",
+        ] {
             assert!(matches!(escape_controls(text), Cow::Borrowed(same) if same == text));
         }
     }

@@ -7,9 +7,9 @@
 //!
 //! ```
 //! use iopath::text::{escape::escape_controls, shorten::shorten, shown};
-//! assert_eq!(escape_controls("a\u{1b}[2Jb"), "a\\x1b[2Jb");
+//! assert_eq!(escape_controls("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
 //! assert_eq!(shorten("abcdef", 3), "abc…");
-//! assert_eq!(shown("fc\u{1b}[2J"), "fc\\x1b[2J");
+//! assert_eq!(shown("fc\u{1b}[2J"), "fc\\u{1b}[2J");
 //! ```
 
 pub mod escape;

@@ -596,7 +596,7 @@ pub(crate) mod tests {
         assert_eq!(error.kind(), io::ErrorKind::NotFound);
         let message = error.to_string();
         assert!(message.contains("'missing'") && message.contains("no such export"));
-        assert!(message.contains("\\x1b]0;owned\\x07"), "{message}");
+        assert!(message.contains("\\u{1b}]0;owned\\u{7}"), "{message}");
         assert!(!message.chars().any(char::is_control), "{message}");
     }
 

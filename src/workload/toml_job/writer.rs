@@ -106,11 +106,11 @@ fn write_job_body(out: &mut String, text: &JobText) {
 
 /// `text` as one TOML comment line, `# text` and a line break. TOML allows no control
 /// character but tab in a comment, and a line break would end it: control characters (from a
-/// job file's values or a file name) are written as visible escapes (`\x1b`, `\n`).
+/// job file's values or a file name) are written as visible escapes (`\u{1b}`, `\n`).
 ///
 /// ```
 /// use iopath::workload::toml_job::toml_comment;
-/// assert_eq!(toml_comment("bs=4k\u{1b}[2J\nrw=write"), "# bs=4k\\x1b[2J\\nrw=write\n");
+/// assert_eq!(toml_comment("bs=4k\u{1b}[2J\nrw=write"), "# bs=4k\\u{1b}[2J\\nrw=write\n");
 /// ```
 pub fn toml_comment(text: &str) -> String {
     format!("# {}\n", escape_controls(text))
