@@ -14,7 +14,8 @@ use std::path::PathBuf;
 /// Flags of `iopath report`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-The report is one HTML file with everything inline (no script, nothing fetched when opened):
+The report is one HTML file with everything inline (no script, nothing fetched when opened;
+its Content-Security-Policy forbids both):
 summary with verdicts, comparison and cost (several results), sweep curves, MB/s and IOPS over
 time, latency distribution and percentiles, the storage path with each hop's utilisation, host
 and workload details, and trust notes. It prints on A4.

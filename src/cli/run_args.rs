@@ -82,6 +82,12 @@ with incompressible data first and removed afterwards.
 Sizes take k, m, g, t in powers of 1024 (4k = 4096; 4KiB and 4kb too). Times are seconds when bare
 and accept ms, s, m, h.
 
+Output files (--json, --csv, --report, --write-logs) are written only once there is a result,
+through a temporary file renamed into place: a failed run leaves an existing file as it was. A
+directory, device node, FIFO or socket given as output is refused before any I/O ('-' means
+stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
+file's directory are named; --remove-stale removes them (docs/safety.md).
+
 Examples:
   iopath run
   iopath run /dev/nvme0n1 --rw randread --bs 4k --qd 32 --duration 30
