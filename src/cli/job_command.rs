@@ -124,10 +124,10 @@ fn check(args: &CheckArgs) -> i32 {
         Err(status) => return status,
     };
     for ignored in &loaded.ignored {
-        eprintln!("ignored (--ignore-unsupported): {}", for_terminal(&ignored));
+        eprintln!("ignored (--ignore-unsupported): {}", for_terminal(ignored));
     }
     for note in &loaded.notes {
-        eprintln!("note: {}", for_terminal(&note));
+        eprintln!("note: {}", for_terminal(note));
     }
     let targets = loaded.plan.targets.clone();
     let options = RunOptions {
@@ -217,7 +217,7 @@ fn check(args: &CheckArgs) -> i32 {
         }
     }
     for warning in prepared.warnings() {
-        eprintln!("warning: {}", for_terminal(&warning));
+        eprintln!("warning: {}", for_terminal(warning));
     }
     exit::SUCCESS
 }

@@ -152,7 +152,7 @@ fn secret(args: &NetArgs) -> Result<Option<Secret>, String> {
 }
 
 fn error_status(error: &NetError) -> i32 {
-    eprintln!("error: {}", for_terminal(&error));
+    eprintln!("error: {}", for_terminal(error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else {

@@ -22,7 +22,7 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     };
     for message in &request.messages {
-        eprintln!("{}", for_terminal(&message));
+        eprintln!("{}", for_terminal(message));
     }
     let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
         Ok(declared) => declared,
@@ -43,7 +43,7 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(error) => return report_run_error(&error),
     };
     for warning in prepared.warnings() {
-        eprintln!("warning: {}", for_terminal(&warning));
+        eprintln!("warning: {}", for_terminal(warning));
     }
     handle_stale_test_files(&prepared, args.remove_stale);
     let stop = match interrupt::install() {
@@ -72,7 +72,7 @@ pub fn run(args: &RunArgs) -> i32 {
         return exit::RUN_FAILED;
     }
     if let Some(failure) = &executed.failure {
-        eprintln!("error: {}", for_terminal(&failure));
+        eprintln!("error: {}", for_terminal(failure));
         return if failure.is_stop() {
             exit::INTERRUPTED
         } else {
@@ -92,7 +92,7 @@ pub fn run(args: &RunArgs) -> i32 {
 /// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
 /// while an engine was connecting, 1 otherwise).
 fn report_run_error(error: &RunError) -> i32 {
-    eprintln!("error: {}", for_terminal(&error));
+    eprintln!("error: {}", for_terminal(error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else if error.is_stop() {

@@ -12,7 +12,7 @@
 //! ```
 
 use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell};
-use super::compare_text::{has_verdicts, header};
+use super::compare_text::{has_verdicts, header, join_shown};
 use super::markdown::{escape, escape_name};
 use crate::compare::{Comparison, CostReport, Metric};
 use crate::report::analysis::format_rate;
@@ -62,19 +62,12 @@ pub fn write_compare_markdown(comparison: &Comparison, out: &mut dyn Write) -> i
         writeln!(out, "Not in every run (not compared):")?;
         writeln!(out)?;
         for test in &comparison.unmatched {
-            let labels = |labels: &[String]| {
-                labels
-                    .iter()
-                    .map(|label| escape_name(label))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             writeln!(
                 out,
                 "- {}: in {}; missing from {}",
                 escape_name(&test.name),
-                labels(&test.present_in),
-                labels(&test.missing_from)
+                join_shown(&test.present_in, escape_name),
+                join_shown(&test.missing_from, escape_name)
             )?;
         }
     }

@@ -35,6 +35,15 @@ pub fn header(comparison: &Comparison) -> Vec<String> {
     header
 }
 
+/// `labels` as `show` makes each of them, comma-separated.
+pub(crate) fn join_shown(labels: &[String], show: impl Fn(&str) -> String) -> String {
+    labels
+        .iter()
+        .map(|label| show(label))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Labels of every run but the baseline, in order.
 pub fn others(comparison: &Comparison) -> Vec<&str> {
     comparison
@@ -238,19 +247,12 @@ pub fn write_compare_text(comparison: &Comparison, out: &mut dyn Write) -> io::R
     if !comparison.unmatched.is_empty() {
         writeln!(out, "Not in every run (not compared):")?;
         for test in &comparison.unmatched {
-            let labels = |labels: &[String]| {
-                labels
-                    .iter()
-                    .map(|label| shown(label))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             writeln!(
                 out,
                 "  {}: in {}; missing from {}",
                 shown(&test.name),
-                labels(&test.present_in),
-                labels(&test.missing_from)
+                join_shown(&test.present_in, |label| shown(label).into_owned()),
+                join_shown(&test.missing_from, |label| shown(label).into_owned())
             )?;
         }
     }

@@ -30,11 +30,12 @@
 //! ```
 
 use crate::target::check_writable;
+use crate::target::info::kind_name;
 use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The part of a temporary file's name between the destination's name and the process id.
@@ -52,7 +53,7 @@ pub enum OutputError {
     NotRegular {
         /// The destination as given.
         path: PathBuf,
-        /// What it is: `a directory`, `a character device` …
+        /// What it is: `a directory`, `a character device` … ([`kind_name`]).
         kind: &'static str,
     },
     /// The destination is a symbolic link to nothing.
@@ -209,24 +210,6 @@ fn destination_of(path: &Path) -> Result<PathBuf, OutputError> {
     }
 }
 
-/// What a non-regular file is, for messages.
-fn kind_name(metadata: &Metadata) -> &'static str {
-    let kind = metadata.file_type();
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
 /// The directory holding `path` (`.` for a bare name).
 fn directory_of(path: &Path) -> PathBuf {
     path.parent()
@@ -324,7 +307,7 @@ mod tests {
         // SAFETY: `c_path` is a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let error = OutputFile::check(&fifo).unwrap_err();
-        assert!(error.to_string().contains("a FIFO"), "{error}");
+        assert!(error.to_string().contains("(FIFO)"), "{error}");
         let missing = directory.path().join("no/such/dir/out.json");
         let error = OutputFile::check(&missing).unwrap_err();
         assert!(error.to_string().contains("no such directory"), "{error}");

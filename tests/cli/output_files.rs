@@ -115,7 +115,7 @@ fn special_files_and_unwritable_directories_are_refused_before_any_io() {
     fs::create_dir(dir.path().join("sub")).unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["--json", "/dev/null"], "/dev/null: is a character device"),
-        (&["--csv", "fifo"], "fifo: is a FIFO"),
+        (&["--csv", "fifo"], "fifo: is a named pipe (FIFO)"),
         (&["--report", "sub"], "sub: is a directory"),
         (&["--trace-io", "/dev/zero"], "/dev/zero"),
         (&["--json", "sub/none/x.json"], "no such directory"),
@@ -142,7 +142,7 @@ fn special_files_and_unwritable_directories_are_refused_before_any_io() {
         &["net", "127.0.0.1:9", "--duration", "1", "--json", "fifo"],
     );
     assert_eq!(net.status, 2, "{}", net.stderr);
-    assert!(net.stderr.contains("is a FIFO"), "{}", net.stderr);
+    assert!(net.stderr.contains("(FIFO)"), "{}", net.stderr);
 
     // A directory that cannot be written.
     let point = dir.path().join("ro");

@@ -7,36 +7,29 @@ use std::fs;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const QUICK: &[&str] = &[
-    "run",
-    "--size",
-    "8m",
-    "--rw",
-    "read",
-    "--bs",
-    "4k",
-    "--duration",
-    "0.2",
-    "--ramp",
-    "0",
-];
+/// A run on a temporary test file of 8 MiB, for `duration` seconds.
+fn run_args(duration: &str) -> Vec<&str> {
+    vec![
+        "run",
+        "--size",
+        "8m",
+        "--rw",
+        "read",
+        "--bs",
+        "4k",
+        "--ramp",
+        "0",
+        "--duration",
+        duration,
+    ]
+}
 
 #[test]
 fn a_test_file_left_by_sigkill_is_named_and_removed_only_when_asked() {
     let dir = disk_tempdir();
     let mut victim = iopath()
         .current_dir(dir.path())
-        .args([
-            "run",
-            "--size",
-            "8m",
-            "--rw",
-            "read",
-            "--bs",
-            "4k",
-            "--duration",
-            "60",
-        ])
+        .args(run_args("60"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -54,7 +47,8 @@ fn a_test_file_left_by_sigkill_is_named_and_removed_only_when_asked() {
     fs::write(dir.path().join(&live), b"a live run's").unwrap();
     fs::write(dir.path().join(".iopath-test-x.tmp"), b"someone's").unwrap();
 
-    let run = plain_in(dir.path(), QUICK);
+    let quick = run_args("0.2");
+    let run = plain_in(dir.path(), &quick);
     run.expect_status(0);
     let notes: Vec<&str> = run
         .stderr
@@ -79,7 +73,7 @@ fn a_test_file_left_by_sigkill_is_named_and_removed_only_when_asked() {
         "removed without being asked"
     );
 
-    let run = plain_in(dir.path(), &[QUICK, &["--remove-stale"]].concat());
+    let run = plain_in(dir.path(), &[&quick[..], &["--remove-stale"]].concat());
     run.expect_status(0);
     assert!(
         run.stderr.contains(&format!("removed ./{left}")),
@@ -89,6 +83,6 @@ fn a_test_file_left_by_sigkill_is_named_and_removed_only_when_asked() {
     let mut kept = vec![".iopath-test-x.tmp".to_string(), live];
     kept.sort();
     assert_eq!(list_dir(dir.path()), kept, "{}", run.stderr);
-    let run = plain_in(dir.path(), QUICK);
+    let run = plain_in(dir.path(), &quick);
     assert!(!run.stderr.contains("killed iopath runs"), "{}", run.stderr);
 }
