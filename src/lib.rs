@@ -42,6 +42,7 @@ pub mod result;
 pub mod run;
 pub mod stats;
 pub mod targets;
+pub mod text;
 pub mod units;
 pub mod workload;
 

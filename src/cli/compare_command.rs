@@ -3,6 +3,7 @@
 //! are given.
 
 use super::exit;
+use super::messages::for_terminal;
 use clap::Args;
 use iopath::compare::labels::{split_run_argument, unique_labels};
 use iopath::compare::{CompareOptions, CostInputs, LabeledRun, compare};
@@ -118,21 +119,21 @@ pub fn run(args: &CompareArgs) -> i32 {
     let options = match args.cost.options() {
         Ok(options) => options,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let runs = match load_runs(&args.results) {
         Ok(runs) => runs,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let comparison = match compare(&runs.labeled(), &options) {
         Ok(comparison) => comparison,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };

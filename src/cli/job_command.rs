@@ -2,16 +2,18 @@
 //! turned into TOML, or checked, without any I/O.
 
 use super::exit;
+use super::messages::for_terminal;
 use clap::{Args, Subcommand};
 use iopath::result::{RunLength, Workload};
 use iopath::run::{RunOptions, prepare};
 use iopath::targets::TargetSpec;
 use iopath::targets::safety::WritePolicy;
+use iopath::text::shown;
 use iopath::units::format_size;
 use iopath::workload::job_file::{JobFileRequest, LoadedJob};
 use iopath::workload::load_job_file;
 use iopath::workload::options::format_time;
-use iopath::workload::toml_job::to_toml;
+use iopath::workload::toml_job::{to_toml, toml_comment};
 use std::path::{Path, PathBuf};
 
 /// Flags of `iopath job`.
@@ -90,7 +92,7 @@ fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
         ..JobFileRequest::default()
     };
     load_job_file(file, &request).map_err(|error| {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", for_terminal(&error));
         exit::BAD_INPUT
     })
 }
@@ -100,15 +102,17 @@ fn convert(args: &ConvertArgs) -> i32 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let mut out = format!(
-        "# Converted from {} by `iopath job convert`.\n",
+    let mut out = toml_comment(&format!(
+        "Converted from {} by `iopath job convert`.",
         args.file.display()
-    );
+    ));
     for ignored in &loaded.ignored {
-        out.push_str(&format!("# ignored (not supported): {ignored}\n"));
+        out.push_str(&toml_comment(&format!(
+            "ignored (not supported): {ignored}"
+        )));
     }
     for note in &loaded.notes {
-        out.push_str(&format!("# note: {note}\n"));
+        out.push_str(&toml_comment(&format!("note: {note}")));
     }
     out.push_str(&to_toml(&loaded.plan));
     print!("{out}");
@@ -121,10 +125,10 @@ fn check(args: &CheckArgs) -> i32 {
         Err(status) => return status,
     };
     for ignored in &loaded.ignored {
-        eprintln!("ignored (--ignore-unsupported): {ignored}");
+        eprintln!("ignored (--ignore-unsupported): {}", for_terminal(ignored));
     }
     for note in &loaded.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", for_terminal(note));
     }
     let targets = loaded.plan.targets.clone();
     let options = RunOptions {
@@ -137,7 +141,10 @@ fn check(args: &CheckArgs) -> i32 {
     let prepared = match prepare(loaded.plan, options, false) {
         Ok(prepared) => prepared,
         Err(error) => {
-            eprintln!("error: {}: {error}", args.file.display());
+            eprintln!(
+                "error: {}",
+                for_terminal(format!("{}: {error}", args.file.display()))
+            );
             return if error.is_bad_input() {
                 exit::BAD_INPUT
             } else {
@@ -172,7 +179,11 @@ fn check(args: &CheckArgs) -> i32 {
             Some((_, size, false)) => format!(" (will be created, {})", format_size(*size)),
             None => String::new(),
         };
-        println!("  {}. {}{state}", index + 1, target_name(target));
+        println!(
+            "  {}. {}{state}",
+            index + 1,
+            for_terminal(target_name(target))
+        );
     }
     println!("tests:");
     for (number, (test, shapes)) in tests.iter().enumerate() {
@@ -181,7 +192,7 @@ fn check(args: &CheckArgs) -> i32 {
         } else {
             String::new()
         };
-        println!("  {}. {}{together}", number + 1, test.name);
+        println!("  {}. {}{together}", number + 1, shown(&test.name));
         for (job, shape) in test.jobs.iter().zip(shapes.iter()) {
             let on: Vec<String> = job
                 .targets
@@ -193,21 +204,21 @@ fn check(args: &CheckArgs) -> i32 {
             } else {
                 String::new()
             };
-            println!(
-                "       {}{group}: {}, {}, {} engine, on {}",
-                job.name,
+            let line = format!(
+                "{}, {}, {} engine, on {}",
                 job.workload.summary(),
                 length(&job.workload),
                 shape.engine.name(),
                 on.join(", ")
             );
+            println!("       {}{group}: {}", shown(&job.name), for_terminal(line));
             for warning in &shape.warnings {
-                eprintln!("warning: {}: {warning}", job.name);
+                eprintln!("warning: {}: {}", shown(&job.name), for_terminal(warning));
             }
         }
     }
     for warning in prepared.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", for_terminal(warning));
     }
     exit::SUCCESS
 }

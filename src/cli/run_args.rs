@@ -82,6 +82,12 @@ with incompressible data first and removed afterwards.
 Sizes take k, m, g, t in powers of 1024 (4k = 4096; 4KiB and 4kb too). Times are seconds when bare
 and accept ms, s, m, h.
 
+Output files (--json, --csv, --report, --write-logs) are written only once there is a result,
+through a temporary file renamed into place: a failed run leaves an existing file as it was. A
+directory, device node, FIFO or socket given as output is refused before any I/O ('-' means
+stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
+file's directory are named; --remove-stale removes them (docs/safety.md).
+
 Examples:
   iopath run
   iopath run /dev/nvme0n1 --rw randread --bs 4k --qd 32 --duration 30
@@ -175,6 +181,10 @@ pub struct RunArgs {
     /// With --allow-destructive: write even over a filesystem or partition-table signature.
     #[arg(long, help_heading = "Safety", requires = "allow_destructive")]
     pub force_overwrite_signature: bool,
+    /// Remove test files left by killed runs (.iopath-test-PID.tmp whose process is gone) in
+    /// the directories where this run creates its test file. Without it they are only named.
+    #[arg(long, help_heading = "Safety")]
+    pub remove_stale: bool,
 
     /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer

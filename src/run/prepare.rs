@@ -13,7 +13,9 @@ use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::{EngineKind, TargetInfo, TargetKind};
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
-use crate::targets::test_file::{check_test_file_directory, default_test_file_size};
+use crate::targets::test_file::{
+    check_test_file_directory, default_test_file_size, temporary_test_file_path,
+};
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
@@ -158,10 +160,6 @@ impl PreparedRun {
     }
 }
 
-fn temp_file_path(directory: &Path) -> PathBuf {
-    directory.join(format!(".iopath-test-{}.tmp", std::process::id()))
-}
-
 fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
     Ok(match spec {
         TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
@@ -203,7 +201,7 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
                 None => default_test_file_size(directory)?,
             };
             PendingTarget::Create {
-                path: temp_file_path(directory),
+                path: temporary_test_file_path(directory),
                 size,
                 temporary: true,
             }

@@ -40,7 +40,7 @@ mod keys;
 mod reader;
 mod writer;
 
-pub use writer::to_toml;
+pub use writer::{to_toml, toml_comment};
 
 use super::Plan;
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};
