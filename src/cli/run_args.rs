@@ -227,6 +227,9 @@ impl RunArgs {
         let options = &self.workload;
         let mut template = base_workload();
         options.apply_common(&mut template);
+        if let Some(conflict) = template.write_data.conflict() {
+            return Err(conflict.to_string());
+        }
         let is_default_suite = !options.describes_a_workload();
         let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
         let targets: Vec<TargetSpec> = if self.targets.is_empty() {

@@ -440,6 +440,9 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     if random > 0 && workload.distribution != crate::result::OffsetDistribution::Uniform {
         options.push(("random_distribution", workload.distribution.to_string()));
     }
+    if workload.writes() {
+        options.extend(workload.write_data.fio_options());
+    }
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
         options.push(("continue_on_error", "io".into()));

@@ -158,6 +158,15 @@ impl AccessSpec {
         self.active_lines().any(|l| l.read_percent < 100)
     }
 
+    /// Smallest transfer size of the lines that may write (0 when none writes).
+    pub fn min_write_size_bytes(&self) -> u64 {
+        self.active_lines()
+            .filter(|l| l.read_percent < 100)
+            .map(|l| l.size_bytes)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Whether any I/O may be a read.
     pub fn reads(&self) -> bool {
         self.active_lines().any(|l| l.read_percent > 0)

@@ -5,6 +5,7 @@ mod support;
 
 mod common;
 mod correctness;
+mod data;
 mod errors;
 mod interrupt;
 mod output;

@@ -27,8 +27,11 @@
 
 pub mod arithmetic;
 pub mod collect;
+pub mod data_checks;
+pub mod data_options;
 pub mod expand;
 pub mod files;
+pub mod input;
 pub mod lines;
 pub mod location;
 pub mod mapping;
@@ -42,6 +45,8 @@ pub mod suggestions;
 pub mod table;
 pub mod values;
 
+#[cfg(test)]
+mod data_tests;
 #[cfg(test)]
 mod tests;
 

@@ -436,11 +436,11 @@ fn overrides_and_command_line_targets_apply_to_every_job() {
 
 #[test]
 fn unsupported_options_name_the_line_and_nearby_options() {
-    let error = load("[a]\nsize=1m\nthreads=1\n").unwrap_err();
+    let error = load("[a]\nsize=1m\nnumjob=2\n").unwrap_err();
     assert_eq!(error.line, Some(3));
     assert!(error.file.ends_with("job.fio"));
     assert!(
-        error.message.contains("unsupported option 'threads'") && error.message.contains("thread"),
+        error.message.contains("unsupported option 'numjob'") && error.message.contains("numjobs"),
         "{}",
         error.message
     );
