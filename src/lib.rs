@@ -7,9 +7,11 @@
 //! never prints and never exits; only the binary's `cli` layer chooses streams and exit codes.
 
 pub mod analysis;
+pub mod bounded_read;
 pub mod clock;
 pub mod compare;
 pub mod engine;
+pub mod escape;
 pub mod net;
 pub mod report;
 pub mod run;

@@ -2,6 +2,7 @@
 //! turned into TOML, or checked, without any I/O.
 
 use super::exit;
+use super::limit_args::LimitArgs;
 use clap::{Args, Subcommand};
 use iopath::run::{RunOptions, prepare};
 use iopath::target::TargetSpec;
@@ -58,6 +59,9 @@ pub struct ConvertArgs {
     /// Convert even when some options are not supported, and list them as comments.
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Flags of `iopath job check`.
@@ -73,6 +77,9 @@ pub struct CheckArgs {
     /// files iopath did not create are allowed.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs `iopath job …` and returns the exit status.
@@ -83,9 +90,10 @@ pub fn run(args: &JobArgs) -> i32 {
     }
 }
 
-fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
+fn load(file: &Path, ignore_unsupported: bool, limits: &LimitArgs) -> Result<LoadedJob, i32> {
     let request = JobFileRequest {
         ignore_unsupported,
+        limits: limits.limits(),
         ..JobFileRequest::default()
     };
     load_job_file(file, &request).map_err(|error| {
@@ -95,7 +103,7 @@ fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
 }
 
 fn convert(args: &ConvertArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -115,7 +123,7 @@ fn convert(args: &ConvertArgs) -> i32 {
 }
 
 fn check(args: &CheckArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -131,6 +139,7 @@ fn check(args: &CheckArgs) -> i32 {
             allow_destructive: args.allow_destructive,
             ..WritePolicy::default()
         },
+        limits: args.limits.limits(),
         ..RunOptions::default()
     };
     let prepared = match prepare(loaded.plan, options, false) {

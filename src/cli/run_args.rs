@@ -1,6 +1,7 @@
 //! Flags of `iopath run`, and their translation into a validated plan (stage two of parsing:
 //! every value is checked here, before any target is touched).
 
+use super::limit_args::LimitArgs;
 use clap::Args;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
@@ -162,6 +163,9 @@ pub struct RunArgs {
     /// With --allow-destructive: write even over a filesystem or partition-table signature.
     #[arg(long, help_heading = "Safety", requires = "allow_destructive")]
     pub force_overwrite_signature: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE.
     #[arg(long, value_name = "FILE", hide = true)]
@@ -271,6 +275,7 @@ impl RunArgs {
             trace: self.trace_io.is_some(),
             stamp_writes: self.stamp_writes,
             interval_ns: self.interval.unwrap_or(0),
+            limits: self.limits.limits(),
         }
     }
 
@@ -282,6 +287,7 @@ impl RunArgs {
             overrides: self.workload.clone(),
             targets: self.targets.clone(),
             ignore_unsupported: self.ignore_unsupported,
+            limits: self.limits.limits(),
         };
         let mut loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
         loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;

@@ -12,6 +12,7 @@ use crate::target::signature::detect_signature;
 use crate::target::test_file::{check_test_file_directory, default_test_file_size};
 use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
 use crate::units::format_size;
+use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
 
@@ -82,6 +83,8 @@ pub struct RunOptions {
     pub stamp_writes: bool,
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
+    /// Most jobs and worker threads one test may start (`--max-jobs`, `--max-threads`).
+    pub limits: PlanLimits,
 }
 
 /// A plan checked against its targets; nothing has been written yet.
@@ -203,6 +206,8 @@ pub fn prepare(
     if plan.targets.is_empty() {
         return Err(RunError::Input("no target given".into()));
     }
+    let io_uring = io_uring_available().map_err(|error| error.to_string());
+    check_limits(&plan, &io_uring, &options.limits)?;
     let targets = plan
         .targets
         .iter()
@@ -239,7 +244,6 @@ pub fn prepare(
         ));
     }
     plan.tests = kept_tests;
-    let io_uring = io_uring_available().map_err(|error| error.to_string());
     let shapes = plan
         .tests
         .iter()
@@ -257,6 +261,29 @@ pub fn prepare(
         warnings,
         options,
     })
+}
+
+/// Refuses a test with more jobs, or more worker threads at once, than `limits` allow, before
+/// any target is looked at.
+fn check_limits(
+    plan: &Plan,
+    io_uring: &Result<(), String>,
+    limits: &PlanLimits,
+) -> Result<(), RunError> {
+    for test in &plan.tests {
+        let refuse = |message: String| RunError::Input(format!("test '{}': {message}", test.name));
+        limits.check_jobs(test.jobs.len()).map_err(refuse)?;
+        let threads: u64 = test
+            .jobs
+            .iter()
+            .map(|job| {
+                let shape = effective_shape(job, io_uring);
+                u64::from(shape.workers_per_target) * job.targets.len() as u64
+            })
+            .sum();
+        limits.check_worker_threads(threads).map_err(refuse)?;
+    }
+    Ok(())
 }
 
 /// Connects once to a network volume to learn what it is, and reads its first blocks for a

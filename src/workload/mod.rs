@@ -9,6 +9,7 @@ pub mod block_size;
 pub mod distribution;
 pub mod fio;
 pub mod job_file;
+pub mod limits;
 pub mod option_values;
 pub mod options;
 pub mod planner;

@@ -9,11 +9,21 @@
 
 use super::expand::{Environment, expand};
 use super::notes::Notes;
+use crate::bounded_read::{FileLimit, read_text};
 use crate::workload::job_file::JobFileError;
 use std::path::{Path, PathBuf};
 
 /// Deepest nesting of `include` followed before giving up (a cycle is refused earlier).
-const MAX_INCLUDE_DEPTH: usize = 16;
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Most files read for one job file, itself included; a file included twice counts twice.
+pub const MAX_FILES_READ: usize = 256;
+
+/// Most bytes read for one job file, over it and every file it includes.
+pub const MAX_TOTAL_BYTES: u64 = FileLimit::JOB_FILE.max_bytes;
+
+/// Most sections and options, over the job file and every file it includes.
+pub const MAX_ENTRIES: usize = 1 << 18;
 
 /// Longest line read, in bytes (fio's own limit is 8 KiB).
 const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -79,6 +89,8 @@ pub fn read_job_file(
         notes,
         entries: Vec::new(),
         open_files: Vec::new(),
+        files_read: 0,
+        bytes_read: 0,
     };
     reader.read(path, None)?;
     Ok(reader.entries)
@@ -90,6 +102,10 @@ struct Reader<'a> {
     entries: Vec<Entry>,
     /// Files being read, outermost first (to refuse include cycles).
     open_files: Vec<PathBuf>,
+    /// Files read so far (an include bomb reads the same files over and over).
+    files_read: usize,
+    /// Bytes read so far, over every file.
+    bytes_read: u64,
 }
 
 impl Reader<'_> {
@@ -102,9 +118,6 @@ impl Reader<'_> {
                 message: reason,
             },
         };
-        let bytes = std::fs::read(path).map_err(|error| cannot_read(error.to_string()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| cannot_read("not a text file (invalid UTF-8)".to_string()))?;
         let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if self.open_files.contains(&identity) {
             return Err(cannot_read(
@@ -114,6 +127,21 @@ impl Reader<'_> {
         if self.open_files.len() >= MAX_INCLUDE_DEPTH {
             return Err(cannot_read(format!(
                 "includes nest deeper than {MAX_INCLUDE_DEPTH} files"
+            )));
+        }
+        if self.files_read >= MAX_FILES_READ {
+            return Err(cannot_read(format!(
+                "more than {MAX_FILES_READ} files read for one job file (each include counts every time it is read)"
+            )));
+        }
+        self.files_read += 1;
+        let text =
+            read_text(path, FileLimit::JOB_FILE).map_err(|error| cannot_read(error.to_string()))?;
+        self.bytes_read += text.len() as u64;
+        if self.bytes_read > MAX_TOTAL_BYTES {
+            return Err(cannot_read(format!(
+                "the job file and its includes hold more than {} MiB",
+                MAX_TOTAL_BYTES >> 20
             )));
         }
         self.open_files.push(identity);
@@ -126,6 +154,15 @@ impl Reader<'_> {
                 return Err(at.error(format!("line longer than {MAX_LINE_BYTES} bytes")));
             }
             self.read_line(raw_line, at, included_at.is_some())?;
+            if self.entries.len() > MAX_ENTRIES {
+                let at = Location {
+                    file: path.to_path_buf(),
+                    line: index + 1,
+                };
+                return Err(at.error(format!(
+                    "more than {MAX_ENTRIES} sections and options in the job file and its includes"
+                )));
+            }
         }
         self.open_files.pop();
         Ok(())
@@ -180,16 +217,20 @@ impl Reader<'_> {
                 "'{line}': an option is name=value (a name has no blanks)"
             )));
         }
-        let value = value.map(|value| {
-            let expanded = expand(value, self.environment);
-            for variable in &expanded.unset {
-                self.notes.add(
-                    Some(&at),
-                    format!("${{{variable}}} is not set in the environment: it expands to nothing (as in fio)"),
-                );
+        let value = match value {
+            Some(value) => {
+                let expanded = expand(value, self.environment)
+                    .map_err(|message| at.error(format!("{name}: {message}")))?;
+                for variable in &expanded.unset {
+                    self.notes.add(
+                        Some(&at),
+                        format!("${{{variable}}} is not set in the environment: it expands to nothing (as in fio)"),
+                    );
+                }
+                Some(expanded.text)
             }
-            expanded.text
-        });
+            None => None,
+        };
         self.entries.push(Entry::Option {
             name: name.to_string(),
             value,

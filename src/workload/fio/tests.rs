@@ -406,6 +406,7 @@ fn overrides_and_command_line_targets_apply_to_every_job() {
         },
         targets: vec![PathBuf::from("t.dat")],
         ignore_unsupported: false,
+        ..JobFileRequest::default()
     };
     let loaded = dir
         .load(
