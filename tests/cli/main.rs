@@ -3,6 +3,7 @@
 mod common;
 mod correctness;
 mod errors;
+mod input_files;
 mod interrupt;
 mod output;
 mod safety;

@@ -344,6 +344,96 @@ mod tests {
     }
 
     #[test]
+    fn include_bombs_stop_at_the_file_count() {
+        // Nine files of ten includes each would read 10^8 files.
+        let mut files: Vec<(String, String)> = vec![(
+            "main.fio".into(),
+            format!("[job]\n{}", "include f1.fio\n".repeat(10)),
+        )];
+        for level in 1..9 {
+            let next = format!("include f{}.fio\n", level + 1).repeat(10);
+            files.push((format!("f{level}.fio"), next));
+        }
+        files.push(("f9.fio".into(), "bs=4k\n".into()));
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        let error = read_text(&files).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains(&format!("more than {MAX_FILES_READ} files")),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn includes_nest_at_most_the_depth_limit() {
+        let names: Vec<String> = (0..=MAX_INCLUDE_DEPTH)
+            .map(|n| format!("d{n}.fio"))
+            .collect();
+        let texts: Vec<String> = (0..=MAX_INCLUDE_DEPTH)
+            .map(|n| match n {
+                0 => "[job]\ninclude d1.fio\n".to_string(),
+                n if n == MAX_INCLUDE_DEPTH => "bs=4k\n".to_string(),
+                n => format!("include d{}.fio\n", n + 1),
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = names
+            .iter()
+            .zip(&texts)
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        let error = read_text(&files).unwrap_err();
+        assert!(error.message.contains("nest deeper"), "{}", error.message);
+        let mut shallower = files.clone();
+        shallower[MAX_INCLUDE_DEPTH - 1].1 = "bs=4k\n";
+        assert!(read_text(&shallower).is_ok());
+    }
+
+    #[test]
+    fn includes_of_devices_and_fifos_are_refused_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.fio");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for (included, kind) in [
+            (fifo.display().to_string(), "a FIFO"),
+            ("/dev/zero".to_string(), "a character device"),
+        ] {
+            let main = dir.path().join("main.fio");
+            std::fs::write(&main, format!("[job]\ninclude {included}\n")).unwrap();
+            let mut notes = Notes::default();
+            let error = read_job_file(&main, &Environment::fixed(&[]), &mut notes).unwrap_err();
+            assert_eq!(error.line, Some(2));
+            assert!(
+                error.message.contains(&included) && error.message.contains(kind),
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn the_bytes_of_all_included_files_are_bounded_together() {
+        // Each file is within the per-file limit; together they pass it.
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.fio");
+        let line = format!("description={}\n", "x".repeat(1000));
+        let copies = (MAX_TOTAL_BYTES as usize / 2) / line.len() + 1;
+        std::fs::write(&big, line.repeat(copies)).unwrap();
+        let main = dir.path().join("main.fio");
+        std::fs::write(&main, "[job]\ninclude big.fio\ninclude big.fio\n").unwrap();
+        let mut notes = Notes::default();
+        let error = read_job_file(&main, &Environment::fixed(&[]), &mut notes).unwrap_err();
+        assert!(error.message.contains("16 MiB"), "{}", error.message);
+        assert_eq!(error.line, Some(3), "{}", error.message);
+    }
+
+    #[test]
     fn malformed_lines_are_refused_with_their_line() {
         for (text, line) in [
             ("[job\n", 1),
