@@ -33,10 +33,16 @@ pub struct FileLimit {
 }
 
 impl FileLimit {
-    /// A job file or a file it includes (fio's format or TOML): 16 MiB.
+    /// A job file in fio's format, or a file it includes: 16 MiB.
     pub const JOB_FILE: FileLimit = FileLimit {
         what: "job file",
         max_bytes: 16 << 20,
+    };
+    /// A job file in iopath's TOML: 1 MiB (thousands of jobs; the parsed document takes more
+    /// than a hundred times the size of its text).
+    pub const TOML_JOB_FILE: FileLimit = FileLimit {
+        what: "TOML job file",
+        max_bytes: 1 << 20,
     };
     /// A saved RunResult (`iopath run --json`), read by `compare` and `report`: 256 MiB
     /// (days of per-second series; read into memory it takes up to about four times that).
@@ -220,6 +226,10 @@ mod tests {
     #[test]
     fn limits_name_themselves() {
         assert_eq!(FileLimit::JOB_FILE.to_string(), "16 MiB for a job file");
+        assert_eq!(
+            FileLimit::TOML_JOB_FILE.to_string(),
+            "1 MiB for a TOML job file"
+        );
         assert_eq!(
             FileLimit::RESULT_FILE.to_string(),
             "256 MiB for a result file"

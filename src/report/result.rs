@@ -274,7 +274,8 @@ impl CpuResult {
         if self.wall_ns == 0 || self.cpu_count == 0 {
             return 0.0;
         }
-        (self.user_ns + self.system_ns) as f64 / (self.wall_ns as f64 * self.cpu_count as f64)
+        (self.user_ns as f64 + self.system_ns as f64)
+            / (self.wall_ns as f64 * self.cpu_count as f64)
             * 100.0
     }
 

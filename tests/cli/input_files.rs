@@ -127,12 +127,15 @@ fn oversized_job_files_and_results_are_refused_naming_the_limit() {
         file.set_len(size).unwrap();
     };
     big("big.fio", (16 << 20) + 1);
-    big("big.toml", (16 << 20) + 1);
+    big("big.toml", (1 << 20) + 1);
     big("big.json", (256 << 20) + 1);
     std::fs::write(dir.path().join("small.fio"), "[job]\ninclude big.fio\n").unwrap();
     let cases: &[(&[&str], &[&str])] = &[
         (&["run", "--job", "big.fio"], &["big.fio", "16 MiB"]),
-        (&["job", "convert", "big.toml"], &["big.toml", "16 MiB"]),
+        (
+            &["job", "convert", "big.toml"],
+            &["big.toml", "1 MiB", "TOML job file"],
+        ),
         (
             &["run", "--job", "small.fio"],
             &["small.fio:2", "big.fio", "16 MiB"],

@@ -6,6 +6,10 @@
 //! fio's rules: a `;` or `#` ends the line wherever it appears (a whole-line comment, or a
 //! trailing one after a value); blank lines are skipped; leading and trailing blanks are
 //! dropped; an included file holds options only, never sections.
+//!
+//! Reading is bounded: every file goes through [`crate::bounded_read`] (regular files of at
+//! most 16 MiB), and over a job file and its includes there are limits on the nesting, on the
+//! files read (an include bomb re-reads the same files), on the bytes and on the entries.
 
 use super::expand::{Environment, expand};
 use super::notes::Notes;

@@ -51,9 +51,9 @@ use toml::de::DeTable;
 
 /// Reads the TOML job file at `path` into a plan. `request.overrides` apply on top of every
 /// job; `request.targets`, when given, replace every job's targets. Only a regular file of at
-/// most [`FileLimit::JOB_FILE`] is read.
+/// most [`FileLimit::TOML_JOB_FILE`] is read.
 pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
-    let text = read_text(path, FileLimit::JOB_FILE).map_err(|error| JobFileError {
+    let text = read_text(path, FileLimit::TOML_JOB_FILE).map_err(|error| JobFileError {
         file: path.to_path_buf(),
         line: None,
         message: format!("cannot read the job file: {error}"),
