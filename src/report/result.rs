@@ -321,3 +321,22 @@ pub struct IoErrorRecord {
     /// 28)") or "short transfer: N of M bytes".
     pub error: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_shares_of_any_saved_times_are_finite() {
+        let cpu = CpuResult {
+            wall_ns: 1,
+            user_ns: u64::MAX,
+            system_ns: u64::MAX,
+            cpu_count: 1,
+            busiest_thread_ns: u64::MAX,
+            cores: Vec::new(),
+        };
+        assert!(cpu.process_percent_of_host().is_finite());
+        assert!(cpu.busiest_thread_percent().is_finite());
+    }
+}
