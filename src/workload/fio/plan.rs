@@ -59,7 +59,7 @@ pub fn build_plan(
             .check_worker_threads(threads_in_phase)
             .map_err(|message| {
                 job.at.error(format!(
-                    "job '{}': the jobs running with it start {message}",
+                    "job '{}': its test would start {message}",
                     job.section
                 ))
             })?;
