@@ -425,8 +425,16 @@ fn load_fio(dir: PathBuf, trial: bool) -> Result<(), TestCaseError> {
         };
         load_with(&main, &request, &Environment::fixed(&[("HOME", "/root")]))
     })?;
-    if let Err(error) = outcome {
-        check_error(&error, &dir)?;
+    match outcome {
+        Ok(loaded) => {
+            for line in loaded.notes.iter().chain(&loaded.ignored) {
+                prop_assert!(
+                    !line.chars().any(char::is_control),
+                    "control characters shown: {line:?}"
+                );
+            }
+        }
+        Err(error) => check_error(&error, &dir)?,
     }
     Ok(())
 }

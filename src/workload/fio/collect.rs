@@ -14,6 +14,7 @@ use super::source::{Entry, Location};
 use super::suggestions::near_text;
 use super::table::{Input, Support, find};
 use super::values::uses_iec_suffix;
+use crate::escape::escape_control;
 use crate::workload::job_file::JobFileError;
 use crate::workload::limits::PlanLimits;
 use std::path::Path;
@@ -206,7 +207,8 @@ impl SectionReader<'_> {
         message: impl FnOnce() -> String,
     ) -> Result<(), JobFileError> {
         if self.ignore_unsupported {
-            self.ignored.push(format!("{at}: {text}"));
+            self.ignored
+                .push(escape_control(&format!("{at}: {text}")).into_owned());
             Ok(())
         } else {
             Err(at.error(message()))

@@ -3,6 +3,7 @@
 //! At most [`MAX_NOTES`] are kept; the rest are counted.
 
 use super::source::Location;
+use crate::escape::escape_control;
 use std::collections::HashSet;
 
 /// Most notes kept for one job file.
@@ -31,7 +32,8 @@ impl Notes {
         self.entries.push((at.cloned(), text));
     }
 
-    /// The notes as `FILE:LINE: text` (or `text` alone), and a count of those not kept.
+    /// The notes as `FILE:LINE: text` (or `text` alone), control characters escaped, and a
+    /// count of those not kept.
     pub fn into_lines(self) -> Vec<String> {
         let dropped = self.dropped;
         let mut lines: Vec<String> = self
@@ -41,6 +43,7 @@ impl Notes {
                 Some(at) => format!("{at}: {text}"),
                 None => text,
             })
+            .map(|line| escape_control(&line).into_owned())
             .collect();
         if dropped > 0 {
             lines.push(format!(
