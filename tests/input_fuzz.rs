@@ -9,7 +9,6 @@
 //! instead, for a longer search by hand.
 
 use iopath::compare::{CompareOptions, LabeledRun, compare};
-use iopath::report::RunResult;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
@@ -17,6 +16,7 @@ use iopath::report::html::{HtmlReport, write_report};
 use iopath::report::json::read_json;
 use iopath::report::markdown::write_markdown;
 use iopath::report::text::write_text;
+use iopath::result::RunResult;
 use iopath::workload::fio::expand::Environment;
 use iopath::workload::fio::load_with;
 use iopath::workload::job_file::{JobFileError, JobFileRequest};

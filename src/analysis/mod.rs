@@ -35,11 +35,8 @@ mod network;
 #[cfg(test)]
 mod test_support;
 
+use crate::result::{RunResult, StoragePath, TargetInfo};
 pub use declared::DeclaredPath;
-
-use crate::report::RunResult;
-use crate::report::analysis::StoragePath;
-use crate::target::TargetInfo;
 
 /// What the analysis needs to know about the host besides the RunResult.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -107,14 +104,14 @@ pub fn describe_path(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::analysis::{HopKind, HopOrigin};
+    use crate::engine::StopSignal;
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
+    use crate::result::{HopKind, HopOrigin, RunLength};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
+    use crate::targets::TargetSpec;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
-    use std::sync::atomic::AtomicBool;
+    use crate::workload::{BlockSizeMix, Plan, TestPlan};
 
     struct Quiet;
     impl RunObserver for Quiet {}
@@ -129,7 +126,7 @@ mod tests {
         };
         let mut workload = base_workload();
         workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
-        workload.engine = crate::engine::EngineKind::Sync;
+        workload.engine = crate::result::EngineKind::Sync;
         workload.ramp_ns = 0;
         workload.length = RunLength::Time {
             duration_ns: 2_000_000_000,
@@ -142,7 +139,7 @@ mod tests {
             tests: vec![TestPlan::single("RND4K Q1", workload, vec![0])],
         };
         let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-        let mut result = execute(prepared, &AtomicBool::new(false), &mut Quiet)
+        let mut result = execute(prepared, &StopSignal::new(), &mut Quiet)
             .unwrap()
             .result;
         let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();

@@ -2,6 +2,7 @@
 //! device-mapper devices that clean up after themselves.
 
 use super::HostFacts;
+use crate::support::{require, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -38,33 +39,36 @@ impl LoopDevice {
     /// Attaches a sparse zeroed image of `size_mib` MiB; `None` (with a note) when not root,
     /// without losetup, or when no loop device can be had.
     pub fn attach(size_mib: u64) -> Option<Self> {
-        if !is_root() {
-            eprintln!("note: not root; skipping a loop-device test");
+        if !require(is_root(), "loop devices need root") {
             return None;
         }
-        let Some(losetup) = tool("losetup") else {
-            eprintln!("note: losetup not installed; skipping a loop-device test");
+        let losetup = tool("losetup");
+        if !require(
+            losetup.is_some(),
+            "losetup is not installed (apt-get install mount)",
+        ) {
             return None;
-        };
+        }
+        let losetup = losetup?;
         let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
         let directory = if base.is_dir() {
-            tempfile::tempdir_in(base).ok()?
+            tempfile::tempdir_in(base).unwrap()
         } else {
-            tempfile::tempdir().ok()?
+            tempfile::tempdir().unwrap()
         };
         let image = directory.path().join("image");
-        let file = std::fs::File::create(&image).ok()?;
-        file.set_len(size_mib << 20).ok()?;
+        let file = std::fs::File::create(&image).unwrap();
+        file.set_len(size_mib << 20).unwrap();
         let output = Command::new(losetup)
             .args(["--find", "--show"])
             .arg(&image)
             .output()
-            .ok()?;
+            .expect("losetup runs");
         if !output.status.success() {
-            eprintln!(
-                "note: losetup failed ({}); skipping a loop-device test",
+            skip(format_args!(
+                "losetup found no loop device ({})",
                 String::from_utf8_lossy(&output.stderr).trim()
-            );
+            ));
             return None;
         }
         Some(LoopDevice {
@@ -92,16 +96,25 @@ impl LoopDevice {
         &self.image
     }
 
-    /// A linear device-mapper device over the whole loop device; `None` (with a note) without
-    /// dmsetup or device-mapper support in the kernel.
+    /// A linear device-mapper device over the whole loop device; `None`, after skipping the
+    /// calling test, without dmsetup or device-mapper support in the kernel.
     pub fn map_linear(&self) -> Option<MappedDevice> {
-        let Some(dmsetup) = tool("dmsetup") else {
-            eprintln!("note: dmsetup not installed; skipping the device-mapper test");
+        let dmsetup = tool("dmsetup");
+        if !require(
+            dmsetup.is_some(),
+            "dmsetup is not installed (apt-get install dmsetup)",
+        ) {
             return None;
-        };
+        }
+        let dmsetup = dmsetup?;
+        let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+        if !misc.contains("device-mapper") {
+            crate::support::skip::kernel_lacks("device-mapper");
+            return None;
+        }
         let sectors =
             std::fs::read_to_string(Path::new("/sys/class/block").join(self.name()).join("size"))
-                .ok()?
+                .expect("the loop device's size in sysfs")
                 .trim()
                 .to_string();
         let name = format!("iopath-test-{}-{}", std::process::id(), self.name());
@@ -110,15 +123,15 @@ impl LoopDevice {
             .arg(format!("0 {sectors} linear {} 0", self.device.display()))
             .stdin(Stdio::null())
             .output()
-            .ok()?;
+            .expect("dmsetup runs");
         if !output.status.success() {
-            eprintln!(
-                "note: dmsetup create failed ({}); skipping the device-mapper test",
+            skip(format_args!(
+                "dmsetup create failed: no device-mapper here? ({})",
                 String::from_utf8_lossy(&output.stderr)
                     .lines()
                     .next()
                     .unwrap_or("")
-            );
+            ));
             return None;
         }
         Some(MappedDevice { dmsetup, name })

@@ -5,8 +5,8 @@ use super::exit;
 use super::links_command::print_lines;
 use clap::Args;
 use iopath::analysis::{DeclaredPath, HostFacts, describe_path, path::inspect_for_path};
-use iopath::report::analysis::path_lines;
-use iopath::target::TargetError;
+use iopath::report::path::path_lines;
+use iopath::targets::TargetError;
 
 /// Flags of `iopath path`.
 #[derive(Debug, Args)]

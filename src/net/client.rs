@@ -1,20 +1,29 @@
 //! The client side of a link test: asks a server for a test, opens the data connections, runs
 //! its own senders and receivers, and gathers both ends' counts into
 //! [`LinkTestResult`]s, one per direction.
+//!
+//! With a [`Secret`], the client proves it to the server and opens no data connection until the
+//! server has proved it back; a server that does not ask for the secret is not trusted. Text
+//! the server sends (refusals, errors) is escaped before it reaches an error or a warning, and
+//! every count it sends is checked against the test's parameters.
 
+use super::auth::{Nonce, client_proof, verify_server};
+use super::deadline::DeadlineStream;
 use super::protocol::{
-    CONTROL_MAGIC, ControlMessage, DataHeader, PROTOCOL_VERSION, StreamRole, read_message,
-    write_message,
+    CONTROL_MAGIC, ControlMessage, DataHeader, MAX_INTERVALS, MIN_INTERVAL_NS, PROTOCOL_VERSION,
+    StreamRole, parameter_bytes, read_in_background, read_message, write_message,
 };
+use super::secret::Secret;
+use super::text::escape;
 use super::transfer::{CpuWindow, DataPlane, PlaneOutcome, Window, WindowSampler};
 use super::{NetError, SETUP_TIMEOUT};
-use crate::report::link::{LinkDirection, LinkTestResult};
-use crate::report::result::{CpuResult, RunResult, SCHEMA_VERSION};
-use crate::stats::series::IntervalPoint;
+use crate::result::{
+    CpuResult, IntervalPoint, LinkDirection, LinkTestResult, RunResult, SCHEMA_VERSION,
+};
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Which way a test moves bytes, as seen from the client.
@@ -51,10 +60,12 @@ pub struct ClientConfig {
     pub direction: TestDirection,
     /// Length of one interval of the series, ns.
     pub interval_ns: u64,
+    /// The shared secret of the server (none: the server must not ask for one).
+    pub secret: Option<Secret>,
 }
 
 impl ClientConfig {
-    /// One stream, 10 s, client to server, one-second intervals.
+    /// One stream, 10 s, client to server, one-second intervals, no secret.
     pub fn new(server: SocketAddr) -> Self {
         ClientConfig {
             server,
@@ -62,7 +73,23 @@ impl ClientConfig {
             duration_ns: 10_000_000_000,
             direction: TestDirection::Send,
             interval_ns: 1_000_000_000,
+            secret: None,
         }
+    }
+
+    fn parameter_bytes(&self) -> [u8; 22] {
+        parameter_bytes(
+            self.streams,
+            self.duration_ns,
+            self.interval_ns,
+            self.direction.client_sends(),
+            self.direction.server_sends(),
+        )
+    }
+
+    /// Most intervals the server may report: the window's, plus one for an early stop.
+    fn max_intervals(&self) -> usize {
+        self.duration_ns.div_ceil(self.interval_ns) as usize + 1
     }
 
     /// Checks the ranges before anything is sent.
@@ -79,10 +106,12 @@ impl ClientConfig {
                 "--duration must be above 0 and at most 1 hour".to_string(),
             ));
         }
-        if self.interval_ns < 10_000_000 {
-            return Err(NetError::Input(
-                "the series interval must be at least 10 ms".to_string(),
-            ));
+        if self.interval_ns < MIN_INTERVAL_NS || self.duration_ns / self.interval_ns > MAX_INTERVALS
+        {
+            return Err(NetError::Input(format!(
+                "the series interval must be at least 10 ms, and at most {MAX_INTERVALS} in \
+                 a test"
+            )));
         }
         Ok(())
     }
@@ -114,7 +143,7 @@ impl LinkRun {
             started_at: self.started_at,
             label,
             partial: self.interrupted,
-            host: crate::run::host::host_info(),
+            host: crate::host::info::host_info(),
             targets: Vec::new(),
             tests: Vec::new(),
             warnings,
@@ -140,15 +169,9 @@ pub fn run_client(
     on_interval: &mut dyn FnMut(LinkDirection, &IntervalPoint),
 ) -> Result<LinkRun, NetError> {
     config.validate()?;
-    let started_at = crate::run::time::now_rfc3339();
+    let started_at = crate::host::time::now_rfc3339();
     let address = config.server;
-    let io = |context: &'static str| {
-        move |source| NetError::Io {
-            address,
-            context,
-            source,
-        }
-    };
+    let io = |context: &'static str| NetError::io(address, context);
     let protocol = |message: String| NetError::Protocol { address, message };
 
     let mut control = TcpStream::connect_timeout(&address, SETUP_TIMEOUT)
@@ -157,29 +180,15 @@ pub fn run_client(
         .set_nodelay(true)
         .map_err(io("control connection"))?;
     control
-        .set_read_timeout(Some(SETUP_TIMEOUT))
+        .set_write_timeout(Some(SETUP_TIMEOUT))
         .map_err(io("control connection"))?;
-    let mut reader = BufReader::new(control.try_clone().map_err(io("control connection"))?);
+    let reading = control.try_clone().map_err(io("control connection"))?;
+    let deadline = Instant::now() + SETUP_TIMEOUT;
+    let mut reader = BufReader::new(DeadlineStream::new(reading, Some(deadline), None));
     control
         .write_all(&CONTROL_MAGIC)
-        .map_err(io("sending the test parameters"))?;
-    let hello = ControlMessage::Hello {
-        version: PROTOCOL_VERSION,
-        streams: config.streams,
-        duration_ns: config.duration_ns,
-        interval_ns: config.interval_ns,
-        client_sends: config.direction.client_sends(),
-        server_sends: config.direction.server_sends(),
-    };
-    write_message(&mut control, &hello).map_err(io("sending the test parameters"))?;
-    let session = match read_message(&mut reader).map_err(io("waiting for the server"))? {
-        Some(ControlMessage::Welcome { session }) => session,
-        Some(ControlMessage::Refused { reason }) => {
-            return Err(NetError::Refused { address, reason });
-        }
-        Some(other) => return Err(protocol(format!("unexpected answer {other:?}"))),
-        None => return Err(protocol("closed the connection without an answer".into())),
-    };
+        .map_err(io("greeting the server"))?;
+    let session = handshake(config, &mut control, &mut reader)?;
 
     let mut send_streams = Vec::new();
     let mut receive_streams = Vec::new();
@@ -201,6 +210,8 @@ pub fn run_client(
         for stream in 0..config.streams {
             let mut data = TcpStream::connect_timeout(&address, SETUP_TIMEOUT)
                 .map_err(|source| NetError::Connect { address, source })?;
+            data.set_write_timeout(Some(SETUP_TIMEOUT))
+                .map_err(io("opening a data connection"))?;
             let header = DataHeader {
                 session,
                 stream,
@@ -211,35 +222,29 @@ pub fn run_client(
             streams.push(data);
         }
     }
+    // The server waits up to SETUP_TIMEOUT for the data connections, then answers.
+    reader.get_mut().set_deadline(Some(
+        Instant::now() + SETUP_TIMEOUT + Duration::from_secs(2),
+    ));
     match read_message(&mut reader).map_err(io("waiting for the data connections"))? {
         Some(ControlMessage::Ready) => {}
-        Some(ControlMessage::Refused { reason }) => {
-            return Err(NetError::Refused { address, reason });
+        Some(ControlMessage::Refused { reason } | ControlMessage::Abort { reason }) => {
+            return Err(NetError::Refused {
+                address,
+                reason: escape(&reason),
+            });
         }
-        Some(other) => return Err(protocol(format!("unexpected answer {other:?}"))),
+        Some(other) => return Err(protocol(unexpected(&other))),
         None => return Err(protocol("closed the connection before the test".into())),
     }
 
-    control
-        .set_read_timeout(None)
-        .map_err(io("control connection"))?;
-    let (sender, messages) = channel();
-    let control_reader = std::thread::Builder::new()
-        .name("net-control".into())
-        .spawn(move || {
-            loop {
-                let message = read_message(&mut reader);
-                let end = !matches!(message, Ok(Some(_)));
-                if sender.send(message).is_err() || end {
-                    break;
-                }
-            }
-        })
-        .map_err(io("starting the control thread"))?;
+    reader.get_mut().set_deadline(None);
+    let (messages, control_reader) =
+        read_in_background(reader).map_err(io("starting the control thread"))?;
 
     // Senders stop by themselves well after the window should have ended.
     let hard_deadline = Instant::now() + Duration::from_nanos(config.duration_ns) + SETUP_TIMEOUT;
-    let plane = DataPlane::start(send_streams, receive_streams, hard_deadline)
+    let plane = DataPlane::start(send_streams, receive_streams, hard_deadline, SETUP_TIMEOUT)
         .map_err(io("starting the data threads"))?;
     let cpu_window = CpuWindow::open();
     write_message(&mut control, &ControlMessage::Start).map_err(io("starting the test"))?;
@@ -273,6 +278,113 @@ pub fn run_client(
         ),
         interrupted: measured.interrupted,
     })
+}
+
+/// "unexpected 'NAME' message", naming only the type of what the server sent.
+fn unexpected(message: &ControlMessage) -> String {
+    format!("unexpected '{}' message", message.name())
+}
+
+/// The control handshake: the server's challenge, the parameters with the client's proof, and
+/// the server's answer with its own proof. Returns the session number.
+fn handshake(
+    config: &ClientConfig,
+    control: &mut TcpStream,
+    reader: &mut BufReader<DeadlineStream>,
+) -> Result<u64, NetError> {
+    let address = config.server;
+    let io = |context: &'static str| NetError::io(address, context);
+    let protocol = |message: String| NetError::Protocol { address, message };
+    let authentication = |message: &str| NetError::Authentication {
+        address,
+        message: message.to_string(),
+    };
+    let (server_nonce, secret_required) =
+        match read_message(reader).map_err(io("waiting for the server"))? {
+            Some(ControlMessage::Challenge {
+                version,
+                nonce,
+                secret_required,
+            }) => {
+                if version != PROTOCOL_VERSION {
+                    return Err(protocol(format!(
+                        "the server speaks protocol version {version}, this client \
+                         {PROTOCOL_VERSION}: use the same iopath version on both ends"
+                    )));
+                }
+                let nonce = Nonce::from_hex(&nonce)
+                    .ok_or_else(|| protocol("malformed server nonce".to_string()))?;
+                (nonce, secret_required)
+            }
+            Some(ControlMessage::Refused { reason }) => {
+                return Err(NetError::Refused {
+                    address,
+                    reason: escape(&reason),
+                });
+            }
+            Some(other) => return Err(protocol(unexpected(&other))),
+            None => {
+                return Err(protocol(
+                    "closed the connection without an answer (not an iopath net server of \
+                     this version?)"
+                        .into(),
+                ));
+            }
+        };
+    if config.secret.is_some() && !secret_required {
+        return Err(authentication(
+            "a secret was given but the server does not ask for one, so it cannot prove it \
+             is the server you meant; nothing was sent (give no secret for a server run \
+             without one)",
+        ));
+    }
+    let client_nonce = Nonce::random().map_err(io("random source"))?;
+    let parameters = config.parameter_bytes();
+    let proof = config
+        .secret
+        .as_ref()
+        .map(|secret| client_proof(secret, &server_nonce, &client_nonce, &parameters));
+    let hello = ControlMessage::Hello {
+        version: PROTOCOL_VERSION,
+        streams: config.streams,
+        duration_ns: config.duration_ns,
+        interval_ns: config.interval_ns,
+        client_sends: config.direction.client_sends(),
+        server_sends: config.direction.server_sends(),
+        nonce: client_nonce.to_hex(),
+        proof,
+    };
+    write_message(control, &hello).map_err(io("sending the test parameters"))?;
+    let (session, proof) = match read_message(reader).map_err(io("waiting for the server"))? {
+        Some(ControlMessage::Welcome { session, proof }) => (session, proof),
+        Some(ControlMessage::Refused { reason }) => {
+            return Err(NetError::Refused {
+                address,
+                reason: escape(&reason),
+            });
+        }
+        Some(other) => return Err(protocol(unexpected(&other))),
+        None => return Err(protocol("closed the connection without an answer".into())),
+    };
+    if let Some(secret) = &config.secret {
+        let proved = proof.is_some_and(|proof| {
+            verify_server(
+                secret,
+                &server_nonce,
+                &client_nonce,
+                &parameters,
+                session,
+                &proof,
+            )
+        });
+        if !proved {
+            return Err(authentication(
+                "the server could not prove it knows the secret: it is not the server you \
+                 meant; nothing was sent",
+            ));
+        }
+    }
+    Ok(session)
 }
 
 struct Measured {
@@ -346,6 +458,19 @@ fn measure(
             wait = wait.min(due);
         }
         match messages.recv_timeout(wait) {
+            Ok(Ok(Some(ControlMessage::Interval { .. }))) if !config.direction.client_sends() => {
+                return Err(protocol(
+                    "the server reported intervals of a direction it does not receive".into(),
+                ));
+            }
+            Ok(Ok(Some(ControlMessage::Interval { .. })))
+                if server_points.len() >= config.max_intervals() =>
+            {
+                return Err(protocol(format!(
+                    "the server reported more than the {} intervals of the test",
+                    config.max_intervals()
+                )));
+            }
             Ok(Ok(Some(ControlMessage::Interval {
                 start_ns,
                 duration_ns,
@@ -369,18 +494,38 @@ fn measure(
                 stream_bytes,
                 errors,
             }))) => {
+                if stream_bytes.len() != config.streams as usize
+                    || errors.len() > config.streams as usize
+                {
+                    return Err(protocol(format!(
+                        "the server counted {} streams with {} errors, for a test of {} \
+                         streams",
+                        stream_bytes.len(),
+                        errors.len(),
+                        config.streams
+                    )));
+                }
                 server_count = Some(ServerCount {
                     measured_ns,
                     bytes,
                     stream_bytes,
-                    errors,
+                    errors: errors.iter().map(|error| escape(error)).collect(),
                 });
             }
             Ok(Ok(Some(ControlMessage::Refused { reason }))) => {
-                return Err(NetError::Refused { address, reason });
+                return Err(NetError::Refused {
+                    address,
+                    reason: escape(&reason),
+                });
+            }
+            Ok(Ok(Some(ControlMessage::Abort { reason }))) => {
+                return Err(protocol(format!(
+                    "the server ended the test: {}",
+                    escape(&reason)
+                )));
             }
             Ok(Ok(Some(other))) => {
-                return Err(protocol(format!("unexpected message {other:?}")));
+                return Err(protocol(unexpected(&other)));
             }
             Ok(Ok(None)) | Err(RecvTimeoutError::Disconnected) => {
                 return Err(protocol(

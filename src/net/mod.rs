@@ -1,25 +1,34 @@
 //! `iopath net`: raw TCP throughput between two hosts, so that what a storage path moves can be
 //! set against what the wire under it really carries.
 //!
-//! A [`server::NetServer`] serves test sessions one at a time; [`client::run_client`] asks one
-//! for a test (streams, duration, direction) over a control connection of its own
-//! ([`protocol`]), opens the data connections, and returns one
-//! [`LinkTestResult`](crate::report::link::LinkTestResult) per direction measured. Bytes are
+//! A [`server::NetServer`] serves tests within its [`server::ServerLimits`];
+//! [`client::run_client`] asks one for a test (streams, duration, direction) over a control
+//! connection of its own ([`protocol`]), opens the data connections, and returns one
+//! [`LinkTestResult`](crate::result::LinkTestResult) per direction measured. Bytes are
 //! counted by the receiver, over a window timed by the receiver's clock, with a per-second
-//! series; the server reports its counts back over the control connection.
+//! series; the server reports its counts back over the control connection. With a shared
+//! [`secret::Secret`] both ends prove they know it ([`auth`]); without one the server listens
+//! only on loopback unless told otherwise.
 //!
 //! ```
 //! use iopath::net::client::{ClientConfig, TestDirection, run_client};
-//! use iopath::net::server::NetServer;
+//! use iopath::net::secret::Secret;
+//! use iopath::net::server::{NetServer, ServerConfig};
 //! use std::sync::atomic::AtomicBool;
 //!
-//! let server = NetServer::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+//! let secret = Secret::from_bytes(b"a secret both ends know", "example").unwrap();
+//! let config = ServerConfig {
+//!     secret: Some(secret.clone()),
+//!     ..ServerConfig::default()
+//! };
+//! let server = NetServer::bind("127.0.0.1:0".parse().unwrap(), config).unwrap();
 //! let address = server.local_addr();
 //! let serving = std::thread::spawn(move || {
 //!     server.serve(true, &AtomicBool::new(false), &mut |_| {})
 //! });
 //! let config = ClientConfig {
 //!     duration_ns: 200_000_000,
+//!     secret: Some(secret),
 //!     ..ClientConfig::new(address)
 //! };
 //! let run = run_client(&config, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
@@ -28,9 +37,17 @@
 //! serving.join().unwrap().unwrap();
 //! ```
 
+pub mod auth;
 pub mod client;
+mod deadline;
+#[cfg(test)]
+mod loopback_tests;
 pub mod protocol;
+pub mod secret;
 pub mod server;
+pub mod server_state;
+mod session;
+mod text;
 pub mod transfer;
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -89,6 +106,14 @@ pub enum NetError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The peer did not prove it knows the shared secret, or did not ask for it.
+    #[error("{address}: {message}")]
+    Authentication {
+        /// The peer.
+        address: SocketAddr,
+        /// What went wrong.
+        message: String,
+    },
     /// The peer broke the protocol or stopped answering.
     #[error("{address}: {message}")]
     Protocol {
@@ -100,6 +125,15 @@ pub enum NetError {
 }
 
 impl NetError {
+    /// Wraps an I/O error met while doing `context` with `address`.
+    pub fn io(address: SocketAddr, context: &'static str) -> impl Fn(std::io::Error) -> NetError {
+        move |source| NetError::Io {
+            address,
+            context,
+            source,
+        }
+    }
+
     /// Whether the error is about the user's input (nothing was sent).
     pub fn is_bad_input(&self) -> bool {
         matches!(self, NetError::BadAddress { .. } | NetError::Input(_))

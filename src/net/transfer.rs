@@ -4,17 +4,19 @@
 //!
 //! The hot loops allocate nothing: each thread owns one buffer, made before the window opens.
 //! Every socket has a short timeout so that a thread notices its flags within [`POLL`] even when
-//! its peer has gone quiet; no thread outlives [`DataPlane::finish`].
+//! its peer has gone quiet; no thread outlives [`DataPlane::finish`]. A stream that moves no
+//! byte for the plane's stall timeout inside the window stops with an error, and
+//! [`DataPlane::stalled`] says so, so that a peer that never reads (or never sends) cannot hold
+//! the other end.
 
-use crate::report::result::CpuResult;
-use crate::run::cpu::{
+use crate::host::cpu::{
     CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
 };
-use crate::stats::series::IntervalPoint;
+use crate::result::{CpuResult, IntervalPoint};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -33,6 +35,32 @@ struct Flags {
     stop_sending: AtomicBool,
     /// Receivers stop waiting for their peer to close.
     abandon: AtomicBool,
+    /// The first stream that stalled, and how.
+    stall: OnceLock<String>,
+}
+
+/// Where a stream's last byte moved, to tell a stall.
+struct Progress {
+    last: Instant,
+    timeout: Duration,
+}
+
+impl Progress {
+    fn new(timeout: Duration) -> Self {
+        Progress {
+            last: Instant::now(),
+            timeout,
+        }
+    }
+
+    fn moved(&mut self) {
+        self.last = Instant::now();
+    }
+
+    /// Whether nothing has moved for the timeout.
+    fn stalled(&self) -> bool {
+        self.last.elapsed() >= self.timeout
+    }
 }
 
 /// What one data thread did.
@@ -73,17 +101,34 @@ fn note_cpu(flags: &Flags, start_cpu_ns: u64, cpu_ns: &mut Option<u64>) {
     }
 }
 
-fn send_loop(mut stream: TcpStream, flags: &Flags, hard_deadline: Instant) -> StreamOutcome {
+fn send_loop(
+    mut stream: TcpStream,
+    index: usize,
+    flags: &Flags,
+    hard_deadline: Instant,
+    stall_timeout: Duration,
+) -> StreamOutcome {
     let mut buffer = vec![0u8; BUFFER_BYTES];
     fastrand::Rng::with_seed(0x6e65_7473).fill(&mut buffer);
     let start_cpu_ns = thread_cpu_ns();
     let mut cpu_ns = None;
     let mut error = None;
+    let mut progress = Progress::new(stall_timeout);
     while !flags.stop_sending.load(Ordering::Relaxed) && Instant::now() < hard_deadline {
         note_cpu(flags, start_cpu_ns, &mut cpu_ns);
         match stream.write(&buffer) {
-            Ok(_) => {}
-            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {}
+            Ok(_) => progress.moved(),
+            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {
+                if progress.stalled() && !flags.window_over.load(Ordering::Relaxed) {
+                    let stall = format!(
+                        "stalled: the peer took no data for {:.1} s",
+                        stall_timeout.as_secs_f64()
+                    );
+                    let _ = flags.stall.set(format!("sending stream {index} {stall}"));
+                    error = Some(stall);
+                    break;
+                }
+            }
             Err(e) => {
                 if !flags.window_over.load(Ordering::Relaxed) {
                     error = Some(e.to_string());
@@ -99,19 +144,35 @@ fn send_loop(mut stream: TcpStream, flags: &Flags, hard_deadline: Instant) -> St
     }
 }
 
-fn receive_loop(mut stream: TcpStream, flags: &Flags, counter: &AtomicU64) -> StreamOutcome {
+fn receive_loop(
+    mut stream: TcpStream,
+    index: usize,
+    flags: &Flags,
+    counter: &AtomicU64,
+    stall_timeout: Duration,
+) -> StreamOutcome {
     let mut buffer = vec![0u8; BUFFER_BYTES];
     let start_cpu_ns = thread_cpu_ns();
     let mut cpu_ns = None;
     let mut error = None;
+    let mut progress = Progress::new(stall_timeout);
     while !flags.abandon.load(Ordering::Relaxed) {
         note_cpu(flags, start_cpu_ns, &mut cpu_ns);
         match stream.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => {
                 counter.fetch_add(read as u64, Ordering::Relaxed);
+                progress.moved();
             }
-            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {
+                if progress.stalled() && !flags.window_over.load(Ordering::Relaxed) {
+                    let stall =
+                        format!("stalled: no data for {:.1} s", stall_timeout.as_secs_f64());
+                    let _ = flags.stall.set(format!("receiving stream {index} {stall}"));
+                    error = Some(stall);
+                    break;
+                }
+            }
             Err(e) => {
                 if !flags.window_over.load(Ordering::Relaxed) {
                     error = Some(e.to_string());
@@ -128,11 +189,13 @@ fn receive_loop(mut stream: TcpStream, flags: &Flags, counter: &AtomicU64) -> St
 
 impl DataPlane {
     /// Starts one sender thread per stream of `send` (each stops by itself at
-    /// `hard_deadline` at the latest) and one receiver thread per stream of `receive`.
+    /// `hard_deadline` at the latest) and one receiver thread per stream of `receive`. A
+    /// stream that moves nothing for `stall_timeout` inside the window stops with an error.
     pub fn start(
         send: Vec<TcpStream>,
         receive: Vec<TcpStream>,
         hard_deadline: Instant,
+        stall_timeout: Duration,
     ) -> std::io::Result<DataPlane> {
         let flags = Arc::new(Flags::default());
         let counters: Arc<Vec<AtomicU64>> =
@@ -148,7 +211,7 @@ impl DataPlane {
             let flags = Arc::clone(&plane.flags);
             let spawned = std::thread::Builder::new()
                 .name(format!("net-send-{index}"))
-                .spawn(move || send_loop(stream, &flags, hard_deadline));
+                .spawn(move || send_loop(stream, index, &flags, hard_deadline, stall_timeout));
             match spawned {
                 Ok(handle) => plane.senders.push(handle),
                 Err(error) => {
@@ -163,7 +226,9 @@ impl DataPlane {
             let counters = Arc::clone(&plane.counters);
             let spawned = std::thread::Builder::new()
                 .name(format!("net-receive-{index}"))
-                .spawn(move || receive_loop(stream, &flags, &counters[index]));
+                .spawn(move || {
+                    receive_loop(stream, index, &flags, &counters[index], stall_timeout)
+                });
             match spawned {
                 Ok(handle) => plane.receivers.push(handle),
                 Err(error) => {
@@ -189,6 +254,11 @@ impl DataPlane {
             .iter()
             .map(|counter| counter.load(Ordering::Relaxed))
             .collect()
+    }
+
+    /// The first stream that stalled, if one did.
+    pub fn stalled(&self) -> Option<String> {
+        self.flags.stall.get().cloned()
     }
 
     /// Marks the end of the measured window.
@@ -340,7 +410,7 @@ impl CpuWindow {
             wall_ns: self.opened.elapsed().as_nanos() as u64,
             user_ns: user_ns.saturating_sub(self.user_ns),
             system_ns: system_ns.saturating_sub(self.system_ns),
-            cpu_count: crate::run::host::online_cpus(),
+            cpu_count: crate::host::info::online_cpus(),
             busiest_thread_ns: 0,
             cores: core_usage_between(&self.cores, &cores),
         }
@@ -392,8 +462,9 @@ mod tests {
         let sending = TcpStream::connect(address).unwrap();
         let (receiving, _) = listener.accept().unwrap();
         let deadline = Instant::now() + Duration::from_millis(200);
-        let sender = DataPlane::start(vec![sending], Vec::new(), deadline).unwrap();
-        let receiver = DataPlane::start(Vec::new(), vec![receiving], deadline).unwrap();
+        let stall = Duration::from_secs(5);
+        let sender = DataPlane::start(vec![sending], Vec::new(), deadline, stall).unwrap();
+        let receiver = DataPlane::start(Vec::new(), vec![receiving], deadline, stall).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         let sent = sender.finish(Duration::from_secs(2));
         assert!(sent.sender_errors.is_empty(), "{sent:?}");
@@ -404,5 +475,56 @@ mod tests {
             total > BUFFER_BYTES as u64,
             "only {total} bytes over loopback"
         );
+    }
+
+    #[test]
+    fn a_peer_that_never_reads_stalls_the_sender() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sending = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (never_read, _) = listener.accept().unwrap();
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(30);
+        let plane = DataPlane::start(
+            vec![sending],
+            Vec::new(),
+            deadline,
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        while plane.stalled().is_none() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let stall = plane.stalled().expect("the sender stalls");
+        assert!(stall.contains("took no data"), "{stall}");
+        let outcome = plane.finish(Duration::ZERO);
+        assert_eq!(outcome.sender_errors.len(), 1, "{outcome:?}");
+        drop(never_read);
+    }
+
+    #[test]
+    fn a_peer_that_never_sends_stalls_the_receiver() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (receiving, _) = listener.accept().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let plane = DataPlane::start(
+            Vec::new(),
+            vec![receiving],
+            deadline,
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        let started = Instant::now();
+        while plane.stalled().is_none() && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            plane
+                .stalled()
+                .expect("the receiver stalls")
+                .contains("no data")
+        );
+        plane.finish(Duration::ZERO);
+        drop(silent);
     }
 }

@@ -1,6 +1,6 @@
 //! The RunResult as JSON (`--json FILE` or `--json -`).
 
-use super::RunResult;
+use crate::result::RunResult;
 use std::io::Write;
 
 /// Writes `result` as pretty JSON followed by a newline.
@@ -41,10 +41,10 @@ pub fn read_json(text: &str) -> Result<RunResult, ReadError> {
         Err(error) if error.is_data() => 0,
         Err(error) => return Err(error.into()),
     };
-    if found != u64::from(super::result::SCHEMA_VERSION) {
+    if found != u64::from(crate::result::SCHEMA_VERSION) {
         return Err(ReadError::Version {
             found,
-            expected: super::result::SCHEMA_VERSION,
+            expected: crate::result::SCHEMA_VERSION,
         });
     }
     Ok(serde_json::from_str(text)?)

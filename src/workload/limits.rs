@@ -42,7 +42,8 @@ impl PlanLimits {
     pub fn check_worker_threads(&self, count: u64) -> Result<(), String> {
         if count > self.max_worker_threads {
             return Err(format!(
-                "{count} worker threads at once, more than {} (the limit; raise it with --max-threads)",
+                "{count} worker threads at once, more than {} (the limit); lower --workers, or \
+                 --qd on the sync engine (numjobs, iodepth in a job file), or raise --max-threads",
                 self.max_worker_threads
             ));
         }

@@ -4,17 +4,13 @@
 use super::*;
 use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_support::facts;
-use crate::engine::Capabilities;
-use crate::report::RunResult;
-use crate::report::analysis::{HopCapacity, QueueLimits, TrustKind};
-use crate::report::result::{
-    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    StopReason,
+use crate::result::{
+    AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
+    ErrorSummary, HopCapacity, IntervalPoint, JobResult, LatencySummary, QueueLimits, RunResult,
+    StopReason, TrustKind, Workload,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::series::IntervalPoint;
 use crate::workload::suite::base_workload;
-use crate::workload::{AccessLine, AccessSpec, Workload};
 use std::collections::BTreeMap;
 
 const SECONDS: u64 = 10;
@@ -284,7 +280,7 @@ fn analyse_local(test: &TestResult) -> TestAnalysis {
 /// engineers add to the run (with serde defaults) do not break it.
 fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
     serde_json::from_value(serde_json::json!({
-        "schema_version": crate::report::result::SCHEMA_VERSION,
+        "schema_version": crate::result::SCHEMA_VERSION,
         "iopath_version": "test",
         "command_line": [],
         "started_at": "2026-01-01T00:00:00Z",

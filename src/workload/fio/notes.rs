@@ -2,7 +2,7 @@
 //! every job of a file (an engine mapped the same way in each) keeps only its first place.
 //! At most [`MAX_NOTES`] are kept; the rest are counted.
 
-use super::source::Location;
+use super::location::Location;
 use crate::escape::escape_control;
 use std::collections::HashSet;
 
