@@ -44,6 +44,11 @@ impl FileLimit {
         what: "TOML job file",
         max_bytes: 1 << 20,
     };
+    /// A cache iopath keeps for itself (the memory-copy measurement): 64 KiB.
+    pub const CACHE_FILE: FileLimit = FileLimit {
+        what: "cache file",
+        max_bytes: 64 << 10,
+    };
     /// A saved RunResult (`iopath run --json`), read by `compare` and `report`: 256 MiB
     /// (days of per-second series; read into memory it takes up to about four times that).
     pub const RESULT_FILE: FileLimit = FileLimit {
