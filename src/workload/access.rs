@@ -105,7 +105,9 @@ impl AccessSpec {
 
     /// Sum of the weights.
     pub fn total_weight(&self) -> u64 {
-        self.lines.iter().map(|l| l.weight as u64).sum()
+        self.lines
+            .iter()
+            .fold(0u64, |total, l| total.saturating_add(u64::from(l.weight)))
     }
 
     /// Largest transfer size (the buffer size).

@@ -10,6 +10,7 @@ pub mod buffer_pattern;
 pub mod distribution;
 pub mod fio;
 pub mod job_file;
+pub mod limits;
 pub mod option_values;
 pub mod options;
 pub mod planner;

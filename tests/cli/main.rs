@@ -7,6 +7,7 @@ mod common;
 mod correctness;
 mod data;
 mod errors;
+mod input_files;
 mod interrupt;
 mod output;
 mod output_files;

@@ -68,7 +68,13 @@ pub fn load_with(
 ) -> Result<LoadedJob, JobFileError> {
     let mut notes = Notes::default();
     let entries = source::read_job_file(path, environment, &mut notes)?;
-    let collected = collect::collect(&entries, path, request.ignore_unsupported, &mut notes)?;
+    let collected = collect::collect(
+        &entries,
+        path,
+        request.ignore_unsupported,
+        &request.limits,
+        &mut notes,
+    )?;
     let mut ignored = collected.ignored;
     let plan = plan::build_plan(path, &collected.jobs, request, &mut notes, &mut ignored)?;
     Ok(LoadedJob {

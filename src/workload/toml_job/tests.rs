@@ -208,6 +208,7 @@ fn command_line_flags_apply_on_top_and_its_targets_replace_the_files() {
         },
         targets: vec![PathBuf::from("x.dat"), PathBuf::from("y.dat")],
         ignore_unsupported: false,
+        ..JobFileRequest::default()
     };
     let plan = read_with(text, &request);
     assert_eq!(
