@@ -10,7 +10,6 @@
 mod support;
 
 use iopath::compare::{CompareOptions, Comparison, LabeledRun, compare};
-use iopath::report::RunResult;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
@@ -20,6 +19,7 @@ use iopath::report::html::{HtmlReport, write_report};
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
 use iopath::report::text::write_text;
+use iopath::result::RunResult;
 use support::fixtures::{NAMES, result};
 
 /// What `write` makes of its input, as text.

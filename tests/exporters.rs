@@ -8,7 +8,6 @@
 mod support;
 
 use iopath::compare::{CompareOptions, LabeledRun, compare};
-use iopath::report::RunResult;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
@@ -19,6 +18,7 @@ use iopath::report::html::write_html;
 use iopath::report::json::{read_json, write_json};
 use iopath::report::markdown::write_markdown;
 use iopath::report::text::write_text;
+use iopath::result::RunResult;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

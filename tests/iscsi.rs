@@ -8,8 +8,9 @@
 mod support;
 
 use iopath::engine::iscsi::{self, IscsiEngine};
-use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-use iopath::target::network::NetworkTarget;
+use iopath::engine::network_target::NetworkTarget;
+use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use serde_json::Value;
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};

@@ -14,9 +14,11 @@ mod hostile;
 
 use hostile::{Export, HostileServer, Mode};
 use iopath::engine::nbd::{self, NbdEngine};
-use iopath::engine::network::{DEFAULT_NET_TIMEOUT, NetworkVolumeInfo};
-use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
-use iopath::target::network::NetworkTarget;
+use iopath::engine::network_target::NetworkTarget;
+use iopath::engine::volume::DEFAULT_NET_TIMEOUT;
+use iopath::engine::volume::NetworkVolumeInfo;
+use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

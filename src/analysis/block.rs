@@ -4,8 +4,8 @@
 
 use super::links;
 use super::path::{Share, Walker};
-use crate::report::analysis::{HopCapacity, HopKind, QueueLimits};
-use crate::target::sysfs;
+use crate::result::{HopCapacity, HopKind, QueueLimits};
+use crate::targets::sysfs;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -122,7 +122,7 @@ impl Walker<'_> {
                 name,
                 format!(
                     "partition {number} of {disk}, {} from byte {start}",
-                    crate::report::analysis::format_bytes(size)
+                    crate::units::format_bytes(size)
                 ),
                 depth,
                 share,
@@ -258,10 +258,7 @@ impl Walker<'_> {
         let chunk = read_number::<u64>(&directory.join("chunk_size"));
         let mut description = format!("{level} over {} devices", slaves.len());
         if let Some(chunk) = chunk.filter(|c| *c > 0) {
-            description.push_str(&format!(
-                ", chunk {}",
-                crate::report::analysis::format_bytes(chunk)
-            ));
+            description.push_str(&format!(", chunk {}", crate::units::format_bytes(chunk)));
         }
         self.push(
             format!("block:{name}"),
@@ -333,7 +330,7 @@ impl Walker<'_> {
         match fs::metadata(&file) {
             Ok(metadata) => {
                 use std::os::unix::fs::MetadataExt;
-                let device = crate::target::sysfs::DeviceNumber::from_dev_t(metadata.dev());
+                let device = crate::targets::sysfs::DeviceNumber::from_dev_t(metadata.dev());
                 let device_name = if device.is_anonymous() {
                     None
                 } else {
@@ -357,7 +354,7 @@ impl Walker<'_> {
         if !identity.is_empty() {
             parts.push(identity.join(" "));
         }
-        parts.push(crate::report::analysis::format_bytes(size));
+        parts.push(crate::units::format_bytes(size));
         let queue = queue_limits(name);
         self.push(
             format!("block:{name}"),
@@ -670,7 +667,7 @@ impl Walker<'_> {
             .or_else(|| read_attribute(&connection.join("address")));
         let port = read_number::<u16>(&connection.join("persistent_port"))
             .or_else(|| read_number(&connection.join("port")))
-            .unwrap_or(crate::target::network::ISCSI_PORT);
+            .unwrap_or(crate::engine::network_target::ISCSI_PORT);
         let description = format!(
             "{session} to {target}{}",
             address

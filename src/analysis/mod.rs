@@ -8,7 +8,8 @@
 //! - [`path`]: discovery of a target's path from sysfs and the routing table;
 //!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
-//!   its evidence; [`trust`]: trust notes and confidence intervals.
+//!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
+//!   data that compresses or repeats means for them.
 //!
 //! The one entry point is [`analyse`]: it reads a finished [`RunResult`] and fills its
 //! `paths` and every test's `analysis`. It never prints and never fails; what it cannot see
@@ -29,17 +30,15 @@ pub mod path;
 pub mod protocols;
 pub mod trust;
 pub mod verdict;
+pub mod written_data;
 
 mod block;
 mod network;
 #[cfg(test)]
 mod test_support;
 
+use crate::result::{RunResult, StoragePath, TargetInfo};
 pub use declared::DeclaredPath;
-
-use crate::report::RunResult;
-use crate::report::analysis::StoragePath;
-use crate::target::TargetInfo;
 
 /// What the analysis needs to know about the host besides the RunResult.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -108,13 +107,13 @@ pub fn describe_path(
 mod tests {
     use super::*;
     use crate::engine::StopSignal;
-    use crate::report::analysis::{HopKind, HopOrigin};
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
+    use crate::result::{HopKind, HopOrigin, RunLength};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
+    use crate::targets::TargetSpec;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
+    use crate::workload::{BlockSizeMix, Plan, TestPlan};
 
     struct Quiet;
     impl RunObserver for Quiet {}
@@ -129,7 +128,7 @@ mod tests {
         };
         let mut workload = base_workload();
         workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
-        workload.engine = crate::engine::EngineKind::Sync;
+        workload.engine = crate::result::EngineKind::Sync;
         workload.ramp_ns = 0;
         workload.length = RunLength::Time {
             duration_ns: 2_000_000_000,

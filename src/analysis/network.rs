@@ -9,7 +9,7 @@
 use super::block::{capacity_of, read_attribute};
 use super::links;
 use super::path::{Share, Walker};
-use crate::report::analysis::HopKind;
+use crate::result::HopKind;
 use std::ffi::CStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::Path;

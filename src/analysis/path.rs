@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use iopath::analysis::{HostFacts, path::discover};
-//! use iopath::target::{TargetInfo, TargetKind};
+//! use iopath::result::{TargetInfo, TargetKind};
 //! let info = TargetInfo {
 //!     path: "nbd://127.0.0.1:10809/disk".into(),
 //!     kind: TargetKind::Nbd,
@@ -32,9 +32,11 @@
 //! ```
 
 use super::HostFacts;
-use crate::report::analysis::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
-use crate::target::network::{NbdTransport, NetworkTarget};
-use crate::target::{TargetError, TargetInfo, TargetKind, mounts, sysfs};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::result::{
+    Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath, TargetInfo, TargetKind,
+};
+use crate::targets::{TargetError, mounts, sysfs};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -136,7 +138,7 @@ impl<'a> Walker<'a> {
                 variant: None,
                 derivation: format!(
                     "{what}: bounded by this host's memory copy bandwidth, {} measured by one thread",
-                    crate::report::analysis::format_rate(bytes_per_second as f64)
+                    crate::units::format_rate(bytes_per_second as f64)
                 ),
             })
     }
@@ -203,7 +205,7 @@ fn page_cache_hop(walker: &mut Walker) {
 fn file_hops(walker: &mut Walker, info: &TargetInfo) {
     let file = Path::new(&info.path);
     let exists = file.exists();
-    let mut description = crate::report::analysis::format_bytes(info.size_bytes);
+    let mut description = crate::units::format_bytes(info.size_bytes);
     if info.created_by_iopath {
         description.push_str(", written by iopath");
     }
@@ -472,7 +474,7 @@ pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
             read_only: false,
         });
     }
-    crate::target::inspect(Path::new(target))
+    crate::targets::inspect(Path::new(target))
 }
 
 #[cfg(test)]
@@ -489,7 +491,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::File);
         assert_eq!(path.hops[1].kind, HopKind::PageCache);
@@ -515,7 +517,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
@@ -532,7 +534,7 @@ mod tests {
         let directory = tempfile::tempdir_in("/dev/shm").unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![0u8; 4096]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(
             kinds(&path),
@@ -553,7 +555,7 @@ mod tests {
         let Some(loop_device) = LoopDevice::attach(16) else {
             return;
         };
-        let info = crate::target::inspect(loop_device.path()).unwrap();
+        let info = crate::targets::inspect(loop_device.path()).unwrap();
         let path = discover(&info, &facts());
         let loop_hop = path
             .hops
@@ -608,7 +610,7 @@ mod tests {
         let Some(mapped) = loop_device.map_linear() else {
             return;
         };
-        let info = crate::target::inspect(&mapped.path()).unwrap();
+        let info = crate::targets::inspect(&mapped.path()).unwrap();
         let path = discover(&info, &facts());
         let dm = path
             .hops

@@ -14,13 +14,11 @@
 //! assert!((ci.half_width - 2.7764 * (2.5f64).sqrt() / 5f64.sqrt()).abs() < 1e-3);
 //! ```
 
-use crate::report::analysis::{
-    ConfidenceInterval, DirectionConfidence, HopUtilisation, StoragePath, TestConfidence,
-    TrustKind, TrustNote, format_bytes, format_percent, format_rate,
+use crate::result::{
+    ConfidenceInterval, DirectionConfidence, DirectionResult, HopUtilisation, IntervalPoint,
+    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
 };
-use crate::report::result::{DirectionResult, StopReason, TestResult};
-use crate::stats::series::IntervalPoint;
-use crate::target::TargetInfo;
+use crate::units::{format_bytes, format_percent, format_rate};
 
 /// A confidence interval wider than this (half-width, percent of the mean) means the run was
 /// too short for the variation seen.
@@ -288,7 +286,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     for &index in inputs.target_indexes {
         if let Some(inner) = inputs.paths.get(index).and_then(|path| {
             path.hops.iter().find(|hop| {
-                hop.kind == crate::report::analysis::HopKind::PageCache
+                hop.kind == crate::result::HopKind::PageCache
                     && hop.key != super::path::PAGE_CACHE_KEY
             })
         }) {
@@ -307,14 +305,21 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
         .as_ref()
         .map_or(0.0, |ci| ci.half_width_percent)
         .max(ABOVE_CAPACITY_MARGIN_PERCENT);
+    let compression = super::written_data::compression_reason(test);
     for hop in inputs.hops {
         if hop.utilisation_percent > 100.0 + margin {
+            let cache = |place: &str| match compression {
+                Some(reason) => format!("a cache or {reason} {place} it"),
+                None => {
+                    format!("a cache {place} it (the data written neither compresses nor repeats)")
+                }
+            };
             let why = if hop.below_page_cache {
-                "buffered I/O was served by the page cache above it"
+                "buffered I/O was served by the page cache above it".to_string()
             } else if hop.declared {
-                "a cache or compression behind it, or the declared figure is too low"
+                format!("{}, or the declared figure is too low", cache("behind"))
             } else {
-                "a cache or compression below it, or a discovered figure is wrong"
+                format!("{}, or a discovered figure is wrong", cache("below"))
             };
             add(
                 TrustKind::AboveCapacity,
@@ -360,6 +365,9 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
                 );
             }
         }
+    }
+    for note in super::written_data::reducible_data_notes(test) {
+        add(TrustKind::ReducibleData, note);
     }
     let (direction, _) = main_direction(test);
     if direction.io_count > 0 {

@@ -3,6 +3,8 @@
 //! Both ends take the shared secret from `--secret-file` or `IOPATH_NET_SECRET`.
 
 use super::exit;
+use super::messages::for_terminal;
+use super::outputs::{check_output, write_output};
 use clap::{Args, ValueEnum};
 use iopath::net::client::{ClientConfig, LinkRun, TestDirection, run_client};
 use iopath::net::secret::{SECRET_ENV, Secret};
@@ -10,9 +12,7 @@ use iopath::net::server::{NetServer, ServerConfig, ServerEvent, ServerLimits, Se
 use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
-use iopath::run::interrupt;
 use iopath::units::parse_duration_ns;
-use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
@@ -151,7 +151,7 @@ fn secret(args: &NetArgs) -> Result<Option<Secret>, String> {
 }
 
 fn error_status(error: &NetError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", for_terminal(error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else {
@@ -203,7 +203,7 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Ok(server) => server,
         Err(error) => return error_status(&error),
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
@@ -304,17 +304,17 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         return error_status(&error);
     }
     let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
-    let mut json_file = match args.json.as_deref() {
-        Some(path) if path != Path::new("-") => match File::create(path) {
+    let json_file = match args.json.as_deref() {
+        Some(path) if path != Path::new("-") => match check_output("--json", path) {
             Ok(file) => Some(file),
             Err(error) => {
-                eprintln!("error: --json {}: {error}", path.display());
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         },
         _ => None,
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
@@ -331,21 +331,20 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         config.streams,
         config.duration_ns as f64 / 1e9
     );
-    let mut show_interval =
-        |direction: iopath::report::link::LinkDirection,
-         point: &iopath::stats::series::IntervalPoint| {
-            let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
-            let per_second = if point.duration_ns == 0 {
-                0.0
-            } else {
-                point.bytes as f64 * 1e9 / point.duration_ns as f64
-            };
-            eprintln!(
-                "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
-                per_second / 1e6,
-                per_second * 8.0 / 1e9
-            );
+    let mut show_interval = |direction: iopath::result::LinkDirection,
+                             point: &iopath::result::IntervalPoint| {
+        let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
+        let per_second = if point.duration_ns == 0 {
+            0.0
+        } else {
+            point.bytes as f64 * 1e9 / point.duration_ns as f64
         };
+        eprintln!(
+            "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
+            per_second / 1e6,
+            per_second * 8.0 / 1e9
+        );
+    };
     let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
         Err(error) => return error_status(&error),
@@ -362,13 +361,14 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     }
     let json_written = if json_on_stdout {
         write_json(&result, &mut std::io::stdout().lock())
-    } else if let Some(file) = json_file.as_mut() {
-        write_json(&result, file)
+            .map_err(|error| format!("writing the JSON result: {error}"))
+    } else if let Some(file) = &json_file {
+        write_output("--json", file, |out| write_json(&result, out))
     } else {
         Ok(())
     };
-    if let Err(error) = json_written {
-        eprintln!("error: writing the JSON result: {error}");
+    if let Err(message) = json_written {
+        eprintln!("error: {}", for_terminal(&message));
         return exit::RUN_FAILED;
     }
     if interrupted {

@@ -3,10 +3,11 @@
 
 use super::exit;
 use super::links_command::print_lines;
+use super::messages::for_terminal;
 use clap::Args;
 use iopath::analysis::{DeclaredPath, HostFacts, describe_path, path::inspect_for_path};
-use iopath::report::analysis::path_lines;
-use iopath::target::TargetError;
+use iopath::report::path::path_lines;
+use iopath::targets::TargetError;
 
 /// Flags of `iopath path`.
 #[derive(Debug, Args)]
@@ -46,14 +47,14 @@ pub fn run(args: &PathArgs) -> i32 {
     let declared = match DeclaredPath::from_flags(&args.link, &args.hops) {
         Ok(declared) => declared,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let info = match inspect_for_path(&args.target) {
         Ok(info) => info,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return match error {
                 TargetError::Io { .. } => exit::RUN_FAILED,
                 _ => exit::BAD_INPUT,
@@ -68,7 +69,7 @@ pub fn run(args: &PathArgs) -> i32 {
                 exit::SUCCESS
             }
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 exit::RUN_FAILED
             }
         };

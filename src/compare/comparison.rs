@@ -3,9 +3,7 @@
 //! Rates are per second (bytes, I/Os), latencies ns, as in the RunResult; every figure keeps
 //! its 95 % confidence interval when the run had at least two full one-second intervals.
 
-use crate::report::RunResult;
-use crate::report::analysis::Verdict;
-use crate::workload::sweep::SweepValue;
+use crate::result::{RunResult, SweepValue, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Version of this output; raised on any incompatible change.
@@ -25,7 +23,7 @@ pub struct Comparison {
     /// Tests missing from at least one run.
     pub unmatched: Vec<UnmatchedTest>,
     /// Cost and density, when prices or ports were given.
-    pub cost: Option<super::CostReport>,
+    pub cost: Option<CostReport>,
     /// Things to know before reading the figures (partial runs, nothing matched).
     pub notes: Vec<String>,
 }
@@ -43,8 +41,11 @@ impl Comparison {
 /// Who a run is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
-    /// Its label in this comparison.
+    /// Its label in this comparison (`iopath compare` shortens labels to 200 characters).
     pub label: String,
+    /// The run's own `--label`, in full, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_label: Option<String>,
     /// Start of the run, RFC 3339 UTC.
     pub started_at: String,
     /// iopath version that ran it.
@@ -62,6 +63,7 @@ impl RunInfo {
     pub fn of(label: &str, result: &RunResult) -> Self {
         RunInfo {
             label: label.to_string(),
+            run_label: result.label.clone(),
             started_at: result.started_at.clone(),
             iopath_version: result.iopath_version.clone(),
             hostname: result.host.hostname.clone(),
@@ -278,4 +280,46 @@ pub struct UnmatchedTest {
     pub present_in: Vec<String>,
     /// Runs that do not.
     pub missing_from: Vec<String>,
+}
+
+/// Cost and density of every run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostReport {
+    /// The bandwidth to reach, bytes per second, when given.
+    pub target_bytes_per_second: Option<f64>,
+    /// Which tests the peaks come from.
+    pub basis: String,
+    /// One per run, in run order.
+    pub runs: Vec<RunCost>,
+}
+
+/// Cost and density of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunCost {
+    /// Label of the run.
+    pub run: String,
+    /// Price of one unit as measured, when given.
+    pub price: Option<f64>,
+    /// Ports of one unit, when given.
+    pub ports: Option<u32>,
+    /// Best bytes per second.
+    pub peak_bytes_per_second: f64,
+    /// The test that reached it.
+    pub peak_bytes_per_second_test: String,
+    /// Best I/Os per second.
+    pub peak_iops: f64,
+    /// The test that reached it.
+    pub peak_iops_test: String,
+    /// Price ÷ (peak bytes per second / 10^9).
+    pub price_per_gigabyte_per_second: Option<f64>,
+    /// Price ÷ (peak IOPS / 1,000).
+    pub price_per_thousand_iops: Option<f64>,
+    /// Peak bytes per second ÷ ports.
+    pub bytes_per_second_per_port: Option<f64>,
+    /// Ports needed for the target bandwidth, each carrying what one port carried here.
+    pub ports_needed: Option<u64>,
+    /// Units needed for the target bandwidth.
+    pub units_needed: Option<u64>,
+    /// Units needed × price.
+    pub price_for_target: Option<f64>,
 }

@@ -2,8 +2,8 @@
 //! series set by hand where a test needs known noise.
 
 use super::*;
-use crate::report::result::DirectionResult;
-use crate::stats::series::IntervalPoint;
+use crate::result::DirectionResult;
+use crate::result::IntervalPoint;
 use crate::support::fixtures::mixed;
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB

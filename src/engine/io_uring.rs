@@ -26,7 +26,8 @@
 //!
 //! ```
 //! use iopath::engine::io_uring::{self, IoUringEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! if io_uring::probe().is_err() {
 //!     return Ok(()); // no io_uring on this kernel (or it is disabled)
@@ -44,9 +45,8 @@
 //! ```
 
 use super::buffer::BufferPool;
-use super::{
-    Capabilities, Completion, Direction, Engine, EngineError, EngineFile, EngineOptions, IoRequest,
-};
+use super::{Completion, Engine, EngineError, EngineFile, EngineOptions, IoRequest};
+use crate::result::{Capabilities, Direction};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 use std::io;
 use std::mem::ManuallyDrop;

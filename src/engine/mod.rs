@@ -9,8 +9,9 @@
 //! I/O.
 //!
 //! ```
-//! use iopath::clock::Clock;
-//! use iopath::engine::{Completion, Direction, Engine, IoRequest, null::NullEngine};
+//! use iopath::host::clock::Clock;
+//! use iopath::engine::{Completion, Engine, IoRequest, null::NullEngine};
+//! use iopath::result::Direction;
 //! let mut engine = NullEngine::new(4, 4096, None, Clock::new());
 //! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
 //! engine.flush().unwrap();
@@ -20,33 +21,27 @@
 //! ```
 
 pub mod buffer;
+pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
 pub mod network;
+pub mod network_target;
 pub mod null;
 pub mod stop;
 pub mod sync;
+pub mod volume;
 
 pub use stop::StopSignal;
 
-use network::{NetworkVolumeInfo, VolumeChange};
-use serde::{Deserialize, Serialize};
+use crate::result::{Capabilities, Direction, EngineKind};
 use std::fs::File;
 use std::str::FromStr;
 use std::time::Duration;
-
-/// Direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Data from the target into memory.
-    Read,
-    /// Data from memory to the target.
-    Write,
-}
+use volume::NetworkVolumeInfo;
+use volume::VolumeChange;
 
 /// One request placed into a slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,19 +63,6 @@ pub struct Completion {
     pub slot: u32,
     /// Bytes transferred, or a negative errno.
     pub result: i64,
-}
-
-/// What an engine can do, as typed fields rather than flag bits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// Highest queue depth one instance keeps in flight.
-    pub max_queue_depth: u32,
-    /// Buffers are registered with the kernel (io_uring fixed buffers).
-    pub registered_buffers: bool,
-    /// The file is registered with the kernel (io_uring fixed files).
-    pub registered_files: bool,
-    /// The engine really transfers data (false only for the null engine).
-    pub performs_io: bool,
 }
 
 /// Errors of an engine as a whole (a failed single I/O is a [`Completion`] with a negative
@@ -106,7 +88,7 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The run was stopping and the server had not answered every request in flight within
-    /// [`network::STOP_GRACE`]: they were abandoned (the engine cannot be used any more).
+    /// [`volume::STOP_GRACE`]: they were abandoned (the engine cannot be used any more).
     #[error(
         "{engine}: the run stopped; {unanswered} requests still unanswered by {server} were abandoned"
     )]
@@ -122,7 +104,7 @@ pub enum EngineError {
     /// found (the server changed it, or answers connections differently).
     #[error(
         "{engine}: {server}: connection {connection} found the volume changed since the probe ({}); refusing to run on it",
-        network::describe_changes(changes)
+        volume::describe_changes(changes)
     )]
     VolumeChanged {
         /// Engine name.
@@ -164,22 +146,6 @@ pub trait Engine: Send {
     ) -> Result<usize, EngineError>;
     /// Makes written data durable (fdatasync or the protocol's flush).
     fn sync_data(&mut self) -> Result<(), EngineError>;
-}
-
-/// The engines iopath offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// Linux io_uring, the default where the kernel allows it.
-    IoUring,
-    /// pread/pwrite, one I/O at a time per worker.
-    Sync,
-    /// No I/O at all: iopath's own cost per I/O.
-    Null,
-    /// iopath's NBD client (chosen by an `nbd://` target).
-    Nbd,
-    /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
-    Iscsi,
 }
 
 impl EngineKind {
@@ -243,7 +209,7 @@ pub struct EngineOptions {
     /// (one deadline for all of it) and for each reply.
     pub net_timeout: Duration,
     /// Protocol engines: raised when the run stops; requests in flight then get
-    /// [`network::STOP_GRACE`] to be answered instead of the whole timeout.
+    /// [`volume::STOP_GRACE`] to be answered instead of the whole timeout.
     pub stop: StopSignal,
     /// Protocol engines: what the probe found about the volume (its head left empty); every
     /// connection that finds something else is refused ([`EngineError::VolumeChanged`]).
@@ -252,7 +218,7 @@ pub struct EngineOptions {
 
 impl EngineOptions {
     /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
-    /// through, one connection, [`network::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
+    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
     /// and no expected volume.
     pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
         EngineOptions {
@@ -261,7 +227,7 @@ impl EngineOptions {
             register: true,
             write_through: false,
             connections: 1,
-            net_timeout: network::DEFAULT_NET_TIMEOUT,
+            net_timeout: volume::DEFAULT_NET_TIMEOUT,
             stop: StopSignal::new(),
             expected_volume: None,
         }

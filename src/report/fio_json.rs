@@ -20,10 +20,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult, LatencySummary, TestResult};
-use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, SparseHistogram, bucket_bounds};
-use crate::stats::series::IntervalPoint;
+use crate::host::time::{format_ctime, parse_rfc3339};
+use crate::result::{
+    DirectionResult, IntervalPoint, JobResult, LatencySummary, RunResult, SparseHistogram,
+    TestResult,
+};
+use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
 use crate::units::format_size;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
@@ -193,7 +195,8 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
             });
             for (direction, figures) in [&job.read, &job.write].into_iter().enumerate() {
                 if figures.io_count > 0 {
-                    entry.1.bytes[direction] += figures.bytes;
+                    entry.1.bytes[direction] =
+                        entry.1.bytes[direction].saturating_add(figures.bytes);
                     entry.1.longest_ns[direction] =
                         entry.1.longest_ns[direction].max(job.measured_ns);
                 }
@@ -208,7 +211,7 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
         fio_version: format!("iopath-{}", result.iopath_version),
         timestamp,
         timestamp_ms: timestamp * 1000,
-        time: ctime(timestamp),
+        time: format_ctime(timestamp),
         global_options: shared_options(&jobs),
         jobs,
         disk_util: Vec::new(),
@@ -272,7 +275,10 @@ fn build_job(
         groupid,
         error,
         eta: 0,
-        elapsed: (job.ramp_ns + job.measured_ns).div_ceil(1_000_000_000),
+        elapsed: job
+            .ramp_ns
+            .saturating_add(job.measured_ns)
+            .div_ceil(1_000_000_000),
         job_options: Ordered::from_pairs(job_options(result, job)),
         read: direction(&job.read, job.measured_ns, totals.bytes_per_second(0), plus),
         write: direction(
@@ -308,7 +314,7 @@ fn build_job(
 /// The job's part of the test's CPU time (CPU is measured per test): its share of the test's
 /// worker threads.
 fn job_cpu_share(test: &TestResult, job: &JobResult) -> f64 {
-    let threads: u32 = test.jobs.iter().map(|j| j.worker_threads).sum();
+    let threads: u64 = test.jobs.iter().map(|j| u64::from(j.worker_threads)).sum();
     if threads == 0 {
         1.0 / test.jobs.len().max(1) as f64
     } else {
@@ -323,7 +329,7 @@ fn errno_of(message: &str) -> Option<i32> {
 }
 
 fn ns_to_ms(ns: u64) -> u64 {
-    (ns + 500_000) / 1_000_000
+    ns.saturating_add(500_000) / 1_000_000
 }
 
 fn rate(amount: u64, ns: u64) -> f64 {
@@ -391,11 +397,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
         options.push(("offset", format_size(workload.region_offset_bytes)));
     }
     match workload.length {
-        crate::workload::RunLength::Time { duration_ns } => {
+        crate::result::RunLength::Time { duration_ns } => {
             options.push(("runtime", fio_seconds(duration_ns)));
             options.push(("time_based", "1".into()));
         }
-        crate::workload::RunLength::Bytes {
+        crate::result::RunLength::Bytes {
             bytes,
             time_limit_ns,
         } => {
@@ -435,8 +441,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     if workload.fsync_at_end {
         options.push(("end_fsync", "1".into()));
     }
-    if random > 0 && workload.distribution != crate::workload::OffsetDistribution::Uniform {
+    if random > 0 && workload.distribution != crate::result::OffsetDistribution::Uniform {
         options.push(("random_distribution", workload.distribution.to_string()));
+    }
+    if workload.writes() {
+        options.extend(workload.write_data.fio_options());
     }
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
@@ -582,7 +591,7 @@ fn full_intervals(series: &[IntervalPoint]) -> Vec<&IntervalPoint> {
     let longest = series.iter().map(|p| p.duration_ns).max().unwrap_or(0);
     series
         .iter()
-        .filter(|p| p.duration_ns > 0 && p.duration_ns * 2 >= longest)
+        .filter(|p| p.duration_ns > 0 && p.duration_ns.saturating_mul(2) >= longest)
         .collect()
 }
 
@@ -608,7 +617,7 @@ impl SampleStats {
                 samples: 0,
             };
         }
-        let mean = values.iter().sum::<u64>() as f64 / samples as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / samples as f64;
         let stddev = if samples > 1 {
             let squares: f64 = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
             (squares / (samples - 1) as f64).sqrt()
@@ -703,7 +712,8 @@ fn fio_bins(histogram: &SparseHistogram) -> Vec<(u64, u64)> {
     let mut counts: BTreeMap<usize, u64> = BTreeMap::new();
     for [index, count] in &histogram.buckets {
         let (low, _) = bucket_bounds(*index as usize);
-        *counts.entry(fio_bucket_index(low)).or_default() += count;
+        let bin = counts.entry(fio_bucket_index(low)).or_default();
+        *bin = bin.saturating_add(*count);
     }
     counts
         .into_iter()
@@ -715,12 +725,14 @@ fn fio_bins(histogram: &SparseHistogram) -> Vec<(u64, u64)> {
 /// fio's `percentile` map from `bins`: for each percentile p, the value of the first bucket
 /// at which the running count reaches p % of all samples, keyed as fio prints it ("99.900000").
 fn fio_percentiles(bins: &[(u64, u64)]) -> Ordered<u64> {
-    let total: u64 = bins.iter().map(|(_, count)| count).sum();
+    let total = bins
+        .iter()
+        .fold(0u64, |total, (_, count)| total.saturating_add(*count));
     let mut values = Vec::with_capacity(FIO_PERCENTILES.len());
     let mut running = 0u64;
     let mut next = 0;
     for &(value, count) in bins {
-        running += count;
+        running = running.saturating_add(count);
         while next < FIO_PERCENTILES.len()
             && running as f64 >= FIO_PERCENTILES[next] / 100.0 * total as f64
         {
@@ -850,74 +862,6 @@ fn batch_levels() -> Ordered<f64> {
         ["0", "4", "8", "16", "32", "64", ">=64"]
             .into_iter()
             .map(|key| (key, 0.0)),
-    )
-}
-
-/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year.rem_euclid(400);
-    let month_index = (month as i64 + 9) % 12;
-    let day_of_year = (153 * month_index + 2) / 5 + day as i64 - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ`.
-fn parse_rfc3339(text: &str) -> Option<u64> {
-    let text = text.strip_suffix('Z')?;
-    let (date, time) = text.split_once('T')?;
-    let mut date_parts = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (
-        date_parts.next()??,
-        date_parts.next()??,
-        date_parts.next()??,
-    );
-    let mut time_parts = time
-        .split(':')
-        .map(|p| p.split('.').next()?.parse::<u64>().ok());
-    let (hour, minute, second) = (
-        time_parts.next()??,
-        time_parts.next()??,
-        time_parts.next()??,
-    );
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let days = days_from_civil(year, month as u32, day as u32);
-    u64::try_from(days * 86_400)
-        .ok()
-        .map(|s| s + hour * 3600 + minute * 60 + second)
-}
-
-/// `Mon Nov 30 08:39:35 2026`, as fio's `time` (ctime without the newline), in UTC.
-fn ctime(seconds: u64) -> String {
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = (seconds / 86_400) as i64;
-    let rest = seconds % 86_400;
-    // Invert days_from_civil by searching the year and month (cheap: a few iterations).
-    let mut year = 1970 + days / 366;
-    while days_from_civil(year + 1, 1, 1) <= days {
-        year += 1;
-    }
-    let mut month = 1;
-    while month < 12 && days_from_civil(year, month + 1, 1) <= days {
-        month += 1;
-    }
-    let day = days - days_from_civil(year, month, 1) + 1;
-    format!(
-        "{} {} {:2} {:02}:{:02}:{:02} {}",
-        WEEKDAYS[days.rem_euclid(7) as usize],
-        MONTHS[month as usize - 1],
-        day,
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        year
     )
 }
 
@@ -1134,15 +1078,9 @@ mod tests {
     }
 
     #[test]
-    fn errno_and_time_helpers() {
+    fn errno_and_seconds_helpers() {
         assert_eq!(errno_of("No space left on device (os error 28)"), Some(28));
         assert_eq!(errno_of("short transfer: 1 of 4096 bytes"), None);
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400));
-        assert_eq!(parse_rfc3339("2026-11-30T08:39:35Z"), Some(1_796_027_975));
-        assert_eq!(ctime(1_796_027_975), "Mon Nov 30 08:39:35 2026");
-        assert_eq!(ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
-        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
         assert_eq!(fio_seconds(2_000_000_000), "2");
         assert_eq!(fio_seconds(2_500_000_000), "2500ms");
     }

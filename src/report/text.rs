@@ -4,37 +4,16 @@
 //! per-second rates) on MB/s and IOPS, a verdict column, and below the table one evidence line
 //! per test with its trust notes.
 
-use super::RunResult;
-use super::analysis::{ConfidenceInterval, DirectionConfidence};
-use super::result::{DirectionResult, StopReason, TestResult};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use crate::result::{
+    ConfidenceInterval, DirectionConfidence, DirectionResult, LatencyTargetResult, RunResult,
+    StopReason, TestResult,
+};
+use crate::text::escape::escape_controls;
+use crate::text::shown;
+use crate::units::{format_count, format_latency};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::io::Write;
-
-/// Formats a latency in ns with a unit that keeps three or four significant digits.
-pub fn format_latency(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
-
-/// Formats a count with thousands separators (`1,234,567`).
-pub fn format_count(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
 
 /// `value ± x %` when a confidence interval is known.
 fn with_interval(value: String, interval: Option<&ConfidenceInterval>) -> String {
@@ -95,7 +74,7 @@ pub fn results_table(result: &RunResult) -> Table {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header);
     for test in &result.tests {
-        let mut name = test.name.clone();
+        let mut name = shown(&test.name).into_owned();
         if test.stop_reason != StopReason::Completed {
             name.push_str(match test.stop_reason {
                 StopReason::Interrupted => " (partial)",
@@ -135,7 +114,7 @@ pub fn results_table(result: &RunResult) -> Table {
         if test.jobs.len() > 1 {
             for job in &test.jobs {
                 rows.push(direction_cells(
-                    format!("  {}", job.name),
+                    format!("  {}", shown(&job.name)),
                     &job.total,
                     test,
                     false,
@@ -171,7 +150,8 @@ pub fn results_table(result: &RunResult) -> Table {
     table
 }
 
-/// Writes the table and every warning and error note of `result`.
+/// Writes the table and every warning and error note of `result`; names from the result are
+/// shown as [`shown`] makes them, other text with control characters escaped.
 pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}", results_table(result))?;
     writeln!(
@@ -182,12 +162,21 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     write_verdicts(result, out)?;
     for test in &result.tests {
         if test.errors.count > 0 {
-            writeln!(out, "{}: {} I/O errors", test.name, test.errors.count)?;
+            writeln!(
+                out,
+                "{}: {} I/O errors",
+                shown(&test.name),
+                test.errors.count
+            )?;
             for error in &test.errors.first {
                 writeln!(
                     out,
                     "  {} {:?} at offset {} ({} bytes): {}",
-                    error.target, error.direction, error.offset, error.length, error.error
+                    escape_controls(&error.target),
+                    error.direction,
+                    error.offset,
+                    error.length,
+                    escape_controls(&error.error)
                 )?;
             }
         }
@@ -198,7 +187,7 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     for warning in &result.warnings {
-        writeln!(out, "warning: {warning}")?;
+        writeln!(out, "warning: {}", escape_controls(warning))?;
     }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
@@ -207,7 +196,7 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
 }
 
 /// What a job's latency-target search found, in one line.
-fn latency_target_line(name: &str, search: &crate::report::result::LatencyTargetResult) -> String {
+fn latency_target_line(name: &str, search: &LatencyTargetResult) -> String {
     let depths: Vec<String> = search.depths.iter().map(u32::to_string).collect();
     let found = if search.met {
         format!("depth {} found", depths.join(", "))
@@ -215,7 +204,8 @@ fn latency_target_line(name: &str, search: &crate::report::result::LatencyTarget
         format!("not met, even at depth {}", depths.join(", "))
     };
     format!(
-        "{name}: latency target {} for {} % of the I/Os of each {} window: {found}, {} IOPS",
+        "{}: latency target {} for {} % of the I/Os of each {} window: {found}, {} IOPS",
+        shown(name),
         format_latency(search.target_ns as f64),
         search.percentile,
         format_latency(search.window_ns as f64),
@@ -239,12 +229,12 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         writeln!(
             out,
             "{}: {} — {}",
-            test.name,
+            shown(&test.name),
             analysis.verdict.name(),
-            analysis.evidence
+            escape_controls(&analysis.evidence)
         )?;
         for note in &analysis.trust_notes {
-            writeln!(out, "  note: {}", note.message)?;
+            writeln!(out, "  note: {}", escape_controls(&note.message))?;
         }
     }
     Ok(())
@@ -256,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_latency_target_search_reads_in_one_line() {
-        let search = crate::report::result::LatencyTargetResult {
+        let search = LatencyTargetResult {
             target_ns: 500_000,
             window_ns: 1_000_000_000,
             percentile: 99.9,
@@ -270,20 +260,11 @@ mod tests {
             line.contains("99.9 %") && line.contains("depth 12, 16 found"),
             "{line}"
         );
-        let missed = crate::report::result::LatencyTargetResult {
+        let missed = LatencyTargetResult {
             met: false,
             depths: vec![1],
             ..search
         };
         assert!(latency_target_line("d", &missed).contains("not met, even at depth 1"));
-    }
-
-    #[test]
-    fn numbers_are_readable() {
-        assert_eq!(format_count(1234567.4), "1,234,567");
-        assert_eq!(format_count(999.0), "999");
-        assert_eq!(format_latency(850.0), "850 ns");
-        assert_eq!(format_latency(85_300.0), "85.3 µs");
-        assert_eq!(format_latency(1_234_000.0), "1.23 ms");
     }
 }

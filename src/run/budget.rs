@@ -15,7 +15,7 @@
 //! [`HostLimits::read`], the one reader of `/proc`.
 //!
 //! ```
-//! use iopath::engine::EngineKind;
+//! use iopath::result::EngineKind;
 //! use iopath::run::budget::{HostLimits, JobDemand, check_test};
 //! let job = JobDemand {
 //!     name: "randread 1g QD64".into(),
@@ -36,8 +36,8 @@
 //! assert!(error.contains("64.0 GiB") && error.contains("--qd"));
 //! ```
 
-use crate::engine::EngineKind;
 use crate::engine::buffer::BUFFER_ALIGNMENT;
+use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
 
 /// Bit of the capability that exempts from `RLIMIT_MEMLOCK` (`linux/capability.h`).

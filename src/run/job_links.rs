@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use iopath::run::job_links::TestLinks;
-//! use iopath::workload::job_controls::EndOthers;
+//! use iopath::result::EndOthers;
 //! use iopath::workload::suite::base_workload;
 //! use iopath::workload::{JobPlan, TestPlan};
 //! let mut first = base_workload();
@@ -24,8 +24,8 @@
 
 use super::flow::FlowGroup;
 use super::pacer::JobPacer;
+use crate::result::EndOthers;
 use crate::workload::TestPlan;
-use crate::workload::job_controls::EndOthers;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The shared state of a test's jobs (see the module documentation).

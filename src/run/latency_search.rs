@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use iopath::run::latency_search::{LatencySearch, SearchStep};
-//! use iopath::workload::job_controls::LatencyTarget;
+//! use iopath::result::LatencyTarget;
 //! let target = LatencyTarget { target_ns: 1_000, window_ns: 100, percentile: 100.0, keep_running: false };
 //! let mut search = LatencySearch::new(target, 8);
 //! assert_eq!(search.depth(), 1);
@@ -27,7 +27,7 @@
 //! assert_eq!(search.depth(), 2);
 //! ```
 
-use crate::workload::job_controls::LatencyTarget;
+use crate::result::LatencyTarget;
 
 /// What the worker does after a completion or a check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,36 +1,41 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
-use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
 use super::job_links::TestLinks;
 use super::progress::{LiveSample, WorkerProgress};
+use super::start_gate::{GateClosed, StartGate};
+use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
-use crate::clock::Clock;
-use crate::engine::buffer::fill_random_bytes;
-use crate::engine::network::NetworkVolumeInfo;
+use crate::engine::buffer_fill::BufferFiller;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, EngineOptions, StopSignal};
-use crate::report::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    LatencyTargetResult, SteadyOutcome, StopReason, TestResult,
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::engine::{EngineOptions, StopSignal};
+use crate::host::clock::Clock;
+use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
+use crate::result::{
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::TargetHandle;
-use crate::target::TargetInfo;
-use crate::target::network::NetworkTarget;
-use crate::target::open::OpenRequest;
+use crate::targets::TargetHandle;
+use crate::targets::open::OpenRequest;
 use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, RunLength, TestPlan};
+use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+
+/// Longest wait for every worker thread to be ready, and then for the start: a thread that
+/// does not come in this time ends the test with an error naming the wait.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A target ready for a test.
 #[derive(Debug)]
@@ -65,14 +70,6 @@ impl PreparedTarget {
             TargetAccess::Network(network) => Some(network),
             TargetAccess::Local(_) => None,
         }
-    }
-}
-
-/// The engine of a network target's protocol.
-pub fn network_engine(target: &NetworkTarget) -> EngineKind {
-    match target {
-        NetworkTarget::Nbd { .. } => EngineKind::Nbd,
-        NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
     }
 }
 
@@ -120,13 +117,14 @@ struct JobSetup {
 }
 
 /// Runs `test` with the shapes of its jobs (same order as `test.jobs`) on `targets` (the run's
-/// whole target list).
+/// whole target list). `None` when a stop request came while the workers were being opened:
+/// the test did not start.
 pub fn run_test(
     test: &TestPlan,
     shapes: &[EffectiveShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
-) -> Result<TestRun, RunError> {
+) -> Result<Option<TestRun>, RunError> {
     let clock = context.clock;
     let thread_count: usize = test
         .jobs
@@ -137,14 +135,10 @@ pub fn run_test(
     let mut workers = Vec::with_capacity(thread_count);
     let mut setups = Vec::with_capacity(test.jobs.len());
     for (job_index, (job, shape)) in test.jobs.iter().zip(shapes).enumerate() {
-        setups.push(open_job(
-            job_index,
-            job,
-            shape,
-            targets,
-            &context,
-            &mut workers,
-        )?);
+        match open_job(job_index, job, shape, targets, &context, &mut workers)? {
+            Some(setup) => setups.push(setup),
+            None => return Ok(None),
+        }
     }
 
     // One pacer per job (its rate caps hold over all its workers together), the flows, and
@@ -157,15 +151,15 @@ pub fn run_test(
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
-    let ready = Barrier::new(thread_count + 1);
-    let go = Barrier::new(thread_count + 1);
+    let ready = StartGate::new(thread_count + 1, "every worker thread to be ready");
+    let go = StartGate::new(thread_count + 1, "the start of the test");
     let start_tick = AtomicU64::new(0);
     let error_stop = AtomicBool::new(false);
     let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: super::host::online_cpus(),
+        cpu_count: crate::host::info::online_cpus(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -178,8 +172,9 @@ pub fn run_test(
             .unwrap_or_default(),
         attained_after_ns: None,
     };
+    let interval_ns = context.interval_ns;
 
-    std::thread::scope(|scope| {
+    let start_failure = std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
             let (stop, error_stop, outcomes, finished, links, pin_failures) = (
@@ -190,7 +185,7 @@ pub fn run_test(
                 &links,
                 &pin_failures,
             );
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
                     if let Err(reason) = super::affinity::pin_current_thread(&worker.cpus) {
@@ -201,50 +196,83 @@ pub fn run_test(
                                 "a worker could not be pinned to its CPUs: {reason}"
                             ));
                     }
-                    ready.wait();
-                    go.wait();
-                    let start = start_tick.load(Ordering::Acquire);
-                    let worker_links = WorkerLinks {
-                        stop,
-                        error_stop,
-                        progress,
-                        finish: links.finish(worker.job),
-                        pacer: links.pacer(worker.job),
-                        flow: links.flow(worker.job),
+                    let started = ready
+                        .wait(stop, START_TIMEOUT)
+                        .and_then(|()| go.wait(stop, START_TIMEOUT));
+                    let outcome = match started {
+                        Ok(()) => {
+                            let start = start_tick.load(Ordering::Acquire);
+                            let worker_links = WorkerLinks {
+                                stop,
+                                error_stop,
+                                progress,
+                                finish: links.finish(worker.job),
+                                pacer: links.pacer(worker.job),
+                                flow: links.flow(worker.job),
+                            };
+                            worker.engine.run(worker.plan, worker_links, clock, start)
+                        }
+                        // Stopped before the start: the test ends as interrupted, empty.
+                        Err(GateClosed::Stopped { .. }) => {
+                            WorkerOutcome::not_started(StopReason::Interrupted, interval_ns)
+                        }
+                        // The start was called off; the coordinator says why.
+                        Err(_) => return,
                     };
-                    let outcome = worker.engine.run(worker.plan, worker_links, clock, start);
                     drop(worker.engine);
                     links.worker_ended(worker.job);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
-                })
-                .expect("spawn a worker thread");
+                });
+            if let Err(source) = spawned {
+                // The threads already created are waiting at `ready`: release them unstarted.
+                ready.close();
+                return Some(RunError::Threads(ThreadStartError {
+                    asked: thread_count,
+                    started: index,
+                    user_limit: user_thread_limit(),
+                    source,
+                }));
+            }
         }
-        ready.wait();
-        let start = clock.now() + clock.ticks_for_nanos(1_000_000);
-        start_tick.store(start, Ordering::Release);
-        go.wait();
-        coordinate(
-            test,
-            clock,
-            start,
-            &progress,
-            &finished,
-            thread_count as u64,
-            &mut cpu,
-            &mut steady,
-            &links,
-            observer,
-        );
+        let started = ready
+            .wait(context.stop.flag(), START_TIMEOUT)
+            .and_then(|()| {
+                let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+                start_tick.store(start, Ordering::Release);
+                go.wait(context.stop.flag(), START_TIMEOUT).map(|()| start)
+            });
+        match started {
+            Ok(start) => {
+                coordinate(
+                    test,
+                    clock,
+                    start,
+                    &progress,
+                    &finished,
+                    thread_count as u64,
+                    &mut cpu,
+                    &mut steady,
+                    &links,
+                    observer,
+                );
+                None
+            }
+            Err(GateClosed::Stopped { .. }) => None,
+            Err(closed) => Some(RunError::Start(closed)),
+        }
     });
+    if let Some(error) = start_failure {
+        return Err(error);
+    }
 
     let outcomes: Vec<(usize, WorkerOutcome)> = outcomes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|outcome| outcome.expect("every worker leaves an outcome"))
-        .collect();
+        .map(|outcome| outcome.ok_or(RunError::Start(GateClosed::Closed)))
+        .collect::<Result<_, _>>()?;
     let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
     for failure in pin_failures.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if !result.warnings.contains(&failure) {
@@ -254,10 +282,11 @@ pub fn run_test(
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
-    Ok(TestRun { result, traces })
+    Ok(Some(TestRun { result, traces }))
 }
 
-/// Opens every worker of one job (files, engines, planners) before the clock starts.
+/// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
+/// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
     job_index: usize,
     job: &JobPlan,
@@ -265,7 +294,7 @@ fn open_job(
     targets: &[PreparedTarget],
     context: &TestContext<'_>,
     workers: &mut Vec<WorkerSlot>,
-) -> Result<JobSetup, RunError> {
+) -> Result<Option<JobSetup>, RunError> {
     let workload = &job.workload;
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
@@ -288,6 +317,9 @@ fn open_job(
             ..job_options.clone()
         };
         for worker_index in 0..threads_per_target {
+            if context.stop.is_raised() {
+                return Ok(None);
+            }
             let clone = clone_of_worker(worker_index, threads_per_target, workload.workers);
             let (region_start, region_size) = clone_region(
                 workload.region_offset_bytes,
@@ -302,12 +334,15 @@ fn open_job(
                     target.path.display()
                 ))
             })?;
+            let fill_plan = workload
+                .write_data
+                .fill_plan(workload.access.min_write_size_bytes(), region_size);
             let (endpoint, kind) = match &target.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
                     } else {
-                        network_engine(network)
+                        network.engine_kind()
                     };
                     (Endpoint::Network(network), kind)
                 }
@@ -340,12 +375,14 @@ fn open_job(
                     capabilities,
                 });
             }
+            let mut data = BufferFiller::new(
+                fill_plan,
+                worker_seed(workload.seed ^ 0x5752_4954, job_thread),
+            );
             if workload.writes() {
-                let mut rng =
-                    fastrand::Rng::with_seed(worker_seed(workload.seed ^ 0x5752_4954, job_thread));
                 let engine = engine.as_engine();
                 for slot in 0..shape.queue_depth as usize {
-                    fill_random_bytes(&mut rng, engine.buffer_mut(slot));
+                    data.fill(engine.buffer_mut(slot));
                 }
             }
             let length = match workload.length {
@@ -394,6 +431,7 @@ fn open_job(
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
+                    data,
                     start_delay_ns: controls.start_delay_of_worker(
                         workload.start_delay_ns,
                         workload.seed,
@@ -420,14 +458,14 @@ fn open_job(
     {
         direct = true;
     }
-    Ok(JobSetup {
+    Ok(Some(JobSetup {
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
         }),
         direct,
         warnings,
-    })
+    }))
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
@@ -630,7 +668,7 @@ fn error_summary<'a>(
 /// What the latency-target search of a job found: each worker's depth, whether the target
 /// held at all of them, and the IOPS of the final windows (the job's measured figures).
 fn latency_outcome(
-    workload: &crate::workload::Workload,
+    workload: &crate::result::Workload,
     outcomes: &[&WorkerOutcome],
     iops: f64,
 ) -> Option<LatencyTargetResult> {

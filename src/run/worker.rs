@@ -1,26 +1,26 @@
 //! One worker: owns its engine, slots, planner and recorders, and issues I/O until its time or
 //! its bytes are done.
 //!
-//! The loop fills the queue (one clock read before each batch of submissions), flushes, reaps
-//! at least one completion (one clock read after each reap), and records every completion that
-//! ends inside the measurement window. Nothing in the loop allocates or locks: slots, the
-//! completion array and the recorders are sized before the clock starts.
+//! The loop fills the queue (one clock read before each batch of submissions, and one after
+//! the buffer of a write was filled or scrambled, so that this CPU work is not counted as
+//! latency), flushes, reaps at least one completion (one clock read after each reap), and
+//! records every completion that ends inside the measurement window. Nothing in the loop
+//! allocates or locks: slots, buffers, the completion array and the recorders are sized before
+//! the clock starts.
 
-use super::cpu::thread_cpu_ns;
 use super::flow::{DEFAULT_FLOW_WAIT_NS, FlowGroup};
 use super::latency_search::{LatencySearch, SearchStep};
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
-use crate::clock::{Clock, Ticks};
-use crate::engine::{Completion, Direction, Engine, IoRequest};
-use crate::report::result::{IoErrorRecord, StopReason};
+use crate::engine::buffer_fill::BufferFiller;
+use crate::engine::{Completion, Engine, IoRequest};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::thread_cpu_ns;
+use crate::result::LatencyTarget;
+use crate::result::{Direction, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
-use crate::workload::job_controls::LatencyTarget;
 use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Longest single wait for the pacer, ns: the stop flags are looked at in between.
-const PACING_SLICE_NS: u64 = 100_000_000;
 
 /// Errors kept with their offsets per worker; later ones are only counted.
 pub const KEPT_ERRORS_PER_WORKER: usize = 16;
@@ -67,6 +67,8 @@ pub struct WorkerPlan {
     pub trace: bool,
     /// Stamp every written block with its offset (see [`stamp_block`]).
     pub stamp_writes: bool,
+    /// Fills or scrambles write buffers before each write.
+    pub data: BufferFiller,
     /// Wait this long after the common start before issuing, ns.
     pub start_delay_ns: u64,
     /// Most I/Os to issue.
@@ -98,11 +100,11 @@ pub fn stamp_block(buffer: &mut [u8], offset: u64) {
     }
 }
 
-/// What is shared between workers and the coordinator: the stop flag and the progress cells.
+/// What is shared between workers and the coordinator: the stop flags and the progress cells.
 pub struct WorkerLinks<'a> {
-    /// Set by Ctrl-C, by a worker that hit an error, or by the coordinator.
+    /// The run's stop request (a signal); workers only read it.
     pub stop: &'a AtomicBool,
-    /// Set by this worker when an error stopped it.
+    /// Set by a worker of the test whose error stops the test; every worker stops on it.
     pub error_stop: &'a AtomicBool,
     /// This worker's live totals.
     pub progress: &'a WorkerProgress,
@@ -113,6 +115,16 @@ pub struct WorkerLinks<'a> {
     pub pacer: Option<&'a JobPacer>,
     /// The flow the worker's job is in (fio's `flow`), if any.
     pub flow: Option<&'a FlowGroup>,
+}
+
+impl WorkerLinks<'_> {
+    /// Whether the worker should end what it is waiting for: a stop, an error elsewhere, or
+    /// the end of the test.
+    fn wait_is_over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.error_stop.load(Ordering::Relaxed)
+            || self.finish.load(Ordering::Relaxed)
+    }
 }
 
 /// One issued I/O, when tracing.
@@ -148,6 +160,28 @@ pub struct WorkerOutcome {
     pub engine_failure: Option<String>,
     /// The depth the latency-target search ended at, and whether the target held there.
     pub latency_depth: Option<(u32, bool)>,
+}
+
+impl WorkerOutcome {
+    /// The outcome of a worker stopped for `stop_reason` before it issued any I/O.
+    pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
+        let mut read = DirectionRecorder::new(interval_ns, 0);
+        let mut write = DirectionRecorder::new(interval_ns, 0);
+        read.finish();
+        write.finish();
+        WorkerOutcome {
+            read,
+            write,
+            errors: Vec::new(),
+            stop_reason,
+            window_end_ns: 0,
+            fsync_ns: 0,
+            thread_cpu_ns: 0,
+            trace: Vec::new(),
+            engine_failure: None,
+            latency_depth: None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -235,13 +269,14 @@ pub fn run_worker<E: Engine>(
     });
     let mut restarted = false;
     let mut flow_own = 0u64;
-    // Every worker of the test begins at the same instant (after its own start delay).
+    // Every worker of the test begins at the same instant (after its own start delay), unless
+    // the test is stopped first.
     let mut now = clock.now();
     if plan.start_delay_ns > 0 {
-        wait_for(clock, clock.nanos_between(now, begin));
+        pause(clock, clock.nanos_between(now, begin), &links);
         now = clock.now();
     }
-    while now < begin {
+    while now < begin && !links.wait_is_over() {
         std::hint::spin_loop();
         now = clock.now();
     }
@@ -254,10 +289,17 @@ pub fn run_worker<E: Engine>(
     };
 
     loop {
-        if !stopping && links.stop.load(Ordering::Relaxed) {
-            stopping = true;
-            stop_reason = run_stop_reason(&links);
-            stopped_at = Some(now);
+        if !stopping {
+            let errored = links.error_stop.load(Ordering::Relaxed);
+            if errored || links.stop.load(Ordering::Relaxed) {
+                stopping = true;
+                stop_reason = if errored {
+                    StopReason::Error
+                } else {
+                    StopReason::Interrupted
+                };
+                stopped_at = Some(now);
+            }
         }
         if !stopping && measure_end.is_some_and(|end| now >= end) {
             stopping = true;
@@ -310,12 +352,6 @@ pub fn run_worker<E: Engine>(
             let since_start = clock.nanos_between(begin, batch_time);
             let mut queued = 0usize;
             while in_flight < depth_limit {
-                // Requests handed to the device one by one get their own submission time.
-                let submitted = if plan.submit_batch == 1 && queued > 0 {
-                    clock.now()
-                } else {
-                    batch_time
-                };
                 if budget_done(issued_bytes, issued_ios) {
                     break;
                 }
@@ -344,9 +380,22 @@ pub fn run_worker<E: Engine>(
                     break;
                 }
                 let slot = free_slots.pop().expect("a free slot below the queue depth");
-                if plan.stamp_writes && io.direction == Direction::Write {
-                    stamp_block(engine.buffer_mut(slot as usize), io.offset);
+                let mut filled = false;
+                if io.direction == Direction::Write {
+                    let read_into = slots[slot as usize].direction == Some(Direction::Read);
+                    let buffer = &mut engine.buffer_mut(slot as usize)[..io.length as usize];
+                    filled = plan.data.prepare_write(buffer, io.offset, read_into);
+                    if plan.stamp_writes {
+                        stamp_block(buffer, io.offset);
+                    }
                 }
+                // Requests handed to the device one by one get their own submission time, and
+                // so does a write whose buffer was just filled (the fill is not its latency).
+                let submitted = if filled || (plan.submit_batch == 1 && queued > 0) {
+                    clock.now()
+                } else {
+                    batch_time
+                };
                 slots[slot as usize] = SlotState {
                     offset: io.offset,
                     length: io.length,
@@ -412,7 +461,6 @@ pub fn run_worker<E: Engine>(
                 run_stop_reason(&links)
             } else {
                 links.error_stop.store(true, Ordering::Relaxed);
-                links.stop.store(true, Ordering::Relaxed);
                 StopReason::Error
             };
         }
@@ -424,8 +472,7 @@ pub fn run_worker<E: Engine>(
             if pacing_wait_ns > 0 {
                 let until_end = measure_end
                     .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-                // In slices, so that Ctrl-C and the end of a steady test are seen.
-                wait_for(clock, pacing_wait_ns.min(until_end).min(PACING_SLICE_NS));
+                pause(clock, pacing_wait_ns.min(until_end), &links);
             }
             now = clock.now();
             continue;
@@ -437,7 +484,6 @@ pub fn run_worker<E: Engine>(
                 if !error.is_stop() {
                     stop_reason = StopReason::Error;
                     links.error_stop.store(true, Ordering::Relaxed);
-                    links.stop.store(true, Ordering::Relaxed);
                 } else if !stopping {
                     stop_reason = run_stop_reason(&links);
                 }
@@ -487,7 +533,6 @@ pub fn run_worker<E: Engine>(
                     stop_reason = StopReason::Error;
                     stopped_at = Some(now);
                     links.error_stop.store(true, Ordering::Relaxed);
-                    links.stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
@@ -576,13 +621,25 @@ fn run_stop_reason(links: &WorkerLinks<'_>) -> StopReason {
     }
 }
 
-/// Waits about `nanos`: sleeps for long waits, spins for the last stretch.
-fn wait_for(clock: &Clock, nanos: u64) {
+/// Longest sleep of a waiting worker between two looks at its stop flags, ns.
+const PAUSE_SLICE_NS: u64 = 10_000_000;
+
+/// Waits about `nanos` (a start delay, a rate cap, a think time), or less when the wait is
+/// over ([`WorkerLinks::wait_is_over`]): sleeps in slices of at most 10 ms for long waits,
+/// spins for the last stretch.
+fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
     let start = clock.now();
-    if nanos > 200_000 {
-        std::thread::sleep(std::time::Duration::from_nanos(nanos - 100_000));
-    }
-    while clock.nanos_between(start, clock.now()) < nanos {
-        std::hint::spin_loop();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let remaining = nanos - elapsed;
+        if remaining > 200_000 {
+            let slice = (remaining - 100_000).min(PAUSE_SLICE_NS);
+            std::thread::sleep(std::time::Duration::from_nanos(slice));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }

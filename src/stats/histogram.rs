@@ -20,7 +20,7 @@
 //! assert!((p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.008);
 //! ```
 
-use serde::{Deserialize, Serialize};
+use crate::result::{LatencySummary, PERCENTILES, SparseHistogram};
 
 /// Bits of sub-bucket resolution per power of two (64 sub-buckets).
 pub const SUB_BUCKET_BITS: u32 = 6;
@@ -41,9 +41,10 @@ pub fn bucket_index(value: u64) -> usize {
     (shift as u64 * SUB_BUCKETS + (value >> shift)) as usize
 }
 
-/// Smallest value counted by bucket `index`, and the bucket's width.
+/// Smallest value counted by bucket `index`, and the bucket's width. An index past the last
+/// bucket (only a damaged saved histogram holds one) is read as the last bucket.
 pub fn bucket_bounds(index: usize) -> (u64, u64) {
-    let index = index as u64;
+    let index = index.min(BUCKET_COUNT - 1) as u64;
     if index < 2 * SUB_BUCKETS {
         return (index, 1);
     }
@@ -189,7 +190,7 @@ impl LatencyHistogram {
         let rank = rank.min(self.count);
         let mut seen = 0u64;
         for (index, &bucket_count) in self.counts.iter().enumerate() {
-            seen += bucket_count;
+            seen = seen.saturating_add(bucket_count);
             if seen >= rank {
                 return bucket_value(index).clamp(self.min(), self.max);
             }
@@ -230,7 +231,8 @@ impl LatencyHistogram {
         }
         let mut histogram = LatencyHistogram::new();
         for [index, count] in &sparse.buckets {
-            *histogram.counts.get_mut(*index as usize)? += count;
+            let slot = histogram.counts.get_mut(usize::try_from(*index).ok()?)?;
+            *slot = slot.checked_add(*count)?;
         }
         histogram.count = sparse.count;
         histogram.sum = sparse.sum_ns;
@@ -245,23 +247,21 @@ impl LatencyHistogram {
     }
 }
 
-/// The stored form of a [`LatencyHistogram`]: only non-empty buckets, with the exact moments.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SparseHistogram {
-    /// Sub-bucket bits of the layout (6: 64 buckets per power of two).
-    pub sub_bucket_bits: u32,
-    /// Number of samples.
-    pub count: u64,
-    /// Exact sum of the samples, ns.
-    pub sum_ns: u128,
-    /// Exact sum of the squared samples, ns².
-    pub sum_of_squares_ns2: u128,
-    /// Smallest sample, ns.
-    pub min_ns: u64,
-    /// Largest sample, ns.
-    pub max_ns: u64,
-    /// `[bucket index, count]` of every non-empty bucket.
-    pub buckets: Vec<[u64; 2]>,
+impl LatencySummary {
+    /// Summary of a histogram: its exact extremes and moments, and the [`PERCENTILES`], each
+    /// within [`RELATIVE_ERROR`].
+    pub fn from_histogram(histogram: &LatencyHistogram) -> Self {
+        LatencySummary {
+            min_ns: histogram.min(),
+            mean_ns: histogram.mean(),
+            stddev_ns: histogram.stddev(),
+            max_ns: histogram.max(),
+            percentiles_ns: PERCENTILES
+                .iter()
+                .map(|(percent, key)| (key.to_string(), histogram.percentile(*percent)))
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -282,6 +282,30 @@ mod tests {
             value = value / 5 * 7 + 7;
         }
         assert_eq!(bucket_index(u64::MAX), BUCKET_COUNT - 1);
+        assert_eq!(bucket_bounds(usize::MAX), bucket_bounds(BUCKET_COUNT - 1));
+    }
+
+    #[test]
+    fn damaged_saved_histograms_are_refused_or_read_without_overflow() {
+        let mut histogram = LatencyHistogram::new();
+        histogram.record(1000);
+        let mut sparse = histogram.to_sparse();
+        sparse.buckets.push([u64::MAX, 1]);
+        assert!(
+            LatencyHistogram::from_sparse(&sparse).is_none(),
+            "index past the end"
+        );
+        sparse.buckets.pop();
+        sparse.buckets.push(sparse.buckets[0]);
+        sparse.buckets[0][1] = u64::MAX;
+        assert!(
+            LatencyHistogram::from_sparse(&sparse).is_none(),
+            "count overflow"
+        );
+        sparse.buckets.pop();
+        sparse.count = u64::MAX;
+        let read = LatencyHistogram::from_sparse(&sparse).unwrap();
+        assert!(read.percentile(99.9) > 0);
     }
 
     #[test]

@@ -9,28 +9,8 @@
 //! (from the direction's own split). iopath expresses both as lines: a fio workload becomes one
 //! line per (direction, size) with weight = direction share × size share.
 
+use crate::result::{AccessLine, AccessSpec};
 use crate::units::{format_size, parse_duration_ns, parse_size};
-use serde::{Deserialize, Serialize};
-
-/// One line of an access specification.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccessLine {
-    /// Transfer size, bytes.
-    pub size_bytes: u64,
-    /// Relative weight of this line among all lines.
-    pub weight: u32,
-    /// Percentage of this line's I/Os that are reads.
-    pub read_percent: u8,
-    /// Percentage of this line's I/Os that start at a random offset (else right after the
-    /// previous I/O).
-    pub random_percent: u8,
-    /// Random offsets of this line are multiples of this, bytes.
-    pub alignment_bytes: u64,
-    /// I/Os issued back to back before the line's delay (Iometer's burst length); 1 when unset.
-    pub burst_length: u32,
-    /// Pause after each burst, ns (Iometer's transfer delay); 0 for none.
-    pub delay_ns: u64,
-}
 
 impl AccessLine {
     /// A line with no burst or delay.
@@ -98,13 +78,6 @@ fn parse_delay(text: &str) -> Result<u64, String> {
     parse_duration_ns(text).map_err(|e| e.to_string())
 }
 
-/// A whole access specification.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccessSpec {
-    /// The lines; each I/O draws one with probability weight / total weight.
-    pub lines: Vec<AccessLine>,
-}
-
 impl AccessSpec {
     /// Reads lines separated by commas (or newlines).
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -132,7 +105,9 @@ impl AccessSpec {
 
     /// Sum of the weights.
     pub fn total_weight(&self) -> u64 {
-        self.lines.iter().map(|l| l.weight as u64).sum()
+        self.lines
+            .iter()
+            .fold(0u64, |total, l| total.saturating_add(u64::from(l.weight)))
     }
 
     /// Largest transfer size (the buffer size).
@@ -185,6 +160,15 @@ impl AccessSpec {
         self.active_lines().any(|l| l.read_percent < 100)
     }
 
+    /// Smallest transfer size of the lines that may write (0 when none writes).
+    pub fn min_write_size_bytes(&self) -> u64 {
+        self.active_lines()
+            .filter(|l| l.read_percent < 100)
+            .map(|l| l.size_bytes)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Whether any I/O may be a read.
     pub fn reads(&self) -> bool {
         self.active_lines().any(|l| l.read_percent > 0)
@@ -229,7 +213,7 @@ impl std::fmt::Display for AccessSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::result::{AccessLine, AccessSpec};
 
     #[test]
     fn iometer_lines_parse() {

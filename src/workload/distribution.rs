@@ -19,75 +19,7 @@
 //! Hot blocks of zipf and pareto are scattered over the region by a fixed permutation, so that
 //! "hot" is not "at the start of the file".
 
-use serde::{Deserialize, Serialize};
-
-/// One zone of a zoned distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Zone {
-    /// Share of the accesses, percent.
-    pub access_percent: f64,
-    /// Share of the region, percent.
-    pub size_percent: f64,
-}
-
-/// One zone of an absolute zoned distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AbsoluteZone {
-    /// Share of the accesses, percent.
-    pub access_percent: f64,
-    /// Length of the zone, bytes.
-    pub size_bytes: u64,
-}
-
-/// The distribution of random offsets.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum OffsetDistribution {
-    /// Every aligned offset equally likely.
-    #[default]
-    Uniform,
-    /// Zipf with exponent θ.
-    Zipf {
-        /// Exponent θ (above 0; 1 included).
-        theta: f64,
-        /// Place of the hottest block, share of the region (0 to 1).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        center: Option<f64>,
-    },
-    /// Pareto with hot share h (0 < h < 1).
-    Pareto {
-        /// Share of blocks that takes 1-h of the accesses.
-        h: f64,
-        /// Place of the hottest block, share of the region (0 to 1).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        center: Option<f64>,
-    },
-    /// Gaussian around the middle (or `center`).
-    Normal {
-        /// Standard deviation, percent of the region.
-        stddev_percent: f64,
-        /// Place of the mean, share of the region (0 to 1; default 0.5).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        center: Option<f64>,
-    },
-    /// Zones of given access and size shares.
-    Zoned {
-        /// The zones, from the start of the region.
-        zones: Vec<Zone>,
-    },
-    /// Zones of given access shares and absolute sizes, from the start of the region.
-    ZonedAbsolute {
-        /// The zones.
-        zones: Vec<AbsoluteZone>,
-    },
-    /// A fixed sequence of blocks, repeated.
-    Sequence {
-        /// Block indexes (multiples of the alignment from the region's start).
-        blocks: Vec<u64>,
-        /// Each repetition moves on by the sequence's length.
-        stride: bool,
-    },
-}
+use crate::result::{AbsoluteZone, OffsetDistribution, Zone};
 
 /// Most blocks a sequence may name (fio's limit).
 pub const MAX_SEQUENCE_BLOCKS: usize = 64;
@@ -596,6 +528,7 @@ fn log1p_over_x(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::OffsetDistribution;
 
     const DRAWS: usize = 1_000_000;
 

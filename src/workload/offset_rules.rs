@@ -4,11 +4,12 @@
 //! it), its random map (every block once per pass over the region) and its per-clone regions
 //! (`offset_increment`).
 //!
-//! The default changes nothing: back-to-back sequential I/O, every random I/O drawn on its
-//! own, one region for every worker.
+//! The rules themselves are data of the result ([`OffsetRules`]); this module holds what the
+//! planner and the runner do with them.
 //!
 //! ```
-//! use iopath::workload::offset_rules::{OffsetRules, clone_region};
+//! use iopath::result::OffsetRules;
+//! use iopath::workload::offset_rules::clone_region;
 //! let apart = OffsetRules { clone_increment_bytes: 1 << 20, ..OffsetRules::default() };
 //! assert_eq!(clone_region(0, Some(1 << 20), &apart, 4 << 20, 3), Some((3 << 20, 1 << 20)));
 //! assert_eq!(clone_region(0, Some(1 << 20), &apart, 4 << 20, 4), None);
@@ -17,44 +18,7 @@
 //! assert_eq!(rules.to_string(), "step -8192 B after each sequential I/O");
 //! ```
 
-use serde::{Deserialize, Serialize};
-
-/// How offsets follow each other (see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct OffsetRules {
-    /// Added to the end of a sequential I/O to give the next offset, bytes: holes when
-    /// positive (`rw=write:4k`), backwards or overlapping I/O when negative (`rw=read:-8k`).
-    /// 0: back to back.
-    pub sequential_step_bytes: i64,
-    /// A random offset only every this many I/Os (fio's `rw=randread:8`): the first I/O and
-    /// then every this-many-th is drawn, the ones between follow the previous I/O (or repeat
-    /// its offset with `repeat_offset`). 0 and 1: every I/O is drawn.
-    pub random_every_ios: u32,
-    /// Between two drawn offsets, issue the previous offset again instead of the one after it
-    /// (fio's `rw_sequencer=identical`).
-    pub repeat_offset: bool,
-    /// Random offsets visit each block of the region once before any block is visited again
-    /// (fio's random map, its default): a drawn block already visited moves on to the next
-    /// free one, and an I/O is cut short where it would reach a visited block. Only with the
-    /// uniform distribution.
-    pub random_map: bool,
-    /// Clone `c` of a job works on its region moved `c ×` this many bytes further (fio's
-    /// `offset_increment`; clones are the workers sharing a target).
-    pub clone_increment_bytes: u64,
-}
-
-impl OffsetRules {
-    /// Whether these are the defaults (nothing changes).
-    pub fn is_default(&self) -> bool {
-        *self == OffsetRules::default()
-    }
-
-    /// I/Os from one drawn offset to the next (at least 1).
-    pub fn random_period(&self) -> u32 {
-        self.random_every_ios.max(1)
-    }
-}
+use crate::result::OffsetRules;
 
 /// The clone a worker is: `worker` of `workers_on_target` workers on one target, where the
 /// job asked for `clones` workers per target (more run when a depth is mapped to workers).

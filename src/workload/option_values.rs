@@ -1,8 +1,8 @@
 //! Parsers of option values, shared by the command line and job files so that a value means
 //! the same everywhere and is refused with the same message.
 
-use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution};
-use crate::engine::EngineKind;
+use super::{AccessPattern, BlockSizeMix};
+use crate::result::{AccessSpec, EngineKind, OffsetDistribution};
 use crate::units::{parse_duration_ns, parse_size};
 
 /// A size in bytes (`4k`, `1m`, `512`); 0 allowed.
@@ -111,4 +111,25 @@ pub fn seed(text: &str) -> Result<u64, String> {
     text.trim()
         .parse::<u64>()
         .map_err(|_| format!("'{text}' is not a whole number from 0 to 2^64-1"))
+}
+
+/// A yes/no value: true, false, 1, 0, on, off, yes, no.
+pub fn boolean(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        _ => Err(format!(
+            "'{text}' is not true or false (1/0, on/off, yes/no)"
+        )),
+    }
+}
+
+/// A buffer pattern in fio's syntax (`0xdeadface`, `"text"`, `'file'`, numbers, together).
+pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, String> {
+    crate::result::BufferPattern::parse(text)
+}
+
+/// How duplicate buffers are chosen: repeat or working_set.
+pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, String> {
+    crate::result::DedupeMode::parse(text)
 }

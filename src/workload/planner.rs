@@ -8,12 +8,9 @@
 //! Every draw comes from the worker's own generator seeded from the workload seed and the worker
 //! index, so the same seed gives the same I/O sequence.
 
-use super::OffsetDistribution;
-use super::Workload;
 use super::distribution::SlotSampler;
-use super::offset_rules::OffsetRules;
 use super::random_map::RandomMap;
-use crate::engine::Direction;
+use crate::result::{Direction, OffsetDistribution, OffsetRules, Workload};
 
 /// One planned I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,9 +279,9 @@ fn map_run(map: &mut RandomMap, block: u64, blocks: u64) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::offset_rules::OffsetRules;
+    use crate::result::{AccessSpec, OffsetRules, Workload};
+    use crate::workload::BlockSizeMix;
     use crate::workload::suite::base_workload;
-    use crate::workload::{AccessSpec, BlockSizeMix, Workload};
 
     fn workload(read: u8, random: u8, sizes: &str) -> Workload {
         let mut workload = base_workload();

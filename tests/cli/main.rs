@@ -5,10 +5,15 @@ mod support;
 
 mod common;
 mod correctness;
+mod data;
 mod errors;
 mod fio_options;
+mod input_files;
 mod interrupt;
 mod output;
+mod output_files;
 mod safety;
+mod stale_files;
+mod threads;
 mod verdicts;
 mod workloads;

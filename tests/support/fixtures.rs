@@ -8,8 +8,8 @@
 //! - `network`: sequential reads from an NBD server over a declared 1GbE link (a path of
 //!   hops and a link-bound verdict).
 
-use iopath::report::RunResult;
 use iopath::report::json::read_json;
+use iopath::result::RunResult;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

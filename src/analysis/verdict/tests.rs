@@ -4,17 +4,13 @@
 use super::*;
 use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_support::facts;
-use crate::engine::Capabilities;
-use crate::report::RunResult;
-use crate::report::analysis::{HopCapacity, QueueLimits, TrustKind};
-use crate::report::result::{
-    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    StopReason,
+use crate::result::{
+    AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
+    ErrorSummary, HopCapacity, IntervalPoint, JobResult, LatencySummary, QueueLimits, RunResult,
+    StopReason, TrustKind, Workload,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::series::IntervalPoint;
 use crate::workload::suite::base_workload;
-use crate::workload::{AccessLine, AccessSpec, Workload};
 use std::collections::BTreeMap;
 
 const SECONDS: u64 = 10;
@@ -285,7 +281,7 @@ fn analyse_local(test: &TestResult) -> TestAnalysis {
 /// engineers add to the run (with serde defaults) do not break it.
 fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
     serde_json::from_value(serde_json::json!({
-        "schema_version": crate::report::result::SCHEMA_VERSION,
+        "schema_version": crate::result::SCHEMA_VERSION,
         "iopath_version": "test",
         "command_line": [],
         "started_at": "2026-01-01T00:00:00Z",
@@ -744,4 +740,45 @@ fn shared_hops_add_up_over_targets_and_half_duplex_adds_directions() {
         "{}",
         analysis.evidence
     );
+}
+
+#[test]
+fn compression_explains_a_rate_above_capacity_only_when_the_data_allows_it() {
+    // 300 MB/s of direct 1 MiB writes behind a declared 1GbE link (125 MB/s).
+    let above = |write_data: crate::result::WriteData| {
+        let mut writes = workload(1 << 20, 0, 0, 4);
+        writes.write_data = write_data;
+        let write = direction(300e6, 1 << 20, 10_000_000.0, 0.01);
+        let test = test_of(writes, empty_direction(), write, idle_cpu());
+        let mut path = local_nvme_path();
+        let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+        crate::analysis::declared::apply(&mut path, &declared, None);
+        analyse_test(&test, &[file_target(1 << 30)], &[path], &facts())
+    };
+    let note = |analysis: &TestAnalysis, kind| {
+        analysis
+            .trust_notes
+            .iter()
+            .find(|n| n.kind == kind)
+            .map(|n| n.message.clone())
+    };
+    let random = above(Default::default());
+    let message = note(&random, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("a cache behind it (the data written neither compresses nor repeats)"),
+        "{message}"
+    );
+    assert_eq!(note(&random, TrustKind::ReducibleData), None);
+
+    let compressible = above(crate::result::WriteData {
+        compress_percent: Some(60),
+        ..Default::default()
+    });
+    let message = note(&compressible, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("compression or deduplication of the data written"),
+        "{message}"
+    );
+    let reducible = note(&compressible, TrustKind::ReducibleData).expect("reducible data");
+    assert!(reducible.contains("60% compressible"), "{reducible}");
 }

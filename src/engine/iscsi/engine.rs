@@ -40,11 +40,11 @@ use super::session::{Session, poll_sessions};
 use super::status::{IoOutcome, io_outcome};
 use super::{ENGINE_NAME, library, login_parameters, operation_error, setup_error, setup_message};
 use crate::engine::buffer::BufferPool;
-use crate::engine::network::NetworkVolumeInfo;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
 };
-use crate::target::network::NetworkTarget;
 use libc::{c_int, c_void};
 use std::io;
 use std::ptr::NonNull;

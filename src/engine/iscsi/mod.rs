@@ -20,8 +20,9 @@
 //!
 //! ```no_run
 //! use iopath::engine::iscsi::{self, IscsiEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
+//! use iopath::engine::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;
 //! let volume = iscsi::probe(&target, std::time::Duration::from_secs(30))?;
@@ -48,7 +49,7 @@ pub use engine::{IscsiEngine, MAX_QUEUE_DEPTH};
 pub use probe::probe;
 
 use super::EngineError;
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
 use session::LoginParameters;
 use std::io;
 use std::time::Duration;

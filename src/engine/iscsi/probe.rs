@@ -5,8 +5,8 @@
 use super::session::Session;
 use super::{connect, setup_error};
 use crate::engine::EngineError;
-use crate::engine::network::NetworkVolumeInfo;
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::volume::NetworkVolumeInfo;
 use std::io;
 use std::time::Duration;
 

@@ -20,7 +20,7 @@
 use super::slots::Slots;
 use super::socket::Socket;
 use super::wire::{self, Reply, Request};
-use crate::engine::Direction;
+use crate::result::Direction;
 use std::io::{self, IoSliceMut};
 
 /// Bytes of the staging buffer for reply headers and small payloads.

@@ -5,8 +5,9 @@
 use super::engine::NbdEngine;
 use super::handshake::tests::{accept_go, greet, read_option};
 use super::wire;
-use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
-use crate::target::network::{NbdTransport, NetworkTarget};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::Direction;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::thread::JoinHandle;
@@ -660,7 +661,7 @@ fn a_connection_that_finds_another_export_is_refused() {
         );
     });
     let mut expected = EngineOptions::new(1, 4096);
-    let mut volume = crate::engine::network::NetworkVolumeInfo {
+    let mut volume = crate::engine::volume::NetworkVolumeInfo {
         size_bytes: SIZE * 2,
         logical_block_size: 512,
         preferred_block_size: 4096,

@@ -39,13 +39,13 @@
 //!   constraints, read-only, flush, FUA and trim. A server that changes the export between
 //!   connections is refused before any request goes to it.
 //! - **Bounded by time and size.** Connecting and the whole handshake share one deadline
-//!   (`EngineOptions::net_timeout`, [`crate::engine::network::DEFAULT_NET_TIMEOUT`] by
+//!   (`EngineOptions::net_timeout`, [`crate::engine::volume::DEFAULT_NET_TIMEOUT`] by
 //!   default), however slowly the server drips its bytes; the server's option replies are
 //!   bounded in number and length ([`MAX_OPTION_REPLIES`], [`MAX_OPTION_REPLY_BYTES`],
 //!   [`MAX_INFO_BYTES`], [`MAX_HANDSHAKE_BYTES`]). In the transmission phase the server must
 //!   complete a reply (or take a batch of requests) at least once per timeout, and after the
 //!   run's stop signal (`EngineOptions::stop`) requests in flight get
-//!   [`crate::engine::network::STOP_GRACE`] before they are abandoned.
+//!   [`crate::engine::volume::STOP_GRACE`] before they are abandoned.
 //! - **Failures.** A failed request is a completion with a negative errno (`EIO`, `ENOSPC`,
 //!   `EINVAL`, `EPERM` …). A dead connection (end of stream, reset, protocol violation, a
 //!   server that made no progress for the timeout) fails `flush` / `reap` with an
@@ -54,8 +54,9 @@
 //!
 //! ```no_run
 //! use iopath::engine::nbd::{self, NbdEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
+//! use iopath::engine::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
 //! let volume = nbd::probe(&target, std::time::Duration::from_secs(30))?;

@@ -13,7 +13,7 @@
 //! handshake, however the server spreads its bytes out, and an end as soon as the run stops.
 
 use crate::engine::StopSignal;
-use crate::target::network::NbdTransport;
+use crate::engine::network_target::NbdTransport;
 use crate::units::format_wait;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

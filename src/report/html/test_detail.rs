@@ -8,10 +8,9 @@ use super::page::Section;
 use super::parts::{directions, num, seconds, test_anchor, utilisation_bar, verdict_badge};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, latency_tick};
 use crate::compare::LabeledRun;
-use crate::report::analysis::{TestAnalysis, format_percent, format_rate};
-use crate::report::result::{DirectionResult, PERCENTILES, TestResult};
-use crate::report::text::{format_count, format_latency};
+use crate::result::{DirectionResult, PERCENTILES, TestAnalysis, TestResult};
 use crate::stats::histogram::bucket_value;
+use crate::units::{format_count, format_latency, format_percent, format_rate};
 use std::fmt::Write;
 
 /// Bins of the latency distribution per power of two.
@@ -31,7 +30,7 @@ fn rates(direction: &DirectionResult, value: fn(u64, u64) -> f64) -> Vec<(f64, f
         .map(|point| {
             let seconds = point.duration_ns as f64 / 1e9;
             (
-                (point.start_ns + point.duration_ns) as f64 / 1e9,
+                (point.start_ns as f64 + point.duration_ns as f64) / 1e9,
                 value(point.bytes, point.io_count) / seconds,
             )
         })
@@ -88,11 +87,13 @@ pub fn distribution(direction: &DirectionResult) -> (Vec<(f64, f64)>, u64) {
         let value = bucket_value(*index as usize).max(1) as f64;
         let bin = (value.log2() * BINS_PER_OCTAVE).floor() as i64;
         match bins.iter_mut().find(|(key, _)| *key == bin) {
-            Some(entry) => entry.1 += count,
+            Some(entry) => entry.1 = entry.1.saturating_add(*count),
             None => bins.push((bin, *count)),
         }
     }
-    let total: u64 = bins.iter().map(|(_, count)| count).sum();
+    let total = bins
+        .iter()
+        .fold(0u64, |total, (_, count)| total.saturating_add(*count));
     let (Some(first), Some(last)) = (
         bins.iter().map(|(key, _)| *key).min(),
         bins.iter().map(|(key, _)| *key).max(),

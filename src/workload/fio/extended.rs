@@ -1,13 +1,11 @@
 //! The fio options that reach past the basic pattern, in fio's own terms (stage one): shares of
 //! the file (`offset=N%`, `size=N%`, `io_size=N%`, `offset_increment`), the offset modifier of
 //! `rw` and `rw_sequencer`, CPU and NUMA placement, the arrival process, random start delays,
-//! `exitall`, flows and the latency target — with the readers of their values.
+//! `exitall`, flows and the latency target ([`super::extended_values`] reads their values).
 //! [`super::extended_mapping`] turns them into iopath's workload.
 
-use super::parsers::OptionError;
-use super::settings::Set;
-use super::values::{SizeValue, size_or_percent};
-use crate::workload::job_controls::EndOthers;
+use super::location::Set;
+use crate::result::EndOthers;
 
 /// A size in bytes or a share of the file (fio's `N%`, a whole percentage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,18 +14,6 @@ pub enum Share {
     Bytes(u64),
     /// Percent of the file or device (1 to 100).
     Percent(u32),
-}
-
-/// Reads a size or a whole percentage from 1 to 100.
-pub fn share(text: &str, kb_base: u64) -> Result<Share, OptionError> {
-    match size_or_percent(text, kb_base)? {
-        SizeValue::Bytes(bytes) => Ok(Share::Bytes(bytes)),
-        SizeValue::Percent(percent) if percent.fract() == 0.0 => Ok(Share::Percent(percent as u32)),
-        SizeValue::Percent(percent) => Err(OptionError::BadValue(format!(
-            "'{percent}%': fio reads whole percentages only (it would take {}%)",
-            percent.trunc()
-        ))),
-    }
 }
 
 /// What `rw`'s `:N` suffix asks for.
@@ -99,6 +85,17 @@ pub struct ExtendedSettings {
     pub latency_run: bool,
 }
 
+impl ExtendedSettings {
+    /// Bytes a created file needs beyond `offset + size` so that the regions of `clones`
+    /// clones fit (`offset_increment` in bytes).
+    pub fn increment_extent(&self, clones: u32) -> u64 {
+        match self.offset_increment.as_ref().map(|set| set.value) {
+            Some(Share::Bytes(bytes)) => bytes.saturating_mul(u64::from(clones.max(1) - 1)),
+            _ => 0,
+        }
+    }
+}
+
 impl Default for ExtendedSettings {
     fn default() -> Self {
         ExtendedSettings {
@@ -129,144 +126,5 @@ impl Default for ExtendedSettings {
             latency_percentile: 100.0,
             latency_run: false,
         }
-    }
-}
-
-/// Most CPUs or NUMA nodes a list may name.
-const MAX_CPU: u32 = 4095;
-
-/// Reads a CPU or node list: `0,5,8-15` (ascending, each once), or `all` for `0..=all_max`.
-pub fn cpu_list(text: &str, all_max: Option<u32>) -> Result<Vec<u32>, OptionError> {
-    let text = text.trim();
-    if text == "all" {
-        return match all_max {
-            Some(max) => Ok((0..=max).collect()),
-            None => Err(OptionError::BadValue("'all' is not a list here".into())),
-        };
-    }
-    let number = |part: &str| -> Result<u32, OptionError> {
-        part.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|value| *value <= MAX_CPU)
-            .ok_or_else(|| {
-                OptionError::BadValue(format!(
-                    "'{part}' is not a number from 0 to {MAX_CPU} (a list is like 0,5,8-15)"
-                ))
-            })
-    };
-    let mut values = Vec::new();
-    for part in text.split(',').filter(|part| !part.trim().is_empty()) {
-        let (low, high) = match part.split_once('-') {
-            Some((low, high)) => (number(low)?, number(high)?),
-            None => {
-                let value = number(part)?;
-                (value, value)
-            }
-        };
-        if low > high {
-            return Err(OptionError::BadValue(format!(
-                "'{part}': a range goes from low to high"
-            )));
-        }
-        values.extend(low..=high);
-    }
-    if values.is_empty() {
-        return Err(OptionError::BadValue("names no CPU".into()));
-    }
-    values.sort_unstable();
-    values.dedup();
-    Ok(values)
-}
-
-/// Reads `cpumask`: a decimal (or `0x` hexadecimal) bit mask of CPUs.
-pub fn cpu_mask(text: &str) -> Result<Vec<u32>, OptionError> {
-    let text = text.trim();
-    let mask = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse::<u64>(),
-    }
-    .map_err(|_| OptionError::BadValue(format!("'{text}' is not a CPU bit mask (1 << cpu …)")))?;
-    let cpus: Vec<u32> = (0..64).filter(|cpu| mask & (1 << cpu) != 0).collect();
-    if cpus.is_empty() {
-        return Err(OptionError::BadValue("the mask names no CPU".into()));
-    }
-    Ok(cpus)
-}
-
-/// Reads `rw`'s suffix for a random (`count`) or sequential (`step`, a signed size) pattern.
-pub fn modifier(text: &str, random: bool, kb_base: u64) -> Result<Modifier, OptionError> {
-    let text = text.trim();
-    if random {
-        let count = super::values::integer(text, 1, u64::from(u32::MAX))? as u32;
-        return Ok(if count > 1 {
-            Modifier::Every(count)
-        } else {
-            Modifier::None
-        });
-    }
-    let (negative, magnitude) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let bytes = super::values::size(magnitude, kb_base)?;
-    let step = i64::try_from(bytes)
-        .map_err(|_| OptionError::BadValue(format!("'{text}' is too large")))?;
-    Ok(match (step, negative) {
-        (0, _) => Modifier::None,
-        (step, true) => Modifier::Step(-step),
-        (step, false) => Modifier::Step(step),
-    })
-}
-
-/// Reads `numa_mem_policy`: `default`, `local`, `prefer:N`, `bind:LIST`, `interleave:LIST`.
-pub fn numa_mem_policy(text: &str) -> Result<(), OptionError> {
-    let (mode, nodes) = match text.split_once(':') {
-        Some((mode, nodes)) => (mode.trim(), Some(nodes.trim())),
-        None => (text.trim(), None),
-    };
-    match (mode, nodes) {
-        ("default" | "local", None) => Ok(()),
-        ("prefer", Some(node)) => cpu_list(node, None).and_then(|nodes| {
-            if nodes.len() == 1 {
-                Ok(())
-            } else {
-                Err(OptionError::BadValue("prefer takes one node".into()))
-            }
-        }),
-        ("bind" | "interleave", Some(nodes)) => cpu_list(nodes, Some(MAX_CPU)).map(|_| ()),
-        _ => Err(OptionError::BadValue(format!(
-            "'{text}' is not default, local, prefer:NODE, bind:NODES or interleave:NODES"
-        ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lists_masks_and_modifiers() {
-        assert_eq!(cpu_list("0,5,8-10", None), Ok(vec![0, 5, 8, 9, 10]));
-        assert_eq!(cpu_list("3,1-2,2", None), Ok(vec![1, 2, 3]));
-        assert_eq!(cpu_list("all", Some(1)), Ok(vec![0, 1]));
-        assert!(cpu_list("2-1", None).is_err());
-        assert!(cpu_list("x", None).is_err());
-        assert_eq!(cpu_mask("34"), Ok(vec![1, 5]));
-        assert_eq!(cpu_mask("0x3"), Ok(vec![0, 1]));
-        assert!(cpu_mask("0").is_err());
-        assert_eq!(modifier("-8k", false, 1024), Ok(Modifier::Step(-8192)));
-        assert_eq!(modifier("4k", false, 1024), Ok(Modifier::Step(4096)));
-        assert_eq!(modifier("0", false, 1024), Ok(Modifier::None));
-        assert_eq!(modifier("8", true, 1024), Ok(Modifier::Every(8)));
-        assert_eq!(modifier("1", true, 1024), Ok(Modifier::None));
-        assert!(modifier("0", true, 1024).is_err());
-        assert_eq!(share("25%", 1024), Ok(Share::Percent(25)));
-        assert_eq!(share("1m", 1024), Ok(Share::Bytes(1 << 20)));
-        assert!(share("12.5%", 1024).is_err());
-        assert!(numa_mem_policy("bind:0").is_ok());
-        assert!(numa_mem_policy("interleave:0-1").is_ok());
-        assert!(numa_mem_policy("prefer:0,1").is_err());
-        assert!(numa_mem_policy("firm").is_err());
     }
 }

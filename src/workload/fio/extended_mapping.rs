@@ -8,13 +8,14 @@ use super::expand::Environment;
 use super::extended::{Modifier, Share};
 use super::files::JobFiles;
 use super::host_cpus::format_cpu_list;
+use super::location::Set;
 use super::notes::Notes;
-use super::settings::{BlockChoice, JobSettings, Pattern, Set};
-use crate::target::TargetSpec;
-use crate::workload::OffsetDistribution;
-use crate::workload::job_controls::{Flow, JobControls, LatencyTarget};
+use super::settings::{BlockChoice, JobSettings, Pattern};
+use crate::result::OffsetDistribution;
+use crate::result::OffsetRules;
+use crate::result::{Flow, JobControls, LatencyTarget};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
-use crate::workload::offset_rules::OffsetRules;
 
 /// What mapping a job needs to know beyond the job itself.
 pub struct MappingContext<'a> {
@@ -62,26 +63,12 @@ fn align_up(value: u64, alignment: u64) -> u64 {
         .saturating_mul(alignment.max(1))
 }
 
-/// Bytes a created file needs beyond `offset + size` so that every clone's region fits
-/// (`offset_increment` in bytes).
-pub fn increment_extent(settings: &JobSettings) -> u64 {
-    match settings
-        .extended
-        .offset_increment
-        .as_ref()
-        .map(|set| set.value)
-    {
-        Some(Share::Bytes(bytes)) => bytes.saturating_mul(u64::from(settings.numjobs.max(1) - 1)),
-        _ => 0,
-    }
-}
-
 /// The size every file of the job has (or is created with), for a share of it; errors point
 /// at `at`, the option that needs it.
 fn file_size(
     job: &JobDefinition,
     files: &JobFiles,
-    at: &super::source::Location,
+    at: &super::location::Location,
     option: &str,
 ) -> Result<u64, JobFileError> {
     let name = &job.section;
@@ -96,7 +83,7 @@ fn file_size(
                 )));
             }
         };
-        let size = match crate::target::inspect(path) {
+        let size = match crate::targets::inspect(path) {
             Ok(info) => info.size_bytes,
             Err(_) => create_size.ok_or_else(|| {
                 at.error(format!(
@@ -146,7 +133,7 @@ pub fn region(
             "job '{name}': offset_increment moves the region of each clone within the files they share, and these clones each have files of their own; give filename= (or targets on the command line)"
         )));
     }
-    let needs_file: Option<(&super::source::Location, &str)> = extended
+    let needs_file: Option<(&super::location::Location, &str)> = extended
         .offset_percent
         .as_ref()
         .map(|set| (&set.at, "offset"))
@@ -402,7 +389,7 @@ fn cpus(
 ) -> Result<Vec<u32>, JobFileError> {
     let extended = &job.settings.extended;
     let name = &job.section;
-    let (cpus, at, option): (Vec<u32>, &super::source::Location, &str) =
+    let (cpus, at, option): (Vec<u32>, &super::location::Location, &str) =
         match (&extended.numa_nodes, &extended.cpus) {
             (Some(nodes), cpus) => {
                 if let Some(cpus) = cpus {

@@ -12,11 +12,10 @@ use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{EngineKind, RunLength, Workload};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
-use crate::workload::{RunLength, Workload};
 
 /// A job mapped to a workload, with the files it runs on.
 #[derive(Clone, Debug)]
@@ -78,6 +77,7 @@ pub fn map_job(
             format!("job '{name}': end_fsync has no effect: the job only reads"),
         );
     }
+    workload.write_data = super::data_checks::job_write_data(job, notes)?;
     workload.think_time_ns = settings.think_time_ns;
     workload.think_time_blocks = settings.think_time_blocks.max(1);
     workload.continue_on_error = settings.continue_on_error;
@@ -176,7 +176,7 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
 }
 
 /// The distribution, noted when it cannot matter.
-fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::OffsetDistribution {
+fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::result::OffsetDistribution {
     match &job.settings.distribution {
         Some(set) if !job.settings.pattern.random() => {
             notes.add(
@@ -189,8 +189,8 @@ fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::Offs
             Default::default()
         }
         Some(set) => match &set.value {
-            crate::workload::OffsetDistribution::Sequence { blocks, .. } => {
-                crate::workload::OffsetDistribution::Sequence {
+            crate::result::OffsetDistribution::Sequence { blocks, .. } => {
+                crate::result::OffsetDistribution::Sequence {
                     blocks: blocks.clone(),
                     stride: job.settings.extended.sequence_stride,
                 }

@@ -5,8 +5,8 @@
 //! 1. [`source`]: lines into located `[section]` and `option=value` entries — comments,
 //!    `include`, and [`expand`]ed values (`${VAR}`, `$pagesize`, `$mb_memory`, `$ncpus`);
 //! 2. [`collect`]: entries into jobs by fio's rules (`[global]` defaults, later wins), each option
-//!    read through the [`table`] that declares every option iopath knows, with [`values`] and
-//!    [`parsers`] for fio's value syntax and [`arithmetic`] for `(expressions)`;
+//!    read through the [`table`] that declares every option iopath knows, with [`values`],
+//!    [`suffixes`] and [`parsers`] for fio's value syntax and [`arithmetic`] for `(expressions)`;
 //! 3. [`plan`]: jobs into tests (`stonewall`) and reporting groups, each job [`mapping`]ped to a
 //!    workload with its [`files`] and access [`lines`], the command line's overrides on top.
 //!
@@ -27,22 +27,30 @@
 
 pub mod arithmetic;
 pub mod collect;
+pub mod data_checks;
+pub mod data_options;
 pub mod expand;
 pub mod extended;
 pub mod extended_mapping;
+pub mod extended_values;
 pub mod files;
 pub mod host_cpus;
+pub mod input;
 pub mod lines;
+pub mod location;
 pub mod mapping;
 pub mod notes;
 pub mod parsers;
 pub mod plan;
 pub mod settings;
 pub mod source;
+pub mod suffixes;
 pub mod suggestions;
 pub mod table;
 pub mod values;
 
+#[cfg(test)]
+mod data_tests;
 #[cfg(test)]
 mod extended_tests;
 #[cfg(test)]
@@ -66,7 +74,13 @@ pub fn load_with(
 ) -> Result<LoadedJob, JobFileError> {
     let mut notes = Notes::default();
     let entries = source::read_job_file(path, environment, &mut notes)?;
-    let collected = collect::collect(&entries, path, request.ignore_unsupported, &mut notes)?;
+    let collected = collect::collect(
+        &entries,
+        path,
+        request.ignore_unsupported,
+        &request.limits,
+        &mut notes,
+    )?;
     let mut ignored = collected.ignored;
     let plan = plan::build_plan(
         path,

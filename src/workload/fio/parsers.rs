@@ -6,8 +6,7 @@
 use super::extended::Modifier;
 use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
 use super::values::{size, size_or_percent};
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// Why an option's value cannot be used.
@@ -62,7 +61,7 @@ pub fn pattern(text: &str, kb_base: u64) -> Result<(Pattern, Modifier), OptionEr
         }
     };
     let modifier = match modifier {
-        Some(text) => super::extended::modifier(text, pattern.random(), kb_base)?,
+        Some(text) => rw_modifier(text, pattern.random(), kb_base)?,
         None => Modifier::None,
     };
     Ok((pattern, modifier))
@@ -349,6 +348,31 @@ pub fn offset(text: &str, kb_base: u64) -> Result<u64, OptionError> {
     }
 }
 
+/// Reads `rw`'s suffix for a random (`count`) or sequential (`step`, a signed size) pattern.
+pub fn rw_modifier(text: &str, random: bool, kb_base: u64) -> Result<Modifier, OptionError> {
+    let text = text.trim();
+    if random {
+        let count = super::values::integer(text, 1, u64::from(u32::MAX))? as u32;
+        return Ok(if count > 1 {
+            Modifier::Every(count)
+        } else {
+            Modifier::None
+        });
+    }
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let bytes = super::values::size(magnitude, kb_base)?;
+    let step = i64::try_from(bytes)
+        .map_err(|_| OptionError::BadValue(format!("'{text}' is too large")))?;
+    Ok(match (step, negative) {
+        (0, _) => Modifier::None,
+        (step, true) => Modifier::Step(-step),
+        (step, false) => Modifier::Step(step),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +400,12 @@ mod tests {
             pattern("randread:8", 1024),
             Ok((Pattern::RandRead, Modifier::Every(8)))
         );
+        assert_eq!(rw_modifier("-8k", false, 1024), Ok(Modifier::Step(-8192)));
+        assert_eq!(rw_modifier("4k", false, 1024), Ok(Modifier::Step(4096)));
+        assert_eq!(rw_modifier("0", false, 1024), Ok(Modifier::None));
+        assert_eq!(rw_modifier("8", true, 1024), Ok(Modifier::Every(8)));
+        assert_eq!(rw_modifier("1", true, 1024), Ok(Modifier::None));
+        assert!(rw_modifier("0", true, 1024).is_err());
         assert!(unsupported(pattern("randtrim", 1024)));
         assert!(matches!(
             pattern("raed", 1024),

@@ -2,19 +2,9 @@
 //! two-stage parse): typed values with fio's defaults, each kept with the line that set it where
 //! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
 
-use super::source::Location;
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use super::location::{Location, Set};
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
-
-/// A value and the line that set it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Set<T> {
-    /// The value.
-    pub value: T,
-    /// Where it was set.
-    pub at: Location,
-}
 
 /// fio's `rw` patterns that iopath runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +132,10 @@ pub struct JobSettings {
     pub buffered: bool,
     /// `sync`: O_DSYNC writes.
     pub sync_writes: bool,
+    /// The buffer options: what writes carry.
+    pub write_data: crate::result::WriteData,
+    /// Where the last buffer option was set.
+    pub write_data_at: Option<Location>,
     /// `fsync` / `fdatasync`: a data sync after every this many writes.
     pub fsync_every_writes: Option<u32>,
     /// `end_fsync`.
@@ -233,6 +227,8 @@ impl JobSettings {
             },
             buffered: true,
             sync_writes: false,
+            write_data: Default::default(),
+            write_data_at: None,
             fsync_every_writes: None,
             end_fsync: None,
             runtime: None,
