@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod clock;
 pub mod compare;
+pub mod discovery;
 pub mod engine;
 pub mod net;
 pub mod report;

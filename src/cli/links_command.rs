@@ -4,8 +4,8 @@
 use super::exit;
 use clap::Args;
 use iopath::analysis::links::{LinkEntry, LinkFamily, catalog, normalise};
-use iopath::analysis::memcpy;
 use iopath::analysis::protocols::Protocol;
+use iopath::discovery::memcpy;
 use iopath::report::analysis::{Duplex, format_rate};
 
 /// Flags of `iopath links`.

@@ -1,7 +1,8 @@
 //! Safety rules applied before any write.
 
-use super::sysfs::{self, DeviceNumber};
-use super::{TargetError, TargetInfo, TargetKind, mounts, signature};
+use super::{TargetError, TargetInfo, TargetKind, signature};
+use crate::discovery::mounts;
+use crate::discovery::sysfs::{self, DeviceNumber};
 use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
