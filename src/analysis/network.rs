@@ -120,18 +120,18 @@ impl Walker<'_> {
                     depth,
                     share,
                 );
-                if let Some(reason) = &interface.below_reason {
-                    if interface.below.len() > 1 {
-                        self.note(format!(
-                            "{name}: traffic to the server leaves through one of {} ({reason}); each is shown carrying all of it",
-                            interface
-                                .below
-                                .iter()
-                                .map(|port| port.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ));
-                    }
+                if let Some(reason) = &interface.below_reason
+                    && interface.below.len() > 1
+                {
+                    self.note(format!(
+                        "{name}: traffic to the server leaves through one of {} ({reason}); each is shown carrying all of it",
+                        interface
+                            .below
+                            .iter()
+                            .map(|port| port.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
                 }
                 self.below(interface, "bridge port", protocol, depth, share);
             }
@@ -341,7 +341,7 @@ mod tests {
             outcome: RouteOutcome::Found {
                 address: "172.18.0.2".parse().unwrap(),
                 gateway: None,
-                interface,
+                interface: Box::new(interface),
             },
         };
         (info, PathFacts::Network(Some(route)))
@@ -389,8 +389,13 @@ mod tests {
             empty_direction(),
             cpu(99.0, [100.0, 85.0], 35.0),
         );
-        let analysis =
-            verdict::analyse_test(&saturated, &[info.clone()], &[path.clone()], &facts());
+        let analysis = verdict::analyse_test(
+            &saturated,
+            std::slice::from_ref(&info),
+            std::slice::from_ref(&path),
+            &facts(),
+        );
+
         assert_eq!(
             analysis.verdict,
             Verdict::HostCpuBound,
@@ -460,5 +465,53 @@ mod tests {
                 path.notes
             );
         }
+    }
+
+    #[test]
+    fn an_active_backup_bond_carries_everything_on_its_active_member() {
+        let member = |name: &str| InterfaceFacts {
+            name: name.into(),
+            kind: InterfaceKind::Physical,
+            mtu: 9000,
+            ..veth()
+        };
+        let bond = |mode: &str| InterfaceFacts {
+            name: "bond0".into(),
+            mtu: 9000,
+            kind: InterfaceKind::Bond {
+                mode: mode.into(),
+                active: Some("eth1".into()),
+                members: vec!["eth0".into(), "eth1".into()],
+            },
+            below: vec![member("eth0"), member("eth1")],
+            ..veth()
+        };
+        let ten = crate::analysis::links::ethernet_tcp(10_000_000_000, 9000)
+            .unwrap()
+            .payload_bytes_per_second();
+
+        let (info, gathered) = nbd_over(bond("active-backup 1"));
+        let path = build(&info, &gathered, &facts());
+        let capacity = |index: usize| path.hops[index].capacity.as_ref().unwrap();
+        assert_eq!(capacity(1).payload_bytes_per_second, ten);
+        assert!(capacity(1).derivation.starts_with("the active member only"));
+        assert_eq!(path.hops.len(), 3, "only the active member is followed");
+        assert_eq!(
+            (path.hops[2].name.as_str(), path.hops[2].read_share),
+            ("eth1", 1.0)
+        );
+
+        let (info, gathered) = nbd_over(bond("balance-rr 0"));
+        let path = build(&info, &gathered, &facts());
+        assert!(
+            path.hops[1]
+                .capacity
+                .as_ref()
+                .unwrap()
+                .payload_bytes_per_second
+                >= 2 * ten
+        );
+        assert_eq!(path.hops[2].read_share, 0.5);
+        assert!(!path.notes.iter().any(|n| n.contains("one member")));
     }
 }

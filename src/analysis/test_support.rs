@@ -2,6 +2,8 @@
 //! device-mapper devices that clean up after themselves.
 
 use super::HostFacts;
+use crate::discovery::HostView;
+use crate::discovery::sysfs::{CLASS_BLOCK, class_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -99,11 +101,7 @@ impl LoopDevice {
             eprintln!("note: dmsetup not installed; skipping the device-mapper test");
             return None;
         };
-        let sectors =
-            std::fs::read_to_string(Path::new("/sys/class/block").join(self.name()).join("size"))
-                .ok()?
-                .trim()
-                .to_string();
+        let sectors = HostView::live().attribute(&class_dir(&self.name()).join("size"))?;
         let name = format!("iopath-test-{}-{}", std::process::id(), self.name());
         let output = Command::new(&dmsetup)
             .args(["create", &name, "--table"])
@@ -151,15 +149,14 @@ impl MappedDevice {
         if mapper.exists() {
             return mapper;
         }
-        std::fs::read_dir("/sys/class/block")
+        let view = HostView::live();
+        view.read_dir(Path::new(CLASS_BLOCK))
             .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
             .find(|entry| {
-                std::fs::read_to_string(entry.path().join("dm/name"))
-                    .is_ok_and(|name| name.trim() == self.name)
+                view.attribute(&class_dir(entry).join("dm/name"))
+                    .is_some_and(|name| name == self.name)
             })
-            .map(|entry| Path::new("/dev").join(entry.file_name()))
+            .map(|entry| Path::new("/dev").join(entry))
             .unwrap_or(mapper)
     }
 

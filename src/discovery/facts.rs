@@ -14,9 +14,9 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq)]
 pub enum PathFacts {
     /// A file, and the filesystem and devices below it.
-    File(FileFacts),
+    File(Box<FileFacts>),
     /// A block device and its stack.
-    BlockDevice(DeviceTargetFacts),
+    BlockDevice(Box<DeviceTargetFacts>),
     /// Network storage reached by iopath's own protocol engine: the route to the server
     /// (`None` for a Unix socket or a URL that could not be read).
     Network(Option<RouteFacts>),
@@ -149,7 +149,7 @@ pub enum BlockNode {
         /// The disk.
         disk: DiskFacts,
         /// Its transport and the buses above it.
-        transport: TransportFacts,
+        transport: Box<TransportFacts>,
     },
 }
 
@@ -431,7 +431,7 @@ pub enum RouteOutcome {
         /// The gateway of an IPv4 route.
         gateway: Option<Ipv4Addr>,
         /// The interface and what it is built on.
-        interface: InterfaceFacts,
+        interface: Box<InterfaceFacts>,
     },
 }
 

@@ -75,6 +75,16 @@ impl Machine {
         }
     }
 
+    /// The files under `root`, read like this host's and recorded (for tests of recording).
+    #[cfg(test)]
+    pub(crate) fn recording_rooted(root: &Path) -> Self {
+        Machine {
+            view: HostView::rooted(root).recording(),
+            source: Source::Recording(RecordingSystem::new()),
+            file: MachineFile::default(),
+        }
+    }
+
     /// The machine recorded in `directory` (its files, and `machine.toml` when present).
     pub fn recorded(directory: &Path) -> Result<Self, MachineError> {
         if !directory.is_dir() {

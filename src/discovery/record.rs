@@ -270,3 +270,91 @@ fn write_entry(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::machines::{fc_4g_multipath_pcie, sata_ahci};
+    use crate::discovery::{gather, target};
+
+    #[test]
+    fn a_recording_of_a_recorded_machine_replays_the_same_facts() {
+        let (original, device) = fc_4g_multipath_pcie();
+        original.machine();
+        let recording = Machine::recording_rooted(original.root());
+        let info =
+            target::recorded_target(&Machine::recorded(original.root()).unwrap(), device).unwrap();
+        let gathered = gather::gather(&info, None, &recording);
+        let directory = tempfile::tempdir().unwrap();
+        let copy = directory.path().join("copy");
+        let earlier = prepare_directory(&copy).unwrap();
+        let summary =
+            write_recording(&copy, &recording, earlier, &[info.clone()], Some(1)).unwrap();
+        assert!(summary.files > 10 && !summary.truncated, "{summary:?}");
+        // Only what discovery read: the iSCSI, SAS and net classes were never touched.
+        assert!(!copy.join("sys/class/net").exists());
+        assert!(copy.join("sys/class/fc_host/host3").is_symlink());
+        let replayed = Machine::recorded(&copy).unwrap();
+        assert_eq!(replayed.recorded_target(device), Some(&info));
+        assert_eq!(gather::gather(&info, None, &replayed), gathered);
+    }
+
+    #[test]
+    fn only_new_empty_or_recorded_directories_are_written() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("file");
+        fs::write(&file, "x").unwrap();
+        assert!(matches!(
+            prepare_directory(&file),
+            Err(RecordError::NotEmpty { .. })
+        ));
+        let foreign = directory.path().join("foreign");
+        fs::create_dir(&foreign).unwrap();
+        fs::write(foreign.join(MACHINE_FILE), "format = 1\n").unwrap();
+        assert!(matches!(
+            prepare_directory(&foreign),
+            Err(RecordError::NotEmpty { .. })
+        ));
+        assert_eq!(
+            fs::read_to_string(foreign.join(MACHINE_FILE)).unwrap(),
+            "format = 1\n"
+        );
+        let empty = directory.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert_eq!(prepare_directory(&empty).unwrap(), MachineFile::default());
+    }
+
+    #[test]
+    fn nothing_is_written_through_a_link_in_the_directory() {
+        let (original, file) = sata_ahci();
+        let machine = original.machine();
+        let info = target::recorded_target(&machine, file).unwrap();
+        let recording = Machine::recording_rooted(original.root());
+        gather::gather(&info, None, &recording);
+        let directory = tempfile::tempdir().unwrap();
+        let outside = directory.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        let copy = directory.path().join("copy");
+        fs::create_dir(&copy).unwrap();
+        fs::write(
+            copy.join(MACHINE_FILE),
+            MachineFile {
+                format: FORMAT,
+                ..MachineFile::default()
+            }
+            .to_text()
+            .unwrap(),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, copy.join("sys")).unwrap();
+        let earlier = prepare_directory(&copy).unwrap();
+        let summary = write_recording(&copy, &recording, earlier, &[info], None).unwrap();
+        assert!(summary.skipped > 0, "{summary:?}");
+        assert_eq!(
+            fs::read_dir(&outside).unwrap().count(),
+            0,
+            "written through the link"
+        );
+        assert!(copy.join("proc/self/mountinfo").is_file());
+    }
+}

@@ -51,7 +51,7 @@ pub fn recorded_target(machine: &Machine, target: &str) -> Result<TargetInfo, St
             created_by_iopath: false,
         });
     }
-    if !path.is_absolute() {
+    if !path.is_absolute() || path.starts_with("/dev") {
         return Err(format!(
             "{target}: the recorded machine has no block device of that name; give /dev/NAME, an absolute file path or a URL"
         ));

@@ -4,6 +4,7 @@ mod common;
 mod correctness;
 mod errors;
 mod interrupt;
+mod machines;
 mod output;
 mod safety;
 mod verdicts;

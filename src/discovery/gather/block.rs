@@ -100,7 +100,10 @@ impl Gatherer<'_> {
         }
         let disk = self.disk(name);
         let transport = self.transport(name, depth);
-        facts(BlockNode::Disk { disk, transport })
+        facts(BlockNode::Disk {
+            disk,
+            transport: Box::new(transport),
+        })
     }
 
     fn members(&mut self, names: &[String], depth: u32) -> Vec<BlockFacts> {

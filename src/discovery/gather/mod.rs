@@ -37,22 +37,22 @@ pub fn gather(info: &TargetInfo, server: Option<(&str, u16)>, machine: &Machine)
                 info.filesystem.as_deref(),
                 0,
             );
-            PathFacts::File(FileFacts {
+            PathFacts::File(Box::new(FileFacts {
                 exists: state.exists,
                 allocated_bytes: state.allocated_bytes.filter(|_| state.exists),
                 head_zero: state.head_zero.filter(|_| state.exists),
                 filesystem,
-            })
+            }))
         }
         TargetKind::BlockDevice => {
             let state = machine.system().file_state(Path::new(&info.path), true);
-            PathFacts::BlockDevice(DeviceTargetFacts {
+            PathFacts::BlockDevice(Box::new(DeviceTargetFacts {
                 device: info
                     .device
                     .as_deref()
                     .map(|name| gatherer.block_device(name, 0)),
                 head_zero: state.head_zero,
-            })
+            }))
         }
         TargetKind::Nbd | TargetKind::Iscsi => {
             PathFacts::Network(server.map(|(host, port)| gatherer.route(host, port, 0)))

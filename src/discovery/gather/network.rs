@@ -66,7 +66,7 @@ impl Gatherer<'_> {
                             Some(interface) => RouteOutcome::Found {
                                 address: ip,
                                 gateway,
-                                interface,
+                                interface: Box::new(interface),
                             },
                             None => RouteOutcome::NoRoute(ip),
                         }
