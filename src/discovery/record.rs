@@ -288,8 +288,14 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let copy = directory.path().join("copy");
         let earlier = prepare_directory(&copy).unwrap();
-        let summary =
-            write_recording(&copy, &recording, earlier, &[info.clone()], Some(1)).unwrap();
+        let summary = write_recording(
+            &copy,
+            &recording,
+            earlier,
+            std::slice::from_ref(&info),
+            Some(1),
+        )
+        .unwrap();
         assert!(summary.files > 10 && !summary.truncated, "{summary:?}");
         // Only what discovery read: the iSCSI, SAS and net classes were never touched.
         assert!(!copy.join("sys/class/net").exists());
