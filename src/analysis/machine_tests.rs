@@ -692,3 +692,29 @@ fn a_virtio_vm_recorded_for_real() {
         analysis.evidence
     );
 }
+
+#[test]
+fn control_characters_from_a_recorded_machine_are_escaped() {
+    let (machine, _) = sata_ahci();
+    // A hostile copy: a model string that would clear the terminal, a mount point with a
+    // newline (mountinfo's octal escape).
+    machine.write(
+        "/sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/model",
+        "SSD\x1b[2J\n",
+    );
+    machine.mount("8:2", "/srv\\012evil", "ext4", "/dev/sda2");
+    let seen = discover(&machine, "/srv\nevil/test.dat", &[]);
+    let text = describe(&seen.path);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    assert!(text.contains("SSD\\x1b[2J"), "{text}");
+    assert!(seen.path.target.contains("\\x0a"), "{}", seen.path.target);
+    assert!(
+        hop(&seen.path, "fs:sda2")
+            .description
+            .contains("/srv\\x0aevil"),
+        "{text}"
+    );
+}

@@ -36,6 +36,7 @@ use super::HostFacts;
 use crate::discovery::facts::{
     FileFacts, FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
 };
+use crate::discovery::host_view::escape_controls;
 use crate::discovery::{Machine, gather};
 use crate::report::analysis::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 use crate::target::network::{NbdTransport, NetworkTarget};
@@ -209,6 +210,16 @@ pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> Stor
     }
     path.hops = walker.hops;
     path.notes = walker.notes;
+    // Names and text come from the machine (a recorded one is untrusted input): no control
+    // characters reach a terminal or a report.
+    path.target = escape_controls(&path.target);
+    for hop in &mut path.hops {
+        hop.name = escape_controls(&hop.name);
+        hop.description = escape_controls(&hop.description);
+    }
+    for note in &mut path.notes {
+        *note = escape_controls(note);
+    }
     path
 }
 
