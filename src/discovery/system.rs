@@ -222,7 +222,9 @@ impl System for RecordedSystem {
 
     fn file_state(&self, path: &Path, _with_head: bool) -> FileState {
         let Some(file) = self.answers.files.iter().find(|file| file.path == path) else {
+            // Not asked when recorded: nothing is known of it but where it is.
             return FileState {
+                exists: true,
                 directory: path.parent().map(Path::to_path_buf),
                 ..FileState::default()
             };
@@ -356,8 +358,8 @@ mod tests {
             recorded.interface_towards(&view, IpAddr::V4(Ipv4Addr::LOCALHOST)),
             lo
         );
-        let missing = recorded.file_state(Path::new("/data/x"), false);
-        assert!(!missing.exists);
-        assert_eq!(missing.directory.as_deref(), Some(Path::new("/data")));
+        let unknown = recorded.file_state(Path::new("/data/x"), false);
+        assert_eq!((unknown.device, unknown.allocated_bytes), (None, None));
+        assert_eq!(unknown.directory.as_deref(), Some(Path::new("/data")));
     }
 }
