@@ -1,4 +1,4 @@
-//! Sizes and times as people type them.
+//! Sizes and times as people type them, and figures as people read them.
 //!
 //! Sizes take `k`, `m`, `g`, `t`, `p` suffixes in powers of 1024, as fio and dd do: `4k` = 4096.
 //! `4K`, `4KiB` and `4kb` mean the same. A bare number is bytes. Times are seconds when bare
@@ -10,6 +10,17 @@
 //! assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
 //! assert_eq!(parse_duration_ns("1500ms").unwrap(), 1_500_000_000);
 //! assert!(parse_size("4kk").is_err());
+//! ```
+//!
+//! The `format_*` functions write sizes, rates, I/O rates, percentages and latencies the same
+//! way wherever iopath shows them (terminal, reports, evidence lines): rates in decimal units,
+//! as links are rated (`117.7 MB/s`), memory and volume sizes in binary ones (`23.9 GiB`).
+//!
+//! ```
+//! use iopath::units::{format_latency, format_rate};
+//! assert_eq!(format_rate(117_685_305.0), "117.7 MB/s");
+//! assert_eq!(format_rate(7_876_923_076.9), "7.88 GB/s");
+//! assert_eq!(format_latency(85_300.0), "85.3 µs");
 //! ```
 
 /// Why a size or time could not be read; the message quotes the input.
@@ -116,6 +127,27 @@ pub fn parse_duration_ns(input: &str) -> Result<u64, UnitError> {
     Ok(nanos.round() as u64)
 }
 
+/// Formats a wait for messages: `30 s`, `1.5 s`, `250 ms` (whole milliseconds; below one,
+/// microseconds).
+///
+/// ```
+/// use iopath::units::format_wait;
+/// use std::time::Duration;
+/// assert_eq!(format_wait(Duration::from_secs(30)), "30 s");
+/// assert_eq!(format_wait(Duration::from_millis(1500)), "1.5 s");
+/// assert_eq!(format_wait(Duration::from_millis(250)), "250 ms");
+/// ```
+pub fn format_wait(wait: std::time::Duration) -> String {
+    let milliseconds = wait.as_millis();
+    if milliseconds >= 1000 {
+        format!("{} s", milliseconds as f64 / 1000.0)
+    } else if milliseconds > 0 {
+        format!("{milliseconds} ms")
+    } else {
+        format!("{} µs", wait.as_micros())
+    }
+}
+
 /// Formats bytes with a binary suffix the parser reads back (`4k`, `1m`, `1536`).
 pub fn format_size(bytes: u64) -> String {
     for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
@@ -124,6 +156,87 @@ pub fn format_size(bytes: u64) -> String {
         }
     }
     bytes.to_string()
+}
+
+/// Formats a rate in decimal units with three or four significant digits (`117.7 MB/s`,
+/// `7.88 GB/s`, `850 kB/s`).
+pub fn format_rate(bytes_per_second: f64) -> String {
+    let value = bytes_per_second.max(0.0);
+    if value >= 1e12 {
+        format!("{:.2} TB/s", value / 1e12)
+    } else if value >= 1e9 {
+        format!("{:.2} GB/s", value / 1e9)
+    } else if value >= 1e6 {
+        format!("{:.1} MB/s", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.0} kB/s", value / 1e3)
+    } else {
+        format!("{value:.0} B/s")
+    }
+}
+
+/// Formats a size in binary units (`688 B`, `64.0 MiB`, `23.9 GiB`), as memory and volumes
+/// are usually sized.
+pub fn format_bytes(bytes: u64) -> String {
+    let units = [
+        (1u64 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    for (size, unit) in units {
+        if bytes >= size {
+            return format!("{:.1} {unit}", bytes as f64 / size as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Formats an I/O rate (`850 IOPS`, `52.5 k IOPS`, `1.20 M IOPS`).
+pub fn format_iops(iops: f64) -> String {
+    let value = iops.max(0.0);
+    if value >= 1e6 {
+        format!("{:.2} M IOPS", value / 1e6)
+    } else if value >= 1e4 {
+        format!("{:.1} k IOPS", value / 1e3)
+    } else {
+        format!("{value:.0} IOPS")
+    }
+}
+
+/// Formats a percentage for evidence lines: whole percent from 10 up, one decimal below.
+pub fn format_percent(percent: f64) -> String {
+    if percent >= 10.0 {
+        format!("{percent:.0} %")
+    } else {
+        format!("{percent:.1} %")
+    }
+}
+
+/// Formats a latency in ns with a unit that keeps three or four significant digits.
+pub fn format_latency(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// Formats a count with thousands separators (`1,234,567`).
+pub fn format_count(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -183,5 +296,30 @@ mod tests {
         for bytes in [512, 4096, 65536, 1 << 20, 3 << 30, 1536] {
             assert_eq!(parse_size(&format_size(bytes)), Ok(bytes));
         }
+    }
+
+    #[test]
+    fn rates_and_percentages_read_well() {
+        assert_eq!(format_rate(117_685_305.0), "117.7 MB/s");
+        assert_eq!(format_rate(1_250_000_000.0), "1.25 GB/s");
+        assert_eq!(format_rate(850_000.0), "850 kB/s");
+        assert_eq!(format_rate(12.0), "12 B/s");
+        assert_eq!(format_bytes(688), "688 B");
+        assert_eq!(format_bytes(64 << 20), "64.0 MiB");
+        assert_eq!(format_bytes(25_700_000_000), "23.9 GiB");
+        assert_eq!(format_iops(850.4), "850 IOPS");
+        assert_eq!(format_iops(52_512.0), "52.5 k IOPS");
+        assert_eq!(format_iops(1_200_000.0), "1.20 M IOPS");
+        assert_eq!(format_percent(97.6), "98 %");
+        assert_eq!(format_percent(7.04), "7.0 %");
+    }
+
+    #[test]
+    fn latencies_and_counts_read_well() {
+        assert_eq!(format_count(1234567.4), "1,234,567");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_latency(850.0), "850 ns");
+        assert_eq!(format_latency(85_300.0), "85.3 µs");
+        assert_eq!(format_latency(1_234_000.0), "1.23 ms");
     }
 }

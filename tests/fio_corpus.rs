@@ -8,6 +8,10 @@
 //! `nbd.fio` runs against a real nbdkit memory export when nbdkit is installed (its `$uri`
 //! points there); `libiscsi.fio` names a portal on 127.0.0.1 where no iSCSI target listens, so
 //! it must get as far as trying to log in to the LUN its escaped `filename` names.
+//!
+//! Without the corpus or nbdkit the tests are skipped, or fail under CI (tests/support).
+
+mod support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -147,7 +151,7 @@ fn run_iopath(dir: &Path, args: &[String], uri: Option<&str>) -> (i32, String) {
 
 fn check(case: Case) {
     let Some(corpus) = corpus_dir() else {
-        println!("skipped {}: ../shared/fio-examples is not here", case.file);
+        support::skip("../shared/fio-examples is not here");
         return;
     };
     let source = corpus.join(case.file);
@@ -204,10 +208,11 @@ fn check(case: Case) {
     let expect = match (case.expect, &nbdkit) {
         (Expect::RunsOnNbdkit { .. }, Some(_)) => Expect::Runs,
         (Expect::RunsOnNbdkit { uri_line }, None) => {
-            println!(
-                "nbdkit is not installed: {} is checked for its refusal",
+            support::skip(format_args!(
+                "nbdkit is not installed (apt-get install nbdkit): {} is only checked for its \
+                 refusal",
                 case.file
-            );
+            ));
             Expect::Refused {
                 line: uri_line,
                 option: "uri",
@@ -282,7 +287,7 @@ macro_rules! corpus {
         #[test]
         fn every_corpus_file_has_a_case() {
             let Some(corpus) = corpus_dir() else {
-                println!("skipped: ../shared/fio-examples is not here");
+                support::skip("../shared/fio-examples is not here");
                 return;
             };
             let known: Vec<&str> = vec![$($case.file),*];

@@ -1,12 +1,16 @@
 //! The iSCSI engine against a real target: a private `tgtd` on a free loopback port with a
 //! file-backed LUN, started and torn down by each test.
 //!
-//! The tests print a note and pass when they cannot run here: not root (tgtd needs it), tgt
-//! not installed (`apt-get install tgt`), or libiscsi missing (`apt-get install libiscsi7`).
+//! The tests are skipped when they cannot run here (not root, as tgtd needs; tgt not installed,
+//! `apt-get install tgt`; libiscsi missing, `apt-get install libiscsi7`), or fail under CI
+//! (tests/support).
+
+mod support;
 
 use iopath::engine::iscsi::{self, IscsiEngine};
-use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-use iopath::target::network::NetworkTarget;
+use iopath::engine::network_target::NetworkTarget;
+use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use serde_json::Value;
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -80,7 +84,7 @@ impl TgtServer {
     /// Starts tgtd with a `size` byte LUN, or prints why it cannot and returns `None`.
     fn start(size: u64) -> Option<TgtServer> {
         if let Some(reason) = missing_prerequisite() {
-            eprintln!("skipping the iSCSI test: {reason}");
+            support::skip(reason);
             return None;
         }
         let directory = tempfile::tempdir().expect("a temporary directory");
@@ -256,7 +260,7 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
         return;
     };
     let target = server.target();
-    let volume = iscsi::probe(&target).expect("probe");
+    let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert_eq!(volume.size_bytes, 64 * MIB);
     assert_eq!(volume.logical_block_size, 512);
     assert_eq!(volume.head.len(), 68 * 1024);
@@ -384,7 +388,9 @@ fn an_unknown_target_name_is_named_in_the_error() {
     let missing = "iqn.2026-01.dev.iopath:no-such-target";
     let target = NetworkTarget::parse(&server.url(missing, 1)).unwrap();
     let started = Instant::now();
-    let probed = iscsi::probe(&target).unwrap_err().to_string();
+    let probed = iscsi::probe(&target, Duration::from_secs(30))
+        .unwrap_err()
+        .to_string();
     assert!(probed.contains(missing), "{probed}");
     let opened = IscsiEngine::open(&target, &EngineOptions::new(4, 4096))
         .err()
@@ -395,7 +401,9 @@ fn an_unknown_target_name_is_named_in_the_error() {
 
     // LUN 0 of tgt is its controller, not a disk.
     let controller = NetworkTarget::parse(&server.url(IQN, 0)).unwrap();
-    let error = iscsi::probe(&controller).unwrap_err().to_string();
+    let error = iscsi::probe(&controller, Duration::from_secs(30))
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("not a disk"), "{error}");
 }
 
@@ -534,7 +542,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
         "readonly=1",
     ]);
     let target = server.target();
-    let volume = iscsi::probe(&target).expect("probe");
+    let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert!(volume.read_only);
     let mut engine = IscsiEngine::open(&target, &EngineOptions::new(1, 4096)).expect("open");
     let write = IoRequest {

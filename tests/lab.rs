@@ -2,11 +2,14 @@
 //! namespaces, `iopath net` measuring them, and NBD reads across them (nbdkit, memory plugin);
 //! and `iopath net` itself on loopback (its result, its errors and exit statuses).
 //!
-//! Lab tests need root (network namespaces, tc) and are skipped with a note otherwise. Each
+//! Lab tests need root (network namespaces, tc) and are skipped otherwise, or fail under CI
+//! (tests/support). Each
 //! brings up a lab of its own under a unique prefix and always takes it down again (a Drop
 //! guard), and holds a lock while it runs so that only one measures at a time: two at once
 //! would share the machine's two cores and each measure less than its link carries. Every
 //! measurement is 2 s.
+
+mod support;
 
 use serde_json::Value;
 use std::fs::File;
@@ -142,14 +145,14 @@ impl Lab {
     /// Brings up `links` (e.g. `["1g", "4g"]`) under a prefix of this process, with an
     /// `iopath net` server in each namespace and no iSCSI target. `None` (and a note) when the
     /// lab cannot run.
-    fn up(test: &str, links: &[&str]) -> Option<Lab> {
-        Lab::up_with(test, links, &["--no-iscsi"])
+    fn up(links: &[&str]) -> Option<Lab> {
+        Lab::up_with(links, &["--no-iscsi"])
     }
 
     /// [`Lab::up`] with more options for `scripts/lab up`.
-    fn up_with(test: &str, links: &[&str], options: &[&str]) -> Option<Lab> {
+    fn up_with(links: &[&str], options: &[&str]) -> Option<Lab> {
         if let Some(reason) = lab_unavailable() {
-            eprintln!("note: {test} skipped: {reason}");
+            support::skip(reason);
             return None;
         }
         let lock = MeasureLock::take();
@@ -262,7 +265,7 @@ fn namespace_exists(namespace: &str) -> bool {
 #[test]
 fn lab_down_removes_everything_it_made() {
     // With tgtd when it is installed, so that its target and control socket are covered too.
-    let Some(lab) = Lab::up_with("lab_down_removes_everything_it_made", &["1g", "un"], &[]) else {
+    let Some(lab) = Lab::up_with(&["1g", "un"], &[]) else {
         return;
     };
     let status = Command::new(lab_script())
@@ -370,7 +373,7 @@ fn best_of(tries: u32, good: impl Fn(f64) -> bool, mut measure: impl FnMut() -> 
 
 #[test]
 fn net_measures_shaped_links() {
-    let Some(lab) = Lab::up("net_measures_shaped_links", &["1g", "4g"]) else {
+    let Some(lab) = Lab::up(&["1g", "4g"]) else {
         return;
     };
     let in_range = |rate: f64| (114.0..=121.0).contains(&rate);
@@ -390,9 +393,8 @@ fn net_measures_shaped_links() {
     }
 }
 
-/// Runs `iopath run URL WORKLOAD --duration 2s --ramp 500ms --json -`: `None` while the NBD
-/// engine is not written yet (the run then says "not implemented yet").
-fn nbd_run(url: &str, workload: &[&str]) -> Option<Value> {
+/// Runs `iopath run URL WORKLOAD --duration 2s --ramp 500ms --json -`.
+fn nbd_run(url: &str, workload: &[&str]) -> Value {
     let output = measured_iopath()
         .arg("run")
         .arg(url)
@@ -400,15 +402,12 @@ fn nbd_run(url: &str, workload: &[&str]) -> Option<Value> {
         .args(["--duration", "2s", "--ramp", "500ms", "--json", "-"])
         .output()
         .expect("iopath runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if stderr.contains("not implemented yet") {
-        return None;
-    }
     assert!(
         output.status.success(),
-        "iopath run {url} {workload:?} failed: {stderr}"
+        "iopath run {url} {workload:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    Some(serde_json::from_slice(&output.stdout).expect("a RunResult"))
+    serde_json::from_slice(&output.stdout).expect("a RunResult")
 }
 
 /// Read MB/s of the first test of a RunResult.
@@ -433,22 +432,11 @@ fn busiest_core_percent(json: &Value) -> f64 {
 }
 
 /// The best read rate of up to `tries` runs of `workload` against `url`, stopping once `good`
-/// holds; `None` (after a note) while the NBD engine is not written yet.
-fn best_nbd_rate(
-    test: &str,
-    tries: u32,
-    url: &str,
-    workload: &[&str],
-    good: impl Fn(f64) -> bool,
-) -> Option<f64> {
+/// holds.
+fn best_nbd_rate(tries: u32, url: &str, workload: &[&str], good: impl Fn(f64) -> bool) -> f64 {
     let mut best = 0.0f64;
     for _ in 0..tries {
-        let Some(json) = nbd_run(url, workload) else {
-            eprintln!(
-                "note: {test} skipped: the NBD engine is not implemented yet (iopath run nbd://…)"
-            );
-            return None;
-        };
+        let json = nbd_run(url, workload);
         let rate = read_rate(&json);
         eprintln!(
             "{url} {}: {rate:.1} MB/s, busiest core {:.0} %",
@@ -460,7 +448,7 @@ fn best_nbd_rate(
             break;
         }
     }
-    Some(best)
+    best
 }
 
 /// Sequential 1 MiB reads at QD 8 over NBD.
@@ -470,20 +458,13 @@ const SMALL_RANDOM_READS: [&str; 6] = ["--rw", "randread", "--bs", "4k", "--qd",
 
 #[test]
 fn nbd_sequential_reads_scale_with_the_link() {
-    let test = "nbd_sequential_reads_scale_with_the_link";
-    let Some(lab) = Lab::up(test, &["1g", "4g"]) else {
+    let Some(lab) = Lab::up(&["1g", "4g"]) else {
         return;
     };
     let near_link = |rate: f64| rate >= 0.95 * GIGABIT_PAYLOAD_MB_S;
-    let Some(one) = best_nbd_rate(test, 3, &lab.link("1g").nbd, &SEQUENTIAL_READS, near_link)
-    else {
-        return;
-    };
+    let one = best_nbd_rate(3, &lab.link("1g").nbd, &SEQUENTIAL_READS, near_link);
     let near_four = |rate: f64| (3.6..=4.4).contains(&(rate / one));
-    let Some(four) = best_nbd_rate(test, 3, &lab.link("4g").nbd, &SEQUENTIAL_READS, near_four)
-    else {
-        return;
-    };
+    let four = best_nbd_rate(3, &lab.link("4g").nbd, &SEQUENTIAL_READS, near_four);
     eprintln!("NBD 1 MiB QD 8 reads: 1gbit {one:.1} MB/s, 4gbit {four:.1} MB/s");
     assert!(
         near_four(four),
@@ -502,8 +483,7 @@ fn nbd_small_random_reads_fill_a_1gbit_link() {
     // fill at least 80 % of the link when the host is at least twice as fast as the link;
     // on a host slower than that, it must at least beat a path that pays each read's link
     // time and host time one after the other (the queue overlaps them). Never above the link.
-    let test = "nbd_small_random_reads_fill_a_1gbit_link";
-    let Some(lab) = Lab::up(test, &["1g", "un"]) else {
+    let Some(lab) = Lab::up(&["1g", "un"]) else {
         return;
     };
     let link = best_of(
@@ -514,15 +494,9 @@ fn nbd_small_random_reads_fill_a_1gbit_link() {
     // What the link can carry at most, however busy the machine was when it was measured.
     let capacity = link.max(GIGABIT_PAYLOAD_MB_S);
     let fast_host = |rate: f64| rate >= 2.0 * link;
-    let Some(host) = best_nbd_rate(test, 3, &lab.link("un").nbd, &SMALL_RANDOM_READS, fast_host)
-    else {
-        return;
-    };
+    let host = best_nbd_rate(3, &lab.link("un").nbd, &SMALL_RANDOM_READS, fast_host);
     let filled = |rate: f64| rate >= 0.9 * link;
-    let Some(shaped) = best_nbd_rate(test, 5, &lab.link("1g").nbd, &SMALL_RANDOM_READS, filled)
-    else {
-        return;
-    };
+    let shaped = best_nbd_rate(5, &lab.link("1g").nbd, &SMALL_RANDOM_READS, filled);
     let serial = 1.0 / (1.0 / link + 1.0 / host);
     eprintln!(
         "NBD 4 KiB QD 32 reads: 1gbit {shaped:.1} MB/s of a link carrying {link:.1} MB/s \
@@ -559,20 +533,11 @@ fn nbd_small_random_reads_unshaped_are_bound_by_the_host() {
     // Over the unshaped path the same reads are limited by the host: well above what a
     // 1gbit link carries. (A core near 100 % shows it too, but the other core shares the
     // work of client, server and softirqs, so that is reported, not asserted.)
-    let test = "nbd_small_random_reads_unshaped_are_bound_by_the_host";
-    let Some(lab) = Lab::up(test, &["un"]) else {
+    let Some(lab) = Lab::up(&["un"]) else {
         return;
     };
     let well_above = |rate: f64| rate > GIGABIT_PAYLOAD_MB_S * 1.25;
-    let Some(rate) = best_nbd_rate(
-        test,
-        3,
-        &lab.link("un").nbd,
-        &SMALL_RANDOM_READS,
-        well_above,
-    ) else {
-        return;
-    };
+    let rate = best_nbd_rate(3, &lab.link("un").nbd, &SMALL_RANDOM_READS, well_above);
     assert!(
         well_above(rate),
         "{rate:.1} MB/s unshaped: not clearly above what a 1gbit link carries \
@@ -591,17 +556,14 @@ fn verdict(json: &Value) -> (String, &Value) {
 
 #[test]
 fn a_declared_1gbe_link_shaped_to_1gbe_is_link_bound() {
-    let test = "a_declared_1gbe_link_shaped_to_1gbe_is_link_bound";
-    let Some(lab) = Lab::up(test, &["1g"]) else {
+    let Some(lab) = Lab::up(&["1g"]) else {
         return;
     };
     let mut workload = SEQUENTIAL_READS.to_vec();
     workload.extend(["--link", "1gbe"]);
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let Some(json) = nbd_run(&lab.link("1g").nbd, &workload) else {
-            return;
-        };
+        let json = nbd_run(&lab.link("1g").nbd, &workload);
         let (verdict, analysis) = verdict(&json);
         let declared = analysis["hops"]
             .as_array()
@@ -620,18 +582,15 @@ fn a_declared_1gbe_link_shaped_to_1gbe_is_link_bound() {
 
 #[test]
 fn small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound() {
-    let test = "small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound";
-    let Some(lab) = Lab::up(test, &["un"]) else {
+    let Some(lab) = Lab::up(&["un"]) else {
         return;
     };
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let Some(json) = nbd_run(
+        let json = nbd_run(
             &lab.link("un").nbd,
             &["--rw", "randread", "--bs", "4k", "--qd", "1"],
-        ) else {
-            return;
-        };
+        );
         let (verdict, analysis) = verdict(&json);
         seen.push(format!("{verdict}: {}", analysis["evidence"]));
         if verdict == "queue_depth_bound" {

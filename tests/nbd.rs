@@ -1,13 +1,24 @@
 //! The NBD engine against real servers: nbdkit (memory plugin, with the blocksize-policy,
 //! error, delay, exportname, fua and multi-conn filters) and qemu-nbd, over Unix sockets and
-//! TCP; then the real binary against them.
+//! TCP; then the real binary against them, and against a hostile server ([`hostile`]) that
+//! floods, drips, changes its export or stalls — every such run must end within a stated
+//! bound, with a clear error and the right exit status.
 //!
 //! Every test starts its own server and stops it in a drop guard. A machine without nbdkit (or
-//! qemu-nbd) skips the tests that need it, saying so.
+//! qemu-nbd) skips the tests that need it, saying so, or fails them under CI (tests/support).
 
+mod support;
+
+#[path = "nbd/hostile.rs"]
+mod hostile;
+
+use hostile::{Export, HostileServer, Mode};
 use iopath::engine::nbd::{self, NbdEngine};
-use iopath::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
-use iopath::target::network::NetworkTarget;
+use iopath::engine::network_target::NetworkTarget;
+use iopath::engine::volume::DEFAULT_NET_TIMEOUT;
+use iopath::engine::volume::NetworkVolumeInfo;
+use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -32,7 +43,7 @@ struct Server {
     port: Option<u16>,
 }
 
-/// Whether `program` runs here (prints why the calling test is skipped when it does not).
+/// Whether `program` runs here; skips the calling test when it does not (`support::require`).
 fn have(program: &str) -> bool {
     let found = Command::new(program)
         .arg("--version")
@@ -40,10 +51,10 @@ fn have(program: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    if !found {
-        eprintln!("{program} is not installed here; skipping (apt-get install nbdkit qemu-utils)");
-    }
-    found
+    support::require(
+        found,
+        format_args!("{program} is not installed (apt-get install nbdkit qemu-utils)"),
+    )
 }
 
 /// A TCP port nobody listens on right now.
@@ -171,6 +182,11 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Probes `target` with the default network timeout.
+fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
+    nbd::probe(target, DEFAULT_NET_TIMEOUT)
 }
 
 /// Options for `queue_depth` slots of `buffer_size` bytes.
@@ -362,7 +378,7 @@ fn probe_reports_geometry_flags_and_head() {
         BLOCK,
     );
     drop(engine);
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.size_bytes, 1024 * 1024);
     assert!(!volume.read_only);
     assert!(volume.flush && volume.fua && volume.trim, "{volume:?}");
@@ -376,7 +392,7 @@ fn probe_reports_geometry_flags_and_head() {
     }
     // A volume smaller than the head is read whole.
     let small = Server::nbdkit(&["memory", "8K"]);
-    assert_eq!(nbd::probe(&small.target("")).unwrap().head, vec![0; 8192]);
+    assert_eq!(probe(&small.target("")).unwrap().head, vec![0; 8192]);
 }
 
 #[test]
@@ -394,7 +410,7 @@ fn block_size_constraints_are_reported_and_obeyed() {
         "blocksize-error-policy=error",
     ]);
     let target = server.target("");
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.logical_block_size, 4096);
     assert_eq!(volume.preferred_block_size, 65536);
     assert_eq!(volume.max_request_bytes, 1048576);
@@ -445,8 +461,8 @@ fn unknown_export_and_missing_server_are_named() {
         "exportname-strict=true",
         "exportname=disk",
     ]);
-    nbd::probe(&server.target("disk")).unwrap();
-    let error = nbd::probe(&server.target("nope")).unwrap_err().to_string();
+    probe(&server.target("disk")).unwrap();
+    let error = probe(&server.target("nope")).unwrap_err().to_string();
     assert!(
         error.contains("'nope'") && error.contains("NBD_REP_ERR_UNKNOWN"),
         "{error}"
@@ -464,14 +480,14 @@ fn unknown_export_and_missing_server_are_named() {
     let missing = server.directory().join("missing.sock");
     let target =
         NetworkTarget::parse(&format!("nbd+unix:///disk?socket={}", missing.display())).unwrap();
-    let error = nbd::probe(&target).unwrap_err().to_string();
+    let error = probe(&target).unwrap_err().to_string();
     assert!(
         error.contains("cannot connect") && error.contains("missing.sock"),
         "{error}"
     );
     let port = free_port();
     let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{port}/")).unwrap();
-    let error = nbd::probe(&target).unwrap_err().to_string();
+    let error = probe(&target).unwrap_err().to_string();
     assert!(
         error.contains(&format!("127.0.0.1:{port}")) && error.contains("refused"),
         "{error}"
@@ -485,7 +501,7 @@ fn read_only_export_refuses_writes_clearly() {
     }
     let server = Server::nbdkit(&["-r", "memory", "1M"]);
     let target = server.target("");
-    assert!(nbd::probe(&target).unwrap().read_only);
+    assert!(probe(&target).unwrap().read_only);
     let mut engine = NbdEngine::open(&target, &options(2, BLOCK)).unwrap();
     let write = IoRequest {
         slot: 0,
@@ -622,10 +638,11 @@ fn silent_server_times_out() {
         return;
     }
     let server = Server::nbdkit(&["--filter=delay", "memory", "4M", "delay-read=5"]);
-    let mut engine = NbdEngine::open(&server.target(""), &options(2, BLOCK)).unwrap();
-    engine
-        .set_reply_timeout(Duration::from_millis(300))
-        .unwrap();
+    let impatient = EngineOptions {
+        net_timeout: Duration::from_millis(300),
+        ..options(2, BLOCK)
+    };
+    let mut engine = NbdEngine::open(&server.target(""), &impatient).unwrap();
     engine
         .submit(IoRequest {
             slot: 0,
@@ -671,7 +688,7 @@ fn flush_and_write_through() {
 
     // A server without FUA cannot write through.
     let no_fua = Server::nbdkit(&["--filter=fua", "memory", "4M"]);
-    assert!(!nbd::probe(&no_fua.target("")).unwrap().fua);
+    assert!(!probe(&no_fua.target("")).unwrap().fua);
     let error = NbdEngine::open(&no_fua.target(""), &through)
         .err()
         .unwrap()
@@ -737,7 +754,7 @@ fn tcp_round_trip() {
     let blocks = scrambled(128);
     write_blocks(&mut engine, &blocks, 11, 64 * 1024);
     read_and_check_blocks(&mut engine, &blocks, 11, 64 * 1024);
-    assert_eq!(nbd::probe(&target).unwrap().size_bytes, 16 * 1024 * 1024);
+    assert_eq!(probe(&target).unwrap().size_bytes, 16 * 1024 * 1024);
 }
 
 #[test]
@@ -754,7 +771,7 @@ fn qemu_nbd_serves_a_raw_file() {
     std::fs::write(&file, &contents).unwrap();
     let server = Server::qemu_nbd(&file);
     let target = server.target("disk");
-    let volume = nbd::probe(&target).unwrap();
+    let volume = probe(&target).unwrap();
     assert_eq!(volume.size_bytes, contents.len() as u64);
     assert_eq!(volume.head, contents[..68 * 1024]);
     let mut engine = NbdEngine::open(&target, &options(16, BLOCK)).unwrap();
@@ -771,7 +788,7 @@ fn qemu_nbd_serves_a_raw_file() {
             "block {block}"
         );
     }
-    let error = nbd::probe(&server.target("other")).unwrap_err().to_string();
+    let error = probe(&server.target("other")).unwrap_err().to_string();
     assert!(error.contains("'other'"), "{error}");
 }
 
@@ -944,4 +961,288 @@ fn binary_names_an_unknown_export() {
     let (status, output, _) = run_json(&directory, &server.url("nope"), &["--rw", "randread"]);
     assert_ne!(status, 0, "{output}");
     assert!(output.contains("'nope'"), "{output}");
+}
+
+/// A run of the binary that is still going.
+struct Running {
+    started: Instant,
+    pid: u32,
+    output: mpsc::Receiver<std::process::Output>,
+}
+
+/// Starts `iopath ARGS` in `directory`, its output collected in the background.
+fn spawn_iopath(directory: &Path, args: &[&str]) -> Running {
+    let child = Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(directory)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath runs");
+    let pid = child.id();
+    let (sender, output) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait_with_output().expect("iopath ends"));
+    });
+    Running {
+        started: Instant::now(),
+        pid,
+        output,
+    }
+}
+
+impl Running {
+    /// Sends `signal` to the run.
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill only sends a signal, to the child this test started.
+        unsafe { libc::kill(self.pid as i32, signal) };
+    }
+
+    /// Waits for the end of the run; fails the test (after killing it) if it takes longer
+    /// than `limit` from now. Returns what it did and how long it ran in all.
+    fn finish_within(self, limit: Duration) -> (Outcome, Duration) {
+        let output = match self.output.recv_timeout(limit) {
+            Ok(output) => output,
+            Err(_) => {
+                self.signal(libc::SIGKILL);
+                let output = self.output.recv().unwrap();
+                panic!(
+                    "iopath still ran after {limit:?}; killed\n{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        };
+        let elapsed = self.started.elapsed();
+        (
+            Outcome {
+                status: output.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            },
+            elapsed,
+        )
+    }
+}
+
+/// The bound every run against the hostile server must end within (with `--net-timeout 2s`).
+const HOSTILE_BOUND: Duration = Duration::from_secs(20);
+
+/// A well-behaved 16 MiB export without block size constraints.
+const PLAIN: Export = Export {
+    size: 16 << 20,
+    block_sizes: None,
+};
+
+/// Runs `iopath run URL --rw randread --bs BS --qd 4 --ramp 0 --net-timeout 2s --json …
+/// EXTRA` against `server` within [`HOSTILE_BOUND`]; returns the outcome and the JSON (when
+/// written).
+fn run_hostile(server: &HostileServer, bs: &str, extra: &[&str]) -> (Outcome, Option<Value>) {
+    let json = server.directory().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url();
+    let mut args = vec![
+        "run",
+        &url,
+        "--rw",
+        "randread",
+        "--bs",
+        bs,
+        "--qd",
+        "4",
+        "--ramp",
+        "0",
+        "--net-timeout",
+        "2s",
+        "--json",
+        &json_text,
+    ];
+    args.extend_from_slice(extra);
+    let (outcome, elapsed) = spawn_iopath(server.directory(), &args).finish_within(HOSTILE_BOUND);
+    assert!(elapsed < HOSTILE_BOUND, "{elapsed:?}");
+    let value = std::fs::read_to_string(&json)
+        .ok()
+        .filter(|text| !text.is_empty())
+        .map(|text| serde_json::from_str(&text).unwrap());
+    (outcome, value)
+}
+
+#[test]
+fn hostile_endless_option_replies_end_the_probe() {
+    let server = HostileServer::start(vec![Mode::EndlessInfo]);
+    let (outcome, json) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("more than 32 replies to NBD_OPT_GO")
+            && outcome
+                .stderr
+                .contains(&server.socket().display().to_string()),
+        "{}",
+        outcome.stderr
+    );
+    assert!(json.is_none(), "nothing ran, so nothing is saved");
+}
+
+#[test]
+fn hostile_dripping_handshake_ends_at_the_net_timeout() {
+    let server = HostileServer::start(vec![Mode::DripGreeting]);
+    let (outcome, _) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("no reply within 2 s to the handshake (stuck at the greeting)"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn hostile_shrinking_export_is_refused_before_any_request() {
+    let smaller = Export {
+        size: 1 << 20,
+        ..PLAIN
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), Mode::Serve(smaller)]);
+    let (outcome, _) = run_hostile(&server, "4k", &["--duration", "5"]);
+    assert_eq!(outcome.status, 1, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains(
+            "found the volume changed since the probe (size 16777216 bytes at the probe, 1048576 bytes now)"
+        ),
+        "{}",
+        outcome.stderr
+    );
+    assert!(server.connections() >= 2);
+    assert_eq!(
+        server.requests_on(1),
+        0,
+        "no request past the probe's export"
+    );
+}
+
+#[test]
+fn hostile_stall_mid_reply_ends_the_run_and_keeps_the_result() {
+    let stall = Mode::StallAfter {
+        export: PLAIN,
+        answered: 100,
+        part_way: true,
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), stall]);
+    let (outcome, json) = run_hostile(&server, "4k", &["--duration", "30"]);
+    assert!(server.stalled());
+    assert_eq!(outcome.status, 1, "{}", outcome.stderr);
+    let output = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(
+        output.contains("no reply within 2 s") && output.contains("a reply stopped part-way"),
+        "{output}"
+    );
+    let json = json.expect("the partial result is saved");
+    assert_eq!(json["tests"][0]["stop_reason"], "error");
+    let mut counts = Vec::new();
+    numbers_under(&json["tests"][0]["read"], "io_count", &mut counts);
+    assert!(counts.iter().any(|count| *count >= 90.0), "{counts:?}");
+}
+
+#[test]
+fn hostile_block_size_limit_below_bs_is_refused_up_front() {
+    let limited = Export {
+        size: 16 << 20,
+        block_sizes: Some([512, 4096, 64 << 10]),
+    };
+    let server = HostileServer::start(vec![Mode::Serve(limited)]);
+    let (outcome, _) = run_hostile(&server, "1m", &["--duration", "5"]);
+    assert_eq!(outcome.status, 2, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("block size 1m (1048576 bytes) is larger than the largest request the server accepts, 64k (65536 bytes"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(server.connections(), 1, "only the probe connected");
+}
+
+#[test]
+fn sigterm_during_a_stalled_worker_connection_stops_the_run() {
+    let stall = Mode::StallAfter {
+        export: PLAIN,
+        answered: 200,
+        part_way: false,
+    };
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN), stall]);
+    let json = server.directory().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url();
+    // The default network timeout (30 s): only the stop may end this run in time.
+    let running = spawn_iopath(
+        server.directory(),
+        &[
+            "run",
+            &url,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--ramp",
+            "0",
+            "--duration",
+            "60",
+            "--json",
+            &json_text,
+        ],
+    );
+    let waiting = Instant::now();
+    while !server.stalled() {
+        assert!(
+            waiting.elapsed() < HOSTILE_BOUND,
+            "the worker connection never stalled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    running.signal(libc::SIGTERM);
+    let signalled = Instant::now();
+    let (outcome, _) = running.finish_within(HOSTILE_BOUND);
+    let after_signal = signalled.elapsed();
+    // 2 s of grace for the requests in flight, and a little for the rest: far less than the
+    // 30 s the stalled connection would otherwise be waited on.
+    assert!(after_signal < Duration::from_secs(10), "{after_signal:?}");
+    assert_eq!(outcome.status, 130, "{}", outcome.stderr);
+    let output = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(output.contains("were abandoned"), "{output}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(json["partial"], true);
+    assert_eq!(json["tests"][0]["stop_reason"], "interrupted");
+    let mut counts = Vec::new();
+    numbers_under(&json["tests"][0]["read"], "io_count", &mut counts);
+    assert!(counts.iter().any(|count| *count >= 190.0), "{counts:?}");
+}
+
+#[test]
+fn net_timeout_values_are_checked_before_anything_is_contacted() {
+    let server = HostileServer::start(vec![Mode::Serve(PLAIN)]);
+    let url = server.url();
+    for (value, expected) in [
+        ("0", "must be longer than 0"),
+        ("25h", "between 1ms and 24h"),
+        ("soon", "not a valid time"),
+    ] {
+        let outcome = iopath(server.directory(), &["run", &url, "--net-timeout", value]);
+        assert_eq!(outcome.status, 2, "{value}: {}", outcome.stderr);
+        assert!(
+            outcome.stderr.contains("--net-timeout") && outcome.stderr.contains(expected),
+            "{value}: {}",
+            outcome.stderr
+        );
+    }
+    assert_eq!(
+        server.connections(),
+        0,
+        "a bad flag is refused before the probe"
+    );
 }

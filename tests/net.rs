@@ -5,6 +5,8 @@
 //! Everything stays on 127.0.0.1, except one check that `--insecure-any-address` really binds
 //! every address, which runs in a network namespace of its own (root only).
 
+mod support;
+
 use iopath::net::protocol::{
     CONTROL_MAGIC, ControlMessage, DataHeader, PROTOCOL_VERSION, StreamRole, read_message,
     write_message,
@@ -267,14 +269,7 @@ fn net_with_a_secret_or_the_flag_listens_on_every_address() {
         .arg("-u")
         .output()
         .is_ok_and(|output| output.stdout == b"0\n");
-    if !root {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI runs as root: unshare --net needs it"
-        );
-        eprintln!(
-            "note: net_with_a_secret_or_the_flag_listens_on_every_address skipped: needs root"
-        );
+    if !support::require(root, "root: unshare --net needs it") {
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");

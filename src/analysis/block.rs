@@ -5,7 +5,8 @@
 use super::links;
 use super::path::{Share, Walker};
 use crate::discovery::facts::{BlockFacts, BlockNode, DiskFacts, LoopFacts, MdFacts};
-use crate::report::analysis::{HopCapacity, HopKind, format_bytes};
+use crate::result::{HopCapacity, HopKind};
+use crate::units::format_bytes;
 
 /// Share of each member of an md array of `level` with `members` devices: reads spread over
 /// every member; writes spread over the data members, full on each mirror.

@@ -10,7 +10,7 @@ use super::block::capacity_of;
 use super::links;
 use super::path::{Share, Walker};
 use crate::discovery::facts::{PciFunctionFacts, PcieLinkFacts, PcixFacts};
-use crate::report::analysis::HopKind;
+use crate::result::HopKind;
 
 /// PCI subsystem vendors of hypervisors: Red Hat (QEMU, virtio), VMware, Microsoft, Xen.
 const HYPERVISOR_VENDORS: [&str; 4] = ["0x1af4", "0x15ad", "0x1414", "0x5853"];

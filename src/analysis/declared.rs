@@ -18,7 +18,7 @@
 //! ```
 
 use super::links::{self, LinkEntry};
-use crate::report::analysis::{Duplex, Hop, HopCapacity, HopKind, HopOrigin};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin};
 
 /// Every hop declared for a run, in order from this host outward.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -188,7 +188,7 @@ fn parse_custom(spec: &str, name: &str, rest: &str) -> Result<DeclaredHop, Decla
         derivation.push_str(&format!(
             " (the catalog's {} carries {})",
             entry.full_name(),
-            crate::report::analysis::format_rate(entry.payload_bytes_per_second() as f64)
+            crate::units::format_rate(entry.payload_bytes_per_second() as f64)
         ));
     }
     Ok(DeclaredHop {
@@ -324,7 +324,7 @@ pub fn parse_iops(text: &str) -> Result<u64, String> {
 /// declared, keyed `declared:N` (so that every target shares it) and, on a network or FC link,
 /// given `protocol` (the target's storage protocol) unless it has its own.
 pub fn apply(
-    path: &mut crate::report::analysis::StoragePath,
+    path: &mut crate::result::StoragePath,
     declared: &DeclaredPath,
     protocol: Option<&str>,
 ) {
@@ -360,7 +360,7 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::analysis::StoragePath;
+    use crate::result::StoragePath;
 
     #[test]
     fn catalog_aliases_become_hops() {

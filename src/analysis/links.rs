@@ -17,7 +17,8 @@
 //! assert_eq!(gbe.payload_bytes_per_second(), 117_685_305);
 //! ```
 
-use crate::report::analysis::{Duplex, HopKind, format_rate};
+use crate::result::{Duplex, HopKind};
+use crate::units::format_rate;
 use std::sync::OnceLock;
 
 /// The family of a link or bus.

@@ -9,9 +9,9 @@ use super::{DeclaredPath, describe_path_on, links, verdict};
 use crate::discovery::machines::builder::MachineDir;
 use crate::discovery::machines::*;
 use crate::discovery::{HostFacts, Machine};
-use crate::report::analysis::{Hop, HopKind, HopOrigin, StoragePath, TestAnalysis, Verdict};
-use crate::report::result::{CpuResult, TestResult};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{CpuResult, TestResult};
+use crate::result::{Hop, HopKind, HopOrigin, StoragePath, TestAnalysis, Verdict};
+use crate::result::{TargetInfo, TargetKind};
 use std::path::Path;
 
 /// A target's path on a machine, as `iopath path --root DIR TARGET --link …` shows it.
@@ -52,7 +52,7 @@ fn capacity(hop: &Hop) -> u64 {
 }
 
 fn describe(path: &StoragePath) -> String {
-    let mut text: Vec<String> = crate::report::analysis::path_lines(path);
+    let mut text: Vec<String> = crate::report::path::path_lines(path);
     text.extend(path.notes.iter().map(|note| format!("note: {note}")));
     text.join("\n")
 }

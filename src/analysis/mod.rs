@@ -46,9 +46,7 @@ pub use declared::DeclaredPath;
 
 use crate::discovery::Machine;
 use crate::discovery::facts::PathFacts;
-use crate::report::RunResult;
-use crate::report::analysis::StoragePath;
-use crate::target::TargetInfo;
+use crate::result::{RunResult, StoragePath, TargetInfo};
 
 /// Fills `result.paths` (one per target, same order) and every test's `analysis`, with the
 /// hops in `declared` added to every path. Paths already in the result (a result read back
@@ -135,14 +133,14 @@ pub fn describe_path_on(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::analysis::{HopKind, HopOrigin};
+    use crate::engine::StopSignal;
     use crate::report::json::{read_json, write_json};
     use crate::report::text::write_text;
+    use crate::result::{HopKind, HopOrigin, RunLength};
     use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
+    use crate::targets::TargetSpec;
     use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, Plan, RunLength, TestPlan};
-    use std::sync::atomic::AtomicBool;
+    use crate::workload::{BlockSizeMix, Plan, TestPlan};
 
     struct Quiet;
     impl RunObserver for Quiet {}
@@ -157,7 +155,7 @@ mod tests {
         };
         let mut workload = base_workload();
         workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
-        workload.engine = crate::engine::EngineKind::Sync;
+        workload.engine = crate::result::EngineKind::Sync;
         workload.ramp_ns = 0;
         workload.length = RunLength::Time {
             duration_ns: 2_000_000_000,
@@ -170,7 +168,7 @@ mod tests {
             tests: vec![TestPlan::single("RND4K Q1", workload, vec![0])],
         };
         let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-        let mut result = execute(prepared, &AtomicBool::new(false), &mut Quiet)
+        let mut result = execute(prepared, &StopSignal::new(), &mut Quiet)
             .unwrap()
             .result;
         let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();

@@ -11,7 +11,7 @@ use super::block::capacity_of;
 use super::links;
 use super::path::{Share, Walker};
 use crate::discovery::facts::{InterfaceFacts, InterfaceKind, RouteFacts, RouteOutcome};
-use crate::report::analysis::HopKind;
+use crate::result::HopKind;
 
 impl Walker<'_> {
     /// Adds the interface hops that carry traffic to a server.
@@ -318,8 +318,8 @@ mod tests {
     use crate::discovery::facts::{
         InterfaceFacts, InterfaceKind, PathFacts, RouteFacts, RouteOutcome,
     };
-    use crate::report::analysis::{HopKind, Verdict};
-    use crate::target::{TargetInfo, TargetKind};
+    use crate::result::{HopKind, Verdict};
+    use crate::result::{TargetInfo, TargetKind};
 
     fn nbd_over(interface: InterfaceFacts) -> (TargetInfo, PathFacts) {
         let info = TargetInfo {

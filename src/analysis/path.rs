@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use iopath::analysis::{HostFacts, path::discover};
-//! use iopath::target::{TargetInfo, TargetKind};
+//! use iopath::result::{TargetInfo, TargetKind};
 //! let info = TargetInfo {
 //!     path: "nbd://127.0.0.1:10809/disk".into(),
 //!     kind: TargetKind::Nbd,
@@ -38,9 +38,10 @@ use crate::discovery::facts::{
 };
 use crate::discovery::host_view::escape_controls;
 use crate::discovery::{Machine, gather};
-use crate::report::analysis::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
-use crate::target::network::{NbdTransport, NetworkTarget};
-use crate::target::{TargetError, TargetInfo, TargetKind};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
+use crate::result::{TargetInfo, TargetKind};
+use crate::targets::TargetError;
 use std::path::{Path, PathBuf};
 
 pub use crate::discovery::system::HEAD_CHECK_BYTES;
@@ -144,7 +145,7 @@ impl<'a> Walker<'a> {
                 variant: None,
                 derivation: format!(
                     "{what}: bounded by this host's memory copy bandwidth, {} measured by one thread",
-                    crate::report::analysis::format_rate(bytes_per_second as f64)
+                    crate::units::format_rate(bytes_per_second as f64)
                 ),
             })
     }
@@ -251,7 +252,7 @@ fn page_cache_hop(walker: &mut Walker) {
 }
 
 fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
-    let mut description = crate::report::analysis::format_bytes(info.size_bytes);
+    let mut description = crate::units::format_bytes(info.size_bytes);
     if info.created_by_iopath {
         description.push_str(", written by iopath");
     }
@@ -422,7 +423,7 @@ pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
     if let Some(info) = describe_url(target) {
         return info;
     }
-    crate::target::inspect(Path::new(target))
+    crate::targets::inspect(Path::new(target))
 }
 
 /// A [`TargetInfo`] for `iopath path --root DIR TARGET`: `target` as the recorded machine
@@ -476,7 +477,7 @@ mod tests {
     use super::*;
     use crate::analysis::test_support::{LoopDevice, facts, tool};
     use crate::discovery::sysfs;
-    use crate::report::analysis::HopKind;
+    use crate::result::HopKind;
     use std::os::unix::fs::MetadataExt;
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
@@ -488,7 +489,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::File);
         assert_eq!(path.hops[1].kind, HopKind::PageCache);
@@ -514,7 +515,7 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
@@ -527,14 +528,11 @@ mod tests {
 
     #[test]
     fn a_file_on_tmpfs_lives_in_memory() {
-        if !Path::new("/dev/shm").is_dir() {
-            eprintln!("note: no /dev/shm; skipping");
-            return;
-        }
+        crate::support::skip_unless!(Path::new("/dev/shm").is_dir(), "no /dev/shm (a tmpfs) here");
         let directory = tempfile::tempdir_in("/dev/shm").unwrap();
         let file = directory.path().join("data");
         std::fs::write(&file, vec![0u8; 4096]).unwrap();
-        let info = crate::target::inspect(&file).unwrap();
+        let info = crate::targets::inspect(&file).unwrap();
         let path = discover(&info, &facts());
         assert_eq!(
             kinds(&path),
@@ -555,7 +553,7 @@ mod tests {
         let Some(loop_device) = LoopDevice::attach(16) else {
             return;
         };
-        let info = crate::target::inspect(loop_device.path()).unwrap();
+        let info = crate::targets::inspect(loop_device.path()).unwrap();
         let path = discover(&info, &facts());
         let loop_hop = path
             .hops
@@ -610,7 +608,7 @@ mod tests {
         let Some(mapped) = loop_device.map_linear() else {
             return;
         };
-        let info = crate::target::inspect(&mapped.path()).unwrap();
+        let info = crate::targets::inspect(&mapped.path()).unwrap();
         let path = discover(&info, &facts());
         let dm = path
             .hops

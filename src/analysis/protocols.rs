@@ -8,13 +8,13 @@
 //!
 //! ```
 //! use iopath::analysis::protocols::Protocol;
-//! use iopath::engine::Direction;
+//! use iopath::result::Direction;
 //! // An NBD read: a 28-byte request goes out, a 16-byte reply header comes back with the data.
 //! let overhead = Protocol::Nbd.per_io_overhead(Direction::Read, 4096);
 //! assert_eq!((overhead.to_target_bytes, overhead.from_target_bytes), (28, 16));
 //! ```
 
-use crate::engine::Direction;
+use crate::result::Direction;
 
 /// A storage protocol whose headers travel with the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl Protocol {
         }
     }
 
-    /// Key stored in [`crate::report::analysis::Hop::protocol`] (`iscsi`).
+    /// Key stored in [`crate::result::Hop::protocol`] (`iscsi`).
     pub fn key(self) -> &'static str {
         match self {
             Protocol::Nbd => "nbd",

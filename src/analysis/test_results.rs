@@ -1,17 +1,13 @@
 //! Synthetic results for analysis tests: directions, jobs, tests and RunResults with the
 //! figures a test wants, built without running anything.
 
-use crate::engine::Capabilities;
-use crate::report::RunResult;
-use crate::report::result::{
-    CoreUsage, CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    StopReason, TestResult,
+use crate::result::{
+    AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
+    ErrorSummary, IntervalPoint, JobResult, LatencySummary, RunResult, StopReason, TargetInfo,
+    TestResult, Workload,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::series::IntervalPoint;
-use crate::target::TargetInfo;
 use crate::workload::suite::base_workload;
-use crate::workload::{AccessLine, AccessSpec, Workload};
 use std::collections::BTreeMap;
 
 /// Seconds every synthetic test lasts.
@@ -218,7 +214,7 @@ pub fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
 /// [`run_result`] around several targets.
 pub fn run_result_of(targets: &[TargetInfo], tests: Vec<TestResult>) -> RunResult {
     serde_json::from_value(serde_json::json!({
-        "schema_version": crate::report::result::SCHEMA_VERSION,
+        "schema_version": crate::result::SCHEMA_VERSION,
         "iopath_version": "test",
         "command_line": [],
         "started_at": "2026-01-01T00:00:00Z",

@@ -4,6 +4,7 @@
 use super::HostFacts;
 use crate::discovery::HostView;
 use crate::discovery::sysfs::{CLASS_BLOCK, class_dir};
+use crate::support::{require, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -40,33 +41,36 @@ impl LoopDevice {
     /// Attaches a sparse zeroed image of `size_mib` MiB; `None` (with a note) when not root,
     /// without losetup, or when no loop device can be had.
     pub fn attach(size_mib: u64) -> Option<Self> {
-        if !is_root() {
-            eprintln!("note: not root; skipping a loop-device test");
+        if !require(is_root(), "loop devices need root") {
             return None;
         }
-        let Some(losetup) = tool("losetup") else {
-            eprintln!("note: losetup not installed; skipping a loop-device test");
+        let losetup = tool("losetup");
+        if !require(
+            losetup.is_some(),
+            "losetup is not installed (apt-get install mount)",
+        ) {
             return None;
-        };
+        }
+        let losetup = losetup?;
         let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
         let directory = if base.is_dir() {
-            tempfile::tempdir_in(base).ok()?
+            tempfile::tempdir_in(base).unwrap()
         } else {
-            tempfile::tempdir().ok()?
+            tempfile::tempdir().unwrap()
         };
         let image = directory.path().join("image");
-        let file = std::fs::File::create(&image).ok()?;
-        file.set_len(size_mib << 20).ok()?;
+        let file = std::fs::File::create(&image).unwrap();
+        file.set_len(size_mib << 20).unwrap();
         let output = Command::new(losetup)
             .args(["--find", "--show"])
             .arg(&image)
             .output()
-            .ok()?;
+            .expect("losetup runs");
         if !output.status.success() {
-            eprintln!(
-                "note: losetup failed ({}); skipping a loop-device test",
+            skip(format_args!(
+                "losetup found no loop device ({})",
                 String::from_utf8_lossy(&output.stderr).trim()
-            );
+            ));
             return None;
         }
         Some(LoopDevice {
@@ -94,29 +98,43 @@ impl LoopDevice {
         &self.image
     }
 
-    /// A linear device-mapper device over the whole loop device; `None` (with a note) without
-    /// dmsetup or device-mapper support in the kernel.
+    /// A linear device-mapper device over the whole loop device; `None`, after skipping the
+    /// calling test, without dmsetup or device-mapper support in the kernel.
     pub fn map_linear(&self) -> Option<MappedDevice> {
-        let Some(dmsetup) = tool("dmsetup") else {
-            eprintln!("note: dmsetup not installed; skipping the device-mapper test");
+        let dmsetup = tool("dmsetup");
+        if !require(
+            dmsetup.is_some(),
+            "dmsetup is not installed (apt-get install dmsetup)",
+        ) {
             return None;
-        };
-        let sectors = HostView::live().attribute(&class_dir(&self.name()).join("size"))?;
+        }
+        let dmsetup = dmsetup?;
+        let view = HostView::live();
+        let misc = view
+            .read_to_string(Path::new("/proc/misc"))
+            .unwrap_or_default();
+        if !misc.contains("device-mapper") {
+            crate::support::skip::kernel_lacks("device-mapper");
+            return None;
+        }
+        let sectors = view
+            .attribute(&class_dir(&self.name()).join("size"))
+            .expect("the loop device's size in sysfs");
         let name = format!("iopath-test-{}-{}", std::process::id(), self.name());
         let output = Command::new(&dmsetup)
             .args(["create", &name, "--table"])
             .arg(format!("0 {sectors} linear {} 0", self.device.display()))
             .stdin(Stdio::null())
             .output()
-            .ok()?;
+            .expect("dmsetup runs");
         if !output.status.success() {
-            eprintln!(
-                "note: dmsetup create failed ({}); skipping the device-mapper test",
+            skip(format_args!(
+                "dmsetup create failed: no device-mapper here? ({})",
                 String::from_utf8_lossy(&output.stderr)
                     .lines()
                     .next()
                     .unwrap_or("")
-            );
+            ));
             return None;
         }
         Some(MappedDevice { dmsetup, name })

@@ -12,7 +12,7 @@ use super::path::{Share, Walker};
 use crate::discovery::facts::{
     FibreChannelFacts, IscsiFacts, NvmeControllerFacts, NvmeFacts, SasPortFacts, TransportFacts,
 };
-use crate::report::analysis::HopKind;
+use crate::result::HopKind;
 
 impl Walker<'_> {
     /// How the disk `name` is attached, and the bus of its controller.

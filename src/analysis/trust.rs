@@ -14,13 +14,11 @@
 //! assert!((ci.half_width - 2.7764 * (2.5f64).sqrt() / 5f64.sqrt()).abs() < 1e-3);
 //! ```
 
-use crate::report::analysis::{
-    ConfidenceInterval, DirectionConfidence, HopUtilisation, StoragePath, TestConfidence,
-    TrustKind, TrustNote, format_bytes, format_percent, format_rate,
+use crate::result::{
+    ConfidenceInterval, DirectionConfidence, DirectionResult, HopUtilisation, IntervalPoint,
+    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
 };
-use crate::report::result::{DirectionResult, StopReason, TestResult};
-use crate::stats::series::IntervalPoint;
-use crate::target::TargetInfo;
+use crate::units::{format_bytes, format_percent, format_rate};
 
 /// A confidence interval wider than this (half-width, percent of the mean) means the run was
 /// too short for the variation seen.
@@ -288,7 +286,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     for &index in inputs.target_indexes {
         if let Some(inner) = inputs.paths.get(index).and_then(|path| {
             path.hops.iter().find(|hop| {
-                hop.kind == crate::report::analysis::HopKind::PageCache
+                hop.kind == crate::result::HopKind::PageCache
                     && hop.key != super::path::PAGE_CACHE_KEY
             })
         }) {

@@ -16,14 +16,12 @@
 use super::HostFacts;
 use super::protocols::Protocol;
 use super::trust::{self, TrustInputs, main_direction, working_set_bytes};
-use crate::engine::Direction;
-use crate::report::analysis::{
-    CoreUtilisation, CpuUtilisation, Duplex, Hop, HopKind, HopOrigin, HopUtilisation,
-    QueueUtilisation, StoragePath, TestAnalysis, TestConfidence, Verdict, format_bytes,
-    format_iops, format_percent, format_rate,
+use crate::result::{
+    CoreUtilisation, CpuUtilisation, Direction, Duplex, Hop, HopKind, HopOrigin, HopUtilisation,
+    QueueUtilisation, StoragePath, TargetInfo, TargetKind, TestAnalysis, TestConfidence,
+    TestResult, Verdict,
 };
-use crate::report::result::TestResult;
-use crate::target::{TargetInfo, TargetKind};
+use crate::units::{format_bytes, format_iops, format_percent, format_rate};
 
 /// A hop at or above this utilisation (percent) limits the result.
 pub const HOP_BOUND_PERCENT: f64 = 85.0;
@@ -443,7 +441,7 @@ fn rate_limit(context: &Context) -> Option<Decision> {
                 Verdict::RateLimited,
                 format!(
                     "think time of {} after every {} I/O(s) paces the workload",
-                    crate::report::text::format_latency(workload.think_time_ns as f64),
+                    crate::units::format_latency(workload.think_time_ns as f64),
                     workload.think_time_blocks.max(1)
                 ),
             ));
@@ -457,7 +455,7 @@ fn rate_limit(context: &Context) -> Option<Decision> {
                 Verdict::RateLimited,
                 format!(
                     "a transfer delay of {} after every burst of {} paces the workload",
-                    crate::report::text::format_latency(line.delay_ns as f64),
+                    crate::units::format_latency(line.delay_ns as f64),
                     line.burst_length.max(1)
                 ),
             ));
@@ -566,8 +564,8 @@ fn page_cache_reads(context: &Context) -> Option<Decision> {
             Verdict::Cached,
             format!(
                 "buffered random reads at {} mean latency (a copy from memory takes up to {}) with a working set of {} in {} of free memory: served by the page cache",
-                crate::report::text::format_latency(latency),
-                crate::report::text::format_latency(bound_ns),
+                crate::units::format_latency(latency),
+                crate::units::format_latency(bound_ns),
                 format_bytes(working_set),
                 format_bytes(available)
             ),
@@ -848,7 +846,7 @@ fn queue_or_device(context: &Context) -> Decision {
     let little = format!(
         "Little's law: {} × {} = {:.1}",
         format_iops(main.iops),
-        crate::report::text::format_latency(main.latency.mean_ns),
+        crate::units::format_latency(main.latency.mean_ns),
         achieved
     );
     let limit_text = queue

@@ -6,11 +6,11 @@ use super::exit;
 use clap::Args;
 use iopath::compare::labels::{split_run_argument, unique_labels};
 use iopath::compare::{CompareOptions, CostInputs, LabeledRun, compare};
-use iopath::report::RunResult;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::json::read_json;
+use iopath::result::RunResult;
 use std::io::Write;
 use std::path::Path;
 

@@ -3,14 +3,15 @@
 
 use super::exit;
 use clap::{Args, Subcommand};
+use iopath::result::{RunLength, Workload};
 use iopath::run::{RunOptions, prepare};
-use iopath::target::TargetSpec;
-use iopath::target::safety::WritePolicy;
+use iopath::targets::TargetSpec;
+use iopath::targets::safety::WritePolicy;
 use iopath::units::format_size;
 use iopath::workload::job_file::{JobFileRequest, LoadedJob};
+use iopath::workload::load_job_file;
 use iopath::workload::options::format_time;
 use iopath::workload::toml_job::to_toml;
-use iopath::workload::{RunLength, Workload, load_job_file};
 use std::path::{Path, PathBuf};
 
 /// Flags of `iopath job`.

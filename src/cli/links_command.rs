@@ -6,7 +6,8 @@ use clap::Args;
 use iopath::analysis::links::{LinkEntry, LinkFamily, catalog, normalise};
 use iopath::analysis::protocols::Protocol;
 use iopath::discovery::memcpy;
-use iopath::report::analysis::{Duplex, format_rate};
+use iopath::result::Duplex;
+use iopath::units::format_rate;
 
 /// Flags of `iopath links`.
 #[derive(Debug, Args)]

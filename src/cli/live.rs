@@ -2,7 +2,7 @@
 //! IOPS, each second) and the notes of each test. Nothing of the live line when stdout is not a
 //! terminal.
 
-use iopath::report::result::TestResult;
+use iopath::result::TestResult;
 use iopath::run::progress::LiveSample;
 use iopath::run::{EffectiveShape, RunObserver};
 use iopath::workload::TestPlan;

@@ -3,6 +3,7 @@
 
 pub mod compare_command;
 pub mod exit;
+pub mod forced_stop;
 pub mod job_command;
 pub mod links_command;
 pub mod live;

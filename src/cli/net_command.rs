@@ -10,14 +10,12 @@ use iopath::net::server::{NetServer, ServerConfig, ServerEvent, ServerLimits, Se
 use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
-use iopath::run::interrupt;
 use iopath::units::parse_duration_ns;
 use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Which way to move bytes, from the client's side.
@@ -204,7 +202,7 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Ok(server) => server,
         Err(error) => return error_status(&error),
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
@@ -231,8 +229,8 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         println!("{}", describe_event(event));
         let _ = std::io::stdout().flush();
     };
-    match server.serve(args.once, &stop, &mut show) {
-        Ok(_) if stop.load(Ordering::Relaxed) => exit::INTERRUPTED,
+    match server.serve(args.once, stop.flag(), &mut show) {
+        Ok(_) if stop.is_raised() => exit::INTERRUPTED,
         Ok(outcome) if args.once && outcome.failed > 0 => exit::RUN_FAILED,
         Ok(_) => exit::SUCCESS,
         Err(error) => error_status(&error),
@@ -315,7 +313,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         },
         _ => None,
     };
-    let stop = match interrupt::install() {
+    let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
@@ -332,22 +330,21 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         config.streams,
         config.duration_ns as f64 / 1e9
     );
-    let mut show_interval =
-        |direction: iopath::report::link::LinkDirection,
-         point: &iopath::stats::series::IntervalPoint| {
-            let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
-            let per_second = if point.duration_ns == 0 {
-                0.0
-            } else {
-                point.bytes as f64 * 1e9 / point.duration_ns as f64
-            };
-            eprintln!(
-                "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
-                per_second / 1e6,
-                per_second * 8.0 / 1e9
-            );
+    let mut show_interval = |direction: iopath::result::LinkDirection,
+                             point: &iopath::result::IntervalPoint| {
+        let end_s = point.start_ns.saturating_add(point.duration_ns) as f64 / 1e9;
+        let per_second = if point.duration_ns == 0 {
+            0.0
+        } else {
+            point.bytes as f64 * 1e9 / point.duration_ns as f64
         };
-    let run: LinkRun = match run_client(&config, &stop, &mut show_interval) {
+        eprintln!(
+            "  {end_s:6.2} s  {direction:<7}  {:9.1} MB/s  {:7.3} Gbit/s",
+            per_second / 1e6,
+            per_second * 8.0 / 1e9
+        );
+    };
+    let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
         Err(error) => return error_status(&error),
     };

@@ -2,7 +2,6 @@
 //! fails in milliseconds; after the run each format is written by its exporter.
 
 use super::run_args::{OutputFormat, RunArgs};
-use iopath::report::RunResult;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
 use iopath::report::fio_logs::write_fio_logs;
@@ -10,6 +9,7 @@ use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
 use iopath::report::text::write_text;
+use iopath::result::RunResult;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};

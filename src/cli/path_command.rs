@@ -9,8 +9,10 @@ use iopath::analysis::path::{inspect_for_path, inspect_recorded};
 use iopath::analysis::{DeclaredPath, describe_path_on};
 use iopath::discovery::Machine;
 use iopath::discovery::record::{RecordError, prepare_directory, write_recording};
-use iopath::report::analysis::{StoragePath, format_bytes, path_lines};
-use iopath::target::{TargetError, TargetInfo};
+use iopath::report::path::path_lines;
+use iopath::result::{StoragePath, TargetInfo};
+use iopath::targets::TargetError;
+use iopath::units::format_bytes;
 use std::path::PathBuf;
 
 /// Flags of `iopath path`.

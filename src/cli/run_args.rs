@@ -4,8 +4,8 @@
 use clap::Args;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
-use iopath::target::TargetSpec;
-use iopath::target::safety::WritePolicy;
+use iopath::targets::TargetSpec;
+use iopath::targets::safety::WritePolicy;
 use iopath::workload::job_file::JobFileRequest;
 use iopath::workload::load_job_file;
 use iopath::workload::option_values;
@@ -16,9 +16,22 @@ use iopath::workload::suite::{base_workload, default_suite};
 use iopath::workload::sweep::{Sweep, expand};
 use iopath::workload::{Plan, TestPlan};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 fn time_arg(text: &str) -> Result<u64, String> {
     option_values::time(text)
+}
+
+/// Longest `--net-timeout` accepted.
+const MAX_NET_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// Reads `--net-timeout`: a time from 1 ms to 24 h.
+fn net_timeout_arg(text: &str) -> Result<Duration, String> {
+    let timeout = Duration::from_nanos(option_values::positive_time(text)?);
+    if timeout < Duration::from_millis(1) || timeout > MAX_NET_TIMEOUT {
+        return Err(format!("'{text}' must be between 1ms and 24h"));
+    }
+    Ok(timeout)
 }
 
 /// Reads `1ms` (every I/O) or `200us,2ms,10` (10 % of I/Os take the second delay).
@@ -163,6 +176,12 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Safety", requires = "allow_destructive")]
     pub force_overwrite_signature: bool,
 
+    /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
+    /// handshake (one deadline for all of it), and for each reply; a server that takes longer
+    /// ends the run with an error naming it.
+    #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]
+    pub net_timeout: Option<Duration>,
+
     /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE.
     #[arg(long, value_name = "FILE", hide = true)]
     pub trace_io: Option<PathBuf>,
@@ -241,7 +260,11 @@ impl RunArgs {
             plan: Plan { targets, tests },
             options: self.run_options(command_line),
             is_default_suite,
-            messages: Vec::new(),
+            messages: options
+                .notes()
+                .into_iter()
+                .map(|note| format!("note: {note}"))
+                .collect(),
         })
     }
 
@@ -271,6 +294,7 @@ impl RunArgs {
             trace: self.trace_io.is_some(),
             stamp_writes: self.stamp_writes,
             interval_ns: self.interval.unwrap_or(0),
+            net_timeout: self.net_timeout,
         }
     }
 

@@ -1,12 +1,13 @@
 //! `iopath run`: flags → plan → checks → run → table and JSON → exit status.
 
 use super::exit;
+use super::forced_stop::{self, RecordingObserver, Shared};
 use super::live::TerminalObserver;
 use super::outputs::Outputs;
 use super::run_args::RunArgs;
 use iopath::analysis::{DeclaredPath, analyse};
-use iopath::report::result::StopReason;
-use iopath::run::{ExecutedRun, RunError, execute, interrupt, prepare};
+use iopath::result::StopReason;
+use iopath::run::{ExecutedRun, RunError, execute, prepare};
 use std::fs::File;
 use std::io::Write;
 
@@ -30,38 +31,48 @@ pub fn run(args: &RunArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let mut outputs = match Outputs::open(args) {
+    let outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
         Err(message) => {
             eprintln!("error: {message}");
             return exit::BAD_INPUT;
         }
     };
+    let machine_stdout = outputs.stdout_is_machine_readable();
+    let shared = Shared::new(outputs);
+    // From here on a signal stops the run, whatever it is doing.
+    let stop = match forced_stop::install(shared.clone(), declared.clone()) {
+        Ok(stop) => stop,
+        Err(error) => {
+            shared.discard_outputs();
+            eprintln!("error: cannot install the Ctrl-C handler: {error}");
+            return exit::RUN_FAILED;
+        }
+    };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => {
-            outputs.discard();
+            shared.discard_outputs();
             return report_run_error(&error);
         }
     };
     for warning in prepared.warnings() {
         eprintln!("warning: {warning}");
     }
-    let stop = match interrupt::install() {
-        Ok(stop) => stop,
-        Err(error) => {
-            outputs.discard();
-            eprintln!("error: cannot install the Ctrl-C handler: {error}");
-            return exit::RUN_FAILED;
-        }
-    };
-    let mut observer = TerminalObserver::new(outputs.stdout_is_machine_readable());
+    let mut observer =
+        RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
     let mut executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
         Err(error) => {
-            outputs.discard();
+            shared.discard_outputs();
             return report_run_error(&error);
         }
+    };
+    // Held until the outputs are written: a second signal now waits for them.
+    let mut so_far = shared.lock();
+    let Some(mut outputs) = so_far.outputs.take() else {
+        // A second signal is writing them and ends the process.
+        return exit::INTERRUPTED;
     };
     if let Some(file) = outputs.trace_file()
         && let Err(error) = write_trace(&executed, file)
@@ -74,12 +85,24 @@ pub fn run(args: &RunArgs) -> i32 {
         eprintln!("error: {message}");
         return exit::RUN_FAILED;
     }
+    drop(so_far);
     if let Some(failure) = &executed.failure {
         eprintln!("error: {failure}");
-        return exit::RUN_FAILED;
+        return if failure.is_stop() {
+            exit::INTERRUPTED
+        } else {
+            exit::RUN_FAILED
+        };
+    }
+    let interrupted = executed.interrupted || stop.is_raised();
+    if interrupted {
+        eprintln!("{}", interruption_note(result.tests.len(), result.partial));
     }
     let stopped_by = |reason| result.tests.iter().any(|t| t.stop_reason == reason);
-    if stopped_by(StopReason::Interrupted) || (result.partial && !stopped_by(StopReason::Error)) {
+    if interrupted
+        || stopped_by(StopReason::Interrupted)
+        || (result.partial && !stopped_by(StopReason::Error))
+    {
         exit::INTERRUPTED
     } else if stopped_by(StopReason::Error) {
         exit::RUN_FAILED
@@ -88,11 +111,23 @@ pub fn run(args: &RunArgs) -> i32 {
     }
 }
 
-/// Prints a run error and gives its exit status (2 for bad input, 1 otherwise).
+/// What to say after a stop request, by how far the run got.
+fn interruption_note(tests: usize, partial: bool) -> String {
+    match (tests, partial) {
+        (0, _) => "interrupted before any test ran".to_string(),
+        (_, true) => format!("interrupted: {tests} test(s) kept, marked partial"),
+        (_, false) => "interrupted after the last test had finished".to_string(),
+    }
+}
+
+/// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
+/// while an engine was connecting, 1 otherwise).
 fn report_run_error(error: &RunError) -> i32 {
     eprintln!("error: {error}");
     if error.is_bad_input() {
         exit::BAD_INPUT
+    } else if error.is_stop() {
+        exit::INTERRUPTED
     } else {
         exit::RUN_FAILED
     }
@@ -105,8 +140,8 @@ fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
         for (worker_index, ios) in workers.iter().enumerate() {
             for io in ios {
                 let direction = match io.direction {
-                    iopath::engine::Direction::Read => "read",
-                    iopath::engine::Direction::Write => "write",
+                    iopath::result::Direction::Read => "read",
+                    iopath::result::Direction::Write => "write",
                 };
                 writeln!(
                     out,

@@ -3,9 +3,7 @@
 //! Rates are per second (bytes, I/Os), latencies ns, as in the RunResult; every figure keeps
 //! its 95 % confidence interval when the run had at least two full one-second intervals.
 
-use crate::report::RunResult;
-use crate::report::analysis::Verdict;
-use crate::workload::sweep::SweepValue;
+use crate::result::{RunResult, SweepValue, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Version of this output; raised on any incompatible change.
@@ -25,7 +23,7 @@ pub struct Comparison {
     /// Tests missing from at least one run.
     pub unmatched: Vec<UnmatchedTest>,
     /// Cost and density, when prices or ports were given.
-    pub cost: Option<super::CostReport>,
+    pub cost: Option<CostReport>,
     /// Things to know before reading the figures (partial runs, nothing matched).
     pub notes: Vec<String>,
 }
@@ -278,4 +276,46 @@ pub struct UnmatchedTest {
     pub present_in: Vec<String>,
     /// Runs that do not.
     pub missing_from: Vec<String>,
+}
+
+/// Cost and density of every run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostReport {
+    /// The bandwidth to reach, bytes per second, when given.
+    pub target_bytes_per_second: Option<f64>,
+    /// Which tests the peaks come from.
+    pub basis: String,
+    /// One per run, in run order.
+    pub runs: Vec<RunCost>,
+}
+
+/// Cost and density of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunCost {
+    /// Label of the run.
+    pub run: String,
+    /// Price of one unit as measured, when given.
+    pub price: Option<f64>,
+    /// Ports of one unit, when given.
+    pub ports: Option<u32>,
+    /// Best bytes per second.
+    pub peak_bytes_per_second: f64,
+    /// The test that reached it.
+    pub peak_bytes_per_second_test: String,
+    /// Best I/Os per second.
+    pub peak_iops: f64,
+    /// The test that reached it.
+    pub peak_iops_test: String,
+    /// Price ÷ (peak bytes per second / 10^9).
+    pub price_per_gigabyte_per_second: Option<f64>,
+    /// Price ÷ (peak IOPS / 1,000).
+    pub price_per_thousand_iops: Option<f64>,
+    /// Peak bytes per second ÷ ports.
+    pub bytes_per_second_per_port: Option<f64>,
+    /// Ports needed for the target bandwidth, each carrying what one port carried here.
+    pub ports_needed: Option<u64>,
+    /// Units needed for the target bandwidth.
+    pub units_needed: Option<u64>,
+    /// Units needed × price.
+    pub price_for_target: Option<f64>,
 }

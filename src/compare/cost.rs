@@ -16,9 +16,8 @@
 //! ```
 
 use super::CompareError;
-use super::comparison::ComparedTest;
-use crate::report::RunResult;
-use serde::{Deserialize, Serialize};
+use super::comparison::{ComparedTest, CostReport, RunCost};
+use crate::result::RunResult;
 
 /// Prices, ports and a target, as given.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -106,48 +105,6 @@ pub fn parse_assignments(
         return Err(bad(format!("'{text}' gives no LABEL=NUMBER")));
     }
     Ok(pairs)
-}
-
-/// Cost and density of every run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CostReport {
-    /// The bandwidth to reach, bytes per second, when given.
-    pub target_bytes_per_second: Option<f64>,
-    /// Which tests the peaks come from.
-    pub basis: String,
-    /// One per run, in run order.
-    pub runs: Vec<RunCost>,
-}
-
-/// Cost and density of one run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunCost {
-    /// Label of the run.
-    pub run: String,
-    /// Price of one unit as measured, when given.
-    pub price: Option<f64>,
-    /// Ports of one unit, when given.
-    pub ports: Option<u32>,
-    /// Best bytes per second.
-    pub peak_bytes_per_second: f64,
-    /// The test that reached it.
-    pub peak_bytes_per_second_test: String,
-    /// Best I/Os per second.
-    pub peak_iops: f64,
-    /// The test that reached it.
-    pub peak_iops_test: String,
-    /// Price ÷ (peak bytes per second / 10^9).
-    pub price_per_gigabyte_per_second: Option<f64>,
-    /// Price ÷ (peak IOPS / 1,000).
-    pub price_per_thousand_iops: Option<f64>,
-    /// Peak bytes per second ÷ ports.
-    pub bytes_per_second_per_port: Option<f64>,
-    /// Ports needed for the target bandwidth, each carrying what one port carried here.
-    pub ports_needed: Option<u64>,
-    /// Units needed for the target bandwidth.
-    pub units_needed: Option<u64>,
-    /// Units needed × price.
-    pub price_for_target: Option<f64>,
 }
 
 fn value_for(

@@ -14,7 +14,7 @@
 //! ```
 
 use super::CompareError;
-use crate::report::RunResult;
+use crate::result::RunResult;
 use std::path::Path;
 
 /// A run and the name it goes by in a comparison or report.

@@ -8,8 +8,7 @@
 //! assert_eq!(key.display_name(), "randread 4k QD1 qd=4");
 //! ```
 
-use crate::report::RunResult;
-use crate::workload::sweep::SweepValue;
+use crate::result::{RunResult, SweepValue};
 
 /// What makes two tests of different runs the same test.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -40,13 +40,13 @@ pub mod matching;
 pub mod significance;
 
 pub use comparison::{
-    COMPARISON_VERSION, ComparedTest, Comparison, Metric, MetricChange, MetricValue, Outcome,
-    RunChanges, RunInfo, TestFigures, UnmatchedTest,
+    COMPARISON_VERSION, ComparedTest, Comparison, CostReport, Metric, MetricChange, MetricValue,
+    Outcome, RunChanges, RunCost, RunInfo, TestFigures, UnmatchedTest,
 };
-pub use cost::{CostInputs, CostReport, RunCost};
+pub use cost::CostInputs;
 pub use labels::LabeledRun;
 
-use crate::report::RunResult;
+use crate::result::RunResult;
 
 /// Why runs could not be compared.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -24,9 +24,10 @@ use super::comparison::{
 };
 use super::matching::MatchedTest;
 use crate::analysis::trust::{confidence_interval, direction_confidence};
-use crate::report::RunResult;
-use crate::report::analysis::{ConfidenceInterval, DirectionConfidence, TestConfidence};
-use crate::report::result::{DirectionResult, StopReason, TestResult};
+use crate::result::{
+    ConfidenceInterval, DirectionConfidence, DirectionResult, RunResult, StopReason,
+    TestConfidence, TestResult,
+};
 
 /// Whether `run` differs from `baseline` in `metric` beyond their 95 % intervals.
 pub fn outcome(metric: Metric, baseline: &MetricValue, run: &MetricValue) -> Outcome {
@@ -253,9 +254,8 @@ fn workload_difference(baseline: &TestResult, other: &TestResult) -> Option<Stri
         if base_job.engine.name != job.engine.name && !fields.iter().any(|f| f == "engine") {
             fields.push("engine".into());
         }
-        let in_effect = |job: &crate::report::result::JobResult| {
-            (job.worker_threads, job.queue_depth_per_worker)
-        };
+        let in_effect =
+            |job: &crate::result::JobResult| (job.worker_threads, job.queue_depth_per_worker);
         if in_effect(base_job) != in_effect(job) && !fields.iter().any(|f| f == "threads × QD") {
             fields.push("threads × QD".into());
         }

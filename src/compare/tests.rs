@@ -1,10 +1,10 @@
-//! The comparison on a real run (the shared result of `report::fio_json::test_run`), with
+//! The comparison on a saved real run (the `mixed` fixture of tests/fixtures), with
 //! series set by hand where a test needs known noise.
 
 use super::*;
-use crate::report::fio_json::test_run::run_result;
-use crate::report::result::DirectionResult;
-use crate::stats::series::IntervalPoint;
+use crate::result::DirectionResult;
+use crate::result::IntervalPoint;
+use crate::support::fixtures::mixed;
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB
 /// I/Os, `latency_us` each), and its totals by theirs.
@@ -38,7 +38,7 @@ fn set_series(direction: &mut DirectionResult, megabytes_per_second: &[f64], lat
 
 /// The shared run with its "mixed" test's totals set to `rates` at `latency_us`.
 fn run_with(rates: &[f64], latency_us: f64, label: &str) -> RunResult {
-    let mut result = run_result().clone();
+    let mut result = mixed().clone();
     result.label = Some(label.into());
     set_series(&mut result.tests[0].total, rates, latency_us);
     result
@@ -54,7 +54,7 @@ fn compare_two(a: &RunResult, b: &RunResult) -> Comparison {
 
 #[test]
 fn a_run_against_itself_is_the_same_everywhere() {
-    let result = run_result();
+    let result = mixed();
     let comparison = compare_two(result, result);
     assert_eq!(comparison.tests.len(), result.tests.len());
     assert!(comparison.unmatched.is_empty());
@@ -136,10 +136,10 @@ fn overlapping_intervals_are_the_same_and_missing_ones_are_unknown() {
 
 #[test]
 fn tests_missing_from_a_run_are_listed_not_dropped() {
-    let a = run_result().clone();
-    let mut b = run_result().clone();
+    let a = mixed().clone();
+    let mut b = mixed().clone();
     b.tests[1].name = "renamed".into();
-    let mut c = run_result().clone();
+    let mut c = mixed().clone();
     c.tests.push(c.tests[0].clone());
     let comparison = compare(
         &[
@@ -225,8 +225,8 @@ fn the_baseline_can_be_chosen_and_labels_are_checked() {
 
 #[test]
 fn another_workload_under_the_same_name_is_noted() {
-    let a = run_result().clone();
-    let mut b = run_result().clone();
+    let a = mixed().clone();
+    let mut b = mixed().clone();
     b.tests[0].jobs[0].workload.queue_depth = 16;
     b.tests[0].jobs[0].workload.seed += 1;
     let comparison = compare_two(&a, &b);
@@ -299,7 +299,7 @@ fn cost_and_density_follow_from_the_peaks() {
 #[test]
 fn the_output_round_trips_as_json() {
     let before = run_with(&[100.0, 102.0, 98.0, 101.0, 99.0], 100.0, "before");
-    let comparison = compare_two(&before, run_result());
+    let comparison = compare_two(&before, mixed());
     let text = serde_json::to_string(&comparison).unwrap();
     assert!(text.contains("\"comparison_version\":1"), "{text}");
     assert!(text.contains("\"metric\":\"throughput\""), "{text}");

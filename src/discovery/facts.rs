@@ -6,7 +6,7 @@
 //! could not be seen; it reads nothing itself.
 
 use super::mounts::Mount;
-use crate::report::analysis::QueueLimits;
+use crate::result::QueueLimits;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 

@@ -8,7 +8,7 @@ use super::host_view::HostView;
 use super::machine_file::{MACHINE_FILE, MACHINE_FILE_LIMIT_BYTES, MachineFile};
 use super::memcpy;
 use super::system::{Answers, RecordedSystem, RecordingSystem, System, ThisHost};
-use crate::target::TargetInfo;
+use crate::result::TargetInfo;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -10,7 +10,7 @@
 //! assert!(MachineFile::parse("format = 7\n").is_err());
 //! ```
 
-use crate::target::TargetInfo;
+use crate::result::TargetInfo;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -127,7 +127,7 @@ impl MachineFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::TargetKind;
+    use crate::result::TargetKind;
 
     #[test]
     fn a_machine_file_round_trips() {

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use iopath::discovery::{Machine, facts::PathFacts, gather};
-//! use iopath::target::{TargetInfo, TargetKind};
+//! use iopath::result::{TargetInfo, TargetKind};
 //! let info = TargetInfo {
 //!     path: "nbd://127.0.0.1:10809/disk".into(),
 //!     kind: TargetKind::Nbd,

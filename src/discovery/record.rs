@@ -10,7 +10,7 @@
 use super::host_view::RecordedEntry;
 use super::machine::Machine;
 use super::machine_file::{FORMAT, MACHINE_FILE, MachineFile};
-use crate::target::TargetInfo;
+use crate::result::TargetInfo;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};

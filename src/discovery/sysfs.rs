@@ -234,10 +234,7 @@ mod tests {
     #[test]
     fn the_root_filesystem_device_is_found_when_block_backed() {
         let number = DeviceNumber::from_dev_t(fs::metadata("/").unwrap().dev());
-        if number.is_anonymous() {
-            eprintln!("note: / is not on a block device here; skipping");
-            return;
-        }
+        crate::support::skip_unless!(!number.is_anonymous(), "/ is not on a block device here");
         let name = device_name(number).expect("sysfs names the root device");
         assert_eq!(device_number(&name), Some(number));
         let facts = queue_facts(&name);

@@ -5,7 +5,7 @@
 use super::machine::Machine;
 use super::mounts;
 use super::sysfs::{Sysfs, class_dir};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{TargetInfo, TargetKind};
 use std::path::Path;
 
 /// The target `target` on the recorded `machine`; the error says why there is none.

@@ -11,8 +11,9 @@ use super::buffer::fill_random_bytes;
 use super::io_uring::{self, IoUringEngine};
 use super::null::NullEngine;
 use super::sync::SyncEngine;
-use super::{Completion, Direction, Engine, EngineFile, EngineOptions, IoRequest};
-use crate::clock::Clock;
+use super::{Completion, Engine, EngineFile, EngineOptions, IoRequest};
+use crate::host::clock::Clock;
+use crate::result::Direction;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
@@ -37,7 +38,9 @@ fn engines_under_test() -> Vec<EngineUnderTest> {
             EngineUnderTest::IoUringPlain,
             EngineUnderTest::IoUringRegistered,
         ]),
-        Err(error) => eprintln!("io_uring unavailable here ({error}); testing the others only"),
+        Err(error) => crate::support::skip(format_args!(
+            "io_uring is unavailable here ({error}); only the other engines are tested"
+        )),
     }
     engines
 }
@@ -410,7 +413,7 @@ fn direct_io_directory() -> Option<tempfile::TempDir> {
 #[test]
 fn direct_io_round_trip() {
     let Some(directory) = direct_io_directory() else {
-        eprintln!("no directory here accepts O_DIRECT; skipping");
+        crate::support::skip("no directory here accepts O_DIRECT");
         return;
     };
     for kind in engines_under_test() {

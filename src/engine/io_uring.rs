@@ -26,7 +26,8 @@
 //!
 //! ```
 //! use iopath::engine::io_uring::{self, IoUringEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! if io_uring::probe().is_err() {
 //!     return Ok(()); // no io_uring on this kernel (or it is disabled)
@@ -44,9 +45,8 @@
 //! ```
 
 use super::buffer::BufferPool;
-use super::{
-    Capabilities, Completion, Direction, Engine, EngineError, EngineFile, EngineOptions, IoRequest,
-};
+use super::{Completion, Engine, EngineError, EngineFile, EngineOptions, IoRequest};
+use crate::result::{Capabilities, Direction};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 use std::io;
 use std::mem::ManuallyDrop;
@@ -458,12 +458,13 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
 
-    /// Whether io_uring works here; prints why the calling test is skipped when it does not.
+    /// Whether io_uring works here; skips the calling test when it does not (see
+    /// `crate::support::require`).
     fn io_uring_works() -> bool {
         match probe() {
             Ok(()) => true,
             Err(error) => {
-                eprintln!("io_uring unavailable here ({error}); skipping");
+                crate::support::skip(format_args!("io_uring is unavailable here ({error})"));
                 false
             }
         }

@@ -9,8 +9,9 @@
 //! I/O.
 //!
 //! ```
-//! use iopath::clock::Clock;
-//! use iopath::engine::{Completion, Direction, Engine, IoRequest, null::NullEngine};
+//! use iopath::host::clock::Clock;
+//! use iopath::engine::{Completion, Engine, IoRequest, null::NullEngine};
+//! use iopath::result::Direction;
 //! let mut engine = NullEngine::new(4, 4096, None, Clock::new());
 //! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
 //! engine.flush().unwrap();
@@ -26,22 +27,20 @@ pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
 pub mod network;
+pub mod network_target;
 pub mod null;
+pub mod stop;
 pub mod sync;
+pub mod volume;
 
-use serde::{Deserialize, Serialize};
+pub use stop::StopSignal;
+
+use crate::result::{Capabilities, Direction, EngineKind};
 use std::fs::File;
 use std::str::FromStr;
-
-/// Direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Data from the target into memory.
-    Read,
-    /// Data from memory to the target.
-    Write,
-}
+use std::time::Duration;
+use volume::NetworkVolumeInfo;
+use volume::VolumeChange;
 
 /// One request placed into a slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,19 +62,6 @@ pub struct Completion {
     pub slot: u32,
     /// Bytes transferred, or a negative errno.
     pub result: i64,
-}
-
-/// What an engine can do, as typed fields rather than flag bits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// Highest queue depth one instance keeps in flight.
-    pub max_queue_depth: u32,
-    /// Buffers are registered with the kernel (io_uring fixed buffers).
-    pub registered_buffers: bool,
-    /// The file is registered with the kernel (io_uring fixed files).
-    pub registered_files: bool,
-    /// The engine really transfers data (false only for the null engine).
-    pub performs_io: bool,
 }
 
 /// Errors of an engine as a whole (a failed single I/O is a [`Completion`] with a negative
@@ -100,6 +86,42 @@ pub enum EngineError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The run was stopping and the server had not answered every request in flight within
+    /// [`volume::STOP_GRACE`]: they were abandoned (the engine cannot be used any more).
+    #[error(
+        "{engine}: the run stopped; {unanswered} requests still unanswered by {server} were abandoned"
+    )]
+    Stopped {
+        /// Engine name.
+        engine: &'static str,
+        /// The server, in words.
+        server: String,
+        /// Requests in flight when the engine gave up.
+        unanswered: usize,
+    },
+    /// A connection found the network volume different from what the probe before the run
+    /// found (the server changed it, or answers connections differently).
+    #[error(
+        "{engine}: {server}: connection {connection} found the volume changed since the probe ({}); refusing to run on it",
+        volume::describe_changes(changes)
+    )]
+    VolumeChanged {
+        /// Engine name.
+        engine: &'static str,
+        /// The server, in words.
+        server: String,
+        /// Which connection (1 = the first of the engine).
+        connection: usize,
+        /// What differs.
+        changes: Vec<VolumeChange>,
+    },
+}
+
+impl EngineError {
+    /// Whether this error only says that the run was stopping (not a failure of the target).
+    pub fn is_stop(&self) -> bool {
+        matches!(self, EngineError::Stopped { .. })
+    }
 }
 
 /// The seam every engine implements.
@@ -123,22 +145,6 @@ pub trait Engine: Send {
     ) -> Result<usize, EngineError>;
     /// Makes written data durable (fdatasync or the protocol's flush).
     fn sync_data(&mut self) -> Result<(), EngineError>;
-}
-
-/// The engines iopath offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// Linux io_uring, the default where the kernel allows it.
-    IoUring,
-    /// pread/pwrite, one I/O at a time per worker.
-    Sync,
-    /// No I/O at all: iopath's own cost per I/O.
-    Null,
-    /// iopath's NBD client (chosen by an `nbd://` target).
-    Nbd,
-    /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
-    Iscsi,
 }
 
 impl EngineKind {
@@ -198,11 +204,21 @@ pub struct EngineOptions {
     pub write_through: bool,
     /// Connections per worker for protocol engines (at least 1).
     pub connections: u32,
+    /// Protocol engines: the longest wait on the server, to connect and finish the handshake
+    /// (one deadline for all of it) and for each reply.
+    pub net_timeout: Duration,
+    /// Protocol engines: raised when the run stops; requests in flight then get
+    /// [`volume::STOP_GRACE`] to be answered instead of the whole timeout.
+    pub stop: StopSignal,
+    /// Protocol engines: what the probe found about the volume (its head left empty); every
+    /// connection that finds something else is refused ([`EngineError::VolumeChanged`]).
+    pub expected_volume: Option<NetworkVolumeInfo>,
 }
 
 impl EngineOptions {
     /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
-    /// through, one connection.
+    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
+    /// and no expected volume.
     pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
         EngineOptions {
             queue_depth,
@@ -210,6 +226,9 @@ impl EngineOptions {
             register: true,
             write_through: false,
             connections: 1,
+            net_timeout: volume::DEFAULT_NET_TIMEOUT,
+            stop: StopSignal::new(),
+            expected_volume: None,
         }
     }
 }

@@ -1,36 +1,17 @@
-//! What protocol engines share: a probe of the volume before the run, and the dispatch to the
-//! engine of a target's protocol.
+//! The probe of a network volume before the run: the dispatch to the probe of a target's
+//! protocol (what it finds is a [`NetworkVolumeInfo`]; how long it may wait, and what later
+//! connections must find, are in [`super::volume`]).
 
+use super::volume::NetworkVolumeInfo;
 use super::{EngineError, iscsi, nbd};
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
+use std::time::Duration;
 
-/// What a probe of a network volume found (one short connection before the run).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NetworkVolumeInfo {
-    /// Size of the volume, bytes.
-    pub size_bytes: u64,
-    /// Smallest block the server accepts (O_DIRECT-like alignment), bytes.
-    pub logical_block_size: u32,
-    /// Block size the server prefers, bytes.
-    pub preferred_block_size: u32,
-    /// Largest single request the server accepts, bytes (0: no limit announced).
-    pub max_request_bytes: u32,
-    /// The server refuses writes.
-    pub read_only: bool,
-    /// The server supports a durable flush (NBD FLUSH, SCSI SYNCHRONIZE CACHE).
-    pub flush: bool,
-    /// The server supports forced unit access on writes.
-    pub fua: bool,
-    /// The server supports TRIM / UNMAP.
-    pub trim: bool,
-    /// The first bytes of the volume (up to 68 KiB), for signature detection.
-    pub head: Vec<u8>,
-}
-
-/// Connects to `target`, learns its geometry and reads its first bytes.
-pub fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
+/// Connects to `target`, learns its geometry and reads its first bytes, waiting at most
+/// `timeout` on the server at each step (see [`super::volume::DEFAULT_NET_TIMEOUT`]).
+pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeInfo, EngineError> {
     match target {
-        NetworkTarget::Nbd { .. } => nbd::probe(target),
-        NetworkTarget::Iscsi { .. } => iscsi::probe(target),
+        NetworkTarget::Nbd { .. } => nbd::probe(target, timeout),
+        NetworkTarget::Iscsi { .. } => iscsi::probe(target, timeout),
     }
 }

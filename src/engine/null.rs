@@ -5,8 +5,9 @@
 //! tested end to end.
 
 use super::buffer::BufferPool;
-use super::{Capabilities, Completion, Engine, EngineError, IoRequest};
-use crate::clock::{Clock, Ticks};
+use super::{Completion, Engine, EngineError, IoRequest};
+use crate::host::clock::{Clock, Ticks};
+use crate::result::Capabilities;
 
 /// A latency to inject into every null I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 //! workers and says so, so this engine is only ever opened with one slot.
 
 use super::buffer::BufferPool;
-use super::{Capabilities, Completion, Direction, Engine, EngineError, EngineFile, IoRequest};
+use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
+use crate::result::{Capabilities, Direction};
 use std::os::unix::fs::FileExt;
 
 /// See the module documentation.

@@ -17,9 +17,9 @@ use super::secret::Secret;
 use super::text::escape;
 use super::transfer::{CpuWindow, DataPlane, PlaneOutcome, Window, WindowSampler};
 use super::{NetError, SETUP_TIMEOUT};
-use crate::report::link::{LinkDirection, LinkTestResult};
-use crate::report::result::{CpuResult, RunResult, SCHEMA_VERSION};
-use crate::stats::series::IntervalPoint;
+use crate::result::{
+    CpuResult, IntervalPoint, LinkDirection, LinkTestResult, RunResult, SCHEMA_VERSION,
+};
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,7 +143,7 @@ impl LinkRun {
             started_at: self.started_at,
             label,
             partial: self.interrupted,
-            host: crate::run::host::host_info(),
+            host: crate::host::info::host_info(),
             targets: Vec::new(),
             tests: Vec::new(),
             warnings,
@@ -169,7 +169,7 @@ pub fn run_client(
     on_interval: &mut dyn FnMut(LinkDirection, &IntervalPoint),
 ) -> Result<LinkRun, NetError> {
     config.validate()?;
-    let started_at = crate::run::time::now_rfc3339();
+    let started_at = crate::host::time::now_rfc3339();
     let address = config.server;
     let io = |context: &'static str| NetError::io(address, context);
     let protocol = |message: String| NetError::Protocol { address, message };

@@ -9,7 +9,7 @@ use super::protocol::{
 };
 use super::secret::Secret;
 use super::server::{NetServer, ServeOutcome, ServerConfig, ServerEvent, SessionSummary};
-use crate::report::link::LinkDirection;
+use crate::result::LinkDirection;
 use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;

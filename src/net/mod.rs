@@ -4,7 +4,7 @@
 //! A [`server::NetServer`] serves tests within its [`server::ServerLimits`];
 //! [`client::run_client`] asks one for a test (streams, duration, direction) over a control
 //! connection of its own ([`protocol`]), opens the data connections, and returns one
-//! [`LinkTestResult`](crate::report::link::LinkTestResult) per direction measured. Bytes are
+//! [`LinkTestResult`](crate::result::LinkTestResult) per direction measured. Bytes are
 //! counted by the receiver, over a window timed by the receiver's clock, with a per-second
 //! series; the server reports its counts back over the control connection. With a shared
 //! [`secret::Secret`] both ends prove they know it ([`auth`]); without one the server listens
@@ -45,6 +45,7 @@ mod loopback_tests;
 pub mod protocol;
 pub mod secret;
 pub mod server;
+pub mod server_state;
 mod session;
 mod text;
 pub mod transfer;

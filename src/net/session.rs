@@ -8,8 +8,8 @@ use super::protocol::{
     ControlMessage, MAX_INTERVALS, MIN_INTERVAL_NS, PROTOCOL_VERSION, StreamRole, parameter_bytes,
     read_in_background, read_message, write_message,
 };
-use super::server::{
-    HandshakeSlot, Registration, ServerEvent, SessionSlot, SessionSummary, Shared,
+use super::server_state::{
+    HandshakeSlot, Registration, ServerEvent, ServerLimits, SessionSlot, SessionSummary, Shared,
 };
 use super::transfer::{DataPlane, WindowSampler};
 use std::io::BufReader;
@@ -214,10 +214,7 @@ fn check_hello(
 }
 
 /// Checks parameters against what the server allows.
-pub(super) fn check_limits(
-    parameters: &Parameters,
-    limits: &super::server::ServerLimits,
-) -> Result<(), String> {
+pub(super) fn check_limits(parameters: &Parameters, limits: &ServerLimits) -> Result<(), String> {
     let streams = parameters.streams;
     if streams == 0 || streams > limits.max_streams {
         return Err(format!(
@@ -382,7 +379,7 @@ fn run(
 fn report_interval(
     control: &mut TcpStream,
     sampler: &WindowSampler,
-    point: &crate::stats::series::IntervalPoint,
+    point: &crate::result::IntervalPoint,
     plane: &DataPlane,
     closed: bool,
 ) -> std::io::Result<()> {

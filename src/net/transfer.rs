@@ -9,11 +9,10 @@
 //! [`DataPlane::stalled`] says so, so that a peer that never reads (or never sends) cannot hold
 //! the other end.
 
-use crate::report::result::CpuResult;
-use crate::run::cpu::{
+use crate::host::cpu::{
     CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
 };
-use crate::stats::series::IntervalPoint;
+use crate::result::{CpuResult, IntervalPoint};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -411,7 +410,7 @@ impl CpuWindow {
             wall_ns: self.opened.elapsed().as_nanos() as u64,
             user_ns: user_ns.saturating_sub(self.user_ns),
             system_ns: system_ns.saturating_sub(self.system_ns),
-            cpu_count: crate::run::host::online_cpus(),
+            cpu_count: crate::host::info::online_cpus(),
             busiest_thread_ns: 0,
             cores: core_usage_between(&self.cores, &cores),
         }

@@ -12,8 +12,8 @@
 //! assert_eq!(ratio_cell(Some(0.927)), "0.93");
 //! ```
 
-use super::text::{format_count, format_latency};
 use crate::compare::{Metric, MetricValue, Outcome};
+use crate::units::{format_count, format_latency};
 
 /// The figure alone: `271.6` (MB/s), `66,310` (IOPS), `480.9 µs`.
 pub fn figure(metric: Metric, value: f64) -> String {

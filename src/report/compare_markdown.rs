@@ -15,8 +15,7 @@ use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_c
 use super::compare_text::{has_verdicts, header};
 use super::markdown::escape;
 use crate::compare::{Comparison, CostReport, Metric};
-use crate::report::analysis::format_rate;
-use crate::report::text::format_count;
+use crate::units::{format_count, format_rate};
 use std::io::{self, Write};
 
 /// Writes the comparison as Markdown.
@@ -189,13 +188,13 @@ fn write_cost(cost: &CostReport, out: &mut dyn Write) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::compare::{CompareOptions, LabeledRun, compare};
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     #[test]
     fn a_row_per_metric_and_escaped_names() {
-        let a = run_result().clone();
-        let mut b = run_result().clone();
-        let mut c = run_result().clone();
+        let a = mixed().clone();
+        let mut b = mixed().clone();
+        let mut c = mixed().clone();
         for result in [&mut b, &mut c] {
             result.tests[0].name = "mixed | piped".into();
         }

@@ -6,8 +6,8 @@
 
 use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell};
 use crate::compare::{ComparedTest, Comparison, CostReport, Metric};
-use crate::report::analysis::format_rate;
-use crate::report::text::format_count;
+use crate::units::format_count;
+use crate::units::format_rate;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL};
 use std::io::{self, Write};
 
@@ -235,12 +235,12 @@ pub fn write_compare_text(comparison: &Comparison, out: &mut dyn Write) -> io::R
 mod tests {
     use super::*;
     use crate::compare::{CompareOptions, CostInputs, LabeledRun, compare};
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     #[test]
     fn every_test_every_run_and_the_unmatched_are_shown() {
-        let a = run_result().clone();
-        let mut b = run_result().clone();
+        let a = mixed().clone();
+        let mut b = mixed().clone();
         b.tests[1].name = "other".into();
         let cost =
             CostInputs::from_flags(&["a=100".into()], &["b=2".into()], Some("1GB/s")).unwrap();

@@ -15,8 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{CpuResult, DirectionResult, ErrorSummary, TestResult};
+use crate::result::{CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
@@ -198,11 +197,11 @@ fn write_row(out: &mut dyn Write, fields: impl IntoIterator<Item = String>) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     fn table() -> Vec<Vec<String>> {
         let mut out = Vec::new();
-        write_iometer_csv(run_result(), &mut out).unwrap();
+        write_iometer_csv(mixed(), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.ends_with("\r\n"));
         text.split("\r\n")
@@ -240,7 +239,7 @@ mod tests {
     #[test]
     fn values_come_from_the_result_in_iometers_units() {
         let rows = table();
-        let test = &run_result().tests[0];
+        let test = &mixed().tests[0];
         let all = &rows[1];
         assert!((number(all, "IOps") - test.total.iops).abs() < 1e-3);
         assert!(

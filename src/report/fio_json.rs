@@ -20,10 +20,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult, LatencySummary, TestResult};
-use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, SparseHistogram, bucket_bounds};
-use crate::stats::series::IntervalPoint;
+use crate::host::time::{format_ctime, parse_rfc3339};
+use crate::result::{
+    DirectionResult, IntervalPoint, JobResult, LatencySummary, RunResult, SparseHistogram,
+    TestResult,
+};
+use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
 use crate::units::format_size;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
@@ -208,7 +210,7 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
         fio_version: format!("iopath-{}", result.iopath_version),
         timestamp,
         timestamp_ms: timestamp * 1000,
-        time: ctime(timestamp),
+        time: format_ctime(timestamp),
         global_options: shared_options(&jobs),
         jobs,
         disk_util: Vec::new(),
@@ -391,11 +393,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
         options.push(("offset", format_size(workload.region_offset_bytes)));
     }
     match workload.length {
-        crate::workload::RunLength::Time { duration_ns } => {
+        crate::result::RunLength::Time { duration_ns } => {
             options.push(("runtime", fio_seconds(duration_ns)));
             options.push(("time_based", "1".into()));
         }
-        crate::workload::RunLength::Bytes {
+        crate::result::RunLength::Bytes {
             bytes,
             time_limit_ns,
         } => {
@@ -435,7 +437,7 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     if workload.fsync_at_end {
         options.push(("end_fsync", "1".into()));
     }
-    if random > 0 && workload.distribution != crate::workload::OffsetDistribution::Uniform {
+    if random > 0 && workload.distribution != crate::result::OffsetDistribution::Uniform {
         options.push(("random_distribution", workload.distribution.to_string()));
     }
     options.push(("randseed", workload.seed.to_string()));
@@ -853,152 +855,16 @@ fn batch_levels() -> Ordered<f64> {
     )
 }
 
-/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year.rem_euclid(400);
-    let month_index = (month as i64 + 9) % 12;
-    let day_of_year = (153 * month_index + 2) / 5 + day as i64 - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ`.
-fn parse_rfc3339(text: &str) -> Option<u64> {
-    let text = text.strip_suffix('Z')?;
-    let (date, time) = text.split_once('T')?;
-    let mut date_parts = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (
-        date_parts.next()??,
-        date_parts.next()??,
-        date_parts.next()??,
-    );
-    let mut time_parts = time
-        .split(':')
-        .map(|p| p.split('.').next()?.parse::<u64>().ok());
-    let (hour, minute, second) = (
-        time_parts.next()??,
-        time_parts.next()??,
-        time_parts.next()??,
-    );
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let days = days_from_civil(year, month as u32, day as u32);
-    u64::try_from(days * 86_400)
-        .ok()
-        .map(|s| s + hour * 3600 + minute * 60 + second)
-}
-
-/// `Mon Nov 30 08:39:35 2026`, as fio's `time` (ctime without the newline), in UTC.
-fn ctime(seconds: u64) -> String {
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = (seconds / 86_400) as i64;
-    let rest = seconds % 86_400;
-    // Invert days_from_civil by searching the year and month (cheap: a few iterations).
-    let mut year = 1970 + days / 366;
-    while days_from_civil(year + 1, 1, 1) <= days {
-        year += 1;
-    }
-    let mut month = 1;
-    while month < 12 && days_from_civil(year, month + 1, 1) <= days {
-        month += 1;
-    }
-    let day = days - days_from_civil(year, month, 1) + 1;
-    format!(
-        "{} {} {:2} {:02}:{:02}:{:02} {}",
-        WEEKDAYS[days.rem_euclid(7) as usize],
-        MONTHS[month as usize - 1],
-        day,
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        year
-    )
-}
-
-/// A real run, made once per test binary and shared by the exporters' unit tests: a mixed
-/// random test (one job, 2 s) and a test of two jobs (sequential 64 KiB reads at QD 2 beside
-/// random 4 KiB writes at QD 1, 1 s), against a 16 MiB file, read back from its JSON.
-#[cfg(test)]
-pub(crate) mod test_run {
-    use crate::report::RunResult;
-    use crate::report::json::{read_json, write_json};
-    use crate::run::{RunObserver, RunOptions, execute, prepare};
-    use crate::target::TargetSpec;
-    use crate::workload::suite::base_workload;
-    use crate::workload::{BlockSizeMix, JobPlan, Plan, RunLength, TestPlan, TestSettings};
-    use std::sync::OnceLock;
-    use std::sync::atomic::AtomicBool;
-
-    struct Quiet;
-    impl RunObserver for Quiet {}
-
-    /// The shared result.
-    pub(crate) fn run_result() -> &'static RunResult {
-        static RESULT: OnceLock<RunResult> = OnceLock::new();
-        RESULT.get_or_init(|| {
-            let directory = tempfile::tempdir().unwrap();
-            let workload = |read: u8, random: u8, size: u64, depth: u32, seconds: u64| {
-                let mut workload = base_workload();
-                workload.set_simple(&BlockSizeMix::single(size), read, random, size);
-                workload.queue_depth = depth;
-                workload.ramp_ns = 0;
-                workload.length = RunLength::Time {
-                    duration_ns: seconds * 1_000_000_000,
-                };
-                workload
-            };
-            let plan = Plan {
-                targets: vec![TargetSpec::Path {
-                    path: directory.path().join("f.dat"),
-                    create_size: Some(16 << 20),
-                }],
-                tests: vec![
-                    TestPlan::single("mixed", workload(50, 100, 4096, 4, 2), vec![0]),
-                    TestPlan {
-                        name: "pair".into(),
-                        jobs: vec![
-                            JobPlan {
-                                name: "reader".into(),
-                                group: 0,
-                                workload: workload(100, 0, 65536, 2, 1),
-                                targets: vec![0],
-                            },
-                            JobPlan {
-                                name: "writer".into(),
-                                group: 0,
-                                workload: workload(0, 100, 4096, 1, 1),
-                                targets: vec![0],
-                            },
-                        ],
-                        settings: TestSettings::default(),
-                    },
-                ],
-            };
-            let prepared = prepare(plan, RunOptions::default(), false).unwrap();
-            let executed = execute(prepared, &AtomicBool::new(false), &mut Quiet).unwrap();
-            let mut text = Vec::new();
-            write_json(&executed.result, &mut text).unwrap();
-            read_json(std::str::from_utf8(&text).unwrap()).unwrap()
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_run::run_result;
     use super::*;
     use crate::stats::histogram::{BUCKET_COUNT, bucket_index};
+    use crate::support::fixtures::mixed;
     use serde_json::Value;
 
     fn fio_json(plus: bool) -> Value {
         let mut out = Vec::new();
-        write_fio_json(run_result(), plus, &mut out).unwrap();
+        write_fio_json(mixed(), plus, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -1026,7 +892,7 @@ mod tests {
             .map(|j| j["groupid"].as_u64().unwrap())
             .collect();
         assert_eq!(groups, [0, 1, 1]);
-        let result = run_result();
+        let result = mixed();
         assert_eq!(
             json["timestamp"].as_u64(),
             parse_rfc3339(&result.started_at)
@@ -1056,7 +922,7 @@ mod tests {
     #[test]
     fn directions_match_the_result() {
         let json = fio_json(false);
-        let job = &run_result().tests[0].jobs[0];
+        let job = &mixed().tests[0].jobs[0];
         let fio = &json["jobs"][0];
         for (key, figures) in [("read", &job.read), ("write", &job.write)] {
             let direction = &fio[key];
@@ -1107,7 +973,7 @@ mod tests {
         assert_eq!(fio["iodepth_level"]["4"], 100.0);
         let usr = fio["usr_cpu"].as_f64().unwrap();
         let sys = fio["sys_cpu"].as_f64().unwrap();
-        assert!(usr + sys > 0.0 && usr + sys <= 100.0 * run_result().host.cpu_count as f64);
+        assert!(usr + sys > 0.0 && usr + sys <= 100.0 * mixed().host.cpu_count as f64);
     }
 
     #[test]
@@ -1202,15 +1068,9 @@ mod tests {
     }
 
     #[test]
-    fn errno_and_time_helpers() {
+    fn errno_and_seconds_helpers() {
         assert_eq!(errno_of("No space left on device (os error 28)"), Some(28));
         assert_eq!(errno_of("short transfer: 1 of 4096 bytes"), None);
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400));
-        assert_eq!(parse_rfc3339("2026-11-30T08:39:35Z"), Some(1_796_027_975));
-        assert_eq!(ctime(1_796_027_975), "Mon Nov 30 08:39:35 2026");
-        assert_eq!(ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
-        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
         assert_eq!(fio_seconds(2_000_000_000), "2");
         assert_eq!(fio_seconds(2_500_000_000), "2500ms");
     }

@@ -25,9 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, JobResult};
-use crate::stats::series::IntervalPoint;
+use crate::result::{DirectionResult, IntervalPoint, JobResult, RunResult};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -124,7 +122,7 @@ fn value_of(point: &IntervalPoint, kind: FioLogKind) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     fn lines(job: &JobResult, kind: FioLogKind) -> Vec<Vec<u64>> {
         let mut out = Vec::new();
@@ -138,7 +136,7 @@ mod tests {
 
     #[test]
     fn mixed_job_logs_both_directions_per_second() {
-        let job = &run_result().tests[0].jobs[0];
+        let job = &mixed().tests[0].jobs[0];
         let bandwidth = lines(job, FioLogKind::Bandwidth);
         let times: Vec<u64> = bandwidth.iter().map(|l| l[0]).collect();
         assert_eq!(times, [1000, 1000, 2000, 2000]);
@@ -168,7 +166,7 @@ mod tests {
 
     #[test]
     fn one_direction_jobs_log_only_it() {
-        let test = &run_result().tests[1];
+        let test = &mixed().tests[1];
         let reader = lines(&test.jobs[0], FioLogKind::Iops);
         assert!(!reader.is_empty() && reader.iter().all(|l| l[2] == 0 && l[3] == 65536));
         let writer = lines(&test.jobs[1], FioLogKind::Bandwidth);
@@ -179,7 +177,7 @@ mod tests {
     fn files_are_numbered_per_job() {
         let directory = tempfile::tempdir().unwrap();
         let prefix = directory.path().join("run");
-        let written = write_fio_logs(run_result(), &prefix).unwrap();
+        let written = write_fio_logs(mixed(), &prefix).unwrap();
         let names: Vec<String> = written
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -201,7 +199,7 @@ mod tests {
         assert!(written.iter().all(|p| p.parent() == Some(directory.path())));
         let mut expected = Vec::new();
         write_fio_log(
-            &run_result().tests[0].jobs[0],
+            &mixed().tests[0].jobs[0],
             FioLogKind::Latency,
             &mut expected,
         )

@@ -1,6 +1,6 @@
 //! The RunResult as JSON (`--json FILE` or `--json -`).
 
-use super::RunResult;
+use crate::result::RunResult;
 use std::io::Write;
 
 /// Writes `result` as pretty JSON followed by a newline.
@@ -29,10 +29,10 @@ pub enum ReadError {
 pub fn read_json(text: &str) -> Result<RunResult, ReadError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
     let found = value["schema_version"].as_u64().unwrap_or(0);
-    if found != u64::from(super::result::SCHEMA_VERSION) {
+    if found != u64::from(crate::result::SCHEMA_VERSION) {
         return Err(ReadError::Version {
             found,
-            expected: super::result::SCHEMA_VERSION,
+            expected: crate::result::SCHEMA_VERSION,
         });
     }
     Ok(serde_json::from_value(value)?)

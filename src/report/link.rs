@@ -1,82 +1,13 @@
-//! Link tests: raw TCP throughput between two hosts (`iopath net`), kept beside the storage
-//! tests of a [`RunResult`](super::RunResult) so that what a storage path moved can be set
-//! against what the wire under it carries.
+//! The table of link tests (`iopath net`): one row per direction measured.
 //!
 //! A link test counts the payload bytes the *receiver* read from its sockets (TCP and IP
 //! headers are not counted), over a measured window timed by the receiver's clock. Rates are
 //! derived from those integers; MB/s (10^6 B/s) and Gbit/s (10^9 bit/s) are what link rates
 //! are quoted in, so the table shows both, and MiB/s beside them.
 
-use super::result::CpuResult;
-use crate::stats::series::IntervalPoint;
+use crate::result::LinkTestResult;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use serde::{Deserialize, Serialize};
 use std::io::Write;
-
-/// Which way the bytes went, as seen from the client that started the test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkDirection {
-    /// Client to server (the server counted the bytes).
-    Send,
-    /// Server to client (the client counted the bytes).
-    Receive,
-}
-
-impl LinkDirection {
-    /// `send` or `receive`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkDirection::Send => "send",
-            LinkDirection::Receive => "receive",
-        }
-    }
-}
-
-impl std::fmt::Display for LinkDirection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-/// One direction of one link test. A test of both directions at once gives two of these,
-/// measured over the same time and sharing the same CPU figures.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LinkTestResult {
-    /// Test name (`net send`, `net receive`).
-    pub name: String,
-    /// The server, as `ADDR:PORT`.
-    pub peer: String,
-    /// Which way the bytes went.
-    pub direction: LinkDirection,
-    /// TCP connections that carried data in this direction.
-    pub streams: u32,
-    /// Length of the receiver's measured window, ns.
-    pub measured_ns: u64,
-    /// Payload bytes the receiver read in that window.
-    pub bytes: u64,
-    /// `bytes` per second of `measured_ns`.
-    pub bytes_per_second: f64,
-    /// Per-second series of received bytes (`io_count` and latencies are 0: a byte stream
-    /// has no I/Os).
-    pub series: Vec<IntervalPoint>,
-    /// CPU used on the client's host while measuring (the client's process, and every core).
-    pub cpu: CpuResult,
-    /// Reasons to doubt this figure (a stream that moved nothing, a short window, an error).
-    pub warnings: Vec<String>,
-}
-
-impl LinkTestResult {
-    /// Throughput in decimal megabytes per second.
-    pub fn megabytes_per_second(&self) -> f64 {
-        self.bytes_per_second / 1e6
-    }
-
-    /// Throughput in gigabits per second.
-    pub fn gigabits_per_second(&self) -> f64 {
-        self.bytes_per_second * 8.0 / 1e9
-    }
-}
 
 /// The table of link tests: one row per direction.
 pub fn link_table(tests: &[LinkTestResult]) -> Table {
@@ -138,6 +69,7 @@ pub fn write_link_text(tests: &[LinkTestResult], out: &mut dyn Write) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::{CpuResult, LinkDirection};
 
     fn sample() -> LinkTestResult {
         LinkTestResult {
@@ -155,13 +87,6 @@ mod tests {
     }
 
     #[test]
-    fn rates_are_decimal() {
-        let test = sample();
-        assert_eq!(test.megabytes_per_second(), 125.0);
-        assert_eq!(test.gigabits_per_second(), 1.0);
-    }
-
-    #[test]
     fn table_shows_each_direction_and_warning() {
         let mut out = Vec::new();
         write_link_text(&[sample()], &mut out).unwrap();
@@ -173,11 +98,5 @@ mod tests {
             text.contains("warning: net send: stream 1 moved no bytes"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn direction_is_snake_case_in_json() {
-        let json = serde_json::to_string(&LinkDirection::Receive).unwrap();
-        assert_eq!(json, "\"receive\"");
     }
 }

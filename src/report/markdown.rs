@@ -23,10 +23,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::RunResult;
-use super::result::{DirectionResult, StopReason, TestResult};
-use super::text::{format_count, format_latency};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
+use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 
 /// Writes the summary of `result` (without the table when the run has no test, as after
@@ -180,18 +178,18 @@ pub(crate) fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fio_json::test_run::run_result;
+    use crate::support::fixtures::mixed;
 
     fn markdown() -> String {
         let mut out = Vec::new();
-        write_markdown(run_result(), &mut out).unwrap();
+        write_markdown(mixed(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn host_target_and_one_row_per_test() {
         let text = markdown();
-        let result = run_result();
+        let result = mixed();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("- **Host:** "));
         assert!(lines[0].contains(&format!("{} CPUs", result.host.cpu_count)));

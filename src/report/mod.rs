@@ -1,6 +1,6 @@
-//! The RunResult schema and its exporters. Exporters read only the [`RunResult`].
+//! The exporters: one file per format, each reading only the
+//! [`RunResult`](crate::result::RunResult).
 
-pub mod analysis;
 pub mod compare_cells;
 pub mod compare_json;
 pub mod compare_markdown;
@@ -12,7 +12,5 @@ pub mod html;
 pub mod json;
 pub mod link;
 pub mod markdown;
-pub mod result;
+pub mod path;
 pub mod text;
-
-pub use result::RunResult;

@@ -4,37 +4,13 @@
 //! per-second rates) on MB/s and IOPS, a verdict column, and below the table one evidence line
 //! per test with its trust notes.
 
-use super::RunResult;
-use super::analysis::{ConfidenceInterval, DirectionConfidence};
-use super::result::{DirectionResult, StopReason, TestResult};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use crate::result::{
+    ConfidenceInterval, DirectionConfidence, DirectionResult, RunResult, StopReason, TestResult,
+};
+use crate::units::{format_count, format_latency};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::io::Write;
-
-/// Formats a latency in ns with a unit that keeps three or four significant digits.
-pub fn format_latency(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
-
-/// Formats a count with thousands separators (`1,234,567`).
-pub fn format_count(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
 
 /// `value ± x %` when a confidence interval is known.
 fn with_interval(value: String, interval: Option<&ConfidenceInterval>) -> String {
@@ -226,18 +202,4 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_readable() {
-        assert_eq!(format_count(1234567.4), "1,234,567");
-        assert_eq!(format_count(999.0), "999");
-        assert_eq!(format_latency(850.0), "850 ns");
-        assert_eq!(format_latency(85_300.0), "85.3 µs");
-        assert_eq!(format_latency(1_234_000.0), "1.23 ms");
-    }
 }

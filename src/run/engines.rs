@@ -2,14 +2,15 @@
 //! a network target.
 
 use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
-use crate::clock::{Clock, Ticks};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
-use crate::engine::{Capabilities, Engine, EngineError, EngineKind, EngineOptions};
-use crate::target::network::NetworkTarget;
+use crate::engine::{Engine, EngineError, EngineOptions};
+use crate::host::clock::{Clock, Ticks};
+use crate::result::{Capabilities, EngineKind};
 use std::fs::File;
 
 /// What an engine is opened on.

@@ -1,27 +1,56 @@
-//! Ctrl-C and SIGTERM: the first sets the stop flag (workers finish cleanly and the partial
-//! result is kept); the second removes iopath's temporary files and exits at once.
+//! SIGINT (Ctrl-C) and SIGTERM (`timeout`, `kill`, Kubernetes): the first raises the stop
+//! signal — every phase looks at it and ends promptly, keeping what was measured; engines
+//! waiting on a network server give it [`STOP_GRACE`](crate::engine::volume::STOP_GRACE) to
+//! answer what is in flight. The second removes the test files iopath is filling or will remove
+//! anyway, then hands over to the caller's `on_forced`, which saves what it has and ends the
+//! process.
+//!
+//! The library never exits: ending the process, and its exit status, are the caller's.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::engine::StopSignal;
+use crate::targets::TargetError;
+use crate::targets::test_file::remove_registered_files;
 
-/// Exit status after a forced stop (128 + SIGINT).
-pub const FORCED_EXIT_STATUS: i32 = 130;
+/// What a second signal hands to the caller.
+#[derive(Debug)]
+pub struct ForcedStop {
+    /// The signal (`libc::SIGINT` or `libc::SIGTERM`).
+    pub signal: i32,
+    /// Test files that could not be removed (each error names its file).
+    pub removal_failures: Vec<TargetError>,
+}
 
-/// Installs the handlers and returns the stop flag they set.
-pub fn install() -> std::io::Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
+/// Installs the handlers of SIGINT and SIGTERM and returns the stop signal the first of them
+/// raises. Every later signal first removes the registered test files
+/// ([`remove_registered_files`]) and then calls `on_forced` on the signal-handling thread;
+/// `on_forced` is meant to save what it can and end the process.
+///
+/// Only the signals count: the stop may also be raised by the caller (or by a worker's error)
+/// without making the next signal a second one.
+pub fn install<F>(mut on_forced: F) -> std::io::Result<StopSignal>
+where
+    F: FnMut(ForcedStop) + Send + 'static,
+{
+    let stop = StopSignal::new();
     let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
     ])?;
-    let flag = Arc::clone(&stop);
+    let raised = stop.clone();
     std::thread::Builder::new()
         .name("iopath-signals".into())
         .spawn(move || {
-            for _ in signals.forever() {
-                if flag.swap(true, Ordering::SeqCst) {
-                    crate::target::test_file::remove_registered_files();
-                    std::process::exit(FORCED_EXIT_STATUS);
+            let mut received = 0u32;
+            for signal in signals.forever() {
+                received += 1;
+                if received == 1 {
+                    raised.raise();
+                } else {
+                    let removal_failures = remove_registered_files();
+                    on_forced(ForcedStop {
+                        signal,
+                        removal_failures,
+                    });
                 }
             }
         })?;

@@ -4,30 +4,31 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
+pub mod budget;
 pub mod caches;
-pub mod cpu;
 pub mod engines;
-pub mod host;
 pub mod interrupt;
+pub mod pacer;
 pub mod prepare;
 pub mod progress;
+pub mod start_gate;
 pub mod test_runner;
-pub mod time;
+pub mod thread_start;
 pub mod worker;
 
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
-use crate::clock::Clock;
-use crate::engine::EngineError;
-use crate::report::result::{RunResult, SCHEMA_VERSION, StopReason};
-use crate::target::test_file::{TestFileGuard, create_test_file};
-use crate::target::{TargetError, inspect};
+use crate::engine::{EngineError, StopSignal};
+use crate::host::clock::Clock;
+use crate::host::{info, time};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo};
+use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
+use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
 use progress::LiveSample;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use test_runner::{PreparedTarget, TestContext, run_test};
+use test_runner::{PreparedTarget, TargetAccess, TestContext, run_test};
 use worker::TracedIo;
 
 /// Errors of a run. [`RunError::is_bad_input`] tells which are the user's input (exit 2).
@@ -47,6 +48,12 @@ pub enum RunError {
         /// Cause.
         source: EngineError,
     },
+    /// A worker thread could not be created (the others were stopped and joined).
+    #[error(transparent)]
+    Threads(#[from] thread_start::ThreadStartError),
+    /// The worker threads did not all reach the start in time.
+    #[error("the test could not start: {0}")]
+    Start(start_gate::GateClosed),
 }
 
 impl RunError {
@@ -54,22 +61,38 @@ impl RunError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             RunError::Input(_) => true,
-            RunError::Target(error) => !matches!(error, TargetError::Io { .. }),
-            RunError::Engine { .. } => false,
+            RunError::Target(error) => {
+                !matches!(error, TargetError::Io { .. } | TargetError::Changed { .. })
+            }
+            RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
         }
+    }
+
+    /// Whether this error only says that the run was asked to stop (Ctrl-C, SIGTERM) while an
+    /// engine was still waiting on a server.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, RunError::Engine { source, .. } if source.is_stop())
     }
 }
 
 /// Receives what happens during a run (the CLI prints it; tests collect it).
 pub trait RunObserver {
+    /// The run's targets are ready: `header` is the result so far (no tests yet, `partial`
+    /// set until the run ends). Tests follow through [`RunObserver::test_finished`].
+    fn run_started(&mut self, _header: &RunResult) {}
     /// A test is about to start.
     fn test_starting(&mut self, _test: &TestPlan, _shapes: &[EffectiveShape]) {}
     /// Once a second while a test runs.
     fn live(&mut self, _sample: &LiveSample) {}
     /// A test ended.
-    fn test_finished(&mut self, _result: &crate::report::result::TestResult) {}
+    fn test_finished(&mut self, _result: &crate::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
+}
+
+/// What was found about a local target, and the access workers get to it.
+fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
+    (handle.info().clone(), TargetAccess::Local(handle))
 }
 
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
@@ -80,13 +103,19 @@ pub struct ExecutedRun {
     pub traces: Vec<Vec<Vec<TracedIo>>>,
     /// The error that stopped the run after some tests had run (their results are kept).
     pub failure: Option<RunError>,
+    /// Whether a stop request arrived while the run went on (at any phase: file creation,
+    /// a start delay, the ramp, between tests, the measured time). The result is then
+    /// `partial` unless everything had already been done.
+    pub interrupted: bool,
 }
 
-/// Runs a prepared plan. `stop` is checked between and inside tests (Ctrl-C). Temporary files
-/// are removed when this returns, whatever happened.
+/// Runs a prepared plan. `stop` is checked at every phase (creating test files, between and
+/// inside tests) and by engines waiting on a network server; once it is raised the run ends
+/// promptly with what was measured. Temporary files are removed when this returns, whatever
+/// happened.
 pub fn execute(
     prepared: PreparedRun,
-    stop: &AtomicBool,
+    stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
@@ -95,59 +124,50 @@ pub fn execute(
         plan,
         shapes,
         targets: pending,
-        mut warnings,
+        warnings,
         options,
     } = prepared;
     let mut guards = Vec::new();
-    let mut prepared_targets = Vec::new();
-    for (index, target) in pending.into_iter().enumerate() {
-        let (path, info, network) = match target {
-            PendingTarget::Existing(path, info) => (path, info, None),
-            PendingTarget::Network(target, info) => {
-                (PathBuf::from(target.to_string()), info, Some(target))
-            }
-            PendingTarget::Create {
-                path,
-                size,
-                temporary,
-            } => {
-                observer.creating_file(&path, size);
-                let mut guard = TestFileGuard::new(path.clone());
-                create_test_file(&path, size, 0x7e57_f11e)?;
-                if temporary {
-                    guards.push(guard);
-                } else {
-                    guard.keep();
-                }
-                let info = inspect(&path)?;
-                (path, info, None)
-            }
-        };
-        prepared_targets.push(PreparedTarget {
-            index,
-            path,
-            info,
-            network,
-        });
-    }
+    let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
     let interval_ns = if options.interval_ns == 0 {
         1_000_000_000
     } else {
         options.interval_ns
     };
-    let mut tests = Vec::new();
+    let mut result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        iopath_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: options.command_line.clone(),
+        started_at,
+        label: options.label.clone(),
+        partial: true,
+        host: info::host_info(),
+        targets: prepared_targets.iter().map(|t| t.info.clone()).collect(),
+        tests: Vec::new(),
+        warnings,
+        link_tests: Vec::new(),
+        paths: Vec::new(),
+    };
+    observer.run_started(&result);
     let mut traces = Vec::new();
-    let mut partial = false;
+    let mut partial = !all_ready;
     let mut failure = None;
-    for (test, shapes) in plan.tests.iter().zip(shapes.iter()) {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let tests = if all_ready {
+        plan.tests.as_slice()
+    } else {
+        &[]
+    };
+    for (test, shapes) in tests.iter().zip(shapes.iter()) {
+        if stop.is_raised() {
             partial = true;
             break;
         }
         if test.settings.drop_caches_before
             && let Err(reason) = caches::drop_page_cache()
         {
-            warnings.push(format!("'{}': page cache not dropped: {reason}", test.name));
+            result
+                .warnings
+                .push(format!("'{}': page cache not dropped: {reason}", test.name));
         }
         observer.test_starting(test, shapes);
         let mut live = |sample: &LiveSample| observer.live(sample);
@@ -159,6 +179,7 @@ pub fn execute(
                 clock: &clock,
                 stop,
                 interval_ns,
+                net_timeout: options.net_timeout(),
                 null_delay: options.null_delay,
                 trace: options.trace,
                 stamp_writes: options.stamp_writes,
@@ -166,12 +187,19 @@ pub fn execute(
             },
         );
         let run = match outcome {
-            Ok(run) => run,
+            Ok(Some(run)) => run,
+            // Stopped before its workers started.
+            Ok(None) => {
+                partial = true;
+                break;
+            }
             // Nothing measured yet: the error is the whole answer.
-            Err(error) if tests.is_empty() => return Err(error),
+            Err(error) if result.tests.is_empty() => return Err(error),
             // Keep what earlier tests measured.
             Err(error) => {
-                warnings.push(format!("'{}' could not run: {error}", test.name));
+                result
+                    .warnings
+                    .push(format!("'{}' could not run: {error}", test.name));
                 failure = Some(error);
                 partial = true;
                 break;
@@ -179,7 +207,7 @@ pub fn execute(
         };
         observer.test_finished(&run.result);
         let stopped = run.result.stop_reason != StopReason::Completed;
-        tests.push(run.result);
+        result.tests.push(run.result);
         traces.push(run.traces);
         if stopped {
             partial = true;
@@ -187,23 +215,65 @@ pub fn execute(
         }
     }
     drop(guards);
-    let result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        iopath_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: options.command_line.clone(),
-        started_at,
-        label: options.label.clone(),
-        partial,
-        host: host::host_info(),
-        targets: prepared_targets.into_iter().map(|t| t.info).collect(),
-        tests,
-        warnings,
-        link_tests: Vec::new(),
-        paths: Vec::new(),
-    };
+    result.partial = partial;
     Ok(ExecutedRun {
         result,
         traces,
         failure,
+        interrupted: stop.is_raised(),
     })
+}
+
+/// Opens, probes or creates every target, in order; temporary files get a guard in `guards`.
+/// Returns the targets ready so far and whether all are (false when `stop` was set first).
+fn prepare_targets(
+    pending: Vec<PendingTarget>,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    guards: &mut Vec<TestFileGuard>,
+) -> Result<(Vec<PreparedTarget>, bool), RunError> {
+    let mut prepared_targets = Vec::with_capacity(pending.len());
+    for (index, target) in pending.into_iter().enumerate() {
+        if stop.is_raised() {
+            return Ok((prepared_targets, false));
+        }
+        let (path, access, probed) = match target {
+            PendingTarget::Existing(handle) => (handle.path().to_path_buf(), local(handle), None),
+            PendingTarget::Network(target, info, volume) => (
+                PathBuf::from(target.to_string()),
+                (info, TargetAccess::Network(target)),
+                Some(volume),
+            ),
+            PendingTarget::Create {
+                path,
+                size,
+                temporary,
+            } => {
+                observer.creating_file(&path, size);
+                let mut guard = TestFileGuard::new(path.clone());
+                let file =
+                    match create_test_file_unless_stopped(&path, size, 0x7e57_f11e, stop.flag())? {
+                        Creation::Created(file) => file,
+                        Creation::Stopped => return Ok((prepared_targets, false)),
+                    };
+                if temporary {
+                    guards.push(guard);
+                } else {
+                    guard.keep();
+                }
+                // Carry on with the file just created, whatever the path leads to by now.
+                let handle = TargetHandle::from_created(&path, file)?;
+                (path, local(handle), None)
+            }
+        };
+        let (info, access) = access;
+        prepared_targets.push(PreparedTarget {
+            index,
+            path,
+            info,
+            access,
+            probed,
+        });
+    }
+    Ok((prepared_targets, true))
 }

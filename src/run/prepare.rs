@@ -1,19 +1,24 @@
-//! Checks a plan against its targets before any I/O: targets exist or can be created, regions
-//! fit, block sizes suit O_DIRECT, writes are allowed, and each job's engine, workers and queue
-//! depth are settled (with every fallback announced).
+//! Checks a plan against its targets before any I/O: targets exist or can be created, network
+//! volumes answer (probed within the network timeout), regions fit, block sizes suit O_DIRECT
+//! and the server's largest request, writes are allowed, and each job's engine, workers and
+//! queue depth are settled (with every fallback announced).
 
 use super::RunError;
+use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use crate::engine::io_uring_available;
 use crate::engine::network;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, io_uring_available};
-use crate::target::network::NetworkTarget;
-use crate::target::safety::{WritePolicy, check_write_allowed};
-use crate::target::signature::detect_signature;
-use crate::target::test_file::{check_test_file_directory, default_test_file_size};
-use crate::target::{TargetError, TargetInfo, TargetKind, TargetSpec, inspect};
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::result::{EngineKind, TargetInfo, TargetKind};
+use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
+use crate::targets::signature::detect_signature;
+use crate::targets::test_file::{check_test_file_directory, default_test_file_size};
+use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Engine, workers and queue depth a job really runs with, and why they differ from what was
 /// asked.
@@ -25,6 +30,8 @@ pub struct EffectiveShape {
     pub workers_per_target: u32,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
+    /// Register buffers with io_uring (asked for, and room under `RLIMIT_MEMLOCK`).
+    pub register_buffers: bool,
     /// What was changed and why.
     pub warnings: Vec<String>,
 }
@@ -61,6 +68,7 @@ pub fn effective_shape(job: &JobPlan, io_uring: &Result<(), String>) -> Effectiv
         engine,
         workers_per_target,
         queue_depth,
+        register_buffers: workload.register_buffers,
         warnings,
     }
 }
@@ -82,6 +90,17 @@ pub struct RunOptions {
     pub stamp_writes: bool,
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
+    /// Longest wait on a network server (`--net-timeout`); `None`:
+    /// [`volume::DEFAULT_NET_TIMEOUT`].
+    pub net_timeout: Option<Duration>,
+}
+
+impl RunOptions {
+    /// The network timeout in effect.
+    pub fn net_timeout(&self) -> Duration {
+        self.net_timeout
+            .unwrap_or(crate::engine::volume::DEFAULT_NET_TIMEOUT)
+    }
 }
 
 /// A plan checked against its targets; nothing has been written yet.
@@ -97,10 +116,10 @@ pub struct PreparedRun {
 /// A target as it will be when the run starts.
 #[derive(Debug)]
 pub(super) enum PendingTarget {
-    /// Exists and was inspected.
-    Existing(PathBuf, TargetInfo),
-    /// A network volume, probed.
-    Network(NetworkTarget, TargetInfo),
+    /// Exists, is open, and was inspected through that descriptor.
+    Existing(TargetHandle),
+    /// A network volume, probed (what the probe found, its head left empty).
+    Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
     /// Will be created (and removed afterwards when temporary).
     Create {
         path: PathBuf,
@@ -143,10 +162,10 @@ fn temp_file_path(directory: &Path) -> PathBuf {
     directory.join(format!(".iopath-test-{}.tmp", std::process::id()))
 }
 
-fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
+fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
     Ok(match spec {
-        TargetSpec::Path { path, create_size } => match inspect(path) {
-            Ok(info) => PendingTarget::Existing(path.clone(), info),
+        TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
+            Ok(handle) => PendingTarget::Existing(handle),
             Err(TargetError::Missing { .. }) if create_size.is_some() => {
                 let parent = path
                     .parent()
@@ -174,8 +193,8 @@ fn pending_target(spec: &TargetSpec) -> Result<PendingTarget, RunError> {
             Err(other) => return Err(other.into()),
         },
         TargetSpec::Network(target) => {
-            let info = probe_network(target)?;
-            PendingTarget::Network(target.clone(), info)
+            let (info, volume) = probe_network(target, net_timeout)?;
+            PendingTarget::Network(target.clone(), info, volume)
         }
         TargetSpec::TempFile { directory, size } => {
             check_test_file_directory(directory)?;
@@ -206,7 +225,7 @@ pub fn prepare(
     let targets = plan
         .targets
         .iter()
-        .map(pending_target)
+        .map(|spec| pending_target(spec, options.net_timeout()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
@@ -239,8 +258,9 @@ pub fn prepare(
         ));
     }
     plan.tests = kept_tests;
+    claim_written_devices(&plan, &targets)?;
     let io_uring = io_uring_available().map_err(|error| error.to_string());
-    let shapes = plan
+    let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
         .iter()
         .map(|test| {
@@ -250,6 +270,10 @@ pub fn prepare(
                 .collect()
         })
         .collect();
+    let host = HostLimits::read();
+    for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
+        warnings.extend(check_budget(test, shapes, &targets, &host)?);
+    }
     Ok(PreparedRun {
         plan,
         shapes,
@@ -259,12 +283,83 @@ pub fn prepare(
     })
 }
 
+/// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
+/// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
+fn check_budget(
+    test: &TestPlan,
+    shapes: &mut [EffectiveShape],
+    targets: &[PendingTarget],
+    host: &HostLimits,
+) -> Result<Vec<String>, RunError> {
+    let mut demands: Vec<(usize, JobDemand)> = Vec::new();
+    for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
+        let engine_of = |target: &PendingTarget| match (target, shape.engine) {
+            (_, EngineKind::Null) => EngineKind::Null,
+            (PendingTarget::Network(network, _, _), _) => network.engine_kind(),
+            _ => shape.engine,
+        };
+        for &target in &job.targets {
+            let engine = engine_of(&targets[target]);
+            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
+            let threads = u64::from(shape.workers_per_target);
+            match demands
+                .iter_mut()
+                .find(|(known, demand)| *known == index && demand.engine == engine)
+            {
+                Some((_, demand)) => demand.threads += threads,
+                None => demands.push((
+                    index,
+                    JobDemand {
+                        name: job.name.clone(),
+                        engine,
+                        threads,
+                        queue_depth: shape.queue_depth,
+                        largest_block_bytes: job.workload.access.max_size_bytes(),
+                        register_buffers: shape.register_buffers,
+                        engine_mapped_depth: engine == EngineKind::Sync
+                            && job.workload.queue_depth > 1,
+                    },
+                )),
+            }
+        }
+    }
+    let jobs: Vec<JobDemand> = demands.iter().map(|(_, demand)| demand.clone()).collect();
+    let unregistered = check_test(&test.name, &jobs, host).map_err(RunError::Input)?;
+    let mut warnings = Vec::new();
+    for (position, message) in unregistered {
+        shapes[demands[position].0].register_buffers = false;
+        warnings.push(message);
+    }
+    Ok(warnings)
+}
+
+/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// checked, nothing can mount or claim it before or while iopath writes it.
+fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
+    for job in plan.tests.iter().flat_map(|test| &test.jobs) {
+        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+            continue;
+        }
+        for &index in &job.targets {
+            if let PendingTarget::Existing(handle) = &targets[index]
+                && handle.info().kind == TargetKind::BlockDevice
+            {
+                handle.claim_exclusive()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Connects once to a network volume to learn what it is, and reads its first blocks for a
-/// signature check.
-fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
-    let volume =
-        network::probe(target).map_err(|error| RunError::Input(format!("{target}: {error}")))?;
-    Ok(TargetInfo {
+/// signature check; returns what the run needs to know, and the volume without its head.
+fn probe_network(
+    target: &NetworkTarget,
+    timeout: Duration,
+) -> Result<(TargetInfo, NetworkVolumeInfo), RunError> {
+    let volume = network::probe(target, timeout)
+        .map_err(|error| RunError::Input(format!("{target}: {error}")))?;
+    let info = TargetInfo {
         path: target.to_string(),
         kind: match target {
             NetworkTarget::Nbd { .. } => TargetKind::Nbd,
@@ -282,7 +377,8 @@ fn probe_network(target: &NetworkTarget) -> Result<TargetInfo, RunError> {
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
         created_by_iopath: false,
         read_only: volume.read_only,
-    })
+    };
+    Ok((info, volume.without_head()))
 }
 
 /// Whether `directory` lies on the kernel's device filesystem (devtmpfs, /dev): a missing
@@ -299,6 +395,27 @@ fn is_device_directory(directory: &Path) -> bool {
         .is_some_and(|mount| mount.filesystem == "devtmpfs")
 }
 
+/// Refuses a job whose largest block is more than an NBD server takes in one request (its
+/// maximum block size, which the NBD engine obeys): it would fail at its first such I/O.
+fn check_request_size(
+    job: &JobPlan,
+    network: &NetworkTarget,
+    volume: &NetworkVolumeInfo,
+) -> Result<(), RunError> {
+    let largest = job.workload.access.max_size_bytes();
+    let limit = u64::from(volume.max_request_bytes);
+    let nbd = matches!(network, NetworkTarget::Nbd { .. });
+    if !nbd || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
+        return Ok(());
+    }
+    Err(RunError::Input(format!(
+        "{network}: block size {} ({largest} bytes) is larger than the largest request the server accepts, {} ({limit} bytes, its NBD maximum block size); use a block size of {} or less",
+        format_size(largest),
+        format_size(limit),
+        format_size(limit),
+    )))
+}
+
 fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
@@ -307,28 +424,31 @@ fn check_job_against_target(
     let workload = &job.workload;
     let url_path;
     let (path, size, logical, dio_alignment, is_device) = match target {
-        PendingTarget::Network(network, info) => {
+        PendingTarget::Network(network, info, volume) => {
+            check_request_size(job, network, volume)?;
             if workload.engine == EngineKind::Sync {
                 return Err(RunError::Input(format!(
                     "{network}: the sync engine works on local files; network targets use their protocol's engine"
                 )));
             }
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
             (
-                &url_path,
+                url_path.as_path(),
                 info.size_bytes,
                 info.logical_block_size_bytes,
                 info.logical_block_size_bytes,
                 true,
             )
         }
-        PendingTarget::Existing(path, info) => {
+        PendingTarget::Existing(handle) => {
             if workload.writes() && workload.engine != EngineKind::Null {
-                check_write_allowed(info, policy)?;
+                check_write_allowed(handle, policy)?;
             }
+            let path = handle.path();
+            let info = handle.info();
             let alignment = info
                 .direct_io_alignment_bytes
                 .unwrap_or(info.logical_block_size_bytes);
@@ -340,7 +460,7 @@ fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } => (path, *size, 512, 512, false),
+        PendingTarget::Create { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     let name = path.display();
     let offset = workload.region_offset_bytes;

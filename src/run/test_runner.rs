@@ -1,51 +1,74 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
-use super::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
 use super::engines::{AnyEngine, Endpoint};
+use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
+use super::start_gate::{GateClosed, StartGate};
+use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
-use crate::clock::Clock;
 use crate::engine::buffer::fill_random_bytes;
+use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
-use crate::engine::{EngineKind, EngineOptions};
-use crate::report::result::{
-    CpuResult, DirectionResult, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    SteadyOutcome, StopReason, TestResult,
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::engine::{EngineOptions, StopSignal};
+use crate::host::clock::Clock;
+use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
+use crate::result::{
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
+    RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
-use crate::target::TargetInfo;
-use crate::target::network::NetworkTarget;
-use crate::target::open::{OpenRequest, open_target};
+use crate::targets::TargetHandle;
+use crate::targets::open::OpenRequest;
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, RunLength, TestPlan};
+use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
+/// Longest wait for every worker thread to be ready, and then for the start: a thread that
+/// does not come in this time ends the test with an error naming the wait.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A target ready for a test.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PreparedTarget {
     /// Index in the run's target list.
     pub index: usize,
-    /// Path to open.
+    /// Path (or URL) for messages.
     pub path: PathBuf,
     /// What was found about it.
     pub info: TargetInfo,
-    /// The network volume, for targets reached by a protocol engine.
-    pub network: Option<NetworkTarget>,
+    /// How workers reach it.
+    pub access: TargetAccess,
+    /// What the probe found about a network volume (its head left empty): every engine's
+    /// connections must find the same.
+    pub probed: Option<NetworkVolumeInfo>,
 }
 
-/// The engine of a network target's protocol.
-pub fn network_engine(target: &NetworkTarget) -> EngineKind {
-    match target {
-        NetworkTarget::Nbd { .. } => EngineKind::Nbd,
-        NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
+/// How workers reach a target.
+#[derive(Debug)]
+pub enum TargetAccess {
+    /// A local file or block device, open since it was checked: every worker's descriptor is a
+    /// re-open of it, never a new lookup of the path.
+    Local(TargetHandle),
+    /// A network volume, reached by its protocol's engine.
+    Network(NetworkTarget),
+}
+
+impl PreparedTarget {
+    /// The network volume, for targets reached by a protocol engine.
+    pub fn network(&self) -> Option<&NetworkTarget> {
+        match &self.access {
+            TargetAccess::Network(network) => Some(network),
+            TargetAccess::Local(_) => None,
+        }
     }
 }
 
@@ -53,10 +76,12 @@ pub fn network_engine(target: &NetworkTarget) -> EngineKind {
 pub struct TestContext<'a> {
     /// The run's clock.
     pub clock: &'a Clock,
-    /// Set on Ctrl-C.
-    pub stop: &'a AtomicBool,
+    /// Raised on Ctrl-C and SIGTERM, and by a worker that failed.
+    pub stop: &'a StopSignal,
     /// Series interval, ns.
     pub interval_ns: u64,
+    /// Longest wait on a network server (connect and handshake; each reply).
+    pub net_timeout: Duration,
     /// Latency injected into null-engine I/Os (tests).
     pub null_delay: Option<InjectedDelay>,
     /// Record every issued I/O.
@@ -89,13 +114,14 @@ struct JobSetup {
 }
 
 /// Runs `test` with the shapes of its jobs (same order as `test.jobs`) on `targets` (the run's
-/// whole target list).
+/// whole target list). `None` when a stop request came while the workers were being opened:
+/// the test did not start.
 pub fn run_test(
     test: &TestPlan,
     shapes: &[EffectiveShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
-) -> Result<TestRun, RunError> {
+) -> Result<Option<TestRun>, RunError> {
     let clock = context.clock;
     let thread_count: usize = test
         .jobs
@@ -106,28 +132,30 @@ pub fn run_test(
     let mut workers = Vec::with_capacity(thread_count);
     let mut setups = Vec::with_capacity(test.jobs.len());
     for (job_index, (job, shape)) in test.jobs.iter().zip(shapes).enumerate() {
-        setups.push(open_job(
-            job_index,
-            job,
-            shape,
-            targets,
-            &context,
-            &mut workers,
-        )?);
+        match open_job(job_index, job, shape, targets, &context, &mut workers)? {
+            Some(setup) => setups.push(setup),
+            None => return Ok(None),
+        }
     }
 
+    // One pacer per job: its rate caps hold over all its workers together.
+    let pacers: Vec<Option<JobPacer>> = test
+        .jobs
+        .iter()
+        .map(|job| JobPacer::new(job.workload.rate_bytes_per_second, job.workload.rate_iops))
+        .collect();
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
         .collect();
-    let ready = Barrier::new(thread_count + 1);
-    let go = Barrier::new(thread_count + 1);
+    let ready = StartGate::new(thread_count + 1, "every worker thread to be ready");
+    let go = StartGate::new(thread_count + 1, "the start of the test");
     let start_tick = AtomicU64::new(0);
     let error_stop = AtomicBool::new(false);
     let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: super::host::online_cpus(),
+        cpu_count: crate::host::info::online_cpus(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -141,64 +169,106 @@ pub fn run_test(
             .unwrap_or_default(),
         attained_after_ns: None,
     };
+    let interval_ns = context.interval_ns;
 
-    std::thread::scope(|scope| {
+    let start_failure = std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
-            let (stop, error_stop, outcomes, finished, finish) =
-                (context.stop, &error_stop, &outcomes, &finished, &finish);
-            std::thread::Builder::new()
+            let (stop, error_stop, outcomes, finished, finish) = (
+                context.stop.flag(),
+                &error_stop,
+                &outcomes,
+                &finished,
+                &finish,
+            );
+            let pacer = pacers[worker.job].as_ref();
+            let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
-                    ready.wait();
-                    go.wait();
-                    let start = start_tick.load(Ordering::Acquire);
-                    let links = WorkerLinks {
-                        stop,
-                        error_stop,
-                        progress,
-                        finish,
+                    let started = ready
+                        .wait(stop, START_TIMEOUT)
+                        .and_then(|()| go.wait(stop, START_TIMEOUT));
+                    let outcome = match started {
+                        Ok(()) => {
+                            let start = start_tick.load(Ordering::Acquire);
+                            let links = WorkerLinks {
+                                stop,
+                                error_stop,
+                                progress,
+                                finish,
+                                pacer,
+                            };
+                            worker.engine.run(worker.plan, links, clock, start)
+                        }
+                        // Stopped before the start: the test ends as interrupted, empty.
+                        Err(GateClosed::Stopped { .. }) => {
+                            WorkerOutcome::not_started(StopReason::Interrupted, interval_ns)
+                        }
+                        // The start was called off; the coordinator says why.
+                        Err(_) => return,
                     };
-                    let outcome = worker.engine.run(worker.plan, links, clock, start);
                     drop(worker.engine);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
-                })
-                .expect("spawn a worker thread");
+                });
+            if let Err(source) = spawned {
+                // The threads already created are waiting at `ready`: release them unstarted.
+                ready.close();
+                return Some(RunError::Threads(ThreadStartError {
+                    asked: thread_count,
+                    started: index,
+                    user_limit: user_thread_limit(),
+                    source,
+                }));
+            }
         }
-        ready.wait();
-        let start = clock.now() + clock.ticks_for_nanos(1_000_000);
-        start_tick.store(start, Ordering::Release);
-        go.wait();
-        coordinate(
-            test,
-            clock,
-            start,
-            &progress,
-            &finished,
-            thread_count as u64,
-            &mut cpu,
-            &mut steady,
-            &finish,
-            observer,
-        );
+        let started = ready
+            .wait(context.stop.flag(), START_TIMEOUT)
+            .and_then(|()| {
+                let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+                start_tick.store(start, Ordering::Release);
+                go.wait(context.stop.flag(), START_TIMEOUT).map(|()| start)
+            });
+        match started {
+            Ok(start) => {
+                coordinate(
+                    test,
+                    clock,
+                    start,
+                    &progress,
+                    &finished,
+                    thread_count as u64,
+                    &mut cpu,
+                    &mut steady,
+                    &finish,
+                    observer,
+                );
+                None
+            }
+            Err(GateClosed::Stopped { .. }) => None,
+            Err(closed) => Some(RunError::Start(closed)),
+        }
     });
+    if let Some(error) = start_failure {
+        return Err(error);
+    }
 
     let outcomes: Vec<(usize, WorkerOutcome)> = outcomes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|outcome| outcome.expect("every worker leaves an outcome"))
-        .collect();
+        .map(|outcome| outcome.ok_or(RunError::Start(GateClosed::Closed)))
+        .collect::<Result<_, _>>()?;
     let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
     let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
-    Ok(TestRun { result, traces })
+    Ok(Some(TestRun { result, traces }))
 }
 
-/// Opens every worker of one job (files, engines, planners) before the clock starts.
+/// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
+/// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
     job_index: usize,
     job: &JobPlan,
@@ -206,14 +276,16 @@ fn open_job(
     targets: &[PreparedTarget],
     context: &TestContext<'_>,
     workers: &mut Vec<WorkerSlot>,
-) -> Result<JobSetup, RunError> {
+) -> Result<Option<JobSetup>, RunError> {
     let workload = &job.workload;
     let threads_per_target = shape.workers_per_target;
     let job_threads = threads_per_target as usize * job.targets.len();
-    let options = EngineOptions {
-        register: workload.register_buffers,
+    let job_options = EngineOptions {
+        register: shape.register_buffers,
         write_through: workload.sync_writes,
         connections: workload.connections.max(1),
+        net_timeout: context.net_timeout,
+        stop: context.stop.clone(),
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
@@ -222,29 +294,33 @@ fn open_job(
     let mut job_thread = 0u32;
     for &target_index in &job.targets {
         let target = &targets[target_index];
+        let options = EngineOptions {
+            expected_volume: target.probed.clone(),
+            ..job_options.clone()
+        };
         let region_start = workload.region_offset_bytes;
         let region_size = workload
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
         for worker_index in 0..threads_per_target {
-            let (endpoint, kind) = match &target.network {
-                Some(network) => {
+            if context.stop.is_raised() {
+                return Ok(None);
+            }
+            let (endpoint, kind) = match &target.access {
+                TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
                     } else {
-                        network_engine(network)
+                        network.engine_kind()
                     };
                     (Endpoint::Network(network), kind)
                 }
-                None => {
-                    let opened = open_target(
-                        &target.path,
-                        OpenRequest {
-                            write: workload.writes(),
-                            direct: !workload.buffered,
-                            dsync: workload.sync_writes,
-                        },
-                    )?;
+                TargetAccess::Local(handle) => {
+                    let opened = handle.reopen(OpenRequest {
+                        write: workload.writes(),
+                        direct: !workload.buffered,
+                        dsync: workload.sync_writes,
+                    })?;
                     if !workload.buffered && !opened.direct && direct {
                         warnings.push(format!(
                             "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
@@ -308,12 +384,6 @@ fn open_job(
                     ),
                     queue_depth: shape.queue_depth,
                     length,
-                    rate_bytes_per_second: workload
-                        .rate_bytes_per_second
-                        .map(|rate| (rate / job_threads as u64).max(1)),
-                    rate_iops: workload
-                        .rate_iops
-                        .map(|rate| rate as f64 / job_threads as f64),
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
                     interval_ns: context.interval_ns,
@@ -334,18 +404,18 @@ fn open_job(
     if job
         .targets
         .iter()
-        .all(|&index| targets[index].network.is_some())
+        .all(|&index| targets[index].network().is_some())
     {
         direct = true;
     }
-    Ok(JobSetup {
+    Ok(Some(JobSetup {
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
         }),
         direct,
         warnings,
-    })
+    }))
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the

@@ -6,13 +6,14 @@
 //! ends inside the measurement window. Nothing in the loop allocates or locks: slots, the
 //! completion array and the recorders are sized before the clock starts.
 
-use super::cpu::thread_cpu_ns;
+use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
-use crate::clock::{Clock, Ticks};
-use crate::engine::{Completion, Direction, Engine, IoRequest};
-use crate::report::result::{IoErrorRecord, StopReason};
+use crate::engine::{Completion, Engine, IoRequest};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::thread_cpu_ns;
+use crate::result::{Direction, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
-use crate::workload::planner::IoPlanner;
+use crate::workload::planner::{IoPlanner, PlannedIo};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Errors kept with their offsets per worker; later ones are only counted.
@@ -48,10 +49,6 @@ pub struct WorkerPlan {
     pub queue_depth: u32,
     /// Time or bytes.
     pub length: WorkerLength,
-    /// This worker's throughput cap, bytes/s.
-    pub rate_bytes_per_second: Option<u64>,
-    /// This worker's IOPS cap.
-    pub rate_iops: Option<f64>,
     /// fdatasync at the end, inside the measured time.
     pub fsync_at_end: bool,
     /// Keep going after an I/O error.
@@ -86,17 +83,29 @@ pub fn stamp_block(buffer: &mut [u8], offset: u64) {
     }
 }
 
-/// What is shared between workers and the coordinator: the stop flag and the progress cells.
+/// What is shared between workers and the coordinator: the stop flags and the progress cells.
 pub struct WorkerLinks<'a> {
-    /// Set by Ctrl-C, by a worker that hit an error, or by the coordinator.
+    /// The run's stop request (a signal); workers only read it.
     pub stop: &'a AtomicBool,
-    /// Set by this worker when an error stopped it.
+    /// Set by a worker of the test whose error stops the test; every worker stops on it.
     pub error_stop: &'a AtomicBool,
     /// This worker's live totals.
     pub progress: &'a WorkerProgress,
     /// Set by the coordinator when the test has reached steady state: end the window now, as
     /// if its time were up.
     pub finish: &'a AtomicBool,
+    /// The rate caps of the worker's job, shared by all its workers (`None`: uncapped).
+    pub pacer: Option<&'a JobPacer>,
+}
+
+impl WorkerLinks<'_> {
+    /// Whether the worker should end what it is waiting for: a stop, an error elsewhere, or
+    /// the end of the test.
+    fn wait_is_over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.error_stop.load(Ordering::Relaxed)
+            || self.finish.load(Ordering::Relaxed)
+    }
 }
 
 /// One issued I/O, when tracing.
@@ -130,6 +139,27 @@ pub struct WorkerOutcome {
     pub trace: Vec<TracedIo>,
     /// A failure of the engine as a whole (not of one I/O).
     pub engine_failure: Option<String>,
+}
+
+impl WorkerOutcome {
+    /// The outcome of a worker stopped for `stop_reason` before it issued any I/O.
+    pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
+        let mut read = DirectionRecorder::new(interval_ns, 0);
+        let mut write = DirectionRecorder::new(interval_ns, 0);
+        read.finish();
+        write.finish();
+        WorkerOutcome {
+            read,
+            write,
+            errors: Vec::new(),
+            stop_reason,
+            window_end_ns: 0,
+            fsync_ns: 0,
+            thread_cpu_ns: 0,
+            trace: Vec::new(),
+            engine_failure: None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -185,6 +215,8 @@ pub fn run_worker<E: Engine>(
     let mut writes_since_sync = 0u32;
     let mut sync_pending = false;
     let mut not_before: Ticks = 0;
+    // The next I/O, drawn and given its place by the pacer, waiting for its time.
+    let mut paced: Option<(PlannedIo, u64)> = None;
     let mut stop_reason = StopReason::Completed;
     let mut stopping = false;
     let mut time_ended = false;
@@ -193,13 +225,17 @@ pub fn run_worker<E: Engine>(
     let mut last_completion = measure_start;
     let mut cpu_at_measure_start = None;
     let mut engine_failure: Option<String> = None;
-    // Every worker of the test begins at the same instant (after its own start delay).
+    // The engine gave up on requests in flight because the run was stopping: the run's own
+    // reason stands, and the engine's message is only a note.
+    let mut engine_stopped = false;
+    // Every worker of the test begins at the same instant (after its own start delay), unless
+    // the test is stopped first.
     let mut now = clock.now();
     if plan.start_delay_ns > 0 {
-        wait_for(clock, clock.nanos_between(now, begin));
+        pause(clock, clock.nanos_between(now, begin), &links);
         now = clock.now();
     }
-    while now < begin {
+    while now < begin && !links.wait_is_over() {
         std::hint::spin_loop();
         now = clock.now();
     }
@@ -212,14 +248,17 @@ pub fn run_worker<E: Engine>(
     };
 
     loop {
-        if !stopping && links.stop.load(Ordering::Relaxed) {
-            stopping = true;
-            stop_reason = if links.error_stop.load(Ordering::Relaxed) {
-                StopReason::Error
-            } else {
-                StopReason::Interrupted
-            };
-            stopped_at = Some(now);
+        if !stopping {
+            let errored = links.error_stop.load(Ordering::Relaxed);
+            if errored || links.stop.load(Ordering::Relaxed) {
+                stopping = true;
+                stop_reason = if errored {
+                    StopReason::Error
+                } else {
+                    StopReason::Interrupted
+                };
+                stopped_at = Some(now);
+            }
         }
         if !stopping && measure_end.is_some_and(|end| now >= end) {
             stopping = true;
@@ -261,13 +300,19 @@ pub fn run_worker<E: Engine>(
                     pacing_wait_ns = clock.nanos_between(batch_time, not_before);
                     break;
                 }
-                if let Some(due_ns) = pacing_due_ns(&plan, issued_bytes, issued_ios)
-                    && due_ns > since_start
-                {
+                let (io, due_ns) = match (paced.take(), links.pacer) {
+                    (Some(waiting), _) => waiting,
+                    (None, Some(pacer)) => {
+                        let io = plan.planner.next_io();
+                        (io, pacer.claim(u64::from(io.length)))
+                    }
+                    (None, None) => (plan.planner.next_io(), 0),
+                };
+                if due_ns > since_start {
                     pacing_wait_ns = due_ns - since_start;
+                    paced = Some((io, due_ns));
                     break;
                 }
-                let io = plan.planner.next_io();
                 let slot = free_slots.pop().expect("a free slot below the queue depth");
                 if plan.stamp_writes && io.direction == Direction::Write {
                     stamp_block(engine.buffer_mut(slot as usize), io.offset);
@@ -291,6 +336,7 @@ pub fn run_worker<E: Engine>(
                     offset: io.offset,
                     length: io.length,
                 }) {
+                    engine_stopped = error.is_stop();
                     engine_failure = Some(error.to_string());
                     free_slots.push(slot);
                     break;
@@ -304,6 +350,7 @@ pub fn run_worker<E: Engine>(
                     && in_flight < queue_depth
                     && let Err(error) = engine.flush()
                 {
+                    engine_stopped = error.is_stop();
                     engine_failure = Some(error.to_string());
                     break;
                 }
@@ -321,16 +368,22 @@ pub fn run_worker<E: Engine>(
                     }
                 }
             }
-            if let Err(error) = engine.flush() {
-                engine_failure.get_or_insert(error.to_string());
+            if let Err(error) = engine.flush()
+                && engine_failure.is_none()
+            {
+                engine_stopped = error.is_stop();
+                engine_failure = Some(error.to_string());
             }
         }
         if engine_failure.is_some() && !stopping {
             stopping = true;
-            stop_reason = StopReason::Error;
             stopped_at = Some(clock.now());
-            links.error_stop.store(true, Ordering::Relaxed);
-            links.stop.store(true, Ordering::Relaxed);
+            stop_reason = if engine_stopped {
+                run_stop_reason(&links)
+            } else {
+                links.error_stop.store(true, Ordering::Relaxed);
+                StopReason::Error
+            };
         }
 
         if in_flight == 0 {
@@ -340,7 +393,7 @@ pub fn run_worker<E: Engine>(
             if pacing_wait_ns > 0 {
                 let until_end = measure_end
                     .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-                wait_for(clock, pacing_wait_ns.min(until_end));
+                pause(clock, pacing_wait_ns.min(until_end), &links);
             }
             now = clock.now();
             continue;
@@ -349,10 +402,13 @@ pub fn run_worker<E: Engine>(
         let reaped = match engine.reap(1, &mut completions) {
             Ok(reaped) => reaped,
             Err(error) => {
+                if !error.is_stop() {
+                    stop_reason = StopReason::Error;
+                    links.error_stop.store(true, Ordering::Relaxed);
+                } else if !stopping {
+                    stop_reason = run_stop_reason(&links);
+                }
                 engine_failure = Some(error.to_string());
-                stop_reason = StopReason::Error;
-                links.error_stop.store(true, Ordering::Relaxed);
-                links.stop.store(true, Ordering::Relaxed);
                 stopped_at.get_or_insert(clock.now());
                 break;
             }
@@ -398,7 +454,6 @@ pub fn run_worker<E: Engine>(
                     stop_reason = StopReason::Error;
                     stopped_at = Some(now);
                     links.error_stop.store(true, Ordering::Relaxed);
-                    links.stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
@@ -453,28 +508,35 @@ pub fn run_worker<E: Engine>(
     }
 }
 
-/// When the next I/O may be issued under the worker's rate caps, ns after the start.
-#[inline]
-fn pacing_due_ns(plan: &WorkerPlan, issued_bytes: u64, issued_ios: u64) -> Option<u64> {
-    let by_bytes = plan
-        .rate_bytes_per_second
-        .map(|rate| (issued_bytes as u128 * 1_000_000_000 / rate.max(1) as u128) as u64);
-    let by_ios = plan
-        .rate_iops
-        .map(|rate| (issued_ios as f64 * 1e9 / rate.max(1e-9)) as u64);
-    match (by_bytes, by_ios) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
+/// Why the run is stopping, as a worker that sees the stop flag reports it: another worker's
+/// error, or an interrupt.
+fn run_stop_reason(links: &WorkerLinks<'_>) -> StopReason {
+    if links.error_stop.load(Ordering::Relaxed) {
+        StopReason::Error
+    } else {
+        StopReason::Interrupted
     }
 }
 
-/// Waits about `nanos`: sleeps for long waits, spins for the last stretch.
-fn wait_for(clock: &Clock, nanos: u64) {
+/// Longest sleep of a waiting worker between two looks at its stop flags, ns.
+const PAUSE_SLICE_NS: u64 = 10_000_000;
+
+/// Waits about `nanos` (a start delay, a rate cap, a think time), or less when the wait is
+/// over ([`WorkerLinks::wait_is_over`]): sleeps in slices of at most 10 ms for long waits,
+/// spins for the last stretch.
+fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
     let start = clock.now();
-    if nanos > 200_000 {
-        std::thread::sleep(std::time::Duration::from_nanos(nanos - 100_000));
-    }
-    while clock.nanos_between(start, clock.now()) < nanos {
-        std::hint::spin_loop();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let remaining = nanos - elapsed;
+        if remaining > 200_000 {
+            let slice = (remaining - 100_000).min(PAUSE_SLICE_NS);
+            std::thread::sleep(std::time::Duration::from_nanos(slice));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }

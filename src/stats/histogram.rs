@@ -20,7 +20,7 @@
 //! assert!((p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.008);
 //! ```
 
-use serde::{Deserialize, Serialize};
+use crate::result::{LatencySummary, PERCENTILES, SparseHistogram};
 
 /// Bits of sub-bucket resolution per power of two (64 sub-buckets).
 pub const SUB_BUCKET_BITS: u32 = 6;
@@ -245,23 +245,21 @@ impl LatencyHistogram {
     }
 }
 
-/// The stored form of a [`LatencyHistogram`]: only non-empty buckets, with the exact moments.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SparseHistogram {
-    /// Sub-bucket bits of the layout (6: 64 buckets per power of two).
-    pub sub_bucket_bits: u32,
-    /// Number of samples.
-    pub count: u64,
-    /// Exact sum of the samples, ns.
-    pub sum_ns: u128,
-    /// Exact sum of the squared samples, ns².
-    pub sum_of_squares_ns2: u128,
-    /// Smallest sample, ns.
-    pub min_ns: u64,
-    /// Largest sample, ns.
-    pub max_ns: u64,
-    /// `[bucket index, count]` of every non-empty bucket.
-    pub buckets: Vec<[u64; 2]>,
+impl LatencySummary {
+    /// Summary of a histogram: its exact extremes and moments, and the [`PERCENTILES`], each
+    /// within [`RELATIVE_ERROR`].
+    pub fn from_histogram(histogram: &LatencyHistogram) -> Self {
+        LatencySummary {
+            min_ns: histogram.min(),
+            mean_ns: histogram.mean(),
+            stddev_ns: histogram.stddev(),
+            max_ns: histogram.max(),
+            percentiles_ns: PERCENTILES
+                .iter()
+                .map(|(percent, key)| (key.to_string(), histogram.percentile(*percent)))
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! second) only appends to that storage.
 
 use super::histogram::LatencyHistogram;
-use serde::{Deserialize, Serialize};
+use crate::result::IntervalPoint;
 
 /// One closed interval of one worker; its buckets live in the recorder's arena.
 #[derive(Clone, Copy, Debug)]
@@ -87,23 +87,6 @@ impl SeriesRecorder {
     pub fn finish(&mut self) {
         self.close_current();
     }
-}
-
-/// One point of a merged series.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IntervalPoint {
-    /// Start of the interval, ns after the measurement started.
-    pub start_ns: u64,
-    /// Length of the interval, ns (the last one may be shorter).
-    pub duration_ns: u64,
-    /// Bytes completed in the interval.
-    pub bytes: u64,
-    /// I/Os completed in the interval.
-    pub io_count: u64,
-    /// Mean latency of those I/Os, ns (0 when none completed).
-    pub mean_latency_ns: u64,
-    /// 99th percentile latency of those I/Os, ns (0 when none completed).
-    pub p99_latency_ns: u64,
 }
 
 /// Merges the series of several workers into one dense series covering `measured_ns`.

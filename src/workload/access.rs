@@ -9,28 +9,8 @@
 //! (from the direction's own split). iopath expresses both as lines: a fio workload becomes one
 //! line per (direction, size) with weight = direction share × size share.
 
+use crate::result::{AccessLine, AccessSpec};
 use crate::units::{format_size, parse_duration_ns, parse_size};
-use serde::{Deserialize, Serialize};
-
-/// One line of an access specification.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccessLine {
-    /// Transfer size, bytes.
-    pub size_bytes: u64,
-    /// Relative weight of this line among all lines.
-    pub weight: u32,
-    /// Percentage of this line's I/Os that are reads.
-    pub read_percent: u8,
-    /// Percentage of this line's I/Os that start at a random offset (else right after the
-    /// previous I/O).
-    pub random_percent: u8,
-    /// Random offsets of this line are multiples of this, bytes.
-    pub alignment_bytes: u64,
-    /// I/Os issued back to back before the line's delay (Iometer's burst length); 1 when unset.
-    pub burst_length: u32,
-    /// Pause after each burst, ns (Iometer's transfer delay); 0 for none.
-    pub delay_ns: u64,
-}
 
 impl AccessLine {
     /// A line with no burst or delay.
@@ -96,13 +76,6 @@ fn parse_delay(text: &str) -> Result<u64, String> {
         return Ok(ms * 1_000_000);
     }
     parse_duration_ns(text).map_err(|e| e.to_string())
-}
-
-/// A whole access specification.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccessSpec {
-    /// The lines; each I/O draws one with probability weight / total weight.
-    pub lines: Vec<AccessLine>,
 }
 
 impl AccessSpec {
@@ -229,7 +202,7 @@ impl std::fmt::Display for AccessSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::result::{AccessLine, AccessSpec};
 
     #[test]
     fn iometer_lines_parse() {

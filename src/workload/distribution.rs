@@ -10,45 +10,7 @@
 //! Hot blocks of zipf and pareto are scattered over the region by a fixed permutation, so that
 //! "hot" is not "at the start of the file".
 
-use serde::{Deserialize, Serialize};
-
-/// One zone of a zoned distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Zone {
-    /// Share of the accesses, percent.
-    pub access_percent: f64,
-    /// Share of the region, percent.
-    pub size_percent: f64,
-}
-
-/// The distribution of random offsets.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum OffsetDistribution {
-    /// Every aligned offset equally likely.
-    #[default]
-    Uniform,
-    /// Zipf with exponent θ.
-    Zipf {
-        /// Exponent θ (above 0; 1 included).
-        theta: f64,
-    },
-    /// Pareto with hot share h (0 < h < 1).
-    Pareto {
-        /// Share of blocks that takes 1-h of the accesses.
-        h: f64,
-    },
-    /// Gaussian around the middle.
-    Normal {
-        /// Standard deviation, percent of the region.
-        stddev_percent: f64,
-    },
-    /// Zones of given access and size shares.
-    Zoned {
-        /// The zones, from the start of the region.
-        zones: Vec<Zone>,
-    },
-}
+use crate::result::{OffsetDistribution, Zone};
 
 impl OffsetDistribution {
     /// Reads fio's spelling: `random`, `zipf:1.2`, `pareto:0.2`, `normal:10`,
@@ -350,6 +312,7 @@ fn log1p_over_x(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::OffsetDistribution;
 
     const DRAWS: usize = 1_000_000;
 

@@ -18,30 +18,10 @@ pub mod suite;
 pub mod sweep;
 pub mod toml_job;
 
-pub use access::{AccessLine, AccessSpec};
 pub use block_size::BlockSizeMix;
-pub use distribution::OffsetDistribution;
 
-use crate::engine::EngineKind;
+use crate::result::{AccessLine, AccessSpec, SweepValue, Workload};
 use serde::{Deserialize, Serialize};
-
-/// How long a test runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum RunLength {
-    /// A measured time after the ramp.
-    Time {
-        /// Measured time, ns.
-        duration_ns: u64,
-    },
-    /// A total byte count over all workers (dd-like); no ramp.
-    Bytes {
-        /// Bytes to transfer.
-        bytes: u64,
-        /// Stop earlier when this time has passed, ns (fio's runtime without time_based).
-        time_limit_ns: Option<u64>,
-    },
-}
 
 /// Reads a job file: iopath's TOML when the name ends in `.toml`, fio's format otherwise.
 pub fn load_job_file(
@@ -86,6 +66,12 @@ impl AccessPattern {
         }
     }
 
+    /// Whether the pattern mixes reads and writes (`rw`, `randrw`): only then does a read
+    /// percentage apply.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, AccessPattern::Rw | AccessPattern::RandRw)
+    }
+
     /// fio's name of the pattern.
     pub fn name(self) -> &'static str {
         match self {
@@ -114,63 +100,6 @@ impl AccessPattern {
             }
         })
     }
-}
-
-/// One fully validated workload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Workload {
-    /// What each I/O may be: lines of size, share, read % and random % (one line per block size
-    /// for simple workloads).
-    pub access: AccessSpec,
-    /// Where random offsets fall.
-    pub distribution: OffsetDistribution,
-    /// I/Os in flight per worker.
-    pub queue_depth: u32,
-    /// Worker threads per target.
-    pub workers: u32,
-    /// Start of the region, bytes from the start of the target.
-    pub region_offset_bytes: u64,
-    /// Length of the region, bytes (`None`: to the end of each target).
-    pub region_size_bytes: Option<u64>,
-    /// Run length.
-    pub length: RunLength,
-    /// Most I/Os per worker thread (fio's number_ios), if limited.
-    pub io_limit: Option<u64>,
-    /// Ramp before measuring, ns.
-    pub ramp_ns: u64,
-    /// Delay before this job starts, ns (fio's startdelay).
-    pub start_delay_ns: u64,
-    /// Throughput cap over all workers, bytes/s.
-    pub rate_bytes_per_second: Option<u64>,
-    /// IOPS cap over all workers.
-    pub rate_iops: Option<u64>,
-    /// Pause after every `think_time_blocks` I/Os, ns (fio's thinktime).
-    pub think_time_ns: u64,
-    /// I/Os between two think-time pauses (at least 1).
-    pub think_time_blocks: u32,
-    /// Use the page cache (no O_DIRECT).
-    pub buffered: bool,
-    /// O_DSYNC on every write.
-    pub sync_writes: bool,
-    /// fdatasync after every this many writes (fio's fsync / fdatasync), if set.
-    pub fsync_every_writes: Option<u32>,
-    /// fdatasync once at the end, its time included (dd's conv=fdatasync).
-    pub fsync_at_end: bool,
-    /// Seed of every random choice; same seed, same offsets.
-    pub seed: u64,
-    /// How I/O is issued.
-    pub engine: EngineKind,
-    /// Register buffers and files with the kernel where the engine can.
-    pub register_buffers: bool,
-    /// Keep going after an I/O error (errors are still counted).
-    pub continue_on_error: bool,
-    /// Connections per worker to a network target (protocol engines; at least 1).
-    #[serde(default = "one")]
-    pub connections: u32,
-}
-
-fn one() -> u32 {
-    1
 }
 
 impl Workload {
@@ -264,7 +193,7 @@ pub struct TestPlan {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TestSettings {
     /// The sweep point this test is (empty when not swept).
-    pub sweep: Vec<sweep::SweepValue>,
+    pub sweep: Vec<SweepValue>,
     /// Drop the page cache before the test (`--drop-caches`).
     pub drop_caches_before: bool,
     /// End the test once this steady-state criterion holds (`--steady`).
@@ -292,7 +221,7 @@ impl TestPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Every target of every job.
-    pub targets: Vec<crate::target::TargetSpec>,
+    pub targets: Vec<crate::targets::TargetSpec>,
     /// Tests in order.
     pub tests: Vec<TestPlan>,
 }

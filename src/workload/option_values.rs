@@ -1,8 +1,8 @@
 //! Parsers of option values, shared by the command line and job files so that a value means
 //! the same everywhere and is refused with the same message.
 
-use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution};
-use crate::engine::EngineKind;
+use super::{AccessPattern, BlockSizeMix};
+use crate::result::{AccessSpec, EngineKind, OffsetDistribution};
 use crate::units::{parse_duration_ns, parse_size};
 
 /// A size in bytes (`4k`, `1m`, `512`); 0 allowed.

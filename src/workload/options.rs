@@ -3,9 +3,8 @@
 //! and both go through the same parsers ([`super::option_values`]) and the same
 //! [`WorkloadOptions::apply`].
 
-use super::option_values as parse;
-use super::{AccessPattern, AccessSpec, BlockSizeMix, OffsetDistribution, RunLength, Workload};
-use crate::engine::EngineKind;
+use super::{AccessPattern, BlockSizeMix, option_values as parse};
+use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
 use crate::units::format_size;
 use clap::Args;
 use serde::de::Error as _;
@@ -120,7 +119,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub rw: Option<AccessPattern>,
-    /// Percentage of reads for mixed workloads (default 50 for rw and randrw).
+    /// Percentage of reads of a mixed pattern, rw or randrw (default 50); ignored, with a note,
+    /// for a single direction (read, write, randread, randwrite), as fio does.
     #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Workload")]
     #[serde(
         default,
@@ -175,7 +175,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub align: Option<u64>,
-    /// I/Os in flight per worker (default 1).
+    /// I/Os in flight per worker (default 1; io_uring keeps at most 32768, nbd and iscsi 65536;
+    /// the plan's buffers must fit in half the available memory).
     #[arg(long, value_name = "N", value_parser = parse::queue_depth, help_heading = "Workload")]
     #[serde(
         default,
@@ -236,7 +237,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub ramp: Option<u64>,
-    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s).
+    /// Throughput cap over all workers, bytes/s (100m = 100 MiB/s); below one block a second
+    /// it issues one block every so many seconds.
     #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Run length")]
     #[serde(
         default,
@@ -411,6 +413,27 @@ impl WorkloadOptions {
         workload.fsync_at_end |= self.fsync_at_end;
     }
 
+    /// The pattern of a simple workload: `--rw`, read by default (as fio).
+    fn pattern(&self) -> AccessPattern {
+        self.rw.unwrap_or(AccessPattern::Read)
+    }
+
+    /// What [`WorkloadOptions::apply`] leaves out and the user should know, one line each:
+    /// `--read-pct` with a single direction (ignored, as fio ignores `rwmixread` there).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(read_percent) = self.read_pct
+            && self.spec.is_none()
+            && !self.pattern().is_mixed()
+        {
+            notes.push(format!(
+                "--read-pct {read_percent} is ignored: --rw {} is a single direction (as in fio); use --rw rw or --rw randrw for a mix",
+                self.pattern().name()
+            ));
+        }
+        notes
+    }
+
     /// Builds the workload these options describe on top of `base`. Errors name the option.
     pub fn apply(&self, base: &Workload) -> Result<Workload, String> {
         let mut workload = base.clone();
@@ -423,8 +446,13 @@ impl WorkloadOptions {
             || self.random_pct.is_some()
             || self.align.is_some()
         {
-            let pattern = self.rw.unwrap_or(AccessPattern::Read);
+            let pattern = self.pattern();
             let (read_default, random_default) = pattern.defaults();
+            // A single direction stays that direction whatever --read-pct says (see `notes`).
+            let read_percent = match self.read_pct {
+                Some(read_percent) if pattern.is_mixed() => read_percent,
+                _ => read_default,
+            };
             let mix = self
                 .bs
                 .clone()
@@ -432,7 +460,7 @@ impl WorkloadOptions {
             let alignment = self.align.unwrap_or(mix.min_bytes());
             workload.set_simple(
                 &mix,
-                self.read_pct.unwrap_or(read_default),
+                read_percent,
                 self.random_pct.unwrap_or(random_default),
                 alignment,
             );
@@ -523,5 +551,42 @@ mod tests {
         );
         let error = toml::from_str::<WorkloadOptions>("queue-depth = 4\n").unwrap_err();
         assert!(error.to_string().contains("queue-depth"));
+    }
+
+    #[test]
+    fn a_read_percentage_applies_to_mixes_only() {
+        let options = |rw: Option<AccessPattern>, read_pct: u8| WorkloadOptions {
+            rw,
+            read_pct: Some(read_pct),
+            ..WorkloadOptions::default()
+        };
+        for (rw, read_pct) in [
+            (Some(AccessPattern::Read), 0),
+            (Some(AccessPattern::RandRead), 30),
+            (None, 0),
+        ] {
+            let options = options(rw, read_pct);
+            let workload = options.apply(&base_workload()).unwrap();
+            assert!(workload.reads() && !workload.writes(), "{rw:?} {read_pct}");
+            let notes = options.notes();
+            assert_eq!(notes.len(), 1);
+            assert!(
+                notes[0].starts_with(&format!("--read-pct {read_pct} is ignored")),
+                "{notes:?}"
+            );
+        }
+        let options = options(Some(AccessPattern::Write), 100);
+        let workload = options.apply(&base_workload()).unwrap();
+        assert!(workload.writes() && !workload.reads());
+        assert!(options.notes()[0].contains("--rw write is a single direction"));
+
+        let mixed = WorkloadOptions {
+            rw: Some(AccessPattern::RandRw),
+            read_pct: Some(70),
+            ..WorkloadOptions::default()
+        };
+        let workload = mixed.apply(&base_workload()).unwrap();
+        assert!((workload.access.read_percent() - 70.0).abs() < 1e-9);
+        assert!(mixed.notes().is_empty());
     }
 }

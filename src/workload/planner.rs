@@ -8,9 +8,8 @@
 //! Every draw comes from the worker's own generator seeded from the workload seed and the worker
 //! index, so the same seed gives the same I/O sequence.
 
-use super::Workload;
 use super::distribution::SlotSampler;
-use crate::engine::Direction;
+use crate::result::{Direction, Workload};
 
 /// One planned I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,8 +167,9 @@ impl IoPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::{AccessSpec, Workload};
+    use crate::workload::BlockSizeMix;
     use crate::workload::suite::base_workload;
-    use crate::workload::{AccessSpec, BlockSizeMix, Workload};
 
     fn workload(read: u8, random: u8, sizes: &str) -> Workload {
         let mut workload = base_workload();

@@ -1,8 +1,9 @@
 //! Named workloads people already quote: Iometer's access specifications, the Fibre Channel
 //! review pair, dd, tiobench, and the default suite. `iopath presets` lists them.
 
+use super::TestPlan;
 use super::suite::default_suite;
-use super::{AccessLine, AccessSpec, TestPlan, Workload};
+use crate::result::{AccessLine, AccessSpec, Workload};
 
 /// A preset: a name, what it reproduces, and the tests it makes.
 #[derive(Debug)]

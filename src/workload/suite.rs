@@ -8,8 +8,8 @@
 //! | RND4K Q1 read / write | random | 4 KiB | 1 |
 //! | SEQ512 Q64 read | sequential | 512 B | 64 (the small-block IOPS test of Fibre Channel reviews) |
 
-use super::{AccessLine, AccessSpec, OffsetDistribution, RunLength, TestPlan, Workload};
-use crate::engine::EngineKind;
+use super::TestPlan;
+use crate::result::{AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
 
 /// Default measured time of a test, ns.
 pub const DEFAULT_DURATION_NS: u64 = 5_000_000_000;

@@ -4,21 +4,9 @@
 //! `--sweep workers=1..32/+4` (`/+S` steps linearly by S, `/*F` multiplies by F). Several
 //! `--sweep` flags combine: every combination is a point, the first axis varying slowest.
 
-use super::{AccessLine, TestPlan};
+use super::TestPlan;
+use crate::result::{AccessLine, SweepAxis, SweepValue};
 use crate::units::{format_size, parse_size};
-use serde::{Deserialize, Serialize};
-
-/// What a sweep varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SweepAxis {
-    /// Queue depth per worker.
-    Qd,
-    /// Block size (every line of the access specification).
-    Bs,
-    /// Workers per target.
-    Workers,
-}
 
 impl SweepAxis {
     /// Name as written on the command line.
@@ -38,15 +26,6 @@ pub struct Sweep {
     pub axis: SweepAxis,
     /// Its values, in order.
     pub values: Vec<u64>,
-}
-
-/// One value of one axis at a sweep point, kept in results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SweepValue {
-    /// The axis.
-    pub axis: SweepAxis,
-    /// The value (bytes for `bs`).
-    pub value: u64,
 }
 
 /// Most points one sweep may produce.

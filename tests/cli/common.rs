@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use crate::support::{require, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -131,22 +132,27 @@ pub struct LoopDevice {
 }
 
 impl LoopDevice {
-    /// Attaches `backing` (None when this machine cannot: not root, no losetup).
+    /// Attaches `backing`; `None` when this machine cannot (not root, no losetup), after
+    /// [`require`] skipped the calling test.
     pub fn attach(backing: &Path) -> Option<LoopDevice> {
-        if !is_root() || !has_command("losetup") {
-            eprintln!("skipped: needs root and losetup");
+        if !require(is_root(), "loop devices need root")
+            || !require(
+                has_command("losetup"),
+                "losetup is not installed (apt-get install mount)",
+            )
+        {
             return None;
         }
         let output = Command::new("losetup")
             .args(["--find", "--show"])
             .arg(backing)
             .output()
-            .ok()?;
+            .expect("losetup runs");
         if !output.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
+            skip(format_args!(
+                "losetup found no loop device ({})",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
             return None;
         }
         let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
@@ -186,16 +192,20 @@ pub struct Mount {
 }
 
 impl Mount {
-    /// `mount ARGS POINT` (None when it fails or we are not root).
+    /// `mount ARGS POINT`; `None` when it fails or we are not root, after [`require`] skipped
+    /// the calling test.
     pub fn new(args: &[&str], point: &Path) -> Option<Mount> {
-        if !is_root() {
-            eprintln!("skipped: needs root to mount");
+        if !require(is_root(), "mounting needs root") {
             return None;
         }
-        std::fs::create_dir_all(point).ok()?;
-        let status = Command::new("mount").args(args).arg(point).status().ok()?;
+        std::fs::create_dir_all(point).unwrap();
+        let status = Command::new("mount")
+            .args(args)
+            .arg(point)
+            .status()
+            .expect("mount runs");
         if !status.success() {
-            eprintln!("skipped: mount {args:?} failed");
+            skip(format_args!("mount {args:?} failed here"));
             return None;
         }
         Some(Mount {
@@ -231,4 +241,20 @@ pub fn write_foreign_file(path: &Path, size: usize) {
 pub fn disk_tempdir() -> tempfile::TempDir {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     tempfile::tempdir_in(base).unwrap()
+}
+
+/// A sparse file of `bytes` zero bytes at `path` (a loop device's backing image).
+pub fn sparse_image(path: &Path, bytes: u64) {
+    std::fs::File::create(path).unwrap().set_len(bytes).unwrap();
+}
+
+/// Starts `iopath ARGS` in `dir` with stdout and stderr captured, without waiting for it.
+pub fn spawn_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Child {
+    iopath()
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("iopath starts")
 }

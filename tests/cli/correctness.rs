@@ -109,7 +109,7 @@ fn a_fixed_delay_comes_out_within_the_stated_error() {
         );
         run.expect_status(0);
         let json = run.json();
-        assert!(u64_at(json, &["tests", "0", "read", "io_count"]) > 500);
+        let io_count = u64_at(json, &["tests", "0", "read", "io_count"]);
         let min = u64_at(json, &["tests", "0", "read", "latency", "min_ns"]);
         assert!(
             min >= 1_000_000,
@@ -117,48 +117,58 @@ fn a_fixed_delay_comes_out_within_the_stated_error() {
         );
         let p50 = percentile(json, "50");
         let p90 = percentile(json, "90");
-        if [p50, p90]
-            .iter()
-            .all(|value| (value - 1e6).abs() / 1e6 <= ALLOWED)
+        if io_count > 500
+            && [p50, p90]
+                .iter()
+                .all(|value| (value - 1e6).abs() / 1e6 <= ALLOWED)
         {
             return;
         }
-        seen.push((p50, p90));
+        seen.push((io_count, p50, p90));
     }
-    panic!("p50 and p90 not within the stated error of a fixed 1 ms delay: {seen:?}");
+    panic!(
+        "(I/Os, p50, p90) not over 500 I/Os and within the stated error of a fixed 1 ms delay: {seen:?}"
+    );
 }
 
 #[test]
 fn a_two_valued_delay_shows_both_values() {
+    // As above: the best of three runs must hold on a busy machine.
     let dir = disk_tempdir();
-    let run = run_in(
-        dir.path(),
-        &[
-            "f.dat",
-            "--size",
-            "1m",
-            "--engine",
-            "null",
-            "--null-delay",
-            "200us,2ms,10",
-            "--rw",
-            "randread",
-            "--qd",
-            "8",
-            "--duration",
-            "1.5",
-            "--ramp",
-            "0",
-            "--seed",
-            "5",
-        ],
-    );
-    run.expect_status(0);
-    let json = run.json();
-    let p50 = percentile(json, "50");
-    let p95 = percentile(json, "95");
-    assert!((p50 - 200e3).abs() / 200e3 <= ALLOWED, "p50 = {p50}");
-    assert!((p95 - 2e6).abs() / 2e6 <= ALLOWED, "p95 = {p95}");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let run = run_in(
+            dir.path(),
+            &[
+                "f.dat",
+                "--size",
+                "1m",
+                "--engine",
+                "null",
+                "--null-delay",
+                "200us,2ms,10",
+                "--rw",
+                "randread",
+                "--qd",
+                "8",
+                "--duration",
+                "1.5",
+                "--ramp",
+                "0",
+                "--seed",
+                "5",
+            ],
+        );
+        run.expect_status(0);
+        let json = run.json();
+        let p50 = percentile(json, "50");
+        let p95 = percentile(json, "95");
+        if (p50 - 200e3).abs() / 200e3 <= ALLOWED && (p95 - 2e6).abs() / 2e6 <= ALLOWED {
+            return;
+        }
+        seen.push((p50, p95));
+    }
+    panic!("(p50, p95) not within the stated error of 200 µs and 2 ms: {seen:?}");
 }
 
 fn traced(dir: &std::path::Path, seed: &str, trace: &str) -> String {
@@ -203,10 +213,7 @@ fn the_same_seed_repeats_its_offsets() {
 fn loop_device_bytes_agree_with_the_kernel_counters() {
     let dir = disk_tempdir();
     let backing = dir.path().join("backing.img");
-    fs::File::create(&backing)
-        .unwrap()
-        .set_len(128 << 20)
-        .unwrap();
+    sparse_image(&backing, 128 << 20);
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };
@@ -280,6 +287,46 @@ fn a_rate_limit_holds() {
         (rate - target).abs() / target < 0.05,
         "{rate} B/s for a 20m cap"
     );
+}
+
+#[test]
+fn a_rate_below_one_block_a_second_holds_over_all_workers() {
+    let dir = disk_tempdir();
+    let ios = |extra: &[&str]| {
+        let args = [
+            &[
+                "f.dat",
+                "--size",
+                "16m",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--duration",
+                "3",
+                "--ramp",
+                "0",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let run = run_in(dir.path(), &args);
+        run.expect_status(0);
+        u64_at(run.json(), &["tests", "0", "read", "io_count"])
+    };
+    // One 4 KiB block a second for 3 s: about 3 I/Os, with one worker or eight, and with
+    // eight sync workers standing in for a queue depth of 8.
+    for extra in [
+        &["--rate", "4k"][..],
+        &["--rate", "4k", "--workers", "8"],
+        &["--rate", "4k", "--engine", "sync", "--qd", "8"],
+        &["--rate-iops", "1", "--workers", "8"],
+    ] {
+        let count = ios(extra);
+        assert!((2..=4).contains(&count), "{extra:?}: {count} I/Os");
+    }
+    // One byte a second: the first block, and nothing more for 4096 s.
+    assert_eq!(ios(&["--rate", "1", "--workers", "4"]), 1);
 }
 
 #[test]

@@ -143,3 +143,68 @@ fn enospc_names_target_and_offset_and_stops_the_run() {
     assert_eq!(json["tests"][0]["stop_reason"], "completed");
     assert!(u64_at(json, &["tests", "0", "errors", "count"]) > 1);
 }
+
+/// `MemAvailable` of this machine, bytes.
+fn mem_available_bytes() -> u64 {
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemAvailable:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|number| number.parse().ok())
+        .expect("MemAvailable in /proc/meminfo");
+    kib * 1024
+}
+
+#[test]
+fn a_plan_beyond_memory_threads_or_engine_depth_is_refused_before_any_io() {
+    let dir = disk_tempdir();
+    // Queue slots of 1 GiB, more of them than the machine has memory available.
+    let slots = (mem_available_bytes() >> 30) + 1;
+    let qd = slots.to_string();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--rw", "randread", "--bs", "1g", "--qd", &qd],
+            &["MemAvailable", "GiB", "--qd", "--bs", "--workers", "50 %"],
+        ),
+        // One past the kernel's limit on io_uring ring entries.
+        (
+            &["--rw", "randread", "--qd", "32769"],
+            &["--qd 32769", "32768", "io_uring"],
+        ),
+        (
+            &[
+                "--rw",
+                "randread",
+                "--engine",
+                "sync",
+                "--qd",
+                "65536",
+                "--workers",
+                "4096",
+            ],
+            &["worker threads", "--workers", "RLIMIT_NPROC"],
+        ),
+    ];
+    for (args, named) in cases {
+        let args = [
+            &["run", "made.bin", "--size", "1g", "--duration", "1"],
+            *args,
+        ]
+        .concat();
+        let run = plain_in(dir.path(), &args);
+        assert_eq!(run.status, 2, "{args:?}: {}", run.stderr);
+        for name in *named {
+            assert!(
+                run.stderr.contains(name),
+                "{args:?}: {name}: {}",
+                run.stderr
+            );
+        }
+        assert!(!run.stderr.contains("panicked"), "{args:?}: {}", run.stderr);
+        assert!(
+            !dir.path().join("made.bin").exists(),
+            "{args:?}: nothing may be created"
+        );
+    }
+}

@@ -1,5 +1,8 @@
 //! Integration tests: the real `iopath` binary against real files, loop devices and mounts.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 mod common;
 mod correctness;
 mod errors;
@@ -7,5 +10,6 @@ mod interrupt;
 mod machines;
 mod output;
 mod safety;
+mod threads;
 mod verdicts;
 mod workloads;

@@ -179,10 +179,10 @@ fn help_shows_examples() {
 
 #[test]
 fn a_terminal_gets_a_live_line_each_second() {
-    if !has_command("script") {
-        eprintln!("skipped: no script(1) to give iopath a terminal");
-        return;
-    }
+    crate::support::skip_unless!(
+        has_command("script"),
+        "script(1), which gives iopath a terminal, is not installed (apt-get install bsdutils)"
+    );
     let dir = disk_tempdir();
     let command = format!(
         "{} run f.dat --size 8m --rw randread --duration 2 --ramp 0.5",

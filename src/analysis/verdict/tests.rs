@@ -7,7 +7,7 @@ use crate::analysis::test_results::{
     SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
 };
 use crate::analysis::test_support::facts;
-use crate::report::analysis::{HopCapacity, QueueLimits, TrustKind};
+use crate::result::{HopCapacity, QueueLimits, TrustKind};
 
 fn file_target(size_bytes: u64) -> TargetInfo {
     TargetInfo {

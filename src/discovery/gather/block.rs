@@ -9,7 +9,7 @@
 use super::{Gatherer, MAX_DEPTH};
 use crate::discovery::facts::{BlockFacts, BlockNode, DiskFacts, LoopFacts, MdFacts};
 use crate::discovery::sysfs::{Sysfs, class_dir};
-use crate::report::analysis::QueueLimits;
+use crate::result::QueueLimits;
 use std::path::Path;
 
 /// The active choice in a sysfs list (`none [mq-deadline] kyber`).

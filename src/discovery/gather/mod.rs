@@ -14,7 +14,7 @@ mod transport;
 
 use super::Machine;
 use super::facts::{DeviceTargetFacts, FileFacts, PathFacts, RouteFacts};
-use crate::target::{TargetInfo, TargetKind};
+use crate::result::{TargetInfo, TargetKind};
 use std::path::Path;
 
 /// How deep a stack may go before discovery stops following it (a loop over a file on a

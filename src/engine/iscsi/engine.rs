@@ -22,8 +22,9 @@
 //!
 //! A lost connection (the target went away, a reset) cancels everything in flight; the engine
 //! then fails with [`EngineError::Operation`] rather than reconnecting and replaying. A target
-//! that stops answering fails commands after
-//! [`COMMAND_TIMEOUT_SECONDS`](super::session::COMMAND_TIMEOUT_SECONDS).
+//! that stops answering fails commands after [`EngineOptions::net_timeout`] (libiscsi's
+//! per-command timeout, whole seconds). A volume whose size or logical block size is not what
+//! the probe found ([`EngineOptions::expected_volume`]) is refused at open.
 //!
 //! Memory safety rests on two rules. A slot's buffer and record are never touched by us, nor
 //! freed, while libiscsi may use them (from submit until the callback), and every session —
@@ -37,15 +38,13 @@ use super::library::Library;
 use super::probe::read_capacity;
 use super::session::{Session, poll_sessions};
 use super::status::{IoOutcome, io_outcome};
-use super::{
-    ENGINE_NAME, LOGIN_TIMEOUT, library, login_parameters, operation_error, setup_error,
-    setup_message,
-};
+use super::{ENGINE_NAME, library, login_parameters, operation_error, setup_error, setup_message};
 use crate::engine::buffer::BufferPool;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
 };
-use crate::target::network::NetworkTarget;
 use libc::{c_int, c_void};
 use std::io;
 use std::ptr::NonNull;
@@ -257,9 +256,26 @@ impl IscsiEngine {
         let connections = options.connections.clamp(1, queue_depth) as usize;
         let mut sessions = Vec::with_capacity(connections);
         for _ in 0..connections {
-            sessions.push(Session::connect(library, &login, LOGIN_TIMEOUT).map_err(setup_error)?);
+            sessions
+                .push(Session::connect(library, &login, options.net_timeout).map_err(setup_error)?);
         }
         let capacity = read_capacity(&mut sessions[0]).map_err(setup_error)?;
+        if let Some(expected) = &options.expected_volume {
+            let found = NetworkVolumeInfo {
+                size_bytes: capacity.size_bytes(),
+                logical_block_size: capacity.block_size_bytes,
+                ..expected.without_head()
+            };
+            let changes = found.changes_from(expected);
+            if !changes.is_empty() {
+                return Err(EngineError::VolumeChanged {
+                    engine: ENGINE_NAME,
+                    server: sessions[0].description().to_string(),
+                    connection: 1,
+                    changes,
+                });
+            }
+        }
         let slots = queue_depth as usize;
         Ok(IscsiEngine {
             sessions,

@@ -20,11 +20,12 @@
 //!
 //! ```no_run
 //! use iopath::engine::iscsi::{self, IscsiEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
+//! use iopath::engine::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;
-//! let volume = iscsi::probe(&target)?;
+//! let volume = iscsi::probe(&target, std::time::Duration::from_secs(30))?;
 //! let mut engine = IscsiEngine::open(&target, &EngineOptions::new(8, 4096))?;
 //! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
 //! engine.flush()?;
@@ -48,7 +49,7 @@ pub use engine::{IscsiEngine, MAX_QUEUE_DEPTH};
 pub use probe::probe;
 
 use super::EngineError;
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
 use session::LoginParameters;
 use std::io;
 use std::time::Duration;
@@ -64,9 +65,6 @@ pub const PASSWORD_VARIABLE: &str = "IOPATH_ISCSI_PASSWORD";
 pub const INITIATOR_VARIABLE: &str = "IOPATH_ISCSI_INITIATOR";
 /// The initiator IQN presented when [`INITIATOR_VARIABLE`] is not set.
 pub const DEFAULT_INITIATOR_IQN: &str = "iqn.2026-01.dev.iopath:initiator";
-
-/// How long connecting and logging in may take.
-const LOGIN_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Checks that libiscsi can be loaded here (`libiscsi.so.7` with every function used).
 pub fn libiscsi_available() -> Result<(), EngineError> {
@@ -140,9 +138,10 @@ fn login_parameters(target: &NetworkTarget) -> Result<LoginParameters, EngineErr
     })
 }
 
-/// Connects one session for `target`.
-fn connect(target: &NetworkTarget) -> Result<session::Session, EngineError> {
+/// Connects one session for `target`, waiting at most `timeout` for the login and for each
+/// command.
+fn connect(target: &NetworkTarget, timeout: Duration) -> Result<session::Session, EngineError> {
     let library = library::library().map_err(setup_message)?;
     let login = login_parameters(target)?;
-    session::Session::connect(library, &login, LOGIN_TIMEOUT).map_err(setup_error)
+    session::Session::connect(library, &login, timeout).map_err(setup_error)
 }

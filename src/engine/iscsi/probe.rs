@@ -5,25 +5,23 @@
 use super::session::Session;
 use super::{connect, setup_error};
 use crate::engine::EngineError;
-use crate::engine::network::NetworkVolumeInfo;
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::volume::NetworkVolumeInfo;
 use std::io;
 use std::time::Duration;
 
 /// Bytes read from the start of the volume for signature detection.
 pub const HEAD_BYTES: u32 = 68 * 1024;
 
-/// How long one probe command may take.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Peripheral device type of a direct-access block device (a disk).
 const DIRECT_ACCESS_DEVICE: u8 = 0x00;
 
-/// Connects to `target`, learns its geometry and reads its first bytes, then logs out.
-pub fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
-    let mut session = connect(target)?;
+/// Connects to `target`, learns its geometry and reads its first bytes, then logs out; the
+/// login and each command may take `timeout`.
+pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeInfo, EngineError> {
+    let mut session = connect(target, timeout)?;
     let volume = probe_session(&mut session).map_err(setup_error)?;
-    session.logout(COMMAND_TIMEOUT).map_err(setup_error)?;
+    session.logout(timeout).map_err(setup_error)?;
     Ok(volume)
 }
 
@@ -56,7 +54,7 @@ fn check_is_disk(session: &mut Session) -> Result<(), io::Error> {
     let inquiry = session
         .run(
             "INQUIRY",
-            COMMAND_TIMEOUT,
+            session.timeout(),
             |library, context, lun, callback, private| {
                 // SAFETY: `context` is the session's live context; the callback and its private
                 // data are the session's own (see `Session::run`).
@@ -117,7 +115,7 @@ impl Capacity {
 pub fn read_capacity(session: &mut Session) -> Result<Capacity, io::Error> {
     let sixteen = session.run(
         "READ CAPACITY(16)",
-        COMMAND_TIMEOUT,
+        session.timeout(),
         |library, context, lun, callback, private| {
             // SAFETY: as in `check_is_disk`.
             unsafe { (library.readcapacity16_task)(context, lun, callback, private) }
@@ -131,7 +129,7 @@ pub fn read_capacity(session: &mut Session) -> Result<Capacity, io::Error> {
     let ten = session
         .run(
             "READ CAPACITY(10)",
-            COMMAND_TIMEOUT,
+            session.timeout(),
             |library, context, lun, callback, private| {
                 // SAFETY: as in `check_is_disk`.
                 unsafe { (library.readcapacity10_task)(context, lun, 0, 0, callback, private) }
@@ -153,7 +151,7 @@ fn block_limits(session: &mut Session) -> Option<u32> {
     let page = session
         .run(
             "INQUIRY (Block Limits)",
-            COMMAND_TIMEOUT,
+            session.timeout(),
             |library, context, lun, callback, private| {
                 // SAFETY: as in `check_is_disk`.
                 unsafe { (library.inquiry_task)(context, lun, 1, 0xb0, 64, callback, private) }
@@ -178,7 +176,7 @@ fn mode_flags(session: &mut Session) -> Option<ModeFlags> {
     let answer = session
         .run(
             "MODE SENSE(6)",
-            COMMAND_TIMEOUT,
+            session.timeout(),
             |library, context, lun, callback, private| {
                 // SAFETY: as in `check_is_disk`. Current values (pc 0) of all pages (0x3f),
                 // without block descriptors; only the 4-byte header is read.
@@ -216,7 +214,7 @@ fn read_head(
         let read = session
             .run(
                 "READ(16)",
-                COMMAND_TIMEOUT,
+                session.timeout(),
                 |library, context, lun, callback, private| {
                     // SAFETY: as in `check_is_disk`; the data lands in a buffer owned by the task.
                     unsafe {

@@ -20,15 +20,12 @@ use super::ffi::{
 use super::library::Library;
 use super::status::status_name;
 use super::task::FinishedTask;
+use crate::units::format_wait;
 use libc::{c_char, c_int, c_void};
 use std::ffi::{CStr, CString};
 use std::io;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
-
-/// Per-PDU timeout given to libiscsi, seconds: a command the target has not answered by then
-/// fails (libiscsi checks it whenever the context is serviced, at least once a second here).
-pub const COMMAND_TIMEOUT_SECONDS: c_int = 30;
 
 /// How long logging out may take when a session is dropped.
 const LOGOUT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -113,6 +110,8 @@ pub struct Session {
     usable: bool,
     /// The socket error that ended a login attempt, read before libiscsi overwrites it.
     socket_failure: Option<io::Error>,
+    /// Longest wait for the target: to log in, and for each command.
+    timeout: Duration,
 }
 
 // SAFETY: a libiscsi context has no affinity to the thread that created it; it only must not
@@ -175,7 +174,9 @@ fn c_string(text: &str, what: &str) -> Result<CString, io::Error> {
 
 impl Session {
     /// Connects to `login.portal`, logs in to `login.target_iqn` and checks that its LUN
-    /// answers (TEST UNIT READY), all within `timeout`.
+    /// answers (TEST UNIT READY), all within `timeout`. Commands on the session time out after
+    /// `timeout` too (libiscsi's per-command timeout, whole seconds, rounded up; libiscsi checks
+    /// it whenever the context is serviced, at least once a second here).
     pub fn connect(
         library: &'static Library,
         login: &LoginParameters,
@@ -218,6 +219,7 @@ impl Session {
             logged_in: false,
             usable: true,
             socket_failure: None,
+            timeout,
         };
         let ctx = session.context.as_ptr();
         // SAFETY (all calls below): `ctx` is a live context used only by this thread; the
@@ -234,7 +236,8 @@ impl Session {
                 return Err(session.failure("cannot set CHAP credentials for"));
             }
             (library.set_noautoreconnect)(ctx, 1);
-            (library.set_timeout)(ctx, COMMAND_TIMEOUT_SECONDS);
+            let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+            (library.set_timeout)(ctx, c_int::try_from(seconds.max(1)).unwrap_or(c_int::MAX));
         }
         session.reset_pending();
         // SAFETY: `ctx` is live; the portal is copied; `pending` outlives the context, so the
@@ -251,7 +254,7 @@ impl Session {
         if started != 0 {
             return Err(session.failure("cannot connect to"));
         }
-        session.wait_for_pending(deadline, "logging in")?;
+        session.wait_for_pending(deadline, timeout, "logging in")?;
         if session.pending_status() != SCSI_STATUS_GOOD {
             return Err(match &session.socket_failure {
                 Some(error) => io::Error::new(
@@ -277,6 +280,11 @@ impl Session {
         }
         session.logged_in = true;
         Ok(session)
+    }
+
+    /// Longest wait for the target, given at connect.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// `IQN (LUN n) at PORTAL`.
@@ -404,8 +412,14 @@ impl Session {
     }
 
     /// Services the context until the pending step or command has finished, or fails at
-    /// `deadline` (the session is then unusable: the step may still finish later).
-    fn wait_for_pending(&mut self, deadline: Instant, doing: &str) -> Result<(), io::Error> {
+    /// `deadline`, `timeout` after the step began (the session is then unusable: the step may
+    /// still finish later).
+    fn wait_for_pending(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+        doing: &str,
+    ) -> Result<(), io::Error> {
         let mut pollfd = [libc::pollfd {
             fd: -1,
             events: 0,
@@ -417,7 +431,11 @@ impl Session {
                 self.usable = false;
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("{} did not answer while {doing}", self.description),
+                    format!(
+                        "no reply within {} from {} while {doing}",
+                        format_wait(timeout),
+                        self.description
+                    ),
                 ));
             }
             let slice_ms = (deadline - now).as_millis().clamp(1, POLL_SLICE_MS as u128) as c_int;
@@ -465,7 +483,7 @@ impl Session {
         if task.is_null() {
             return Err(self.failure(&format!("cannot send {what} to")));
         }
-        self.wait_for_pending(deadline, what)?;
+        self.wait_for_pending(deadline, timeout, what)?;
         // SAFETY: the command finished; nothing else touches the record between calls.
         let finished =
             unsafe { std::mem::replace(&mut (*self.pending.as_ptr()).task, std::ptr::null_mut()) };
@@ -501,7 +519,7 @@ impl Session {
             self.usable = false;
             return Err(self.failure("cannot log out of"));
         }
-        let outcome = self.wait_for_pending(Instant::now() + timeout, "logging out");
+        let outcome = self.wait_for_pending(Instant::now() + timeout, timeout, "logging out");
         self.usable = false;
         outcome
     }

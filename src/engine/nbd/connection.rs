@@ -20,9 +20,8 @@
 use super::slots::Slots;
 use super::socket::Socket;
 use super::wire::{self, Reply, Request};
-use crate::engine::Direction;
+use crate::result::Direction;
 use std::io::{self, IoSliceMut};
-use std::time::Duration;
 
 /// Bytes of the staging buffer for reply headers and small payloads.
 const STAGING_BYTES: usize = 256 * 1024;
@@ -98,6 +97,8 @@ pub struct Connection {
     large_payloads: bool,
     /// Requests (including a flush) sent or queued here and not answered.
     in_flight: u32,
+    /// Replies completed plus queues sent completely: the server's progress.
+    progress: u64,
     /// The flush request's progress.
     pub flush: FlushState,
     /// The server answered a request with `ESHUTDOWN`.
@@ -125,6 +126,7 @@ impl Connection {
             payload: None,
             large_payloads: false,
             in_flight: 0,
+            progress: 0,
             flush: FlushState::Idle,
             shutting_down: false,
         }
@@ -139,6 +141,17 @@ impl Connection {
     #[inline]
     pub fn in_flight(&self) -> u32 {
         self.in_flight
+    }
+
+    /// Replies completed and queues sent completely so far.
+    #[inline]
+    pub fn progress(&self) -> u64 {
+        self.progress
+    }
+
+    /// Whether part of a reply has arrived and the rest has not.
+    pub fn reply_in_progress(&self) -> bool {
+        self.payload.is_some() || self.staged_end > self.staged_start
     }
 
     /// Whether requests wait to be sent.
@@ -244,6 +257,7 @@ impl Connection {
         self.iovecs.0.clear();
         self.gathered = 0;
         self.next_iovec = 0;
+        self.progress += 1;
         Ok(true)
     }
 
@@ -263,15 +277,10 @@ impl Connection {
         }
     }
 
-    /// Reads replies once: with `wait`, blocks until data arrives (at most the socket's read
-    /// timeout, `timeout`); without, returns `Ok(false)` at once when none is there. Every
-    /// complete reply received is parsed (its completion lands in `slots`).
-    pub fn receive(
-        &mut self,
-        slots: &mut Slots,
-        wait: bool,
-        timeout: Duration,
-    ) -> io::Result<bool> {
+    /// Reads replies once: with `wait`, blocks until data arrives or the socket's receive
+    /// timeout (one wait slice) passes; without, returns at once. `Ok(false)` when nothing
+    /// arrived. Every complete reply received is parsed (its completion lands in `slots`).
+    pub fn receive(&mut self, slots: &mut Slots, wait: bool) -> io::Result<bool> {
         if self.staged_start > 0 {
             // Only a partial header can be left over: move it to the front.
             self.staging
@@ -311,20 +320,7 @@ impl Connection {
                 ));
             }
             Ok(received) => received,
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                if wait {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!(
-                            "no reply from the server ({}) for {} s with {} requests in flight",
-                            self.server,
-                            timeout.as_secs_f64(),
-                            self.in_flight
-                        ),
-                    ));
-                }
-                return Ok(false);
-            }
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(false),
             Err(error) => return Err(self.receiving_failed(error)),
         };
         if let Some(payload) = &mut self.payload {
@@ -346,6 +342,7 @@ impl Connection {
     #[inline]
     fn finish(&mut self, slots: &mut Slots, slot: u32, result: i64) {
         self.in_flight -= 1;
+        self.progress += 1;
         slots.complete(slot, result);
     }
 
@@ -393,6 +390,7 @@ impl Connection {
         }
         if reply.handle == FLUSH_HANDLE && self.flush == FlushState::Waiting {
             self.in_flight -= 1;
+            self.progress += 1;
             self.flush = FlushState::Done(reply.error);
             return Ok(());
         }

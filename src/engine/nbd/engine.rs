@@ -14,39 +14,39 @@
 //! Nothing in these four allocates (errors aside): headers, iovecs, staging buffers, the ready
 //! queue and the `poll` set are sized to the queue depth when the engine opens.
 //!
+//! **Waiting is bounded.** Each blocking wait lasts at most [`WAIT_SLICE`]. A wait that is not
+//! over after its first slice reads the clock: the server must make progress (complete a reply,
+//! or take a batch of requests) at least once per reply timeout (`--net-timeout`), however it
+//! spreads its bytes out, and once the run's stop signal is raised, every request in flight
+//! must be answered within [`STOP_GRACE`]. A wait that ends at once reads no clock.
+//!
 //! A failed request is a completion with a negative errno. A connection that fails as a whole
-//! (the server closed it or reset it, sent something that breaks the protocol, or stayed
-//! silent for the reply timeout) fails the call with an [`EngineError`] naming what was being
-//! done, and every later call fails too: the engine is finished.
+//! (the server closed it or reset it, sent something that breaks the protocol, or made no
+//! progress for the reply timeout) fails the call with an [`EngineError`] naming what was being
+//! done, and every later call fails too: the engine is finished. Requests abandoned at a stop
+//! end it with [`EngineError::Stopped`].
 
 use super::connection::{Connection, FlushState};
-use super::handshake::{self, Export};
+use super::handshake::{self, Export, HandshakeError};
 use super::slots::Slots;
-use super::socket::{self, Socket, describe_server};
+use super::socket::{self, DeadlineStream, Socket, WAIT_SLICE, describe_server, later};
+use super::waiting::{Stall, Trouble, Watch};
 use super::wire::{self, Request};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::engine::volume::{STOP_GRACE, VolumeChange};
 use crate::engine::{
-    Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
+    Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest, StopSignal,
 };
-use crate::target::network::{NbdTransport, NetworkTarget};
+use crate::units::format_wait;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Name of this engine on the command line and in errors.
 pub const ENGINE_NAME: &str = "nbd";
 
 /// Highest queue depth one engine accepts.
 pub const MAX_QUEUE_DEPTH: u32 = 65536;
-
-/// Longest wait for a TCP connection to be accepted.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Longest wait for any step of the handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Default longest wait for the server to answer (or take a request) while requests are in
-/// flight; see [`NbdEngine::set_reply_timeout`].
-pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Longest wait, when the engine is dropped with requests in flight, for their replies before
 /// disconnecting anyway.
@@ -66,7 +66,14 @@ pub struct NbdEngine {
     outstanding: usize,
     /// Why the engine cannot go on, once something failed for good.
     failure: Option<String>,
+    /// Longest time without progress while waiting on the server.
     reply_timeout: Duration,
+    /// The run's stop signal.
+    stop: StopSignal,
+    /// When requests in flight are abandoned, once the stop signal was seen.
+    stop_deadline: Option<Instant>,
+    /// Where the server is, for messages.
+    server: String,
     /// The `poll` set, one entry per connection (descriptor -1 while not waited on).
     poll_set: Vec<libc::pollfd>,
     connection_note: Option<String>,
@@ -105,36 +112,67 @@ fn nbd_parts(target: &NetworkTarget) -> Result<(&NbdTransport, &str), EngineErro
     }
 }
 
-/// Connects to the server at `transport` and negotiates `export`; returns the socket in the
-/// transmission phase with the reply timeout set.
+/// Connects to the server at `transport` and negotiates `export`, all within `timeout` (or
+/// until `stop` is raised); returns the socket in the transmission phase, its receive timeout
+/// set to [`WAIT_SLICE`].
 fn connect_export(
     transport: &NbdTransport,
     export: &str,
-    reply_timeout: Duration,
+    timeout: Duration,
+    stop: &StopSignal,
 ) -> Result<(Socket, Export), EngineError> {
     let server = describe_server(transport);
-    let mut socket = Socket::connect(transport, CONNECT_TIMEOUT).map_err(|error| {
-        setup_error(error.kind(), format!("cannot connect to {server}: {error}"))
+    let started = Instant::now();
+    let mut socket = Socket::connect(transport, later(started, timeout)).map_err(|error| {
+        let reason = if error.kind() == io::ErrorKind::TimedOut {
+            format!("no answer within {}", format_wait(timeout))
+        } else {
+            error.to_string()
+        };
+        setup_error(
+            error.kind(),
+            format!("cannot connect to {server}: {reason}"),
+        )
     })?;
-    socket
-        .set_timeouts(HANDSHAKE_TIMEOUT, HANDSHAKE_TIMEOUT)
-        .map_err(|error| setup_error(error.kind(), format!("{server}: {error}")))?;
-    let negotiated = handshake::negotiate(&mut socket, export)
-        .map_err(|error| setup_error(error.kind(), format!("{server}: {error}")))?;
-    socket
-        .set_timeouts(reply_timeout, HANDSHAKE_TIMEOUT)
-        .map_err(|error| setup_error(error.kind(), format!("{server}: {error}")))?;
+    let negotiated = DeadlineStream::new(&mut socket, started, timeout, stop)
+        .map_err(|error| setup_error(error.kind(), format!("{server}: {error}")))
+        .and_then(|mut stream| {
+            handshake::negotiate(&mut stream, export).map_err(|error| match error {
+                HandshakeError::Stopped { .. } => EngineError::Stopped {
+                    engine: ENGINE_NAME,
+                    server: server.clone(),
+                    unanswered: 0,
+                },
+                error => setup_error(error.kind(), format!("{server}: {error}")),
+            })
+        })?;
     Ok((socket, negotiated))
+}
+
+/// How the export a later connection found differs from the one the first found.
+fn export_changes(first: &Export, found: &Export) -> Vec<VolumeChange> {
+    let mut changes = found.volume().changes_from(&first.volume());
+    if changes.is_empty() && found.flags != first.flags {
+        changes.push(VolumeChange {
+            what: "transmission flags",
+            probed: format!("{:#x}", first.flags.0),
+            found: format!("{:#x}", found.flags.0),
+        });
+    }
+    changes
 }
 
 impl NbdEngine {
     /// Connects to `target` with `options.connections` connections (one when the server does
     /// not announce multi-connection consistency; see [`NbdEngine::connection_note`]) and
-    /// `options.queue_depth` slots of `options.buffer_size` bytes.
+    /// `options.queue_depth` slots of `options.buffer_size` bytes. Each connection gets
+    /// `options.net_timeout` to connect and finish its handshake; each must find the export
+    /// the first found, and the first the one in `options.expected_volume` when given.
     ///
     /// Fails when the server cannot be reached, has no such export or breaks the handshake,
-    /// when the queue depth is 0 or above [`MAX_QUEUE_DEPTH`], and when write-through is asked
-    /// but the server does not support FUA. Errors name the server and the export.
+    /// when the queue depth is 0 or above [`MAX_QUEUE_DEPTH`], when write-through is asked
+    /// but the server does not support FUA, and when a connection finds another export
+    /// ([`EngineError::VolumeChanged`]). Errors name the server and the export.
     pub fn open(target: &NetworkTarget, options: &EngineOptions) -> Result<Self, EngineError> {
         let queue_depth = options.queue_depth;
         if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
@@ -145,7 +183,8 @@ impl NbdEngine {
         }
         let (transport, export_name) = nbd_parts(target)?;
         let server = describe_server(transport);
-        let (first, export) = connect_export(transport, export_name, DEFAULT_REPLY_TIMEOUT)?;
+        let timeout = options.net_timeout.max(Duration::from_millis(1));
+        let (first, export) = connect_export(transport, export_name, timeout, &options.stop)?;
         let wanted = options.connections.max(1);
         let mut connection_note = None;
         let count = if wanted > 1 && !export.flags.multi_conn() {
@@ -183,10 +222,16 @@ impl NbdEngine {
             },
             outstanding: 0,
             failure: None,
-            reply_timeout: DEFAULT_REPLY_TIMEOUT,
+            reply_timeout: timeout,
+            stop: options.stop.clone(),
+            stop_deadline: None,
+            server: server.clone(),
             poll_set: Vec::with_capacity(count as usize),
             connection_note,
         };
+        if let Some(expected) = &options.expected_volume {
+            engine.check_volume(1, export.volume().changes_from(expected))?;
+        }
         if options.write_through && !export.flags.fua() {
             return Err(setup_error(
                 io::ErrorKind::Unsupported,
@@ -196,21 +241,9 @@ impl NbdEngine {
             ));
         }
         for index in 1..count {
-            let (socket, other) = connect_export(transport, export_name, DEFAULT_REPLY_TIMEOUT)?;
+            let (socket, other) = connect_export(transport, export_name, timeout, &options.stop)?;
             engine.connections.push(connection(socket, index));
-            if other.size_bytes != export.size_bytes || other.flags != export.flags {
-                return Err(setup_error(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{server}: connection {} found a different export (size {} and flags {:#x}, not {} and {:#x})",
-                        index + 1,
-                        other.size_bytes,
-                        other.flags.0,
-                        export.size_bytes,
-                        export.flags.0
-                    ),
-                ));
-            }
+            engine.check_volume(index as usize + 1, export_changes(&export, &other))?;
         }
         for connection in &engine.connections {
             engine.poll_set.push(libc::pollfd {
@@ -220,6 +253,23 @@ impl NbdEngine {
             });
         }
         Ok(engine)
+    }
+
+    /// Refuses connection `connection` (1 = the first) when it found `changes`.
+    fn check_volume(
+        &self,
+        connection: usize,
+        changes: Vec<VolumeChange>,
+    ) -> Result<(), EngineError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        Err(EngineError::VolumeChanged {
+            engine: ENGINE_NAME,
+            server: self.server.clone(),
+            connection,
+            changes,
+        })
     }
 
     /// What the handshake learnt about the export.
@@ -237,20 +287,6 @@ impl NbdEngine {
         self.connection_note.as_deref()
     }
 
-    /// Sets the longest wait for the server to answer, or to take a request, while requests
-    /// are in flight (default [`DEFAULT_REPLY_TIMEOUT`]); a longer silence fails the engine.
-    pub fn set_reply_timeout(&mut self, timeout: Duration) -> Result<(), EngineError> {
-        let timeout = timeout.max(Duration::from_millis(1));
-        for connection in &self.connections {
-            connection
-                .socket()
-                .set_timeouts(timeout, HANDSHAKE_TIMEOUT)
-                .map_err(|error| operation_error("set the reply timeout", error))?;
-        }
-        self.reply_timeout = timeout;
-        Ok(())
-    }
-
     /// Fails with the earlier failure, if any.
     #[inline]
     fn check_usable(&self, operation: &'static str) -> Result<(), EngineError> {
@@ -266,22 +302,47 @@ impl NbdEngine {
         }
     }
 
-    /// Records `error` as the end of this engine and returns it as an error of `operation`.
+    /// Records `trouble` as the end of this engine and returns it as an error of `operation`.
     #[cold]
-    fn fail(&mut self, operation: &'static str, error: io::Error) -> EngineError {
-        self.failure = Some(format!("{operation}: {error}"));
-        operation_error(operation, error)
+    fn fail(&mut self, operation: &'static str, trouble: Trouble) -> EngineError {
+        match trouble {
+            Trouble::Io(error) => {
+                self.failure = Some(format!("{operation}: {error}"));
+                operation_error(operation, error)
+            }
+            Trouble::Stopped => {
+                let unanswered = self.in_flight();
+                self.failure = Some(format!(
+                    "the run stopped with {unanswered} requests unanswered"
+                ));
+                EngineError::Stopped {
+                    engine: ENGINE_NAME,
+                    server: self.server.clone(),
+                    unanswered,
+                }
+            }
+        }
     }
 
-    /// Reads replies on every connection that has requests in flight: with `wait`, until at
-    /// least one read returned data (or the reply timeout passed: an error); without, one
-    /// non-blocking read each.
+    /// Requests submitted and not answered yet.
+    fn in_flight(&self) -> usize {
+        self.outstanding - self.slots.ready()
+    }
+
+    /// Replies completed and batches of requests sent so far, over every connection: the
+    /// server's progress.
+    fn progress(&self) -> u64 {
+        self.connections.iter().map(Connection::progress).sum()
+    }
+
+    /// Reads replies once on every connection that has requests in flight: with `wait`, for at
+    /// most [`WAIT_SLICE`] (one blocking `recvmsg` with one connection; `poll` and
+    /// non-blocking reads with several); without, one non-blocking read each.
     fn receive(&mut self, wait: bool) -> io::Result<()> {
-        let timeout = self.reply_timeout;
         if !wait || self.connections.len() == 1 {
             for connection in &mut self.connections {
                 if connection.in_flight() > 0 {
-                    connection.receive(&mut self.slots, wait, timeout)?;
+                    connection.receive(&mut self.slots, wait)?;
                 }
             }
             return Ok(());
@@ -297,12 +358,57 @@ impl NbdEngine {
             entry.events = libc::POLLIN;
             entry.revents = 0;
         }
-        if socket::poll(&mut self.poll_set, timeout)? == 0 {
-            return Err(self.silence(timeout));
+        if socket::poll(&mut self.poll_set, WAIT_SLICE)? == 0 {
+            return Ok(());
         }
         for (entry, connection) in self.poll_set.iter().zip(&mut self.connections) {
             if entry.revents != 0 {
-                connection.receive(&mut self.slots, false, timeout)?;
+                connection.receive(&mut self.slots, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads replies until `done(self)`: fails when the server makes no progress for the reply
+    /// timeout, or when the run is stopping and the stop grace has passed.
+    fn wait_until(&mut self, done: impl Fn(&NbdEngine) -> bool) -> Result<(), Trouble> {
+        let mut watch = Watch::new();
+        while !done(self) {
+            self.receive(true)?;
+            if done(self) {
+                break;
+            }
+            self.check_wait(&mut watch, false)?;
+        }
+        Ok(())
+    }
+
+    /// After a slice of waiting that did not finish the wait: the server's stall (reply
+    /// timeout without progress) or the end of the stop grace.
+    fn check_wait(&mut self, watch: &mut Watch, sending: bool) -> Result<(), Trouble> {
+        let now = Instant::now();
+        if watch.expired(now, self.progress(), self.reply_timeout) {
+            let stall = if sending {
+                Stall::NotTaking {
+                    server: self.server.clone(),
+                    timeout: self.reply_timeout,
+                    in_flight: self.in_flight(),
+                }
+            } else {
+                Stall::NoReply {
+                    server: self.server.clone(),
+                    timeout: self.reply_timeout,
+                    in_flight: self.in_flight(),
+                    part_way: self.connections.iter().any(Connection::reply_in_progress),
+                }
+            };
+            return Err(Trouble::Io(stall.into_io()));
+        }
+        if self.stop.is_raised() {
+            let grace = STOP_GRACE.min(self.reply_timeout);
+            let until = *self.stop_deadline.get_or_insert_with(|| later(now, grace));
+            if now >= until {
+                return Err(Trouble::Stopped);
             }
         }
         Ok(())
@@ -310,8 +416,8 @@ impl NbdEngine {
 
     /// Sends everything queued on every connection, reading replies while a send buffer is
     /// full.
-    fn send_all(&mut self) -> io::Result<()> {
-        let timeout = self.reply_timeout;
+    fn send_all(&mut self) -> Result<(), Trouble> {
+        let mut watch = Watch::new();
         loop {
             let mut blocked = false;
             for connection in &mut self.connections {
@@ -337,28 +443,14 @@ impl NbdEngine {
                 };
                 entry.revents = 0;
             }
-            if socket::poll(&mut self.poll_set, timeout)? == 0 {
-                return Err(self.silence(timeout));
-            }
+            socket::poll(&mut self.poll_set, WAIT_SLICE)?;
             for (entry, connection) in self.poll_set.iter().zip(&mut self.connections) {
                 if entry.revents & !libc::POLLOUT != 0 && connection.in_flight() > 0 {
-                    connection.receive(&mut self.slots, false, timeout)?;
+                    connection.receive(&mut self.slots, false)?;
                 }
             }
+            self.check_wait(&mut watch, true)?;
         }
-    }
-
-    /// The error of a server silent for `timeout`.
-    #[cold]
-    fn silence(&self, timeout: Duration) -> io::Error {
-        io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "the server neither answered nor took a request for {} s ({} requests in flight)",
-                timeout.as_secs_f64(),
-                self.outstanding - self.slots.ready()
-            ),
-        )
     }
 
     /// Whether the server answered a request with `ESHUTDOWN` (it must not get more).
@@ -433,14 +525,11 @@ impl NbdEngine {
         if self.failure.is_some() {
             return;
         }
-        if self.outstanding > self.slots.ready() {
-            let _ = self.set_reply_timeout(DROP_DRAIN_TIMEOUT);
-            let drained = self.send_all().and_then(|()| {
-                while self.outstanding > self.slots.ready() {
-                    self.receive(true)?;
-                }
-                Ok(())
-            });
+        if self.in_flight() > 0 {
+            self.reply_timeout = self.reply_timeout.min(DROP_DRAIN_TIMEOUT);
+            let drained = self
+                .send_all()
+                .and_then(|()| self.wait_until(|engine| engine.in_flight() == 0));
             if drained.is_err() {
                 return;
             }
@@ -513,7 +602,7 @@ impl Engine for NbdEngine {
     fn flush(&mut self) -> Result<(), EngineError> {
         self.check_usable("send requests")?;
         self.send_all()
-            .map_err(|error| self.fail("send requests", error))
+            .map_err(|trouble| self.fail("send requests", trouble))
     }
 
     /// Returns parsed completions; reads from the connections only when fewer than
@@ -531,15 +620,13 @@ impl Engine for NbdEngine {
         if self.slots.ready() < wanted {
             if self.connections.iter().any(Connection::has_unsent) {
                 self.send_all()
-                    .map_err(|error| self.fail("send requests", error))?;
+                    .map_err(|trouble| self.fail("send requests", trouble))?;
             }
-            while self.slots.ready() < wanted {
-                self.receive(true)
-                    .map_err(|error| self.fail("receive replies", error))?;
-            }
-        } else if wanted == 0 && self.outstanding > self.slots.ready() {
+            self.wait_until(|engine| engine.slots.ready() >= wanted)
+                .map_err(|trouble| self.fail("receive replies", trouble))?;
+        } else if wanted == 0 && self.in_flight() > 0 {
             self.receive(false)
-                .map_err(|error| self.fail("receive replies", error))?;
+                .map_err(|error| self.fail("receive replies", Trouble::Io(error)))?;
         }
         let reaped = self.slots.take_ready(completions);
         self.outstanding -= reaped;
@@ -572,13 +659,10 @@ impl Engine for NbdEngine {
         }
         self.connections[0].queue_flush();
         let flushed = self.send_all().and_then(|()| {
-            while self.connections[0].flush == FlushState::Waiting {
-                self.receive(true)?;
-            }
-            Ok(())
+            self.wait_until(|engine| engine.connections[0].flush != FlushState::Waiting)
         });
-        if let Err(error) = flushed {
-            return Err(self.fail("flush", error));
+        if let Err(trouble) = flushed {
+            return Err(self.fail("flush", trouble));
         }
         match std::mem::replace(&mut self.connections[0].flush, FlushState::Idle) {
             FlushState::Done(0) => Ok(()),
@@ -588,7 +672,9 @@ impl Engine for NbdEngine {
             )),
             state => Err(self.fail(
                 "flush",
-                io::Error::other(format!("the flush ended in state {state:?}")),
+                Trouble::Io(io::Error::other(format!(
+                    "the flush ended in state {state:?}"
+                ))),
             )),
         }
     }

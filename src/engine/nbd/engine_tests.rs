@@ -5,12 +5,13 @@
 use super::engine::NbdEngine;
 use super::handshake::tests::{accept_go, greet, read_option};
 use super::wire;
-use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
-use crate::target::network::{NbdTransport, NetworkTarget};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::Direction;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Transmission flags of the scripted export: flags field valid, flush, FUA.
 const FLAGS: u16 = 0b1101;
@@ -18,8 +19,7 @@ const FLAGS: u16 = 0b1101;
 /// Size of the scripted export.
 const SIZE: u64 = 16 << 20;
 
-/// A scripted server: accepts one connection, negotiates an export with `flags`, then runs
-/// `script`.
+/// A scripted server: accepts connections on a Unix socket and runs a script on each.
 struct Scripted {
     _directory: tempfile::TempDir,
     target: NetworkTarget,
@@ -27,19 +27,36 @@ struct Scripted {
 }
 
 impl Scripted {
+    /// Accepts one connection, negotiates an export with `flags`, then runs `script`.
     fn start(flags: u16, script: impl FnOnce(UnixStream) + Send + 'static) -> Scripted {
+        let mut script = Some(script);
+        Scripted::raw(1, move |_, mut stream| {
+            greet(&mut stream, 3);
+            read_option(&mut stream);
+            accept_go(&mut stream, SIZE, flags, Some([512, 4096, 4 << 20]));
+            if let Some(script) = script.take() {
+                script(stream);
+            }
+        })
+    }
+
+    /// Accepts `connections` connections one after the other and runs `script` on each, with
+    /// its index, from the first byte on.
+    fn raw(
+        connections: usize,
+        mut script: impl FnMut(usize, UnixStream) + Send + 'static,
+    ) -> Scripted {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("scripted.sock");
         let listener = UnixListener::bind(&path).unwrap();
         let thread = std::thread::spawn(move || {
-            let (mut stream, _) = listener.accept().unwrap();
-            stream
-                .set_read_timeout(Some(Duration::from_secs(20)))
-                .unwrap();
-            greet(&mut stream, 3);
-            read_option(&mut stream);
-            accept_go(&mut stream, SIZE, flags, Some([512, 4096, 4 << 20]));
-            script(stream);
+            for index in 0..connections {
+                let (stream, _) = listener.accept().unwrap();
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(20)))
+                    .unwrap();
+                script(index, stream);
+            }
         });
         Scripted {
             _directory: directory,
@@ -468,4 +485,243 @@ fn refused_open_still_disconnects_politely() {
     assert!(matches!(error, EngineError::Setup { .. }));
     assert!(error.to_string().contains("FUA"), "{error}");
     server.join();
+}
+
+/// Options with a network timeout of `timeout`.
+fn impatient(queue_depth: u32, timeout: Duration) -> EngineOptions {
+    EngineOptions {
+        net_timeout: timeout,
+        ..EngineOptions::new(queue_depth, 4096)
+    }
+}
+
+/// Waits until the client hangs up (at most 20 s, the stream's read timeout).
+fn until_hang_up(mut stream: UnixStream) {
+    let mut sink = [0u8; 4096];
+    while matches!(stream.read(&mut sink), Ok(read) if read > 0) {}
+}
+
+#[test]
+fn a_dripping_handshake_ends_at_its_deadline() {
+    let mut server = Scripted::raw(1, |_, mut stream| {
+        // One byte of the greeting every 50 ms: far slower than the deadline allows.
+        for byte in b"NBDMAGICIHAVEOPT\0\x03" {
+            if stream.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        until_hang_up(stream);
+    });
+    let started = Instant::now();
+    let error = NbdEngine::open(&server.target, &impatient(1, Duration::from_millis(300)))
+        .err()
+        .unwrap();
+    let elapsed = started.elapsed();
+    server.join();
+    assert!(matches!(error, EngineError::Setup { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("no reply within 300 ms to the handshake (stuck at the greeting)")
+            && message.contains("scripted.sock"),
+        "{message}"
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[test]
+fn endless_information_replies_fail_the_open() {
+    let mut server = Scripted::raw(1, |_, mut stream| {
+        greet(&mut stream, 3);
+        read_option(&mut stream);
+        for _ in 0..10_000 {
+            let mut reply = wire::OPTION_REPLY_MAGIC.to_be_bytes().to_vec();
+            reply.extend_from_slice(&wire::OPT_GO.to_be_bytes());
+            reply.extend_from_slice(&wire::REP_INFO.to_be_bytes());
+            reply.extend_from_slice(&6u32.to_be_bytes());
+            reply.extend_from_slice(b"\0\x04more");
+            if stream.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    });
+    let error = NbdEngine::open(&server.target, &EngineOptions::new(1, 4096))
+        .err()
+        .unwrap()
+        .to_string();
+    server.join();
+    assert!(
+        error.contains("more than 32 replies to NBD_OPT_GO"),
+        "{error}"
+    );
+}
+
+/// Submits one 4 KiB read to a server that stalls as `stall` does, and returns the error of
+/// the reap and how long it took.
+fn stalled_read(stall: fn(UnixStream, u64), timeout: Duration) -> (String, Duration) {
+    let mut server = Scripted::start(FLAGS, move |mut stream| {
+        let request = read_request(&mut stream).unwrap();
+        stall(stream, request.handle);
+    });
+    let mut engine = NbdEngine::open(&server.target, &impatient(2, timeout)).unwrap();
+    engine.submit(read(0, 0, 4096)).unwrap();
+    engine.flush().unwrap();
+    let started = Instant::now();
+    let mut done = [Completion::default(); 2];
+    let error = engine.reap(1, &mut done).unwrap_err();
+    let elapsed = started.elapsed();
+    drop(engine);
+    server.join();
+    (error.to_string(), elapsed)
+}
+
+#[test]
+fn a_reply_stalled_part_way_ends_at_the_reply_timeout() {
+    let (error, elapsed) = stalled_read(
+        |mut stream, handle| {
+            let mut message = reply(0, handle);
+            message.extend_from_slice(&[0x55; 1000]);
+            stream.write_all(&message).unwrap();
+            until_hang_up(stream);
+        },
+        Duration::from_millis(400),
+    );
+    assert!(
+        error.contains("no reply within 400 ms") && error.contains("a reply stopped part-way"),
+        "{error}"
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[test]
+fn a_dripped_reply_cannot_stretch_the_reply_timeout() {
+    let (error, elapsed) = stalled_read(
+        |mut stream, handle| {
+            let mut message = reply(0, handle);
+            message.extend_from_slice(&[0x55; 4096]);
+            // One byte every 20 ms: the whole reply would take 82 s.
+            for byte in message {
+                if stream.write_all(&[byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        },
+        Duration::from_millis(400),
+    );
+    assert!(error.contains("no reply within 400 ms"), "{error}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[test]
+fn a_stop_abandons_requests_the_server_sits_on() {
+    let mut server = Scripted::start(FLAGS, |mut stream| {
+        read_request(&mut stream).unwrap();
+        until_hang_up(stream);
+    });
+    // A long timeout: only the stop may end the wait.
+    let options = impatient(2, Duration::from_secs(30));
+    let stop = options.stop.clone();
+    let mut engine = NbdEngine::open(&server.target, &options).unwrap();
+    engine.submit(read(0, 0, 4096)).unwrap();
+    engine.flush().unwrap();
+    let raiser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        stop.raise();
+    });
+    let started = Instant::now();
+    let mut done = [Completion::default(); 2];
+    let error = engine.reap(1, &mut done).unwrap_err();
+    let elapsed = started.elapsed();
+    raiser.join().unwrap();
+    assert!(error.is_stop(), "{error}");
+    assert!(
+        matches!(error, EngineError::Stopped { unanswered: 1, .. }),
+        "{error}"
+    );
+    // The stop came after 0.2 s; the grace is 2 s; the timeout, 30 s.
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(10),
+        "{elapsed:?}"
+    );
+    assert!(engine.flush().is_err(), "abandoned requests end the engine");
+    drop(engine);
+    server.join();
+}
+
+#[test]
+fn a_connection_that_finds_another_export_is_refused() {
+    // The probe saw a bigger export than this server offers now.
+    let mut server = Scripted::start(FLAGS, |stream| {
+        let commands = serve_memory(stream);
+        assert_eq!(
+            commands,
+            [wire::CMD_DISC],
+            "no request may reach the export"
+        );
+    });
+    let mut expected = EngineOptions::new(1, 4096);
+    let mut volume = crate::engine::volume::NetworkVolumeInfo {
+        size_bytes: SIZE * 2,
+        logical_block_size: 512,
+        preferred_block_size: 4096,
+        max_request_bytes: 4 << 20,
+        flush: true,
+        fua: true,
+        ..Default::default()
+    };
+    expected.expected_volume = Some(volume.clone());
+    let error = NbdEngine::open(&server.target, &expected).err().unwrap();
+    server.join();
+    assert!(
+        matches!(&error, EngineError::VolumeChanged { connection: 1, changes, .. } if changes.len() == 1),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("size 33554432 bytes at the probe, 16777216 bytes now"),
+        "{error}"
+    );
+
+    // The same export passes.
+    volume.size_bytes = SIZE;
+    let mut server = Scripted::start(FLAGS, |stream| {
+        serve_memory(stream);
+    });
+    expected.expected_volume = Some(volume);
+    NbdEngine::open(&server.target, &expected).unwrap();
+    server.join();
+}
+
+#[test]
+fn later_connections_must_find_the_first_ones_block_sizes() {
+    // Multi-conn announced; the second connection's maximum block size is smaller.
+    let mut first = None;
+    let mut server = Scripted::raw(2, move |index, mut stream| {
+        greet(&mut stream, 3);
+        read_option(&mut stream);
+        let maximum = if index == 0 { 4 << 20 } else { 64 << 10 };
+        accept_go(&mut stream, SIZE, FLAGS | 0x100, Some([512, 4096, maximum]));
+        // Both connections are told to disconnect when the open fails; nothing else.
+        let serving = std::thread::spawn(move || serve_memory(stream));
+        if index == 0 {
+            first = Some(serving);
+        } else {
+            assert_eq!(serving.join().unwrap(), [wire::CMD_DISC]);
+            assert_eq!(first.take().unwrap().join().unwrap(), [wire::CMD_DISC]);
+        }
+    });
+    let options = EngineOptions {
+        connections: 2,
+        ..EngineOptions::new(2, 4096)
+    };
+    let error = NbdEngine::open(&server.target, &options).err().unwrap();
+    server.join();
+    assert!(
+        error.to_string().contains(
+            "connection 2 found the volume changed since the probe (largest request 4194304 bytes at the probe, 65536 bytes now)"
+        ),
+        "{error}"
+    );
 }

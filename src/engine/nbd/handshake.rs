@@ -9,14 +9,32 @@
 //! connection. Structured replies are never requested, so the server answers every command
 //! with a simple reply.
 //!
-//! Everything here is blocking I/O on the stream, bounded by the socket's timeouts.
+//! Everything here is blocking I/O on the stream. The engine hands in a
+//! [`super::socket::DeadlineStream`], so the whole handshake shares one deadline. What the
+//! server sends is bounded too: at most [`MAX_OPTION_REPLIES`] replies to `NBD_OPT_GO`, each
+//! at most [`MAX_OPTION_REPLY_BYTES`] (an information item at most [`MAX_INFO_BYTES`]), and
+//! [`MAX_HANDSHAKE_BYTES`] in all. Text from the server is shown with control characters
+//! escaped.
 
+use super::socket::WaitEnded;
 use super::wire::{self, BlockSizes, TransmissionFlags};
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::units::format_wait;
 use std::io::{self, Read, Write};
+use std::time::Duration;
 
-/// Longest option reply payload accepted (error messages and information items are far
-/// shorter).
-const MAX_OPTION_REPLY_BYTES: u32 = 64 * 1024;
+/// Longest option reply payload accepted (error messages are far shorter).
+pub const MAX_OPTION_REPLY_BYTES: u32 = 16 * 1024;
+
+/// Longest information item accepted: its type and a name or description of the protocol's
+/// largest, 4096 bytes (the items asked for are 12 and 14 bytes).
+pub const MAX_INFO_BYTES: u32 = 2 + wire::MAX_NAME_BYTES as u32;
+
+/// Most replies accepted to one `NBD_OPT_GO` (a server sends two to five).
+pub const MAX_OPTION_REPLIES: u32 = 32;
+
+/// Most bytes read from the server during the whole handshake.
+pub const MAX_HANDSHAKE_BYTES: usize = 64 * 1024;
 
 /// How the export was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +58,32 @@ pub struct Export {
     pub negotiation: Negotiation,
 }
 
+/// Block size reported when the server announces none: the smallest block a client that wants
+/// to work with every server uses.
+const DEFAULT_MINIMUM_BLOCK: u32 = 512;
+
+/// Preferred block size reported when the server announces none (the protocol's default).
+const DEFAULT_PREFERRED_BLOCK: u32 = 4096;
+
+impl Export {
+    /// The export as a network volume (without its first bytes): what the probe reports and
+    /// what every later connection must find again.
+    pub fn volume(&self) -> NetworkVolumeInfo {
+        let sizes = self.block_sizes;
+        NetworkVolumeInfo {
+            size_bytes: self.size_bytes,
+            logical_block_size: sizes.map_or(DEFAULT_MINIMUM_BLOCK, |sizes| sizes.minimum),
+            preferred_block_size: sizes.map_or(DEFAULT_PREFERRED_BLOCK, |sizes| sizes.preferred),
+            max_request_bytes: sizes.map_or(0, |sizes| sizes.maximum),
+            read_only: self.flags.read_only(),
+            flush: self.flags.flush(),
+            fua: self.flags.fua(),
+            trim: self.flags.trim(),
+            head: Vec::new(),
+        }
+    }
+}
+
 /// Why a handshake failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HandshakeError {
@@ -50,6 +94,20 @@ pub enum HandshakeError {
         during: &'static str,
         /// Cause.
         source: io::Error,
+    },
+    /// The handshake did not finish by its deadline.
+    #[error("no reply within {} to the handshake (stuck at {during})", format_wait(*timeout))]
+    TimedOut {
+        /// The step.
+        during: &'static str,
+        /// The time the whole handshake was allowed.
+        timeout: Duration,
+    },
+    /// The run was asked to stop during the handshake.
+    #[error("the run stopped during the handshake ({during})")]
+    Stopped {
+        /// The step.
+        during: &'static str,
     },
     /// The server closed the connection.
     #[error("the server closed the connection during {during}")]
@@ -98,6 +156,28 @@ pub enum HandshakeError {
         /// The name asked for.
         export: String,
     },
+    /// An option reply announced a payload longer than any the client accepts.
+    #[error("{what} of {length} bytes announced (at most {limit} accepted)")]
+    ReplyTooLong {
+        /// "option reply" or "information reply".
+        what: &'static str,
+        /// The length the server announced.
+        length: u32,
+        /// The longest accepted.
+        limit: u32,
+    },
+    /// The server would not stop sending replies to `NBD_OPT_GO`.
+    #[error("the server sent more than {limit} replies to NBD_OPT_GO without an acknowledgement")]
+    TooManyReplies {
+        /// Most replies accepted.
+        limit: u32,
+    },
+    /// The server sent more bytes than any handshake needs.
+    #[error("the server sent more than {limit} bytes during the handshake")]
+    TooManyBytes {
+        /// Most bytes accepted.
+        limit: usize,
+    },
     /// The server broke the protocol.
     #[error("handshake protocol error: {0}")]
     Protocol(String),
@@ -108,6 +188,8 @@ impl HandshakeError {
     pub fn kind(&self) -> io::ErrorKind {
         match self {
             HandshakeError::Io { source, .. } => source.kind(),
+            HandshakeError::TimedOut { .. } => io::ErrorKind::TimedOut,
+            HandshakeError::Stopped { .. } => io::ErrorKind::ConnectionAborted,
             HandshakeError::Closed { .. } | HandshakeError::ExportNameRefused { .. } => {
                 io::ErrorKind::UnexpectedEof
             }
@@ -117,50 +199,92 @@ impl HandshakeError {
             }
             HandshakeError::Refused { .. } => io::ErrorKind::PermissionDenied,
             HandshakeError::NameTooLong(_) => io::ErrorKind::InvalidInput,
-            HandshakeError::NotNbd | HandshakeError::Protocol(_) => io::ErrorKind::InvalidData,
+            HandshakeError::NotNbd
+            | HandshakeError::ReplyTooLong { .. }
+            | HandshakeError::TooManyReplies { .. }
+            | HandshakeError::TooManyBytes { .. }
+            | HandshakeError::Protocol(_) => io::ErrorKind::InvalidData,
+        }
+    }
+
+    /// The error of a failed read or write during step `during`.
+    fn of_io(during: &'static str, source: io::Error) -> HandshakeError {
+        match WaitEnded::of(&source) {
+            Some(WaitEnded::TimedOut { timeout }) => HandshakeError::TimedOut { during, timeout },
+            Some(WaitEnded::Stopped) => HandshakeError::Stopped { during },
+            None if source.kind() == io::ErrorKind::UnexpectedEof => {
+                HandshakeError::Closed { during }
+            }
+            None => HandshakeError::Io { during, source },
         }
     }
 }
 
-/// Reads exactly `buffer.len()` bytes during step `during`.
-fn read_exact<S: Read>(
-    stream: &mut S,
-    buffer: &mut [u8],
-    during: &'static str,
-) -> Result<(), HandshakeError> {
-    stream.read_exact(buffer).map_err(|source| {
-        if source.kind() == io::ErrorKind::UnexpectedEof {
-            HandshakeError::Closed { during }
-        } else {
-            HandshakeError::Io { during, source }
+/// Text from the server as it may be shown: control characters escaped, at most 512
+/// characters.
+fn printable(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut shown = String::new();
+    for (count, character) in text.trim().chars().enumerate() {
+        if count == 512 {
+            shown.push('…');
+            break;
         }
-    })
+        if character.is_control() {
+            shown.extend(character.escape_default());
+        } else {
+            shown.push(character);
+        }
+    }
+    shown
 }
 
-/// Writes all of `bytes` during step `during`.
-fn write_all<S: Write>(
-    stream: &mut S,
-    bytes: &[u8],
-    during: &'static str,
-) -> Result<(), HandshakeError> {
-    stream
-        .write_all(bytes)
-        .map_err(|source| HandshakeError::Io { during, source })
+/// The stream of one handshake, counting what the server sent against
+/// [`MAX_HANDSHAKE_BYTES`].
+struct Conversation<'s, S> {
+    stream: &'s mut S,
+    received: usize,
 }
 
-/// Sends option `option` with `data`.
-fn send_option<S: Write>(
-    stream: &mut S,
-    option: u32,
-    data: &[u8],
-    during: &'static str,
-) -> Result<(), HandshakeError> {
-    let mut message = Vec::with_capacity(16 + data.len());
-    message.extend_from_slice(&wire::OPTION_MAGIC.to_be_bytes());
-    message.extend_from_slice(&option.to_be_bytes());
-    message.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    message.extend_from_slice(data);
-    write_all(stream, &message, during)
+impl<S: Read + Write> Conversation<'_, S> {
+    /// Reads exactly `buffer.len()` bytes during step `during`.
+    fn read_exact(
+        &mut self,
+        buffer: &mut [u8],
+        during: &'static str,
+    ) -> Result<(), HandshakeError> {
+        if self.received + buffer.len() > MAX_HANDSHAKE_BYTES {
+            return Err(HandshakeError::TooManyBytes {
+                limit: MAX_HANDSHAKE_BYTES,
+            });
+        }
+        self.received += buffer.len();
+        self.stream
+            .read_exact(buffer)
+            .map_err(|source| HandshakeError::of_io(during, source))
+    }
+
+    /// Writes all of `bytes` during step `during`.
+    fn write_all(&mut self, bytes: &[u8], during: &'static str) -> Result<(), HandshakeError> {
+        self.stream
+            .write_all(bytes)
+            .map_err(|source| HandshakeError::of_io(during, source))
+    }
+
+    /// Sends option `option` with `data`.
+    fn send_option(
+        &mut self,
+        option: u32,
+        data: &[u8],
+        during: &'static str,
+    ) -> Result<(), HandshakeError> {
+        let mut message = Vec::with_capacity(16 + data.len());
+        message.extend_from_slice(&wire::OPTION_MAGIC.to_be_bytes());
+        message.extend_from_slice(&option.to_be_bytes());
+        message.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        message.extend_from_slice(data);
+        self.write_all(&message, during)
+    }
 }
 
 /// Negotiates `export` on a freshly connected `stream` and leaves it in the transmission phase.
@@ -168,12 +292,16 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &str) -> Result<Export
     if export.len() > wire::MAX_NAME_BYTES {
         return Err(HandshakeError::NameTooLong(export.len()));
     }
+    let mut conversation = Conversation {
+        stream,
+        received: 0,
+    };
     let mut greeting = [0u8; 18];
-    read_exact(stream, &mut greeting[..8], "the greeting")?;
+    conversation.read_exact(&mut greeting[..8], "the greeting")?;
     if wire::be_u64(&greeting[..8]) != wire::GREETING_MAGIC {
         return Err(HandshakeError::NotNbd);
     }
-    read_exact(stream, &mut greeting[8..16], "the greeting")?;
+    conversation.read_exact(&mut greeting[8..16], "the greeting")?;
     match wire::be_u64(&greeting[8..16]) {
         wire::OPTION_MAGIC => {}
         wire::OLDSTYLE_MAGIC => return Err(HandshakeError::Oldstyle),
@@ -183,7 +311,7 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &str) -> Result<Export
             )));
         }
     }
-    read_exact(stream, &mut greeting[16..18], "the greeting")?;
+    conversation.read_exact(&mut greeting[16..18], "the greeting")?;
     let handshake_flags = wire::be_u16(&greeting[16..18]);
     let fixed = handshake_flags & wire::FLAG_FIXED_NEWSTYLE != 0;
     let no_zeroes = handshake_flags & wire::FLAG_NO_ZEROES != 0;
@@ -194,28 +322,31 @@ pub fn negotiate<S: Read + Write>(stream: &mut S, export: &str) -> Result<Export
     if no_zeroes {
         client_flags |= wire::CLIENT_NO_ZEROES;
     }
-    write_all(stream, &client_flags.to_be_bytes(), "sending client flags")?;
-    if fixed && let Some(found) = go(stream, export)? {
+    conversation.write_all(&client_flags.to_be_bytes(), "sending client flags")?;
+    if fixed && let Some(found) = go(&mut conversation, export)? {
         return Ok(found);
     }
-    export_name(stream, export, no_zeroes)
+    export_name(&mut conversation, export, no_zeroes)
 }
 
 /// Asks for `export` with `NBD_OPT_GO`; `None` when the server does not know the option.
-fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, HandshakeError> {
+fn go<S: Read + Write>(
+    conversation: &mut Conversation<'_, S>,
+    export: &str,
+) -> Result<Option<Export>, HandshakeError> {
     let mut data = Vec::with_capacity(4 + export.len() + 6);
     data.extend_from_slice(&(export.len() as u32).to_be_bytes());
     data.extend_from_slice(export.as_bytes());
     data.extend_from_slice(&2u16.to_be_bytes());
     data.extend_from_slice(&wire::INFO_EXPORT.to_be_bytes());
     data.extend_from_slice(&wire::INFO_BLOCK_SIZE.to_be_bytes());
-    send_option(stream, wire::OPT_GO, &data, "sending NBD_OPT_GO")?;
+    conversation.send_option(wire::OPT_GO, &data, "sending NBD_OPT_GO")?;
 
     let mut size_and_flags = None;
     let mut block_sizes = None;
-    loop {
+    for _ in 0..MAX_OPTION_REPLIES {
         let mut header = [0u8; wire::OPTION_REPLY_HEADER_BYTES];
-        read_exact(stream, &mut header, "the reply to NBD_OPT_GO")?;
+        conversation.read_exact(&mut header, "the reply to NBD_OPT_GO")?;
         let magic = wire::be_u64(&header[0..8]);
         let option = wire::be_u32(&header[8..12]);
         let reply = wire::be_u32(&header[12..16]);
@@ -232,13 +363,20 @@ fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, H
                 wire::OPT_GO
             )));
         }
-        if length > MAX_OPTION_REPLY_BYTES {
-            return Err(HandshakeError::Protocol(format!(
-                "option reply of {length} bytes"
-            )));
+        let (what, limit) = if reply == wire::REP_INFO {
+            ("information reply", MAX_INFO_BYTES)
+        } else {
+            ("option reply", MAX_OPTION_REPLY_BYTES)
+        };
+        if length > limit {
+            return Err(HandshakeError::ReplyTooLong {
+                what,
+                length,
+                limit,
+            });
         }
         let mut payload = vec![0u8; length as usize];
-        read_exact(stream, &mut payload, "the reply to NBD_OPT_GO")?;
+        conversation.read_exact(&mut payload, "the reply to NBD_OPT_GO")?;
         match reply {
             wire::REP_INFO => {
                 if payload.len() < 2 {
@@ -288,7 +426,7 @@ fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, H
             }
             wire::REP_ERR_UNSUP => return Ok(None),
             error if error & wire::REP_ERROR_BIT != 0 => {
-                let message = String::from_utf8_lossy(&payload).trim().to_string();
+                let message = printable(&payload);
                 let message = if message.is_empty() {
                     String::new()
                 } else {
@@ -296,7 +434,7 @@ fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, H
                 };
                 let export = export.to_string();
                 // A polite end of the negotiation; the server may already have closed.
-                let _ = send_option(stream, wire::OPT_ABORT, &[], "sending NBD_OPT_ABORT");
+                let _ = conversation.send_option(wire::OPT_ABORT, &[], "sending NBD_OPT_ABORT");
                 return Err(match error {
                     wire::REP_ERR_UNKNOWN => HandshakeError::UnknownExport { export, message },
                     wire::REP_ERR_TLS_REQD => HandshakeError::TlsRequired { export },
@@ -314,38 +452,35 @@ fn go<S: Read + Write>(stream: &mut S, export: &str) -> Result<Option<Export>, H
             }
         }
     }
+    Err(HandshakeError::TooManyReplies {
+        limit: MAX_OPTION_REPLIES,
+    })
 }
 
 /// Asks for `export` with `NBD_OPT_EXPORT_NAME`.
 fn export_name<S: Read + Write>(
-    stream: &mut S,
+    conversation: &mut Conversation<'_, S>,
     export: &str,
     no_zeroes: bool,
 ) -> Result<Export, HandshakeError> {
-    send_option(
-        stream,
+    conversation.send_option(
         wire::OPT_EXPORT_NAME,
         export.as_bytes(),
         "sending NBD_OPT_EXPORT_NAME",
     )?;
     let mut reply = [0u8; 10 + wire::EXPORT_NAME_ZEROES];
     let length = if no_zeroes { 10 } else { reply.len() };
-    match stream.read_exact(&mut reply[..length]) {
+    match conversation.read_exact(&mut reply[..length], "the reply to NBD_OPT_EXPORT_NAME") {
         Ok(()) => Ok(Export {
             size_bytes: wire::be_u64(&reply[0..8]),
             flags: TransmissionFlags(wire::be_u16(&reply[8..10])),
             block_sizes: None,
             negotiation: Negotiation::ExportName,
         }),
-        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
-            Err(HandshakeError::ExportNameRefused {
-                export: export.to_string(),
-            })
-        }
-        Err(source) => Err(HandshakeError::Io {
-            during: "the reply to NBD_OPT_EXPORT_NAME",
-            source,
+        Err(HandshakeError::Closed { .. }) => Err(HandshakeError::ExportNameRefused {
+            export: export.to_string(),
         }),
+        Err(other) => Err(other),
     }
 }
 
@@ -566,5 +701,91 @@ pub(crate) mod tests {
             server.join().unwrap();
             assert!(error.contains(expected), "{expected}: {error}");
         }
+    }
+
+    /// The error of a handshake whose server answers `NBD_OPT_GO` with information item
+    /// `item` until the client hangs up.
+    fn flooded_with(item: Vec<u8>) -> HandshakeError {
+        let (mut client, server) = scripted_server(move |mut server| {
+            greet(&mut server, 1);
+            read_option(&mut server);
+            let mut reply = wire::OPTION_REPLY_MAGIC.to_be_bytes().to_vec();
+            reply.extend_from_slice(&wire::OPT_GO.to_be_bytes());
+            reply.extend_from_slice(&wire::REP_INFO.to_be_bytes());
+            reply.extend_from_slice(&(item.len() as u32).to_be_bytes());
+            reply.extend_from_slice(&item);
+            for _ in 0..100_000 {
+                if server.write_all(&reply).is_err() {
+                    break;
+                }
+            }
+        });
+        let error = negotiate(&mut client, "x").unwrap_err();
+        drop(client);
+        server.join().unwrap();
+        error
+    }
+
+    #[test]
+    fn endless_information_replies_are_cut_off() {
+        let error = flooded_with(b"\0\x04a description".to_vec());
+        assert!(
+            matches!(error, HandshakeError::TooManyReplies { limit: 32 }),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the server sent more than 32 replies to NBD_OPT_GO without an acknowledgement"
+        );
+    }
+
+    #[test]
+    fn the_whole_handshake_is_bounded_in_bytes() {
+        let mut item = vec![0, 4];
+        item.resize(MAX_INFO_BYTES as usize, b'd');
+        let error = flooded_with(item);
+        assert!(
+            matches!(error, HandshakeError::TooManyBytes { limit: 65536 }),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the server sent more than 65536 bytes during the handshake"
+        );
+    }
+
+    #[test]
+    fn long_information_items_and_server_text_are_bounded() {
+        let (mut client, server) = scripted_server(|mut server| {
+            greet(&mut server, 1);
+            read_option(&mut server);
+            let mut header = wire::OPTION_REPLY_MAGIC.to_be_bytes().to_vec();
+            header.extend_from_slice(&wire::OPT_GO.to_be_bytes());
+            header.extend_from_slice(&wire::REP_INFO.to_be_bytes());
+            header.extend_from_slice(&(MAX_INFO_BYTES + 1).to_be_bytes());
+            server.write_all(&header).unwrap();
+        });
+        let error = negotiate(&mut client, "x").unwrap_err().to_string();
+        server.join().unwrap();
+        assert_eq!(
+            error,
+            "information reply of 4099 bytes announced (at most 4098 accepted)"
+        );
+        let (mut client, server) = scripted_server(|mut server| {
+            greet(&mut server, 1);
+            read_option(&mut server);
+            let message = format!("bad\x1b[31m{}", "x".repeat(2000));
+            option_reply(
+                &mut server,
+                wire::OPT_GO,
+                wire::REP_ERR_POLICY,
+                message.as_bytes(),
+            );
+            let _ = read_option(&mut server);
+        });
+        let error = negotiate(&mut client, "x").unwrap_err().to_string();
+        server.join().unwrap();
+        assert!(error.contains("bad\\u{1b}[31mxxx"), "{error}");
+        assert!(!error.contains('\x1b') && error.len() < 700, "{error}");
     }
 }

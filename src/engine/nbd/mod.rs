@@ -5,7 +5,7 @@
 //!
 //! - `wire`: magic numbers, flags, codes and the fixed-size headers of the protocol;
 //! - `socket`: the TCP (`TCP_NODELAY`) or Unix-domain socket and its `sendmsg` / `recvmsg` /
-//!   `poll` calls;
+//!   `poll` calls, and the handshake's stream with one deadline;
 //! - `handshake`: fixed newstyle negotiation with `NBD_OPT_GO` asking for `NBD_INFO_EXPORT`
 //!   and `NBD_INFO_BLOCK_SIZE` (`NBD_OPT_EXPORT_NAME` only for servers without `NBD_OPT_GO`);
 //!   simple replies only, so structured replies are never requested;
@@ -14,6 +14,7 @@
 //!   reply parser (read payloads of 16 KiB and more received straight into the slot buffers;
 //!   small replies that arrive together read in one `recvmsg` and copied out);
 //! - `engine`: [`NbdEngine`], the queue-depth engine over one or more connections;
+//! - `waiting`: how long the transmission phase waits on a server, and why a wait ended;
 //! - `probe`: [`probe()`], the short look at an export before the run.
 //!
 //! Design decisions:
@@ -33,19 +34,32 @@
 //!   sent ([`probe()`] reports `read_only` so a run can refuse earlier).
 //! - **Block size constraints**, once announced, are obeyed: a request that breaks them is a
 //!   submit error instead of being sent.
+//! - **Every connection checks the export** against the first connection's, and the first
+//!   against what the probe found (`EngineOptions::expected_volume`): size, block size
+//!   constraints, read-only, flush, FUA and trim. A server that changes the export between
+//!   connections is refused before any request goes to it.
+//! - **Bounded by time and size.** Connecting and the whole handshake share one deadline
+//!   (`EngineOptions::net_timeout`, [`crate::engine::volume::DEFAULT_NET_TIMEOUT`] by
+//!   default), however slowly the server drips its bytes; the server's option replies are
+//!   bounded in number and length ([`MAX_OPTION_REPLIES`], [`MAX_OPTION_REPLY_BYTES`],
+//!   [`MAX_INFO_BYTES`], [`MAX_HANDSHAKE_BYTES`]). In the transmission phase the server must
+//!   complete a reply (or take a batch of requests) at least once per timeout, and after the
+//!   run's stop signal (`EngineOptions::stop`) requests in flight get
+//!   [`crate::engine::volume::STOP_GRACE`] before they are abandoned.
 //! - **Failures.** A failed request is a completion with a negative errno (`EIO`, `ENOSPC`,
 //!   `EINVAL`, `EPERM` …). A dead connection (end of stream, reset, protocol violation, a
-//!   server silent for [`DEFAULT_REPLY_TIMEOUT`]) fails `flush` / `reap` with an
+//!   server that made no progress for the timeout) fails `flush` / `reap` with an
 //!   [`crate::engine::EngineError`] naming the operation; nothing panics on what a server sends.
 //! - **Dropping** the engine waits briefly for requests in flight, then sends `NBD_CMD_DISC`.
 //!
 //! ```no_run
 //! use iopath::engine::nbd::{self, NbdEngine};
-//! use iopath::engine::{Completion, Direction, Engine, EngineOptions, IoRequest};
-//! use iopath::target::network::NetworkTarget;
+//! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+//! use iopath::result::Direction;
+//! use iopath::engine::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
-//! let volume = nbd::probe(&target)?;
+//! let volume = nbd::probe(&target, std::time::Duration::from_secs(30))?;
 //! let mut engine = NbdEngine::open(&target, &EngineOptions::new(8, 4096))?;
 //! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
 //! engine.flush()?;
@@ -65,9 +79,15 @@ mod handshake;
 mod probe;
 mod slots;
 mod socket;
+mod waiting;
 mod wire;
 
-pub use engine::{DEFAULT_REPLY_TIMEOUT, MAX_QUEUE_DEPTH, NbdEngine};
-pub use handshake::{Export, Negotiation};
+pub use engine::{MAX_QUEUE_DEPTH, NbdEngine};
+pub use handshake::{
+    Export, HandshakeError, MAX_HANDSHAKE_BYTES, MAX_INFO_BYTES, MAX_OPTION_REPLIES,
+    MAX_OPTION_REPLY_BYTES, Negotiation,
+};
 pub use probe::{HEAD_BYTES, probe};
+pub use socket::{WAIT_SLICE, WaitEnded};
+pub use waiting::Stall;
 pub use wire::{BlockSizes, TransmissionFlags};

@@ -2,32 +2,33 @@
 //! flags and block size constraints from the handshake, and its first 68 KiB.
 
 use super::engine::NbdEngine;
-use crate::engine::network::NetworkVolumeInfo;
-use crate::engine::{Completion, Direction, Engine, EngineError, EngineOptions, IoRequest};
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
+use crate::result::Direction;
 use std::io;
+use std::time::Duration;
 
 /// Bytes read from the start of the volume for signature detection.
 pub const HEAD_BYTES: u32 = 68 * 1024;
-
-/// Block size reported when the server announces none: the smallest block a client that wants
-/// to work with every server uses.
-const DEFAULT_MINIMUM_BLOCK: u32 = 512;
-
-/// Preferred block size reported when the server announces none (the protocol's default).
-const DEFAULT_PREFERRED_BLOCK: u32 = 4096;
 
 /// Attempts at each read of the head before the probe fails (a server may fail a read now and
 /// then, as nbdkit's error filter does on purpose).
 const HEAD_READ_ATTEMPTS: u32 = 3;
 
 /// Connects to `target`, negotiates its export, reads its first `min(68 KiB, size)` bytes
-/// (rounded down to the export's minimum block) and disconnects.
+/// (rounded down to the export's minimum block) and disconnects. Connecting and the handshake
+/// get `timeout` in all, and so does each read.
 ///
 /// Errors name the server and the export: connection refused, no such export
-/// (`NBD_REP_ERR_UNKNOWN`), TLS required, a broken handshake, a failed read.
-pub fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
-    let mut engine = NbdEngine::open(target, &EngineOptions::new(1, HEAD_BYTES as usize))?;
+/// (`NBD_REP_ERR_UNKNOWN`), TLS required, a broken or endless handshake, no reply in time, a
+/// failed read.
+pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeInfo, EngineError> {
+    let options = EngineOptions {
+        net_timeout: timeout,
+        ..EngineOptions::new(1, HEAD_BYTES as usize)
+    };
+    let mut engine = NbdEngine::open(target, &options)?;
     let export = *engine.export();
     let minimum = export.block_sizes.map_or(1, |sizes| sizes.minimum);
     let maximum = export.block_sizes.map_or(HEAD_BYTES, |sizes| sizes.maximum);
@@ -40,17 +41,9 @@ pub fn probe(target: &NetworkTarget) -> Result<NetworkVolumeInfo, EngineError> {
         read_with_retries(&mut engine, offset, length)?;
         head.extend_from_slice(&engine.buffer_mut(0)[..length as usize]);
     }
-    let sizes = export.block_sizes;
     Ok(NetworkVolumeInfo {
-        size_bytes: export.size_bytes,
-        logical_block_size: sizes.map_or(DEFAULT_MINIMUM_BLOCK, |sizes| sizes.minimum),
-        preferred_block_size: sizes.map_or(DEFAULT_PREFERRED_BLOCK, |sizes| sizes.preferred),
-        max_request_bytes: sizes.map_or(0, |sizes| sizes.maximum),
-        read_only: export.flags.read_only(),
-        flush: export.flags.flush(),
-        fua: export.flags.fua(),
-        trim: export.flags.trim(),
         head,
+        ..export.volume()
     })
 }
 

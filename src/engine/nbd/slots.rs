@@ -6,8 +6,9 @@
 //! sized to the queue depth when the engine opens; nothing here allocates afterwards (the
 //! ready queue never holds more than the queue depth).
 
+use crate::engine::Completion;
 use crate::engine::buffer::BufferPool;
-use crate::engine::{Completion, Direction};
+use crate::result::Direction;
 use std::collections::VecDeque;
 
 /// Where a slot is in its life.

@@ -4,15 +4,62 @@
 //! (scattering, blocking or not) and `poll`.
 //!
 //! The socket stays in blocking mode: a blocking receive is one system call (no `poll` first),
-//! bounded by `SO_RCVTIMEO`; every send passes `MSG_DONTWAIT`, so a full send buffer is
-//! reported instead of waited on (the caller then reads replies so the server can go on).
+//! bounded by `SO_RCVTIMEO` = [`WAIT_SLICE`], after which the caller looks at its deadline and
+//! at the run's stop signal and waits again; every send passes `MSG_DONTWAIT`, so a full send
+//! buffer is reported instead of waited on (the caller then reads replies so the server can go
+//! on).
+//!
+//! The handshake reads and writes through a [`DeadlineStream`]: one deadline for the whole
+//! handshake, however the server spreads its bytes out, and an end as soon as the run stops.
 
-use crate::target::network::NbdTransport;
+use crate::engine::StopSignal;
+use crate::engine::network_target::NbdTransport;
+use crate::units::format_wait;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Longest single blocking wait on a server: a stop is seen within this, and a deadline is
+/// overrun by at most this.
+pub const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// Why a wait on the server ended without what was waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WaitEnded {
+    /// The deadline passed.
+    #[error("no reply within {}", format_wait(*timeout))]
+    TimedOut {
+        /// The whole time allowed.
+        timeout: Duration,
+    },
+    /// The run is stopping.
+    #[error("the run is stopping")]
+    Stopped,
+}
+
+impl WaitEnded {
+    /// As an [`io::Error`] (kind `TimedOut` or `ConnectionAborted`) that carries this value.
+    pub fn into_io(self) -> io::Error {
+        let kind = match self {
+            WaitEnded::TimedOut { .. } => io::ErrorKind::TimedOut,
+            WaitEnded::Stopped => io::ErrorKind::ConnectionAborted,
+        };
+        io::Error::new(kind, self)
+    }
+
+    /// The wait that ended with `error`, when that is what `error` is.
+    pub fn of(error: &io::Error) -> Option<WaitEnded> {
+        error.get_ref()?.downcast_ref::<WaitEnded>().copied()
+    }
+}
+
+/// `now + wait`, or a far-off instant when that cannot be represented.
+pub fn later(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365))
+}
 
 /// A connected stream socket.
 #[derive(Debug)]
@@ -32,15 +79,19 @@ pub fn describe_server(transport: &NbdTransport) -> String {
 }
 
 impl Socket {
-    /// Connects to `transport`, trying every address a host name resolves to, each for at most
-    /// `timeout`; sets `TCP_NODELAY` on TCP.
-    pub fn connect(transport: &NbdTransport, timeout: Duration) -> io::Result<Socket> {
+    /// Connects to `transport`, trying every address a host name resolves to until
+    /// `deadline`; sets `TCP_NODELAY` on TCP.
+    pub fn connect(transport: &NbdTransport, deadline: Instant) -> io::Result<Socket> {
         match transport {
             NbdTransport::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
             NbdTransport::Tcp(address) => {
                 let mut last_error = None;
                 for resolved in (address.host.as_str(), address.port).to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&resolved, timeout) {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match TcpStream::connect_timeout(&resolved, left) {
                         Ok(stream) => {
                             stream.set_nodelay(true)?;
                             return Ok(Socket::Tcp(stream));
@@ -49,7 +100,11 @@ impl Socket {
                     }
                 }
                 Err(last_error.unwrap_or_else(|| {
-                    io::Error::new(io::ErrorKind::NotFound, "the host name has no address")
+                    if Instant::now() >= deadline {
+                        io::Error::from(io::ErrorKind::TimedOut)
+                    } else {
+                        io::Error::new(io::ErrorKind::NotFound, "the host name has no address")
+                    }
                 }))
             }
         }
@@ -135,6 +190,85 @@ impl Socket {
             Socket::Tcp(stream) => stream.shutdown(std::net::Shutdown::Write),
             Socket::Unix(stream) => stream.shutdown(std::net::Shutdown::Write),
         };
+    }
+}
+
+/// A connected socket whose reads and writes share one deadline and end when the run stops:
+/// however a server spreads its bytes out, the whole exchange ends by the deadline (overrun by
+/// at most [`WAIT_SLICE`]). A wait that ends early fails with a [`WaitEnded`] inside the
+/// [`io::Error`].
+pub struct DeadlineStream<'a> {
+    socket: &'a mut Socket,
+    deadline: Instant,
+    timeout: Duration,
+    stop: &'a StopSignal,
+}
+
+impl<'a> DeadlineStream<'a> {
+    /// Reads and writes on `socket` until `started + timeout`, or until `stop` is raised.
+    pub fn new(
+        socket: &'a mut Socket,
+        started: Instant,
+        timeout: Duration,
+        stop: &'a StopSignal,
+    ) -> io::Result<Self> {
+        socket.set_timeouts(WAIT_SLICE, WAIT_SLICE)?;
+        Ok(DeadlineStream {
+            socket,
+            deadline: later(started, timeout),
+            timeout,
+            stop,
+        })
+    }
+
+    /// Fails when the run is stopping or the deadline has passed.
+    fn check(&self) -> io::Result<()> {
+        if self.stop.is_raised() {
+            return Err(WaitEnded::Stopped.into_io());
+        }
+        if Instant::now() >= self.deadline {
+            return Err(WaitEnded::TimedOut {
+                timeout: self.timeout,
+            }
+            .into_io());
+        }
+        Ok(())
+    }
+}
+
+/// Whether `error` only says that one slice of waiting ended.
+fn slice_ended(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+impl Read for DeadlineStream<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        loop {
+            self.check()?;
+            match self.socket.read(buffer) {
+                Err(error) if slice_ended(&error) => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Write for DeadlineStream<'_> {
+    fn write(&mut self, buffer: &[u8]) -> io::Result<usize> {
+        loop {
+            self.check()?;
+            match self.socket.write(buffer) {
+                Err(error) if slice_ended(&error) => {}
+                other => return other,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -235,10 +369,69 @@ mod tests {
     }
 
     #[test]
+    fn a_dripping_peer_cannot_stretch_the_deadline() {
+        let (left, right) = UnixStream::pair().unwrap();
+        let dripper = std::thread::spawn(move || {
+            let mut right = right;
+            // One byte every 50 ms, far longer than the deadline, until the reader leaves.
+            for _ in 0..100 {
+                if right.write_all(b"x").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let mut socket = Socket::Unix(left);
+        let stop = StopSignal::new();
+        let started = Instant::now();
+        let mut stream =
+            DeadlineStream::new(&mut socket, started, Duration::from_millis(300), &stop).unwrap();
+        let mut buffer = [0u8; 64];
+        let error = stream.read_exact(&mut buffer).unwrap_err();
+        assert_eq!(
+            WaitEnded::of(&error),
+            Some(WaitEnded::TimedOut {
+                timeout: Duration::from_millis(300)
+            })
+        );
+        assert_eq!(error.to_string(), "no reply within 300 ms");
+        // The dripper would go on for 5 s.
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+        drop(socket);
+        dripper.join().unwrap();
+    }
+
+    #[test]
+    fn a_raised_stop_ends_the_wait() {
+        let (left, _right) = UnixStream::pair().unwrap();
+        let mut socket = Socket::Unix(left);
+        let stop = StopSignal::new();
+        let raiser = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(150));
+                stop.raise();
+            })
+        };
+        let started = Instant::now();
+        let mut stream =
+            DeadlineStream::new(&mut socket, started, Duration::from_secs(30), &stop).unwrap();
+        let error = stream.read(&mut [0u8; 8]).unwrap_err();
+        assert_eq!(WaitEnded::of(&error), Some(WaitEnded::Stopped));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "long before the 30 s deadline"
+        );
+        raiser.join().unwrap();
+    }
+
+    #[test]
     fn refused_connection_is_an_error() {
         let directory = tempfile::tempdir().unwrap();
         let transport = NbdTransport::Unix(directory.path().join("missing.sock"));
-        assert!(Socket::connect(&transport, Duration::from_secs(1)).is_err());
+        let deadline = Instant::now() + Duration::from_secs(1);
+        assert!(Socket::connect(&transport, deadline).is_err());
         assert_eq!(
             describe_server(&transport),
             format!("socket {}", directory.path().join("missing.sock").display())

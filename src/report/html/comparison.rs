@@ -7,12 +7,11 @@ use super::page::Section;
 use super::parts::num;
 use super::svg::{BarChart, BarSeries, compact};
 use crate::compare::{Comparison, CostReport, Metric};
-use crate::report::analysis::format_rate;
 use crate::report::compare_cells::{
     LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell,
 };
 use crate::report::compare_text::{cost_basis, has_verdicts, header};
-use crate::report::text::format_count;
+use crate::units::{format_count, format_rate};
 use std::fmt::Write;
 
 fn table(comparison: &Comparison) -> String {

@@ -6,9 +6,8 @@ use super::escape::escape;
 use super::page::Section;
 use super::parts::seconds;
 use crate::compare::{Comparison, LabeledRun, Outcome};
-use crate::report::analysis::{TrustKind, format_bytes};
-use crate::report::result::StopReason;
-use crate::target::TargetKind;
+use crate::result::{StopReason, TargetKind, TrustKind};
+use crate::units::format_bytes;
 use std::fmt::Write;
 
 fn kind_name(kind: TargetKind) -> &'static str {

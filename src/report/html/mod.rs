@@ -33,7 +33,7 @@ mod test_detail;
 
 use crate::compare::labels::labels_of;
 use crate::compare::{CompareOptions, Comparison, LabeledRun, compare};
-use crate::report::RunResult;
+use crate::result::RunResult;
 use std::io::{self, Write};
 
 /// What one report shows.

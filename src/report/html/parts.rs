@@ -2,8 +2,7 @@
 //! directions a test did.
 
 use super::escape::{anchor, escape};
-use crate::report::analysis::Verdict;
-use crate::report::result::{DirectionResult, TestResult};
+use crate::result::{DirectionResult, TestResult, Verdict};
 
 /// The anchor of test `test` of run `run`.
 pub fn test_anchor(run: usize, test: usize, name: &str) -> String {
@@ -31,7 +30,7 @@ pub fn utilisation_bar(percent: f64) -> String {
     format!(
         r#"<div class="{class}"><span style="width:{:.1}%"></span><b>{}</b></div>"#,
         percent.clamp(0.0, 100.0),
-        crate::report::analysis::format_percent(percent)
+        crate::units::format_percent(percent)
     )
 }
 

@@ -5,8 +5,8 @@ use super::escape::escape;
 use super::page::Section;
 use super::parts::utilisation_bar;
 use crate::compare::LabeledRun;
-use crate::report::RunResult;
-use crate::report::analysis::{Duplex, HopOrigin, StoragePath, format_iops, format_rate};
+use crate::result::{Duplex, HopOrigin, RunResult, StoragePath};
+use crate::units::{format_iops, format_rate};
 use std::fmt::Write;
 
 /// The busiest test through hop `key`: (its name, the utilisation in percent).

@@ -8,8 +8,8 @@ use crate::compare::LabeledRun;
 use crate::compare::comparison::{FigureDirection, Metric};
 use crate::compare::significance::{direction_of, figure_direction, test_figures};
 use crate::report::compare_cells::value_cell;
-use crate::report::result::{StopReason, TestResult};
-use crate::report::text::format_latency;
+use crate::result::{StopReason, TestResult};
+use crate::units::format_latency;
 use std::fmt::Write;
 
 const HEADER: &str = r#"<tr><th>test</th><th class="num">MB/s</th><th class="num">MiB/s</th><th class="num">IOPS</th><th class="num">mean</th><th class="num">p99</th><th class="num">p99.9</th><th class="num">max</th><th class="num">CPU %</th><th>verdict</th></tr>"#;

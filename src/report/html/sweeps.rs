@@ -7,10 +7,8 @@ use super::page::Section;
 use super::svg::{Axis, LineChart, Scale, Series, compact, latency_tick, size_tick, whole_tick};
 use crate::compare::LabeledRun;
 use crate::compare::significance::{direction_of, figure_direction};
-use crate::report::result::TestResult;
-use crate::report::text::{format_count, format_latency};
-use crate::units::format_size;
-use crate::workload::sweep::{SweepAxis, SweepValue};
+use crate::result::{SweepAxis, SweepValue, TestResult};
+use crate::units::{format_count, format_latency, format_size};
 
 /// One point of a curve.
 #[derive(Clone, Debug, PartialEq)]

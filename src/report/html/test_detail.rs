@@ -8,10 +8,9 @@ use super::page::Section;
 use super::parts::{directions, num, seconds, test_anchor, utilisation_bar, verdict_badge};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, latency_tick};
 use crate::compare::LabeledRun;
-use crate::report::analysis::{TestAnalysis, format_percent, format_rate};
-use crate::report::result::{DirectionResult, PERCENTILES, TestResult};
-use crate::report::text::{format_count, format_latency};
+use crate::result::{DirectionResult, PERCENTILES, TestAnalysis, TestResult};
 use crate::stats::histogram::bucket_value;
+use crate::units::{format_count, format_latency, format_percent, format_rate};
 use std::fmt::Write;
 
 /// Bins of the latency distribution per power of two.

@@ -1,11 +1,11 @@
-//! The report of a real run (the shared result of `report::fio_json::test_run`), checked as
+//! The report of a saved real run (the `mixed` fixture of tests/fixtures), checked as
 //! text: complete, self-contained, escaped, with every chart counted. The browser test in
 //! tests/compare_report.rs checks what Chromium draws.
 
 use super::*;
 use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
-use crate::report::fio_json::test_run::run_result;
-use crate::workload::sweep::{SweepAxis, SweepValue};
+use crate::result::{SweepAxis, SweepValue};
+use crate::support::fixtures::mixed;
 
 fn html_of(runs: &[LabeledRun<'_>]) -> String {
     let mut out = Vec::new();
@@ -48,7 +48,7 @@ fn series_points(html: &str, id: &str) -> Vec<usize> {
 
 #[test]
 fn one_run_gives_a_complete_self_contained_page() {
-    let result = run_result();
+    let result = mixed();
     let html = html_of(&[LabeledRun::new("only", result)]);
     assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
     assert!(html.trim_end().ends_with("</html>"));
@@ -98,7 +98,7 @@ fn one_run_gives_a_complete_self_contained_page() {
 
 #[test]
 fn the_distribution_bins_every_io_once() {
-    let test = &run_result().tests[0];
+    let test = &mixed().tests[0];
     let (points, total) = test_detail::distribution(&test.read);
     assert_eq!(total, test.read.io_count);
     let shares: f64 = points.iter().map(|(_, share)| share).sum();
@@ -113,7 +113,7 @@ fn the_distribution_bins_every_io_once() {
 
 #[test]
 fn an_analysed_run_shows_verdicts_and_its_path() {
-    let mut result = run_result().clone();
+    let mut result = mixed().clone();
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
     let facts = HostFacts {
         memory_copy_bytes_per_second: Some(10_000_000_000),
@@ -142,8 +142,8 @@ fn an_analysed_run_shows_verdicts_and_its_path() {
 
 #[test]
 fn several_runs_are_compared_with_bars() {
-    let a = run_result().clone();
-    let mut b = run_result().clone();
+    let a = mixed().clone();
+    let mut b = mixed().clone();
     b.label = Some("later".into());
     b.tests[1].name = "only in later".into();
     let html = html_of(&[LabeledRun::new("first", &a), LabeledRun::new("later", &b)]);
@@ -161,7 +161,7 @@ fn several_runs_are_compared_with_bars() {
 
 #[test]
 fn sweeps_draw_one_curve_per_run() {
-    let mut result = run_result().clone();
+    let mut result = mixed().clone();
     result.tests.truncate(1);
     let mut points = Vec::new();
     for depth in [1u64, 4, 16] {
@@ -192,7 +192,7 @@ fn sweeps_draw_one_curve_per_run() {
 
 #[test]
 fn names_cannot_break_the_page() {
-    let mut result = run_result().clone();
+    let mut result = mixed().clone();
     result.tests[0].name = "<script>alert(1)</script> & \"q\"".into();
     result.host.hostname = "<b>host</b>".into();
     let html = html_of(&[LabeledRun::new("<i>label</i>", &result)]);
@@ -204,9 +204,9 @@ fn names_cannot_break_the_page() {
 
 #[test]
 fn write_html_labels_runs_itself() {
-    let mut first = run_result().clone();
+    let mut first = mixed().clone();
     first.label = None;
-    let mut second = run_result().clone();
+    let mut second = mixed().clone();
     second.label = Some("tuned".into());
     let mut out = Vec::new();
     write_html(&[first, second], &mut out).unwrap();

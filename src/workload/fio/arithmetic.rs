@@ -2,7 +2,7 @@
 //! and parentheses over numbers, which may carry the option's units (`(4k*3)`, `(2m-512)`).
 //! In a time expression a bare number is microseconds, as fio's HOWTO says.
 
-use super::values::{size_multiplier, time_multiplier_ns};
+use super::suffixes::{size_multiplier, time_multiplier_ns};
 
 /// How the numbers of an expression are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

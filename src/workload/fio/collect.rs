@@ -7,10 +7,11 @@
 //! An option iopath does not support stops the load at its line, or is listed and skipped with
 //! `--ignore-unsupported`; a malformed value always stops it.
 
+use super::location::Location;
 use super::notes::Notes;
 use super::parsers::OptionError;
 use super::settings::JobSettings;
-use super::source::{Entry, Location};
+use super::source::Entry;
 use super::suggestions::near_text;
 use super::table::{Input, Support, find};
 use super::values::uses_iec_suffix;

@@ -13,9 +13,9 @@
 use super::collect::JobDefinition;
 use super::notes::Notes;
 use super::settings::JobSettings;
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
-use crate::target::network::NetworkTarget;
+use crate::engine::network_target::NetworkTarget;
+use crate::result::EngineKind;
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use std::path::{Path, PathBuf};
 
@@ -172,10 +172,10 @@ fn protocol_files(
 ) -> Result<JobFiles, JobFileError> {
     let settings = &job.settings;
     let engine_at = &settings.engine.at;
-    let error = |at: &super::source::Location, message: String| {
+    let error = |at: &super::location::Location, message: String| {
         at.error(format!("job '{}': {message}", job.section))
     };
-    let (urls, at): (Vec<String>, &super::source::Location) = if !request.targets.is_empty() {
+    let (urls, at): (Vec<String>, &super::location::Location) = if !request.targets.is_empty() {
         let urls = request
             .targets
             .iter()
@@ -316,7 +316,7 @@ pub fn existing_bytes(job: &JobDefinition, files: &JobFiles) -> Result<u64, Stri
         let TargetSpec::Path { path, .. } = target else {
             return Err(format!("{target:?}: give size= for a network target"));
         };
-        let info = crate::target::inspect(path).map_err(|_| {
+        let info = crate::targets::inspect(path).map_err(|_| {
             format!(
                 "{} does not exist and the job gives no size: give size= (or --size) to create it",
                 path.display()

@@ -8,7 +8,7 @@
 
 use super::parsers::block_shares;
 use super::settings::{JobSettings, Pattern, READ, SplitShare, WRITE};
-use crate::workload::{AccessLine, AccessSpec};
+use crate::result::{AccessLine, AccessSpec};
 
 /// What one direction issues.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,9 +112,9 @@ pub fn access_spec(settings: &JobSettings) -> AccessSpec {
 
 #[cfg(test)]
 mod tests {
+    use super::super::location::Location;
     use super::super::parsers;
     use super::super::settings::BlockChoice;
-    use super::super::source::Location;
     use super::*;
 
     fn settings(pattern: Pattern) -> JobSettings {

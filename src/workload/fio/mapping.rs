@@ -11,11 +11,10 @@ use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{EngineKind, RunLength, Workload};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
-use crate::workload::{RunLength, Workload};
 
 /// A job mapped to a workload, with the files it runs on.
 #[derive(Clone, Debug)]
@@ -84,6 +83,16 @@ pub fn map_job(
     workload.rate_iops = total_rate(settings, settings.rate_iops, false, notes, name)
         .map(|rate| (rate * clones).round().max(1.0) as u64);
     sequential_notes(job, &files, notes);
+    if let Some(at) = &settings.read_mix_at
+        && !(settings.pattern.reads() && settings.pattern.writes())
+    {
+        notes.add(
+            Some(at),
+            format!(
+                "job '{name}': rwmixread/rwmixwrite has no effect: rw names a single direction (as in fio)"
+            ),
+        );
+    }
     if settings.pattern.random() && !settings.norandommap {
         notes.add(
             None,
@@ -111,6 +120,9 @@ pub fn map_job(
     };
     let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
     let mut workload = overrides.apply(&workload).map_err(job_error)?;
+    for note in overrides.notes() {
+        notes.add(None, note);
+    }
     if engine == EngineKind::Null {
         workload.region_size_bytes = None;
     }
@@ -163,7 +175,7 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
 }
 
 /// The distribution, noted when it cannot matter.
-fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::workload::OffsetDistribution {
+fn distribution(job: &JobDefinition, notes: &mut Notes) -> crate::result::OffsetDistribution {
     match &job.settings.distribution {
         Some(set) if !job.settings.pattern.random() => {
             notes.add(

@@ -5,8 +5,8 @@
 //! 1. [`source`]: lines into located `[section]` and `option=value` entries — comments,
 //!    `include`, and [`expand`]ed values (`${VAR}`, `$pagesize`, `$mb_memory`, `$ncpus`);
 //! 2. [`collect`]: entries into jobs by fio's rules (`[global]` defaults, later wins), each option
-//!    read through the [`table`] that declares every option iopath knows, with [`values`] and
-//!    [`parsers`] for fio's value syntax and [`arithmetic`] for `(expressions)`;
+//!    read through the [`table`] that declares every option iopath knows, with [`values`],
+//!    [`suffixes`] and [`parsers`] for fio's value syntax and [`arithmetic`] for `(expressions)`;
 //! 3. [`plan`]: jobs into tests (`stonewall`) and reporting groups, each job [`mapping`]ped to a
 //!    workload with its [`files`] and access [`lines`], the command line's overrides on top.
 //!
@@ -30,12 +30,14 @@ pub mod collect;
 pub mod expand;
 pub mod files;
 pub mod lines;
+pub mod location;
 pub mod mapping;
 pub mod notes;
 pub mod parsers;
 pub mod plan;
 pub mod settings;
 pub mod source;
+pub mod suffixes;
 pub mod suggestions;
 pub mod table;
 pub mod values;

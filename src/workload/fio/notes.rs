@@ -1,7 +1,7 @@
 //! Notes for the user about how a job file was mapped, each said once: the same remark made by
 //! every job of a file (an engine mapped the same way in each) keeps only its first place.
 
-use super::source::Location;
+use super::location::Location;
 
 /// Notes in the order they were made.
 #[derive(Clone, Debug, Default)]

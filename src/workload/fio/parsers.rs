@@ -5,8 +5,7 @@
 
 use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
 use super::values::{integer, size, size_or_percent};
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// Why an option's value cannot be used.

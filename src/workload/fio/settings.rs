@@ -2,9 +2,8 @@
 //! two-stage parse): typed values with fio's defaults, each kept with the line that set it where
 //! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
 
-use super::source::Location;
-use crate::engine::EngineKind;
-use crate::workload::OffsetDistribution;
+use super::location::Location;
+use crate::result::{EngineKind, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// A value and the line that set it.
@@ -120,6 +119,8 @@ pub struct JobSettings {
     pub pattern: Pattern,
     /// `rwmixread` (default 50).
     pub read_mix_percent: u8,
+    /// Where `rwmixread` or `rwmixwrite` was set.
+    pub read_mix_at: Option<Location>,
     /// `percentage_random` per direction (default 100).
     pub random_percent: [u8; 2],
     /// Where `percentage_random` was set.
@@ -214,6 +215,7 @@ impl JobSettings {
             offset: 0,
             pattern: Pattern::Read,
             read_mix_percent: 50,
+            read_mix_at: None,
             random_percent: [100, 100],
             random_percent_at: None,
             blocks: [BlockChoice::Fixed(4096); 2],

@@ -8,6 +8,7 @@
 //! dropped; an included file holds options only, never sections.
 
 use super::expand::{Environment, expand};
+use super::location::Location;
 use super::notes::Notes;
 use crate::workload::job_file::JobFileError;
 use std::path::{Path, PathBuf};
@@ -17,32 +18,6 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 
 /// Longest line read, in bytes (fio's own limit is 8 KiB).
 const MAX_LINE_BYTES: usize = 64 * 1024;
-
-/// Where an entry was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
-    /// The file (an included file when the entry came from one).
-    pub file: PathBuf,
-    /// 1-based line number.
-    pub line: usize,
-}
-
-impl Location {
-    /// An error at this place.
-    pub fn error(&self, message: impl Into<String>) -> JobFileError {
-        JobFileError {
-            file: self.file.clone(),
-            line: Some(self.line),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Location {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file.display(), self.line)
-    }
-}
 
 /// One meaningful line of a job file.
 #[derive(Clone, Debug, PartialEq, Eq)]

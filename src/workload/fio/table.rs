@@ -10,10 +10,10 @@
 //!
 //! A name in none of these is refused the same way, with the supported names nearest to it.
 
+use super::location::Location;
 use super::notes::Notes;
 use super::parsers::{self, OptionError};
 use super::settings::{JobSettings, Set};
-use super::source::Location;
 use super::values::{boolean, colon_list, integer, per_direction, percent, size, time_ns};
 
 /// What iopath does with an option.
@@ -445,9 +445,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "rwmixread",
         aliases: &[],
-        mapping: "share of reads in a mix (default 50)",
+        mapping: "share of reads in a mix (default 50); no effect on a single direction (as in fio)",
         support: Support::Mapped(|s, input| {
             s.read_mix_percent = percent(input.text()?)?;
+            s.read_mix_at = Some(input.at.clone());
             Ok(())
         }),
     },
@@ -457,6 +458,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         mapping: "share of writes in a mix; the later of rwmixread/rwmixwrite wins",
         support: Support::Mapped(|s, input| {
             s.read_mix_percent = 100 - percent(input.text()?)?;
+            s.read_mix_at = Some(input.at.clone());
             Ok(())
         }),
     },

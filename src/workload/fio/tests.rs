@@ -3,12 +3,11 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{AccessLine, EngineKind, OffsetDistribution, RunLength};
+use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::workload::options::WorkloadOptions;
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{AccessLine, OffsetDistribution, RunLength};
 use std::path::{Path, PathBuf};
 
 const GIB: u64 = 1 << 30;
@@ -620,6 +619,7 @@ fn junk_never_panics() {
 fn the_corpus_loads_or_is_refused_at_a_line() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
     let Ok(entries) = std::fs::read_dir(&corpus) else {
+        crate::support::skip(format_args!("{} is not here", corpus.display()));
         return;
     };
     let request = JobFileRequest {
@@ -640,4 +640,30 @@ fn the_corpus_loads_or_is_refused_at_a_line() {
             Err(error) => assert!(error.line.is_some(), "{}: {error}", path.display()),
         }
     }
+}
+
+#[test]
+fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
+    let loaded = load(
+        "[a]\nsize=1m\nrw=read\nrwmixread=0\n[b]\nsize=1m\nrw=randwrite\nrwmixwrite=0\n[c]\nsize=1m\nrw=randrw\nrwmixread=0\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.reads() && !jobs[0].workload.writes());
+    assert!(jobs[1].workload.writes() && !jobs[1].workload.reads());
+    assert!(jobs[2].workload.writes() && !jobs[2].workload.reads());
+    let notes: Vec<&String> = loaded
+        .notes
+        .iter()
+        .filter(|note| note.contains("rwmixread"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{:?}", loaded.notes);
+    assert!(
+        notes[0].contains(":4:") && notes[0].contains("job 'a'"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].contains(":8:") && notes[1].contains("job 'b'"),
+        "{notes:?}"
+    );
 }

@@ -5,22 +5,25 @@
 
 use super::super::options::WorkloadOptions;
 use super::super::suite::base_workload;
-use super::super::{JobPlan, Plan, TestPlan, Workload};
+use super::super::{JobPlan, Plan, TestPlan};
 use super::document::{Problem, Setting, scalar_text};
 use super::keys::{self, Extra};
 use super::reader::{FileDraft, TableDraft, TargetEntry, TargetKey};
-use crate::target::TargetSpec;
+use crate::result::Workload;
+use crate::targets::TargetSpec;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::DeTable;
 
 /// Builds the plan of a file read into `draft`. `overrides` (command-line flags) apply on top
-/// of every job; `command_line_targets`, when not empty, replace every job's targets.
+/// of every job; `command_line_targets`, when not empty, replace every job's targets. What the
+/// user should know about settings that were left out goes to `notes` (each once).
 pub(super) fn build_plan(
     draft: &FileDraft<'_>,
     overrides: &[Setting<'_>],
     command_line_targets: &[PathBuf],
+    notes: &mut Vec<Problem>,
 ) -> Result<Plan, Problem> {
     let command_line_targets: Vec<TargetEntry> = command_line_targets
         .iter()
@@ -45,7 +48,7 @@ pub(super) fn build_plan(
         let mut jobs = Vec::new();
         for (job_index, job) in job_drafts.iter().enumerate() {
             let settings = merge(&[&draft.defaults, &test.settings, &job.settings, overrides]);
-            let workload = build_workload(&settings, job.line)?;
+            let workload = build_workload(&settings, job.line, notes)?;
             let entries = if command_line_targets.is_empty() {
                 job.targets
                     .as_ref()
@@ -110,8 +113,12 @@ fn merge<'i>(layers: &[&[Setting<'i>]]) -> Vec<Setting<'i>> {
 }
 
 /// The workload of one job's merged settings, built like the flags of `iopath run` build
-/// theirs (from the same defaults, seed included).
-fn build_workload(settings: &[Setting<'_>], line: usize) -> Result<Workload, Problem> {
+/// theirs (from the same defaults, seed included); its notes go to `notes`.
+fn build_workload(
+    settings: &[Setting<'_>],
+    line: usize,
+    notes: &mut Vec<Problem>,
+) -> Result<Workload, Problem> {
     let at = |setting: &Setting<'_>, message: String| Problem::at(setting.origin.line(), message);
     let mut table = DeTable::new();
     let mut extras = Vec::new();
@@ -140,13 +147,19 @@ fn build_workload(settings: &[Setting<'_>], line: usize) -> Result<Workload, Pro
             "think-blocks counts I/Os between think-time pauses: give think-time too".into(),
         ));
     }
-    let mut workload = options.apply(&base_workload()).map_err(|message| {
+    let at_mentioned = |message: String| {
         let line = match mentioned_setting(&message, settings) {
             Some(setting) => setting.origin.line(),
             None => Some(line),
         };
         Problem::at(line, message)
-    })?;
+    };
+    let mut workload = options.apply(&base_workload()).map_err(at_mentioned)?;
+    for note in options.notes().into_iter().map(at_mentioned) {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     for (setting, extra) in extras {
         extra
             .apply(&mut workload)

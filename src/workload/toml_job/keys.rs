@@ -3,7 +3,7 @@
 
 use super::super::option_values as parse;
 use super::super::options::WorkloadOptions;
-use super::super::{RunLength, Workload};
+use crate::result::{RunLength, Workload};
 use serde::de::{Deserialize, Deserializer, Error as _, Visitor};
 
 /// Delay before the job starts (fio's `startdelay`).

@@ -31,8 +31,8 @@
 //!
 //! Reading has two stages, like the flags: the document is walked and every key checked
 //! against its table and its value against the option's parser ([`reader`]), then each job's
-//! settings are layered and applied into a [`super::Workload`] ([`build`]). Every problem is a
-//! [`JobFileError`] naming the file and the line of the key at fault.
+//! settings are layered and applied into a [`crate::result::Workload`] ([`build`]). Every
+//! problem is a [`JobFileError`] naming the file and the line of the key at fault.
 
 mod build;
 mod document;
@@ -61,15 +61,23 @@ pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileE
 
 /// Reads TOML job text; `file` names it in errors.
 pub fn read(text: &str, file: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
-    let plan = read_plan(text, request).map_err(|problem| problem.into_error(file))?;
+    let mut notes = Vec::new();
+    let plan = read_plan(text, request, &mut notes).map_err(|problem| problem.into_error(file))?;
     Ok(LoadedJob {
         plan,
         ignored: Vec::new(),
-        notes: Vec::new(),
+        notes: notes
+            .into_iter()
+            .map(|note| note.into_error(file).to_string())
+            .collect(),
     })
 }
 
-fn read_plan(text: &str, request: &JobFileRequest) -> Result<Plan, Problem> {
+fn read_plan(
+    text: &str,
+    request: &JobFileRequest,
+    notes: &mut Vec<Problem>,
+) -> Result<Plan, Problem> {
     let lines = LineIndex::new(text);
     let document = DeTable::parse(text).map_err(|error| {
         Problem::at(
@@ -90,7 +98,7 @@ fn read_plan(text: &str, request: &JobFileRequest) -> Result<Plan, Problem> {
             origin: Origin::CommandLine,
         })
         .collect();
-    build::build_plan(&draft, &overrides, &request.targets)
+    build::build_plan(&draft, &overrides, &request.targets, notes)
 }
 
 #[cfg(test)]

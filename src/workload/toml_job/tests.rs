@@ -1,13 +1,11 @@
-use super::super::distribution::Zone;
 use super::super::options::WorkloadOptions;
 use super::super::suite::{DEFAULT_SEED, base_workload, default_suite};
-use super::super::{
-    AccessLine, AccessPattern, AccessSpec, BlockSizeMix, JobPlan, OffsetDistribution, Plan,
-    RunLength, TestPlan, Workload,
-};
+use super::super::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use super::*;
-use crate::engine::EngineKind;
-use crate::target::TargetSpec;
+use crate::result::{
+    AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
+};
+use crate::targets::TargetSpec;
 use std::path::PathBuf;
 
 fn plan_of(text: &str) -> Plan {
@@ -555,4 +553,26 @@ fn the_documented_default_suite_is_the_default_suite() {
             test.name
         );
     }
+}
+
+#[test]
+fn a_read_percentage_never_turns_a_single_direction_into_a_mix() {
+    let text =
+        "[[test]]\nrw = \"read\"\nread-pct = 0\n[[test]]\nrw = \"randwrite\"\nread-pct = 100\n";
+    let loaded = read(text, "t.toml".as_ref(), &JobFileRequest::default()).unwrap();
+    let reads = &loaded.plan.tests[0].jobs[0].workload;
+    assert!(reads.reads() && !reads.writes());
+    let writes = &loaded.plan.tests[1].jobs[0].workload;
+    assert!(writes.writes() && !writes.reads());
+    assert_eq!(loaded.notes.len(), 2, "{:?}", loaded.notes);
+    assert!(
+        loaded.notes[0].starts_with("t.toml:3: --read-pct 0 is ignored: --rw read"),
+        "{:?}",
+        loaded.notes
+    );
+    assert!(
+        loaded.notes[1].contains("--rw randwrite"),
+        "{:?}",
+        loaded.notes
+    );
 }

@@ -7,9 +7,10 @@
 
 use super::super::options::{WorkloadOptions, format_time};
 use super::super::suite::base_workload;
-use super::super::{AccessSpec, JobPlan, Plan, RunLength, TestPlan, Workload};
+use super::super::{JobPlan, Plan, TestPlan};
 use super::keys::{self, EXTRA_KEY_PLACES};
-use crate::target::TargetSpec;
+use crate::result::{AccessSpec, RunLength, Workload};
+use crate::targets::TargetSpec;
 use crate::units::format_size;
 use std::path::Path;
 

@@ -1,0 +1,63 @@
+//! CPU used while measuring: iopath's own time, its busiest thread and every core of the host.
+
+use serde::{Deserialize, Serialize};
+
+/// CPU used while measuring.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuResult {
+    /// Wall time the CPU figures cover, ns.
+    pub wall_ns: u64,
+    /// iopath's user time, ns.
+    pub user_ns: u64,
+    /// iopath's system time, ns.
+    pub system_ns: u64,
+    /// Logical CPUs of the host.
+    pub cpu_count: u32,
+    /// CPU time of iopath's busiest worker thread, ns.
+    pub busiest_thread_ns: u64,
+    /// Every core of the host over the same wall time (all processes, from /proc/stat).
+    pub cores: Vec<CoreUsage>,
+}
+
+/// Use of one core, from /proc/stat.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreUsage {
+    /// CPU number.
+    pub cpu: u32,
+    /// All accounted time, ns.
+    pub total_ns: u64,
+    /// Time not idle and not waiting for I/O, ns.
+    pub busy_ns: u64,
+    /// Time serving hardware interrupts, ns.
+    pub irq_ns: u64,
+    /// Time serving software interrupts, ns.
+    pub softirq_ns: u64,
+}
+
+impl CpuResult {
+    /// iopath's user + system time as a percentage of the whole machine.
+    pub fn process_percent_of_host(&self) -> f64 {
+        if self.wall_ns == 0 || self.cpu_count == 0 {
+            return 0.0;
+        }
+        (self.user_ns + self.system_ns) as f64 / (self.wall_ns as f64 * self.cpu_count as f64)
+            * 100.0
+    }
+
+    /// Busy share of the busiest core, percent (every process counted).
+    pub fn busiest_core_percent(&self) -> f64 {
+        self.cores
+            .iter()
+            .filter(|core| core.total_ns > 0)
+            .map(|core| core.busy_ns as f64 / core.total_ns as f64 * 100.0)
+            .fold(0.0, f64::max)
+    }
+
+    /// CPU time of the busiest worker thread as a percentage of one core.
+    pub fn busiest_thread_percent(&self) -> f64 {
+        if self.wall_ns == 0 {
+            return 0.0;
+        }
+        self.busiest_thread_ns as f64 / self.wall_ns as f64 * 100.0
+    }
+}

@@ -1,0 +1,51 @@
+//! The engine a test ran with, what it can do, and the direction of an I/O.
+
+use serde::{Deserialize, Serialize};
+
+/// The engine in effect for a test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineReport {
+    /// Engine name.
+    pub name: String,
+    /// What it did.
+    pub capabilities: Capabilities,
+}
+
+/// Direction of one I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Data from the target into memory.
+    Read,
+    /// Data from memory to the target.
+    Write,
+}
+
+/// What an engine can do, as typed fields rather than flag bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Highest queue depth one instance keeps in flight.
+    pub max_queue_depth: u32,
+    /// Buffers are registered with the kernel (io_uring fixed buffers).
+    pub registered_buffers: bool,
+    /// The file is registered with the kernel (io_uring fixed files).
+    pub registered_files: bool,
+    /// The engine really transfers data (false only for the null engine).
+    pub performs_io: bool,
+}
+
+/// The engines iopath offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// Linux io_uring, the default where the kernel allows it.
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    Sync,
+    /// No I/O at all: iopath's own cost per I/O.
+    Null,
+    /// iopath's NBD client (chosen by an `nbd://` target).
+    Nbd,
+    /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
+    Iscsi,
+}

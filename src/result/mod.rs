@@ -1,0 +1,60 @@
+//! The RunResult schema: plain, versioned serde data, the one artifact every exporter,
+//! `compare` and the analysis read. Field by field in docs/result-schema.md.
+//!
+//! This module is the bottom layer of iopath: it holds data and the small accessors that read
+//! it (names of variants, shares derived from stored counts), and imports nothing of the rest
+//! of iopath. The code that builds these values lives above it — the runner, the engines, the
+//! recorders, the analysis — each adding its own `impl` blocks where it needs logic.
+//!
+//! Measured values are integers with their unit in the name (`bytes`, `latency_ns`); rates
+//! (`iops`, `bytes_per_second`) are derived from them and stored for convenience.
+//!
+//! One file per area:
+//! - [`run`]: the run as a whole ([`RunResult`], [`HostInfo`], [`SCHEMA_VERSION`]);
+//! - [`test`](mod@test): a test, its jobs and the figures of each direction;
+//! - [`cpu`]: CPU use while measuring;
+//! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
+//! - [`workload`]: the workload as run and the sweep point;
+//! - [`target`]: what was found about a target before the run;
+//! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
+//! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
+//!   a test;
+//! - [`link`]: link tests (`iopath net`).
+//!
+//! ```
+//! use iopath::result::{SCHEMA_VERSION, StopReason};
+//! assert_eq!(SCHEMA_VERSION, 1);
+//! assert_eq!(serde_json::to_string(&StopReason::Interrupted).unwrap(), "\"interrupted\"");
+//! ```
+
+pub mod analysis;
+pub mod cpu;
+pub mod engine;
+pub mod histogram;
+pub mod link;
+pub mod path;
+pub mod run;
+pub mod series;
+pub mod target;
+pub mod test;
+pub mod workload;
+
+pub use analysis::{
+    ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
+    QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote, Verdict,
+};
+pub use cpu::{CoreUsage, CpuResult};
+pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use histogram::SparseHistogram;
+pub use link::{LinkDirection, LinkTestResult};
+pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
+pub use run::{HostInfo, RunResult, SCHEMA_VERSION};
+pub use series::IntervalPoint;
+pub use target::{TargetInfo, TargetKind};
+pub use test::{
+    DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, PERCENTILES,
+    SteadyOutcome, StopReason, TestResult,
+};
+pub use workload::{
+    AccessLine, AccessSpec, OffsetDistribution, RunLength, SweepAxis, SweepValue, Workload, Zone,
+};

@@ -1,0 +1,20 @@
+//! Per-interval (normally per-second) series: one point per interval of the measured time.
+
+use serde::{Deserialize, Serialize};
+
+/// One point of a merged series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntervalPoint {
+    /// Start of the interval, ns after the measurement started.
+    pub start_ns: u64,
+    /// Length of the interval, ns (the last one may be shorter).
+    pub duration_ns: u64,
+    /// Bytes completed in the interval.
+    pub bytes: u64,
+    /// I/Os completed in the interval.
+    pub io_count: u64,
+    /// Mean latency of those I/Os, ns (0 when none completed).
+    pub mean_latency_ns: u64,
+    /// 99th percentile latency of those I/Os, ns (0 when none completed).
+    pub p99_latency_ns: u64,
+}

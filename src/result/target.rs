@@ -1,0 +1,46 @@
+//! What was found about a target before the run.
+
+use serde::{Deserialize, Serialize};
+
+/// Kind of target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A block device.
+    BlockDevice,
+    /// An NBD export (reached by the nbd engine).
+    Nbd,
+    /// An iSCSI logical unit (reached by the iscsi engine).
+    Iscsi,
+}
+
+/// What was found about a target before the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The path as given.
+    pub path: String,
+    /// File or block device.
+    pub kind: TargetKind,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Logical block size of the device underneath, bytes.
+    pub logical_block_size_bytes: u32,
+    /// Physical block size of the device underneath, bytes.
+    pub physical_block_size_bytes: u32,
+    /// Whether the device underneath is rotational (None when unknown).
+    pub rotational: Option<bool>,
+    /// For a file: the filesystem it lives on (ext4, tmpfs…). For a device: the filesystem or
+    /// partition-table signature found on it, if any.
+    pub filesystem: Option<String>,
+    /// Name of the block device (the device itself, or the one holding the file's filesystem).
+    pub device: Option<String>,
+    /// Alignment O_DIRECT needs for offsets and lengths, bytes, when the kernel reports it.
+    pub direct_io_alignment_bytes: Option<u32>,
+    /// The file was created by iopath (and so may be written without a flag).
+    pub created_by_iopath: bool,
+    /// The target refuses writes (a read-only export or device).
+    #[serde(default)]
+    pub read_only: bool,
+}

@@ -1,0 +1,185 @@
+//! One test of a run: its jobs, the figures of each direction (counts, rates, latency
+//! summary, per-second series, histogram), why it stopped, its I/O errors.
+
+use super::analysis::TestAnalysis;
+use super::cpu::CpuResult;
+use super::engine::{Direction, EngineReport};
+use super::histogram::SparseHistogram;
+use super::series::IntervalPoint;
+use super::workload::{SweepValue, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The percentiles every latency summary carries, and their keys.
+pub const PERCENTILES: [(f64, &str); 7] = [
+    (50.0, "50"),
+    (90.0, "90"),
+    (95.0, "95"),
+    (99.0, "99"),
+    (99.9, "99.9"),
+    (99.99, "99.99"),
+    (99.999, "99.999"),
+];
+
+/// One test: jobs that ran at the same time (one job for a single workload).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// Test name.
+    pub name: String,
+    /// Every job of the test.
+    pub jobs: Vec<JobResult>,
+    /// The longest measured time of its jobs, ns.
+    pub measured_ns: u64,
+    /// Why the test stopped (the worst of its jobs).
+    pub stop_reason: StopReason,
+    /// Reads of every job together.
+    pub read: DirectionResult,
+    /// Writes of every job together.
+    pub write: DirectionResult,
+    /// Reads and writes of every job together.
+    pub total: DirectionResult,
+    /// CPU used while measuring.
+    pub cpu: CpuResult,
+    /// I/O errors of every job.
+    pub errors: ErrorSummary,
+    /// Warnings about this test (fallbacks, mappings).
+    pub warnings: Vec<String>,
+    /// The sweep point this test is (empty when not swept).
+    #[serde(default)]
+    pub sweep: Vec<SweepValue>,
+    /// Whether and when the steady-state criterion held (absent without `--steady`).
+    #[serde(default)]
+    pub steady_state: Option<SteadyOutcome>,
+    /// Hop, CPU and queue utilisation, the verdict and trust notes (absent when the analysis
+    /// did not run).
+    #[serde(default)]
+    pub analysis: Option<TestAnalysis>,
+}
+
+/// The outcome of a steady-state criterion.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteadyOutcome {
+    /// The criterion as given (`iops:5%:30s`).
+    pub criterion: String,
+    /// Measured time after which the last window held and the test was ended, ns; `None`
+    /// when it never held (the test then ran its whole duration).
+    pub attained_after_ns: Option<u64>,
+}
+
+/// One job of a test: a workload against its targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// Job name.
+    pub name: String,
+    /// Reporting group.
+    pub group: u32,
+    /// The workload as run.
+    pub workload: Workload,
+    /// Indexes into [`RunResult::targets`](super::RunResult::targets).
+    pub target_indexes: Vec<usize>,
+    /// The engine in effect.
+    pub engine: EngineReport,
+    /// O_DIRECT was in effect for every worker.
+    pub direct: bool,
+    /// Worker threads in total (workers × targets, after any mapping of queue depth).
+    pub worker_threads: u32,
+    /// I/Os in flight per worker thread.
+    pub queue_depth_per_worker: u32,
+    /// Ramp, ns.
+    pub ramp_ns: u64,
+    /// Measured time, ns (includes the final fdatasync when asked for).
+    pub measured_ns: u64,
+    /// Time of the final fdatasync, ns (0 when none).
+    pub fsync_ns: u64,
+    /// Why the job stopped.
+    pub stop_reason: StopReason,
+    /// Reads.
+    pub read: DirectionResult,
+    /// Writes.
+    pub write: DirectionResult,
+    /// Reads and writes together.
+    pub total: DirectionResult,
+    /// I/O errors.
+    pub errors: ErrorSummary,
+}
+
+/// Why a test ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Ran its time or its bytes.
+    Completed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// An I/O error stopped it.
+    Error,
+}
+
+/// Figures of one direction (or both together).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DirectionResult {
+    /// Completed I/Os counted.
+    pub io_count: u64,
+    /// Bytes of those I/Os.
+    pub bytes: u64,
+    /// io_count per second of measured time.
+    pub iops: f64,
+    /// bytes per second of measured time.
+    pub bytes_per_second: f64,
+    /// Latency summary.
+    pub latency: LatencySummary,
+    /// Failed I/Os.
+    pub error_count: u64,
+    /// Per-second series.
+    pub series: Vec<IntervalPoint>,
+    /// The latency histogram, for exact merges and exports.
+    pub histogram: SparseHistogram,
+}
+
+/// Latency figures, submission to completion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Smallest, ns.
+    pub min_ns: u64,
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// Sample standard deviation, ns.
+    pub stddev_ns: f64,
+    /// Largest, ns.
+    pub max_ns: u64,
+    /// Percentiles keyed "50", "90", "95", "99", "99.9", "99.99", "99.999", ns, each within
+    /// the histogram's relative error (1/128, 0.78 %).
+    pub percentiles_ns: BTreeMap<String, u64>,
+}
+
+impl LatencySummary {
+    /// A percentile by key ("99.9"), 0 when absent.
+    pub fn percentile(&self, key: &str) -> u64 {
+        self.percentiles_ns.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// I/O errors of a test.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// Every failed I/O.
+    pub count: u64,
+    /// The first few, with where they happened.
+    pub first: Vec<IoErrorRecord>,
+}
+
+/// One failed I/O.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoErrorRecord {
+    /// Target path.
+    pub target: String,
+    /// Direction.
+    pub direction: Direction,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length asked for.
+    pub length: u32,
+    /// What happened, as the system describes the errno ("No space left on device (os error
+    /// 28)") or "short transfer: N of M bytes".
+    pub error: String,
+}

@@ -1,0 +1,509 @@
+//! What a plan asks of the host — buffer memory, locked memory, threads, queue depth — checked
+//! against what the host can give, before any I/O.
+//!
+//! Tests run one after the other, and the jobs of one test together, so the plan needs what
+//! its most demanding test needs: for every job, each worker's buffers (one per queue slot, as
+//! large as the job's largest block, rounded up to the buffer alignment), its per-I/O state and
+//! its fixed state (histograms, series, stack). The figures are checked against
+//! [`MEMORY_SHARE_PERCENT`] of the kernel's `MemAvailable`, the worker threads against what
+//! `RLIMIT_NPROC` and the kernel's thread and PID limits leave, and the queue depth against
+//! what the engine can keep in flight. Registering io_uring buffers needs `RLIMIT_MEMLOCK`
+//! room (without `CAP_IPC_LOCK`): a job whose buffers would not fit is run without registered
+//! buffers, and says so, rather than refused.
+//!
+//! Everything here is a pure function of a [`JobDemand`] list and [`HostLimits`], except
+//! [`HostLimits::read`], the one reader of `/proc`.
+//!
+//! ```
+//! use iopath::engine::EngineKind;
+//! use iopath::run::budget::{HostLimits, JobDemand, check_test};
+//! let job = JobDemand {
+//!     name: "randread 1g QD64".into(),
+//!     engine: EngineKind::IoUring,
+//!     threads: 1,
+//!     queue_depth: 64,
+//!     largest_block_bytes: 1 << 30,
+//!     register_buffers: true,
+//!     engine_mapped_depth: false,
+//! };
+//! let host = HostLimits {
+//!     mem_available_bytes: Some(16 << 30),
+//!     memlock_bytes: None,
+//!     threads_available: Some(10_000),
+//! };
+//! let error = check_test("randread 1g QD64", &[job], &host).unwrap_err();
+//! assert!(error.contains("64.0 GiB") && error.contains("--qd"));
+//! ```
+
+use crate::engine::buffer::BUFFER_ALIGNMENT;
+use crate::result::EngineKind;
+use crate::stats::histogram::BUCKET_COUNT;
+
+/// Bit of the capability that exempts from `RLIMIT_MEMLOCK` (`linux/capability.h`).
+const CAP_IPC_LOCK: u32 = 14;
+
+/// Largest share of `MemAvailable` a plan may take, percent.
+pub const MEMORY_SHARE_PERCENT: u64 = 50;
+
+/// State kept per I/O slot besides its buffer, bytes: an upper bound over the engines (the
+/// worker's slot record, completion entry and free list; the engine's slot state; an io_uring
+/// submission entry and two completion entries, or a protocol engine's request header and
+/// gather entries).
+pub const PER_IO_STATE_BYTES: u64 = 256;
+
+/// Fixed state of each worker thread, bytes: its two latency histograms, plus an allowance for
+/// its interval series, the stack it touches and the kernel's own stack for the thread.
+pub const PER_WORKER_BYTES: u64 = 2 * (BUCKET_COUNT as u64 * 8) + 192 * 1024;
+
+/// Most I/Os one engine instance keeps in flight; `None` when only memory bounds it (the null
+/// engine) and `Some(1)` for the sync engine, whose depth runs as workers.
+pub fn queue_depth_limit(engine: EngineKind) -> Option<u32> {
+    match engine {
+        EngineKind::IoUring => Some(crate::engine::io_uring::MAX_QUEUE_DEPTH),
+        EngineKind::Nbd => Some(crate::engine::nbd::MAX_QUEUE_DEPTH),
+        EngineKind::Iscsi => Some(crate::engine::iscsi::MAX_QUEUE_DEPTH),
+        EngineKind::Sync => Some(1),
+        EngineKind::Null => None,
+    }
+}
+
+/// What one job of a test asks of the host, as it will really run (after fallbacks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobDemand {
+    /// The job's name, for messages.
+    pub name: String,
+    /// The engine each worker runs.
+    pub engine: EngineKind,
+    /// Worker threads of the job, over all its targets.
+    pub threads: u64,
+    /// I/O slots per worker.
+    pub queue_depth: u32,
+    /// The job's largest block, bytes: the size of every slot's buffer.
+    pub largest_block_bytes: u64,
+    /// The workers ask io_uring to register their buffers.
+    pub register_buffers: bool,
+    /// The sync engine runs the asked queue depth as workers (for messages).
+    pub engine_mapped_depth: bool,
+}
+
+impl JobDemand {
+    /// Bytes of one slot's buffer (rounded up to the buffer alignment, as allocated).
+    pub fn slot_bytes(&self) -> u64 {
+        self.largest_block_bytes
+            .max(1)
+            .div_ceil(BUFFER_ALIGNMENT as u64)
+            .saturating_mul(BUFFER_ALIGNMENT as u64)
+    }
+
+    /// Bytes of one worker's buffers.
+    pub fn buffer_bytes_per_worker(&self) -> u64 {
+        u64::from(self.queue_depth.max(1)).saturating_mul(self.slot_bytes())
+    }
+
+    /// Bytes of every worker's buffers.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.threads.saturating_mul(self.buffer_bytes_per_worker())
+    }
+
+    /// Everything the job's workers hold: buffers, per-I/O state and per-worker state.
+    pub fn memory_bytes(&self) -> u64 {
+        let per_io = u64::from(self.queue_depth.max(1)).saturating_mul(PER_IO_STATE_BYTES);
+        self.threads
+            .saturating_mul(per_io.saturating_add(PER_WORKER_BYTES))
+            .saturating_add(self.buffer_bytes())
+    }
+
+    /// Bytes the kernel would lock for registered io_uring buffers.
+    pub fn registered_bytes(&self) -> u64 {
+        if self.register_buffers && self.engine == EngineKind::IoUring {
+            self.buffer_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// How the buffers come about, in the flags' words.
+    fn describe(&self) -> String {
+        let workers = if self.engine_mapped_depth {
+            format!(
+                "{} worker threads (--workers x --qd, on the sync engine)",
+                self.threads
+            )
+        } else {
+            format!(
+                "{} worker thread{} (--workers x targets)",
+                self.threads,
+                if self.threads == 1 { "" } else { "s" }
+            )
+        };
+        format!(
+            "'{}': {workers} x {} slot{} (--qd) x {} (largest --bs) = {} of buffers, plus {} of \
+             per-I/O and per-worker state",
+            self.name,
+            self.queue_depth,
+            if self.queue_depth == 1 { "" } else { "s" },
+            memory(self.slot_bytes()),
+            memory(self.buffer_bytes()),
+            memory(self.memory_bytes() - self.buffer_bytes()),
+        )
+    }
+}
+
+/// What the host can give, where it says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostLimits {
+    /// `MemAvailable` of `/proc/meminfo`, bytes.
+    pub mem_available_bytes: Option<u64>,
+    /// `RLIMIT_MEMLOCK`, bytes, when it binds (finite, and no `CAP_IPC_LOCK`).
+    pub memlock_bytes: Option<u64>,
+    /// Threads this process may still start: `RLIMIT_NPROC`, `kernel.threads-max` and
+    /// `kernel.pid_max`, less the threads that already exist.
+    pub threads_available: Option<u64>,
+}
+
+impl HostLimits {
+    /// Reads the limits of this process and host (`/proc/meminfo`, `/proc/self/status`,
+    /// `/proc/loadavg`, the kernel's thread and PID limits, `getrlimit`). A figure that cannot
+    /// be read is `None` and is not checked.
+    pub fn read() -> Self {
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        let status = read("/proc/self/status").unwrap_or_default();
+        let number = |path: &str| read(path).and_then(|text| text.trim().parse::<u64>().ok());
+        let threads_in_system = read("/proc/loadavg").and_then(|text| parse_loadavg_threads(&text));
+        let own_threads = parse_status_field(&status, "Threads:").unwrap_or(1);
+        let ipc_lock = parse_status_hex(&status, "CapEff:")
+            .is_some_and(|capabilities| capabilities & (1 << CAP_IPC_LOCK) != 0);
+        HostLimits {
+            mem_available_bytes: read("/proc/meminfo").and_then(|text| parse_mem_available(&text)),
+            memlock_bytes: soft_limit(libc::RLIMIT_MEMLOCK).filter(|_| !ipc_lock),
+            threads_available: threads_available(
+                soft_limit(libc::RLIMIT_NPROC),
+                own_threads,
+                [
+                    number("/proc/sys/kernel/threads-max"),
+                    number("/proc/sys/kernel/pid_max"),
+                ],
+                threads_in_system,
+            ),
+        }
+    }
+}
+
+/// What `getrlimit` takes to name a resource.
+#[cfg(target_env = "gnu")]
+type Resource = libc::__rlimit_resource_t;
+/// What `getrlimit` takes to name a resource.
+#[cfg(not(target_env = "gnu"))]
+type Resource = libc::c_int;
+
+/// The soft limit `resource`, `None` when unlimited or unreadable.
+fn soft_limit(resource: Resource) -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit structure through the pointer, which points to
+    // `limit`.
+    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(limit.rlim_cur)
+}
+
+/// Threads that may still be started: the process limit less this process's threads, and each
+/// system-wide limit less every thread of the system.
+fn threads_available(
+    process_limit: Option<u64>,
+    own_threads: u64,
+    system_limits: [Option<u64>; 2],
+    threads_in_system: Option<u64>,
+) -> Option<u64> {
+    let by_process = process_limit.map(|limit| limit.saturating_sub(own_threads));
+    let by_system = system_limits
+        .into_iter()
+        .flatten()
+        .min()
+        .map(|limit| limit.saturating_sub(threads_in_system.unwrap_or(own_threads)));
+    [by_process, by_system].into_iter().flatten().min()
+}
+
+/// `MemAvailable` from `/proc/meminfo` text, bytes.
+pub fn parse_mem_available(meminfo: &str) -> Option<u64> {
+    let kib: u64 = parse_status_field(meminfo, "MemAvailable:")?;
+    kib.checked_mul(1024)
+}
+
+/// The first number after `key` at the start of a line of `text` (`Threads:\t5`).
+fn parse_status_field(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(key))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The hexadecimal number after `key` (`CapEff:\t000001ffffffffff`).
+fn parse_status_hex(text: &str, key: &str) -> Option<u64> {
+    let value = text.lines().find_map(|line| line.strip_prefix(key))?;
+    u64::from_str_radix(value.trim(), 16).ok()
+}
+
+/// Threads of the whole system, from `/proc/loadavg` (`0.10 0.20 0.30 1/345 6789`).
+fn parse_loadavg_threads(text: &str) -> Option<u64> {
+    text.split_whitespace()
+        .nth(3)?
+        .split_once('/')?
+        .1
+        .parse()
+        .ok()
+}
+
+/// Bytes as KiB (below 1 MiB), or MiB or GiB with one decimal.
+fn memory(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mib = bytes as f64 / MIB;
+    if mib >= 1024.0 {
+        format!("{:.1} GiB", mib / 1024.0)
+    } else if bytes >= 1 << 20 {
+        format!("{mib:.1} MiB")
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
+/// Refuses a queue depth above what `engine` can keep in flight; the message names the flag.
+pub fn check_queue_depth(job: &str, engine: EngineKind, queue_depth: u32) -> Result<(), String> {
+    match queue_depth_limit(engine) {
+        Some(limit) if engine != EngineKind::Sync && queue_depth > limit => Err(format!(
+            "'{job}': --qd {queue_depth} is more than the {} engine keeps in flight ({limit}{}); \
+             lower --qd, or add --workers to go further (iodepth, numjobs in a job file)",
+            engine.name(),
+            if engine == EngineKind::IoUring {
+                ", the kernel's limit on ring entries"
+            } else {
+                ""
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the jobs of test `test`, which run together, against `host`: an error naming the
+/// figures and the flags when their memory or threads do not fit, otherwise the jobs (their
+/// places in `jobs`) whose buffers must not be registered with io_uring because
+/// `RLIMIT_MEMLOCK` has no room for them, with a message each.
+pub fn check_test(
+    test: &str,
+    jobs: &[JobDemand],
+    host: &HostLimits,
+) -> Result<Vec<(usize, String)>, String> {
+    let threads = jobs
+        .iter()
+        .fold(0u64, |sum, job| sum.saturating_add(job.threads));
+    if let Some(available) = host.threads_available
+        && threads > available
+    {
+        return Err(format!(
+            "test '{test}' needs {threads} worker threads, but only {available} more can be \
+             started here (RLIMIT_NPROC, kernel.threads-max and kernel.pid_max, less the threads \
+             running); lower --workers, or --qd on the sync engine (numjobs, iodepth in a job \
+             file)"
+        ));
+    }
+    let needed = jobs
+        .iter()
+        .fold(0u64, |sum, job| sum.saturating_add(job.memory_bytes()));
+    if let Some(available) = host.mem_available_bytes {
+        let allowed = available / 100 * MEMORY_SHARE_PERCENT;
+        if needed > allowed {
+            let parts: Vec<String> = jobs.iter().map(JobDemand::describe).collect();
+            return Err(format!(
+                "test '{test}' needs {} of memory for its I/O ({}), but the kernel has \
+                 {} available (MemAvailable) and iopath takes at most {MEMORY_SHARE_PERCENT} % \
+                 of it ({}); lower --qd, --bs or --workers (iodepth, bs or numjobs in a job file)",
+                memory(needed),
+                parts.join("; "),
+                memory(available),
+                memory(allowed),
+            ));
+        }
+    }
+    let mut unregistered = Vec::new();
+    if let Some(limit) = host.memlock_bytes {
+        let mut locked = 0u64;
+        for (position, job) in jobs.iter().enumerate() {
+            let registered = job.registered_bytes();
+            if registered == 0 {
+                continue;
+            }
+            if locked.saturating_add(registered) > limit {
+                unregistered.push((
+                    position,
+                    format!(
+                        "'{}': io_uring buffers not registered: {} would pass RLIMIT_MEMLOCK ({}); \
+                         plain reads and writes instead (raise the limit, or run with \
+                         CAP_IPC_LOCK, to register them)",
+                        job.name,
+                        memory(locked.saturating_add(registered)),
+                        memory(limit),
+                    ),
+                ));
+            } else {
+                locked += registered;
+            }
+        }
+    }
+    Ok(unregistered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(engine: EngineKind, threads: u64, queue_depth: u32, block: u64) -> JobDemand {
+        JobDemand {
+            name: "j".into(),
+            engine,
+            threads,
+            queue_depth,
+            largest_block_bytes: block,
+            register_buffers: true,
+            engine_mapped_depth: false,
+        }
+    }
+
+    const ROOMY: HostLimits = HostLimits {
+        mem_available_bytes: Some(16 << 30),
+        memlock_bytes: None,
+        threads_available: Some(30_000),
+    };
+
+    #[test]
+    fn buffers_are_workers_times_slots_times_the_largest_block() {
+        let demand = job(EngineKind::IoUring, 4, 32, 5000);
+        assert_eq!(demand.slot_bytes(), 8192);
+        assert_eq!(demand.buffer_bytes(), 4 * 32 * 8192);
+        assert_eq!(
+            demand.memory_bytes(),
+            4 * 32 * 8192 + 4 * (32 * PER_IO_STATE_BYTES + PER_WORKER_BYTES)
+        );
+        assert_eq!(demand.registered_bytes(), demand.buffer_bytes());
+        assert_eq!(job(EngineKind::Sync, 4, 1, 4096).registered_bytes(), 0);
+        // No overflow whatever the figures.
+        assert_eq!(
+            job(EngineKind::Null, u64::MAX, u32::MAX, u64::MAX).memory_bytes(),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn a_plan_over_half_the_available_memory_is_refused_naming_figures_and_flags() {
+        let huge = job(EngineKind::IoUring, 1, 64, 1 << 30);
+        let error = check_test("t", &[huge], &ROOMY).unwrap_err();
+        for expected in [
+            "64.0 GiB",
+            "16.0 GiB available",
+            "8.0 GiB",
+            "50 %",
+            "1 worker thread",
+            "64 slots",
+            "1.0 GiB (largest --bs)",
+            "--qd",
+            "--bs",
+            "--workers",
+        ] {
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        // Jobs of one test add up: two jobs of 5 GiB do not fit in 8 GiB.
+        let half = job(EngineKind::IoUring, 5, 1, 1 << 30);
+        assert!(check_test("t", std::slice::from_ref(&half), &ROOMY).is_ok());
+        assert!(check_test("t", &[half.clone(), half], &ROOMY).is_err());
+        // Unknown memory is not checked.
+        let unknown = HostLimits {
+            mem_available_bytes: None,
+            ..ROOMY
+        };
+        assert!(check_test("t", &[job(EngineKind::Null, 1, 64, 1 << 30)], &unknown).is_ok());
+    }
+
+    #[test]
+    fn threads_beyond_what_can_be_started_are_refused() {
+        let mut many = job(EngineKind::Sync, 65_536, 1, 4096);
+        many.engine_mapped_depth = true;
+        let error = check_test("t", &[many], &ROOMY).unwrap_err();
+        assert!(error.contains("65536 worker threads"), "{error}");
+        assert!(error.contains("30000 more"), "{error}");
+        assert_eq!(
+            threads_available(Some(100), 5, [Some(1000), Some(500)], Some(450)),
+            Some(50)
+        );
+        assert_eq!(
+            threads_available(Some(100), 5, [None, None], None),
+            Some(95)
+        );
+        assert_eq!(threads_available(None, 5, [None, None], None), None);
+    }
+
+    #[test]
+    fn locked_memory_turns_registration_off_instead_of_failing() {
+        let limited = HostLimits {
+            memlock_bytes: Some(8 << 20),
+            ..ROOMY
+        };
+        let small = JobDemand {
+            name: "small".into(),
+            ..job(EngineKind::IoUring, 1, 32, 64 << 10)
+        };
+        let large = JobDemand {
+            name: "large".into(),
+            ..job(EngineKind::IoUring, 2, 32, 1 << 20)
+        };
+        let unregistered = check_test("t", &[small.clone(), large], &limited).unwrap();
+        assert_eq!(unregistered.len(), 1);
+        assert_eq!(unregistered[0].0, 1);
+        assert!(
+            unregistered[0].1.contains("RLIMIT_MEMLOCK (8.0 MiB)"),
+            "{unregistered:?}"
+        );
+        assert!(check_test("t", &[small], &limited).unwrap().is_empty());
+    }
+
+    #[test]
+    fn queue_depths_stop_at_the_engine_limit() {
+        check_queue_depth("j", EngineKind::IoUring, 32_768).unwrap();
+        let error = check_queue_depth("j", EngineKind::IoUring, 32_769).unwrap_err();
+        assert!(
+            error.contains("--qd 32769") && error.contains("32768"),
+            "{error}"
+        );
+        check_queue_depth("j", EngineKind::Nbd, 65_536).unwrap();
+        check_queue_depth("j", EngineKind::Sync, 65_536).unwrap();
+        check_queue_depth("j", EngineKind::Null, 65_536).unwrap();
+    }
+
+    #[test]
+    fn proc_text_is_parsed() {
+        let meminfo =
+            "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22730528 kB\n";
+        assert_eq!(parse_mem_available(meminfo), Some(22_730_528 * 1024));
+        assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
+        let status = "Name:\tiopath\nThreads:\t7\nCapEff:\t000001fffeffffff\n";
+        assert_eq!(parse_status_field(status, "Threads:"), Some(7));
+        assert_eq!(parse_status_hex(status, "CapEff:"), Some(0x1fffeffffff));
+        assert_eq!(
+            parse_loadavg_threads("0.20 0.18 0.12 1/80 11206\n"),
+            Some(80)
+        );
+        assert_eq!(parse_loadavg_threads("junk"), None);
+    }
+
+    #[test]
+    fn this_host_reads() {
+        let host = HostLimits::read();
+        assert!(host.mem_available_bytes.is_some_and(|bytes| bytes > 0));
+        assert!(host.threads_available.is_some_and(|threads| threads > 0));
+    }
+}

@@ -1,0 +1,255 @@
+//! Thin, checked wrappers around the few system calls the target module needs (statfs, statvfs,
+//! statx, block-device ioctls, extended attributes, fallocate). Each returns `io::Result` with
+//! the raw OS error, so callers can name the path and the operation.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`: the size of a block device in bytes.
+#[cfg(not(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+)))]
+const BLKGETSIZE64: libc::Ioctl =
+    ((2u32 << 30) | ((size_of::<usize>() as u32) << 16) | (0x12 << 8) | 114) as libc::Ioctl;
+
+/// `BLKGETSIZE64` on architectures whose ioctl encoding puts the direction at bit 29.
+#[cfg(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+))]
+const BLKGETSIZE64: libc::Ioctl =
+    ((2u32 << 29) | ((size_of::<usize>() as u32) << 16) | (0x12 << 8) | 114) as libc::Ioctl;
+
+/// `path` as a C string; a path with an interior NUL is an `InvalidInput` error.
+pub(super) fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// The filesystem magic number (`f_type`) of the filesystem holding the open `file`.
+pub(super) fn filesystem_magic(file: &File) -> io::Result<u32> {
+    let mut buffer = MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: the descriptor is open for the duration of the call and `buffer` is a writable
+    // statfs.
+    let result = unsafe { libc::fstatfs(file.as_raw_fd(), buffer.as_mut_ptr()) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatfs succeeded and filled the structure (it was zeroed before, too).
+    let buffer = unsafe { buffer.assume_init() };
+    // f_type is a signed word; the magic numbers are 32-bit values.
+    Ok(buffer.f_type as u32)
+}
+
+/// Bytes available to an unprivileged user on the filesystem holding `path`
+/// (`f_bavail * f_frsize`).
+pub(super) fn available_bytes(path: &Path) -> io::Result<u64> {
+    let c_path = c_path(path)?;
+    let mut buffer = MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: `c_path` is a valid NUL-terminated string and `buffer` is a writable statvfs.
+    let result = unsafe { libc::statvfs(c_path.as_ptr(), buffer.as_mut_ptr()) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statvfs succeeded and filled the structure.
+    let buffer = unsafe { buffer.assume_init() };
+    // Both fields are 32-bit on some targets, 64-bit here.
+    #[allow(clippy::useless_conversion)]
+    let bytes = u64::from(buffer.f_bavail).saturating_mul(u64::from(buffer.f_frsize));
+    Ok(bytes)
+}
+
+/// Whether the calling process may write into `path` (`access(W_OK)`; also fails with EROFS on
+/// a read-only filesystem).
+pub(super) fn check_writable(path: &Path) -> io::Result<()> {
+    let c_path = c_path(path)?;
+    // SAFETY: `c_path` is a valid NUL-terminated string.
+    let result = unsafe { libc::access(c_path.as_ptr(), libc::W_OK) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The offset/length alignment O_DIRECT needs on the open `file`, from
+/// `statx(STATX_DIOALIGN)` on the descriptor. `None` when the kernel or filesystem does not
+/// report it (or reports 0: O_DIRECT unsupported).
+pub(super) fn direct_io_alignment(file: &File) -> Option<u32> {
+    let mut buffer = MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: the empty path is a valid NUL-terminated string; with AT_EMPTY_PATH statx looks
+    // at the open descriptor itself, and `buffer` is a writable statx structure.
+    let result = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_STATX_SYNC_AS_STAT,
+            libc::STATX_DIOALIGN,
+            buffer.as_mut_ptr(),
+        )
+    };
+    if result != 0 {
+        return None;
+    }
+    // SAFETY: statx succeeded and filled the structure (zeroed before, so unset fields are 0).
+    let buffer = unsafe { buffer.assume_init() };
+    if buffer.stx_mask & libc::STATX_DIOALIGN == 0 || buffer.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(buffer.stx_dio_offset_align)
+}
+
+/// Size of the block device open as `file`, bytes (`BLKGETSIZE64`).
+pub(super) fn block_device_size(file: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to `size`.
+    let result = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Logical block (sector) size of the block device open as `file` (`BLKSSZGET`).
+pub(super) fn logical_block_size(file: &File) -> io::Result<u32> {
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which points to `size`.
+    let result = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET, &mut size as *mut _) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size as u32)
+}
+
+/// Physical block size of the block device open as `file` (`BLKPBSZGET`).
+pub(super) fn physical_block_size(file: &File) -> io::Result<u32> {
+    let mut size: libc::c_uint = 0;
+    // SAFETY: BLKPBSZGET writes one unsigned int through the pointer, which points to `size`.
+    let result = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKPBSZGET, &mut size as *mut _) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Sets the extended attribute `name` of the open `file` to `value`.
+pub(super) fn set_xattr(file: &File, name: &str, value: &[u8]) -> io::Result<()> {
+    let name = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in attribute name"))?;
+    // SAFETY: `name` is NUL-terminated; `value` is valid for `value.len()` bytes; the fd is
+    // open for the duration of the call.
+    let result = unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reads the extended attribute `name` of `path` (following symlinks), at most 64 bytes.
+/// `Ok(None)` when the attribute is absent.
+pub(super) fn get_xattr(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
+    let c_path = c_path(path)?;
+    read_xattr(name, |name, value, size| {
+        // SAFETY: both strings are NUL-terminated; `value` is writable for `size` bytes.
+        unsafe { libc::getxattr(c_path.as_ptr(), name, value, size) }
+    })
+}
+
+/// Reads the extended attribute `name` of the open `file`, at most 64 bytes. `Ok(None)` when
+/// the attribute is absent.
+pub(super) fn get_xattr_of(file: &File, name: &str) -> io::Result<Option<Vec<u8>>> {
+    read_xattr(name, |name, value, size| {
+        // SAFETY: `name` is NUL-terminated; `value` is writable for `size` bytes; the fd is
+        // open for the duration of the call.
+        unsafe { libc::fgetxattr(file.as_raw_fd(), name, value, size) }
+    })
+}
+
+/// Runs one `getxattr`-like `call` with `name` and a 64-byte buffer; `Ok(None)` on ENODATA.
+fn read_xattr(
+    name: &str,
+    call: impl FnOnce(*const libc::c_char, *mut libc::c_void, usize) -> isize,
+) -> io::Result<Option<Vec<u8>>> {
+    let name = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in attribute name"))?;
+    let mut value = [0u8; 64];
+    let length = call(name.as_ptr(), value.as_mut_ptr().cast(), value.len());
+    if length < 0 {
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::ENODATA) {
+            return Ok(None);
+        }
+        return Err(error);
+    }
+    Ok(Some(value[..length as usize].to_vec()))
+}
+
+/// Reserves `length` bytes for `file` (`fallocate` mode 0). Filesystems that cannot
+/// preallocate report `EOPNOTSUPP`, which the caller may ignore.
+pub(super) fn preallocate(file: &File, length: u64) -> io::Result<()> {
+    if length == 0 {
+        return Ok(());
+    }
+    let length = libc::off_t::try_from(length)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "size too large"))?;
+    // SAFETY: plain syscall on an open fd with integer arguments.
+    let result = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, length) };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks the kernel to drop `file`'s clean cached pages, so a test does not start with the
+/// whole file in the page cache. Advisory: failures are ignored.
+pub(super) fn drop_cached_pages(file: &File) {
+    // SAFETY: plain syscall on an open fd with integer arguments; the result is advisory.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+    }
+}
+
+/// Starts writing back `length` bytes of `file` from `offset` (`sync_file_range`), and with
+/// `wait` waits for that range to be written first. Bounds how much of a file being filled
+/// sits dirty in the page cache, so the final fsync stays short. Advisory: failures are
+/// ignored (the final fsync reports real I/O errors).
+pub(super) fn write_back_range(file: &File, offset: u64, length: u64, wait: bool) {
+    let (Ok(offset), Ok(length)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(length),
+    ) else {
+        return;
+    };
+    let flags = if wait {
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER
+    } else {
+        libc::SYNC_FILE_RANGE_WRITE
+    };
+    // SAFETY: plain syscall on an open fd with integer arguments; the result is advisory.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, length, flags);
+    }
+}

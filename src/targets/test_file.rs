@@ -1,0 +1,702 @@
+//! Test files iopath creates: sizing from free space, creation filled with incompressible data,
+//! the ownership mark, and removal (also on Ctrl-C).
+//!
+//! A file iopath created carries the extended attribute [`OWNERSHIP_XATTR`]; such a file may be
+//! overwritten without `--allow-destructive`. On filesystems without user extended attributes
+//! the mark cannot be recorded, and the file then counts as not created by iopath.
+//!
+//! Filling stops early when asked ([`create_test_file_unless_stopped`]): the partial file is
+//! removed and the caller learns that creation was stopped, not failed.
+//!
+//! Files to remove on a forced exit are kept in a process-wide registry that a signal-handling
+//! thread can drain with [`remove_registered_files`]; [`TestFileGuard`] registers its file and
+//! removes it when dropped. Removal, by either, only ever deletes a file this process created
+//! (same path, device and inode): a guard or registration made for a path that turned out to
+//! exist already leaves that file alone.
+//!
+//! ```
+//! use iopath::targets::test_file::{TestFileGuard, is_created_by_iopath};
+//! let directory = std::env::temp_dir().join(format!("iopath-test-file-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&directory).unwrap();
+//! let path = directory.join("iopath.test");
+//! {
+//!     let guard = TestFileGuard::create(&path, 1 << 20, 42).unwrap();
+//!     assert_eq!(std::fs::metadata(guard.path()).unwrap().len(), 1 << 20);
+//! }
+//! assert!(!path.exists()); // removed when the guard was dropped
+//! std::fs::remove_dir(&directory).unwrap();
+//! ```
+
+use super::{TargetError, sys};
+use crate::engine::buffer::fill_random_bytes;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Extended attribute marking a file as created by iopath (value `"1"`).
+pub const OWNERSHIP_XATTR: &str = "user.iopath.test-file";
+
+/// Largest default test file: 1 GiB.
+pub const DEFAULT_TEST_FILE_BYTES: u64 = 1 << 30;
+
+/// Smallest default test file: 64 MiB. Less than this measures caches, not storage.
+pub const MINIMUM_DEFAULT_TEST_FILE_BYTES: u64 = 64 << 20;
+
+/// Size of each write while filling a test file.
+const FILL_CHUNK_BYTES: usize = 1 << 20;
+
+/// While filling, written data is handed to the device in steps of this size, and at most two
+/// steps are dirty in the page cache: the final fsync, which no signal can cut short, stays
+/// short.
+const WRITE_BACK_STEP_BYTES: u64 = 64 << 20;
+
+const MIB: u64 = 1 << 20;
+
+/// Checks that a test file can be created in `directory`: it exists, is a directory and is
+/// writable (not on a read-only filesystem). Every message names the directory.
+pub fn check_test_file_directory(directory: &Path) -> Result<(), TargetError> {
+    let metadata = std::fs::metadata(directory).map_err(|error| match error.kind() {
+        io::ErrorKind::NotFound => TargetError::Missing {
+            path: directory.to_path_buf(),
+        },
+        _ => TargetError::Io {
+            path: directory.to_path_buf(),
+            operation: "inspect the directory for the test file",
+            source: error,
+        },
+    })?;
+    if !metadata.is_dir() {
+        return Err(TargetError::Unusable {
+            path: directory.to_path_buf(),
+            reason: "is not a directory; the test file needs a directory to live in".to_string(),
+        });
+    }
+    sys::check_writable(directory).map_err(|error| TargetError::Unusable {
+        path: directory.to_path_buf(),
+        reason: format!(
+            "directory is not writable, so no test file can be created there ({error})"
+        ),
+    })?;
+    Ok(())
+}
+
+/// Default size of the temporary test file: 1 GiB where there is room, never more than a quarter
+/// of the free space of `directory` (rounded down to MiB).
+///
+/// Fails when `directory` is missing, not a directory or not writable, and when a quarter of the
+/// free space is below [`MINIMUM_DEFAULT_TEST_FILE_BYTES`]; every message names the directory.
+pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
+    check_test_file_directory(directory)?;
+    let free_bytes = sys::available_bytes(directory).map_err(|source| TargetError::Io {
+        path: directory.to_path_buf(),
+        operation: "statvfs",
+        source,
+    })?;
+    let size_bytes = (free_bytes / 4).min(DEFAULT_TEST_FILE_BYTES) / MIB * MIB;
+    if size_bytes < MINIMUM_DEFAULT_TEST_FILE_BYTES {
+        return Err(TargetError::Unusable {
+            path: directory.to_path_buf(),
+            reason: format!(
+                "only {} MiB free; a default test file (a quarter of the free space, at least {} \
+                 MiB) needs {} MiB free; free some space or give the size explicitly",
+                free_bytes / MIB,
+                MINIMUM_DEFAULT_TEST_FILE_BYTES / MIB,
+                4 * MINIMUM_DEFAULT_TEST_FILE_BYTES / MIB,
+            ),
+        });
+    }
+    Ok(size_bytes)
+}
+
+/// How the creation of a test file ended.
+#[derive(Debug)]
+pub enum Creation {
+    /// The file is there, filled and synced; still open (write-only).
+    Created(File),
+    /// The stop flag was set while filling: the partial file was removed.
+    Stopped,
+}
+
+/// Creates `path` (which must not exist) with `size_bytes` of incompressible data from `seed`,
+/// marks it as created by iopath, and returns it still open (write-only), so that the caller
+/// can go on with the very file created whatever happens to the path meanwhile.
+///
+/// The data is written in 1 MiB chunks, written back as it goes (at most 128 MiB dirty),
+/// flushed with fsync, and dropped from the page cache, so a test does not start with the file
+/// cached. If anything fails midway (no space left, an I/O error), the partial file is removed
+/// and the error names `path`. While being filled the file is in the removal registry, so a
+/// forced exit removes it too.
+pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File, TargetError> {
+    match create_test_file_unless_stopped(path, size_bytes, seed, &AtomicBool::new(false))? {
+        Creation::Created(file) => Ok(file),
+        Creation::Stopped => unreachable!("a stop flag nobody sets was set"),
+    }
+}
+
+/// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
+/// set, the partial file is removed and [`Creation::Stopped`] returned.
+pub fn create_test_file_unless_stopped(
+    path: &Path,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<Creation, TargetError> {
+    let creation = create_registered(path, size_bytes, seed, stop)?;
+    unregister(path);
+    Ok(creation)
+}
+
+/// Creates and fills `path` like [`create_test_file_unless_stopped`], leaving it in the
+/// removal registry when created.
+fn create_registered(
+    path: &Path,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<Creation, TargetError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            operation: "create the test file",
+            source,
+        })?;
+    record_created(path, &file);
+    register_for_removal(path);
+    let outcome = fill_and_mark(&file, size_bytes, seed, stop);
+    if matches!(outcome, Ok(true)) {
+        return Ok(Creation::Created(file));
+    }
+    drop(file);
+    let _ = remove_if_created_here(path);
+    unregister(path);
+    match outcome {
+        Ok(_) => Ok(Creation::Stopped),
+        Err((operation, source)) => Err(TargetError::Io {
+            path: path.to_path_buf(),
+            operation,
+            source,
+        }),
+    }
+}
+
+/// Fills `file` with `size_bytes` of random data, syncs it and sets the ownership mark: `true`
+/// when done, `false` when it stopped early (before the sync) because `stop` was set.
+fn fill_and_mark(
+    file: &File,
+    size_bytes: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<bool, (&'static str, io::Error)> {
+    // Reserving the space first fails fast on a full filesystem and keeps the file contiguous;
+    // filesystems that cannot preallocate are filled all the same.
+    if let Err(error) = sys::preallocate(file, size_bytes)
+        && !matches!(
+            error.raw_os_error(),
+            Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL)
+        )
+    {
+        return Err(("reserve space for the test file", error));
+    }
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut chunk = vec![0u8; FILL_CHUNK_BYTES.min(size_bytes.max(1) as usize)];
+    let mut writer = file;
+    let mut written = 0u64;
+    while written < size_bytes {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let length = ((size_bytes - written) as usize).min(chunk.len());
+        fill_random_bytes(&mut rng, &mut chunk[..length]);
+        writer
+            .write_all(&chunk[..length])
+            .map_err(|error| ("fill the test file", error))?;
+        written += length as u64;
+        if written.is_multiple_of(WRITE_BACK_STEP_BYTES) {
+            let step = WRITE_BACK_STEP_BYTES;
+            sys::write_back_range(file, written - step, step, false);
+            if written >= 2 * step {
+                sys::write_back_range(file, written - 2 * step, step, true);
+            }
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    file.sync_all()
+        .map_err(|error| ("sync the test file", error))?;
+    sys::drop_cached_pages(file);
+    match sys::set_xattr(file, OWNERSHIP_XATTR, b"1") {
+        Ok(()) => Ok(true),
+        // No user xattrs here: the ownership mark cannot be recorded.
+        Err(error) if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(true),
+        Err(error) => Err(("mark the test file as created by iopath", error)),
+    }
+}
+
+/// Whether `path` carries iopath's ownership mark. False when the mark is absent, the
+/// filesystem has no user extended attributes, or the path cannot be read.
+pub fn is_created_by_iopath(path: &Path) -> bool {
+    matches!(sys::get_xattr(path, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
+}
+
+/// Whether the open `file` carries iopath's ownership mark (as [`is_created_by_iopath`]).
+pub fn is_marked_as_created(file: &File) -> bool {
+    matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
+}
+
+/// A file this process created: where, and which inode on which device.
+#[derive(Debug)]
+struct CreatedFile {
+    path: PathBuf,
+    device: u64,
+    inode: u64,
+}
+
+/// Files this process created, the only ones removal may delete.
+fn created_files() -> MutexGuard<'static, Vec<CreatedFile>> {
+    static CREATED: OnceLock<Mutex<Vec<CreatedFile>>> = OnceLock::new();
+    CREATED
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Records that this process created `path`, open as `file`.
+fn record_created(path: &Path, file: &File) {
+    if let Ok(metadata) = file.metadata() {
+        created_files().push(CreatedFile {
+            path: path.to_path_buf(),
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        });
+    }
+}
+
+/// Removes `path` when it is a file this process created; `Ok(false)` when it is gone or not
+/// ours (then it is left alone).
+fn remove_if_created_here(path: &Path) -> io::Result<bool> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    let is_ours = |created: &CreatedFile| {
+        created.path == path && created.device == metadata.dev() && created.inode == metadata.ino()
+    };
+    if !created_files().iter().any(is_ours) {
+        return Ok(false);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    created_files().retain(|created| !is_ours(created));
+    Ok(true)
+}
+
+/// The registry of files to remove on a forced exit.
+fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+    static REGISTRY: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        // A panic while holding the lock leaves the list intact: keep using it.
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Adds `path` to the files [`remove_registered_files`] removes (if this process created it).
+pub fn register_for_removal(path: &Path) {
+    registry().push(path.to_path_buf());
+}
+
+/// Takes `path` off the removal registry (one registration of it).
+pub fn unregister(path: &Path) {
+    let mut paths = registry();
+    if let Some(index) = paths.iter().rposition(|registered| registered == path) {
+        paths.remove(index);
+    }
+}
+
+/// Removes every registered file this process created and empties the registry; meant for a
+/// forced exit (a second Ctrl-C), from any thread. Never panics. Returns the files that could
+/// not be removed (files already gone, and files this process did not create, are left without
+/// an error).
+pub fn remove_registered_files() -> Vec<TargetError> {
+    let paths = std::mem::take(&mut *registry());
+    paths
+        .into_iter()
+        .filter_map(|path| match remove_if_created_here(&path) {
+            Ok(_) => None,
+            Err(source) => Some(TargetError::Io {
+                path,
+                operation: "remove the test file",
+                source,
+            }),
+        })
+        .collect()
+}
+
+/// Removes a test file when dropped, unless [`TestFileGuard::keep`] was called; registered for
+/// removal on a forced exit while it lives. Only a file this process created is ever removed,
+/// so a guard may be set up before [`create_test_file`] runs: if creation fails because the
+/// path exists, the existing file survives the guard.
+#[derive(Debug)]
+pub struct TestFileGuard {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl TestFileGuard {
+    /// Guards `path`, which this process created or is about to create with
+    /// [`create_test_file`]: registers it for removal.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        register_for_removal(&path);
+        TestFileGuard { path, keep: false }
+    }
+
+    /// Creates the test file like [`create_test_file`] and guards it.
+    pub fn create(path: &Path, size_bytes: u64, seed: u64) -> Result<Self, TargetError> {
+        drop(create_registered(
+            path,
+            size_bytes,
+            seed,
+            &AtomicBool::new(false),
+        )?);
+        Ok(TestFileGuard {
+            path: path.to_path_buf(),
+            keep: false,
+        })
+    }
+
+    /// The guarded file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Leaves the file in place: it is no longer removed on drop or on a forced exit.
+    pub fn keep(&mut self) {
+        if !self.keep {
+            self.keep = true;
+            unregister(&self.path);
+        }
+    }
+}
+
+impl Drop for TestFileGuard {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = remove_if_created_here(&self.path);
+            unregister(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::targets::test_support::registry_test_lock;
+    use std::collections::HashSet;
+
+    /// A temporary directory on the work filesystem (the build directory), else in /tmp.
+    fn work_directory() -> tempfile::TempDir {
+        let build_directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+        if build_directory.is_dir() {
+            tempfile::tempdir_in(build_directory).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        }
+    }
+
+    fn is_registered(path: &Path) -> bool {
+        registry().iter().any(|registered| registered == path)
+    }
+
+    #[test]
+    fn created_file_is_full_sized_incompressible_and_marked() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("iopath.test");
+        let size = 3 * FILL_CHUNK_BYTES as u64 + 12_345;
+        create_test_file(&path, size, 9).unwrap();
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data.len() as u64, size);
+        assert!(data.iter().any(|byte| *byte != 0));
+        let mut blocks = HashSet::new();
+        for block in data.chunks_exact(4096) {
+            assert!(blocks.insert(block), "a 4 KiB block repeats");
+        }
+        // Roughly uniform bytes: every value appears about size/256 times.
+        let mut counts = [0u64; 256];
+        for byte in &data {
+            counts[*byte as usize] += 1;
+        }
+        let expected = size / 256;
+        assert!(
+            counts
+                .iter()
+                .all(|count| count.abs_diff(expected) < expected / 10)
+        );
+        assert!(!is_registered(&path));
+
+        let filesystem = crate::targets::inspect(&path).unwrap().filesystem;
+        if filesystem
+            .as_deref()
+            .is_some_and(|name| name.starts_with("ext"))
+        {
+            assert!(is_created_by_iopath(&path));
+            assert!(crate::targets::inspect(&path).unwrap().created_by_iopath);
+        } else {
+            crate::support::skip(format_args!(
+                "the temporary directory is on {filesystem:?}, not ext4: the xattr read-back is \
+                 not asserted"
+            ));
+        }
+    }
+
+    #[test]
+    fn same_seed_same_data() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let first = directory.path().join("a");
+        let second = directory.path().join("b");
+        create_test_file(&first, 100_000, 5).unwrap();
+        create_test_file(&second, 100_000, 5).unwrap();
+        assert_eq!(
+            std::fs::read(&first).unwrap(),
+            std::fs::read(&second).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_plain_file_is_not_marked() {
+        let directory = work_directory();
+        let path = directory.path().join("plain");
+        std::fs::write(&path, b"data").unwrap();
+        assert!(!is_created_by_iopath(&path));
+        assert!(!is_created_by_iopath(&directory.path().join("missing")));
+    }
+
+    #[test]
+    fn an_existing_path_is_never_overwritten() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("precious");
+        std::fs::write(&path, b"keep me").unwrap();
+        let error = create_test_file(&path, 4096, 1).unwrap_err();
+        assert!(error.to_string().contains("precious"), "{error}");
+        assert!(matches!(&error, TargetError::Io { source, .. }
+            if source.kind() == io::ErrorKind::AlreadyExists));
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
+        assert!(!is_registered(&path));
+    }
+
+    #[test]
+    fn zero_sized_test_file() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("empty");
+        create_test_file(&path, 0, 1).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_full_filesystem_leaves_no_partial_file() {
+        let _serial = registry_test_lock();
+        // A real full filesystem: an 8 MiB ext4 on a loop device.
+        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(8) else {
+            return;
+        };
+        crate::support::skip_unless!(
+            crate::targets::test_support::tool("mkfs.ext4").is_some(),
+            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+        );
+        loop_device.run("mkfs.ext4", &["-q", "-F"]);
+        let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
+        let path = mounted.path().join("too-big");
+        let error = create_test_file(&path, 64 << 20, 3).unwrap_err();
+        assert!(error.to_string().contains("too-big"), "{error}");
+        assert!(
+            matches!(&error, TargetError::Io { source, .. }
+            if source.raw_os_error() == Some(libc::ENOSPC)),
+            "{error}"
+        );
+        assert!(!path.exists());
+        assert!(!is_registered(&path));
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_fill_and_removes_the_partial_file() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("stopped");
+        let stop = AtomicBool::new(true);
+        let creation = create_test_file_unless_stopped(&path, 8 << 20, 1, &stop).unwrap();
+        assert!(matches!(creation, Creation::Stopped));
+        assert!(!path.exists());
+        assert!(!is_registered(&path));
+        // Nothing to fill is still stopped: the run must not go on.
+        let empty = directory.path().join("empty");
+        let creation = create_test_file_unless_stopped(&empty, 0, 1, &stop).unwrap();
+        assert!(matches!(creation, Creation::Stopped));
+        assert!(!empty.exists());
+    }
+
+    #[test]
+    fn guard_removes_unless_kept() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("guarded");
+        {
+            let guard = TestFileGuard::create(&path, 8192, 2).unwrap();
+            assert!(guard.path().exists());
+            assert!(is_registered(&path));
+        }
+        assert!(!path.exists());
+        assert!(!is_registered(&path));
+
+        let kept = directory.path().join("kept");
+        {
+            let mut guard = TestFileGuard::create(&kept, 8192, 2).unwrap();
+            guard.keep();
+            assert!(!is_registered(&kept));
+        }
+        assert!(kept.exists());
+    }
+
+    #[test]
+    fn registered_files_are_removed_on_a_forced_exit() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let first = directory.path().join("first");
+        let second = directory.path().join("second");
+        let theirs = directory.path().join("theirs");
+        let mut guard = TestFileGuard::new(&first);
+        create_test_file(&first, 4096, 1).unwrap();
+        create_test_file(&second, 4096, 1).unwrap();
+        std::fs::write(&theirs, b"not ours").unwrap();
+        register_for_removal(&second);
+        register_for_removal(&theirs);
+        register_for_removal(&directory.path().join("already-gone"));
+        // Another test may have registered files concurrently; only ours are checked.
+        let failures = remove_registered_files();
+        assert!(
+            failures
+                .iter()
+                .all(|failure| !failure.to_string().contains("already-gone")),
+            "{failures:?}"
+        );
+        assert!(!first.exists());
+        assert!(!second.exists());
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"not ours");
+        guard.keep();
+        drop(guard);
+        assert!(!is_registered(&first));
+    }
+
+    #[test]
+    fn a_guard_set_up_before_a_failed_creation_spares_the_existing_file() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("precious");
+        std::fs::write(&path, b"keep me").unwrap();
+        {
+            let _guard = TestFileGuard::new(&path);
+            create_test_file(&path, 4096, 1).unwrap_err();
+            // A forced exit now must not delete it either.
+            let _ = remove_registered_files();
+            assert!(path.exists());
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn a_poisoned_registry_still_works() {
+        let _serial = registry_test_lock();
+        let directory = work_directory();
+        let path = directory.path().join("poison");
+        create_test_file(&path, 4096, 1).unwrap();
+        let _ = std::thread::spawn(|| {
+            let _lock = registry();
+            panic!("poison the registry on purpose");
+        })
+        .join();
+        register_for_removal(&path);
+        let _ = remove_registered_files();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn default_size_is_a_quarter_of_free_space_capped_at_one_gib() {
+        let directory = work_directory();
+        let free = sys::available_bytes(directory.path()).unwrap();
+        match default_test_file_size(directory.path()) {
+            Ok(size) => {
+                assert_eq!(size % MIB, 0);
+                assert!(size <= DEFAULT_TEST_FILE_BYTES);
+                assert!(size <= free / 4);
+                assert!(size >= MINIMUM_DEFAULT_TEST_FILE_BYTES);
+                if free / 4 >= DEFAULT_TEST_FILE_BYTES {
+                    assert_eq!(size, DEFAULT_TEST_FILE_BYTES);
+                }
+            }
+            Err(error) => assert!(free / 4 < MINIMUM_DEFAULT_TEST_FILE_BYTES, "{error}"),
+        }
+    }
+
+    #[test]
+    fn default_size_errors_name_the_directory() {
+        let directory = work_directory();
+        let missing = directory.path().join("missing");
+        let error = default_test_file_size(&missing).unwrap_err();
+        assert!(matches!(error, TargetError::Missing { .. }));
+        assert!(error.to_string().contains("missing"));
+        let file = directory.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        let error = default_test_file_size(&file).unwrap_err();
+        assert!(error.to_string().contains("a-file"), "{error}");
+    }
+
+    #[test]
+    fn a_read_only_directory_gets_no_default_size() {
+        let Some(mounted) = crate::targets::test_support::Mounted::read_only_tmpfs() else {
+            return;
+        };
+        let error = default_test_file_size(mounted.path()).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains(&*mounted.path().to_string_lossy()),
+            "{message}"
+        );
+        assert!(message.contains("not writable"), "{message}");
+    }
+
+    #[test]
+    fn small_filesystems_get_no_default_size() {
+        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(64) else {
+            return;
+        };
+        crate::support::skip_unless!(
+            crate::targets::test_support::tool("mkfs.ext4").is_some(),
+            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
+        );
+        loop_device.run("mkfs.ext4", &["-q", "-F"]);
+        let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
+        let error = default_test_file_size(mounted.path()).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("MiB free"), "{message}");
+        assert!(
+            message.contains(&mounted.path().to_string_lossy().into_owned()),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,21 @@
+//! What every test binary shares, and the library's own unit tests too (src/lib.rs includes
+//! this folder under `cfg(test)`): prerequisites that skip or fail a test ([`require`],
+//! [`skip_unless!`]) and the saved results of real runs ([`fixtures`]).
+
+#![allow(dead_code, unused_imports, unused_macros)]
+
+pub mod fixtures;
+pub mod skip;
+
+pub use skip::{require, skip};
+
+/// Returns from the calling test unless `available` holds: see [`skip::require`].
+/// `skip_unless!(has_command("fio"), "fio is not installed (apt-get install fio)")`.
+macro_rules! skip_unless {
+    ($available:expr, $($reason:tt)+) => {
+        if !$crate::support::require($available, format_args!($($reason)+)) {
+            return;
+        }
+    };
+}
+pub(crate) use skip_unless;
