@@ -287,4 +287,101 @@ mod tests {
         assert_eq!(pcie_generation("2.5"), Some(1));
         assert_eq!(pcie_generation("3.3"), None);
     }
+
+    fn function(
+        address: &str,
+        link: Option<(&str, u32)>,
+        pcix: Option<PcixFacts>,
+    ) -> PciFunctionFacts {
+        PciFunctionFacts {
+            address: address.into(),
+            vendor: Some("0x8086".into()),
+            device: Some("0x1234".into()),
+            subsystem_vendor: Some("0x8086".into()),
+            link: link.map(|(speed, width)| PcieLinkFacts {
+                current_speed: speed.into(),
+                current_width: width,
+                max_speed: Some(speed.into()),
+                max_width: Some(width),
+            }),
+            pcix,
+            max_payload_bytes: None,
+        }
+    }
+
+    fn hops(functions: &[PciFunctionFacts]) -> (Vec<crate::result::Hop>, Vec<String>) {
+        let facts = crate::analysis::test_support::facts();
+        let mut walker = Walker {
+            hops: Vec::new(),
+            notes: Vec::new(),
+            facts: &facts,
+        };
+        walker.bus(functions, 0, Share::WHOLE);
+        (walker.hops, walker.notes)
+    }
+
+    #[test]
+    fn a_narrower_upstream_link_is_shown_too() {
+        // A x16 device behind a switch whose uplink runs x4.
+        let (hops, notes) = hops(&[
+            function("0000:00:01.0", Some(("8.0 GT/s PCIe", 4)), None),
+            function("0000:01:00.0", Some(("8.0 GT/s PCIe", 4)), None),
+            function("0000:02:08.0", Some(("8.0 GT/s PCIe", 16)), None),
+            function("0000:03:00.0", Some(("8.0 GT/s PCIe", 16)), None),
+        ]);
+        let names: Vec<(&str, &str)> = hops
+            .iter()
+            .map(|h| (h.key.as_str(), h.name.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("pci:0000:02:08.0", "PCIe 3.0 x16"),
+                ("pci:0000:00:01.0", "PCIe 3.0 x4")
+            ]
+        );
+        assert!(
+            hops[0]
+                .description
+                .contains("Max_Payload_Size not readable (256 assumed)")
+        );
+        assert!(notes.iter().any(|n| n.contains("narrower")), "{notes:?}");
+    }
+
+    #[test]
+    fn a_pcix_device_whose_bus_mode_is_not_readable_asks_for_it() {
+        let device = PcixFacts::Device {
+            bits64: true,
+            capable_133: true,
+            capable_266: true,
+            capable_533: false,
+        };
+        // Root port, PCIe-to-PCI-X bridge (its configuration space unread), the device.
+        let (hops, notes) = hops(&[
+            function("0000:00:02.0", Some(("2.5 GT/s PCIe", 8)), None),
+            function("0000:03:00.0", Some(("2.5 GT/s PCIe", 8)), None),
+            function("0000:04:01.0", None, Some(device)),
+        ]);
+        assert_eq!(hops[0].name, "PCI-X");
+        assert!(hops[0].capacity.is_none());
+        assert!(
+            hops[0].description.contains("PCI-X 266 capable"),
+            "{}",
+            hops[0].description
+        );
+        assert!(notes.iter().any(|n| n.contains("pcix133")), "{notes:?}");
+        // What is visible above it is still shown.
+        assert_eq!(hops[1].name, "PCIe 1.0 x8");
+        assert_eq!(hops[1].key, "pci:0000:00:02.0");
+        // No PCI-X at all: conventional PCI, no capacity.
+        let (hops, _) = hops_of_plain();
+        assert!(hops[0].capacity.is_none() && hops[0].description.contains("conventional PCI"));
+    }
+
+    fn hops_of_plain() -> (Vec<crate::result::Hop>, Vec<String>) {
+        hops(&[
+            function("0000:00:1e.0", None, None),
+            function("0000:05:02.0", None, None),
+        ])
+    }
 }
