@@ -1,5 +1,5 @@
 //! Discovery: the only code that reads `/sys`, `/proc` and `/dev`, or asks the kernel with
-//! system calls, to learn a target's storage path and the host it runs on.
+//! system calls, to learn a target's storage path (and the memory figures the analysis uses).
 //!
 //! Everything goes through a [`Machine`]: a [`HostView`] rooted at a directory (`/` for this
 //! host, or a recorded machine's directory) and a [`System`] for what needs a system call on
