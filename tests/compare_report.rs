@@ -326,8 +326,21 @@ const PROBE: &str = r#"(() => {
       }),
     };
   });
+  const policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+  const swatches = [...document.querySelectorAll('i.swatch[style]')];
+  const rgb = style => {
+    const hex = /#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(style);
+    return hex && `rgb(${parseInt(hex[1], 16)}, ${parseInt(hex[2], 16)}, ${parseInt(hex[3], 16)})`;
+  };
   return {
     title: document.title,
+    policy: policy ? policy.content : null,
+    policyFirst: policy !== null && policy === document.head.firstElementChild.nextElementSibling,
+    styleSheetApplied: getComputedStyle(document.querySelector('main')).maxWidth === '1180px',
+    styledSwatches: swatches.length,
+    styledSwatchesDrawn: swatches
+      .filter(swatch => getComputedStyle(swatch).borderTopColor === rgb(swatch.getAttribute('style')))
+      .length,
     sections: [...document.querySelectorAll('main > section')].map(section => section.id),
     scripts: document.scripts.length,
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
@@ -437,6 +450,17 @@ fn the_report_renders_in_chromium() {
     let page = browser.evaluate(PROBE);
     assert_eq!(page["title"], "iopath: before vs after");
     assert_eq!(page["scripts"], 0);
+    // The page declares its Content-Security-Policy before anything else, and renders under
+    // it: the inline style sheet and the style attributes (legend colours) apply (a blocked style
+    // would also be logged as an error, checked below).
+    assert_eq!(
+        page["policy"],
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    );
+    assert_eq!(page["policyFirst"], true);
+    assert_eq!(page["styleSheetApplied"], true);
+    assert!(page["styledSwatches"].as_u64().unwrap() > 0, "{page}");
+    assert_eq!(page["styledSwatchesDrawn"], page["styledSwatches"]);
     assert!(
         page["overflow"].as_f64().unwrap() <= 0.0,
         "wider than the window: {}",
@@ -493,7 +517,7 @@ fn the_report_renders_in_chromium() {
         serde_json::json!(["summary", "tests", "path", "host", "trust"])
     );
 
-    let events = browser.close();
+    let events = browser.events();
     assert!(events.errors.is_empty(), "{:#?}", events.errors);
     let documents: Vec<String> = [&compared, &single]
         .iter()
@@ -513,6 +537,34 @@ fn the_report_renders_in_chromium() {
             .count(),
         2
     );
+
+    // The policy is enforced: a script put into the page does not run, an image is not
+    // loaded (not even from data:), and the browser says why.
+    let blocked = browser.evaluate(
+        r#"(() => {
+          const script = document.createElement('script');
+          script.textContent = 'window.ranInline = true';
+          document.head.appendChild(script);
+          const image = document.createElement('img');
+          image.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+          document.body.appendChild(image);
+          return window.ranInline === undefined;
+        })()"#,
+    );
+    assert_eq!(blocked, true, "an inline script ran despite the policy");
+    browser.call("Runtime.evaluate", serde_json::json!({"expression": "1"}));
+    let events = browser.close();
+    let (refusals, errors): (Vec<&String>, Vec<&String>) = events
+        .errors
+        .iter()
+        .partition(|error| error.contains("Content Security Policy"));
+    assert!(errors.is_empty(), "{errors:#?}");
+    for refused in ["script", "image"] {
+        assert!(
+            refusals.iter().any(|refusal| refusal.contains(refused)),
+            "{refused}: {refusals:#?}"
+        );
+    }
     println!(
         "report: {}; screenshot: {}",
         compared.display(),
@@ -657,4 +709,109 @@ fn the_report_command_writes_one_file() {
     assert!(output.status.success(), "{}", describe(&output));
     let html = std::fs::read_to_string(directory.join("run.html")).unwrap();
     assert!(html.contains(r#"<section id="tests">"#));
+}
+
+/// `null.json` with `change` applied, saved as `name` in a directory of its own.
+fn edited_run(directory: &Path, name: &str, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let text = std::fs::read_to_string(runs().directory.path().join("null.json")).unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    change(&mut value);
+    let path = directory.join(name);
+    std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+    path
+}
+
+/// Whether `text` holds a raw ESC or a raw C1 control (CSI, OSC …).
+fn has_raw_escape(text: &str) -> bool {
+    text.chars()
+        .any(|c| c == '\u{1b}' || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+#[test]
+fn text_from_result_files_reaches_the_terminal_escaped() {
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let evil_test = "randrw\u{1b}]0;owned\u{7}";
+    let rename_test = |value: &mut Value| value["tests"][0]["name"] = evil_test.into();
+    edited_run(directory.path(), "evil.json", |value| {
+        value["label"] = "evil\u{1b}[2J\u{9b}31m".into();
+        value["host"]["hostname"] = "host\u{1b}[1m".into();
+        value["started_at"] = "2026\u{1b}[8m".into();
+        value["partial"] = true.into();
+        rename_test(value);
+    });
+    edited_run(directory.path(), "plain.json", |value| {
+        value["label"] = "plain".into();
+        rename_test(value);
+        value["tests"][0]["jobs"][0]["engine"]["name"] = "null\u{1b}[5m".into();
+    });
+    let runs = ["evil.json", "plain.json"];
+    for extra in [&[][..], &["--md"], &["--json"], &["--baseline", "none"]] {
+        let output = iopath(directory.path(), &[&["compare"], &runs[..], extra].concat());
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!has_raw_escape(&printed), "{extra:?}: {printed:?}");
+        assert!(printed.contains("evil"), "{extra:?}: {printed}");
+        if extra.is_empty() || extra == ["--md"] {
+            assert!(output.status.success(), "{}", describe(&output));
+            // Shown as visible escapes (Markdown escapes the brackets too).
+            let unbracketed = printed.replace('\\', "");
+            assert!(unbracketed.contains("u{1b}[2J"), "{extra:?}: {printed}");
+            assert!(
+                unbracketed.contains("u{1b}]0;owned"),
+                "{extra:?}: {printed}"
+            );
+        }
+    }
+    let report = iopath(
+        directory.path(),
+        &[&["report"], &runs[..], &["-o", "-"]].concat(),
+    );
+    assert!(report.status.success(), "{}", describe(&report));
+    let html = String::from_utf8_lossy(&report.stdout);
+    assert!(!has_raw_escape(&html), "{html:?}");
+    assert!(html.contains("evil[2J"), "{html}");
+}
+
+#[test]
+fn a_label_of_megabytes_is_compared_and_reported_shortened() {
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let label = "L".repeat(5 << 20);
+    edited_run(directory.path(), "big.json", |value| {
+        value["label"] = label.clone().into();
+    });
+    edited_run(directory.path(), "small.json", |value| {
+        value["label"] = "small".into();
+    });
+    let runs = ["big.json", "small.json"];
+    for extra in [&[][..], &["--md"]] {
+        let output = iopath(directory.path(), &[&["compare"], &runs[..], extra].concat());
+        assert!(output.status.success(), "{}", describe(&output));
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(text.len() < 64 << 10, "{extra:?}: {} bytes", text.len());
+        assert!(text.contains(&format!("{}…", "L".repeat(200))), "{extra:?}");
+    }
+    // The JSON keeps the label in full.
+    let json = iopath(
+        directory.path(),
+        &[&["compare"], &runs[..], &["--json"]].concat(),
+    );
+    assert!(json.status.success(), "{}", describe(&json));
+    let comparison: Comparison = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        comparison.runs[0].run_label.as_deref(),
+        Some(label.as_str())
+    );
+    assert_eq!(comparison.runs[0].label.chars().count(), 201);
+    let report = iopath(
+        directory.path(),
+        &[&["report"], &runs[..], &["-o", "big.html"]].concat(),
+    );
+    assert!(report.status.success(), "{}", describe(&report));
+    let size = std::fs::metadata(directory.path().join("big.html"))
+        .unwrap()
+        .len();
+    assert!(size < 1 << 20, "{size} bytes of HTML");
 }

@@ -254,3 +254,44 @@ iodepth=4
     assert!(original.lines().count() > 100, "{original}");
     assert_eq!(original, again);
 }
+
+#[test]
+fn control_characters_of_a_fio_file_are_escaped_in_its_conversion_and_messages() {
+    let dir = work_dir();
+    // An ignored option whose value holds ESC and BEL, in a file whose name holds a line break
+    // (which would end a comment and start a TOML line).
+    let name = "evil\ntargets = 1.fio";
+    fs::write(
+        dir.path().join(name),
+        "[global]\nbs=4k\nfoo_unknown=x\u{1b}[2J\u{7}y\n[reader]\nrw=randread\nsize=1m\n\
+         filename=data\u{1b}.bin\n",
+    )
+    .unwrap();
+    let converted = iopath(
+        dir.path(),
+        &["job", "convert", name, "--ignore-unsupported"],
+    )
+    .expect_status(0)
+    .stdout;
+    assert!(converted.contains("x\\u{1b}[2J\\u{7}y"), "{converted}");
+    assert!(converted.contains("evil\\ntargets = 1.fio"), "{converted}");
+    let parsed: toml::Table = toml::from_str(&converted)
+        .unwrap_or_else(|error| panic!("the conversion does not parse: {error}\n{converted}"));
+    assert!(parsed.contains_key("test"), "{converted}");
+    fs::write(dir.path().join("converted.toml"), &converted).unwrap();
+    iopath(dir.path(), &["job", "check", "converted.toml"]).expect_status(0);
+
+    // A value echoed in an error reaches the terminal escaped.
+    fs::write(
+        dir.path().join("bad.fio"),
+        "[job]\nrw=randread\nbs=4k\u{1b}[2J\nsize=1m\n",
+    )
+    .unwrap();
+    let refused = iopath(dir.path(), &["run", "--job", "bad.fio"]).expect_status(2);
+    assert!(!refused.stderr.contains('\u{1b}'), "{:?}", refused.stderr);
+    assert!(
+        refused.stderr.contains("4k\\u{1b}[2J"),
+        "{}",
+        refused.stderr
+    );
+}

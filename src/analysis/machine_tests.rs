@@ -709,12 +709,12 @@ fn control_characters_from_a_recorded_machine_are_escaped() {
         !text.chars().any(|c| c.is_control() && c != '\n'),
         "{text:?}"
     );
-    assert!(text.contains("SSD\\x1b[2J"), "{text}");
-    assert!(seen.path.target.contains("\\x0a"), "{}", seen.path.target);
+    assert!(text.contains("SSD\\u{1b}[2J"), "{text}");
+    assert!(seen.path.target.contains("\\n"), "{}", seen.path.target);
     assert!(
         hop(&seen.path, "fs:sda2")
             .description
-            .contains("/srv\\x0aevil"),
+            .contains("/srv\\nevil"),
         "{text}"
     );
 }

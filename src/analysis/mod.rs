@@ -8,7 +8,8 @@
 //!   [`crate::discovery`] gathered (block stack, transport, bus, network);
 //!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
-//!   its evidence; [`trust`]: trust notes and confidence intervals.
+//!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
+//!   data that compresses or repeats means for them.
 //!
 //! Everything here is a pure function of the RunResult, the facts discovery gathered and the
 //! [`HostFacts`]; only [`analyse`] and [`analyse_on`] ask [`crate::discovery`] to gather
@@ -29,6 +30,7 @@ pub mod path;
 pub mod protocols;
 pub mod trust;
 pub mod verdict;
+pub mod written_data;
 
 mod block;
 mod bus;

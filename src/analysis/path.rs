@@ -36,12 +36,12 @@ use super::HostFacts;
 use crate::discovery::facts::{
     FileFacts, FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
 };
-use crate::discovery::host_view::escape_controls;
 use crate::discovery::{Machine, gather};
 use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 use crate::result::{TargetInfo, TargetKind};
 use crate::targets::TargetError;
+use crate::text::escape::escape_controls;
 use std::path::{Path, PathBuf};
 
 pub use crate::discovery::system::HEAD_CHECK_BYTES;
@@ -213,13 +213,13 @@ pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> Stor
     path.notes = walker.notes;
     // Names and text come from the machine (a recorded one is untrusted input): no control
     // characters reach a terminal or a report.
-    path.target = escape_controls(&path.target);
+    path.target = escape_controls(&path.target).into_owned();
     for hop in &mut path.hops {
-        hop.name = escape_controls(&hop.name);
-        hop.description = escape_controls(&hop.description);
+        hop.name = escape_controls(&hop.name).into_owned();
+        hop.description = escape_controls(&hop.description).into_owned();
     }
     for note in &mut path.notes {
-        *note = escape_controls(note);
+        *note = escape_controls(note).into_owned();
     }
     path
 }

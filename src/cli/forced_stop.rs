@@ -8,6 +8,7 @@
 
 use super::exit;
 use super::live::TerminalObserver;
+use super::messages::for_terminal;
 use super::outputs::Outputs;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::engine::StopSignal;
@@ -48,13 +49,6 @@ impl Shared {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-
-    /// Removes the still-empty output files (the run ends without a result).
-    pub fn discard_outputs(&self) {
-        if let Some(outputs) = self.lock().outputs.take() {
-            outputs.discard();
-        }
-    }
 }
 
 /// Installs the signal handlers for `iopath run`; returns the stop flag.
@@ -69,7 +63,7 @@ fn write_and_exit(shared: &Shared, declared: &DeclaredPath, forced: &ForcedStop)
     }
     // Held until the exit: the run cannot start writing the outputs meanwhile.
     let mut so_far = shared.lock();
-    if let Some(mut outputs) = so_far.outputs.take() {
+    if let Some(outputs) = so_far.outputs.take() {
         match so_far.result.take() {
             Some(mut result) => {
                 eprintln!(
@@ -78,14 +72,14 @@ fn write_and_exit(shared: &Shared, declared: &DeclaredPath, forced: &ForcedStop)
                 );
                 result.partial = true;
                 analyse(&mut result, declared);
-                if let Err(message) = outputs.write(&result) {
-                    eprintln!("error: {message}");
+                if let Err(messages) = outputs.write(&result) {
+                    for message in messages {
+                        eprintln!("error: {}", for_terminal(&message));
+                    }
                 }
             }
-            None => {
-                eprintln!("stopped at once by a second signal, before any test");
-                outputs.discard();
-            }
+            // Nothing was written, and no output file was touched.
+            None => eprintln!("stopped at once by a second signal, before any test"),
         }
     }
     std::process::exit(exit::INTERRUPTED);

@@ -2,16 +2,19 @@
 //! turned into TOML, or checked, without any I/O.
 
 use super::exit;
+use super::limit_args::LimitArgs;
+use super::messages::for_terminal;
 use clap::{Args, Subcommand};
 use iopath::result::{RunLength, Workload};
 use iopath::run::{RunOptions, prepare};
 use iopath::targets::TargetSpec;
 use iopath::targets::safety::WritePolicy;
+use iopath::text::shown;
 use iopath::units::format_size;
 use iopath::workload::job_file::{JobFileRequest, LoadedJob};
 use iopath::workload::load_job_file;
 use iopath::workload::options::format_time;
-use iopath::workload::toml_job::to_toml;
+use iopath::workload::toml_job::{to_toml, toml_comment};
 use std::path::{Path, PathBuf};
 
 /// Flags of `iopath job`.
@@ -59,6 +62,9 @@ pub struct ConvertArgs {
     /// Convert even when some options are not supported, and list them as comments.
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Flags of `iopath job check`.
@@ -74,6 +80,9 @@ pub struct CheckArgs {
     /// files iopath did not create are allowed.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs `iopath job …` and returns the exit status.
@@ -84,31 +93,34 @@ pub fn run(args: &JobArgs) -> i32 {
     }
 }
 
-fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
+fn load(file: &Path, ignore_unsupported: bool, limits: &LimitArgs) -> Result<LoadedJob, i32> {
     let request = JobFileRequest {
         ignore_unsupported,
+        limits: limits.limits(),
         ..JobFileRequest::default()
     };
     load_job_file(file, &request).map_err(|error| {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", for_terminal(&error));
         exit::BAD_INPUT
     })
 }
 
 fn convert(args: &ConvertArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let mut out = format!(
-        "# Converted from {} by `iopath job convert`.\n",
+    let mut out = toml_comment(&format!(
+        "Converted from {} by `iopath job convert`.",
         args.file.display()
-    );
+    ));
     for ignored in &loaded.ignored {
-        out.push_str(&format!("# ignored (not supported): {ignored}\n"));
+        out.push_str(&toml_comment(&format!(
+            "ignored (not supported): {ignored}"
+        )));
     }
     for note in &loaded.notes {
-        out.push_str(&format!("# note: {note}\n"));
+        out.push_str(&toml_comment(&format!("note: {note}")));
     }
     out.push_str(&to_toml(&loaded.plan));
     print!("{out}");
@@ -116,15 +128,15 @@ fn convert(args: &ConvertArgs) -> i32 {
 }
 
 fn check(args: &CheckArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
     for ignored in &loaded.ignored {
-        eprintln!("ignored (--ignore-unsupported): {ignored}");
+        eprintln!("ignored (--ignore-unsupported): {}", for_terminal(ignored));
     }
     for note in &loaded.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", for_terminal(note));
     }
     let targets = loaded.plan.targets.clone();
     let options = RunOptions {
@@ -132,12 +144,16 @@ fn check(args: &CheckArgs) -> i32 {
             allow_destructive: args.allow_destructive,
             ..WritePolicy::default()
         },
+        limits: args.limits.limits(),
         ..RunOptions::default()
     };
     let prepared = match prepare(loaded.plan, options, false) {
         Ok(prepared) => prepared,
         Err(error) => {
-            eprintln!("error: {}: {error}", args.file.display());
+            eprintln!(
+                "error: {}",
+                for_terminal(format!("{}: {error}", args.file.display()))
+            );
             return if error.is_bad_input() {
                 exit::BAD_INPUT
             } else {
@@ -172,7 +188,11 @@ fn check(args: &CheckArgs) -> i32 {
             Some((_, size, false)) => format!(" (will be created, {})", format_size(*size)),
             None => String::new(),
         };
-        println!("  {}. {}{state}", index + 1, target_name(target));
+        println!(
+            "  {}. {}{state}",
+            index + 1,
+            for_terminal(target_name(target))
+        );
     }
     println!("tests:");
     for (number, (test, shapes)) in tests.iter().enumerate() {
@@ -181,7 +201,7 @@ fn check(args: &CheckArgs) -> i32 {
         } else {
             String::new()
         };
-        println!("  {}. {}{together}", number + 1, test.name);
+        println!("  {}. {}{together}", number + 1, shown(&test.name));
         for (job, shape) in test.jobs.iter().zip(shapes.iter()) {
             let on: Vec<String> = job
                 .targets
@@ -193,21 +213,21 @@ fn check(args: &CheckArgs) -> i32 {
             } else {
                 String::new()
             };
-            println!(
-                "       {}{group}: {}, {}, {} engine, on {}",
-                job.name,
+            let line = format!(
+                "{}, {}, {} engine, on {}",
                 job.workload.summary(),
                 length(&job.workload),
                 shape.engine.name(),
                 on.join(", ")
             );
+            println!("       {}{group}: {}", shown(&job.name), for_terminal(line));
             for warning in &shape.warnings {
-                eprintln!("warning: {}: {warning}", job.name);
+                eprintln!("warning: {}: {}", shown(&job.name), for_terminal(warning));
             }
         }
     }
     for warning in prepared.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", for_terminal(warning));
     }
     exit::SUCCESS
 }

@@ -2,9 +2,11 @@
 //! IOPS, each second) and the notes of each test. Nothing of the live line when stdout is not a
 //! terminal.
 
+use super::messages::for_terminal;
 use iopath::result::TestResult;
 use iopath::run::progress::LiveSample;
 use iopath::run::{EffectiveShape, RunObserver};
+use iopath::text::shown;
 use iopath::workload::TestPlan;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -49,7 +51,7 @@ impl RunObserver for TerminalObserver {
             .map_or(String::new(), |t| format!(" / {} s", seconds(t)));
         eprint!(
             "\r\x1b[2K{}  {:.0} s{total}{}  {:.1} MB/s  {:.0} IOPS",
-            sample.test_name,
+            shown(&sample.test_name),
             sample.elapsed_ns as f64 / 1e9,
             if sample.ramping { " (ramp)" } else { "" },
             sample.bytes_per_second / 1e6,
@@ -63,7 +65,11 @@ impl RunObserver for TerminalObserver {
         self.close_line();
         for warning in &result.warnings {
             if !warning.is_empty() {
-                eprintln!("warning: {}: {warning}", result.name);
+                eprintln!(
+                    "warning: {}: {}",
+                    shown(&result.name),
+                    for_terminal(warning)
+                );
             }
         }
     }
@@ -71,7 +77,7 @@ impl RunObserver for TerminalObserver {
     fn creating_file(&mut self, path: &Path, size: u64) {
         eprintln!(
             "creating {} ({} MiB of incompressible data)",
-            path.display(),
+            for_terminal(path.display()),
             size >> 20
         );
     }

@@ -5,8 +5,10 @@ pub mod compare_command;
 pub mod exit;
 pub mod forced_stop;
 pub mod job_command;
+pub mod limit_args;
 pub mod links_command;
 pub mod live;
+pub mod messages;
 pub mod net_command;
 pub mod outputs;
 pub mod path_command;
@@ -14,6 +16,7 @@ pub mod presets_command;
 pub mod report_command;
 pub mod run_args;
 pub mod run_command;
+pub mod stale_files;
 
 use clap::{Parser, Subcommand};
 

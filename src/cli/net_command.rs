@@ -3,6 +3,8 @@
 //! Both ends take the shared secret from `--secret-file` or `IOPATH_NET_SECRET`.
 
 use super::exit;
+use super::messages::for_terminal;
+use super::outputs::{check_output, write_output};
 use clap::{Args, ValueEnum};
 use iopath::net::client::{ClientConfig, LinkRun, TestDirection, run_client};
 use iopath::net::secret::{SECRET_ENV, Secret};
@@ -11,7 +13,6 @@ use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
 use iopath::units::parse_duration_ns;
-use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
@@ -150,7 +151,7 @@ fn secret(args: &NetArgs) -> Result<Option<Secret>, String> {
 }
 
 fn error_status(error: &NetError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", for_terminal(error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else {
@@ -303,11 +304,11 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         return error_status(&error);
     }
     let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
-    let mut json_file = match args.json.as_deref() {
-        Some(path) if path != Path::new("-") => match File::create(path) {
+    let json_file = match args.json.as_deref() {
+        Some(path) if path != Path::new("-") => match check_output("--json", path) {
             Ok(file) => Some(file),
             Err(error) => {
-                eprintln!("error: --json {}: {error}", path.display());
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         },
@@ -360,13 +361,14 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     }
     let json_written = if json_on_stdout {
         write_json(&result, &mut std::io::stdout().lock())
-    } else if let Some(file) = json_file.as_mut() {
-        write_json(&result, file)
+            .map_err(|error| format!("writing the JSON result: {error}"))
+    } else if let Some(file) = &json_file {
+        write_output("--json", file, |out| write_json(&result, out))
     } else {
         Ok(())
     };
-    if let Err(error) = json_written {
-        eprintln!("error: writing the JSON result: {error}");
+    if let Err(message) = json_written {
+        eprintln!("error: {}", for_terminal(&message));
         return exit::RUN_FAILED;
     }
     if interrupted {

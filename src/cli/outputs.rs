@@ -1,5 +1,6 @@
-//! Where a run's results go: every output is opened (or checked) before any I/O, so a bad path
-//! fails in milliseconds; after the run each format is written by its exporter.
+//! Where a run's results go: every output is checked before any I/O, so a bad path fails in
+//! milliseconds; after the run each format is written by its exporter, through a temporary
+//! file renamed into place ([`OutputFile`]), so a run that fails leaves every file as it was.
 
 use super::run_args::{OutputFormat, RunArgs};
 use iopath::report::csv::write_iometer_csv;
@@ -8,22 +9,21 @@ use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
+use iopath::report::output_file::{OutputFile, check_output_directory};
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The outputs of one run.
 pub struct Outputs {
-    json_file: Option<File>,
-    csv_file: Option<File>,
-    report_file: Option<File>,
-    trace_file: Option<File>,
+    json_file: Option<OutputFile>,
+    csv_file: Option<OutputFile>,
+    report_file: Option<OutputFile>,
+    trace_file: Option<OutputFile>,
     logs_prefix: Option<PathBuf>,
     stdout_format: StdoutFormat,
     markdown: bool,
-    created: Vec<PathBuf>,
 }
 
 /// What goes to stdout: the table (and everything readable) or one machine format.
@@ -34,12 +34,25 @@ enum StdoutFormat {
     FioJson { plus: bool },
 }
 
-fn create(flag: &str, path: &Path) -> Result<File, String> {
-    File::create(path).map_err(|error| format!("{flag} {}: {error}", path.display()))
+/// Checks the output file `path` of `flag`; the message names both.
+pub fn check_output(flag: &str, path: &Path) -> Result<OutputFile, String> {
+    OutputFile::check(path).map_err(|error| format!("{flag} {error}"))
+}
+
+/// Writes `output` of `flag` through `fill`; the message names the flag and the file.
+pub fn write_output(
+    flag: &str,
+    output: &OutputFile,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    output
+        .write(fill)
+        .map_err(|error| format!("{flag} {error}"))
 }
 
 impl Outputs {
-    /// Opens every output file the flags name. Errors name the flag and the path.
+    /// Checks every output file the flags name, creating and changing nothing: files are
+    /// written only once there is a result. Errors name the flag and the path.
     pub fn open(args: &RunArgs) -> Result<Outputs, String> {
         let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
         let stdout_format = match (json_to_stdout, args.output_format) {
@@ -54,48 +67,23 @@ impl Outputs {
             (false, Some(OutputFormat::JsonPlus)) => StdoutFormat::FioJson { plus: true },
             (false, Some(OutputFormat::Normal)) | (false, None) => StdoutFormat::Table,
         };
-        let json_file = match args.json.as_deref() {
-            Some(path) if path != Path::new("-") => Some(create("--json", path)?),
-            _ => None,
-        };
-        let csv_file = args
-            .csv
-            .as_deref()
-            .map(|path| create("--csv", path))
-            .transpose()?;
-        let report_file = args
-            .report
-            .as_deref()
-            .map(|path| create("--report", path))
-            .transpose()?;
-        let trace_file = args
-            .trace_io
-            .as_deref()
-            .map(|path| create("--trace-io", path))
-            .transpose()?;
+        let check = |flag: &str, path: Option<&Path>| path.map(|path| check_output(flag, path));
+        let json_file = check(
+            "--json",
+            args.json.as_deref().filter(|path| *path != Path::new("-")),
+        )
+        .transpose()?;
+        let csv_file = check("--csv", args.csv.as_deref()).transpose()?;
+        let report_file = check("--report", args.report.as_deref()).transpose()?;
+        let trace_file = check("--trace-io", args.trace_io.as_deref()).transpose()?;
         if let Some(prefix) = &args.write_logs {
             let directory = prefix
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            if !directory.is_dir() {
-                return Err(format!(
-                    "--write-logs {}: {} is not a directory",
-                    prefix.display(),
-                    directory.display()
-                ));
-            }
+            check_output_directory(directory)
+                .map_err(|reason| format!("--write-logs {}: {reason}", prefix.display()))?;
         }
-        let created = [
-            args.json.as_deref().filter(|p| *p != Path::new("-")),
-            args.csv.as_deref(),
-            args.report.as_deref(),
-            args.trace_io.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .map(Path::to_path_buf)
-        .collect();
         Ok(Outputs {
             json_file,
             csv_file,
@@ -104,15 +92,7 @@ impl Outputs {
             logs_prefix: args.write_logs.clone(),
             stdout_format,
             markdown: args.md,
-            created,
         })
-    }
-
-    /// Removes the (still empty) output files when the run ends before producing a result.
-    pub fn discard(self) {
-        for path in &self.created {
-            let _ = std::fs::remove_file(path);
-        }
     }
 
     /// Whether stdout carries a machine format (then every message goes to stderr and there
@@ -122,12 +102,13 @@ impl Outputs {
     }
 
     /// The trace file, when `--trace-io` was given.
-    pub fn trace_file(&mut self) -> Option<&mut File> {
-        self.trace_file.as_mut()
+    pub fn trace_file(&self) -> Option<&OutputFile> {
+        self.trace_file.as_ref()
     }
 
-    /// Writes every output of `result`; returns the first error, naming the output.
-    pub fn write(&mut self, result: &RunResult) -> Result<(), String> {
+    /// Writes every output of `result`. A file that cannot be written does not keep the
+    /// others from being written; the errors, each naming its output, come back together.
+    pub fn write(&self, result: &RunResult) -> Result<(), Vec<String>> {
         let human: &mut dyn Write = if self.stdout_is_machine_readable() {
             &mut std::io::stderr()
         } else {
@@ -138,7 +119,7 @@ impl Outputs {
         } else {
             write_text(result, human)
         };
-        written.map_err(|error| format!("writing the summary: {error}"))?;
+        written.map_err(|error| vec![format!("writing the summary: {error}")])?;
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         match self.stdout_format {
             StdoutFormat::Table => Ok(()),
@@ -146,28 +127,34 @@ impl Outputs {
             StdoutFormat::FioJson { plus } => write_fio_json(result, plus, &mut stdout),
         }
         .and_then(|()| stdout.flush())
-        .map_err(|error| format!("writing to stdout: {error}"))?;
-        if let Some(file) = self.json_file.as_mut() {
-            let mut out = std::io::BufWriter::new(file);
-            write_json(result, &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|error| format!("--json: {error}"))?;
+        .map_err(|error| vec![format!("writing to stdout: {error}")])?;
+        let mut errors = Vec::new();
+        if let Some(file) = &self.json_file {
+            errors.push(write_output("--json", file, |out| write_json(result, out)));
         }
-        if let Some(file) = self.csv_file.as_mut() {
-            let mut out = std::io::BufWriter::new(file);
-            write_iometer_csv(result, &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|error| format!("--csv: {error}"))?;
+        if let Some(file) = &self.csv_file {
+            errors.push(write_output("--csv", file, |out| {
+                write_iometer_csv(result, out)
+            }));
         }
-        if let Some(file) = self.report_file.as_mut() {
-            let mut out = std::io::BufWriter::new(file);
-            write_html(std::slice::from_ref(result), &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|error| format!("--report: {error}"))?;
+        if let Some(file) = &self.report_file {
+            errors.push(write_output("--report", file, |out| {
+                write_html(std::slice::from_ref(result), out)
+            }));
         }
         if let Some(prefix) = &self.logs_prefix {
-            write_fio_logs(result, prefix).map_err(|error| format!("--write-logs: {error}"))?;
+            let written = write_fio_logs(result, prefix);
+            errors.push(
+                written
+                    .map(drop)
+                    .map_err(|error| format!("--write-logs {error}")),
+            );
         }
-        Ok(())
+        let errors: Vec<String> = errors.into_iter().filter_map(Result::err).collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }

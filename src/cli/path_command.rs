@@ -4,6 +4,7 @@
 
 use super::exit;
 use super::links_command::print_lines;
+use super::messages::for_terminal;
 use clap::Args;
 use iopath::analysis::path::{inspect_for_path, inspect_recorded};
 use iopath::analysis::{DeclaredPath, describe_path_on};
@@ -68,7 +69,7 @@ pub fn run(args: &PathArgs) -> i32 {
     let declared = match DeclaredPath::from_flags(&args.link, &args.hops) {
         Ok(declared) => declared,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
@@ -91,7 +92,7 @@ pub fn run(args: &PathArgs) -> i32 {
     let info = match info {
         Ok(info) => info,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return match error {
                 TargetError::Io { .. } => exit::RUN_FAILED,
                 _ => exit::BAD_INPUT,
@@ -132,7 +133,7 @@ pub fn run(args: &PathArgs) -> i32 {
                 exit::SUCCESS
             }
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 exit::RUN_FAILED
             }
         };

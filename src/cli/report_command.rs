@@ -3,6 +3,8 @@
 
 use super::compare_command::{CostArgs, load_runs};
 use super::exit;
+use super::messages::for_terminal;
+use super::outputs::{check_output, write_output};
 use clap::Args;
 use iopath::compare::compare;
 use iopath::report::html::{HtmlReport, default_title, write_report};
@@ -12,7 +14,8 @@ use std::path::PathBuf;
 /// Flags of `iopath report`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-The report is one HTML file with everything inline (no script, nothing fetched when opened):
+The report is one HTML file with everything inline (no script, nothing fetched when opened;
+its Content-Security-Policy forbids both):
 summary with verdicts, comparison and cost (several results), sweep curves, MB/s and IOPS over
 time, latency distribution and percentiles, the storage path with each hop's utilisation, host
 and workload details, and trust notes. It prints on A4.
@@ -24,7 +27,8 @@ pub struct ReportArgs {
     /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<String>,
-    /// Where to write the report (`-` for standard output).
+    /// Where to write the report (`-` for standard output). An existing file is replaced only
+    /// once the report is complete.
     #[arg(long, short, value_name = "FILE")]
     pub output: PathBuf,
     /// Title of the page (default: the labels of the runs).
@@ -38,17 +42,28 @@ pub struct ReportArgs {
 /// Writes the report; returns the exit status (2 for unreadable files or bad flags, 1 when
 /// the report cannot be written).
 pub fn run(args: &ReportArgs) -> i32 {
+    let output = if args.output.as_os_str() == "-" {
+        None
+    } else {
+        match check_output("--output", &args.output) {
+            Ok(output) => Some(output),
+            Err(error) => {
+                eprintln!("error: {}", for_terminal(&error));
+                return exit::BAD_INPUT;
+            }
+        }
+    };
     let options = match args.cost.options() {
         Ok(options) => options,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let loaded = match load_runs(&args.results) {
         Ok(loaded) => loaded,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
@@ -57,7 +72,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         match compare(&runs, &options) {
             Ok(comparison) => Some(comparison),
             Err(error) => {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", for_terminal(&error));
                 return exit::BAD_INPUT;
             }
         }
@@ -75,19 +90,19 @@ pub fn run(args: &ReportArgs) -> i32 {
         runs,
         comparison,
     };
-    let written = if args.output.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        write_report(&report, &mut out).and_then(|()| out.flush())
-    } else {
-        std::fs::File::create(&args.output).and_then(|mut file| {
-            write_report(&report, &mut file)?;
-            file.flush()
-        })
+    let written = match &output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            write_report(&report, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| format!("writing to stdout: {error}"))
+        }
+        Some(output) => write_output("--output", output, |out| write_report(&report, out)),
     };
     match written {
         Ok(()) => exit::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {}: {error}", args.output.display());
+        Err(message) => {
+            eprintln!("error: {}", for_terminal(&message));
             exit::RUN_FAILED
         }
     }

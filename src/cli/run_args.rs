@@ -1,6 +1,7 @@
 //! Flags of `iopath run`, and their translation into a validated plan (stage two of parsing:
 //! every value is checked here, before any target is touched).
 
+use super::limit_args::LimitArgs;
 use clap::Args;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
@@ -81,6 +82,12 @@ with incompressible data first and removed afterwards.
 
 Sizes take k, m, g, t in powers of 1024 (4k = 4096; 4KiB and 4kb too). Times are seconds when bare
 and accept ms, s, m, h.
+
+Output files (--json, --csv, --report, --write-logs) are written only once there is a result,
+through a temporary file renamed into place: a failed run leaves an existing file as it was. A
+directory, device node, FIFO or socket given as output is refused before any I/O ('-' means
+stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
+file's directory are named; --remove-stale removes them (docs/safety.md).
 
 Examples:
   iopath run
@@ -175,6 +182,14 @@ pub struct RunArgs {
     /// With --allow-destructive: write even over a filesystem or partition-table signature.
     #[arg(long, help_heading = "Safety", requires = "allow_destructive")]
     pub force_overwrite_signature: bool,
+    /// Remove test files left by killed runs (.iopath-test-PID.tmp whose process is gone) in
+    /// the directories where this run creates its test file. Without it they are only named.
+    #[arg(long, help_heading = "Safety")]
+    pub remove_stale: bool,
+
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer
@@ -217,6 +232,9 @@ impl RunArgs {
         let options = &self.workload;
         let mut template = base_workload();
         options.apply_common(&mut template);
+        if let Some(conflict) = template.write_data.conflict() {
+            return Err(conflict.to_string());
+        }
         let is_default_suite = !options.describes_a_workload();
         let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
         let targets: Vec<TargetSpec> = if self.targets.is_empty() {
@@ -294,6 +312,7 @@ impl RunArgs {
             trace: self.trace_io.is_some(),
             stamp_writes: self.stamp_writes,
             interval_ns: self.interval.unwrap_or(0),
+            limits: self.limits.limits(),
             net_timeout: self.net_timeout,
         }
     }
@@ -306,6 +325,7 @@ impl RunArgs {
             overrides: self.workload.clone(),
             targets: self.targets.clone(),
             ignore_unsupported: self.ignore_unsupported,
+            limits: self.limits.limits(),
         };
         let mut loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
         loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;

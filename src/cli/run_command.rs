@@ -3,12 +3,13 @@
 use super::exit;
 use super::forced_stop::{self, RecordingObserver, Shared};
 use super::live::TerminalObserver;
-use super::outputs::Outputs;
+use super::messages::for_terminal;
+use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
+use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, RunError, execute, prepare};
-use std::fs::File;
 use std::io::Write;
 
 /// Runs `iopath run` and returns the exit status.
@@ -17,24 +18,24 @@ pub fn run(args: &RunArgs) -> i32 {
     let request = match args.to_request(command_line) {
         Ok(request) => request,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
             return exit::BAD_INPUT;
         }
     };
     for message in &request.messages {
-        eprintln!("{message}");
+        eprintln!("{}", for_terminal(message));
     }
     let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
         Ok(declared) => declared,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", for_terminal(&error));
             return exit::BAD_INPUT;
         }
     };
     let outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", for_terminal(&message));
             return exit::BAD_INPUT;
         }
     };
@@ -44,50 +45,46 @@ pub fn run(args: &RunArgs) -> i32 {
     let stop = match forced_stop::install(shared.clone(), declared.clone()) {
         Ok(stop) => stop,
         Err(error) => {
-            shared.discard_outputs();
             eprintln!("error: cannot install the Ctrl-C handler: {error}");
             return exit::RUN_FAILED;
         }
     };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
-        Err(error) => {
-            shared.discard_outputs();
-            return report_run_error(&error);
-        }
+        Err(error) => return report_run_error(&error),
     };
     for warning in prepared.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", for_terminal(warning));
     }
+    handle_stale_test_files(&prepared, args.remove_stale);
     let mut observer =
         RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
     let mut executed = match execute(prepared, &stop, &mut observer) {
         Ok(executed) => executed,
-        Err(error) => {
-            shared.discard_outputs();
-            return report_run_error(&error);
-        }
+        Err(error) => return report_run_error(&error),
     };
     // Held until the outputs are written: a second signal now waits for them.
     let mut so_far = shared.lock();
-    let Some(mut outputs) = so_far.outputs.take() else {
+    let Some(outputs) = so_far.outputs.take() else {
         // A second signal is writing them and ends the process.
         return exit::INTERRUPTED;
     };
     if let Some(file) = outputs.trace_file()
-        && let Err(error) = write_trace(&executed, file)
+        && let Err(message) = write_output("--trace-io", file, |out| write_trace(&executed, out))
     {
-        eprintln!("error: --trace-io: {error}");
+        eprintln!("error: {}", for_terminal(&message));
     }
     analyse(&mut executed.result, &declared);
     let result = &executed.result;
-    if let Err(message) = outputs.write(result) {
-        eprintln!("error: {message}");
+    if let Err(messages) = outputs.write(result) {
+        for message in messages {
+            eprintln!("error: {}", for_terminal(&message));
+        }
         return exit::RUN_FAILED;
     }
     drop(so_far);
     if let Some(failure) = &executed.failure {
-        eprintln!("error: {failure}");
+        eprintln!("error: {}", for_terminal(failure));
         return if failure.is_stop() {
             exit::INTERRUPTED
         } else {
@@ -123,7 +120,7 @@ fn interruption_note(tests: usize, partial: bool) -> String {
 /// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
 /// while an engine was connecting, 1 otherwise).
 fn report_run_error(error: &RunError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", for_terminal(error));
     if error.is_bad_input() {
         exit::BAD_INPUT
     } else if error.is_stop() {
@@ -133,8 +130,7 @@ fn report_run_error(error: &RunError) -> i32 {
     }
 }
 
-fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(file);
+fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "test,worker,direction,offset,length")?;
     for (test_index, workers) in executed.traces.iter().enumerate() {
         for (worker_index, ios) in workers.iter().enumerate() {
@@ -151,5 +147,5 @@ fn write_trace(executed: &ExecutedRun, file: &mut File) -> std::io::Result<()> {
             }
         }
     }
-    out.flush()
+    Ok(())
 }

@@ -41,8 +41,11 @@ impl Comparison {
 /// Who a run is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
-    /// Its label in this comparison.
+    /// Its label in this comparison (`iopath compare` shortens labels to 200 characters).
     pub label: String,
+    /// The run's own `--label`, in full, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_label: Option<String>,
     /// Start of the run, RFC 3339 UTC.
     pub started_at: String,
     /// iopath version that ran it.
@@ -60,6 +63,7 @@ impl RunInfo {
     pub fn of(label: &str, result: &RunResult) -> Self {
         RunInfo {
             label: label.to_string(),
+            run_label: result.label.clone(),
             started_at: result.started_at.clone(),
             iopath_version: result.iopath_version.clone(),
             hostname: result.host.hostname.clone(),

@@ -1,5 +1,8 @@
 //! The name of each run in a comparison: `name=FILE` on the command line, else the run's own
-//! `--label`, else the file's name without `.json`. Names are made unique (a second `before`
+//! `--label`, else the file's name without `.json`. Names longer than
+//! [`SHOWN_CHARS`] characters are shortened (with an ellipsis), so a label of any size costs
+//! the same to show and to match; the full label stays in the run (and in
+//! [`RunInfo::run_label`](super::RunInfo::run_label)). Names are made unique (a second `before`
 //! becomes `before (b.json)`), so that every column and every `--cost A=…` names one run.
 //!
 //! ```
@@ -15,6 +18,7 @@
 
 use super::CompareError;
 use crate::result::RunResult;
+use crate::text::shorten::{SHOWN_CHARS, shorten};
 use std::path::Path;
 
 /// A run and the name it goes by in a comparison or report.
@@ -53,8 +57,8 @@ pub fn split_run_argument(
 }
 
 /// The label of each run, unique. Each entry is (label given as `name=FILE`, the run's own
-/// label, the file): the first present wins, the file's stem last. A label already taken
-/// gets the file name added, then a number.
+/// label, the file): the first present wins, the file's stem last, shortened to
+/// [`SHOWN_CHARS`] characters. A label already taken gets the file name added, then a number.
 pub fn unique_labels(entries: &[(Option<String>, Option<String>, String)]) -> Vec<String> {
     let mut labels: Vec<String> = Vec::with_capacity(entries.len());
     for (given, own, file) in entries {
@@ -64,16 +68,17 @@ pub fn unique_labels(entries: &[(Option<String>, Option<String>, String)]) -> Ve
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| file.clone());
         let base = given
-            .clone()
-            .or_else(|| own.clone().filter(|label| !label.trim().is_empty()))
-            .unwrap_or(stem);
+            .as_deref()
+            .or(own.as_deref().filter(|label| !label.trim().is_empty()))
+            .unwrap_or(&stem);
+        let base = shorten(base, SHOWN_CHARS).into_owned();
         let mut label = base.clone();
         if labels.contains(&label) {
             let name = path
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_else(|| file.clone());
-            label = format!("{base} ({name})");
+            label = format!("{base} ({})", shorten(&name, SHOWN_CHARS));
         }
         let mut number = 2;
         while labels.contains(&label) {
@@ -104,7 +109,11 @@ pub fn index_of(labels: &[&str], label: &str, flag: &'static str) -> Result<usiz
         .ok_or_else(|| CompareError::UnknownLabel {
             flag,
             label: label.to_string(),
-            known: labels.join(", "),
+            known: labels
+                .iter()
+                .map(|label| shorten(label, SHOWN_CHARS))
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -147,6 +156,13 @@ mod tests {
             ["before", "after", "before (before.json)", "before #2"]
         );
         assert!(index_of(&["a", "b"], "c", "--cost").is_err());
+        let long = "é".repeat(5 << 20);
+        let labels = unique_labels(&[
+            (None, Some(long.clone()), "a.json".into()),
+            (None, Some(long.clone() + "x"), "b.json".into()),
+        ]);
+        let short: String = long.chars().take(SHOWN_CHARS).chain(['…']).collect();
+        assert_eq!(labels, [short.clone(), format!("{short} (b.json)")]);
         assert_eq!(index_of(&["a", "b"], "b", "--cost").unwrap(), 1);
     }
 }

@@ -24,6 +24,7 @@
 //! std::fs::remove_dir_all(&root).unwrap();
 //! ```
 
+use crate::text::escape::escape_controls;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
@@ -220,7 +221,7 @@ impl HostView {
     /// unreadable or empty.
     pub fn attribute(&self, path: &Path) -> Option<String> {
         let text = self.read_to_string(path)?;
-        let text = escape_controls(text.trim());
+        let text = escape_controls(text.trim()).into_owned();
         (!text.is_empty()).then_some(text)
     }
 
@@ -357,19 +358,6 @@ fn push_components(pending: &mut VecDeque<OsString>, path: &Path, front: bool) {
     }
 }
 
-/// `text` with control characters written as `\xNN`.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        if character.is_control() {
-            out.push_str(&format!("\\x{:02x}", u32::from(character)));
-        } else {
-            out.push(character);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,7 +457,7 @@ mod tests {
         );
         assert_eq!(
             view.attribute(Path::new("/model")).as_deref(),
-            Some("Disk\\x1b[2J")
+            Some("Disk\\u{1b}[2J")
         );
         assert_eq!(view.read_to_string(Path::new("/")), None);
     }

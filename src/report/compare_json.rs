@@ -1,11 +1,12 @@
 //! The comparison as JSON (`iopath compare --json`): the [`Comparison`] as is, versioned by
 //! its `comparison_version`.
 
+use super::json::write_pretty_json;
 use crate::compare::Comparison;
 use std::io::{self, Write};
 
-/// Writes `comparison` as pretty JSON followed by a newline.
+/// Writes `comparison` as pretty JSON followed by a newline, C1 controls escaped too (see
+/// [`write_pretty_json`]).
 pub fn write_compare_json(comparison: &Comparison, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, comparison)?;
-    writeln!(out)
+    write_pretty_json(comparison, out)
 }

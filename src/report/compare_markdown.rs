@@ -12,8 +12,8 @@
 //! ```
 
 use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell};
-use super::compare_text::{has_verdicts, header};
-use super::markdown::escape;
+use super::compare_text::{has_verdicts, header, join_shown};
+use super::markdown::{escape, escape_name};
 use crate::compare::{Comparison, CostReport, Metric};
 use crate::units::{format_count, format_rate};
 use std::io::{self, Write};
@@ -27,9 +27,9 @@ pub fn write_compare_markdown(comparison: &Comparison, out: &mut dyn Write) -> i
             let partial = if run.partial { ", **partial**" } else { "" };
             format!(
                 "{} ({}, {}{partial})",
-                escape(&run.label),
-                run.started_at,
-                escape(&run.hostname)
+                escape_name(&run.label),
+                escape_name(&run.started_at),
+                escape_name(&run.hostname)
             )
         })
         .collect();
@@ -37,7 +37,7 @@ pub fn write_compare_markdown(comparison: &Comparison, out: &mut dyn Write) -> i
         out,
         "**Compared:** {}; baseline **{}**",
         runs.join(" · "),
-        escape(&comparison.baseline)
+        escape_name(&comparison.baseline)
     )?;
     if !comparison.tests.is_empty() {
         writeln!(out)?;
@@ -46,7 +46,7 @@ pub fn write_compare_markdown(comparison: &Comparison, out: &mut dyn Write) -> i
     let mut notes: Vec<String> = Vec::new();
     for test in &comparison.tests {
         for note in &test.notes {
-            notes.push(format!("{}: {}", escape(&test.name), escape(note)));
+            notes.push(format!("{}: {}", escape_name(&test.name), escape(note)));
         }
     }
     notes.extend(comparison.notes.iter().map(|note| escape(note)));
@@ -64,9 +64,9 @@ pub fn write_compare_markdown(comparison: &Comparison, out: &mut dyn Write) -> i
             writeln!(
                 out,
                 "- {}: in {}; missing from {}",
-                escape(&test.name),
-                escape(&test.present_in.join(", ")),
-                escape(&test.missing_from.join(", "))
+                escape_name(&test.name),
+                join_shown(&test.present_in, escape_name),
+                join_shown(&test.missing_from, escape_name)
             )?;
         }
     }
@@ -94,7 +94,7 @@ fn write_table(comparison: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         for (line, metric) in Metric::ALL.iter().enumerate() {
             let mut row = vec![
                 if line == 0 {
-                    format!("{} ({})", escape(&test.name), test.direction.name())
+                    format!("{} ({})", escape_name(&test.name), test.direction.name())
                 } else {
                     String::new()
                 },
@@ -153,19 +153,19 @@ fn write_cost(cost: &CostReport, out: &mut dyn Write) -> io::Result<()> {
     let optional = |value: Option<String>| value.unwrap_or_else(|| "—".into());
     for run in &cost.runs {
         let mut row = vec![
-            escape(&run.run),
+            escape_name(&run.run),
             optional(run.price.map(money)),
             optional(run.ports.map(|ports| ports.to_string())),
             format!(
                 "{:.1} ({})",
                 run.peak_bytes_per_second / 1e6,
-                escape(&run.peak_bytes_per_second_test)
+                escape_name(&run.peak_bytes_per_second_test)
             ),
             optional(run.price_per_gigabyte_per_second.map(money)),
             format!(
                 "{} ({})",
                 format_count(run.peak_iops),
-                escape(&run.peak_iops_test)
+                escape_name(&run.peak_iops_test)
             ),
             optional(run.price_per_thousand_iops.map(money)),
             optional(

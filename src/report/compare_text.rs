@@ -6,23 +6,42 @@
 
 use super::compare_cells::{LEGEND, difference_cell, money, outcome_cell, ratio_cell, value_cell};
 use crate::compare::{ComparedTest, Comparison, CostReport, Metric};
+use crate::text::escape::escape_controls;
+use crate::text::shorten::{SHOWN_CHARS, shorten};
+use crate::text::shown;
 use crate::units::format_count;
 use crate::units::format_rate;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL};
 use std::io::{self, Write};
 
 /// The column headers: test, metric, each run, then ratio, difference and change per run
-/// other than the baseline.
+/// other than the baseline. Labels are shortened to [`SHOWN_CHARS`] characters; control
+/// characters are left for each format to escape its own way.
 pub fn header(comparison: &Comparison) -> Vec<String> {
-    let base = &comparison.baseline;
+    let base = shorten(&comparison.baseline, SHOWN_CHARS);
     let mut header = vec!["test".to_string(), String::new()];
-    header.extend(comparison.runs.iter().map(|run| run.label.clone()));
+    header.extend(
+        comparison
+            .runs
+            .iter()
+            .map(|run| shorten(&run.label, SHOWN_CHARS).into_owned()),
+    );
     for run in others(comparison) {
+        let run = shorten(run, SHOWN_CHARS);
         header.push(format!("{run}/{base}"));
         header.push(format!("{run} − {base}"));
         header.push(format!("{run} vs {base}"));
     }
     header
+}
+
+/// `labels` as `show` makes each of them, comma-separated.
+pub(crate) fn join_shown(labels: &[String], show: impl Fn(&str) -> String) -> String {
+    labels
+        .iter()
+        .map(|label| show(label))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Labels of every run but the baseline, in order.
@@ -36,18 +55,16 @@ pub fn others(comparison: &Comparison) -> Vec<&str> {
 }
 
 /// The name cell of a test: its name, the direction of its figures, and how it ended where
-/// that matters.
+/// that matters; names and labels as [`shown`] makes them.
 pub fn test_title(test: &ComparedTest) -> String {
-    let mut title = format!("{}\n{}", test.name, test.direction.name());
+    let mut title = format!("{}\n{}", shown(&test.name), test.direction.name());
     for figures in &test.figures {
+        let run = shown(&figures.run);
         if figures.stopped_early {
-            title.push_str(&format!("\n{}: stopped early", figures.run));
+            title.push_str(&format!("\n{run}: stopped early"));
         }
         if figures.error_count > 0 {
-            title.push_str(&format!(
-                "\n{}: {} I/O errors",
-                figures.run, figures.error_count
-            ));
+            title.push_str(&format!("\n{run}: {} I/O errors", figures.error_count));
         }
     }
     title
@@ -102,7 +119,11 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
     table
         .load_style(UTF8_FULL)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header(comparison));
+        .set_header(
+            header(comparison)
+                .iter()
+                .map(|cell| escape_controls(cell).into_owned()),
+        );
     for test in &comparison.tests {
         table.add_row(test_row(test, verdicts));
     }
@@ -146,16 +167,20 @@ pub fn cost_table(cost: &CostReport) -> Table {
     let optional = |value: Option<String>| value.unwrap_or_else(|| "—".into());
     for run in &cost.runs {
         let mut row = vec![
-            run.run.clone(),
+            shown(&run.run).into_owned(),
             optional(run.price.map(money)),
             optional(run.ports.map(|ports| ports.to_string())),
             format!(
                 "{:.1}\n{}",
                 run.peak_bytes_per_second / 1e6,
-                run.peak_bytes_per_second_test
+                shown(&run.peak_bytes_per_second_test)
             ),
             optional(run.price_per_gigabyte_per_second.map(money)),
-            format!("{}\n{}", format_count(run.peak_iops), run.peak_iops_test),
+            format!(
+                "{}\n{}",
+                format_count(run.peak_iops),
+                shown(&run.peak_iops_test)
+            ),
             optional(run.price_per_thousand_iops.map(money)),
             optional(
                 run.bytes_per_second_per_port
@@ -179,14 +204,16 @@ pub fn cost_table(cost: &CostReport) -> Table {
 
 /// What a cost table rests on, one line.
 pub fn cost_basis(cost: &CostReport) -> String {
-    let mut line = format!("Cost: {}.", cost.basis);
+    let mut line = format!("Cost: {}.", escape_controls(&cost.basis));
     if cost.target_bytes_per_second.is_some() {
         line.push_str(" Ports and units for the target assume they add up linearly (switch, array and hosts permitting).");
     }
     line
 }
 
-/// Writes the whole comparison for a terminal.
+/// Writes the whole comparison for a terminal. Text read from the results (labels, names,
+/// hosts, notes) has its control characters escaped; labels and names are shortened to
+/// [`SHOWN_CHARS`] characters.
 pub fn write_compare_text(comparison: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let runs: Vec<String> = comparison
         .runs
@@ -195,18 +222,26 @@ pub fn write_compare_text(comparison: &Comparison, out: &mut dyn Write) -> io::R
             let partial = if run.partial { ", partial" } else { "" };
             format!(
                 "{} ({}, {}, {} tests{partial})",
-                run.label, run.started_at, run.hostname, run.test_count
+                shown(&run.label),
+                shown(&run.started_at),
+                shown(&run.hostname),
+                run.test_count
             )
         })
         .collect();
     writeln!(out, "Compared: {}", runs.join("; "))?;
-    writeln!(out, "Baseline: {}", comparison.baseline)?;
+    writeln!(out, "Baseline: {}", shown(&comparison.baseline))?;
     if !comparison.tests.is_empty() {
         writeln!(out, "{}", comparison_table(comparison))?;
     }
     for test in &comparison.tests {
         for note in &test.notes {
-            writeln!(out, "note: {}: {note}", test.name)?;
+            writeln!(
+                out,
+                "note: {}: {}",
+                shown(&test.name),
+                escape_controls(note)
+            )?;
         }
     }
     if !comparison.unmatched.is_empty() {
@@ -215,14 +250,14 @@ pub fn write_compare_text(comparison: &Comparison, out: &mut dyn Write) -> io::R
             writeln!(
                 out,
                 "  {}: in {}; missing from {}",
-                test.name,
-                test.present_in.join(", "),
-                test.missing_from.join(", ")
+                shown(&test.name),
+                join_shown(&test.present_in, |label| shown(label).into_owned()),
+                join_shown(&test.missing_from, |label| shown(label).into_owned())
             )?;
         }
     }
     for note in &comparison.notes {
-        writeln!(out, "note: {note}")?;
+        writeln!(out, "note: {}", escape_controls(note))?;
     }
     if let Some(cost) = &comparison.cost {
         writeln!(out, "{}", cost_table(cost))?;

@@ -25,10 +25,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::output_file::{OutputError, OutputFile};
 use crate::result::{DirectionResult, IntervalPoint, JobResult, RunResult};
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The kinds of log fio writes per job, and what their value is.
@@ -56,22 +56,51 @@ impl FioLogKind {
     }
 }
 
-/// Writes the bandwidth, IOPS and latency logs of every job of `result` next to `prefix`
-/// (`PREFIX_bw.1.log` …: `prefix` is used as text, so `logs/run` writes `logs/run_bw.1.log`).
-/// Returns the files written, in order. The directory must exist.
-pub fn write_fio_logs(result: &RunResult, prefix: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
+/// One log file of a run: where it goes, and what it holds.
+#[derive(Clone, Copy, Debug)]
+pub struct FioLog<'a> {
+    /// The job whose intervals it holds.
+    pub job: &'a JobResult,
+    /// Which log.
+    pub kind: FioLogKind,
+    /// The job's number, from 1, in the order run.
+    pub number: usize,
+}
+
+impl FioLog<'_> {
+    /// `PREFIX_KIND.N.log` (`prefix` is used as text, so `logs/run` gives `logs/run_bw.1.log`).
+    pub fn path(&self, prefix: &Path) -> PathBuf {
+        let mut name = OsString::from(prefix.as_os_str());
+        name.push(format!("_{}.{}.log", self.kind.suffix(), self.number));
+        PathBuf::from(name)
+    }
+}
+
+/// The bandwidth, IOPS and latency logs of every job of `result`, in the order they are
+/// written.
+pub fn fio_logs(result: &RunResult) -> Vec<FioLog<'_>> {
     let jobs = result.tests.iter().flat_map(|test| test.jobs.iter());
-    for (index, job) in jobs.enumerate() {
-        for kind in FioLogKind::ALL {
-            let mut name = OsString::from(prefix.as_os_str());
-            name.push(format!("_{}.{}.log", kind.suffix(), index + 1));
-            let path = PathBuf::from(name);
-            let mut out = BufWriter::new(File::create(&path)?);
-            write_fio_log(job, kind, &mut out)?;
-            out.flush()?;
-            written.push(path);
-        }
+    jobs.enumerate()
+        .flat_map(|(index, job)| {
+            FioLogKind::ALL.map(|kind| FioLog {
+                job,
+                kind,
+                number: index + 1,
+            })
+        })
+        .collect()
+}
+
+/// Writes the bandwidth, IOPS and latency logs of every job of `result` next to `prefix`
+/// (`PREFIX_bw.1.log` …, see [`FioLog::path`]), each through an [`OutputFile`]: an existing
+/// log is replaced whole or not at all, and a path that is not a regular file is refused.
+/// Returns the files written, in order. The directory must exist.
+pub fn write_fio_logs(result: &RunResult, prefix: &Path) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    for log in fio_logs(result) {
+        let path = log.path(prefix);
+        OutputFile::check(&path)?.write(|out| write_fio_log(log.job, log.kind, out))?;
+        written.push(path);
     }
     Ok(written)
 }
@@ -96,7 +125,11 @@ pub fn write_fio_log(job: &JobResult, kind: FioLogKind, out: &mut dyn Write) -> 
             let Some(value) = value_of(point, kind) else {
                 continue;
             };
-            let end_ms = (point.start_ns + point.duration_ns + 500_000) / 1_000_000;
+            let end_ms = point
+                .start_ns
+                .saturating_add(point.duration_ns)
+                .saturating_add(500_000)
+                / 1_000_000;
             writeln!(out, "{end_ms}, {value}, {direction}, {block_size}, 0")?;
         }
     }

@@ -6,6 +6,7 @@
 //! are quoted in, so the table shows both, and MiB/s beside them.
 
 use crate::result::LinkTestResult;
+use crate::text::escape::escape_controls;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 
@@ -60,7 +61,7 @@ pub fn write_link_text(tests: &[LinkTestResult], out: &mut dyn Write) -> std::io
     )?;
     for test in tests {
         for warning in &test.warnings {
-            writeln!(out, "warning: {}: {warning}", test.name)?;
+            writeln!(out, "warning: {}: {}", test.name, escape_controls(warning))?;
         }
     }
     Ok(())

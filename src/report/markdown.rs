@@ -24,6 +24,8 @@
 //! ```
 
 use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
+use crate::text::escape::{escape_controls, needs_escape};
+use crate::text::shorten::{SHOWN_CHARS, shorten};
 use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 
@@ -49,7 +51,7 @@ pub fn write_markdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()>
         result.started_at
     );
     if let Some(label) = &result.label {
-        run.push_str(&format!(", label {}", escape(label)));
+        run.push_str(&format!(", label {}", escape_name(label)));
     }
     if result.partial {
         run.push_str(", **stopped early: partial results**");
@@ -95,7 +97,7 @@ fn main_figures(test: &TestResult) -> &DirectionResult {
 
 /// The test's name, with how it ended and its errors when that matters.
 fn test_label(test: &TestResult) -> String {
-    let mut label = escape(&test.name);
+    let mut label = escape_name(&test.name);
     match test.stop_reason {
         StopReason::Completed => {}
         StopReason::Interrupted => label.push_str(" (partial)"),
@@ -159,7 +161,8 @@ fn binary_size(bytes: u64) -> String {
 }
 
 /// Text safe inside a table cell or list item: pipes and markup characters escaped, line
-/// breaks turned into spaces.
+/// breaks turned into spaces, other control characters made visible (`\\u{1b}`, which Markdown
+/// shows as `\u{1b}`).
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
@@ -169,10 +172,19 @@ pub(crate) fn escape(text: &str) -> String {
                 out.push(character);
             }
             '\n' | '\r' => out.push(' '),
+            control if needs_escape(control) => {
+                out.push('\\');
+                out.push_str(&escape_controls(control.encode_utf8(&mut [0; 4])));
+            }
             other => out.push(other),
         }
     }
     out
+}
+
+/// A label or a name for a table cell: [`escape`]d, shortened to [`SHOWN_CHARS`] characters.
+pub(crate) fn escape_name(text: &str) -> String {
+    escape(&shorten(text, SHOWN_CHARS))
 }
 
 #[cfg(test)]
@@ -223,6 +235,8 @@ mod tests {
     #[test]
     fn cells_cannot_break_the_table() {
         assert_eq!(escape("a|b_c\nd"), "a\\|b\\_c d");
+        assert_eq!(escape("a\u{1b}[2J"), "a\\\\u{1b}\\[2J");
+        assert_eq!(escape_name(&"x".repeat(500)).chars().count(), 201);
         assert_eq!(binary_size(16 << 20), "16 MiB");
         assert_eq!(binary_size(25_276_502_016), "23.5 GiB");
         assert_eq!(binary_size(512), "512 B");

@@ -7,6 +7,8 @@
 use crate::result::{
     ConfidenceInterval, DirectionConfidence, DirectionResult, RunResult, StopReason, TestResult,
 };
+use crate::text::escape::escape_controls;
+use crate::text::shown;
 use crate::units::{format_count, format_latency};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
@@ -71,7 +73,7 @@ pub fn results_table(result: &RunResult) -> Table {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header);
     for test in &result.tests {
-        let mut name = test.name.clone();
+        let mut name = shown(&test.name).into_owned();
         if test.stop_reason != StopReason::Completed {
             name.push_str(match test.stop_reason {
                 StopReason::Interrupted => " (partial)",
@@ -111,7 +113,7 @@ pub fn results_table(result: &RunResult) -> Table {
         if test.jobs.len() > 1 {
             for job in &test.jobs {
                 rows.push(direction_cells(
-                    format!("  {}", job.name),
+                    format!("  {}", shown(&job.name)),
                     &job.total,
                     test,
                     false,
@@ -147,7 +149,8 @@ pub fn results_table(result: &RunResult) -> Table {
     table
 }
 
-/// Writes the table and every warning and error note of `result`.
+/// Writes the table and every warning and error note of `result`; names from the result are
+/// shown as [`shown`] makes them, other text with control characters escaped.
 pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}", results_table(result))?;
     writeln!(
@@ -158,18 +161,27 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     write_verdicts(result, out)?;
     for test in &result.tests {
         if test.errors.count > 0 {
-            writeln!(out, "{}: {} I/O errors", test.name, test.errors.count)?;
+            writeln!(
+                out,
+                "{}: {} I/O errors",
+                shown(&test.name),
+                test.errors.count
+            )?;
             for error in &test.errors.first {
                 writeln!(
                     out,
                     "  {} {:?} at offset {} ({} bytes): {}",
-                    error.target, error.direction, error.offset, error.length, error.error
+                    escape_controls(&error.target),
+                    error.direction,
+                    error.offset,
+                    error.length,
+                    escape_controls(&error.error)
                 )?;
             }
         }
     }
     for warning in &result.warnings {
-        writeln!(out, "warning: {warning}")?;
+        writeln!(out, "warning: {}", escape_controls(warning))?;
     }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
@@ -193,12 +205,12 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         writeln!(
             out,
             "{}: {} — {}",
-            test.name,
+            shown(&test.name),
             analysis.verdict.name(),
-            analysis.evidence
+            escape_controls(&analysis.evidence)
         )?;
         for note in &analysis.trust_notes {
-            writeln!(out, "  note: {}", note.message)?;
+            writeln!(out, "  note: {}", escape_controls(&note.message))?;
         }
     }
     Ok(())

@@ -19,7 +19,7 @@ pub(super) fn check_kind(path: &Path, metadata: &Metadata) -> Result<(), TargetE
     } else {
         Err(TargetError::Unusable {
             path: path.to_path_buf(),
-            reason: unusable_kind(metadata).to_string(),
+            reason: unusable_kind(metadata),
         })
     }
 }
@@ -38,18 +38,31 @@ pub(super) fn inspect_open(
 }
 
 /// Why a path that is neither a regular file nor a block device cannot be a target.
-fn unusable_kind(metadata: &Metadata) -> &'static str {
+fn unusable_kind(metadata: &Metadata) -> String {
+    let kind = kind_name(metadata);
+    if metadata.is_dir() {
+        format!("is {kind}; give a file inside it or a block device")
+    } else {
+        format!("is {kind}; only regular files and block devices can be targets")
+    }
+}
+
+/// What a file that is not a regular file is, for messages: `a directory`, `a character
+/// device`, `a block device`, `a named pipe (FIFO)`, `a socket`, else `a special file`.
+pub fn kind_name(metadata: &Metadata) -> &'static str {
     let file_type = metadata.file_type();
     if file_type.is_dir() {
-        "is a directory; give a file inside it or a block device"
+        "a directory"
     } else if file_type.is_char_device() {
-        "is a character device; only regular files and block devices can be targets"
-    } else if file_type.is_socket() {
-        "is a socket; only regular files and block devices can be targets"
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
     } else if file_type.is_fifo() {
-        "is a named pipe; only regular files and block devices can be targets"
+        "a named pipe (FIFO)"
+    } else if file_type.is_socket() {
+        "a socket"
     } else {
-        "is not a regular file or a block device"
+        "a special file"
     }
 }
 

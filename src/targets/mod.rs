@@ -16,6 +16,7 @@ mod test_support;
 
 pub use open::TargetHandle;
 pub use open::inspect;
+pub use sys::check_writable;
 
 use crate::engine::network_target::NetworkTarget;
 use std::path::PathBuf;

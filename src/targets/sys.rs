@@ -75,7 +75,7 @@ pub(super) fn available_bytes(path: &Path) -> io::Result<u64> {
 
 /// Whether the calling process may write into `path` (`access(W_OK)`; also fails with EROFS on
 /// a read-only filesystem).
-pub(super) fn check_writable(path: &Path) -> io::Result<()> {
+pub fn check_writable(path: &Path) -> io::Result<()> {
     let c_path = c_path(path)?;
     // SAFETY: `c_path` is a valid NUL-terminated string.
     let result = unsafe { libc::access(c_path.as_ptr(), libc::W_OK) };
@@ -83,6 +83,17 @@ pub(super) fn check_writable(path: &Path) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Whether a process (or thread) `pid` exists: `kill(pid, 0)`, which sends nothing, fails
+/// with ESRCH only when there is none (EPERM means one exists under another user). The same
+/// answer as looking for `/proc/PID`, without needing /proc. `pid` must be above 0.
+pub(super) fn process_exists(pid: i32) -> bool {
+    debug_assert!(pid > 0, "kill(0 or -1) would ask about a group");
+    // SAFETY: signal 0 delivers nothing; kill only checks that `pid` exists and may be
+    // signalled. A positive pid names one process, never a group.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The offset/length alignment O_DIRECT needs on the open `file`, from

@@ -29,6 +29,7 @@
 
 use super::{TargetError, sys};
 use crate::engine::buffer::fill_random_bytes;
+use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -54,6 +55,101 @@ const FILL_CHUNK_BYTES: usize = 1 << 20;
 const WRITE_BACK_STEP_BYTES: u64 = 64 << 20;
 
 const MIB: u64 = 1 << 20;
+
+/// Start of the name of a temporary test file: `.iopath-test-PID.tmp`.
+pub const TEMPORARY_PREFIX: &str = ".iopath-test-";
+
+/// End of the name of a temporary test file.
+pub const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// The temporary test file this process uses in `directory`: `.iopath-test-PID.tmp`.
+pub fn temporary_test_file_path(directory: &Path) -> PathBuf {
+    directory.join(format!(
+        "{TEMPORARY_PREFIX}{}{TEMPORARY_SUFFIX}",
+        std::process::id()
+    ))
+}
+
+/// The process id in the name of a temporary test file (`.iopath-test-PID.tmp`, PID in decimal
+/// digits, 1 to 2^31 − 1); `None` for any other name.
+pub fn temporary_test_file_pid(name: &OsStr) -> Option<i32> {
+    let digits = name
+        .to_str()?
+        .strip_prefix(TEMPORARY_PREFIX)?
+        .strip_suffix(TEMPORARY_SUFFIX)?;
+    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<i32>().ok().filter(|pid| *pid > 0)
+}
+
+/// A temporary test file left behind by a run that was killed (SIGKILL, a crash, a power
+/// cut) before it could remove it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaleTestFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The process that created it, which is gone.
+    pub pid: i32,
+    /// Its size.
+    pub size_bytes: u64,
+    device: u64,
+    inode: u64,
+}
+
+/// Temporary test files in `directory` whose process is gone: named `.iopath-test-PID.tmp`, a
+/// regular file (not a link), and no process PID on this machine. Nothing is changed. A
+/// directory that cannot be read gives none.
+///
+/// A run in another PID namespace (a container) sharing the directory has a PID this process
+/// cannot see, so its test file looks stale here; see docs/safety.md.
+pub fn find_stale_test_files(directory: &Path) -> Vec<StaleTestFile> {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<StaleTestFile> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| stale_test_file(&entry.path()))
+        .collect();
+    stale.sort_by(|a, b| a.path.cmp(&b.path));
+    stale
+}
+
+/// `path` as a stale test file, when it is one.
+fn stale_test_file(path: &Path) -> Option<StaleTestFile> {
+    let pid = temporary_test_file_pid(path.file_name()?)?;
+    if pid as u32 == std::process::id() || sys::process_exists(pid) {
+        return None;
+    }
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    metadata.file_type().is_file().then(|| StaleTestFile {
+        path: path.to_path_buf(),
+        pid,
+        size_bytes: metadata.len(),
+        device: metadata.dev(),
+        inode: metadata.ino(),
+    })
+}
+
+/// Removes `file` when it still is the stale test file that was found: the same name, the
+/// same regular file (device and inode), and its process still gone. Anything else is left
+/// alone and reported as an error naming the path.
+pub fn remove_stale_test_file(file: &StaleTestFile) -> Result<(), TargetError> {
+    let unchanged = stale_test_file(&file.path).is_some_and(|now| {
+        now.pid == file.pid && now.device == file.device && now.inode == file.inode
+    });
+    if !unchanged {
+        return Err(TargetError::Unusable {
+            path: file.path.clone(),
+            reason: "changed since it was found stale; left alone".into(),
+        });
+    }
+    std::fs::remove_file(&file.path).map_err(|source| TargetError::Io {
+        path: file.path.clone(),
+        operation: "remove the stale test file",
+        source,
+    })
+}
 
 /// Checks that a test file can be created in `directory`: it exists, is a directory and is
 /// writable (not on a read-only filesystem). Every message names the directory.
@@ -633,6 +729,87 @@ mod tests {
         register_for_removal(&path);
         let _ = remove_registered_files();
         assert!(!path.exists());
+    }
+
+    /// A process id that is certainly gone: a child that has exited and been reaped.
+    fn a_gone_pid() -> i32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn temporary_names_carry_the_process_id() {
+        let path = temporary_test_file_path(Path::new("dir"));
+        let pid = temporary_test_file_pid(path.file_name().unwrap());
+        assert_eq!(pid, Some(std::process::id() as i32));
+        for other in [
+            ".iopath-test-.tmp",
+            ".iopath-test-12.tmp.bak",
+            ".iopath-test-+12.tmp",
+            ".iopath-test-0.tmp",
+            ".iopath-test-99999999999.tmp",
+            "iopath-test-12.tmp",
+            ".iopath-test-1a.tmp",
+        ] {
+            assert_eq!(temporary_test_file_pid(OsStr::new(other)), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn only_files_of_gone_processes_are_stale_and_only_they_are_removed() {
+        let directory = work_directory();
+        let gone = a_gone_pid();
+        let alive = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let name = |pid: i32| format!("{TEMPORARY_PREFIX}{pid}{TEMPORARY_SUFFIX}");
+        let stale = directory.path().join(name(gone));
+        std::fs::write(&stale, b"left by a killed run").unwrap();
+        std::fs::write(directory.path().join(name(alive.id() as i32)), b"in use").unwrap();
+        std::fs::write(
+            directory.path().join(name(std::process::id() as i32)),
+            b"ours",
+        )
+        .unwrap();
+        std::fs::write(directory.path().join("iopath-test-1.tmp"), b"not ours").unwrap();
+        std::fs::write(directory.path().join("data.tmp"), b"not ours").unwrap();
+        // A link and a directory with the pattern's name are never taken for test files.
+        let gone_too = a_gone_pid();
+        std::os::unix::fs::symlink(
+            directory.path().join("data.tmp"),
+            directory.path().join(name(gone_too)),
+        )
+        .unwrap();
+        let gone_again = a_gone_pid();
+        std::fs::create_dir(directory.path().join(name(gone_again))).unwrap();
+
+        let found = find_stale_test_files(directory.path());
+        let mut alive = alive;
+        let _ = alive.kill();
+        let _ = alive.wait();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, stale);
+        assert_eq!(found[0].pid, gone);
+        assert_eq!(found[0].size_bytes, 20);
+        // Made now, so that it has an inode of its own.
+        let replacement = directory.path().join("replacement");
+        std::fs::write(&replacement, b"someone else's").unwrap();
+        let before = std::fs::read_dir(directory.path()).unwrap().count();
+        remove_stale_test_file(&found[0]).unwrap();
+        assert!(!stale.exists());
+        assert_eq!(
+            std::fs::read_dir(directory.path()).unwrap().count(),
+            before - 1
+        );
+        // Replaced by another file since it was found: left alone.
+        std::fs::rename(&replacement, &stale).unwrap();
+        let error = remove_stale_test_file(&found[0]).unwrap_err();
+        assert!(error.to_string().contains("left alone"), "{error}");
+        assert_eq!(std::fs::read(&stale).unwrap(), b"someone else's");
+        assert!(find_stale_test_files(&directory.path().join("missing")).is_empty());
     }
 
     #[test]

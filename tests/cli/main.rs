@@ -5,11 +5,15 @@ mod support;
 
 mod common;
 mod correctness;
+mod data;
 mod errors;
+mod input_files;
 mod interrupt;
 mod machines;
 mod output;
+mod output_files;
 mod safety;
+mod stale_files;
 mod threads;
 mod verdicts;
 mod workloads;

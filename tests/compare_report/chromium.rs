@@ -264,6 +264,11 @@ impl Browser {
         decode_base64(result["data"].as_str().expect("pdf data"))
     }
 
+    /// What has happened so far while the page was open.
+    pub fn events(&self) -> &PageEvents {
+        &self.events
+    }
+
     /// Closes the browser; returns what happened while the page was open.
     pub fn close(mut self) -> PageEvents {
         self.session.clear();

@@ -20,6 +20,7 @@ use super::ffi::{
 use super::library::Library;
 use super::status::status_name;
 use super::task::FinishedTask;
+use crate::text::escape::escape_controls;
 use crate::units::format_wait;
 use libc::{c_char, c_int, c_void};
 use std::ffi::{CStr, CString};
@@ -93,7 +94,8 @@ unsafe fn error_text(
     // SAFETY: non-null NUL-terminated string owned by the context.
     let text = unsafe { CStr::from_ptr(text) }.to_string_lossy();
     let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
+    // It may quote what the target sent: control characters escaped.
+    (!text.is_empty()).then(|| escape_controls(text).into_owned())
 }
 
 /// A logged-in iSCSI session; see the module documentation.

@@ -19,6 +19,8 @@
 use super::socket::WaitEnded;
 use super::wire::{self, BlockSizes, TransmissionFlags};
 use crate::engine::volume::NetworkVolumeInfo;
+use crate::text::escape::escape_controls;
+use crate::text::shorten::shorten;
 use crate::units::format_wait;
 use std::io::{self, Read, Write};
 use std::time::Duration;
@@ -224,19 +226,7 @@ impl HandshakeError {
 /// characters.
 fn printable(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let mut shown = String::new();
-    for (count, character) in text.trim().chars().enumerate() {
-        if count == 512 {
-            shown.push('…');
-            break;
-        }
-        if character.is_control() {
-            shown.extend(character.escape_default());
-        } else {
-            shown.push(character);
-        }
-    }
-    shown
+    escape_controls(&shorten(text.trim(), 512)).into_owned()
 }
 
 /// The stream of one handshake, counting what the server sent against
@@ -597,7 +587,7 @@ pub(crate) mod tests {
                 &mut server,
                 wire::OPT_GO,
                 wire::REP_ERR_UNKNOWN,
-                b"no such export",
+                b"no such export\x1b]0;owned\x07",
             );
             assert_eq!(read_option(&mut server).0, wire::OPT_ABORT);
         });
@@ -606,6 +596,8 @@ pub(crate) mod tests {
         assert_eq!(error.kind(), io::ErrorKind::NotFound);
         let message = error.to_string();
         assert!(message.contains("'missing'") && message.contains("no such export"));
+        assert!(message.contains("\\u{1b}]0;owned\\u{7}"), "{message}");
+        assert!(!message.chars().any(char::is_control), "{message}");
     }
 
     #[test]

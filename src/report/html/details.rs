@@ -7,6 +7,7 @@ use super::page::Section;
 use super::parts::seconds;
 use crate::compare::{Comparison, LabeledRun, Outcome};
 use crate::result::{StopReason, TargetKind, TrustKind};
+use crate::text::shorten::{SHOWN_CHARS, shorten};
 use crate::units::format_bytes;
 use std::fmt::Write;
 
@@ -38,10 +39,10 @@ pub fn host_section(runs: &[LabeledRun<'_>]) -> Section {
             escape(&host.kernel),
             escape(&result.started_at),
             escape(&result.iopath_version),
-            result
-                .label
-                .as_ref()
-                .map_or(String::new(), |label| format!(" · label {}", escape(label))),
+            result.label.as_ref().map_or(String::new(), |label| format!(
+                " · label {}",
+                escape(&shorten(label, SHOWN_CHARS))
+            )),
             if result.partial { " · partial" } else { "" },
             escape(&result.command_line.join(" "))
         );
@@ -121,6 +122,7 @@ fn kind_label(kind: TrustKind) -> &'static str {
         TrustKind::NotSteady => "not steady",
         TrustKind::Errors => "errors",
         TrustKind::Partial => "partial",
+        TrustKind::ReducibleData => "reducible data",
     }
 }
 

@@ -53,6 +53,18 @@ fn one_run_gives_a_complete_self_contained_page() {
     assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
     assert!(html.trim_end().ends_with("</html>"));
     assert!(html.contains("<title>iopath report: only</title>"));
+    // The policy comes first in <head>, before anything it governs.
+    let policy = format!(
+        r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
+        page::CONTENT_SECURITY_POLICY
+    );
+    let head = &html[..html.find("</head>").unwrap()];
+    assert!(
+        head.find(&policy).unwrap() < head.find("<style>").unwrap(),
+        "{head}"
+    );
+    assert!(page::CONTENT_SECURITY_POLICY.starts_with("default-src 'none';"));
+    assert!(!page::CONTENT_SECURITY_POLICY.contains("script"));
     for forbidden in [
         "<script", "http://", "https://", " src=", "<link", "@import", "url(",
     ] {

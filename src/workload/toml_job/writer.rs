@@ -11,6 +11,7 @@ use super::super::{JobPlan, Plan, TestPlan};
 use super::keys::{self, EXTRA_KEY_PLACES};
 use crate::result::{AccessSpec, RunLength, Workload};
 use crate::targets::TargetSpec;
+use crate::text::escape::escape_controls;
 use crate::units::format_size;
 use std::path::Path;
 
@@ -100,8 +101,20 @@ fn write_job_body(out: &mut String, text: &JobText) {
     }
     write_lines(out, &text.keys);
     for comment in &text.comments {
-        out.push_str(&format!("# {comment}\n"));
+        out.push_str(&toml_comment(comment));
     }
+}
+
+/// `text` as one TOML comment line, `# text` and a line break. TOML allows no control
+/// character but tab in a comment, and a line break would end it: control characters (from a
+/// job file's values or a file name) are written as visible escapes (`\u{1b}`, `\n`).
+///
+/// ```
+/// use iopath::workload::toml_job::toml_comment;
+/// assert_eq!(toml_comment("bs=4k\u{1b}[2J\nrw=write"), "# bs=4k\\u{1b}[2J\\nrw=write\n");
+/// ```
+pub fn toml_comment(text: &str) -> String {
+    format!("# {}\n", escape_controls(text))
 }
 
 fn write_lines(out: &mut String, lines: &[Line]) {
@@ -285,6 +298,15 @@ fn workload_text(workload: &Workload) -> JobText {
     }
     if workload.engine != base.engine {
         options.engine = Some(workload.engine);
+    }
+    if let Some(data) = workload.write_data.describe() {
+        if workload.writes() {
+            options.set_data(&workload.write_data);
+        } else {
+            comments.push(format!(
+                "not written: data settings ({data}): this job never writes"
+            ));
+        }
     }
     if workload.start_delay_ns != 0 {
         extras.push((
