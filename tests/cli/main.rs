@@ -9,6 +9,7 @@ mod data;
 mod errors;
 mod input_files;
 mod interrupt;
+mod machines;
 mod output;
 mod output_files;
 mod safety;
