@@ -10,6 +10,7 @@ mod errors;
 mod fio_options;
 mod input_files;
 mod interrupt;
+mod machines;
 mod output;
 mod output_files;
 mod safety;
