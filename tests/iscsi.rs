@@ -294,6 +294,7 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
             .iter()
             .enumerate()
             .map(|(slot, &(offset, length))| IoRequest {
+                file: 0,
                 slot: slot as u32,
                 direction: Direction::Write,
                 offset,
@@ -320,6 +321,7 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
         let reads: Vec<IoRequest> = requests
             .iter()
             .map(|request| IoRequest {
+                file: 0,
                 direction: Direction::Read,
                 ..*request
             })
@@ -351,6 +353,7 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
 
     let mut engine = IscsiEngine::open(&target, &EngineOptions::new(2, 4096)).expect("open");
     let misaligned = IoRequest {
+        file: 0,
         slot: 0,
         direction: Direction::Read,
         offset: 100,
@@ -361,16 +364,19 @@ fn engine_writes_and_reads_back_a_pattern_at_queue_depth_8() {
     // At the end, as on a block device: a short read across it, nothing past it.
     assert_eq!(engine.volume_size_bytes(), 64 * MIB);
     let across = IoRequest {
+        file: 0,
         offset: 64 * MIB - 1024,
         ..misaligned
     };
     let past = IoRequest {
+        file: 0,
         slot: 1,
         offset: 64 * MIB,
         ..misaligned
     };
     assert_eq!(run_batch(&mut engine, &[across, past]), vec![1024, 0]);
     let write_past = IoRequest {
+        file: 0,
         direction: Direction::Write,
         ..past
     };
@@ -436,6 +442,7 @@ fn a_server_stopped_mid_run_is_an_engine_error_not_a_hang() {
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1_442_695_040_888_963_407);
                 let request = IoRequest {
+                    file: 0,
                     slot,
                     direction: Direction::Read,
                     offset: (random >> 33) % (64 * MIB / 4096) * 4096,
@@ -546,6 +553,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
     assert!(volume.read_only);
     let mut engine = IscsiEngine::open(&target, &EngineOptions::new(1, 4096)).expect("open");
     let write = IoRequest {
+        file: 0,
         slot: 0,
         direction: Direction::Write,
         offset: 0,
@@ -557,6 +565,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
         "a refused write is one failed I/O, not an engine error"
     );
     let read = IoRequest {
+        file: 0,
         direction: Direction::Read,
         ..write
     };

@@ -226,6 +226,7 @@ fn run_requests(
             before_submit(next, engine.buffer_mut(slot as usize));
             engine
                 .submit(IoRequest {
+                    file: 0,
                     slot,
                     ..requests[next]
                 })
@@ -257,6 +258,7 @@ fn requests(direction: Direction, blocks: &[u64], length: usize) -> Vec<IoReques
     blocks
         .iter()
         .map(|block| IoRequest {
+            file: 0,
             slot: 0,
             direction,
             offset: block * length as u64,
@@ -339,6 +341,7 @@ fn large_and_mixed_requests_round_trip() {
     write_blocks(&mut engine, &scrambled(16), 9, BLOCK);
     let mixed: Vec<IoRequest> = (0..64u64)
         .map(|index| IoRequest {
+            file: 0,
             slot: 0,
             direction: if index % 2 == 0 {
                 Direction::Write
@@ -421,6 +424,7 @@ fn block_size_constraints_are_reported_and_obeyed() {
         (4096, 65536, 1048576)
     );
     let read = IoRequest {
+        file: 0,
         slot: 0,
         direction: Direction::Read,
         offset: 0,
@@ -428,14 +432,17 @@ fn block_size_constraints_are_reported_and_obeyed() {
     };
     for bad in [
         IoRequest {
+            file: 0,
             length: 512,
             ..read
         },
         IoRequest {
+            file: 0,
             offset: 512,
             ..read
         },
         IoRequest {
+            file: 0,
             length: 2 * 1024 * 1024,
             ..read
         },
@@ -504,6 +511,7 @@ fn read_only_export_refuses_writes_clearly() {
     assert!(probe(&target).unwrap().read_only);
     let mut engine = NbdEngine::open(&target, &options(2, BLOCK)).unwrap();
     let write = IoRequest {
+        file: 0,
         slot: 0,
         direction: Direction::Write,
         offset: 0,
@@ -512,6 +520,7 @@ fn read_only_export_refuses_writes_clearly() {
     let error = engine.submit(write).unwrap_err().to_string();
     assert!(error.contains("read-only"), "{error}");
     let read = IoRequest {
+        file: 0,
         direction: Direction::Read,
         ..write
     };
@@ -587,6 +596,7 @@ fn killed_server_fails_the_engine_without_hanging() {
     for slot in 0..8 {
         engine
             .submit(IoRequest {
+                file: 0,
                 slot,
                 direction: Direction::Read,
                 offset: u64::from(slot) * BLOCK as u64,
@@ -645,6 +655,7 @@ fn silent_server_times_out() {
     let mut engine = NbdEngine::open(&server.target(""), &impatient).unwrap();
     engine
         .submit(IoRequest {
+            file: 0,
             slot: 0,
             direction: Direction::Read,
             offset: 0,
@@ -674,6 +685,7 @@ fn flush_and_write_through() {
     engine.sync_data().unwrap();
     engine
         .submit(IoRequest {
+            file: 0,
             slot: 0,
             direction: Direction::Read,
             offset: 0,

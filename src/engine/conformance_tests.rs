@@ -2,7 +2,8 @@
 //! sync and io_uring engines (the latter with and without registered buffers and file) on real
 //! files in a temporary directory, and checks what the [`Engine`] contract promises — data at
 //! the right offsets, completions naming their slots, short reads at the end of the file,
-//! `reap` that never waits for what is not in flight, `sync_data`, and `O_DIRECT`.
+//! `reap` that never waits for what is not in flight, `sync_data`, `O_DIRECT`, and requests
+//! that name one of several files.
 //!
 //! Engines that do not perform I/O (`performs_io == false`) are held to everything except the
 //! contents of the file and of read buffers.
@@ -52,6 +53,17 @@ fn open_engine(
     queue_depth: u32,
     buffer_size: usize,
 ) -> Box<dyn Engine> {
+    open_engine_on_files(kind, vec![file], queue_depth, buffer_size)
+}
+
+/// Opens `kind` on `files` (requests name them by index) with up to `queue_depth` slots of
+/// `buffer_size` bytes.
+fn open_engine_on_files(
+    kind: EngineUnderTest,
+    files: Vec<EngineFile>,
+    queue_depth: u32,
+    buffer_size: usize,
+) -> Box<dyn Engine> {
     let io_uring_options = |register| EngineOptions {
         register,
         ..EngineOptions::new(queue_depth, buffer_size)
@@ -63,13 +75,13 @@ fn open_engine(
             None,
             Clock::new(),
         )),
-        EngineUnderTest::Sync => Box::new(SyncEngine::new(file, buffer_size)),
-        EngineUnderTest::IoUringPlain => {
-            Box::new(IoUringEngine::open(file, &io_uring_options(false)).expect("io_uring opens"))
-        }
+        EngineUnderTest::Sync => Box::new(SyncEngine::with_files(files, buffer_size)),
+        EngineUnderTest::IoUringPlain => Box::new(
+            IoUringEngine::open_files(files, &io_uring_options(false)).expect("io_uring opens"),
+        ),
         EngineUnderTest::IoUringRegistered => {
             let engine =
-                IoUringEngine::open(file, &io_uring_options(true)).expect("io_uring opens");
+                IoUringEngine::open_files(files, &io_uring_options(true)).expect("io_uring opens");
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 assert!(engine.capabilities().registered_buffers);
@@ -166,6 +178,7 @@ fn block_requests(direction: Direction, blocks: &[u64]) -> Vec<IoRequest> {
     blocks
         .iter()
         .map(|block| IoRequest {
+            file: 0,
             slot: 0,
             direction,
             offset: block * BLOCK as u64,
@@ -251,6 +264,60 @@ fn writes_land_at_their_offsets() {
 }
 
 #[test]
+fn requests_reach_the_file_they_name() {
+    // One engine on three files (a worker moving over a job's files): block b goes to file
+    // b % 3 at its own offset, in a scrambled order with several requests in flight.
+    let directory = tempfile::tempdir().unwrap();
+    for kind in engines_under_test() {
+        let paths: Vec<_> = (0..3)
+            .map(|index| directory.path().join(format!("{kind:?}-{index}")))
+            .collect();
+        let files = paths
+            .iter()
+            .map(|path| open_read_write(path, false).unwrap())
+            .collect();
+        let mut engine = open_engine_on_files(kind, files, 4, BLOCK);
+        let blocks = scrambled_blocks(12);
+        let requests: Vec<IoRequest> = block_requests(Direction::Write, &blocks)
+            .into_iter()
+            .zip(&blocks)
+            .map(|(request, block)| IoRequest {
+                file: (block % 3) as u32,
+                ..request
+            })
+            .collect();
+        let name = engine.name();
+        run_requests(
+            engine.as_mut(),
+            &requests,
+            |index, buffer| buffer[..BLOCK].copy_from_slice(&pattern(blocks[index], BLOCK)),
+            |index, result, _| assert_eq!(result, BLOCK as i64, "{name}: write {index}"),
+        );
+        engine.sync_data().unwrap();
+        let stray = IoRequest {
+            file: 3,
+            ..requests[0]
+        };
+        if kind != EngineUnderTest::Null {
+            assert!(engine.submit(stray).is_err(), "{name}: file 3 of 3");
+        }
+        if engine.capabilities().performs_io {
+            drop(engine);
+            for (index, path) in paths.iter().enumerate() {
+                let own: Vec<u64> = blocks
+                    .iter()
+                    .copied()
+                    .filter(|block| block % 3 == index as u64)
+                    .collect();
+                check_file_holds_patterns(path, &own);
+                let length = std::fs::metadata(path).unwrap().len();
+                assert_eq!(length, (own.iter().max().unwrap() + 1) * BLOCK as u64);
+            }
+        }
+    }
+}
+
+#[test]
 fn reads_return_the_file_contents() {
     let directory = tempfile::tempdir().unwrap();
     let path = directory.path().join("data");
@@ -281,6 +348,7 @@ fn completions_name_their_slots() {
         for slot in 0..queue_depth {
             engine
                 .submit(IoRequest {
+                    file: 0,
                     slot,
                     direction: Direction::Read,
                     offset: u64::from(slot) * BLOCK as u64,
@@ -332,6 +400,7 @@ fn read_past_end_of_file_is_short_or_empty() {
         let requests: Vec<IoRequest> = cases
             .iter()
             .map(|&(offset, _)| IoRequest {
+                file: 0,
                 slot: 0,
                 direction: Direction::Read,
                 offset,

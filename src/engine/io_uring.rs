@@ -10,8 +10,9 @@
 //! the kernel only when it has to wait. None of the three allocates.
 //!
 //! With [`EngineOptions::register`] the engine registers its buffers (so requests use
-//! `READ_FIXED` / `WRITE_FIXED` and skip pinning pages per I/O) and its file (so requests skip the
-//! file table lookup). Either registration may be refused — buffers need `RLIMIT_MEMLOCK` room
+//! `READ_FIXED` / `WRITE_FIXED` and skip pinning pages per I/O) and its files (so requests skip
+//! the file table lookup). [`IoUringEngine::open_files`] opens one ring on several files, each
+//! request naming its file (a worker moving over a job's files). Either registration may be refused — buffers need `RLIMIT_MEMLOCK` room
 //! (`ENOMEM` for an ordinary user with a large pool), the kernel caps registered buffers at
 //! 16384 — and then the engine falls back to plain `READ` / `WRITE` or the raw file descriptor.
 //! [`Capabilities`] says what is really in effect, and
@@ -35,7 +36,7 @@
 //! let options = EngineOptions::new(2, 4096);
 //! let mut engine = IoUringEngine::open(tempfile::tempfile()?, &options)?;
 //! engine.buffer_mut(1).fill(0xab);
-//! engine.submit(IoRequest { slot: 1, direction: Direction::Write, offset: 8192, length: 4096 })?;
+//! engine.submit(IoRequest { file: 0, slot: 1, direction: Direction::Write, offset: 8192, length: 4096 })?;
 //! engine.flush()?;
 //! let mut done = [Completion::default(); 2];
 //! assert_eq!(engine.reap(1, &mut done)?, 1);
@@ -95,13 +96,14 @@ pub struct IoUringEngine {
     ring: IoUring,
     /// Freed by hand in `Drop`, and only once nothing is in flight.
     buffers: ManuallyDrop<BufferPool>,
-    /// The target; kept open for the ring's lifetime (also when it is registered).
-    file: EngineFile,
+    /// The targets; kept open for the ring's lifetime (also when they are registered).
+    files: Vec<EngineFile>,
     /// What is really in effect (registration may have been refused).
     capabilities: Capabilities,
-    /// The `fd` field of every entry: the raw descriptor, or index 0 of the registered files.
-    target_fd: types::Fd,
-    /// `FIXED_FILE` when the file is registered, empty otherwise.
+    /// The `fd` field of the entries of each file: its raw descriptor, or its index among the
+    /// registered files.
+    target_fds: Vec<types::Fd>,
+    /// `FIXED_FILE` when the files are registered, empty otherwise.
     target_flags: squeue::Flags,
     /// Per slot: submitted and not yet reaped.
     busy: Vec<bool>,
@@ -122,10 +124,25 @@ impl IoUringEngine {
     /// needed opcodes can be created. A refused registration is not a failure (see
     /// [`Capabilities`]).
     pub fn open(file: EngineFile, options: &EngineOptions) -> Result<Self, EngineError> {
+        Self::open_files(vec![file], options)
+    }
+
+    /// Opens an io_uring engine on `files` (at least one; requests name their file by its
+    /// index here), as [`IoUringEngine::open`] does on one.
+    pub fn open_files(
+        files: Vec<EngineFile>,
+        options: &EngineOptions,
+    ) -> Result<Self, EngineError> {
         let setup_error = |source| EngineError::Setup {
             engine: ENGINE_NAME,
             source,
         };
+        if files.is_empty() || files.len() > u32::MAX as usize {
+            return Err(setup_error(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an engine needs at least one file",
+            )));
+        }
         let queue_depth = options.queue_depth;
         if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
             return Err(setup_error(io::Error::new(
@@ -149,33 +166,41 @@ impl IoUringEngine {
         }
 
         let buffers = BufferPool::new(queue_depth as usize, options.buffer_size);
+        let raw_fds: Vec<i32> = files.iter().map(|file| file.as_raw_fd()).collect();
         let (buffer_registration_error, file_registration_error) = if options.register {
             (
                 register_buffers(&ring, &buffers).err(),
-                ring.submitter().register_files(&[file.as_raw_fd()]).err(),
+                ring.submitter().register_files(&raw_fds).err(),
             )
         } else {
             (None, None)
         };
         let registered_buffers = options.register && buffer_registration_error.is_none();
         let registered_files = options.register && file_registration_error.is_none();
-        let (target_fd, target_flags) = if registered_files {
-            (types::Fd(0), squeue::Flags::FIXED_FILE)
+        let (target_fds, target_flags) = if registered_files {
+            (
+                // With FIXED_FILE the `fd` field is the index among the registered files.
+                (0..raw_fds.len() as i32).map(types::Fd).collect(),
+                squeue::Flags::FIXED_FILE,
+            )
         } else {
-            (types::Fd(file.as_raw_fd()), squeue::Flags::empty())
+            (
+                raw_fds.iter().map(|&fd| types::Fd(fd)).collect(),
+                squeue::Flags::empty(),
+            )
         };
 
         Ok(IoUringEngine {
             ring,
             buffers: ManuallyDrop::new(buffers),
-            file,
+            files,
             capabilities: Capabilities {
                 max_queue_depth: queue_depth,
                 registered_buffers,
                 registered_files,
                 performs_io: true,
             },
-            target_fd,
+            target_fds,
             target_flags,
             busy: vec![false; queue_depth as usize],
             in_flight: 0,
@@ -335,24 +360,27 @@ impl Engine for IoUringEngine {
         if request.length as usize > self.buffers.slot_size() {
             return Err(invalid_submit("length exceeds the slot's buffer"));
         }
+        let Some(&target_fd) = self.target_fds.get(request.file as usize) else {
+            return Err(invalid_submit("file is not one of the engine's"));
+        };
         let buffer = self.buffers.slot_ptr(slot);
         // Slots are below MAX_QUEUE_DEPTH, so the buffer index fits in u16.
         let buffer_index = slot as u16;
         let entry = match (request.direction, self.capabilities.registered_buffers) {
             (Direction::Read, true) => {
-                opcode::ReadFixed::new(self.target_fd, buffer, request.length, buffer_index)
+                opcode::ReadFixed::new(target_fd, buffer, request.length, buffer_index)
                     .offset(request.offset)
                     .build()
             }
-            (Direction::Read, false) => opcode::Read::new(self.target_fd, buffer, request.length)
+            (Direction::Read, false) => opcode::Read::new(target_fd, buffer, request.length)
                 .offset(request.offset)
                 .build(),
             (Direction::Write, true) => {
-                opcode::WriteFixed::new(self.target_fd, buffer, request.length, buffer_index)
+                opcode::WriteFixed::new(target_fd, buffer, request.length, buffer_index)
                     .offset(request.offset)
                     .build()
             }
-            (Direction::Write, false) => opcode::Write::new(self.target_fd, buffer, request.length)
+            (Direction::Write, false) => opcode::Write::new(target_fd, buffer, request.length)
                 .offset(request.offset)
                 .build(),
         }
@@ -362,7 +390,7 @@ impl Engine for IoUringEngine {
         // and, for fixed buffers, the registered buffer of the same slot. The slot is marked busy
         // below, so until its completion is reaped the buffer is neither handed out by
         // `buffer_mut` nor reused by another submit, and `Drop` waits for it (or leaks the
-        // buffers) before freeing. The descriptor (raw or registered) belongs to `self.file`,
+        // buffers) before freeing. The descriptor (raw or registered) belongs to one of `self.files`,
         // which outlives the ring.
         let pushed = unsafe { self.ring.submission().push(&entry) };
         if pushed.is_err() {
@@ -428,9 +456,11 @@ impl Engine for IoUringEngine {
                 ),
             ));
         }
-        self.file
-            .sync_data()
-            .map_err(|source| operation_error("fdatasync", source))
+        for file in &self.files {
+            file.sync_data()
+                .map_err(|source| operation_error("fdatasync", source))?;
+        }
+        Ok(())
     }
 }
 
@@ -539,6 +569,7 @@ mod tests {
         let last = (queue_depth - 1) as usize;
         engine.buffer_mut(last)[..4096].fill(0x5a);
         let write = IoRequest {
+            file: 0,
             slot: last as u32,
             direction: Direction::Write,
             offset: 4096,
@@ -558,6 +589,7 @@ mod tests {
 
         engine.buffer_mut(0).fill(0);
         let read = IoRequest {
+            file: 0,
             slot: 0,
             direction: Direction::Read,
             ..write
@@ -586,15 +618,25 @@ mod tests {
         }
         let mut engine = IoUringEngine::open(read_write_file(), &options(2, true)).unwrap();
         let read = IoRequest {
+            file: 0,
             slot: 0,
             direction: Direction::Read,
             offset: 0,
             length: 4096,
         };
-        assert!(engine.submit(IoRequest { slot: 2, ..read }).is_err());
         assert!(
             engine
                 .submit(IoRequest {
+                    file: 0,
+                    slot: 2,
+                    ..read
+                })
+                .is_err()
+        );
+        assert!(
+            engine
+                .submit(IoRequest {
+                    file: 0,
                     length: 4097,
                     ..read
                 })
@@ -625,6 +667,7 @@ mod tests {
             let file = File::open(&path).unwrap();
             let mut engine = IoUringEngine::open(file, &options(1, register)).unwrap();
             let write = IoRequest {
+                file: 0,
                 slot: 0,
                 direction: Direction::Write,
                 offset: 0,
@@ -673,6 +716,7 @@ mod tests {
             // SAFETY: pthread_self has no preconditions.
             thread_sender.send(unsafe { libc::pthread_self() }).unwrap();
             let read = IoRequest {
+                file: 0,
                 slot: 0,
                 direction: Direction::Read,
                 offset: 0,
@@ -710,6 +754,7 @@ mod tests {
         let (file, _writer) = pipe_file();
         let mut engine = IoUringEngine::open(file, &options(2, true)).unwrap();
         let read = IoRequest {
+            file: 0,
             slot: 1,
             direction: Direction::Read,
             offset: 0,

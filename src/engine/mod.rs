@@ -6,14 +6,16 @@
 //! [`Engine::submit`], makes queued requests reach the device with [`Engine::flush`], and collects
 //! finished ones into a caller-owned slice with [`Engine::reap`]. A slot is busy from its submit to
 //! the completion that names it; the runner never reuses a busy slot, so no engine allocates per
-//! I/O.
+//! I/O. A local engine may hold several files (a worker moving over a job's files, as fio's
+//! one thread per job does); each request names its file, and protocol engines hold one
+//! volume (file 0).
 //!
 //! ```
 //! use iopath::host::clock::Clock;
 //! use iopath::engine::{Completion, Engine, IoRequest, null::NullEngine};
 //! use iopath::result::Direction;
 //! let mut engine = NullEngine::new(4, 4096, None, Clock::new());
-//! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
+//! engine.submit(IoRequest { file: 0, slot: 0, direction: Direction::Read, offset: 0, length: 4096 }).unwrap();
 //! engine.flush().unwrap();
 //! let mut done = [Completion::default(); 4];
 //! assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
@@ -48,6 +50,9 @@ use volume::VolumeChange;
 pub struct IoRequest {
     /// Slot (and buffer) index, below the queue depth.
     pub slot: u32,
+    /// Which of the engine's files (0 for an engine on one file or volume): a worker that
+    /// moves over several files (fio's `nrfiles`) opens one engine on all of them.
+    pub file: u32,
     /// Read or write.
     pub direction: Direction,
     /// Byte offset in the target.

@@ -1,7 +1,8 @@
 //! The sync engine: pread / pwrite, one request at a time.
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
-//! workers and says so, so this engine is only ever opened with one slot.
+//! workers and says so, so this engine is only ever opened with one slot. It may hold several
+//! files (a worker moving over a job's files); each request names its file.
 
 use super::buffer::BufferPool;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
@@ -10,7 +11,7 @@ use std::os::unix::fs::FileExt;
 
 /// See the module documentation.
 pub struct SyncEngine {
-    file: EngineFile,
+    files: Vec<EngineFile>,
     buffers: BufferPool,
     capabilities: Capabilities,
     done: Option<Completion>,
@@ -19,8 +20,14 @@ pub struct SyncEngine {
 impl SyncEngine {
     /// A sync engine on `file` with one buffer of `buffer_size` bytes.
     pub fn new(file: EngineFile, buffer_size: usize) -> Self {
+        Self::with_files(vec![file], buffer_size)
+    }
+
+    /// A sync engine on `files` (requests name their file by its index here) with one buffer
+    /// of `buffer_size` bytes.
+    pub fn with_files(files: Vec<EngineFile>, buffer_size: usize) -> Self {
         SyncEngine {
-            file,
+            files,
             buffers: BufferPool::new(1, buffer_size),
             capabilities: Capabilities {
                 max_queue_depth: 1,
@@ -52,13 +59,21 @@ impl Engine for SyncEngine {
             "sync engine holds one request at a time"
         );
         let length = request.length as usize;
+        let Some(file) = self.files.get(request.file as usize) else {
+            return Err(EngineError::Operation {
+                engine: "sync",
+                operation: "submit",
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "file is not one of the engine's",
+                ),
+            });
+        };
         let outcome = match request.direction {
-            Direction::Read => self
-                .file
-                .read_at(&mut self.buffers.slot_mut(0)[..length], request.offset),
-            Direction::Write => self
-                .file
-                .write_at(&self.buffers.slot(0)[..length], request.offset),
+            Direction::Read => {
+                file.read_at(&mut self.buffers.slot_mut(0)[..length], request.offset)
+            }
+            Direction::Write => file.write_at(&self.buffers.slot(0)[..length], request.offset),
         };
         let result = match outcome {
             Ok(bytes) => bytes as i64,
@@ -93,12 +108,13 @@ impl Engine for SyncEngine {
     }
 
     fn sync_data(&mut self) -> Result<(), EngineError> {
-        self.file
-            .sync_data()
-            .map_err(|source| EngineError::Operation {
+        for file in &self.files {
+            file.sync_data().map_err(|source| EngineError::Operation {
                 engine: "sync",
                 operation: "fdatasync",
                 source,
-            })
+            })?;
+        }
+        Ok(())
     }
 }

@@ -15,8 +15,9 @@ use std::fs::File;
 
 /// What an engine is opened on.
 pub enum Endpoint<'a> {
-    /// A local file or block device, already opened with the right flags.
-    File(File),
+    /// Local files or block devices (at least one), already opened with the right flags;
+    /// requests name them by their index here.
+    Files(Vec<File>),
     /// A network volume (the engine makes its own connections).
     Network(&'a NetworkTarget),
     /// Nothing (the null engine).
@@ -64,11 +65,11 @@ impl AnyEngine {
                 delay,
                 clock.clone(),
             )),
-            (EngineKind::IoUring, Endpoint::File(file)) => {
-                AnyEngine::IoUring(Box::new(IoUringEngine::open(file, options)?))
+            (EngineKind::IoUring, Endpoint::Files(files)) => {
+                AnyEngine::IoUring(Box::new(IoUringEngine::open_files(files, options)?))
             }
-            (EngineKind::Sync, Endpoint::File(file)) => {
-                AnyEngine::Sync(SyncEngine::new(file, options.buffer_size))
+            (EngineKind::Sync, Endpoint::Files(files)) if !files.is_empty() => {
+                AnyEngine::Sync(SyncEngine::with_files(files, options.buffer_size))
             }
             (EngineKind::Nbd, Endpoint::Network(target)) => {
                 AnyEngine::Nbd(Box::new(NbdEngine::open(target, options)?))

@@ -359,7 +359,7 @@ fn open_job(
                         ));
                     }
                     direct &= opened.direct;
-                    (Endpoint::File(opened.file), shape.engine)
+                    (Endpoint::Files(vec![opened.file]), shape.engine)
                 }
             };
             let mut engine =

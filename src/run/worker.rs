@@ -410,6 +410,7 @@ pub fn run_worker<E: Engine>(
                     });
                 }
                 if let Err(error) = engine.submit(IoRequest {
+                    file: 0,
                     slot,
                     direction: io.direction,
                     offset: io.offset,

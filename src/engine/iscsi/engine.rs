@@ -405,6 +405,12 @@ impl Engine for IscsiEngine {
     /// volume transfers only up to the end, and one that starts at or past it completes at
     /// once: a read with 0 bytes, a write with `ENOSPC`.
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
+        if request.file != 0 {
+            return Err(invalid_submit(format!(
+                "file {}: an iSCSI engine holds one LUN (file 0)",
+                request.file
+            )));
+        }
         let slot = request.slot as usize;
         match self.busy.get(slot) {
             None => {

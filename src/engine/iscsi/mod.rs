@@ -27,7 +27,7 @@
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;
 //! let volume = iscsi::probe(&target, std::time::Duration::from_secs(30))?;
 //! let mut engine = IscsiEngine::open(&target, &EngineOptions::new(8, 4096))?;
-//! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
+//! engine.submit(IoRequest { file: 0, slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
 //! engine.flush()?;
 //! let mut done = [Completion::default(); 8];
 //! assert_eq!(engine.reap(1, &mut done)?, 1);

@@ -463,6 +463,15 @@ impl NbdEngine {
     /// Checks `request` against the slots and the export.
     #[inline]
     fn check_request(&self, request: &IoRequest) -> Result<(), EngineError> {
+        if request.file != 0 {
+            return Err(invalid_submit(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "file {}: an NBD engine holds one export (file 0)",
+                    request.file
+                ),
+            ));
+        }
         let slot = request.slot as usize;
         match self.slots.is_free(slot) {
             None => {

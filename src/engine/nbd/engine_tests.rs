@@ -143,6 +143,7 @@ fn serve_memory(mut stream: UnixStream) -> Vec<u16> {
 
 fn read(slot: u32, offset: u64, length: u32) -> IoRequest {
     IoRequest {
+        file: 0,
         slot,
         direction: Direction::Read,
         offset,
@@ -152,6 +153,7 @@ fn read(slot: u32, offset: u64, length: u32) -> IoRequest {
 
 fn write(slot: u32, offset: u64, length: u32) -> IoRequest {
     IoRequest {
+        file: 0,
         slot,
         direction: Direction::Write,
         offset,
@@ -375,6 +377,11 @@ fn misuse_is_an_error_not_a_panic() {
         "beyond the buffer"
     );
     assert!(engine.submit(read(0, 100, 512)).is_err(), "unaligned");
+    let other_file = IoRequest {
+        file: 1,
+        ..read(0, 0, 512)
+    };
+    assert!(engine.submit(other_file).is_err(), "one export: file 0");
     engine.submit(read(0, 0, 512)).unwrap();
     assert!(engine.submit(read(0, 0, 512)).is_err(), "slot 0 in flight");
     assert!(engine.sync_data().is_err(), "a request in flight");

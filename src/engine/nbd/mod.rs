@@ -61,7 +61,7 @@
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
 //! let volume = nbd::probe(&target, std::time::Duration::from_secs(30))?;
 //! let mut engine = NbdEngine::open(&target, &EngineOptions::new(8, 4096))?;
-//! engine.submit(IoRequest { slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
+//! engine.submit(IoRequest { file: 0, slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
 //! engine.flush()?;
 //! let mut done = [Completion::default(); 8];
 //! assert_eq!(engine.reap(1, &mut done)?, 1);

@@ -50,6 +50,7 @@ pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeI
 /// Reads `length` bytes at `offset` into slot 0, trying again after a failed read.
 fn read_with_retries(engine: &mut NbdEngine, offset: u64, length: u32) -> Result<(), EngineError> {
     let request = IoRequest {
+        file: 0,
         slot: 0,
         direction: Direction::Read,
         offset,
