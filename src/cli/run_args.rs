@@ -197,7 +197,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]
     pub net_timeout: Option<Duration>,
 
-    /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE.
+    /// Write every issued I/O (test, worker, direction, offset, length, target, the worker's
+    /// I/Os in flight once it was issued) as CSV to FILE.
     #[arg(long, value_name = "FILE", hide = true)]
     pub trace_io: Option<PathBuf>,
     /// Stamp every written block with its offset and a marker (first 16 bytes).

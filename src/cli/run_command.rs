@@ -131,7 +131,7 @@ fn report_run_error(error: &RunError) -> i32 {
 }
 
 fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "test,worker,direction,offset,length")?;
+    writeln!(out, "test,worker,direction,offset,length,target,in_flight")?;
     for (test_index, workers) in executed.traces.iter().enumerate() {
         for (worker_index, ios) in workers.iter().enumerate() {
             for io in ios {
@@ -141,8 +141,8 @@ fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<(
                 };
                 writeln!(
                     out,
-                    "{test_index},{worker_index},{direction},{},{}",
-                    io.offset, io.length
+                    "{test_index},{worker_index},{direction},{},{},{},{}",
+                    io.offset, io.length, io.target, io.in_flight
                 )?;
             }
         }

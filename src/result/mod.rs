@@ -60,7 +60,7 @@ pub use test::{
     PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use workload::{
-    AbsoluteZone, AccessLine, AccessSpec, OffsetDistribution, OffsetRules, RunLength, SweepAxis,
-    SweepValue, Workload, Zone,
+    AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
+    SweepAxis, SweepValue, WorkerFiles, Workload, Zone,
 };
 pub use write_data::{BufferPattern, DedupeMode, WriteData};

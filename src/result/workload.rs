@@ -20,7 +20,7 @@ pub struct Workload {
     pub distribution: OffsetDistribution,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
-    /// Worker threads per target.
+    /// Worker threads per target (per group of `worker_files.per_worker` targets).
     pub workers: u32,
     /// Start of the region, bytes from the start of the target.
     pub region_offset_bytes: u64,
@@ -72,6 +72,11 @@ pub struct Workload {
     /// latency-target search (mostly from fio job files).
     #[serde(default, skip_serializing_if = "JobControls::is_default")]
     pub controls: JobControls,
+    /// How many files each worker moves over, and how it picks the next (fio's `nrfiles`,
+    /// `filename=a:b`, `file_service_type`, `openfiles`); by default every target has its own
+    /// workers.
+    #[serde(default, skip_serializing_if = "WorkerFiles::is_default")]
+    pub worker_files: WorkerFiles,
 }
 
 fn one() -> u32 {
@@ -238,6 +243,87 @@ impl OffsetRules {
     /// I/Os from one drawn offset to the next (at least 1).
     pub fn random_period(&self) -> u32 {
         self.random_every_ios.max(1)
+    }
+}
+
+/// The files of one worker: the job's targets are taken `per_worker` at a time, in order, and
+/// each group is worked by the workload's `workers` workers, each moving over all the group's
+/// files with one queue (fio's one thread per job clone, whatever its number of files).
+///
+/// ```
+/// use iopath::result::{FileService, WorkerFiles};
+/// let files = WorkerFiles { per_worker: 24, ..WorkerFiles::default() };
+/// assert!(!files.is_default());
+/// assert_eq!(files.service, FileService::RoundRobin { ios_per_file: 1 });
+/// assert_eq!(files.open_at_once(), 24);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkerFiles {
+    /// Files each worker moves over (1: a worker has one target).
+    pub per_worker: u32,
+    /// How a worker picks the file of its next I/O.
+    pub service: FileService,
+    /// Files a worker does I/O to at a time (fio's `openfiles`): a file leaves this set when a
+    /// pass over it is done and the next file takes its place; `None`: all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_files: Option<u32>,
+}
+
+impl Default for WorkerFiles {
+    fn default() -> Self {
+        WorkerFiles {
+            per_worker: 1,
+            service: FileService::default(),
+            open_files: None,
+        }
+    }
+}
+
+impl WorkerFiles {
+    /// Whether these are the defaults (every target has its own workers).
+    pub fn is_default(&self) -> bool {
+        *self == WorkerFiles::default()
+    }
+
+    /// Files a worker does I/O to at a time (at least 1).
+    pub fn open_at_once(&self) -> u32 {
+        self.open_files
+            .map_or(self.per_worker, |open| open.min(self.per_worker))
+            .max(1)
+    }
+}
+
+/// How a worker with several files picks the file of its next I/O (fio's
+/// `file_service_type`). A file is done for the pass when its sequential I/O reaches the end of
+/// its region, or (in a job that runs to a byte count) when its random map is full; done files
+/// wait until every file is done, then all start over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum FileService {
+    /// The next file in order after every `ios_per_file` I/Os (fio's `roundrobin`, the default).
+    RoundRobin {
+        /// I/Os to one file before the next.
+        ios_per_file: u32,
+    },
+    /// One file until its pass is done, then the next (fio's `sequential`).
+    Sequential,
+    /// A file drawn at random after every `ios_per_file` I/Os (fio's `random`).
+    Random {
+        /// I/Os to one file before the next draw.
+        ios_per_file: u32,
+    },
+    /// A file drawn from a zipf, pareto or normal distribution over the files, for every I/O
+    /// (fio's `zipf`, `pareto`, `gauss`); files are never done.
+    Skewed {
+        /// The distribution (zipf, pareto or normal).
+        distribution: OffsetDistribution,
+    },
+}
+
+impl Default for FileService {
+    fn default() -> Self {
+        FileService::RoundRobin { ios_per_file: 1 }
     }
 }
 

@@ -18,6 +18,7 @@ use crate::targets::test_file::{
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
+use crate::workload::file_set::check_worker_files;
 use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use std::time::Duration;
 pub struct EffectiveShape {
     /// Engine in effect.
     pub engine: EngineKind,
-    /// Worker threads per target.
+    /// Worker threads per target (per group of `worker_files.per_worker` targets).
     pub workers_per_target: u32,
     /// I/Os in flight per worker.
     pub queue_depth: u32,
@@ -295,12 +296,16 @@ fn check_limits(
     for test in &plan.tests {
         let refuse = |message: String| RunError::Input(format!("test '{}': {message}", test.name));
         limits.check_jobs(test.jobs.len()).map_err(refuse)?;
+        for job in &test.jobs {
+            check_worker_files(&job.workload.worker_files, job.targets.len())
+                .map_err(|message| refuse(format!("job '{}': {message}", job.name)))?;
+        }
         let threads: u64 = test
             .jobs
             .iter()
             .map(|job| {
                 let shape = effective_shape(job, io_uring);
-                u64::from(shape.workers_per_target) * job.targets.len() as u64
+                job.worker_threads(shape.workers_per_target) as u64
             })
             .sum();
         limits.check_worker_threads(threads).map_err(refuse)?;
@@ -323,19 +328,34 @@ fn check_budget(
             (PendingTarget::Network(network, _, _), _) => network.engine_kind(),
             _ => shape.engine,
         };
-        for &target in &job.targets {
-            let engine = engine_of(&targets[target]);
+        for file_set in job.file_sets() {
+            let set_targets: Vec<&PendingTarget> =
+                file_set.iter().map(|&target| &targets[target]).collect();
+            if set_targets.len() > 1
+                && let Some(PendingTarget::Network(network, _, _)) = set_targets
+                    .iter()
+                    .find(|target| matches!(target, PendingTarget::Network(..)))
+            {
+                return Err(RunError::Input(format!(
+                    "job '{}': {network}: a network volume has workers of its own; it cannot share a worker with other files",
+                    job.name
+                )));
+            }
+            let engine = engine_of(set_targets[0]);
             check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
             let threads = u64::from(shape.workers_per_target);
-            let target_bytes = match &targets[target] {
-                PendingTarget::Existing(handle) => handle.info().size_bytes,
-                PendingTarget::Network(_, info, _) => info.size_bytes,
-                PendingTarget::Create { size, .. } => *size,
-            };
-            let maps = threads.saturating_mul(crate::workload::target_fit::random_map_bytes(
-                &job.workload,
-                target_bytes,
-            ));
+            let map_bytes: u64 = set_targets
+                .iter()
+                .map(|target| {
+                    let target_bytes = match target {
+                        PendingTarget::Existing(handle) => handle.info().size_bytes,
+                        PendingTarget::Network(_, info, _) => info.size_bytes,
+                        PendingTarget::Create { size, .. } => *size,
+                    };
+                    crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
+                })
+                .fold(0u64, u64::saturating_add);
+            let maps = threads.saturating_mul(map_bytes);
             match demands
                 .iter_mut()
                 .find(|(known, demand)| *known == index && demand.engine == engine)

@@ -24,6 +24,7 @@ use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::open::OpenRequest;
+use crate::workload::file_set::FileSetPlanner;
 use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
 use crate::workload::steady::SteadyMetric;
@@ -130,7 +131,7 @@ pub fn run_test(
         .jobs
         .iter()
         .zip(shapes)
-        .map(|(job, shape)| shape.workers_per_target as usize * job.targets.len())
+        .map(|(job, shape)| job.worker_threads(shape.workers_per_target))
         .sum();
     let mut workers = Vec::with_capacity(thread_count);
     let mut setups = Vec::with_capacity(test.jobs.len());
@@ -296,8 +297,9 @@ fn open_job(
     workers: &mut Vec<WorkerSlot>,
 ) -> Result<Option<JobSetup>, RunError> {
     let workload = &job.workload;
-    let threads_per_target = shape.workers_per_target;
-    let job_threads = threads_per_target as usize * job.targets.len();
+    // Each set of files is worked by `threads_per_set` workers, each moving over all of them.
+    let threads_per_set = shape.workers_per_target;
+    let job_threads = job.worker_threads(threads_per_set);
     let job_options = EngineOptions {
         register: shape.register_buffers,
         write_through: workload.sync_writes,
@@ -310,34 +312,42 @@ fn open_job(
     let mut direct = !workload.buffered;
     let mut engine_report = None;
     let mut job_thread = 0u32;
-    for &target_index in &job.targets {
-        let target = &targets[target_index];
+    for file_set in job.file_sets() {
+        let set_targets: Vec<&PreparedTarget> =
+            file_set.iter().map(|&index| &targets[index]).collect();
+        let first = set_targets[0];
         let options = EngineOptions {
-            expected_volume: target.probed.clone(),
+            expected_volume: first.probed.clone(),
             ..job_options.clone()
         };
-        for worker_index in 0..threads_per_target {
+        for worker_index in 0..threads_per_set {
             if context.stop.is_raised() {
                 return Ok(None);
             }
-            let clone = clone_of_worker(worker_index, threads_per_target, workload.workers);
-            let (region_start, region_size) = clone_region(
-                workload.region_offset_bytes,
-                workload.region_size_bytes,
-                &workload.offsets,
-                target.info.size_bytes,
-                clone,
-            )
-            .ok_or_else(|| {
-                RunError::Input(format!(
-                    "{}: the region of clone {clone} does not fit",
-                    target.path.display()
-                ))
-            })?;
-            let fill_plan = workload
-                .write_data
-                .fill_plan(workload.access.min_write_size_bytes(), region_size);
-            let (endpoint, kind) = match &target.access {
+            let clone = clone_of_worker(worker_index, threads_per_set, workload.workers);
+            let regions = set_targets
+                .iter()
+                .map(|target| {
+                    clone_region(
+                        workload.region_offset_bytes,
+                        workload.region_size_bytes,
+                        &workload.offsets,
+                        target.info.size_bytes,
+                        clone,
+                    )
+                    .ok_or_else(|| {
+                        RunError::Input(format!(
+                            "{}: the region of clone {clone} does not fit",
+                            target.path.display()
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<(u64, u64)>, RunError>>()?;
+            let fill_plan = workload.write_data.fill_plan(
+                workload.access.min_write_size_bytes(),
+                regions.iter().map(|&(_, size)| size).sum(),
+            );
+            let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
                         EngineKind::Null
@@ -346,26 +356,36 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
-                TargetAccess::Local(handle) => {
-                    let opened = handle.reopen(OpenRequest {
-                        write: workload.writes(),
-                        direct: !workload.buffered,
-                        dsync: workload.sync_writes,
-                    })?;
-                    if !workload.buffered && !opened.direct && direct {
-                        warnings.push(format!(
-                            "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
-                            target.path.display()
-                        ));
+                TargetAccess::Local(_) => {
+                    let mut files = Vec::with_capacity(set_targets.len());
+                    for target in &set_targets {
+                        let TargetAccess::Local(handle) = &target.access else {
+                            return Err(RunError::Input(format!(
+                                "{}: a network volume cannot share a worker with other files",
+                                target.path.display()
+                            )));
+                        };
+                        let opened = handle.reopen(OpenRequest {
+                            write: workload.writes(),
+                            direct: !workload.buffered,
+                            dsync: workload.sync_writes,
+                        })?;
+                        if !workload.buffered && !opened.direct && direct {
+                            warnings.push(format!(
+                                "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
+                                target.path.display()
+                            ));
+                        }
+                        direct &= opened.direct;
+                        files.push(opened.file);
                     }
-                    direct &= opened.direct;
-                    (Endpoint::Files(vec![opened.file]), shape.engine)
+                    (Endpoint::Files(files), shape.engine)
                 }
             };
             let mut engine =
                 AnyEngine::open(kind, endpoint, &options, context.null_delay, context.clock)
                     .map_err(|source| RunError::Engine {
-                        target: target.path.display().to_string(),
+                        target: first.path.display().to_string(),
                         source,
                     })?;
             if engine_report.is_none() {
@@ -404,12 +424,25 @@ fn open_job(
                     ramp_ns: workload.ramp_ns,
                 },
             };
-            let planner = IoPlanner::new(
-                workload,
-                region_start,
-                region_size,
-                worker_index,
-                threads_per_target,
+            let planners = regions
+                .iter()
+                .enumerate()
+                .map(|(file, &(region_start, region_size))| {
+                    IoPlanner::new(
+                        workload,
+                        region_start,
+                        region_size,
+                        worker_index,
+                        threads_per_set,
+                    )
+                    .for_file(file as u32)
+                })
+                .collect();
+            let planner = FileSetPlanner::new(
+                planners,
+                &workload.worker_files,
+                worker_seed(workload.seed, job_thread),
+                matches!(workload.length, RunLength::Time { .. }),
             );
             let controls = &workload.controls;
             workers.push(WorkerSlot {
@@ -417,7 +450,11 @@ fn open_job(
                 engine,
                 cpus: controls.cpus_of_worker(job_thread),
                 plan: WorkerPlan {
-                    target_path: target.path.display().to_string(),
+                    target_paths: set_targets
+                        .iter()
+                        .map(|target| target.path.display().to_string())
+                        .collect(),
+                    target_indexes: file_set.iter().map(|&index| index as u32).collect(),
                     // A clone with a region of its own starts at its beginning, as in fio.
                     planner: if workload.offsets.clone_increment_bytes > 0 {
                         planner.starting_at_region_start()

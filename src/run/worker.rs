@@ -19,7 +19,8 @@ use crate::host::cpu::thread_cpu_ns;
 use crate::result::LatencyTarget;
 use crate::result::{Direction, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
-use crate::workload::planner::{IoPlanner, PlannedIo};
+use crate::workload::file_set::FileSetPlanner;
+use crate::workload::planner::PlannedIo;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Errors kept with their offsets per worker; later ones are only counted.
@@ -49,10 +50,13 @@ pub enum WorkerLength {
 
 /// Everything a worker needs besides its engine.
 pub struct WorkerPlan {
-    /// Path of the target, for error messages.
-    pub target_path: String,
-    /// Offsets, sizes and directions.
-    pub planner: IoPlanner,
+    /// Paths of the worker's files (its targets), for error messages; requests name them by
+    /// their index here.
+    pub target_paths: Vec<String>,
+    /// Index of each of the worker's files in the run's target list (for the trace).
+    pub target_indexes: Vec<u32>,
+    /// Files, offsets, sizes and directions.
+    pub planner: FileSetPlanner,
     /// I/Os in flight.
     pub queue_depth: u32,
     /// Time or bytes.
@@ -136,6 +140,10 @@ pub struct TracedIo {
     pub offset: u64,
     /// Length.
     pub length: u32,
+    /// Index of its file in the run's target list.
+    pub target: u32,
+    /// The worker's I/Os in flight once it was issued, itself included.
+    pub in_flight: u32,
 }
 
 /// What a worker measured.
@@ -186,6 +194,7 @@ impl WorkerOutcome {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotState {
+    file: u32,
     offset: u64,
     length: u32,
     direction: Option<Direction>,
@@ -397,6 +406,7 @@ pub fn run_worker<E: Engine>(
                     batch_time
                 };
                 slots[slot as usize] = SlotState {
+                    file: io.file,
                     offset: io.offset,
                     length: io.length,
                     direction: Some(io.direction),
@@ -407,10 +417,16 @@ pub fn run_worker<E: Engine>(
                         direction: io.direction,
                         offset: io.offset,
                         length: io.length,
+                        target: plan
+                            .target_indexes
+                            .get(io.file as usize)
+                            .copied()
+                            .unwrap_or(0),
+                        in_flight: in_flight as u32 + 1,
                     });
                 }
                 if let Err(error) = engine.submit(IoRequest {
-                    file: 0,
+                    file: io.file,
                     slot,
                     direction: io.direction,
                     offset: io.offset,
@@ -515,7 +531,11 @@ pub fn run_worker<E: Engine>(
                 recorder.error_count += 1;
                 if errors.len() < KEPT_ERRORS_PER_WORKER {
                     errors.push(IoErrorRecord {
-                        target: plan.target_path.clone(),
+                        target: plan
+                            .target_paths
+                            .get(slot.file as usize)
+                            .cloned()
+                            .unwrap_or_default(),
                         direction,
                         offset: slot.offset,
                         length: slot.length,

@@ -8,6 +8,7 @@ pub mod access;
 pub mod block_size;
 pub mod buffer_pattern;
 pub mod distribution;
+pub mod file_set;
 pub mod fio;
 pub mod job_controls;
 pub mod job_file;
@@ -170,7 +171,23 @@ impl Workload {
             Some(data) if self.writes() => format!(", {data}"),
             _ => String::new(),
         };
-        format!("{pattern} {sizes} QD{}{workers}{data}", self.queue_depth)
+        let files = &self.worker_files;
+        let files = if files.per_worker > 1 {
+            let open = match files.open_files {
+                Some(open) if open < files.per_worker => format!(", {open} at a time"),
+                _ => String::new(),
+            };
+            format!(
+                ", {} files per worker ({}{open})",
+                files.per_worker, files.service
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{pattern} {sizes} QD{}{workers}{files}{data}",
+            self.queue_depth
+        )
     }
 }
 
@@ -185,6 +202,20 @@ pub struct JobPlan {
     pub workload: Workload,
     /// Indexes into [`Plan::targets`].
     pub targets: Vec<usize>,
+}
+
+impl JobPlan {
+    /// The job's targets in the groups its workers move over: `worker_files.per_worker` at a
+    /// time, in order (one each by default).
+    pub fn file_sets(&self) -> std::slice::Chunks<'_, usize> {
+        self.targets
+            .chunks(self.workload.worker_files.per_worker.max(1) as usize)
+    }
+
+    /// Worker threads of the job when each group of files has `workers_per_set` workers.
+    pub fn worker_threads(&self, workers_per_set: u32) -> usize {
+        workers_per_set as usize * self.file_sets().len()
+    }
 }
 
 /// One test of a plan: jobs that start together; the next test starts when all have ended

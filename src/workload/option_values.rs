@@ -2,7 +2,7 @@
 //! the same everywhere and is refused with the same message.
 
 use super::{AccessPattern, BlockSizeMix};
-use crate::result::{AccessSpec, EngineKind, OffsetDistribution};
+use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution};
 use crate::units::{parse_duration_ns, parse_size};
 
 /// A size in bytes (`4k`, `1m`, `512`); 0 allowed.
@@ -89,6 +89,12 @@ pub fn spec(text: &str) -> Result<AccessSpec, String> {
 /// A random-offset distribution.
 pub fn distribution(text: &str) -> Result<OffsetDistribution, String> {
     OffsetDistribution::parse(text)
+}
+
+/// How a worker with several files picks the next: `roundrobin[:N]`, `sequential`,
+/// `random[:N]`, `zipf[:θ]`, `pareto[:h]`, `normal:σ%`.
+pub fn file_service(text: &str) -> Result<FileService, String> {
+    FileService::parse(text)
 }
 
 /// An engine name.

@@ -4,7 +4,7 @@
 //! [`WorkloadOptions::apply`].
 
 use super::{AccessPattern, BlockSizeMix, option_values as parse};
-use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
+use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution, RunLength, Workload};
 use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
 use clap::Args;
@@ -51,6 +51,7 @@ deserialize_with!(de_positive_size, parse::positive_size, u64);
 deserialize_with!(de_size, parse::size, u64);
 deserialize_with!(de_queue_depth, parse::queue_depth, u32);
 deserialize_with!(de_workers, parse::workers, u32);
+deserialize_with!(de_file_service, parse::file_service, FileService);
 deserialize_with!(de_blocks, parse::blocks, u32);
 deserialize_with!(de_positive_time, parse::positive_time, u64);
 deserialize_with!(de_time, parse::time, u64);
@@ -202,7 +203,7 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub qd: Option<u32>,
-    /// Worker threads per target (default 1).
+    /// Worker threads per target, or per group of --files-per-worker files (default 1).
     #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
     #[serde(
         default,
@@ -210,6 +211,36 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub workers: Option<u32>,
+    /// Files each worker moves over with one queue, as fio's one thread per job does with
+    /// several files: the targets are taken N at a time, each group worked by --workers
+    /// workers (default 1: every target has workers of its own).
+    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_workers",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub files_per_worker: Option<u32>,
+    /// How a worker with several files picks the next: roundrobin[:N] (default; N I/Os to a
+    /// file before the next), sequential (one file until a pass over it is done), random[:N],
+    /// zipf[:θ], pareto[:h], normal:σ%.
+    #[arg(long, value_name = "TYPE", value_parser = parse::file_service, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_file_service",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub file_service: Option<FileService>,
+    /// Files a worker does I/O to at a time (fio's openfiles): a file whose pass is done makes
+    /// room for the next (default: all of its files).
+    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_workers",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub open_files: Option<u32>,
     /// Start of the region, bytes into the target.
     #[arg(long, value_name = "SIZE", value_parser = parse::size, help_heading = "Workload")]
     #[serde(
@@ -435,6 +466,9 @@ impl WorkloadOptions {
             || self.align.is_some()
             || self.qd.is_some()
             || self.workers.is_some()
+            || self.files_per_worker.is_some()
+            || self.file_service.is_some()
+            || self.open_files.is_some()
             || self.offset.is_some()
             || self.bytes.is_some()
             || self.rate.is_some()
@@ -562,6 +596,15 @@ impl WorkloadOptions {
         }
         if let Some(workers) = self.workers {
             workload.workers = workers;
+        }
+        if let Some(files) = self.files_per_worker {
+            workload.worker_files.per_worker = files;
+        }
+        if let Some(service) = &self.file_service {
+            workload.worker_files.service = service.clone();
+        }
+        if let Some(open) = self.open_files {
+            workload.worker_files.open_files = Some(open);
         }
         if let Some(offset) = self.offset {
             workload.region_offset_bytes = offset;

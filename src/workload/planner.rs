@@ -23,6 +23,20 @@ pub struct PlannedIo {
     pub length: u32,
     /// Pause to keep after issuing this I/O before the next one, ns (burst delay, think time).
     pub pause_after_ns: u64,
+    /// Which of the worker's files (0 for a worker on one target).
+    pub file: u32,
+}
+
+/// How the previous I/O of a planner began a new pass over its region, if it did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PassStart {
+    /// It did not: the pass goes on.
+    #[default]
+    No,
+    /// Sequential I/O went past the end of the region and started over.
+    Sequential,
+    /// The random map was full and was cleared.
+    RandomMap,
 }
 
 #[derive(Clone, Debug)]
@@ -60,6 +74,8 @@ pub struct IoPlanner {
     last_offset: u64,
     /// Visited blocks, with the block size, when `rules.random_map` applies.
     map: Option<(RandomMap, u64)>,
+    /// Whether the last I/O began a new pass over the region.
+    pass_start: PassStart,
 }
 
 /// Seed of worker `worker_index`'s generator for a workload seed.
@@ -120,7 +136,24 @@ impl IoPlanner {
             until_draw: 1,
             last_offset: region_start,
             map,
+            pass_start: PassStart::No,
         }
+    }
+
+    /// The same planner with a generator of its own for file `file` of a worker with several
+    /// files (file 0 keeps the worker's), so that files do not repeat each other's offsets.
+    pub fn for_file(mut self, file: u32) -> Self {
+        if file > 0 {
+            let seed = self.rng.u64(..) ^ u64::from(file).wrapping_mul(0xd1b5_4a32_d192_ed03);
+            self.rng = fastrand::Rng::with_seed(seed);
+        }
+        self
+    }
+
+    /// Whether the last I/O of [`IoPlanner::next_io`] began a new pass over the region (its
+    /// sequential I/O started over, or its random map was full).
+    pub fn pass_start(&self) -> PassStart {
+        self.pass_start
     }
 
     /// Starts sequential I/O at the region's start instead of this worker's share of it (a
@@ -173,12 +206,16 @@ impl IoPlanner {
                 percent => self.rng.u32(0..100) < percent,
             };
         let mut length = size_bytes;
+        self.pass_start = PassStart::No;
         let offset = if random {
             let drawn_offset = self.lines[index].sampler.sample(&mut self.rng) * alignment_bytes;
             match &mut self.map {
                 Some((map, unit)) => {
-                    let (block, blocks) =
+                    let (block, blocks, cleared) =
                         map_run(map, drawn_offset / *unit, length.div_ceil(*unit));
+                    if cleared {
+                        self.pass_start = PassStart::RandomMap;
+                    }
                     length = (blocks * *unit).min(length);
                     self.region_start + block * *unit
                 }
@@ -191,7 +228,11 @@ impl IoPlanner {
                 self.last_offset
             }
         } else {
-            self.sequential_offset(length)
+            let (offset, wrapped) = self.sequential_offset(length);
+            if wrapped {
+                self.pass_start = PassStart::Sequential;
+            }
+            offset
         };
         self.started = true;
         self.last_offset = offset;
@@ -217,13 +258,14 @@ impl IoPlanner {
             offset,
             length: length as u32,
             pause_after_ns,
+            file: 0,
         }
     }
 
     /// Where the next sequential I/O of `length` bytes starts: after the previous one (plus
     /// the step of `rules`), wrapping to the region's start at its end — or, going backwards,
-    /// to the last place a step before the end.
-    fn sequential_offset(&self, length: u64) -> u64 {
+    /// to the last place a step before the end — and whether it wrapped (after the first I/O).
+    fn sequential_offset(&self, length: u64) -> (u64, bool) {
         let fits = |offset: i128| {
             offset >= i128::from(self.region_start)
                 && offset + i128::from(length) <= i128::from(self.region_end)
@@ -231,20 +273,20 @@ impl IoPlanner {
         let step = self.rules.sequential_step_bytes;
         if step == 0 || !self.started {
             return if self.next_sequential + length > self.region_end {
-                self.region_start
+                (self.region_start, self.started)
             } else {
-                self.next_sequential
+                (self.next_sequential, false)
             };
         }
         let stepped = i128::from(self.next_sequential) + i128::from(step);
         if fits(stepped) {
-            return stepped as u64;
+            return (stepped as u64, false);
         }
         let from_end = i128::from(self.region_end) + i128::from(step);
         if step < 0 && fits(from_end) {
-            from_end as u64
+            (from_end as u64, true)
         } else {
-            self.region_start
+            (self.region_start, true)
         }
     }
 }
@@ -263,17 +305,18 @@ pub fn random_map_unit(workload: &Workload) -> Option<u64> {
 }
 
 /// Visits a run of up to `blocks` blocks of `map` from `block`, or from the next block not
-/// visited yet (a new pass once all were): the run's first block and length.
-fn map_run(map: &mut RandomMap, block: u64, blocks: u64) -> (u64, u64) {
+/// visited yet (a new pass once all were): the run's first block and length, and whether the
+/// map was full and cleared first.
+fn map_run(map: &mut RandomMap, block: u64, blocks: u64) -> (u64, u64, bool) {
     let block = block.min(map.blocks() - 1);
-    let start = match map.next_free(block) {
-        Some(free) => free,
+    let (start, cleared) = match map.next_free(block) {
+        Some(free) => (free, false),
         None => {
             map.reset();
-            block
+            (block, true)
         }
     };
-    (start, map.take_run(start, blocks).max(1))
+    (start, map.take_run(start, blocks).max(1), cleared)
 }
 
 #[cfg(test)]

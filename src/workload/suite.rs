@@ -51,6 +51,7 @@ pub fn base_workload() -> Workload {
         connections: 1,
         offsets: Default::default(),
         controls: Default::default(),
+        worker_files: Default::default(),
         write_data: Default::default(),
     }
 }

@@ -65,8 +65,12 @@ pub fn build_plan(
             notes,
         )?;
         clones_before = clones_before.saturating_add(settings.numjobs);
-        // One worker thread per worker and target at least (the runner's engine may add more).
-        threads_in_phase += u64::from(workload.workers) * job_targets.len() as u64;
+        // One worker thread per worker and set of files at least (the runner's engine may add
+        // more).
+        let file_sets = job_targets
+            .len()
+            .div_ceil(workload.worker_files.per_worker.max(1) as usize);
+        threads_in_phase += u64::from(workload.workers) * file_sets as u64;
         request
             .limits
             .check_worker_threads(threads_in_phase)

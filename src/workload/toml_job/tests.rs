@@ -6,7 +6,7 @@ use crate::result::BufferPattern;
 use crate::result::{
     AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
 };
-use crate::result::{DedupeMode, WriteData};
+use crate::result::{DedupeMode, FileService, WorkerFiles, WriteData};
 use crate::targets::TargetSpec;
 use std::path::PathBuf;
 
@@ -415,6 +415,15 @@ fn rich_plan() -> Plan {
         },
         ..base_workload()
     };
+    // One worker moving over both files of its job.
+    let spread = Workload {
+        worker_files: WorkerFiles {
+            per_worker: 2,
+            service: FileService::Random { ios_per_file: 3 },
+            open_files: Some(1),
+        },
+        ..bytes.clone()
+    };
     let job = |name: &str, group, workload: &Workload, targets: Vec<usize>| JobPlan {
         name: name.into(),
         group,
@@ -424,7 +433,7 @@ fn rich_plan() -> Plan {
     let mut together = TestPlan::single("together", zipf.clone(), vec![0]);
     together.jobs = vec![
         job("hot reads", 0, &zipf, vec![0]),
-        job("log writer", 1, &bytes, vec![1, 0]),
+        job("log writer", 1, &spread, vec![1, 0]),
         job("idle", 1, &pauses, vec![2]),
     ];
     let mut renamed = TestPlan::single("renamed", normal.clone(), vec![0]);

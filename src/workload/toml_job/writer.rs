@@ -247,6 +247,11 @@ fn workload_text(workload: &Workload) -> JobText {
         no_register: !workload.register_buffers,
         continue_on_error: workload.continue_on_error,
         connections: (workload.connections != 1).then_some(workload.connections),
+        files_per_worker: (workload.worker_files.per_worker != 1)
+            .then_some(workload.worker_files.per_worker),
+        file_service: (workload.worker_files.service != base.worker_files.service)
+            .then(|| workload.worker_files.service.clone()),
+        open_files: workload.worker_files.open_files,
         ..WorkloadOptions::default()
     };
     if workload.distribution != base.distribution {
