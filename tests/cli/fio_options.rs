@@ -3,46 +3,9 @@
 //! threads themselves.
 
 use crate::common::{disk_tempdir, iopath, plain_in, run_in, u64_at};
+use crate::trace::{Traced, traced};
 use serde_json::Value;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// One issued I/O of the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Traced {
-    test: u32,
-    worker: u32,
-    write: bool,
-    offset: u64,
-    length: u64,
-}
-
-/// Runs `job` (written to DIR/job.fio) with `extra` arguments and the I/O trace; returns the
-/// trace and the JSON result.
-fn traced(dir: &Path, job: &str, extra: &[&str]) -> (Vec<Traced>, Value) {
-    std::fs::write(dir.join("job.fio"), job).unwrap();
-    let trace = dir.join("trace.csv");
-    let mut args = vec!["--job", "job.fio", "--trace-io", trace.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let outcome = run_in(dir, &args);
-    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let ios = text
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let fields: Vec<&str> = line.split(',').collect();
-            Traced {
-                test: fields[0].parse().unwrap(),
-                worker: fields[1].parse().unwrap(),
-                write: fields[2] == "write",
-                offset: fields[3].parse().unwrap(),
-                length: fields[4].parse().unwrap(),
-            }
-        })
-        .collect();
-    (ios, outcome.json.expect("a JSON result"))
-}
 
 fn offsets(ios: &[Traced]) -> Vec<u64> {
     ios.iter().map(|io| io.offset).collect()

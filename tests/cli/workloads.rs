@@ -1,17 +1,10 @@
 //! Workload options checked on the I/O really issued (the null engine with --trace-io).
 
 use crate::common::*;
+use crate::trace::{Traced, read_trace};
 use std::collections::HashMap;
 
-struct TracedIo {
-    test: usize,
-    worker: usize,
-    write: bool,
-    offset: u64,
-    length: u64,
-}
-
-fn trace(dir: &std::path::Path, args: &[&str]) -> (Vec<TracedIo>, serde_json::Value) {
+fn trace(dir: &std::path::Path, args: &[&str]) -> (Vec<Traced>, serde_json::Value) {
     let mut all = vec![
         "f.dat",
         "--size",
@@ -24,21 +17,7 @@ fn trace(dir: &std::path::Path, args: &[&str]) -> (Vec<TracedIo>, serde_json::Va
     all.extend_from_slice(args);
     let run = run_in(dir, &all);
     run.expect_status(0);
-    let text = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
-    let ios = text
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
-            TracedIo {
-                test: f[0].parse().unwrap(),
-                worker: f[1].parse().unwrap(),
-                write: f[2] == "write",
-                offset: f[3].parse().unwrap(),
-                length: f[4].parse().unwrap(),
-            }
-        })
-        .collect();
+    let ios = read_trace(&dir.join("trace.csv"));
     (ios, run.json().clone())
 }
 
@@ -47,8 +26,8 @@ fn share(count: usize, total: usize) -> f64 {
 }
 
 /// Share of I/Os that do not start where the previous one of the same worker ended.
-fn random_share(ios: &[TracedIo]) -> f64 {
-    let mut previous_end: HashMap<(usize, usize), u64> = HashMap::new();
+fn random_share(ios: &[Traced]) -> f64 {
+    let mut previous_end: HashMap<(u32, u32), u64> = HashMap::new();
     let mut random = 0;
     for io in ios {
         if let Some(end) = previous_end.insert((io.test, io.worker), io.offset + io.length)
@@ -139,7 +118,7 @@ fn an_iometer_spec_draws_size_direction_and_randomness_together() {
     assert!((count(1024, false) - 10.0).abs() < 1.0);
     assert!((count(1024, true) - 10.0).abs() < 1.0);
     // 512-byte writes are sequential (0 % random): each follows the I/O before it.
-    let ordered: Vec<&TracedIo> = ios.iter().filter(|io| io.worker == 0).collect();
+    let ordered: Vec<&Traced> = ios.iter().filter(|io| io.worker == 0).collect();
     let sequential_512 = ordered
         .windows(2)
         .filter(|pair| pair[1].length == 512)

@@ -124,7 +124,7 @@ pub fn region(
         .as_ref()
         .filter(|_| request.overrides.size.is_none());
     let increment = extended.offset_increment.as_ref();
-    let shared = files.workers_per_target == files.clones;
+    let shared = files.workers_per_set == files.clones;
     if let Some(set) = increment
         && settings.numjobs > 1
         && !shared

@@ -1,14 +1,15 @@
 //! Which files a job uses, as fio names them, and the targets they become.
 //!
 //! - `filename=a:b` (or targets given on the command line, like fio's `--filename`): every clone
-//!   shares these files; iopath gives each file `numjobs` workers.
+//!   shares these files; each of the `numjobs` workers moves over all of them.
 //! - otherwise each clone has its own `nrfiles` files named `$jobname.$jobnum.$filenum` (or by
 //!   `filename_format`) in `directory` (several directories go round robin to the clones) or
-//!   the current directory; each file is a target with one worker.
+//!   the current directory; one worker moves over each clone's files.
 //!
-//! A missing file is created with the job's per-file size (`filesize`, or `size` divided over
-//! the clone's files, or the command line's `--size`) plus `offset`. iopath runs one worker per
-//! file where fio's thread rotates over its files.
+//! Either way a clone is one worker with the job's `iodepth`, picking the file of each I/O as
+//! `file_service_type` says (as fio's one thread per clone does); network volumes keep workers
+//! of their own. A missing file is created with the job's per-file size (`filesize`, or `size`
+//! divided over the clone's files, or the command line's `--size`) plus `offset`.
 
 use super::collect::JobDefinition;
 use super::notes::Notes;
@@ -30,8 +31,10 @@ const MAX_GENERATED_FILES: u64 = 65_536;
 pub struct JobFiles {
     /// One target per file.
     pub targets: Vec<TargetSpec>,
-    /// Workers on each target.
-    pub workers_per_target: u32,
+    /// Workers on each group of `files_per_worker` targets.
+    pub workers_per_set: u32,
+    /// Files each worker moves over (a clone's files; 1 for network volumes).
+    pub files_per_worker: u32,
     /// fio's threads (clones) of the job.
     pub clones: u32,
     /// Files each clone works on.
@@ -150,18 +153,10 @@ pub fn job_files(
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if files_per_clone > 1 {
-        notes.add(
-            Some(&job.at),
-            format!(
-                "job '{}': {} files per clone: iopath runs a worker (at the full iodepth) on each file, where fio's one thread per clone rotates over them",
-                job.section, files_per_clone
-            ),
-        );
-    }
     Ok(JobFiles {
         targets,
-        workers_per_target: if shared { clones } else { 1 },
+        workers_per_set: if shared { clones } else { 1 },
+        files_per_worker: files_per_clone,
         clones,
         files_per_clone,
         region_size_bytes,
@@ -240,7 +235,8 @@ fn protocol_files(
     Ok(JobFiles {
         files_per_clone: targets.len() as u32,
         targets,
-        workers_per_target: settings.numjobs,
+        workers_per_set: settings.numjobs,
+        files_per_worker: 1,
         clones: settings.numjobs,
         region_size_bytes,
     })
@@ -307,7 +303,7 @@ fn is_existing_device(name: &str) -> bool {
 /// Bytes each clone covers when neither `size` nor `io_size` says: the existing files' sizes
 /// beyond `offset`. Errors name the missing file.
 pub fn existing_bytes(files: &JobFiles, offset: u64) -> Result<u64, String> {
-    let targets: Vec<&TargetSpec> = if files.workers_per_target == files.clones {
+    let targets: Vec<&TargetSpec> = if files.workers_per_set == files.clones {
         files.targets.iter().collect()
     } else {
         files

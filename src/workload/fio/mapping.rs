@@ -12,7 +12,7 @@ use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
-use crate::result::{EngineKind, RunLength, Workload};
+use crate::result::{EngineKind, FileService, RunLength, WorkerFiles, Workload};
 use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
@@ -56,7 +56,8 @@ pub fn map_job(
             ),
         );
     }
-    workload.workers = files.workers_per_target;
+    workload.workers = files.workers_per_set;
+    workload.worker_files = worker_files(job, &files, notes);
     workload.access = access_spec(settings);
     workload.distribution = distribution(job, notes);
     workload.region_offset_bytes = region.offset_bytes;
@@ -139,6 +140,43 @@ pub fn map_job(
     })
 }
 
+/// The files each worker moves over and how it picks the next (`file_service_type`,
+/// `openfiles`), noted where they cannot matter.
+fn worker_files(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> WorkerFiles {
+    let settings = &job.settings;
+    let per_worker = files.files_per_worker.max(1);
+    if per_worker == 1 {
+        for at in [
+            settings.file_service.as_ref().map(|set| &set.at),
+            settings.open_files.as_ref().map(|set| &set.at),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            notes.add(
+                Some(at),
+                format!(
+                    "job '{}': each worker has one file here, so there is no file to choose (as in fio)",
+                    job.section
+                ),
+            );
+        }
+        return WorkerFiles::default();
+    }
+    WorkerFiles {
+        per_worker,
+        service: settings
+            .file_service
+            .as_ref()
+            .map_or_else(FileService::default, |set| set.value.clone()),
+        open_files: settings
+            .open_files
+            .as_ref()
+            .map(|set| set.value)
+            .filter(|&open| open < per_worker),
+    }
+}
+
 /// Where iopath's sequential I/O differs from fio's.
 fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
     let settings = &job.settings;
@@ -164,12 +202,12 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
             format!("job '{name}': sequential reads and writes share one position in iopath (fio keeps one per direction)"),
         );
     }
-    if files.workers_per_target > 1 {
+    if files.workers_per_set > 1 {
         notes.add(
             Some(&job.at),
             format!(
                 "job '{name}': {} workers share each file: iopath starts each one's sequential I/O at its own part of the region, where fio's clones all start at its beginning",
-                files.workers_per_target
+                files.workers_per_set
             ),
         );
     }
@@ -227,7 +265,8 @@ fn seed(job: &JobDefinition, notes: &mut Notes) -> u64 {
 /// `number_ios` per iopath worker: fio counts per clone, iopath per worker.
 fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<u64> {
     let number = job.settings.number_ios.as_ref()?;
-    let per_clone = files.files_per_clone.max(1) as u64;
+    // A clone is one worker over its files; only network volumes get a worker each.
+    let per_clone = (files.files_per_clone / files.files_per_worker.max(1)).max(1) as u64;
     if per_clone > 1 {
         notes.add(
             Some(&number.at),

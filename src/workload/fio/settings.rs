@@ -3,7 +3,7 @@
 //! a later message may need to point there. [`super::mapping`] turns this into iopath's plan.
 
 use super::location::{Location, Set};
-use crate::result::{EngineKind, OffsetDistribution};
+use crate::result::{EngineKind, FileService, OffsetDistribution};
 use crate::workload::steady::SteadyMetric;
 
 /// fio's `rw` patterns that iopath runs.
@@ -98,6 +98,10 @@ pub struct JobSettings {
     pub filename_format: Option<String>,
     /// `nrfiles`: files per clone when names are generated.
     pub nrfiles: u32,
+    /// `file_service_type`: how a clone picks the file of its next I/O.
+    pub file_service: Option<Set<FileService>>,
+    /// `openfiles`: files a clone does I/O to at a time.
+    pub open_files: Option<Set<u32>>,
     /// `size`: I/O per clone, spread over its files (and their size when created).
     pub size: Option<Set<u64>>,
     /// `filesize`: size of each file.
@@ -207,6 +211,8 @@ impl JobSettings {
             directories: Vec::new(),
             filename_format: None,
             nrfiles: 1,
+            file_service: None,
+            open_files: None,
             size: None,
             filesize: None,
             io_size: None,

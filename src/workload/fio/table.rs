@@ -17,7 +17,7 @@ pub use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
-use crate::result::EndOthers;
+use crate::result::{EndOthers, FileService};
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -203,7 +203,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "nrfiles",
         aliases: &["nr_files"],
-        mapping: "files per clone when names are generated: one target (and worker) per file",
+        mapping: "files per clone when names are generated: each clone is one worker moving over its files with the job's `iodepth`, as `file_service_type` says",
         support: Support::Mapped(|s, input| {
             s.nrfiles = integer(input.text()?, 1, 4096)? as u32;
             Ok(())
@@ -368,13 +368,31 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "file_service_type",
         aliases: &[],
-        mapping: "`roundrobin` only (iopath runs one worker per file)",
-        support: Support::Mapped(|_, input| {
-            one_of(
-                input,
-                &["roundrobin"],
-                "iopath runs one worker per file; other ways of choosing a file are not supported",
-            )
+        mapping: "how a clone picks the file of its next I/O: `roundrobin` (default), `sequential` (one file until its pass is done), `random`, each with `:N` I/Os before the next choice; `zipf`, `pareto`, `gauss`/`normal` draw files with the distribution's parameter (and centre)",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            let text = match text.split_once(':') {
+                Some(("sequential", count)) => {
+                    input.note(format!(
+                        "file_service_type={text}: sequential service stays on a file until its pass is done, so :{count} has no effect (as in fio)"
+                    ));
+                    "sequential"
+                }
+                _ => text,
+            };
+            let service = FileService::parse(text).map_err(OptionError::BadValue)?;
+            s.file_service = Some(input.set(service));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "openfiles",
+        aliases: &[],
+        mapping: "files a clone does I/O to at a time, the first ones in order; a file whose pass is done makes room for the next (all files are opened before the run)",
+        support: Support::Mapped(|s, input| {
+            let open = integer(input.text()?, 1, u64::from(u32::MAX))? as u32;
+            s.open_files = Some(input.set(open));
+            Ok(())
         }),
     },
     OptionSpec {
@@ -1512,7 +1530,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "create_on_open",
-        aliases: &["create_only", "pre_read", "opendir", "openfiles"],
+        aliases: &["create_only", "pre_read", "opendir"],
         mapping: "refused",
         support: Support::Refused(
             "iopath creates and fills missing files before the run and keeps them open",
