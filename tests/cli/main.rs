@@ -4,6 +4,7 @@
 mod support;
 
 mod common;
+mod compare_single;
 mod correctness;
 mod errors;
 mod interrupt;
