@@ -210,7 +210,12 @@ fn file_hops(walker: &mut Walker, info: &TargetInfo) {
         description.push_str(", written by iopath");
     }
     if !exists {
-        description.push_str(", removed after the run");
+        // A test file is removed after the run; one only the null engine used was never made.
+        description.push_str(if info.created_by_iopath {
+            ", removed after the run"
+        } else {
+            ", not on disk"
+        });
     }
     walker.push(
         format!("file:{}", info.path),
@@ -517,10 +522,19 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::targets::inspect(&file).unwrap();
+        let mut info = crate::targets::inspect(&file).unwrap();
+        info.created_by_iopath = true;
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
+        // One iopath did not create (a test file only the null engine used) was never there.
+        info.created_by_iopath = false;
+        let path = discover(&info, &facts());
+        assert!(
+            path.hops[0].description.ends_with(", not on disk"),
+            "{}",
+            path.hops[0].description
+        );
         assert_eq!(path.first_blocks_all_zero, None);
         assert_eq!(path.allocated_bytes, None);
         if info.device.is_some() {

@@ -95,6 +95,24 @@ fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
     (handle.info().clone(), TargetAccess::Local(handle))
 }
 
+/// What is known of a test file left uncreated (only the null engine uses it): its path and
+/// size; nothing was written, so nothing is iopath's.
+fn uncreated_info(path: &Path, size: u64) -> TargetInfo {
+    TargetInfo {
+        path: path.display().to_string(),
+        kind: crate::result::TargetKind::File,
+        size_bytes: size,
+        logical_block_size_bytes: 512,
+        physical_block_size_bytes: 512,
+        rotational: None,
+        filesystem: None,
+        device: None,
+        direct_io_alignment_bytes: None,
+        created_by_iopath: false,
+        read_only: false,
+    }
+}
+
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
 pub struct ExecutedRun {
     /// The result.
@@ -264,6 +282,10 @@ fn prepare_targets(
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file)?;
                 (path, local(handle), None)
+            }
+            PendingTarget::Uncreated { path, size, .. } => {
+                let info = uncreated_info(&path, size);
+                (path, (info, TargetAccess::Nothing), None)
             }
         };
         let (info, access) = access;

@@ -10,6 +10,7 @@ mod data;
 mod errors;
 mod input_files;
 mod interrupt;
+mod null_engine;
 mod output;
 mod output_files;
 mod safety;
