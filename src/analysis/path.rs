@@ -454,32 +454,51 @@ pub fn head_is_zero(path: &Path) -> Option<bool> {
     Some(buffer[..filled].iter().all(|byte| *byte == 0))
 }
 
-/// A [`TargetInfo`] for `iopath path TARGET`: a file or block device is inspected; an
+/// A [`TargetInfo`] for `iopath path TARGET`, with a note when it was found another way than
+/// usual: a file or block device is inspected through its open descriptor; a block device
+/// whose node cannot be opened (no permission, a container's device rules) is described from
+/// its device number and /sys, which is all the path needs, and the note says so; an
 /// `nbd://` or `iscsi://` URL is described without connecting (size and block sizes unknown).
-pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
+pub fn inspect_for_path(target: &str) -> Result<(TargetInfo, Option<String>), TargetError> {
     if NetworkTarget::is_url(target) || target.contains("://") {
         let parsed = NetworkTarget::parse(target).map_err(|reason| TargetError::Unusable {
             path: PathBuf::from(target),
             reason,
         })?;
-        return Ok(TargetInfo {
-            path: parsed.to_string(),
-            kind: match parsed {
-                NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-                NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+        return Ok((
+            TargetInfo {
+                path: parsed.to_string(),
+                kind: match parsed {
+                    NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+                    NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+                },
+                size_bytes: 0,
+                logical_block_size_bytes: 512,
+                physical_block_size_bytes: 512,
+                rotational: None,
+                filesystem: None,
+                device: None,
+                direct_io_alignment_bytes: None,
+                created_by_iopath: false,
+                read_only: false,
             },
-            size_bytes: 0,
-            logical_block_size_bytes: 512,
-            physical_block_size_bytes: 512,
-            rotational: None,
-            filesystem: None,
-            device: None,
-            direct_io_alignment_bytes: None,
-            created_by_iopath: false,
-            read_only: false,
-        });
+            None,
+        ));
     }
-    crate::targets::inspect(Path::new(target))
+    let path = Path::new(target);
+    match crate::targets::inspect(path) {
+        Ok(info) => Ok((info, None)),
+        Err(error) => match crate::targets::info::inspect_unopened_block_device(path) {
+            Ok(info) => {
+                let note = format!(
+                    "{error}: described from its device number and /sys ({}) without opening it; its signature (filesystem, partition table) is not read",
+                    info.device.as_deref().unwrap_or("?")
+                );
+                Ok((info, Some(note)))
+            }
+            Err(_) => Err(error),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -644,7 +663,7 @@ mod tests {
 
     #[test]
     fn network_urls_are_described_without_connecting() {
-        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap();
+        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap().0;
         assert_eq!(info.kind, TargetKind::Nbd);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::Protocol);
@@ -657,12 +676,16 @@ mod tests {
         assert!(path.notes.iter().any(|note| note.contains("--link")));
         assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nbd"));
 
-        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0").unwrap();
+        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0")
+            .unwrap()
+            .0;
         assert_eq!(info.kind, TargetKind::Iscsi);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].protocol.as_deref(), Some("iscsi"));
 
-        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock").unwrap();
+        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock")
+            .unwrap()
+            .0;
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].kind, HopKind::Memory);
 

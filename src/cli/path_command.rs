@@ -16,7 +16,8 @@ The path is read from sysfs, the mount table and the routing table: file → fil
 device and its stack (partition, device-mapper, md, loop and its backing file) → the disk → its
 transport (NVMe, SATA, SAS, FC, virtio, iSCSI, USB) → the PCIe link of its controller; for
 network storage the interface that routes to the server and its link. What cannot be seen is
-declared, and marked as declared.
+declared, and marked as declared. A block device whose node cannot be opened (no permission, a
+container) is described from its device number and /sys, with a note.
 
 Examples:
   iopath path /dev/sdb --link 4gfc
@@ -51,8 +52,8 @@ pub fn run(args: &PathArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let info = match inspect_for_path(&args.target) {
-        Ok(info) => info,
+    let (info, note) = match inspect_for_path(&args.target) {
+        Ok(found) => found,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));
             return match error {
@@ -61,7 +62,10 @@ pub fn run(args: &PathArgs) -> i32 {
             };
         }
     };
-    let path = describe_path(&info, &declared, &HostFacts::gather());
+    let mut path = describe_path(&info, &declared, &HostFacts::gather());
+    if let Some(note) = note {
+        path.notes.insert(0, note);
+    }
     if args.json {
         return match serde_json::to_string_pretty(&path) {
             Ok(text) => {

@@ -89,6 +89,15 @@ pub fn device_number(name: &str) -> Option<DeviceNumber> {
     DeviceNumber::parse(&read_attribute(&class_dir(name).join("dev"))?)
 }
 
+/// The size of the block device `name`, bytes (sysfs `size` counts 512-byte sectors whatever
+/// the logical block size).
+pub fn size_bytes(name: &str) -> Option<u64> {
+    read_attribute(&class_dir(name).join("size"))?
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(512)
+}
+
 /// Whether `name` is a partition of another block device.
 pub fn is_partition(name: &str) -> bool {
     class_dir(name).join("partition").exists()

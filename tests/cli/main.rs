@@ -13,6 +13,7 @@ mod interrupt;
 mod null_engine;
 mod output;
 mod output_files;
+mod path_command;
 mod safety;
 mod stale_files;
 mod threads;
