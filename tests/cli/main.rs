@@ -5,10 +5,12 @@ mod support;
 
 mod common;
 mod compare_single;
+mod completions;
 mod correctness;
 mod data;
 mod errors;
 mod input_files;
+mod install;
 mod interrupt;
 mod null_engine;
 mod output;
