@@ -461,7 +461,7 @@ fn probe_network(
 /// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    let Ok(mounts) = crate::targets::mounts::read_mounts() else {
+    let Ok(mounts) = crate::discovery::mounts::read_mounts() else {
         return resolved == Path::new("/dev");
     };
     mounts

@@ -1,9 +1,10 @@
 //! What a target is: kind, size, block sizes, rotational, filesystem — found through the
 //! target's open descriptor (see [`super::open::TargetHandle`]).
 
-use super::sysfs::{self, DeviceNumber};
 use super::test_file::is_marked_as_created;
-use super::{TargetError, mounts, signature, sys};
+use super::{TargetError, signature, sys};
+use crate::discovery::mounts;
+use crate::discovery::sysfs::{self, DeviceNumber};
 use crate::result::{TargetInfo, TargetKind};
 use std::fs::{File, Metadata};
 use std::io;
@@ -161,56 +162,11 @@ fn inspect_block_device(
         physical_block_size_bytes: physical_block_size,
         rotational,
         filesystem: signature.map(str::to_string),
-        read_only: device.as_deref().is_some_and(block_device_is_read_only),
+        read_only: device.as_deref().is_some_and(sysfs::is_read_only),
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
     })
-}
-
-/// Describes the block device `path` names from its device number (`st_rdev`, which `stat`
-/// gives without opening it) and /sys alone: for where the device node cannot be opened (no
-/// permission, a container's device rules). Size, block sizes, rotational and read-only come
-/// from sysfs; the start of the device is not read, so `filesystem` (its signature) is `None`.
-/// A path that is not a block device, or one sysfs does not list, is an error naming it.
-pub fn inspect_unopened_block_device(path: &Path) -> Result<TargetInfo, TargetError> {
-    let metadata = std::fs::metadata(path).map_err(|error| stat_error(path, error))?;
-    if !metadata.file_type().is_block_device() {
-        let kind = if metadata.is_file() {
-            "a regular file"
-        } else {
-            kind_name(&metadata)
-        };
-        return Err(TargetError::Unusable {
-            path: path.to_path_buf(),
-            reason: format!("is {kind}, not a block device"),
-        });
-    }
-    let number = DeviceNumber::from_dev_t(metadata.rdev());
-    let name = sysfs::device_name(number).ok_or_else(|| TargetError::Unusable {
-        path: path.to_path_buf(),
-        reason: format!("block device {number} is not listed under /sys/dev/block"),
-    })?;
-    let facts = sysfs::queue_facts(&name);
-    let logical_block_size = facts.logical_block_size.unwrap_or(512);
-    Ok(TargetInfo {
-        path: path.to_string_lossy().into_owned(),
-        kind: TargetKind::BlockDevice,
-        size_bytes: sysfs::size_bytes(&name).unwrap_or(0),
-        logical_block_size_bytes: logical_block_size,
-        physical_block_size_bytes: facts.physical_block_size.unwrap_or(logical_block_size),
-        rotational: facts.rotational,
-        filesystem: None,
-        read_only: block_device_is_read_only(&name),
-        device: Some(name),
-        direct_io_alignment_bytes: Some(logical_block_size),
-        created_by_iopath: false,
-    })
-}
-
-/// Whether the kernel marks block device `name` read-only (`/sys/class/block/NAME/ro`).
-fn block_device_is_read_only(name: &str) -> bool {
-    std::fs::read_to_string(format!("/sys/class/block/{name}/ro")).is_ok_and(|ro| ro.trim() == "1")
 }
 
 /// The block device holding the filesystem whose files have `st_dev` = `number`. Filesystems on
@@ -413,12 +369,13 @@ mod tests {
 
     #[test]
     fn a_block_device_is_described_from_sysfs_as_when_opened() {
+        // discovery::target::unopened_block_device, checked here beside the loop devices.
         let Some(loop_device) = LoopDevice::attach_zeroed(48) else {
             return;
         };
         // The descriptor's ioctls are the independent account of what sysfs says.
         let opened = inspect(loop_device.path()).unwrap();
-        let unopened = inspect_unopened_block_device(loop_device.path()).unwrap();
+        let unopened = crate::discovery::target::unopened_block_device(loop_device.path()).unwrap();
         assert_eq!(unopened.kind, TargetKind::BlockDevice);
         assert_eq!(unopened.size_bytes, 48 << 20);
         for (what, from_sysfs, from_descriptor) in [
@@ -444,14 +401,13 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let file = directory.path().join("file");
         fs::write(&file, b"data").unwrap();
-        let error = inspect_unopened_block_device(&file)
-            .unwrap_err()
-            .to_string();
+        let error = crate::discovery::target::unopened_block_device(&file).unwrap_err();
+        assert!(error.ends_with("/file: not a block device"), "{error}");
+        let missing = directory.path().join("nope");
+        let error = crate::discovery::target::unopened_block_device(&missing).unwrap_err();
         assert!(
-            error.ends_with("is a regular file, not a block device"),
+            error.contains("/nope: No such file or directory"),
             "{error}"
         );
-        let error = inspect_unopened_block_device(&directory.path().join("nope")).unwrap_err();
-        assert!(matches!(error, TargetError::Missing { .. }), "{error}");
     }
 }

@@ -12,6 +12,7 @@ mod errors;
 mod input_files;
 mod install;
 mod interrupt;
+mod machines;
 mod null_engine;
 mod output;
 mod output_files;
