@@ -475,22 +475,11 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
             }));
         }
     };
-    Some(Ok(TargetInfo {
-        path: parsed.to_string(),
-        kind: match parsed {
-            NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-            NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
-        },
-        size_bytes: 0,
-        logical_block_size_bytes: 512,
-        physical_block_size_bytes: 512,
-        rotational: None,
-        filesystem: None,
-        device: None,
-        direct_io_alignment_bytes: None,
-        created_by_iopath: false,
-        read_only: false,
-    }))
+    let kind = match parsed {
+        NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+        NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+    };
+    Some(Ok(TargetInfo::unexamined(parsed.to_string(), kind, 0)))
 }
 
 #[cfg(test)]

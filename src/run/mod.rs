@@ -21,7 +21,7 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::{info, time};
-use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
 use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
@@ -93,24 +93,6 @@ pub trait RunObserver {
 /// What was found about a local target, and the access workers get to it.
 fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
     (handle.info().clone(), TargetAccess::Local(handle))
-}
-
-/// What is known of a test file left uncreated (only the null engine uses it): its path and
-/// size; nothing was written, so nothing is iopath's.
-fn uncreated_info(path: &Path, size: u64) -> TargetInfo {
-    TargetInfo {
-        path: path.display().to_string(),
-        kind: crate::result::TargetKind::File,
-        size_bytes: size,
-        logical_block_size_bytes: 512,
-        physical_block_size_bytes: 512,
-        rotational: None,
-        filesystem: None,
-        device: None,
-        direct_io_alignment_bytes: None,
-        created_by_iopath: false,
-        read_only: false,
-    }
 }
 
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
@@ -284,7 +266,9 @@ fn prepare_targets(
                 (path, local(handle), None)
             }
             PendingTarget::Uncreated { path, size, .. } => {
-                let info = uncreated_info(&path, size);
+                // Only the null engine uses it: nothing was written, so nothing is iopath's.
+                let info =
+                    TargetInfo::unexamined(path.display().to_string(), TargetKind::File, size);
                 (path, (info, TargetAccess::Nothing), None)
             }
         };

@@ -156,30 +156,36 @@ impl PreparedRun {
 
     /// Paths of targets iopath will create, their sizes, and whether they are temporary.
     pub fn files_to_create(&self) -> Vec<(PathBuf, u64, bool)> {
-        self.targets
-            .iter()
-            .filter_map(|t| match t {
-                PendingTarget::Create {
-                    path,
-                    size,
-                    temporary,
-                } => Some((path.clone(), *size, *temporary)),
-                _ => None,
-            })
-            .collect()
+        self.test_files(true)
     }
 
     /// Test files iopath would create but does not, because only the null engine (no I/O)
     /// uses them: their paths, sizes, and whether they are temporary.
     pub fn files_not_created(&self) -> Vec<(PathBuf, u64, bool)> {
+        self.test_files(false)
+    }
+
+    /// The test files that will be `created`, or those left uncreated.
+    fn test_files(&self, created: bool) -> Vec<(PathBuf, u64, bool)> {
         self.targets
             .iter()
-            .filter_map(|t| match t {
-                PendingTarget::Uncreated {
-                    path,
-                    size,
-                    temporary,
-                } => Some((path.clone(), *size, *temporary)),
+            .filter_map(|target| match (target, created) {
+                (
+                    PendingTarget::Create {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    true,
+                )
+                | (
+                    PendingTarget::Uncreated {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    false,
+                ) => Some((path.clone(), *size, *temporary)),
                 _ => None,
             })
             .collect()

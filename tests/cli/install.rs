@@ -68,12 +68,7 @@ fn cargo_install_gives_a_binary_that_runs_from_any_directory() {
             .env("PATH", &path)
             .output()
             .expect("the installed iopath runs");
-        RunOutput {
-            status: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            json: None,
-        }
+        into_run_output(output, None)
     };
     let version = run(&["--version"]);
     version.expect_status(0);

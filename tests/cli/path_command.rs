@@ -22,12 +22,7 @@ fn as_nobody(args: &[&str]) -> RunOutput {
         .current_dir("/")
         .output()
         .expect("setpriv runs");
-    RunOutput {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        json: None,
-    }
+    into_run_output(output, None)
 }
 
 #[test]
