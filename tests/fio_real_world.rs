@@ -17,10 +17,12 @@
 //! (`startdelay=30s` becomes `startdelay=300ms`), as tests/fio_corpus.rs does, so that the test
 //! stays short; the adapted copy keeps every line where it was.
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// What a corpus file does.
 enum Expect {
@@ -96,27 +98,12 @@ fn with_short_start_delays(text: &str) -> String {
 
 /// Runs `iopath ARGS` in `dir` with `env`, killing it after a minute.
 fn run_iopath(dir: &Path, args: &[String], env: &[(String, String)]) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    command
         .current_dir(dir)
         .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("iopath starts");
-    let started = Instant::now();
-    while child.try_wait().expect("wait works").is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("iopath {args:?} ran for more than a minute");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().expect("output");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    support::run_with_limit(&mut command, Duration::from_secs(60))
 }
 
 fn check(file: &str, expect: Expect) {
