@@ -270,12 +270,7 @@ macro_rules! corpus {
                 return;
             };
             let known: Vec<&str> = vec![$($case.file),*];
-            let mut files: Vec<String> = std::fs::read_dir(corpus)
-                .unwrap()
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".fio"))
-                .collect();
-            files.sort();
+            let files = support::corpus::fio_files(&corpus);
             for file in &files {
                 assert!(known.contains(&file.as_str()), "{file} has no case");
             }

@@ -208,12 +208,7 @@ macro_rules! corpus {
         #[test]
         fn every_corpus_file_has_a_case_and_a_source() {
             let known = [$($file),*];
-            let mut files: Vec<String> = std::fs::read_dir(corpus_dir())
-                .unwrap()
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".fio"))
-                .collect();
-            files.sort();
+            let files = support::corpus::fio_files(&corpus_dir());
             for file in &files {
                 assert!(known.contains(&file.as_str()), "{file} has no case");
                 let text = std::fs::read_to_string(corpus_dir().join(file)).unwrap();

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod corpus;
 pub mod fixtures;
 pub mod process;
 pub mod skip;
