@@ -22,6 +22,7 @@
 //!            find("1gbe").unwrap().payload_bytes_per_second());
 //! ```
 
+pub mod confirmation;
 pub mod declared;
 pub mod links;
 pub mod memcpy;
@@ -85,7 +86,11 @@ pub fn analyse_with(result: &mut RunResult, declared: &DeclaredPath, facts: &Hos
     }
     let (targets, paths) = (&result.targets, &result.paths);
     for test in &mut result.tests {
-        test.analysis = Some(verdict::analyse_test(test, targets, paths, facts));
+        // A confirming experiment was measured, not derived: analysing again keeps it.
+        let confirmation = test.analysis.take().and_then(|old| old.confirmation);
+        let mut analysis = verdict::analyse_test(test, targets, paths, facts);
+        analysis.confirmation = confirmation;
+        test.analysis = Some(analysis);
     }
 }
 

@@ -320,6 +320,7 @@ pub fn analyse_test(
         confidence,
         trust_notes,
         memory_available_bytes: facts.memory_available_bytes,
+        confirmation: None,
     }
 }
 

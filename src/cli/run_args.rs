@@ -139,6 +139,12 @@ pub struct RunArgs {
     /// NAME:RATE[:IOPS]).
     #[arg(long, value_name = "HOPS", help_heading = "Path")]
     pub path: Vec<String>,
+    /// After the tests, run each one again briefly (a third of its length, 3 s at most, after
+    /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
+    /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
+    /// (docs/verdict.md).
+    #[arg(long, help_heading = "Path")]
+    pub confirm: bool,
 
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
@@ -305,6 +311,7 @@ impl RunArgs {
             stamp_writes: self.stamp_writes,
             interval_ns: self.interval.unwrap_or(0),
             net_timeout: self.net_timeout,
+            confirm: self.confirm,
         }
     }
 

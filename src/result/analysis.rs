@@ -88,6 +88,9 @@ pub struct TestAnalysis {
     pub trust_notes: Vec<TrustNote>,
     /// Memory available on the host when the analysis ran (`MemAvailable`), bytes.
     pub memory_available_bytes: Option<u64>,
+    /// The experiment that confirmed or refuted the verdict (`iopath run --confirm` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<super::confirmation::Confirmation>,
 }
 
 /// Traffic through one hop during a test, against its capacity.

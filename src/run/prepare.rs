@@ -95,6 +95,9 @@ pub struct RunOptions {
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
+    /// Check the confirming experiments of every test too (`--confirm`), for
+    /// [`execute_and_confirm`](super::execute_and_confirm).
+    pub confirm: bool,
 }
 
 impl RunOptions {
@@ -113,6 +116,8 @@ pub struct PreparedRun {
     pub(super) targets: Vec<PendingTarget>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
+    /// Per test, its confirming experiments as checked (empty without `options.confirm`).
+    pub(super) experiments: Vec<Vec<super::confirm::PlannedExperiment>>,
 }
 
 /// A target as it will be when the run starts.
@@ -272,18 +277,30 @@ pub fn prepare(
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
     }
+    let experiments = if options.confirm {
+        let checks = super::confirm::ExperimentChecks {
+            targets: &targets,
+            policy: options.write_policy,
+            host: &host,
+            io_uring: &io_uring,
+        };
+        plan.tests.iter().map(|test| checks.plan(test)).collect()
+    } else {
+        Vec::new()
+    };
     Ok(PreparedRun {
         plan,
         shapes,
         targets,
         warnings,
         options,
+        experiments,
     })
 }
 
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
 /// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
-fn check_budget(
+pub(super) fn check_budget(
     test: &TestPlan,
     shapes: &mut [EffectiveShape],
     targets: &[PendingTarget],
@@ -414,7 +431,7 @@ fn check_request_size(
     )))
 }
 
-fn check_job_against_target(
+pub(super) fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
     policy: WritePolicy,
