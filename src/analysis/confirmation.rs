@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | queue-depth-bound | queue depth × 2 | more |
 //! | host-CPU-bound on one busy core or thread | workers × 2 | more |
+//! | host-CPU-bound with every core busy | queue depth × 2 | the same |
 //! | device-bound at blocks of 16 KiB or less | blocks × 4 | more bytes/s (the limit is per I/O) |
 //! | link-, bus-, device-bound, rate-limited | queue depth × 2 | the same |
 //! | inconclusive | queue depth × 2 | (none: the experiment decides) |
@@ -41,9 +42,8 @@ pub const SAME_PERCENT: f64 = 5.0;
 pub const SMALL_BLOCK_BYTES: f64 = 16.0 * 1024.0;
 
 /// The experiment that tests the verdict of an analysed test, if one fits. None for a test
-/// that did not complete, has no analysis, did no I/O, is cached (the experiment would
-/// measure the cache again), or is host-CPU-bound with every core busy (more workers cannot
-/// help, and fewer prove nothing).
+/// that did not complete, has no analysis, did no I/O, or is cached (the experiment would
+/// measure the cache again).
 pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
     let analysis = test.analysis.as_ref()?;
     if test.stop_reason != StopReason::Completed || test.total.io_count == 0 {
@@ -57,8 +57,12 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
             let host_busy = cpu.cores.iter().map(|c| c.busy_percent).sum::<f64>() / cores;
             let one_busy = cpu.busiest_thread_percent >= THREAD_BOUND_PERCENT
                 || cpu.busiest_core_percent >= CORE_BOUND_PERCENT;
-            (one_busy && cpu.cores.len() > 1 && host_busy < HOST_BOUND_PERCENT)
-                .then_some(Experiment::Workers)
+            if one_busy && cpu.cores.len() > 1 && host_busy < HOST_BOUND_PERCENT {
+                Some(Experiment::Workers)
+            } else {
+                // Every core busy: more workers cannot help, and neither should more queue.
+                Some(Experiment::QueueDepth)
+            }
         }
         Verdict::DeviceBound if mean_io_bytes(test) <= SMALL_BLOCK_BYTES => {
             Some(Experiment::BlockSize)
@@ -270,6 +274,9 @@ fn summarise(
         ConfirmationOutcome::Confirmed => {
             format!("{head}: not {suspect}; {}, confirmed", tested.name())
         }
+        ConfirmationOutcome::Refuted if gain && tested == Verdict::Inconclusive => {
+            format!("{head}: {}", derived.name())
+        }
         ConfirmationOutcome::Refuted if gain => {
             format!("{head}: not {}; {}", tested.name(), derived.name())
         }
@@ -409,6 +416,10 @@ mod tests {
         assert_eq!(
             line(Inconclusive, QueueDepth, 64, -1.0, Inconclusive),
             "QD 64 gave -1 %: not queue-depth-bound; still inconclusive"
+        );
+        assert_eq!(
+            line(Inconclusive, QueueDepth, 2, 98.0, Inconclusive),
+            "QD 2 gave +98 %: queue-depth-bound"
         );
         assert_eq!(
             line(DeviceBound, BlockSize, 16384, 280.0, DeviceBound),
