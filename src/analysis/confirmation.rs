@@ -27,7 +27,7 @@ use super::verdict::{CORE_BOUND_PERCENT, HOST_BOUND_PERCENT, THREAD_BOUND_PERCEN
 use crate::result::{
     Confirmation, ConfirmationOutcome, Experiment, StopReason, TestResult, Verdict,
 };
-use crate::units::{format_bytes, format_rate};
+use crate::units::format_bytes;
 
 /// A rate this much higher (percent) is a gain: it confirms a verdict that predicts one and
 /// refutes one that predicts none.
@@ -293,15 +293,6 @@ fn summarise(
             tested.name()
         ),
     }
-}
-
-/// The rate of an experiment in words, for the evidence: `41.2 MB/s → 58.1 MB/s`.
-pub fn rates(confirmation: &Confirmation) -> String {
-    format!(
-        "{} → {}",
-        format_rate(confirmation.bytes_per_second_before),
-        format_rate(confirmation.bytes_per_second_after)
-    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 
 use super::escape::escape;
 use super::page::Section;
-use super::parts::{directions, num, seconds, test_anchor, utilisation_bar, verdict_badge};
+use super::parts::{
+    confirmation_note, directions, num, seconds, test_anchor, utilisation_bar, verdict_badge,
+};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, latency_tick};
 use crate::compare::LabeledRun;
 use crate::result::{DirectionResult, PERCENTILES, TestAnalysis, TestResult};
@@ -217,9 +219,10 @@ fn workload_lines(test: &TestResult) -> String {
 
 fn analysis_part(analysis: &TestAnalysis) -> String {
     let mut html = format!(
-        r#"<p>{} {}</p>"#,
+        r#"<p>{} {}{}</p>"#,
         verdict_badge(analysis.verdict, &analysis.evidence),
-        escape(&analysis.evidence)
+        escape(&analysis.evidence),
+        confirmation_note(analysis)
     );
     if !analysis.missing.is_empty() && !analysis.evidence.contains(&analysis.missing.join("; ")) {
         let _ = write!(
