@@ -1263,14 +1263,33 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
     let outcome = iopath(
         directory.path(),
         &[
-            "run", &url, "--rw", "randread", "--bs", "4k", "--qd", "32", "--duration", "3",
-            "--ramp", "1", "--path", "server:2.7MB/s", "--confirm", "--json", &json_text,
+            "run",
+            &url,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--duration",
+            "3",
+            "--ramp",
+            "1",
+            "--path",
+            "server:2.7MB/s",
+            "--confirm",
+            "--json",
+            &json_text,
         ],
     );
     assert_eq!(outcome.status, 0, "{}", outcome.stderr);
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let analysis = &result["tests"][0]["analysis"];
-    assert_eq!(analysis["verdict"], "device_bound", "{}", analysis["evidence"]);
+    assert_eq!(
+        analysis["verdict"], "device_bound",
+        "{}",
+        analysis["evidence"]
+    );
     let confirmation = &analysis["confirmation"];
     assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
     assert_eq!(confirmation["setting_after"], 64);
@@ -1280,5 +1299,9 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
     assert_eq!(confirmation["derived_verdict"], "device_bound");
     let summary = confirmation["summary"].as_str().unwrap();
     assert!(summary.contains("not queue-depth-bound"), "{summary}");
-    assert!(outcome.stdout.contains("not queue-depth-bound"), "{}", outcome.stdout);
+    assert!(
+        outcome.stdout.contains("not queue-depth-bound"),
+        "{}",
+        outcome.stdout
+    );
 }

@@ -121,11 +121,15 @@ pub fn decide(
         Some(predicted) if predicted == gain => (ConfirmationOutcome::Confirmed, tested),
         Some(_) if gain => (ConfirmationOutcome::Refuted, lever(experiment)),
         Some(_) => {
-            // The suspected limit moved and nothing changed: something else limits.
+            // The suspected limit moved and nothing changed: something else limits. A deeper
+            // queue that still looks queue-bound points at the device; another experiment whose
+            // own analysis still names the tested limit cannot tell (larger blocks gave
+            // nothing to a device limited by its bandwidth, not per I/O).
             let derived = match experiment_verdict {
-                verdict if verdict != tested && verdict != Verdict::Inconclusive => verdict,
+                Verdict::Inconclusive => Verdict::Inconclusive,
+                verdict if verdict != tested => verdict,
                 _ if experiment == Experiment::QueueDepth => Verdict::DeviceBound,
-                _ => Verdict::Inconclusive,
+                _ => tested,
             };
             if derived == tested {
                 (ConfirmationOutcome::Inconclusive, tested)
@@ -257,11 +261,7 @@ fn summarise(
     outcome: ConfirmationOutcome,
     derived: Verdict,
 ) -> String {
-    let head = format!(
-        "{} gave {:+.0} %",
-        setting.describe(),
-        change_percent
-    );
+    let head = format!("{} gave {:+.0} %", setting.describe(), change_percent);
     let suspect = match setting.experiment {
         Experiment::BlockSize => "limited per I/O",
         Experiment::QueueDepth | Experiment::Workers => lever(setting.experiment).name(),
@@ -298,7 +298,7 @@ fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ConfirmationOutcome::{Confirmed, Inconclusive, Refuted};
+    use ConfirmationOutcome::{Confirmed, Inconclusive as Undecided, Refuted};
     use Experiment::{BlockSize, QueueDepth, Workers};
     use Verdict::*;
 
@@ -338,15 +338,21 @@ mod tests {
         // which this experiment cannot tell from its per-I/O limit.
         assert_eq!(
             decide(DeviceBound, BlockSize, 0.0, DeviceBound),
-            (Inconclusive, DeviceBound)
+            (Undecided, DeviceBound)
         );
     }
 
     #[test]
     fn capacity_verdicts_are_confirmed_by_no_gain_and_refuted_by_one() {
         for verdict in [LinkBound, BusBound, DeviceBound, RateLimited] {
-            assert_eq!(decide(verdict, QueueDepth, 4.9, verdict), (Confirmed, verdict));
-            assert_eq!(decide(verdict, QueueDepth, -20.0, verdict), (Confirmed, verdict));
+            assert_eq!(
+                decide(verdict, QueueDepth, 4.9, verdict),
+                (Confirmed, verdict)
+            );
+            assert_eq!(
+                decide(verdict, QueueDepth, -20.0, verdict),
+                (Confirmed, verdict)
+            );
             assert_eq!(
                 decide(verdict, QueueDepth, 15.1, verdict),
                 (Refuted, QueueDepthBound)
@@ -359,11 +365,11 @@ mod tests {
         for change in [5.1, 10.0, 14.9] {
             assert_eq!(
                 decide(QueueDepthBound, QueueDepth, change, DeviceBound),
-                (Inconclusive, QueueDepthBound)
+                (Undecided, QueueDepthBound)
             );
             assert_eq!(
                 decide(LinkBound, QueueDepth, change, LinkBound),
-                (Inconclusive, LinkBound)
+                (Undecided, LinkBound)
             );
         }
     }
@@ -376,7 +382,7 @@ mod tests {
         );
         assert_eq!(
             decide(Inconclusive, QueueDepth, 1.0, Inconclusive),
-            (Inconclusive, Inconclusive)
+            (Undecided, Inconclusive)
         );
     }
 
@@ -390,7 +396,13 @@ mod tests {
         };
         let line = |verdict, experiment, after, change: f64, found| {
             let (outcome, derived) = decide(verdict, experiment, change, found);
-            summarise(setting(experiment, after), change, verdict, outcome, derived)
+            summarise(
+                setting(experiment, after),
+                change,
+                verdict,
+                outcome,
+                derived,
+            )
         };
         assert_eq!(
             line(QueueDepthBound, QueueDepth, 16, 41.0, QueueDepthBound),

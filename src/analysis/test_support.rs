@@ -2,6 +2,8 @@
 //! device-mapper devices that clean up after themselves.
 
 use super::HostFacts;
+use crate::discovery::HostView;
+use crate::discovery::sysfs::{CLASS_BLOCK, class_dir};
 use crate::support::{require, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -107,16 +109,17 @@ impl LoopDevice {
             return None;
         }
         let dmsetup = dmsetup?;
-        let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+        let view = HostView::live();
+        let misc = view
+            .read_to_string(Path::new("/proc/misc"))
+            .unwrap_or_default();
         if !misc.contains("device-mapper") {
             crate::support::skip::kernel_lacks("device-mapper");
             return None;
         }
-        let sectors =
-            std::fs::read_to_string(Path::new("/sys/class/block").join(self.name()).join("size"))
-                .expect("the loop device's size in sysfs")
-                .trim()
-                .to_string();
+        let sectors = view
+            .attribute(&class_dir(&self.name()).join("size"))
+            .expect("the loop device's size in sysfs");
         let name = format!("iopath-test-{}-{}", std::process::id(), self.name());
         let output = Command::new(&dmsetup)
             .args(["create", &name, "--table"])
@@ -164,15 +167,14 @@ impl MappedDevice {
         if mapper.exists() {
             return mapper;
         }
-        std::fs::read_dir("/sys/class/block")
+        let view = HostView::live();
+        view.read_dir(Path::new(CLASS_BLOCK))
             .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
             .find(|entry| {
-                std::fs::read_to_string(entry.path().join("dm/name"))
-                    .is_ok_and(|name| name.trim() == self.name)
+                view.attribute(&class_dir(entry).join("dm/name"))
+                    .is_some_and(|name| name == self.name)
             })
-            .map(|entry| Path::new("/dev").join(entry.file_name()))
+            .map(|entry| Path::new("/dev").join(entry))
             .unwrap_or(mapper)
     }
 

@@ -8,7 +8,7 @@
 //! assert_eq!(ConfirmationOutcome::Refuted.name(), "refuted");
 //! ```
 
-use super::analysis::Verdict;
+use super::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 
 /// Which limit the experiment moves.

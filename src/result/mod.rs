@@ -38,11 +38,13 @@ pub mod run;
 pub mod series;
 pub mod target;
 pub mod test;
+pub mod verdict;
 pub mod workload;
+pub mod write_data;
 
 pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
-    QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote, Verdict,
+    QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote,
 };
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
@@ -57,6 +59,8 @@ pub use test::{
     DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, PERCENTILES,
     SteadyOutcome, StopReason, TestResult,
 };
+pub use verdict::Verdict;
 pub use workload::{
     AccessLine, AccessSpec, OffsetDistribution, RunLength, SweepAxis, SweepValue, Workload, Zone,
 };
+pub use write_data::{BufferPattern, DedupeMode, WriteData};

@@ -17,7 +17,8 @@ use super::test_runner::{PreparedTarget, TestContext, run_test};
 use super::{RunObserver, RunOptions};
 use crate::analysis::confirmation::{ExperimentSetting, confirmation, experiment_for, not_run};
 use crate::analysis::verdict::analyse_test;
-use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
+use crate::analysis::{DeclaredPath, analyse_on};
+use crate::discovery::Machine;
 use crate::engine::StopSignal;
 use crate::host::clock::Clock;
 use crate::result::{Experiment, RunLength, RunResult, TestResult};
@@ -162,8 +163,9 @@ pub(super) fn confirm_tests(
     observer: &mut dyn RunObserver,
     declared: &DeclaredPath,
 ) {
-    let facts = HostFacts::gather();
-    analyse_with(result, declared, &facts);
+    let machine = Machine::this_host();
+    let facts = machine.host_facts();
+    analyse_on(result, declared, &machine, &facts);
     for index in 0..result.tests.len() {
         if context.stop.is_raised() {
             break;

@@ -151,8 +151,21 @@ fn execute_inner(
         targets: pending,
         warnings,
         options,
-        experiments,
+        host,
+        io_uring,
     } = prepared;
+    // The experiments are checked as the tests were, before any target is opened or made.
+    let experiments = if options.confirm {
+        let checks = confirm::ExperimentChecks {
+            targets: &pending,
+            policy: options.write_policy,
+            host: &host,
+            io_uring: &io_uring,
+        };
+        plan.tests.iter().map(|test| checks.plan(test)).collect()
+    } else {
+        Vec::new()
+    };
     let mut guards = Vec::new();
     let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
     let interval_ns = if options.interval_ns == 0 {

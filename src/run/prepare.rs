@@ -18,6 +18,7 @@ use crate::targets::test_file::{
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
+use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -92,6 +93,8 @@ pub struct RunOptions {
     pub stamp_writes: bool,
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
+    /// Most jobs and worker threads one test may start (`--max-jobs`, `--max-threads`).
+    pub limits: PlanLimits,
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
@@ -116,8 +119,11 @@ pub struct PreparedRun {
     pub(super) targets: Vec<PendingTarget>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
-    /// Per test, its confirming experiments as checked (empty without `options.confirm`).
-    pub(super) experiments: Vec<Vec<super::confirm::PlannedExperiment>>,
+    /// What the host could give when the plan was checked (the confirming experiments of
+    /// `--confirm` are checked against it too, before any I/O).
+    pub(super) host: HostLimits,
+    /// Whether io_uring can be used, or why not.
+    pub(super) io_uring: Result<(), String>,
 }
 
 /// A target as it will be when the run starts.
@@ -225,6 +231,8 @@ pub fn prepare(
     if plan.targets.is_empty() {
         return Err(RunError::Input("no target given".into()));
     }
+    let io_uring = io_uring_available().map_err(|error| error.to_string());
+    check_limits(&plan, &io_uring, &options.limits)?;
     let targets = plan
         .targets
         .iter()
@@ -262,7 +270,6 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     claim_written_devices(&plan, &targets)?;
-    let io_uring = io_uring_available().map_err(|error| error.to_string());
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
         .iter()
@@ -277,25 +284,38 @@ pub fn prepare(
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
     }
-    let experiments = if options.confirm {
-        let checks = super::confirm::ExperimentChecks {
-            targets: &targets,
-            policy: options.write_policy,
-            host: &host,
-            io_uring: &io_uring,
-        };
-        plan.tests.iter().map(|test| checks.plan(test)).collect()
-    } else {
-        Vec::new()
-    };
     Ok(PreparedRun {
         plan,
         shapes,
         targets,
         warnings,
         options,
-        experiments,
+        host,
+        io_uring,
     })
+}
+
+/// Refuses a test with more jobs, or more worker threads at once, than `limits` allow, before
+/// any target is looked at.
+fn check_limits(
+    plan: &Plan,
+    io_uring: &Result<(), String>,
+    limits: &PlanLimits,
+) -> Result<(), RunError> {
+    for test in &plan.tests {
+        let refuse = |message: String| RunError::Input(format!("test '{}': {message}", test.name));
+        limits.check_jobs(test.jobs.len()).map_err(refuse)?;
+        let threads: u64 = test
+            .jobs
+            .iter()
+            .map(|job| {
+                let shape = effective_shape(job, io_uring);
+                u64::from(shape.workers_per_target) * job.targets.len() as u64
+            })
+            .sum();
+        limits.check_worker_threads(threads).map_err(refuse)?;
+    }
+    Ok(())
 }
 
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
@@ -400,7 +420,7 @@ fn probe_network(
 /// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    let Ok(mounts) = crate::targets::mounts::read_mounts() else {
+    let Ok(mounts) = crate::discovery::mounts::read_mounts() else {
         return resolved == Path::new("/dev");
     };
     mounts

@@ -1,13 +1,16 @@
 //! One worker: owns its engine, slots, planner and recorders, and issues I/O until its time or
 //! its bytes are done.
 //!
-//! The loop fills the queue (one clock read before each batch of submissions), flushes, reaps
-//! at least one completion (one clock read after each reap), and records every completion that
-//! ends inside the measurement window. Nothing in the loop allocates or locks: slots, the
-//! completion array and the recorders are sized before the clock starts.
+//! The loop fills the queue (one clock read before each batch of submissions, and one after
+//! the buffer of a write was filled or scrambled, so that this CPU work is not counted as
+//! latency), flushes, reaps at least one completion (one clock read after each reap), and
+//! records every completion that ends inside the measurement window. Nothing in the loop
+//! allocates or locks: slots, buffers, the completion array and the recorders are sized before
+//! the clock starts.
 
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
+use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Completion, Engine, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
@@ -59,6 +62,8 @@ pub struct WorkerPlan {
     pub trace: bool,
     /// Stamp every written block with its offset (see [`stamp_block`]).
     pub stamp_writes: bool,
+    /// Fills or scrambles write buffers before each write.
+    pub data: BufferFiller,
     /// Wait this long after the common start before issuing, ns.
     pub start_delay_ns: u64,
     /// Most I/Os to issue.
@@ -287,12 +292,6 @@ pub fn run_worker<E: Engine>(
             let since_start = clock.nanos_between(begin, batch_time);
             let mut queued = 0usize;
             while in_flight < queue_depth {
-                // Requests handed to the device one by one get their own submission time.
-                let submitted = if plan.submit_batch == 1 && queued > 0 {
-                    clock.now()
-                } else {
-                    batch_time
-                };
                 if budget_done(issued_bytes, issued_ios) {
                     break;
                 }
@@ -314,9 +313,22 @@ pub fn run_worker<E: Engine>(
                     break;
                 }
                 let slot = free_slots.pop().expect("a free slot below the queue depth");
-                if plan.stamp_writes && io.direction == Direction::Write {
-                    stamp_block(engine.buffer_mut(slot as usize), io.offset);
+                let mut filled = false;
+                if io.direction == Direction::Write {
+                    let read_into = slots[slot as usize].direction == Some(Direction::Read);
+                    let buffer = &mut engine.buffer_mut(slot as usize)[..io.length as usize];
+                    filled = plan.data.prepare_write(buffer, io.offset, read_into);
+                    if plan.stamp_writes {
+                        stamp_block(buffer, io.offset);
+                    }
                 }
+                // Requests handed to the device one by one get their own submission time, and
+                // so does a write whose buffer was just filled (the fill is not its latency).
+                let submitted = if filled || (plan.submit_batch == 1 && queued > 0) {
+                    clock.now()
+                } else {
+                    batch_time
+                };
                 slots[slot as usize] = SlotState {
                     offset: io.offset,
                     length: io.length,

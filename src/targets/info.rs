@@ -1,9 +1,10 @@
 //! What a target is: kind, size, block sizes, rotational, filesystem — found through the
 //! target's open descriptor (see [`super::open::TargetHandle`]).
 
-use super::sysfs::{self, DeviceNumber};
 use super::test_file::is_marked_as_created;
-use super::{TargetError, mounts, signature, sys};
+use super::{TargetError, signature, sys};
+use crate::discovery::mounts;
+use crate::discovery::sysfs::{self, DeviceNumber};
 use crate::result::{TargetInfo, TargetKind};
 use std::fs::{File, Metadata};
 use std::io;
@@ -161,16 +162,11 @@ fn inspect_block_device(
         physical_block_size_bytes: physical_block_size,
         rotational,
         filesystem: signature.map(str::to_string),
-        read_only: device.as_deref().is_some_and(block_device_is_read_only),
+        read_only: device.as_deref().is_some_and(sysfs::is_read_only),
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
     })
-}
-
-/// Whether the kernel marks block device `name` read-only (`/sys/class/block/NAME/ro`).
-fn block_device_is_read_only(name: &str) -> bool {
-    std::fs::read_to_string(format!("/sys/class/block/{name}/ro")).is_ok_and(|ro| ro.trim() == "1")
 }
 
 /// The block device holding the filesystem whose files have `st_dev` = `number`. Filesystems on

@@ -21,8 +21,8 @@
 //! assert_eq!(opened.file.metadata().unwrap().len(), 4096);
 //! ```
 
-use super::sysfs::DeviceNumber;
 use super::{TargetError, info};
+use crate::discovery::sysfs::DeviceNumber;
 use crate::result::TargetInfo;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;

@@ -152,7 +152,7 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
-        let has_partitions = !crate::targets::sysfs::partitions(&self.name()).is_empty();
+        let has_partitions = !crate::discovery::sysfs::partitions(&self.name()).is_empty();
         if has_partitions && let Some(partx) = tool("partx") {
             let _ = Command::new(partx)
                 .arg("--delete")

@@ -5,8 +5,11 @@ mod support;
 
 mod common;
 mod correctness;
+mod data;
 mod errors;
+mod input_files;
 mod interrupt;
+mod machines;
 mod output;
 mod output_files;
 mod safety;

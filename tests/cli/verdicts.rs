@@ -166,7 +166,10 @@ fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
         f64_at(confirmation, &["iops_before"]),
         f64_at(confirmation, &["iops_after"]),
     );
-    assert!(after >= 1.5 * before, "QD 2 gave {after} IOPS, QD 1 {before}");
+    assert!(
+        after >= 1.5 * before,
+        "QD 2 gave {after} IOPS, QD 1 {before}"
+    );
     assert_eq!(confirmation["derived_verdict"], "queue_depth_bound");
     let expected = if analysis["verdict"] == "queue_depth_bound" {
         "confirmed"

@@ -3,192 +3,11 @@
 
 use super::*;
 use crate::analysis::declared::DeclaredPath;
-use crate::analysis::test_support::facts;
-use crate::result::{
-    AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
-    ErrorSummary, HopCapacity, IntervalPoint, JobResult, LatencySummary, QueueLimits, RunResult,
-    StopReason, TrustKind, Workload,
+use crate::analysis::test_results::{
+    SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
 };
-use crate::stats::histogram::LatencyHistogram;
-use crate::workload::suite::base_workload;
-use std::collections::BTreeMap;
-
-const SECONDS: u64 = 10;
-
-/// A direction moving `bytes_per_second` in I/Os of `io_bytes` for [`SECONDS`] full seconds,
-/// each second within ±`wobble` of the mean (alternating), at `latency_ns` mean latency.
-fn direction(
-    bytes_per_second: f64,
-    io_bytes: u64,
-    latency_ns: f64,
-    wobble: f64,
-) -> DirectionResult {
-    if bytes_per_second == 0.0 {
-        return empty_direction();
-    }
-    let series: Vec<IntervalPoint> = (0..SECONDS)
-        .map(|second| {
-            let factor = if second % 2 == 0 {
-                1.0 + wobble
-            } else {
-                1.0 - wobble
-            };
-            let bytes = (bytes_per_second * factor) as u64;
-            IntervalPoint {
-                start_ns: second * 1_000_000_000,
-                duration_ns: 1_000_000_000,
-                bytes,
-                io_count: bytes / io_bytes,
-                mean_latency_ns: latency_ns as u64,
-                p99_latency_ns: (latency_ns * 2.0) as u64,
-            }
-        })
-        .collect();
-    let bytes: u64 = series.iter().map(|p| p.bytes).sum();
-    let io_count = bytes / io_bytes;
-    DirectionResult {
-        io_count,
-        bytes,
-        iops: io_count as f64 / SECONDS as f64,
-        bytes_per_second: bytes as f64 / SECONDS as f64,
-        latency: latency(latency_ns),
-        error_count: 0,
-        series,
-        histogram: LatencyHistogram::new().to_sparse(),
-    }
-}
-
-fn empty_direction() -> DirectionResult {
-    DirectionResult {
-        io_count: 0,
-        bytes: 0,
-        iops: 0.0,
-        bytes_per_second: 0.0,
-        latency: latency(0.0),
-        error_count: 0,
-        series: Vec::new(),
-        histogram: LatencyHistogram::new().to_sparse(),
-    }
-}
-
-fn latency(mean_ns: f64) -> LatencySummary {
-    LatencySummary {
-        min_ns: (mean_ns / 2.0) as u64,
-        mean_ns,
-        stddev_ns: mean_ns / 10.0,
-        max_ns: (mean_ns * 3.0) as u64,
-        percentiles_ns: BTreeMap::new(),
-    }
-}
-
-fn add(a: &DirectionResult, b: &DirectionResult) -> DirectionResult {
-    if a.io_count == 0 {
-        return b.clone();
-    }
-    if b.io_count == 0 {
-        return a.clone();
-    }
-    let mut total = a.clone();
-    total.io_count += b.io_count;
-    total.bytes += b.bytes;
-    total.iops += b.iops;
-    total.bytes_per_second += b.bytes_per_second;
-    for (point, other) in total.series.iter_mut().zip(&b.series) {
-        point.bytes += other.bytes;
-        point.io_count += other.io_count;
-    }
-    total
-}
-
-fn workload(io_bytes: u64, read_percent: u8, random_percent: u8, queue_depth: u32) -> Workload {
-    Workload {
-        access: AccessSpec {
-            lines: vec![AccessLine::new(io_bytes, 100, read_percent, random_percent)],
-        },
-        queue_depth,
-        ..base_workload()
-    }
-}
-
-/// A test of one job on target 0.
-fn test_of(
-    workload: Workload,
-    read: DirectionResult,
-    write: DirectionResult,
-    cpu: CpuResult,
-) -> TestResult {
-    let total = add(&read, &write);
-    let direct = !workload.buffered;
-    let queue_depth = workload.queue_depth;
-    let job = JobResult {
-        name: "job".into(),
-        group: 0,
-        workload,
-        target_indexes: vec![0],
-        engine: EngineReport {
-            name: "io_uring".into(),
-            capabilities: Capabilities {
-                max_queue_depth: queue_depth,
-                registered_buffers: false,
-                registered_files: false,
-                performs_io: true,
-            },
-        },
-        direct,
-        worker_threads: 1,
-        queue_depth_per_worker: queue_depth,
-        ramp_ns: 0,
-        measured_ns: SECONDS * 1_000_000_000,
-        fsync_ns: 0,
-        stop_reason: StopReason::Completed,
-        read: read.clone(),
-        write: write.clone(),
-        total: total.clone(),
-        errors: ErrorSummary::default(),
-    };
-    TestResult {
-        name: "test".into(),
-        jobs: vec![job],
-        measured_ns: SECONDS * 1_000_000_000,
-        stop_reason: StopReason::Completed,
-        read,
-        write,
-        total,
-        cpu,
-        errors: ErrorSummary::default(),
-        warnings: Vec::new(),
-        sweep: Vec::new(),
-        steady_state: None,
-        analysis: None,
-    }
-}
-
-/// CPU figures: iopath's busiest thread at `thread` % of a core, two cores at `cores` % busy.
-fn cpu(thread: f64, cores: [f64; 2], softirq: f64) -> CpuResult {
-    let wall = SECONDS * 1_000_000_000;
-    CpuResult {
-        wall_ns: wall,
-        user_ns: (wall as f64 * thread / 100.0 / 2.0) as u64,
-        system_ns: (wall as f64 * thread / 100.0 / 2.0) as u64,
-        cpu_count: 2,
-        busiest_thread_ns: (wall as f64 * thread / 100.0) as u64,
-        cores: cores
-            .iter()
-            .enumerate()
-            .map(|(index, busy)| CoreUsage {
-                cpu: index as u32,
-                total_ns: wall,
-                busy_ns: (wall as f64 * busy / 100.0) as u64,
-                irq_ns: 0,
-                softirq_ns: (wall as f64 * softirq / 100.0) as u64,
-            })
-            .collect(),
-    }
-}
-
-fn idle_cpu() -> CpuResult {
-    cpu(8.0, [10.0, 6.0], 0.0)
-}
+use crate::analysis::test_support::facts;
+use crate::result::{HopCapacity, QueueLimits, TrustKind};
 
 fn file_target(size_bytes: u64) -> TargetInfo {
     TargetInfo {
@@ -274,30 +93,6 @@ fn analyse_local(test: &TestResult) -> TestAnalysis {
         &[local_nvme_path()],
         &facts(),
     )
-}
-
-/// A RunResult around one network target and `tests`, built from JSON so that fields other
-/// engineers add to the run (with serde defaults) do not break it.
-fn run_result(target: &TargetInfo, tests: Vec<TestResult>) -> RunResult {
-    serde_json::from_value(serde_json::json!({
-        "schema_version": crate::result::SCHEMA_VERSION,
-        "iopath_version": "test",
-        "command_line": [],
-        "started_at": "2026-01-01T00:00:00Z",
-        "label": null,
-        "partial": false,
-        "host": {
-            "hostname": "test",
-            "kernel": "6.0",
-            "cpu_model": "test",
-            "cpu_count": 2,
-            "memory_bytes": 8u64 << 30
-        },
-        "targets": [target],
-        "tests": tests,
-        "warnings": []
-    }))
-    .expect("a RunResult")
 }
 
 fn nbd_target() -> TargetInfo {
@@ -739,4 +534,45 @@ fn shared_hops_add_up_over_targets_and_half_duplex_adds_directions() {
         "{}",
         analysis.evidence
     );
+}
+
+#[test]
+fn compression_explains_a_rate_above_capacity_only_when_the_data_allows_it() {
+    // 300 MB/s of direct 1 MiB writes behind a declared 1GbE link (125 MB/s).
+    let above = |write_data: crate::result::WriteData| {
+        let mut writes = workload(1 << 20, 0, 0, 4);
+        writes.write_data = write_data;
+        let write = direction(300e6, 1 << 20, 10_000_000.0, 0.01);
+        let test = test_of(writes, empty_direction(), write, idle_cpu());
+        let mut path = local_nvme_path();
+        let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+        crate::analysis::declared::apply(&mut path, &declared, None);
+        analyse_test(&test, &[file_target(1 << 30)], &[path], &facts())
+    };
+    let note = |analysis: &TestAnalysis, kind| {
+        analysis
+            .trust_notes
+            .iter()
+            .find(|n| n.kind == kind)
+            .map(|n| n.message.clone())
+    };
+    let random = above(Default::default());
+    let message = note(&random, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("a cache behind it (the data written neither compresses nor repeats)"),
+        "{message}"
+    );
+    assert_eq!(note(&random, TrustKind::ReducibleData), None);
+
+    let compressible = above(crate::result::WriteData {
+        compress_percent: Some(60),
+        ..Default::default()
+    });
+    let message = note(&compressible, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("compression or deduplication of the data written"),
+        "{message}"
+    );
+    let reducible = note(&compressible, TrustKind::ReducibleData).expect("reducible data");
+    assert!(reducible.contains("60% compressible"), "{reducible}");
 }

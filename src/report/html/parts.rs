@@ -20,13 +20,18 @@ pub fn verdict_badge(verdict: Verdict, evidence: &str) -> String {
 
 /// The verdict's confirming experiment (`--confirm`) as a line of its own, or nothing.
 pub fn confirmation_note(analysis: &TestAnalysis) -> String {
-    analysis.confirmation.as_ref().map_or(String::new(), |confirmation| {
-        format!(
-            r#"<br><span class="confirmation {}">{}</span>"#,
-            confirmation.outcome.name(),
-            escape(&crate::report::confirmation::confirmation_line(confirmation))
-        )
-    })
+    analysis
+        .confirmation
+        .as_ref()
+        .map_or(String::new(), |confirmation| {
+            format!(
+                r#"<br><span class="confirmation {}">{}</span>"#,
+                confirmation.outcome.name(),
+                escape(&crate::report::confirmation::confirmation_line(
+                    confirmation
+                ))
+            )
+        })
 }
 
 /// A utilisation bar: `percent` of the width filled, the figure written on it.

@@ -4,11 +4,13 @@
 //! the CPU model, CPU count and memory size stay the same.
 //!
 //! ```
-//! use iopath::analysis::memcpy::measure;
+//! use iopath::discovery::memcpy::measure;
 //! let bytes_per_second = measure(1 << 20, std::time::Duration::from_millis(5));
 //! assert!(bytes_per_second > 10_000_000);
 //! ```
 
+use super::HostView;
+use crate::bounded_read::{FileLimit, read_text};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -41,7 +43,13 @@ pub struct HostKey {
 impl HostKey {
     /// This host, from /proc.
     pub fn current() -> Self {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let view = HostView::live();
+        let cpuinfo = view
+            .read_text(
+                Path::new("/proc/cpuinfo"),
+                super::host_view::TABLE_LIMIT_BYTES,
+            )
+            .unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
             .find(|line| line.starts_with("model name"))
@@ -55,17 +63,19 @@ impl HostKey {
         HostKey {
             cpu_model,
             cpu_count,
-            memory_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
+            memory_bytes: meminfo_bytes(&view, "MemTotal:").unwrap_or(0),
         }
     }
 }
 
-/// A `/proc/meminfo` field in bytes (`MemAvailable:`).
-pub fn meminfo_bytes(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines()
-        .find(|line| line.starts_with(field))?
-        .split_whitespace()
+/// A `/proc/meminfo` field in bytes (`MemAvailable:`) of the machine `view` shows. A
+/// recording keeps only the lines asked for.
+pub fn meminfo_bytes(view: &HostView, field: &str) -> Option<u64> {
+    let path = Path::new("/proc/meminfo");
+    let text = view.read_to_string(path)?;
+    let line = text.lines().find(|line| line.starts_with(field))?;
+    view.narrow_recording(path, &format!("{line}\n"));
+    line.split_whitespace()
         .nth(1)?
         .parse::<u64>()
         .ok()
@@ -112,10 +122,12 @@ pub fn default_cache_file() -> Option<PathBuf> {
 }
 
 /// The cached measurement in `cache_file` when it belongs to `host`; otherwise measures and
-/// tries to cache the result (a cache that cannot be written is not an error).
+/// tries to cache the result (a cache that cannot be written is not an error). The cache is
+/// read only when it is a small regular file, and written to a new file renamed into place, so
+/// a FIFO, a device or a link put there is never opened.
 pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCopyBandwidth {
     if let Some(file) = cache_file
-        && let Ok(text) = std::fs::read_to_string(file)
+        && let Ok(text) = read_text(file, FileLimit::CACHE_FILE)
         && let Ok(cached) = serde_json::from_str::<MemoryCopyBandwidth>(&text)
         && cached.host == *host
         && cached.bytes_per_second > 0
@@ -126,15 +138,33 @@ pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCop
         bytes_per_second: measure(BUFFER_BYTES, MEASURE_TIME),
         host: host.clone(),
     };
-    if let Some(file) = cache_file {
-        if let Some(directory) = file.parent() {
-            let _ = std::fs::create_dir_all(directory);
-        }
-        if let Ok(text) = serde_json::to_string_pretty(&measured) {
-            let _ = std::fs::write(file, text + "\n");
-        }
+    if let Some(file) = cache_file
+        && let Ok(text) = serde_json::to_string_pretty(&measured)
+    {
+        store(file, &(text + "\n"));
     }
     measured
+}
+
+/// Writes `text` to a new file beside `file`, then renames it over `file`.
+fn store(file: &Path, text: &str) {
+    use std::io::Write;
+    let Some(directory) = file.parent() else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(directory);
+    let temporary = directory.join(format!(".memcpy.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut out| out.write_all(text.as_bytes()));
+    if written
+        .and_then(|()| std::fs::rename(&temporary, file))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(&temporary);
+    }
 }
 
 /// This host's memory copy bandwidth, bytes per second: cached, or measured now.
@@ -176,11 +206,37 @@ mod tests {
     }
 
     #[test]
+    fn a_fifo_in_place_of_the_cache_is_never_opened() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("memcpy.json");
+        let name = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let host = HostKey {
+            cpu_model: "test CPU".into(),
+            cpu_count: 2,
+            memory_bytes: 1 << 30,
+        };
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let (path, key) = (file.clone(), host.clone());
+        std::thread::spawn(move || {
+            let _ = sender.send(cached_or_measure(Some(&path), &key));
+        });
+        let measured = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the FIFO blocked reading or writing the cache");
+        assert!(measured.bytes_per_second > 0);
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+        assert_eq!(cached_or_measure(Some(&file), &host), measured);
+    }
+
+    #[test]
     fn the_host_key_reads_proc() {
         let host = HostKey::current();
         assert!(host.cpu_count >= 1);
         assert!(host.memory_bytes > 0);
-        assert!(meminfo_bytes("MemAvailable:").is_some());
-        assert_eq!(meminfo_bytes("NoSuchField:"), None);
+        let view = HostView::live();
+        assert!(meminfo_bytes(&view, "MemAvailable:").is_some());
+        assert_eq!(meminfo_bytes(&view, "NoSuchField:"), None);
     }
 }

@@ -2,18 +2,20 @@
 //! partition, queue limits (block sizes, rotational), partitions and holders (device-mapper,
 //! md RAID, LVM stacked on top).
 //!
-//! Every function reads `/sys` and degrades to `None` or an empty list when sysfs is absent or
-//! the device is gone; nothing here fails loudly, because these are descriptions, not checks.
+//! Everything is read through a [`HostView`] ([`Sysfs::new`]), so that a recorded machine can
+//! stand in for this one; the free functions read this host. Every function degrades to
+//! `None` or an empty list when sysfs is absent or the device is gone; nothing here fails
+//! loudly, because these are descriptions, not checks.
 
+use super::HostView;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Where block devices are listed by name.
-const CLASS_BLOCK: &str = "/sys/class/block";
+pub const CLASS_BLOCK: &str = "/sys/class/block";
 /// Where block devices are listed by `major:minor`.
-const DEV_BLOCK: &str = "/sys/dev/block";
+pub const DEV_BLOCK: &str = "/sys/dev/block";
 
 /// A device number split into its major and minor parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -67,86 +69,136 @@ pub struct QueueFacts {
 }
 
 /// The sysfs directory of the block device `name`.
-fn class_dir(name: &str) -> PathBuf {
+pub fn class_dir(name: &str) -> PathBuf {
     Path::new(CLASS_BLOCK).join(name)
 }
 
-/// Reads a small sysfs attribute, trimmed.
-fn read_attribute(path: &Path) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
-        .map(|text| text.trim().to_string())
+/// Block devices as one machine's sysfs shows them.
+#[derive(Clone, Copy, Debug)]
+pub struct Sysfs<'a> {
+    view: &'a HostView,
 }
 
-/// The kernel name (`sda`, `nvme0n1p2`, `dm-0`, `loop3`) of the block device `number`.
+impl<'a> Sysfs<'a> {
+    /// Block devices of the machine `view` shows.
+    pub fn new(view: &'a HostView) -> Self {
+        Sysfs { view }
+    }
+
+    /// The kernel name (`sda`, `nvme0n1p2`, `dm-0`, `loop3`) of the block device `number`.
+    pub fn device_name(self, number: DeviceNumber) -> Option<String> {
+        let link = self
+            .view
+            .read_link(&Path::new(DEV_BLOCK).join(number.to_string()))?;
+        Some(link.file_name()?.to_string_lossy().into_owned())
+    }
+
+    /// The device number of the block device `name`, from its sysfs `dev` file.
+    pub fn device_number(self, name: &str) -> Option<DeviceNumber> {
+        DeviceNumber::parse(&self.view.attribute(&class_dir(name).join("dev"))?)
+    }
+
+    /// Whether `name` is a partition of another block device.
+    pub fn is_partition(self, name: &str) -> bool {
+        self.view.exists(&class_dir(name).join("partition"))
+    }
+
+    /// The whole disk `name` belongs to: its parent for a partition, itself otherwise.
+    pub fn whole_disk(self, name: &str) -> String {
+        if self.is_partition(name)
+            && let Some(real) = self.view.resolve(&class_dir(name))
+            && let Some(parent) = real.parent().and_then(Path::file_name)
+        {
+            return parent.to_string_lossy().into_owned();
+        }
+        name.to_string()
+    }
+
+    /// Block sizes and rotational flag of `name`, read from the whole disk's `queue/`
+    /// directory (partitions have none of their own).
+    pub fn queue_facts(self, name: &str) -> QueueFacts {
+        let queue = class_dir(&self.whole_disk(name)).join("queue");
+        let number = |attribute: &str| self.view.number::<u32>(&queue.join(attribute));
+        QueueFacts {
+            logical_block_size: number("logical_block_size"),
+            physical_block_size: number("physical_block_size"),
+            rotational: number("rotational").map(|value| value != 0),
+        }
+    }
+
+    /// Names of the partitions of the disk `name` (`sda1`, `loop0p1`…), sorted.
+    pub fn partitions(self, name: &str) -> Vec<String> {
+        let directory = class_dir(name);
+        self.view
+            .read_dir(&directory)
+            .into_iter()
+            .filter(|entry| self.view.exists(&directory.join(entry).join("partition")))
+            .collect()
+    }
+
+    /// Names of the devices stacked directly on `name` (device-mapper, md RAID, bcache…),
+    /// sorted.
+    pub fn holders(self, name: &str) -> Vec<String> {
+        self.view.read_dir(&class_dir(name).join("holders"))
+    }
+
+    /// Names of the devices `name` is stacked on (`slaves/`), sorted.
+    pub fn slaves(self, name: &str) -> Vec<String> {
+        self.view.read_dir(&class_dir(name).join("slaves"))
+    }
+
+    /// Whether the kernel marks block device `name` read-only (`ro`).
+    pub fn is_read_only(self, name: &str) -> bool {
+        self.view
+            .attribute(&class_dir(name).join("ro"))
+            .is_some_and(|ro| ro == "1")
+    }
+}
+
+/// [`Sysfs::device_name`] on this host.
 pub fn device_name(number: DeviceNumber) -> Option<String> {
-    let link = fs::read_link(Path::new(DEV_BLOCK).join(number.to_string())).ok()?;
-    Some(link.file_name()?.to_string_lossy().into_owned())
+    Sysfs::new(&HostView::live()).device_name(number)
 }
 
-/// The device number of the block device `name`, from its sysfs `dev` file.
+/// [`Sysfs::device_number`] on this host.
 pub fn device_number(name: &str) -> Option<DeviceNumber> {
-    DeviceNumber::parse(&read_attribute(&class_dir(name).join("dev"))?)
+    Sysfs::new(&HostView::live()).device_number(name)
 }
 
-/// Whether `name` is a partition of another block device.
+/// [`Sysfs::is_partition`] on this host.
 pub fn is_partition(name: &str) -> bool {
-    class_dir(name).join("partition").exists()
+    Sysfs::new(&HostView::live()).is_partition(name)
 }
 
-/// The whole disk `name` belongs to: its parent for a partition, itself otherwise.
+/// [`Sysfs::whole_disk`] on this host.
 pub fn whole_disk(name: &str) -> String {
-    if is_partition(name)
-        && let Ok(real) = fs::canonicalize(class_dir(name))
-        && let Some(parent) = real.parent().and_then(Path::file_name)
-    {
-        return parent.to_string_lossy().into_owned();
-    }
-    name.to_string()
+    Sysfs::new(&HostView::live()).whole_disk(name)
 }
 
-/// Block sizes and rotational flag of `name`, read from the whole disk's `queue/` directory
-/// (partitions have none of their own).
+/// [`Sysfs::queue_facts`] on this host.
 pub fn queue_facts(name: &str) -> QueueFacts {
-    let queue = class_dir(&whole_disk(name)).join("queue");
-    let number = |attribute: &str| read_attribute(&queue.join(attribute))?.parse::<u32>().ok();
-    QueueFacts {
-        logical_block_size: number("logical_block_size"),
-        physical_block_size: number("physical_block_size"),
-        rotational: number("rotational").map(|value| value != 0),
-    }
+    Sysfs::new(&HostView::live()).queue_facts(name)
 }
 
-/// Names of the partitions of the disk `name` (`sda1`, `loop0p1`…), sorted.
+/// [`Sysfs::partitions`] on this host.
 pub fn partitions(name: &str) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(class_dir(name)) else {
-        return Vec::new();
-    };
-    let mut found: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|entry| entry.path().join("partition").exists())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    found.sort();
-    found
+    Sysfs::new(&HostView::live()).partitions(name)
 }
 
-/// Names of the devices stacked directly on `name` (device-mapper, md RAID, bcache…), sorted.
+/// [`Sysfs::holders`] on this host.
 pub fn holders(name: &str) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(class_dir(name).join("holders")) else {
-        return Vec::new();
-    };
-    let mut found: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    found.sort();
-    found
+    Sysfs::new(&HostView::live()).holders(name)
+}
+
+/// [`Sysfs::is_read_only`] on this host.
+pub fn is_read_only(name: &str) -> bool {
+    Sysfs::new(&HostView::live()).is_read_only(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::MetadataExt;
 
     #[test]
