@@ -221,8 +221,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub size: Option<u64>,
-    /// Measured time of each test (default 5 s).
-    #[arg(long, value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
+    /// Measured time of each test (default 5 s). `--runtime` is accepted too, as fio names it.
+    #[arg(long, visible_alias = "runtime", value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
     #[serde(
         default,
         deserialize_with = "de_positive_time",
