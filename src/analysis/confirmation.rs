@@ -25,7 +25,7 @@
 
 use super::verdict::{CORE_BOUND_PERCENT, HOST_BOUND_PERCENT, THREAD_BOUND_PERCENT};
 use crate::result::{
-    Confirmation, ConfirmationOutcome, Experiment, StopReason, TestResult, Verdict,
+    Confirmation, ConfirmationOutcome, Experiment, StopReason, TestAnalysis, TestResult, Verdict,
 };
 use crate::units::format_bytes;
 
@@ -37,8 +37,9 @@ pub const GAIN_PERCENT: f64 = 15.0;
 /// predicts none and refutes one that predicts a gain.
 pub const SAME_PERCENT: f64 = 5.0;
 
-/// A device-bound test with a mean I/O of this size or less is tested with larger blocks
-/// (its limit may be per I/O); a larger one with a deeper queue.
+/// A device-bound test that names no hop at its capacity, with a mean I/O of this size or
+/// less, is tested with larger blocks (its limit may be per I/O); a larger one with a deeper
+/// queue.
 pub const SMALL_BLOCK_BYTES: f64 = 16.0 * 1024.0;
 
 /// The experiment that tests the verdict of an analysed test, if one fits. None for a test
@@ -64,15 +65,30 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
                 Some(Experiment::QueueDepth)
             }
         }
-        Verdict::DeviceBound if mean_io_bytes(test) <= SMALL_BLOCK_BYTES => {
-            Some(Experiment::BlockSize)
-        }
+        Verdict::DeviceBound if limited_per_io(test, analysis) => Some(Experiment::BlockSize),
         Verdict::QueueDepthBound
         | Verdict::DeviceBound
         | Verdict::LinkBound
         | Verdict::BusBound
         | Verdict::RateLimited
         | Verdict::Inconclusive => Some(Experiment::QueueDepth),
+    }
+}
+
+/// Whether a device-bound test may be limited per I/O, so that larger blocks should carry
+/// more: the hop it names is at its I/O rate rather than its bandwidth, or it names none and
+/// the I/Os are small. A hop at its bandwidth (a declared `server:2.7MB/s`) is tested with a
+/// deeper queue instead.
+fn limited_per_io(test: &TestResult, analysis: &TestAnalysis) -> bool {
+    let hop = analysis
+        .limiting_hop
+        .as_ref()
+        .and_then(|key| analysis.hops.iter().find(|hop| &hop.hop_key == key));
+    match hop {
+        Some(hop) => hop.iops_capacity.is_some_and(|capacity| {
+            capacity > 0 && hop.iops * 100.0 / capacity as f64 >= hop.utilisation_percent - 0.5
+        }),
+        None => mean_io_bytes(test) <= SMALL_BLOCK_BYTES,
     }
 }
 
@@ -298,9 +314,64 @@ fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::HopUtilisation;
     use ConfirmationOutcome::{Confirmed, Inconclusive as Undecided, Refuted};
     use Experiment::{BlockSize, QueueDepth, Workers};
     use Verdict::*;
+
+    /// A device-bound test of 4 KiB reads at QD 32, 2.6 MB/s, with `hop` named as its limit.
+    fn device_bound(hop: Option<HopUtilisation>) -> TestResult {
+        use crate::analysis::test_results::{
+            direction, empty_direction, idle_cpu, test_of, workload,
+        };
+        use crate::analysis::test_support::facts;
+        let mut test = test_of(
+            workload(4096, 100, 100, 32),
+            direction(2.6e6, 4096, 50e6, 0.01),
+            empty_direction(),
+            idle_cpu(),
+        );
+        let mut analysis = super::super::verdict::analyse_test(&test, &[], &[], &facts());
+        analysis.verdict = DeviceBound;
+        analysis.limiting_hop = hop.as_ref().map(|hop| hop.hop_key.clone());
+        analysis.hops = hop.into_iter().collect();
+        test.analysis = Some(analysis);
+        test
+    }
+
+    fn server_hop(
+        iops: f64,
+        iops_capacity: Option<u64>,
+        utilisation_percent: f64,
+    ) -> HopUtilisation {
+        HopUtilisation {
+            hop_key: "server".into(),
+            hop_name: "server".into(),
+            kind: crate::result::HopKind::Device,
+            declared: true,
+            inbound_bytes_per_second: 2.6e6,
+            outbound_bytes_per_second: 0.0,
+            protocol_overhead_bytes_per_second: 0.0,
+            capacity_bytes_per_second: 2_700_000,
+            iops,
+            iops_capacity,
+            utilisation_percent,
+            below_page_cache: false,
+        }
+    }
+
+    #[test]
+    fn a_device_at_its_bandwidth_gets_a_deeper_queue_one_at_its_io_rate_larger_blocks() {
+        // Declared at 2.7 MB/s and running at 96 % of it: blocks cannot help, the queue is
+        // what the experiment moves.
+        let by_bandwidth = device_bound(Some(server_hop(635.0, None, 96.3)));
+        assert_eq!(experiment_for(&by_bandwidth), Some(QueueDepth));
+        // Declared at 650 IOPS and running at 98 % of that: larger blocks should carry more.
+        let by_io_rate = device_bound(Some(server_hop(635.0, Some(650), 97.7)));
+        assert_eq!(experiment_for(&by_io_rate), Some(BlockSize));
+        // No hop named and small I/Os: the device's own limit may be per I/O.
+        assert_eq!(experiment_for(&device_bound(None)), Some(BlockSize));
+    }
 
     #[test]
     fn a_gain_confirms_the_verdicts_that_predict_one() {

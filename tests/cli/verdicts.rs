@@ -122,8 +122,9 @@ fn links_and_path_describe_the_hops() {
     assert!(bad.stderr.contains("4gfcc"), "{}", bad.stderr);
 }
 
-/// `--confirm` on a latency-bound workload: the null engine with 1 ms per I/O at QD 1 keeps
-/// one I/O in flight, so QD 2 doubles the rate. Whatever the verdict (the null engine is
+/// `--confirm` on a latency-bound workload: the null engine with 4 ms per I/O at QD 1 keeps
+/// one I/O in flight, so QD 2 doubles the rate (4 ms, not 1 ms: what a busy host adds to each
+/// I/O is then small beside the delay). Whatever the verdict (the null engine is
 /// inconclusive on an idle host, host-CPU-bound on a busy one), the experiment finds the
 /// queue depth to be the limit.
 #[test]
@@ -136,7 +137,7 @@ fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
         "--engine",
         "null",
         "--null-delay",
-        "1ms",
+        "4ms",
         "--qd",
         "1",
         "--rw",
