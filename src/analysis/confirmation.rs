@@ -277,7 +277,9 @@ fn summarise(
     outcome: ConfirmationOutcome,
     derived: Verdict,
 ) -> String {
-    let head = format!("{} gave {:+.0} %", setting.describe(), change_percent);
+    // Rounded before the sign is chosen: -0.3 % reads "+0 %", not "-0 %".
+    let shown = change_percent.round() + 0.0;
+    let head = format!("{} gave {:+.0} %", setting.describe(), shown);
     let suspect = match setting.experiment {
         Experiment::BlockSize => "limited per I/O",
         Experiment::QueueDepth | Experiment::Workers => lever(setting.experiment).name(),
@@ -486,6 +488,10 @@ mod tests {
         assert_eq!(
             line(LinkBound, QueueDepth, 16, 0.4, LinkBound),
             "QD 16 gave +0 %: not queue-depth-bound; link-bound, confirmed"
+        );
+        assert_eq!(
+            line(LinkBound, QueueDepth, 64, -0.3, LinkBound),
+            "QD 64 gave +0 %: not queue-depth-bound; link-bound, confirmed"
         );
         assert_eq!(
             line(Inconclusive, QueueDepth, 64, -1.0, Inconclusive),

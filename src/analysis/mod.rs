@@ -100,9 +100,10 @@ pub fn analyse_gathered(
             .collect();
     }
     if gathered.is_some() || !declared.is_empty() {
-        for (path, target) in result.paths.iter_mut().zip(&result.targets) {
+        let routes = declared::routes(&result.paths);
+        for ((path, target), route) in result.paths.iter_mut().zip(&result.targets).zip(&routes) {
             let protocol = path::storage_protocol(target, path);
-            declared::apply(path, declared, protocol.as_deref());
+            declared::apply(path, declared, protocol.as_deref(), route.as_ref());
         }
     }
     let (targets, paths) = (&result.targets, &result.paths);
@@ -133,7 +134,7 @@ pub fn describe_path_on(
 ) -> StoragePath {
     let mut path = path::discover_on(target, facts, machine);
     let protocol = path::storage_protocol(target, &path);
-    declared::apply(&mut path, declared, protocol.as_deref());
+    declared::apply(&mut path, declared, protocol.as_deref(), None);
     path
 }
 

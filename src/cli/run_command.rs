@@ -25,7 +25,9 @@ pub fn run(args: &RunArgs) -> i32 {
     for message in &request.messages {
         eprintln!("{}", for_terminal(message));
     }
-    let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
+    let declared = match DeclaredPath::from_flags(&args.link, &args.path)
+        .and_then(|declared| declared.with_shared(&args.shared))
+    {
         Ok(declared) => declared,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));

@@ -72,6 +72,18 @@ pub struct HopUtilisation {
     pub below_page_cache: bool,
 }
 
+impl HopUtilisation {
+    /// For a declared hop that is one per route (several targets leaving this host by
+    /// different interfaces or ports), the key of the discovered hop its route leaves by:
+    /// `net:eth2` of `declared:0@net:eth2`.
+    pub fn route_key(&self) -> Option<&str> {
+        self.hop_key
+            .strip_prefix("declared:")
+            .and_then(|rest| rest.split_once('@'))
+            .map(|(_, route)| route)
+    }
+}
+
 /// Use of the host's CPU during a test.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUtilisation {

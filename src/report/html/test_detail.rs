@@ -237,8 +237,16 @@ fn analysis_part(analysis: &TestAnalysis) -> String {
         html.push_str(r#"<div class="table-wrap"><table class="hops"><thead><tr><th>hop</th><th>kind</th><th class="num">inbound</th><th class="num">outbound</th><th class="num">capacity</th><th class="num">IOPS</th><th>utilisation</th></tr></thead><tbody>"#);
         for hop in &analysis.hops {
             let mut name = escape(&hop.hop_name);
-            if hop.declared {
-                name.push_str(r#" <span class="muted">(declared)</span>"#);
+            match hop.route_key() {
+                Some(route) => {
+                    let _ = write!(
+                        name,
+                        r#" <span class="muted">(declared, route {})</span>"#,
+                        escape(route)
+                    );
+                }
+                None if hop.declared => name.push_str(r#" <span class="muted">(declared)</span>"#),
+                None => {}
             }
             if hop.below_page_cache {
                 name.push_str(r#" <span class="muted">(below the page cache)</span>"#);
