@@ -120,6 +120,21 @@ fn links_and_path_describe_the_hops() {
     );
     assert_eq!(bad.status, 2);
     assert!(bad.stderr.contains("4gfcc"), "{}", bad.stderr);
+    // --shared takes the items of --path, and a bad one is refused before any I/O too.
+    let shared = plain_in(dir.path(), &["path", "x.bin", "--shared", "array:800MB/s"]);
+    assert_eq!(shared.status, 0, "{}", shared.stderr);
+    assert!(
+        shared.stdout.contains("shared by every target"),
+        "{}",
+        shared.stdout
+    );
+    let bad = plain_in(
+        dir.path(),
+        &["run", "new.dat", "--rw", "write", "--shared", "array:fast"],
+    );
+    assert_eq!(bad.status, 2);
+    assert!(bad.stderr.contains("'array:fast'"), "{}", bad.stderr);
+    assert!(!dir.path().join("new.dat").exists());
 }
 
 /// `--confirm` on a latency-bound workload: the null engine with 4 ms per I/O at QD 1 keeps
