@@ -123,8 +123,8 @@ fn the_distribution_bins_every_io_once() {
     assert!(points[0].0 <= min * 1.2 && points.last().unwrap().0 >= max / 1.2);
 }
 
-#[test]
-fn an_analysed_run_shows_verdicts_and_its_path() {
+/// The `mixed` fixture analysed with `--link 1gbe`.
+fn analysed_mixed() -> RunResult {
     let mut result = mixed().clone();
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
     let facts = HostFacts {
@@ -132,6 +132,12 @@ fn an_analysed_run_shows_verdicts_and_its_path() {
         memory_available_bytes: Some(1 << 34),
     };
     analyse_with(&mut result, &declared, &facts);
+    result
+}
+
+#[test]
+fn an_analysed_run_shows_verdicts_and_its_path() {
+    let result = analysed_mixed();
     let html = html_of(&[LabeledRun::new("analysed", &result)]);
     for test in &result.tests {
         let analysis = test.analysis.as_ref().unwrap();
@@ -234,13 +240,7 @@ fn write_html_labels_runs_itself() {
 fn a_confirming_experiment_shows_in_the_html_markdown_and_text_reports() {
     use crate::analysis::confirmation::{ExperimentSetting, confirmation};
     use crate::result::{Experiment, Verdict};
-    let mut result = mixed().clone();
-    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
-    let facts = HostFacts {
-        memory_copy_bytes_per_second: Some(10_000_000_000),
-        memory_available_bytes: Some(1 << 34),
-    };
-    analyse_with(&mut result, &declared, &facts);
+    let mut result = analysed_mixed();
     // The experiment: the same test at twice the rate.
     let tested = result.tests[0].clone();
     let mut experiment = tested.clone();
