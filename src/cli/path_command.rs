@@ -50,6 +50,10 @@ pub struct PathArgs {
     /// "pcie3x8,40gbe,array:3.8GB/s". May repeat.
     #[arg(long = "path", value_name = "HOPS")]
     pub hops: Vec<String>,
+    /// Declare hops every target of a run passes whatever its route (one switch uplink, one
+    /// array), after the others: the same syntax as --path. May repeat.
+    #[arg(long, value_name = "HOPS")]
+    pub shared: Vec<String>,
     /// Also show how each capacity is derived.
     #[arg(long, short)]
     pub verbose: bool,
@@ -67,7 +71,9 @@ pub struct PathArgs {
 
 /// Prints the path of `args.target`; returns the exit status.
 pub fn run(args: &PathArgs) -> i32 {
-    let declared = match DeclaredPath::from_flags(&args.link, &args.hops) {
+    let declared = match DeclaredPath::from_flags(&args.link, &args.hops)
+        .and_then(|declared| declared.with_shared(&args.shared))
+    {
         Ok(declared) => declared,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));

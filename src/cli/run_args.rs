@@ -130,6 +130,8 @@ pub struct RunArgs {
 
     /// The link this storage is reached over, when it cannot be seen from here: a catalog name
     /// (`iopath links`): 4gfc, 10gbe, 40gbe-mtu9000, ib-hdr4 … (repeatable, comma-separated).
+    /// Targets that leave this host by different interfaces or ports get one such link each:
+    /// four targets behind four NICs with --link 1gbe are judged against 4 × 1GbE.
     #[arg(
         long,
         value_name = "LINK",
@@ -141,6 +143,16 @@ pub struct RunArgs {
     /// NAME:RATE[:IOPS]).
     #[arg(long, value_name = "HOPS", help_heading = "Path")]
     pub path: Vec<String>,
+    /// Hops every target passes whatever its route, counted once with the sum of all flows:
+    /// one switch uplink, one array port, one array (--shared 10gbe,array:3.8GB/s).
+    #[arg(long, value_name = "HOPS", help_heading = "Path")]
+    pub shared: Vec<String>,
+    /// After the tests, run each one again briefly (a third of its length, 3 s at most, after
+    /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
+    /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
+    /// (docs/verdict.md).
+    #[arg(long, help_heading = "Path")]
+    pub confirm: bool,
 
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
@@ -316,6 +328,7 @@ impl RunArgs {
             interval_ns: self.interval.unwrap_or(0),
             limits: self.limits.limits(),
             net_timeout: self.net_timeout,
+            confirm: self.confirm,
         }
     }
 

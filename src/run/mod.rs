@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod caches;
+pub mod confirm;
 pub mod engines;
 pub mod interrupt;
 pub mod pacer;
@@ -88,6 +89,9 @@ pub trait RunObserver {
     fn test_finished(&mut self, _result: &crate::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
+    /// A confirming experiment (`--confirm`, announced by [`RunObserver::test_starting`])
+    /// ended; it is not a test of the run, and its figures go into the analysis of its test.
+    fn experiment_finished(&mut self) {}
 }
 
 /// What was found about a local target, and the access workers get to it.
@@ -118,6 +122,27 @@ pub fn execute(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, None)
+}
+
+/// [`execute`], then, when every test has run, analyses the result (with `declared`) and runs
+/// the confirming experiment of each verdict (`--confirm`; the plan must have been prepared
+/// with [`RunOptions::confirm`]): see [`confirm`]. The result comes back analysed.
+pub fn execute_and_confirm(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    declared: &crate::analysis::DeclaredPath,
+) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, Some(declared))
+}
+
+fn execute_inner(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    confirm_with: Option<&crate::analysis::DeclaredPath>,
+) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
     let started_at = time::now_rfc3339();
     let PreparedRun {
@@ -126,7 +151,21 @@ pub fn execute(
         targets: pending,
         warnings,
         options,
+        host,
+        io_uring,
     } = prepared;
+    // The experiments are checked as the tests were, before any target is opened or made.
+    let experiments = if options.confirm {
+        let checks = confirm::ExperimentChecks {
+            targets: &pending,
+            policy: options.write_policy,
+            host: &host,
+            io_uring: &io_uring,
+        };
+        plan.tests.iter().map(|test| checks.plan(test)).collect()
+    } else {
+        Vec::new()
+    };
     let mut guards = Vec::new();
     let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
     let interval_ns = if options.interval_ns == 0 {
@@ -213,6 +252,25 @@ pub fn execute(
             partial = true;
             break;
         }
+    }
+    if let Some(declared) = confirm_with
+        && !partial
+    {
+        let context = confirm::ConfirmContext {
+            clock: &clock,
+            stop,
+            options: &options,
+            interval_ns,
+            targets: &prepared_targets,
+        };
+        confirm::confirm_tests(
+            &mut result,
+            &plan.tests,
+            &experiments,
+            &context,
+            observer,
+            declared,
+        );
     }
     drop(guards);
     result.partial = partial;

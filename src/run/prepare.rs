@@ -98,6 +98,9 @@ pub struct RunOptions {
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
+    /// Check the confirming experiments of every test too (`--confirm`), for
+    /// [`execute_and_confirm`](super::execute_and_confirm).
+    pub confirm: bool,
 }
 
 impl RunOptions {
@@ -116,6 +119,11 @@ pub struct PreparedRun {
     pub(super) targets: Vec<PendingTarget>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
+    /// What the host could give when the plan was checked (the confirming experiments of
+    /// `--confirm` are checked against it too, before any I/O).
+    pub(super) host: HostLimits,
+    /// Whether io_uring can be used, or why not.
+    pub(super) io_uring: Result<(), String>,
 }
 
 /// A target as it will be when the run starts.
@@ -339,6 +347,8 @@ pub fn prepare(
         targets,
         warnings,
         options,
+        host,
+        io_uring,
     })
 }
 
@@ -367,7 +377,7 @@ fn check_limits(
 
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
 /// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
-fn check_budget(
+pub(super) fn check_budget(
     test: &TestPlan,
     shapes: &mut [EffectiveShape],
     targets: &[PendingTarget],
@@ -498,7 +508,7 @@ fn check_request_size(
     )))
 }
 
-fn check_job_against_target(
+pub(super) fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
     policy: WritePolicy,
