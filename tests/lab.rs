@@ -395,16 +395,22 @@ fn net_measures_shaped_links() {
 
 /// Runs `iopath run URL WORKLOAD --duration 2s --ramp 500ms --json -`.
 fn nbd_run(url: &str, workload: &[&str]) -> Value {
+    nbd_run_all(&[url], workload)
+}
+
+/// Runs `iopath run URL… WORKLOAD --duration 2s --ramp 500ms --json -`: one test over every
+/// target at once.
+fn nbd_run_all(urls: &[&str], workload: &[&str]) -> Value {
     let output = measured_iopath()
         .arg("run")
-        .arg(url)
+        .args(urls)
         .args(workload)
         .args(["--duration", "2s", "--ramp", "500ms", "--json", "-"])
         .output()
         .expect("iopath runs");
     assert!(
         output.status.success(),
-        "iopath run {url} {workload:?} failed: {}",
+        "iopath run {urls:?} {workload:?} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).expect("a RunResult")
@@ -598,6 +604,157 @@ fn small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound() {
         }
     }
     panic!("expected queue-depth-bound at QD 1: {seen:?}");
+}
+
+/// The declared hops of a test's analysis: (key, utilisation percent).
+fn declared_hops(analysis: &Value) -> Vec<(String, f64)> {
+    analysis["hops"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|hop| hop["declared"] == true)
+        .map(|hop| {
+            (
+                hop["hop_key"].as_str().unwrap_or("").to_string(),
+                hop["utilisation_percent"].as_f64().unwrap_or(0.0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn four_1gbit_links_read_together_are_link_bound_on_the_four() {
+    // Four NBD servers, each behind its own 1 Gbit link, read in one test with `--link 1gbe`:
+    // one 1GbE per route, each at its capacity, not one 1GbE at 400 %.
+    let Some(lab) = Lab::up(&["1g", "1g", "1g", "1g"]) else {
+        return;
+    };
+    let urls: Vec<&str> = ["1g", "1g-2", "1g-3", "1g-4"]
+        .iter()
+        .map(|name| lab.link(name).nbd.as_str())
+        .collect();
+    let mut workload = SEQUENTIAL_READS.to_vec();
+    workload.extend(["--link", "1gbe"]);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let json = nbd_run_all(&urls, &workload);
+        let (verdict, analysis) = verdict(&json);
+        let links = declared_hops(analysis);
+        seen.push(format!(
+            "{verdict} at {links:?} ({:.1} MB/s: {})",
+            read_rate(&json),
+            analysis["evidence"]
+        ));
+        if verdict == "link_bound"
+            && links.len() == 4
+            && links.iter().all(|(_, u)| (90.0..=105.0).contains(u))
+            && analysis["evidence"]
+                .as_str()
+                .is_some_and(|e| e.contains("of 4 × 1GbE"))
+        {
+            return;
+        }
+    }
+    panic!("expected link-bound at 90–105 % of each of four 1GbE links: {seen:?}");
+}
+
+#[test]
+fn two_targets_behind_one_1gbit_link_are_bound_by_that_link() {
+    // Two exports of one server, behind one shaped link: the declared 1GbE is one hop that
+    // carries both.
+    let Some(lab) = Lab::up(&["1g"]) else {
+        return;
+    };
+    let base = &lab.link("1g").nbd;
+    let (first, second) = (format!("{base}a"), format!("{base}b"));
+    let mut workload = SEQUENTIAL_READS.to_vec();
+    workload.extend(["--link", "1gbe"]);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let json = nbd_run_all(&[&first, &second], &workload);
+        let (verdict, analysis) = verdict(&json);
+        let links = declared_hops(analysis);
+        seen.push(format!("{verdict} at {links:?} ({})", analysis["evidence"]));
+        if verdict == "link_bound" && links.len() == 1 && (90.0..=105.0).contains(&links[0].1) {
+            return;
+        }
+    }
+    panic!("expected link-bound at 90–105 % of one shared 1GbE link: {seen:?}");
+}
+
+#[test]
+fn a_declared_40gbe_link_over_an_unshaped_veth_is_bound_by_the_host() {
+    // The veth reports 10000 Mb/s, which is not a capacity; 40GbE is far from full; the
+    // host's CPU (client, server and softirqs on two cores) is what limits.
+    let Some(lab) = Lab::up(&["un"]) else {
+        return;
+    };
+    let mut workload = SMALL_RANDOM_READS.to_vec();
+    workload.extend(["--link", "40gbe"]);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let json = nbd_run(&lab.link("un").nbd, &workload);
+        let (verdict, analysis) = verdict(&json);
+        let evidence = analysis["evidence"].as_str().unwrap_or("").to_string();
+        let veth_capacity = json["paths"][0]["hops"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|hop| hop["kind"] == "network_interface")
+            .any(|hop| !hop["capacity"].is_null());
+        assert!(
+            !veth_capacity,
+            "a veth was given a capacity: {}",
+            json["paths"]
+        );
+        assert_ne!(verdict, "inconclusive", "{evidence}");
+        seen.push(format!("{verdict}: {evidence}"));
+        if verdict == "host_cpu_bound" {
+            return;
+        }
+    }
+    panic!("expected host-CPU-bound with 40GbE declared over a veth: {seen:?}");
+}
+
+#[test]
+fn confirm_at_qd_1_finds_the_queue_depth_the_limit() {
+    // 4 KiB reads at QD 1 over a 1 Gbit link use half of it at most: QD 2 raises the rate.
+    // The verdict is queue-depth-bound on a quiet host (confirmed), host-CPU-bound on a busy
+    // one (refuted: the experiment finds the queue); either way the finding is the queue.
+    let Some(lab) = Lab::up(&["1g"]) else {
+        return;
+    };
+    let workload = [
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "1",
+        "--link",
+        "1gbe",
+        "--confirm",
+    ];
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let json = nbd_run(&lab.link("1g").nbd, &workload);
+        let (verdict, analysis) = verdict(&json);
+        let confirmation = &analysis["confirmation"];
+        assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
+        assert_eq!(confirmation["setting_after"], 2, "{confirmation}");
+        let expected = if verdict == "queue_depth_bound" {
+            "confirmed"
+        } else {
+            "refuted"
+        };
+        seen.push(format!("{verdict}: {}", confirmation["summary"]));
+        if confirmation["derived_verdict"] == "queue_depth_bound"
+            && confirmation["outcome"] == expected
+        {
+            return;
+        }
+    }
+    panic!("expected QD 2 to find the queue depth the limit: {seen:?}");
 }
 
 // `iopath net` on loopback: no root needed.

@@ -1307,3 +1307,62 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
         outcome.stdout
     );
 }
+
+/// `--confirm` against a server that paces its replies (nbdkit's rate filter, 20 Mbit/s):
+/// with the server declared at about that rate the verdict is device-bound, and twice the
+/// queue depth changes the rate by a few percent at most: not queue-depth-bound, confirmed.
+#[test]
+fn confirm_finds_a_paced_server_not_queue_depth_bound() {
+    if !have("nbdkit") {
+        return;
+    }
+    let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url("");
+    let outcome = iopath(
+        directory.path(),
+        &[
+            "run",
+            &url,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--duration",
+            "3",
+            "--ramp",
+            "1",
+            "--path",
+            "server:2.7MB/s",
+            "--confirm",
+            "--json",
+            &json_text,
+        ],
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let analysis = &result["tests"][0]["analysis"];
+    assert_eq!(
+        analysis["verdict"], "device_bound",
+        "{}",
+        analysis["evidence"]
+    );
+    let confirmation = &analysis["confirmation"];
+    assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
+    assert_eq!(confirmation["setting_after"], 64);
+    let change = confirmation["change_percent"].as_f64().unwrap();
+    assert!(change.abs() <= 5.0, "QD 64 changed the rate by {change} %");
+    assert_eq!(confirmation["outcome"], "confirmed");
+    assert_eq!(confirmation["derived_verdict"], "device_bound");
+    let summary = confirmation["summary"].as_str().unwrap();
+    assert!(summary.contains("not queue-depth-bound"), "{summary}");
+    assert!(
+        outcome.stdout.contains("not queue-depth-bound"),
+        "{}",
+        outcome.stdout
+    );
+}

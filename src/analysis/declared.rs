@@ -1,5 +1,13 @@
 //! Hops the user declares where they cannot be seen: `--link 4gfc`,
-//! `--path "pcie3x8,40gbe,array:3.8GB/s"`.
+//! `--path "pcie3x8,40gbe,array:3.8GB/s"`, `--shared array:3.8GB/s`.
+//!
+//! With several targets that leave this host by different routes (four NBD servers, each
+//! behind its own NIC), every `--link` and `--path` hop is one per route: `--link 1gbe` over
+//! four routes is four 1GbE links, each carrying the targets of its route. A hop that every
+//! target passes whatever its route (one switch uplink, one array) is declared with
+//! `--shared`, and carries the sum of all of them. A target's route is the outermost hop
+//! discovered on its path: the interface it leaves by (a bond's last member, a bridge's
+//! port), or the last port, link or bus of a local device ([`routes`]).
 //!
 //! Each comma-separated item is one of:
 //! - a catalog alias (`4gfc`, `10gbe`, `10gbe-9000`, `pcie3x8`, `sas12x4`; `iopath links`
@@ -18,7 +26,7 @@
 //! ```
 
 use super::links::{self, LinkEntry};
-use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 
 /// Every hop declared for a run, in order from this host outward.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -40,6 +48,8 @@ pub struct DeclaredHop {
     pub capacity: HopCapacity,
     /// Protocol whose headers count on it when the target does not say (`fcp` on FC).
     pub protocol: Option<String>,
+    /// One hop for every target whatever its route (`--shared`), not one per route.
+    pub shared: bool,
 }
 
 /// A declared item that cannot be read; each message quotes the item.
@@ -85,6 +95,19 @@ impl DeclaredPath {
             hops.extend(parse_list(text)?);
         }
         Ok(DeclaredPath { hops })
+    }
+
+    /// Adds the hops of every `--shared` value (comma-separated lists, each hop passed by
+    /// every target whatever its route), after the others.
+    pub fn with_shared(mut self, shared: &[String]) -> Result<Self, DeclaredError> {
+        for text in shared {
+            self.hops
+                .extend(parse_list(text)?.into_iter().map(|hop| DeclaredHop {
+                    shared: true,
+                    ..hop
+                }));
+        }
+        Ok(self)
     }
 
     /// Whether nothing was declared.
@@ -158,6 +181,7 @@ fn from_entry(spec: &str, entry: &LinkEntry, count: u32) -> DeclaredHop {
             derivation: format!("{derivation} ({})", entry.source),
         },
         protocol: entry.family.default_protocol().map(str::to_string),
+        shared: false,
     }
 }
 
@@ -209,6 +233,7 @@ fn parse_custom(spec: &str, name: &str, rest: &str) -> Result<DeclaredHop, Decla
             .as_ref()
             .and_then(|entry| entry.family.default_protocol())
             .map(str::to_string),
+        shared: false,
     })
 }
 
@@ -320,13 +345,49 @@ pub fn parse_iops(text: &str) -> Result<u64, String> {
     Ok(iops.round() as u64)
 }
 
+/// The route a target leaves this host by: the outermost hop discovered on its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// That hop's key (`net:eth2`).
+    pub key: String,
+    /// That hop's name (`eth2`).
+    pub name: String,
+}
+
+/// The route of every path, when they take more than one: `None` for all when every path
+/// ends at the same discovered hop (declared hops are then simply shared), and for a path
+/// with no discovered hop. Declared hops already in a path are not looked at.
+pub fn routes(paths: &[StoragePath]) -> Vec<Option<Route>> {
+    let routes: Vec<Option<Route>> = paths
+        .iter()
+        .map(|path| {
+            path.hops
+                .iter()
+                .rev()
+                .find(|hop| hop.origin == HopOrigin::Discovered)
+                .map(|hop| Route {
+                    key: hop.key.clone(),
+                    name: hop.name.clone(),
+                })
+        })
+        .collect();
+    let first = routes.iter().flatten().next();
+    if routes.iter().flatten().all(|route| Some(route) == first) {
+        return vec![None; paths.len()];
+    }
+    routes
+}
+
 /// Appends the declared hops to `path`, replacing any declared before. Each is marked
-/// declared, keyed `declared:N` (so that every target shares it) and, on a network or FC link,
-/// given `protocol` (the target's storage protocol) unless it has its own.
+/// declared and, on a network or FC link, given `protocol` (the target's storage protocol)
+/// unless it has its own. A hop is keyed `declared:N`, so that every target shares it, unless
+/// the path has a `route` of its own and the hop is not `--shared`: then it is one hop per
+/// route, keyed `declared:N@ROUTE` (`declared:0@net:eth2`).
 pub fn apply(
-    path: &mut crate::result::StoragePath,
+    path: &mut StoragePath,
     declared: &DeclaredPath,
     protocol: Option<&str>,
+    route: Option<&Route>,
 ) {
     path.hops.retain(|hop| hop.origin != HopOrigin::Declared);
     for (index, hop) in declared.hops.iter().enumerate() {
@@ -341,11 +402,28 @@ pub fn apply(
         } else {
             hop.protocol.clone()
         };
+        let (key, description) = match route {
+            Some(route) if !hop.shared => (
+                format!("declared:{index}@{}", route.key),
+                format!(
+                    "declared as {}, for the route through {}",
+                    hop.spec, route.name
+                ),
+            ),
+            _ if hop.shared => (
+                format!("declared:{index}"),
+                format!("declared as {}, shared by every target", hop.spec),
+            ),
+            _ => (
+                format!("declared:{index}"),
+                format!("declared as {}", hop.spec),
+            ),
+        };
         path.hops.push(Hop {
-            key: format!("declared:{index}"),
+            key,
             kind: hop.kind,
             name: hop.name.clone(),
-            description: format!("declared as {}", hop.spec),
+            description,
             depth: 0,
             origin: HopOrigin::Declared,
             capacity: Some(hop.capacity.clone()),
@@ -360,7 +438,6 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::StoragePath;
 
     #[test]
     fn catalog_aliases_become_hops() {
@@ -463,8 +540,8 @@ mod tests {
         assert!(DeclaredPath::from_flags(&[], &[]).unwrap().is_empty());
 
         let mut path = StoragePath::default();
-        apply(&mut path, &declared, Some("iscsi"));
-        apply(&mut path, &declared, Some("iscsi"));
+        apply(&mut path, &declared, Some("iscsi"), None);
+        apply(&mut path, &declared, Some("iscsi"), None);
         assert_eq!(path.hops.len(), 4);
         assert!(path.hops.iter().all(|h| h.origin == HopOrigin::Declared));
         assert_eq!(path.hops[0].key, "declared:0");
@@ -473,7 +550,7 @@ mod tests {
         assert_eq!(path.hops[1].protocol, None);
         assert_eq!(path.hops[2].protocol.as_deref(), Some("iscsi"));
         assert_eq!(path.hops[3].protocol, None);
-        apply(&mut path, &DeclaredPath::default(), None);
+        apply(&mut path, &DeclaredPath::default(), None, None);
         assert!(path.hops.is_empty());
     }
 }

@@ -718,3 +718,179 @@ fn control_characters_from_a_recorded_machine_are_escaped() {
         "{text}"
     );
 }
+
+/// Asserts `analysis` gives `verdict` with evidence that starts with `evidence`.
+fn assert_judged(analysis: &TestAnalysis, verdict: Verdict, evidence: &str) {
+    assert_eq!(analysis.verdict, verdict, "{}", analysis.evidence);
+    assert!(
+        analysis.evidence.starts_with(evidence),
+        "expected evidence starting with {evidence:?}: {}",
+        analysis.evidence
+    );
+}
+
+/// Reads of 1 MiB at queue depth 16, one job per target at `rates[i]` bytes per second.
+fn reads_each(rates: &[f64]) -> TestResult {
+    let total: f64 = rates.iter().sum();
+    let mut test = reads(total, idle_cpu(), rates.len());
+    let job = test.jobs[0].clone();
+    test.jobs = rates
+        .iter()
+        .enumerate()
+        .map(|(index, &rate)| {
+            let one = reads(rate, idle_cpu(), 1);
+            let mut job = crate::result::JobResult {
+                name: format!("job{index}"),
+                target_indexes: vec![index],
+                ..job.clone()
+            };
+            (job.read, job.total) = (one.read.clone(), one.total.clone());
+            job
+        })
+        .collect();
+    test
+}
+
+/// `test` over `targets` of `machine`, analysed as `iopath run` does it: each target's path
+/// gathered there, then `links` (`--link`) and `shared` (`--shared`) hops applied.
+fn run_on(
+    machine: &Machine,
+    targets: &[&str],
+    links: &[&str],
+    shared: &[&str],
+    test: TestResult,
+) -> crate::result::RunResult {
+    let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let declared = DeclaredPath::from_flags(&strings(links), &[])
+        .and_then(|declared| declared.with_shared(&strings(shared)))
+        .expect("declared hops");
+    let infos: Vec<TargetInfo> = targets
+        .iter()
+        .map(|target| inspect_recorded(machine, target).expect("the target is on the machine"))
+        .collect();
+    let mut result = super::test_results::run_result_of(&infos, vec![test]);
+    super::analyse_on(&mut result, &declared, machine, &machine.host_facts());
+    result
+}
+
+fn declared_utilisations(analysis: &TestAnalysis) -> Vec<(String, f64)> {
+    analysis
+        .hops
+        .iter()
+        .filter(|hop| hop.declared)
+        .map(|hop| (hop.hop_key.clone(), hop.utilisation_percent))
+        .collect()
+}
+
+/// The analysis of the one test of `result`.
+fn analysis_of(result: &crate::result::RunResult) -> &TestAnalysis {
+    result.tests[0].analysis.as_ref().expect("analysed")
+}
+
+#[test]
+fn four_targets_behind_four_links_are_judged_against_four_links() {
+    let (machine, targets) = four_veths();
+    let machine = machine.machine();
+    let four = &targets[..4];
+    // 4 × 116 MB/s read through four veths, `--link 1gbe`: one 1GbE link per route.
+    let result = run_on(&machine, four, &["1gbe"], &[], reads_each(&[116e6; 4]));
+    for (index, path) in result.paths.iter().enumerate() {
+        let declared = path.hops.last().unwrap();
+        assert_eq!(declared.key, format!("declared:0@net:lab-1g-{index}"));
+        let route = format!("for the route through lab-1g-{index}");
+        assert!(declared.description.ends_with(&route), "{declared:?}");
+    }
+    let analysis = analysis_of(&result);
+    assert_judged(
+        analysis,
+        Verdict::LinkBound,
+        "464.0 MB/s = 99 % of 4 × 1GbE",
+    );
+    assert!(analysis.evidence.contains("each)"), "{}", analysis.evidence);
+    let links = declared_utilisations(analysis);
+    assert_eq!(links.len(), 4, "{links:?}");
+    assert!(
+        links
+            .iter()
+            .all(|(_, percent)| (98.0..100.0).contains(percent)),
+        "{links:?}"
+    );
+    let routes: Vec<Option<&str>> = analysis.hops.iter().map(|hop| hop.route_key()).collect();
+    let expected: Vec<String> = (0..4).map(|i| format!("net:lab-1g-{i}")).collect();
+    assert_eq!(
+        routes,
+        expected
+            .iter()
+            .map(|r| Some(r.as_str()))
+            .collect::<Vec<_>>()
+    );
+
+    // The same run declared as one aggregate of four links that every target shares.
+    let result = run_on(&machine, four, &[], &["4x1gbe"], reads_each(&[116e6; 4]));
+    let analysis = analysis_of(&result);
+    assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
+    assert_judged(
+        analysis,
+        Verdict::LinkBound,
+        "464.0 MB/s = 99 % of 4 × 1GbE",
+    );
+
+    // One 1GbE that all four share cannot carry 464 MB/s: the declared figure is wrong.
+    let result = run_on(&machine, four, &[], &["1gbe"], reads_each(&[116e6; 4]));
+    let analysis = analysis_of(&result);
+    assert_eq!(declared_utilisations(analysis).len(), 1);
+    assert_judged(
+        analysis,
+        Verdict::Inconclusive,
+        "missing: 464.0 MB/s is 394 % of what 1GbE",
+    );
+}
+
+#[test]
+fn two_targets_behind_one_link_share_it() {
+    let (machine, targets) = four_veths();
+    let machine = machine.machine();
+    // Two exports of one server, one route: one 1GbE carries both.
+    let two = [targets[0], targets[4]];
+    let result = run_on(&machine, &two, &["1gbe"], &[], reads_each(&[58e6; 2]));
+    let analysis = analysis_of(&result);
+    let links = declared_utilisations(analysis);
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0].0, "declared:0");
+    assert!((98.0..100.0).contains(&links[0].1), "{links:?}");
+    assert_judged(analysis, Verdict::LinkBound, "116.0 MB/s = 99 % of 1GbE");
+
+    // Five targets over four routes: the first route carries two of them.
+    let rates = [58e6, 116e6, 116e6, 116e6, 58e6];
+    let result = run_on(&machine, &targets, &["1gbe"], &[], reads_each(&rates));
+    let analysis = analysis_of(&result);
+    let first = utilisation(analysis, "declared:0@net:lab-1g-0");
+    let second = utilisation(analysis, "declared:0@net:lab-1g-1");
+    assert!((first - second).abs() < 0.01, "{first} {second}");
+    assert_judged(
+        analysis,
+        Verdict::LinkBound,
+        "464.0 MB/s = 99 % of 4 × 1GbE",
+    );
+}
+
+#[test]
+fn one_full_link_of_four_is_named_as_an_imbalance() {
+    let (machine, targets) = four_veths();
+    let machine = machine.machine();
+    let rates = [116e6, 10e6, 5e6, 3e6];
+    let result = run_on(&machine, &targets[..4], &["1gbe"], &[], reads_each(&rates));
+    let analysis = analysis_of(&result);
+    assert_eq!(
+        analysis.limiting_hop.as_deref(),
+        Some("declared:0@net:lab-1g-0")
+    );
+    assert_judged(analysis, Verdict::LinkBound, "116.0 MB/s = 99 % of 1GbE");
+    assert!(
+        analysis.evidence.ends_with(
+            "; 1 of 4 1GbE at 85 % or more (99 %), the others at 2.5–8.5 %: the load is not spread evenly"
+        ),
+        "{}",
+        analysis.evidence
+    );
+}

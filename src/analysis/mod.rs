@@ -24,6 +24,7 @@
 //!            find("1gbe").unwrap().payload_bytes_per_second());
 //! ```
 
+pub mod confirmation;
 pub mod declared;
 pub mod links;
 pub mod path;
@@ -99,14 +100,19 @@ pub fn analyse_gathered(
             .collect();
     }
     if gathered.is_some() || !declared.is_empty() {
-        for (path, target) in result.paths.iter_mut().zip(&result.targets) {
+        let routes = declared::routes(&result.paths);
+        for ((path, target), route) in result.paths.iter_mut().zip(&result.targets).zip(&routes) {
             let protocol = path::storage_protocol(target, path);
-            declared::apply(path, declared, protocol.as_deref());
+            declared::apply(path, declared, protocol.as_deref(), route.as_ref());
         }
     }
     let (targets, paths) = (&result.targets, &result.paths);
     for test in &mut result.tests {
-        test.analysis = Some(verdict::analyse_test(test, targets, paths, facts));
+        // A confirming experiment was measured, not derived: analysing again keeps it.
+        let confirmation = test.analysis.take().and_then(|old| old.confirmation);
+        let mut analysis = verdict::analyse_test(test, targets, paths, facts);
+        analysis.confirmation = confirmation;
+        test.analysis = Some(analysis);
     }
 }
 
@@ -128,7 +134,7 @@ pub fn describe_path_on(
 ) -> StoragePath {
     let mut path = path::discover_on(target, facts, machine);
     let protocol = path::storage_protocol(target, &path);
-    declared::apply(&mut path, declared, protocol.as_deref());
+    declared::apply(&mut path, declared, protocol.as_deref(), None);
     path
 }
 

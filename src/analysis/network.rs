@@ -379,7 +379,7 @@ mod tests {
         );
         let declared = DeclaredPath::from_flags(&["40gbe".into()], &[]).unwrap();
         let protocol = storage_protocol(&info, &path);
-        declared::apply(&mut path, &declared, protocol.as_deref());
+        declared::apply(&mut path, &declared, protocol.as_deref(), None);
 
         // 3 GB/s of 1 MiB reads with a core saturated: 64 % of 40GbE, 300 % of what the
         // veth reports; the host's CPU is the limit.

@@ -257,7 +257,12 @@ fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
         description.push_str(", written by iopath");
     }
     if !file.exists {
-        description.push_str(", removed after the run");
+        // A test file is removed after the run; one only the null engine used was never made.
+        description.push_str(if info.created_by_iopath {
+            ", removed after the run"
+        } else {
+            ", not on disk"
+        });
     }
     let name = Path::new(&info.path)
         .file_name()
@@ -417,13 +422,29 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
     }
 }
 
-/// A [`TargetInfo`] for `iopath path TARGET`: a file or block device is inspected; an
+/// A [`TargetInfo`] for `iopath path TARGET`, with a note when it was found another way than
+/// usual: a file or block device is inspected through its open descriptor; a block device
+/// whose node cannot be opened (no permission, a container's device rules) is described from
+/// its device number and /sys, which is all the path needs, and the note says so; an
 /// `nbd://` or `iscsi://` URL is described without connecting (size and block sizes unknown).
-pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
+pub fn inspect_for_path(target: &str) -> Result<(TargetInfo, Option<String>), TargetError> {
     if let Some(info) = describe_url(target) {
-        return info;
+        return info.map(|info| (info, None));
     }
-    crate::targets::inspect(Path::new(target))
+    let path = Path::new(target);
+    match crate::targets::inspect(path) {
+        Ok(info) => Ok((info, None)),
+        Err(error) => match crate::discovery::target::unopened_block_device(path) {
+            Ok(info) => {
+                let note = format!(
+                    "{error}: described from its device number and /sys ({}) without opening it; its signature (filesystem, partition table) is not read",
+                    info.device.as_deref().unwrap_or("?")
+                );
+                Ok((info, Some(note)))
+            }
+            Err(_) => Err(error),
+        },
+    }
 }
 
 /// A [`TargetInfo`] for `iopath path --root DIR TARGET`: `target` as the recorded machine
@@ -454,22 +475,11 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
             }));
         }
     };
-    Some(Ok(TargetInfo {
-        path: parsed.to_string(),
-        kind: match parsed {
-            NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-            NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
-        },
-        size_bytes: 0,
-        logical_block_size_bytes: 512,
-        physical_block_size_bytes: 512,
-        rotational: None,
-        filesystem: None,
-        device: None,
-        direct_io_alignment_bytes: None,
-        created_by_iopath: false,
-        read_only: false,
-    }))
+    let kind = match parsed {
+        NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+        NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+    };
+    Some(Ok(TargetInfo::unexamined(parsed.to_string(), kind, 0)))
 }
 
 #[cfg(test)]
@@ -515,10 +525,19 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::targets::inspect(&file).unwrap();
+        let mut info = crate::targets::inspect(&file).unwrap();
+        info.created_by_iopath = true;
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
+        // One iopath did not create (a test file only the null engine used) was never there.
+        info.created_by_iopath = false;
+        let path = discover(&info, &facts());
+        assert!(
+            path.hops[0].description.ends_with(", not on disk"),
+            "{}",
+            path.hops[0].description
+        );
         assert_eq!(path.first_blocks_all_zero, None);
         assert_eq!(path.allocated_bytes, None);
         if info.device.is_some() {
@@ -628,7 +647,7 @@ mod tests {
 
     #[test]
     fn network_urls_are_described_without_connecting() {
-        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap();
+        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap().0;
         assert_eq!(info.kind, TargetKind::Nbd);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::Protocol);
@@ -641,12 +660,16 @@ mod tests {
         assert!(path.notes.iter().any(|note| note.contains("--link")));
         assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nbd"));
 
-        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0").unwrap();
+        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0")
+            .unwrap()
+            .0;
         assert_eq!(info.kind, TargetKind::Iscsi);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].protocol.as_deref(), Some("iscsi"));
 
-        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock").unwrap();
+        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock")
+            .unwrap()
+            .0;
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].kind, HopKind::Memory);
 

@@ -320,6 +320,7 @@ pub fn analyse_test(
         confidence,
         trust_notes,
         memory_available_bytes: facts.memory_available_bytes,
+        confirmation: None,
     }
 }
 
@@ -633,9 +634,10 @@ fn busiest<'h>(
     })
 }
 
-/// Hops like the one at `index` (same kind and capacity) that carry as much as it does: the
-/// paths of a multipath device over two FC ports, the members of a stripe.
-fn parallel_hops(context: &Context, index: usize) -> Vec<usize> {
+/// Hops like the one at `index`: same kind, capacity and catalog link. The paths of a
+/// multipath device over two FC ports, the members of a stripe, the links of targets that
+/// leave by different NICs (one declared link per route).
+fn sibling_hops(context: &Context, index: usize) -> Vec<usize> {
     let chosen = &context.hops[index];
     let catalog = |i: usize| {
         context.loads[i]
@@ -651,11 +653,61 @@ fn parallel_hops(context: &Context, index: usize) -> Vec<usize> {
         .filter(|(i, hop)| {
             hop.kind == chosen.kind
                 && hop.capacity_bytes_per_second == chosen.capacity_bytes_per_second
+                && hop.iops_capacity == chosen.iops_capacity
                 && catalog(*i) == catalog(index)
-                && (hop.utilisation_percent - chosen.utilisation_percent).abs() <= 1.0
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// Of `siblings`, the ones at their capacity ([`HOP_BOUND_PERCENT`] or more): they carry the
+/// test together.
+fn parallel_hops(context: &Context, siblings: &[usize]) -> Vec<usize> {
+    siblings
+        .iter()
+        .copied()
+        .filter(|&i| context.hops[i].utilisation_percent >= HOP_BOUND_PERCENT)
+        .collect()
+}
+
+/// When only some of `siblings` are at capacity: `; 1 of 4 1GbE at 85 % or more (98 %), the
+/// others at 3.0–12 %: the load is not spread evenly`.
+fn imbalance(context: &Context, siblings: &[usize], parallel: &[usize]) -> Option<String> {
+    let idle: Vec<f64> = siblings
+        .iter()
+        .filter(|i| !parallel.contains(i))
+        .map(|&i| context.hops[i].utilisation_percent)
+        .collect();
+    if idle.is_empty() || parallel.is_empty() {
+        return None;
+    }
+    let range = |values: &[f64]| {
+        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = values.iter().copied().fold(0.0, f64::max);
+        if format_percent(low) == format_percent(high) {
+            format_percent(high)
+        } else {
+            format!(
+                "{}–{}",
+                format_percent(low).trim_end_matches(" %"),
+                format_percent(high)
+            )
+        }
+    };
+    let busy: Vec<f64> = parallel
+        .iter()
+        .map(|&i| context.hops[i].utilisation_percent)
+        .collect();
+    Some(format!(
+        "; {} of {} {} at {} or more ({}), the {} at {}: the load is not spread evenly",
+        parallel.len(),
+        siblings.len(),
+        context.hops[parallel[0]].hop_name,
+        format_percent(HOP_BOUND_PERCENT),
+        range(&busy),
+        if idle.len() == 1 { "other" } else { "others" },
+        range(&idle)
+    ))
 }
 
 fn hop_bound(context: &Context) -> Option<Decision> {
@@ -665,6 +717,7 @@ fn hop_bound(context: &Context) -> Option<Decision> {
     }
     let load = &context.loads[index];
     let capacity = load.hop.capacity.as_ref()?;
+    let siblings = sibling_hops(context, index);
     let bytes_percent = {
         let cap = capacity.payload_bytes_per_second.max(1) as f64;
         match capacity.duplex {
@@ -688,9 +741,14 @@ fn hop_bound(context: &Context) -> Option<Decision> {
             format_iops(capacity.iops.unwrap_or(0) as f64)
         )
     } else {
-        let parallel = parallel_hops(context, index);
+        let parallel = parallel_hops(context, &siblings);
         if parallel.len() > 1 {
             let total: f64 = parallel.iter().map(|&i| data_rate(&context.loads[i])).sum();
+            let together = parallel
+                .iter()
+                .map(|&i| context.hops[i].utilisation_percent)
+                .sum::<f64>()
+                / parallel.len() as f64;
             let label = hop_label(load);
             let label = match label.strip_suffix(')') {
                 Some(open) => format!("{open} each)"),
@@ -699,7 +757,7 @@ fn hop_bound(context: &Context) -> Option<Decision> {
             format!(
                 "{} = {} of {} × {label}",
                 format_rate(total),
-                format_percent(hop.utilisation_percent),
+                format_percent(together),
                 parallel.len()
             )
         } else {
@@ -712,6 +770,7 @@ fn hop_bound(context: &Context) -> Option<Decision> {
         }
     };
     let traffic = hop.inbound_bytes_per_second + hop.outbound_bytes_per_second;
+    let uneven = imbalance(context, &siblings, &parallel_hops(context, &siblings));
     if let Some(protocol) = load.protocol
         && traffic > 0.0
         && hop.protocol_overhead_bytes_per_second / traffic >= 0.005
@@ -721,6 +780,9 @@ fn hop_bound(context: &Context) -> Option<Decision> {
             format_percent(hop.protocol_overhead_bytes_per_second / traffic * 100.0),
             protocol.name()
         ));
+    }
+    if let Some(uneven) = uneven {
+        evidence.push_str(&uneven);
     }
     let verdict = match hop.kind {
         HopKind::PageCache => {

@@ -131,4 +131,8 @@ impl RunObserver for RecordingObserver {
     fn creating_file(&mut self, path: &Path, size: u64) {
         self.terminal.creating_file(path, size);
     }
+
+    fn experiment_finished(&mut self) {
+        self.terminal.experiment_finished();
+    }
 }

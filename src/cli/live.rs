@@ -61,6 +61,10 @@ impl RunObserver for TerminalObserver {
         self.line_open = true;
     }
 
+    fn experiment_finished(&mut self) {
+        self.close_line();
+    }
+
     fn test_finished(&mut self, result: &TestResult) {
         self.close_line();
         for warning in &result.warnings {

@@ -25,7 +25,8 @@ transport (NVMe, SATA, SAS, FC, virtio, iSCSI, USB) → the PCIe or PCI-X bus of
 for network storage the interface that routes to the server, what it is built on (bond members,
 the bridge port, a VLAN's parent) and its link. Virtual interfaces (veth, bridge, tun/tap,
 virtio-net…) have no capacity of their own. What cannot be seen is declared, and marked as
-declared.
+declared. A block device whose node cannot be opened (no permission, a container) is described
+from its device number and /sys, with a note.
 
 --record DIR copies just the files this discovery reads for TARGET (bounded in size) into DIR,
 with machine.toml for what needed a system call; send DIR to someone who can then run
@@ -49,6 +50,10 @@ pub struct PathArgs {
     /// "pcie3x8,40gbe,array:3.8GB/s". May repeat.
     #[arg(long = "path", value_name = "HOPS")]
     pub hops: Vec<String>,
+    /// Declare hops every target of a run passes whatever its route (one switch uplink, one
+    /// array), after the others: the same syntax as --path. May repeat.
+    #[arg(long, value_name = "HOPS")]
+    pub shared: Vec<String>,
     /// Also show how each capacity is derived.
     #[arg(long, short)]
     pub verbose: bool,
@@ -66,7 +71,9 @@ pub struct PathArgs {
 
 /// Prints the path of `args.target`; returns the exit status.
 pub fn run(args: &PathArgs) -> i32 {
-    let declared = match DeclaredPath::from_flags(&args.link, &args.hops) {
+    let declared = match DeclaredPath::from_flags(&args.link, &args.hops)
+        .and_then(|declared| declared.with_shared(&args.shared))
+    {
         Ok(declared) => declared,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));
@@ -84,13 +91,13 @@ pub fn run(args: &PathArgs) -> i32 {
         None if args.record.is_some() => Machine::recording_this_host(),
         None => Machine::this_host(),
     };
-    let info = if machine.is_recorded() {
-        inspect_recorded(&machine, &args.target)
+    let found = if machine.is_recorded() {
+        inspect_recorded(&machine, &args.target).map(|info| (info, None))
     } else {
         inspect_for_path(&args.target)
     };
-    let info = match info {
-        Ok(info) => info,
+    let (info, note) = match found {
+        Ok(found) => found,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));
             return match error {
@@ -113,7 +120,10 @@ pub fn run(args: &PathArgs) -> i32 {
         None => None,
     };
     let facts = machine.host_facts();
-    let path = describe_path_on(&info, &declared, &facts, &machine);
+    let mut path = describe_path_on(&info, &declared, &facts, &machine);
+    if let Some(note) = note {
+        path.notes.insert(0, note);
+    }
     if let (Some(directory), Some(earlier)) = (&args.record, earlier) {
         let status = record(
             directory,

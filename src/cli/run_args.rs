@@ -97,7 +97,8 @@ Examples:
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json")]
 pub struct RunArgs {
-    /// Files or block devices. A missing file is created with --size; none: a temporary file.
+    /// Files or block devices. A missing file is created with --size; none: a temporary file
+    /// (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
@@ -129,6 +130,8 @@ pub struct RunArgs {
 
     /// The link this storage is reached over, when it cannot be seen from here: a catalog name
     /// (`iopath links`): 4gfc, 10gbe, 40gbe-mtu9000, ib-hdr4 … (repeatable, comma-separated).
+    /// Targets that leave this host by different interfaces or ports get one such link each:
+    /// four targets behind four NICs with --link 1gbe are judged against 4 × 1GbE.
     #[arg(
         long,
         value_name = "LINK",
@@ -140,6 +143,16 @@ pub struct RunArgs {
     /// NAME:RATE[:IOPS]).
     #[arg(long, value_name = "HOPS", help_heading = "Path")]
     pub path: Vec<String>,
+    /// Hops every target passes whatever its route, counted once with the sum of all flows:
+    /// one switch uplink, one array port, one array (--shared 10gbe,array:3.8GB/s).
+    #[arg(long, value_name = "HOPS", help_heading = "Path")]
+    pub shared: Vec<String>,
+    /// After the tests, run each one again briefly (a third of its length, 3 s at most, after
+    /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
+    /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
+    /// (docs/verdict.md).
+    #[arg(long, help_heading = "Path")]
+    pub confirm: bool,
 
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
@@ -250,6 +263,7 @@ impl RunArgs {
                 .collect::<Result<_, _>>()?
         };
         let target_indexes: Vec<usize> = (0..targets.len()).collect();
+        let mut notes = Vec::new();
         let tests = if let Some(preset) = &self.preset {
             let preset = presets::find(preset)?;
             if self.name.is_some() {
@@ -271,6 +285,7 @@ impl RunArgs {
             default_suite(&template, &target_indexes)
         } else {
             let workload = options.apply(&template)?;
+            notes = options.notes(&workload);
             let name = self.name.clone().unwrap_or_else(|| workload.summary());
             vec![TestPlan::single(name, workload, target_indexes)]
         };
@@ -279,8 +294,7 @@ impl RunArgs {
             plan: Plan { targets, tests },
             options: self.run_options(command_line),
             is_default_suite,
-            messages: options
-                .notes()
+            messages: notes
                 .into_iter()
                 .map(|note| format!("note: {note}"))
                 .collect(),
@@ -315,6 +329,7 @@ impl RunArgs {
             interval_ns: self.interval.unwrap_or(0),
             limits: self.limits.limits(),
             net_timeout: self.net_timeout,
+            confirm: self.confirm,
         }
     }
 

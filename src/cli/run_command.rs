@@ -9,7 +9,7 @@ use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::result::StopReason;
-use iopath::run::{ExecutedRun, RunError, execute, prepare};
+use iopath::run::{ExecutedRun, RunError, execute, execute_and_confirm, prepare};
 use std::io::Write;
 
 /// Runs `iopath run` and returns the exit status.
@@ -25,7 +25,9 @@ pub fn run(args: &RunArgs) -> i32 {
     for message in &request.messages {
         eprintln!("{}", for_terminal(message));
     }
-    let declared = match DeclaredPath::from_flags(&args.link, &args.path) {
+    let declared = match DeclaredPath::from_flags(&args.link, &args.path)
+        .and_then(|declared| declared.with_shared(&args.shared))
+    {
         Ok(declared) => declared,
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));
@@ -56,10 +58,21 @@ pub fn run(args: &RunArgs) -> i32 {
     for warning in prepared.warnings() {
         eprintln!("warning: {}", for_terminal(warning));
     }
+    for (path, _, _) in prepared.files_not_created() {
+        eprintln!(
+            "note: the null engine does no I/O: no test file is created at {}",
+            for_terminal(path.display())
+        );
+    }
     handle_stale_test_files(&prepared, args.remove_stale);
     let mut observer =
         RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
-    let mut executed = match execute(prepared, &stop, &mut observer) {
+    let executed = if args.confirm {
+        execute_and_confirm(prepared, &stop, &mut observer, &declared)
+    } else {
+        execute(prepared, &stop, &mut observer)
+    };
+    let mut executed = match executed {
         Ok(executed) => executed,
         Err(error) => return report_run_error(&error),
     };

@@ -147,6 +147,14 @@ impl<'a> Sysfs<'a> {
         self.view.read_dir(&class_dir(name).join("slaves"))
     }
 
+    /// The size of the block device `name`, bytes (`size` counts 512-byte sectors whatever the
+    /// logical block size).
+    pub fn size_bytes(self, name: &str) -> Option<u64> {
+        self.view
+            .number::<u64>(&class_dir(name).join("size"))?
+            .checked_mul(512)
+    }
+
     /// Whether the kernel marks block device `name` read-only (`ro`).
     pub fn is_read_only(self, name: &str) -> bool {
         self.view

@@ -81,7 +81,31 @@ pub fn write_markdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()>
         out,
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs.",
         host.cpu_count
-    )
+    )?;
+    write_confirmations(result, out)
+}
+
+/// One line per test whose verdict was put to an experiment (`--confirm`).
+fn write_confirmations(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let confirmed = result.tests.iter().filter_map(|test| {
+        let analysis = test.analysis.as_ref()?;
+        let confirmation = analysis.confirmation.as_ref()?;
+        Some((test, analysis.verdict, confirmation))
+    });
+    let mut first = true;
+    for (test, verdict, confirmation) in confirmed {
+        if std::mem::take(&mut first) {
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "- **{}**: {}; {}",
+            test_label(test),
+            verdict.name(),
+            escape(&super::confirmation::confirmation_line(confirmation))
+        )?;
+    }
+    Ok(())
 }
 
 /// Reads and writes together for a mixed test, else the one direction it did.

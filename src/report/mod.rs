@@ -5,6 +5,7 @@ pub mod compare_cells;
 pub mod compare_json;
 pub mod compare_markdown;
 pub mod compare_text;
+pub mod confirmation;
 pub mod csv;
 pub mod fio_json;
 pub mod fio_logs;

@@ -233,6 +233,10 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
             analysis.verdict.name(),
             escape_controls(&analysis.evidence)
         )?;
+        if let Some(confirmation) = &analysis.confirmation {
+            let line = super::confirmation::confirmation_line(confirmation);
+            writeln!(out, "  {}", escape_controls(&line))?;
+        }
         for note in &analysis.trust_notes {
             writeln!(out, "  note: {}", escape_controls(&note.message))?;
         }

@@ -10,60 +10,8 @@
 //! ```
 
 use super::path::HopKind;
+pub use super::verdict::Verdict;
 use serde::{Deserialize, Serialize};
-
-/// What limits a test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// A link (Ethernet, Fibre Channel, InfiniBand, SAS, SATA, USB) is at its capacity.
-    LinkBound,
-    /// A bus (PCI Express, PCI-X, PCI) is at its capacity.
-    BusBound,
-    /// The device or array: a declared device at its capacity, or no hop near capacity with
-    /// the queue full and the CPU not saturated.
-    DeviceBound,
-    /// The host's CPU: a core or iopath's busiest thread saturated, or memory copying.
-    HostCpuBound,
-    /// Latency-bound: too few I/Os in flight; more outstanding I/O would raise throughput.
-    QueueDepthBound,
-    /// The user's rate limit (`--rate`, `--rate-iops`) or think time.
-    RateLimited,
-    /// Faster than a hop below a cache can carry: page cache, array cache, compression.
-    Cached,
-    /// Not enough is known; the evidence says what is missing.
-    Inconclusive,
-}
-
-impl Verdict {
-    /// The classification as written in reports (`link-bound`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::LinkBound => "link-bound",
-            Verdict::BusBound => "bus-bound",
-            Verdict::DeviceBound => "device-bound",
-            Verdict::HostCpuBound => "host-CPU-bound",
-            Verdict::QueueDepthBound => "queue-depth-bound",
-            Verdict::RateLimited => "rate-limited",
-            Verdict::Cached => "cached",
-            Verdict::Inconclusive => "inconclusive",
-        }
-    }
-
-    /// One word for a narrow table column (`link`, `cpu`, `?`).
-    pub fn short_name(self) -> &'static str {
-        match self {
-            Verdict::LinkBound => "link",
-            Verdict::BusBound => "bus",
-            Verdict::DeviceBound => "device",
-            Verdict::HostCpuBound => "cpu",
-            Verdict::QueueDepthBound => "queue",
-            Verdict::RateLimited => "rate",
-            Verdict::Cached => "cached",
-            Verdict::Inconclusive => "?",
-        }
-    }
-}
 
 /// The analysis of one test.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +36,9 @@ pub struct TestAnalysis {
     pub trust_notes: Vec<TrustNote>,
     /// Memory available on the host when the analysis ran (`MemAvailable`), bytes.
     pub memory_available_bytes: Option<u64>,
+    /// The experiment that confirmed or refuted the verdict (`iopath run --confirm` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<super::confirmation::Confirmation>,
 }
 
 /// Traffic through one hop during a test, against its capacity.
@@ -119,6 +70,18 @@ pub struct HopUtilisation {
     /// Only buffered I/O reaches this hop through the page cache, which may have absorbed it:
     /// a figure above capacity here means cached, not wrong.
     pub below_page_cache: bool,
+}
+
+impl HopUtilisation {
+    /// For a declared hop that is one per route (several targets leaving this host by
+    /// different interfaces or ports), the key of the discovered hop its route leaves by:
+    /// `net:eth2` of `declared:0@net:eth2`.
+    pub fn route_key(&self) -> Option<&str> {
+        self.hop_key
+            .strip_prefix("declared:")
+            .and_then(|rest| rest.split_once('@'))
+            .map(|(_, route)| route)
+    }
 }
 
 /// Use of the host's CPU during a test.

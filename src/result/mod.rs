@@ -19,7 +19,7 @@
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
-//!   a test;
+//!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
 //! - [`link`]: link tests (`iopath net`).
 //!
 //! ```
@@ -29,6 +29,7 @@
 //! ```
 
 pub mod analysis;
+pub mod confirmation;
 pub mod cpu;
 pub mod engine;
 pub mod histogram;
@@ -39,13 +40,15 @@ pub mod run;
 pub mod series;
 pub mod target;
 pub mod test;
+pub mod verdict;
 pub mod workload;
 pub mod write_data;
 
 pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
-    QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote, Verdict,
+    QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote,
 };
+pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
 pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
 pub use histogram::SparseHistogram;
@@ -59,6 +62,7 @@ pub use test::{
     DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, LatencyTargetResult,
     PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
+pub use verdict::Verdict;
 pub use workload::{
     AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
     SweepAxis, SweepValue, WorkerFiles, Workload, Zone,

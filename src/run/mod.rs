@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod budget;
 pub mod caches;
+pub mod confirm;
 pub mod engines;
 pub mod flow;
 pub mod interrupt;
@@ -25,7 +26,7 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::{info, time};
-use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
 use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
@@ -92,6 +93,9 @@ pub trait RunObserver {
     fn test_finished(&mut self, _result: &crate::result::TestResult) {}
     /// A test file is being created and filled.
     fn creating_file(&mut self, _path: &Path, _size: u64) {}
+    /// A confirming experiment (`--confirm`, announced by [`RunObserver::test_starting`])
+    /// ended; it is not a test of the run, and its figures go into the analysis of its test.
+    fn experiment_finished(&mut self) {}
 }
 
 /// What was found about a local target, and the access workers get to it.
@@ -122,6 +126,27 @@ pub fn execute(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, None)
+}
+
+/// [`execute`], then, when every test has run, analyses the result (with `declared`) and runs
+/// the confirming experiment of each verdict (`--confirm`; the plan must have been prepared
+/// with [`RunOptions::confirm`]): see [`confirm`]. The result comes back analysed.
+pub fn execute_and_confirm(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    declared: &crate::analysis::DeclaredPath,
+) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, Some(declared))
+}
+
+fn execute_inner(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    confirm_with: Option<&crate::analysis::DeclaredPath>,
+) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
     let started_at = time::now_rfc3339();
     let PreparedRun {
@@ -130,7 +155,21 @@ pub fn execute(
         targets: pending,
         warnings,
         options,
+        host,
+        io_uring,
     } = prepared;
+    // The experiments are checked as the tests were, before any target is opened or made.
+    let experiments = if options.confirm {
+        let checks = confirm::ExperimentChecks {
+            targets: &pending,
+            policy: options.write_policy,
+            host: &host,
+            io_uring: &io_uring,
+        };
+        plan.tests.iter().map(|test| checks.plan(test)).collect()
+    } else {
+        Vec::new()
+    };
     let mut guards = Vec::new();
     let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
     let interval_ns = if options.interval_ns == 0 {
@@ -231,6 +270,25 @@ pub fn execute(
             break;
         }
     }
+    if let Some(declared) = confirm_with
+        && !partial
+    {
+        let context = confirm::ConfirmContext {
+            clock: &clock,
+            stop,
+            options: &options,
+            interval_ns,
+            targets: &prepared_targets,
+        };
+        confirm::confirm_tests(
+            &mut result,
+            &plan.tests,
+            &experiments,
+            &context,
+            observer,
+            declared,
+        );
+    }
     drop(guards);
     result.partial = partial;
     Ok(ExecutedRun {
@@ -281,6 +339,12 @@ fn prepare_targets(
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file)?;
                 (path, local(handle), None)
+            }
+            PendingTarget::Uncreated { path, size, .. } => {
+                // Only the null engine uses it: nothing was written, so nothing is iopath's.
+                let info =
+                    TargetInfo::unexamined(path.display().to_string(), TargetKind::File, size);
+                (path, (info, TargetAccess::Nothing), None)
             }
         };
         let (info, access) = access;

@@ -99,6 +99,9 @@ pub struct RunOptions {
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
+    /// Check the confirming experiments of every test too (`--confirm`), for
+    /// [`execute_and_confirm`](super::execute_and_confirm).
+    pub confirm: bool,
 }
 
 impl RunOptions {
@@ -117,6 +120,11 @@ pub struct PreparedRun {
     pub(super) targets: Vec<PendingTarget>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
+    /// What the host could give when the plan was checked (the confirming experiments of
+    /// `--confirm` are checked against it too, before any I/O).
+    pub(super) host: HostLimits,
+    /// Whether io_uring can be used, or why not.
+    pub(super) io_uring: Result<(), String>,
 }
 
 /// A target as it will be when the run starts.
@@ -128,6 +136,13 @@ pub(super) enum PendingTarget {
     Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
     /// Will be created (and removed afterwards when temporary).
     Create {
+        path: PathBuf,
+        size: u64,
+        temporary: bool,
+    },
+    /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
+    /// file is never created, and its size only bounds the offsets.
+    Uncreated {
         path: PathBuf,
         size: u64,
         temporary: bool,
@@ -150,17 +165,66 @@ impl PreparedRun {
 
     /// Paths of targets iopath will create, their sizes, and whether they are temporary.
     pub fn files_to_create(&self) -> Vec<(PathBuf, u64, bool)> {
+        self.test_files(true)
+    }
+
+    /// Test files iopath would create but does not, because only the null engine (no I/O)
+    /// uses them: their paths, sizes, and whether they are temporary.
+    pub fn files_not_created(&self) -> Vec<(PathBuf, u64, bool)> {
+        self.test_files(false)
+    }
+
+    /// The test files that will be `created`, or those left uncreated.
+    fn test_files(&self, created: bool) -> Vec<(PathBuf, u64, bool)> {
         self.targets
             .iter()
-            .filter_map(|t| match t {
-                PendingTarget::Create {
-                    path,
-                    size,
-                    temporary,
-                } => Some((path.clone(), *size, *temporary)),
-                PendingTarget::Existing(..) | PendingTarget::Network(..) => None,
+            .filter_map(|target| match (target, created) {
+                (
+                    PendingTarget::Create {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    true,
+                )
+                | (
+                    PendingTarget::Uncreated {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    false,
+                ) => Some((path.clone(), *size, *temporary)),
+                _ => None,
             })
             .collect()
+    }
+}
+
+/// Turns each test file to create that only null-engine jobs use into
+/// [`PendingTarget::Uncreated`]: the null engine does no I/O, so filling a file for it would
+/// only cost time and space.
+fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
+    for (index, target) in targets.iter_mut().enumerate() {
+        let only_null = plan
+            .tests
+            .iter()
+            .flat_map(|test| &test.jobs)
+            .filter(|job| job.targets.contains(&index))
+            .all(|job| job.workload.engine == EngineKind::Null);
+        if only_null
+            && let PendingTarget::Create {
+                path,
+                size,
+                temporary,
+            } = target
+        {
+            *target = PendingTarget::Uncreated {
+                path: std::mem::take(path),
+                size: *size,
+                temporary: *temporary,
+            };
+        }
     }
 }
 
@@ -226,7 +290,7 @@ pub fn prepare(
     }
     let io_uring = io_uring_available().map_err(|error| error.to_string());
     check_limits(&plan, &io_uring, &options.limits)?;
-    let targets = plan
+    let mut targets = plan
         .targets
         .iter()
         .map(|spec| pending_target(spec, options.net_timeout()))
@@ -262,6 +326,7 @@ pub fn prepare(
         ));
     }
     plan.tests = kept_tests;
+    leave_uncreated_for_null(&plan, &mut targets);
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
@@ -283,6 +348,8 @@ pub fn prepare(
         targets,
         warnings,
         options,
+        host,
+        io_uring,
     })
 }
 
@@ -315,7 +382,7 @@ fn check_limits(
 
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
 /// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
-fn check_budget(
+pub(super) fn check_budget(
     test: &TestPlan,
     shapes: &mut [EffectiveShape],
     targets: &[PendingTarget],
@@ -350,7 +417,8 @@ fn check_budget(
                     let target_bytes = match target {
                         PendingTarget::Existing(handle) => handle.info().size_bytes,
                         PendingTarget::Network(_, info, _) => info.size_bytes,
-                        PendingTarget::Create { size, .. } => *size,
+                        PendingTarget::Create { size, .. }
+                        | PendingTarget::Uncreated { size, .. } => *size,
                     };
                     crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
                 })
@@ -474,7 +542,7 @@ fn check_request_size(
     )))
 }
 
-fn check_job_against_target(
+pub(super) fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
     policy: WritePolicy,
@@ -518,7 +586,9 @@ fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } => (path.as_path(), *size, 512, 512, false),
+        PendingTarget::Create { path, size, .. } | PendingTarget::Uncreated { path, size, .. } => {
+            (path.as_path(), *size, 512, 512, false)
+        }
     };
     let name = path.display();
     let offset = workload.region_offset_bytes;

@@ -62,6 +62,8 @@ pub enum TargetAccess {
     Local(TargetHandle),
     /// A network volume, reached by its protocol's engine.
     Network(NetworkTarget),
+    /// Nothing: a test file left uncreated because only the null engine uses it.
+    Nothing,
 }
 
 impl PreparedTarget {
@@ -69,7 +71,7 @@ impl PreparedTarget {
     pub fn network(&self) -> Option<&NetworkTarget> {
         match &self.access {
             TargetAccess::Network(network) => Some(network),
-            TargetAccess::Local(_) => None,
+            TargetAccess::Local(_) | TargetAccess::Nothing => None,
         }
     }
 }
@@ -356,14 +358,20 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
+                TargetAccess::Nothing => (Endpoint::Nothing, EngineKind::Null),
                 TargetAccess::Local(_) => {
                     let mut files = Vec::with_capacity(set_targets.len());
                     for target in &set_targets {
-                        let TargetAccess::Local(handle) = &target.access else {
-                            return Err(RunError::Input(format!(
-                                "{}: a network volume cannot share a worker with other files",
-                                target.path.display()
-                            )));
+                        let handle = match &target.access {
+                            TargetAccess::Local(handle) => handle,
+                            // An uncreated file of a null-engine job: nothing to open.
+                            TargetAccess::Nothing => continue,
+                            TargetAccess::Network(_) => {
+                                return Err(RunError::Input(format!(
+                                    "{}: a network volume cannot share a worker with other files",
+                                    target.path.display()
+                                )));
+                            }
                         };
                         let opened = handle.reopen(OpenRequest {
                             write: workload.writes(),

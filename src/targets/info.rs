@@ -366,4 +366,48 @@ mod tests {
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(info.filesystem.as_deref(), Some("ext4"));
     }
+
+    #[test]
+    fn a_block_device_is_described_from_sysfs_as_when_opened() {
+        // discovery::target::unopened_block_device, checked here beside the loop devices.
+        let Some(loop_device) = LoopDevice::attach_zeroed(48) else {
+            return;
+        };
+        // The descriptor's ioctls are the independent account of what sysfs says.
+        let opened = inspect(loop_device.path()).unwrap();
+        let unopened = crate::discovery::target::unopened_block_device(loop_device.path()).unwrap();
+        assert_eq!(unopened.kind, TargetKind::BlockDevice);
+        assert_eq!(unopened.size_bytes, 48 << 20);
+        for (what, from_sysfs, from_descriptor) in [
+            ("size", unopened.size_bytes, opened.size_bytes),
+            (
+                "logical block",
+                u64::from(unopened.logical_block_size_bytes),
+                u64::from(opened.logical_block_size_bytes),
+            ),
+            (
+                "physical block",
+                u64::from(unopened.physical_block_size_bytes),
+                u64::from(opened.physical_block_size_bytes),
+            ),
+        ] {
+            assert_eq!(from_sysfs, from_descriptor, "{what}");
+        }
+        assert_eq!(unopened.device, opened.device);
+        assert_eq!(unopened.rotational, opened.rotational);
+        assert_eq!(unopened.read_only, opened.read_only);
+        assert_eq!(unopened.filesystem, None);
+
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("file");
+        fs::write(&file, b"data").unwrap();
+        let error = crate::discovery::target::unopened_block_device(&file).unwrap_err();
+        assert!(error.ends_with("/file: not a block device"), "{error}");
+        let missing = directory.path().join("nope");
+        let error = crate::discovery::target::unopened_block_device(&missing).unwrap_err();
+        assert!(
+            error.contains("/nope: No such file or directory"),
+            "{error}"
+        );
+    }
 }

@@ -22,12 +22,7 @@ fn path_in(dir: &Path, args: &[&str]) -> RunOutput {
         .args(args)
         .output()
         .expect("iopath runs");
-    RunOutput {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        json: None,
-    }
+    into_run_output(output, None)
 }
 
 /// The lines of a path listing after its title (the title names the machine).

@@ -4,16 +4,21 @@
 mod support;
 
 mod common;
+mod compare_single;
+mod completions;
 mod correctness;
 mod data;
 mod errors;
 mod fio_files;
 mod fio_options;
 mod input_files;
+mod install;
 mod interrupt;
 mod machines;
+mod null_engine;
 mod output;
 mod output_files;
+mod path_command;
 mod safety;
 mod stale_files;
 mod threads;

@@ -120,4 +120,82 @@ fn links_and_path_describe_the_hops() {
     );
     assert_eq!(bad.status, 2);
     assert!(bad.stderr.contains("4gfcc"), "{}", bad.stderr);
+    // --shared takes the items of --path, and a bad one is refused before any I/O too.
+    let shared = plain_in(dir.path(), &["path", "x.bin", "--shared", "array:800MB/s"]);
+    assert_eq!(shared.status, 0, "{}", shared.stderr);
+    assert!(
+        shared.stdout.contains("shared by every target"),
+        "{}",
+        shared.stdout
+    );
+    let bad = plain_in(
+        dir.path(),
+        &["run", "new.dat", "--rw", "write", "--shared", "array:fast"],
+    );
+    assert_eq!(bad.status, 2);
+    assert!(bad.stderr.contains("'array:fast'"), "{}", bad.stderr);
+    assert!(!dir.path().join("new.dat").exists());
+}
+
+/// `--confirm` on a latency-bound workload: the null engine with 4 ms per I/O at QD 1 keeps
+/// one I/O in flight, so QD 2 doubles the rate (4 ms, not 1 ms: what a busy host adds to each
+/// I/O is then small beside the delay). Whatever the verdict (the null engine is
+/// inconclusive on an idle host, host-CPU-bound on a busy one), the experiment finds the
+/// queue depth to be the limit.
+#[test]
+fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
+    let dir = disk_tempdir();
+    let args = [
+        "f.dat",
+        "--size",
+        "16m",
+        "--engine",
+        "null",
+        "--null-delay",
+        "4ms",
+        "--qd",
+        "1",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--duration",
+        "3",
+        "--ramp",
+        "0",
+    ];
+    let plain = run_in(dir.path(), &args);
+    assert_eq!(plain.status, 0, "{}", plain.stderr);
+    let analysis = &plain.json()["tests"][0]["analysis"];
+    assert!(analysis.get("confirmation").is_none(), "{analysis}");
+
+    let mut confirming = args.to_vec();
+    confirming.push("--confirm");
+    let run = run_in(dir.path(), &confirming);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let analysis = &run.json()["tests"][0]["analysis"];
+    let confirmation = &analysis["confirmation"];
+    assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
+    assert_eq!(confirmation["setting_before"], 1);
+    assert_eq!(confirmation["setting_after"], 2);
+    let (before, after) = (
+        f64_at(confirmation, &["iops_before"]),
+        f64_at(confirmation, &["iops_after"]),
+    );
+    assert!(
+        after >= 1.5 * before,
+        "QD 2 gave {after} IOPS, QD 1 {before}"
+    );
+    assert_eq!(confirmation["derived_verdict"], "queue_depth_bound");
+    let expected = if analysis["verdict"] == "queue_depth_bound" {
+        "confirmed"
+    } else {
+        "refuted"
+    };
+    assert_eq!(confirmation["outcome"], expected, "{confirmation}");
+    assert!(
+        run.stdout.contains("  experiment: QD 2 gave +"),
+        "{}",
+        run.stdout
+    );
 }

@@ -202,7 +202,7 @@ fn buffered_reads_above_a_hop_are_cached() {
     let test = test_of(buffered, read, empty_direction(), idle_cpu());
     let mut path = local_nvme_path();
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
-    crate::analysis::declared::apply(&mut path, &declared, None);
+    crate::analysis::declared::apply(&mut path, &declared, None, None);
     let analysis = analyse_test(&test, &[file_target(1 << 30)], &[path], &facts());
     assert_eq!(analysis.verdict, Verdict::Cached, "{}", analysis.evidence);
     assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
@@ -414,7 +414,7 @@ fn a_declared_array_figure_makes_it_device_bound_with_iops() {
     );
     let mut path = local_nvme_path();
     let declared = DeclaredPath::from_flags(&[], &["array:1GB/s:95k".into()]).unwrap();
-    crate::analysis::declared::apply(&mut path, &declared, None);
+    crate::analysis::declared::apply(&mut path, &declared, None, None);
     let analysis = analyse_test(&test, &[file_target(1 << 30)], &[path], &facts());
     assert_eq!(
         analysis.verdict,
@@ -546,7 +546,7 @@ fn compression_explains_a_rate_above_capacity_only_when_the_data_allows_it() {
         let test = test_of(writes, empty_direction(), write, idle_cpu());
         let mut path = local_nvme_path();
         let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
-        crate::analysis::declared::apply(&mut path, &declared, None);
+        crate::analysis::declared::apply(&mut path, &declared, None, None);
         analyse_test(&test, &[file_target(1 << 30)], &[path], &facts())
     };
     let note = |analysis: &TestAnalysis, kind| {

@@ -1,6 +1,7 @@
 //! Machines whose storage is reached over Ethernet: iSCSI sessions over a 1GbE and a 10GbE
-//! NIC, a dual-port 40GbE NIC on PCIe 3.0 x8, four 10GbE ports in an 802.3ad bond, and a
-//! storage server in a container behind a bridge and a veth.
+//! NIC, a dual-port 40GbE NIC on PCIe 3.0 x8, four 10GbE ports in an 802.3ad bond, a
+//! storage server in a container behind a bridge and a veth, and four storage servers behind
+//! four veths (the lab).
 
 use super::builder::{MachineDir, Netdev, Queue};
 use super::sources::{
@@ -238,4 +239,39 @@ pub fn container_bridge() -> (MachineDir, &'static str) {
     m.neighbour("172.18.0.3", "02:42:ac:12:00:03", bridge_name);
     m.route_answer("172.18.0.2", bridge_name);
     (m, "nbd://172.18.0.2:10809/export")
+}
+
+/// The lab as its host sees it (`scripts/lab up --links 1g,1g,1g,1g`): four veths, each to a
+/// network namespace with an NBD server at `198.18.N.2`, each route a /24 of its own. What
+/// shapes the links (tc) is not in sysfs: every veth reports 10000 Mb/s, which is no capacity.
+/// The targets are the four servers' exports and a second export of the first server
+/// (`nbd://198.18.0.2:10809/b`, the same route as the first).
+pub fn four_veths() -> (MachineDir, [&'static str; 5]) {
+    let m = MachineDir::new(
+        "four veths to four network namespaces, an NBD server behind each (the lab's host)",
+        &[CLASS_NET, PROC],
+    );
+    for index in 0..4u32 {
+        let name = format!("lab-1g-{index}");
+        m.netdev(
+            &name,
+            None,
+            &Netdev {
+                iflink: 2,
+                ..Netdev::ethernet(10 + index, 10000, 1500)
+            },
+        );
+        m.ipv4_route(&name, &format!("198.18.{index}.0"), 24, None);
+        m.route_answer(&format!("198.18.{index}.2"), &name);
+    }
+    (
+        m,
+        [
+            "nbd://198.18.0.2:10809/a",
+            "nbd://198.18.1.2:10809/a",
+            "nbd://198.18.2.2:10809/a",
+            "nbd://198.18.3.2:10809/a",
+            "nbd://198.18.0.2:10809/b",
+        ],
+    )
 }

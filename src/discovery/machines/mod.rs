@@ -13,7 +13,9 @@ mod fibre_channel;
 mod nvme;
 
 pub use disks::{md_raid10_sas, sata_ahci};
-pub use ethernet::{bond_4x10gbe, container_bridge, dual_40gbe, iscsi_1gbe, iscsi_10gbe};
+pub use ethernet::{
+    bond_4x10gbe, container_bridge, dual_40gbe, four_veths, iscsi_1gbe, iscsi_10gbe,
+};
 pub use fibre_channel::{fc_2g_pcix, fc_4g_multipath_pcie, fc_8g_multipath};
 pub use nvme::{lvm_crypt_nvme, nvme_gen4, nvme_over_tcp};
 

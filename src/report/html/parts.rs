@@ -1,8 +1,8 @@
-//! Small pieces shared by the sections: anchors, verdict badges, utilisation bars, and the
-//! directions a test did.
+//! Small pieces shared by the sections: anchors, verdict badges and their confirmations,
+//! utilisation bars, and the directions a test did.
 
 use super::escape::{anchor, escape};
-use crate::result::{DirectionResult, TestResult, Verdict};
+use crate::result::{DirectionResult, TestAnalysis, TestResult, Verdict};
 
 /// The anchor of test `test` of run `run`.
 pub fn test_anchor(run: usize, test: usize, name: &str) -> String {
@@ -16,6 +16,22 @@ pub fn verdict_badge(verdict: Verdict, evidence: &str) -> String {
         escape(evidence),
         name = verdict.name()
     )
+}
+
+/// The verdict's confirming experiment (`--confirm`) as a line of its own, or nothing.
+pub fn confirmation_note(analysis: &TestAnalysis) -> String {
+    analysis
+        .confirmation
+        .as_ref()
+        .map_or(String::new(), |confirmation| {
+            format!(
+                r#"<br><span class="confirmation {}">{}</span>"#,
+                confirmation.outcome.name(),
+                escape(&crate::report::confirmation::confirmation_line(
+                    confirmation
+                ))
+            )
+        })
 }
 
 /// A utilisation bar: `percent` of the width filled, the figure written on it.

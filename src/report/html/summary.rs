@@ -3,7 +3,7 @@
 
 use super::escape::escape;
 use super::page::Section;
-use super::parts::{num, test_anchor, verdict_badge};
+use super::parts::{confirmation_note, num, test_anchor, verdict_badge};
 use crate::compare::LabeledRun;
 use crate::compare::comparison::{FigureDirection, Metric};
 use crate::compare::significance::{direction_of, figure_direction, test_figures};
@@ -119,10 +119,11 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Section {
                 if let Some(analysis) = &test.analysis {
                     let _ = write!(
                         html,
-                        "<li><b>{}</b>: {} — {}</li>",
+                        "<li><b>{}</b>: {} — {}{}</li>",
                         escape(&test.name),
                         verdict_badge(analysis.verdict, &analysis.evidence),
-                        escape(&analysis.evidence)
+                        escape(&analysis.evidence),
+                        confirmation_note(analysis)
                     );
                 }
             }

@@ -5,7 +5,9 @@
 
 use super::escape::escape;
 use super::page::Section;
-use super::parts::{directions, num, seconds, test_anchor, utilisation_bar, verdict_badge};
+use super::parts::{
+    confirmation_note, directions, num, seconds, test_anchor, utilisation_bar, verdict_badge,
+};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, latency_tick};
 use crate::compare::LabeledRun;
 use crate::result::{DirectionResult, PERCENTILES, TestAnalysis, TestResult};
@@ -219,9 +221,10 @@ fn workload_lines(test: &TestResult) -> String {
 
 fn analysis_part(analysis: &TestAnalysis) -> String {
     let mut html = format!(
-        r#"<p>{} {}</p>"#,
+        r#"<p>{} {}{}</p>"#,
         verdict_badge(analysis.verdict, &analysis.evidence),
-        escape(&analysis.evidence)
+        escape(&analysis.evidence),
+        confirmation_note(analysis)
     );
     if !analysis.missing.is_empty() && !analysis.evidence.contains(&analysis.missing.join("; ")) {
         let _ = write!(
@@ -234,8 +237,16 @@ fn analysis_part(analysis: &TestAnalysis) -> String {
         html.push_str(r#"<div class="table-wrap"><table class="hops"><thead><tr><th>hop</th><th>kind</th><th class="num">inbound</th><th class="num">outbound</th><th class="num">capacity</th><th class="num">IOPS</th><th>utilisation</th></tr></thead><tbody>"#);
         for hop in &analysis.hops {
             let mut name = escape(&hop.hop_name);
-            if hop.declared {
-                name.push_str(r#" <span class="muted">(declared)</span>"#);
+            match hop.route_key() {
+                Some(route) => {
+                    let _ = write!(
+                        name,
+                        r#" <span class="muted">(declared, route {})</span>"#,
+                        escape(route)
+                    );
+                }
+                None if hop.declared => name.push_str(r#" <span class="muted">(declared)</span>"#),
+                None => {}
             }
             if hop.below_page_cache {
                 name.push_str(r#" <span class="muted">(below the page cache)</span>"#);

@@ -123,8 +123,8 @@ fn the_distribution_bins_every_io_once() {
     assert!(points[0].0 <= min * 1.2 && points.last().unwrap().0 >= max / 1.2);
 }
 
-#[test]
-fn an_analysed_run_shows_verdicts_and_its_path() {
+/// The `mixed` fixture analysed with `--link 1gbe`.
+fn analysed_mixed() -> RunResult {
     let mut result = mixed().clone();
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
     let facts = HostFacts {
@@ -132,6 +132,12 @@ fn an_analysed_run_shows_verdicts_and_its_path() {
         memory_available_bytes: Some(1 << 34),
     };
     analyse_with(&mut result, &declared, &facts);
+    result
+}
+
+#[test]
+fn an_analysed_run_shows_verdicts_and_its_path() {
+    let result = analysed_mixed();
     let html = html_of(&[LabeledRun::new("analysed", &result)]);
     for test in &result.tests {
         let analysis = test.analysis.as_ref().unwrap();
@@ -227,5 +233,53 @@ fn write_html_labels_runs_itself() {
         html.contains("<title>iopath: run 1 vs tuned</title>"),
         "{}",
         &html[..400]
+    );
+}
+
+#[test]
+fn a_confirming_experiment_shows_in_the_html_markdown_and_text_reports() {
+    use crate::analysis::confirmation::{ExperimentSetting, confirmation};
+    use crate::result::{Experiment, Verdict};
+    let mut result = analysed_mixed();
+    // The experiment: the same test at twice the rate.
+    let tested = result.tests[0].clone();
+    let mut experiment = tested.clone();
+    experiment.total.bytes_per_second *= 2.0;
+    let setting = ExperimentSetting {
+        experiment: Experiment::QueueDepth,
+        before: 1,
+        after: 2,
+        ramp_ns: 0,
+    };
+    let found = confirmation(&tested, setting, &experiment, Verdict::QueueDepthBound);
+    assert!(
+        found.summary.starts_with("QD 2 gave +100 %"),
+        "{}",
+        found.summary
+    );
+    let line = crate::report::confirmation::confirmation_line(&found);
+    result.tests[0].analysis.as_mut().unwrap().confirmation = Some(found.clone());
+
+    let html = html_of(&[LabeledRun::new("confirmed", &result)]);
+    let span = format!(r#"<span class="confirmation {}">"#, found.outcome.name());
+    assert!(html.contains(&span), "{span}");
+    assert!(html.contains(&escape::escape(&line)), "{line}");
+
+    let mut markdown = Vec::new();
+    crate::report::markdown::write_markdown(&result, &mut markdown).unwrap();
+    let markdown = String::from_utf8(markdown).unwrap();
+    assert!(markdown.contains("QD 2 gave +100 %"), "{markdown}");
+
+    let mut text = Vec::new();
+    crate::report::text::write_text(&result, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(&format!("  {line}")), "{text}");
+
+    // Saved and read back, the experiment is still there.
+    let json = serde_json::to_string(&result).unwrap();
+    let back: RunResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        back.tests[0].analysis.as_ref().unwrap().confirmation,
+        Some(found)
     );
 }

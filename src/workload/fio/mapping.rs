@@ -121,7 +121,7 @@ pub fn map_job(
     };
     let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
     let mut workload = overrides.apply(&workload).map_err(job_error)?;
-    for note in overrides.notes() {
+    for note in overrides.notes(&workload) {
         notes.add(None, note);
     }
     if engine == EngineKind::Null {

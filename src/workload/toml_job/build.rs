@@ -167,7 +167,7 @@ fn build_workload(
         Problem::at(line, message)
     };
     let mut workload = options.apply(&base_workload()).map_err(at_mentioned)?;
-    for note in options.notes().into_iter().map(at_mentioned) {
+    for note in options.notes(&workload).into_iter().map(at_mentioned) {
         if !notes.contains(&note) {
             notes.push(note);
         }

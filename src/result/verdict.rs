@@ -1,0 +1,62 @@
+//! What limits a test: the one classification the analysis gives it.
+//!
+//! ```
+//! use iopath::result::Verdict;
+//! assert_eq!(Verdict::HostCpuBound.name(), "host-CPU-bound");
+//! assert_eq!(Verdict::Inconclusive.short_name(), "?");
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// What limits a test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A link (Ethernet, Fibre Channel, InfiniBand, SAS, SATA, USB) is at its capacity.
+    LinkBound,
+    /// A bus (PCI Express, PCI-X, PCI) is at its capacity.
+    BusBound,
+    /// The device or array: a declared device at its capacity, or no hop near capacity with
+    /// the queue full and the CPU not saturated.
+    DeviceBound,
+    /// The host's CPU: a core or iopath's busiest thread saturated, or memory copying.
+    HostCpuBound,
+    /// Latency-bound: too few I/Os in flight; more outstanding I/O would raise throughput.
+    QueueDepthBound,
+    /// The user's rate limit (`--rate`, `--rate-iops`) or think time.
+    RateLimited,
+    /// Faster than a hop below a cache can carry: page cache, array cache, compression.
+    Cached,
+    /// Not enough is known; the evidence says what is missing.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The classification as written in reports (`link-bound`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::LinkBound => "link-bound",
+            Verdict::BusBound => "bus-bound",
+            Verdict::DeviceBound => "device-bound",
+            Verdict::HostCpuBound => "host-CPU-bound",
+            Verdict::QueueDepthBound => "queue-depth-bound",
+            Verdict::RateLimited => "rate-limited",
+            Verdict::Cached => "cached",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// One word for a narrow table column (`link`, `cpu`, `?`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Verdict::LinkBound => "link",
+            Verdict::BusBound => "bus",
+            Verdict::DeviceBound => "device",
+            Verdict::HostCpuBound => "cpu",
+            Verdict::QueueDepthBound => "queue",
+            Verdict::RateLimited => "rate",
+            Verdict::Cached => "cached",
+            Verdict::Inconclusive => "?",
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! `iopath run --confirm`: after the tests have run and been analysed, each test runs again
+//! briefly with the limit its verdict names moved (a deeper queue, more workers, larger
+//! blocks), and the change of rate is stored as the verdict's confirmation.
+//!
+//! Every experiment is a variant of a test that passed the checks: same jobs, same targets,
+//! same read and write mix, so the same write permission. Each variant is checked like a
+//! test before any I/O ([`ExperimentChecks::plan`]: region, alignment, queue-depth limits,
+//! memory and threads), and runs on the run's open target handles, never on a new lookup of a
+//! path. A stop request ends an experiment like a test; the experiments left are not run.
+//! Which experiment fits which verdict, and what its change means, is decided in
+//! [`crate::analysis::confirmation`].
+
+use super::prepare::{
+    EffectiveShape, PendingTarget, check_budget, check_job_against_target, effective_shape,
+};
+use super::test_runner::{PreparedTarget, TestContext, run_test};
+use super::{RunObserver, RunOptions};
+use crate::analysis::confirmation::{ExperimentSetting, confirmation, experiment_for, not_run};
+use crate::analysis::verdict::analyse_test;
+use crate::analysis::{DeclaredPath, analyse_on};
+use crate::discovery::Machine;
+use crate::engine::StopSignal;
+use crate::host::clock::Clock;
+use crate::result::{Experiment, RunLength, RunResult, TestResult};
+use crate::targets::safety::WritePolicy;
+use crate::workload::TestPlan;
+
+use super::budget::HostLimits;
+
+/// Longest measured time of an experiment, ns (a third of the test's when that is shorter).
+pub const EXPERIMENT_NS: u64 = 3_000_000_000;
+
+/// Longest ramp of an experiment, ns (the test's own ramp when that is shorter).
+pub const EXPERIMENT_RAMP_NS: u64 = 1_000_000_000;
+
+/// The experiments a test may need, and ones that failed their checks.
+const EXPERIMENTS: [Experiment; 3] = [
+    Experiment::QueueDepth,
+    Experiment::Workers,
+    Experiment::BlockSize,
+];
+
+/// One experiment of a test, as checked before any I/O.
+#[derive(Debug)]
+pub struct PlannedExperiment {
+    /// The limit it moves.
+    pub experiment: Experiment,
+    /// The variant of the test and its job shapes, or why the checks refused it.
+    pub checked: Result<(TestPlan, Vec<EffectiveShape>), String>,
+}
+
+/// What the checks of an experiment need: the same as the test's.
+pub(super) struct ExperimentChecks<'a> {
+    pub(super) targets: &'a [PendingTarget],
+    pub(super) policy: WritePolicy,
+    pub(super) host: &'a HostLimits,
+    pub(super) io_uring: &'a Result<(), String>,
+}
+
+impl ExperimentChecks<'_> {
+    /// Every experiment of `test`, checked as a test is.
+    pub(super) fn plan(&self, test: &TestPlan) -> Vec<PlannedExperiment> {
+        EXPERIMENTS
+            .iter()
+            .map(|&experiment| PlannedExperiment {
+                experiment,
+                checked: self.check(variant(test, experiment)),
+            })
+            .collect()
+    }
+
+    fn check(&self, test: TestPlan) -> Result<(TestPlan, Vec<EffectiveShape>), String> {
+        for job in &test.jobs {
+            for &index in &job.targets {
+                check_job_against_target(job, &self.targets[index], self.policy)
+                    .map_err(|error| error.to_string())?;
+            }
+        }
+        let mut shapes: Vec<EffectiveShape> = test
+            .jobs
+            .iter()
+            .map(|job| effective_shape(job, self.io_uring))
+            .collect();
+        check_budget(&test, &mut shapes, self.targets, self.host)
+            .map_err(|error| error.to_string())?;
+        Ok((test, shapes))
+    }
+}
+
+/// `test` with `experiment`'s limit moved in every job; its length is set when it runs
+/// ([`timed`]). No start delay, byte limit, steady-state end or cache drop: only the limit
+/// differs from the test.
+pub fn variant(test: &TestPlan, experiment: Experiment) -> TestPlan {
+    let mut variant = test.clone();
+    variant.settings.steady = None;
+    variant.settings.drop_caches_before = false;
+    for job in &mut variant.jobs {
+        let workload = &mut job.workload;
+        match experiment {
+            Experiment::QueueDepth => workload.queue_depth = workload.queue_depth.saturating_mul(2),
+            Experiment::Workers => workload.workers = workload.workers.saturating_mul(2),
+            Experiment::BlockSize => {
+                for line in &mut workload.access.lines {
+                    line.size_bytes = line.size_bytes.saturating_mul(4);
+                    line.alignment_bytes = line.alignment_bytes.saturating_mul(4);
+                }
+            }
+        }
+        workload.start_delay_ns = 0;
+        workload.io_limit = None;
+    }
+    variant
+}
+
+/// The setting an experiment moves, in the first job of `test` and of `variant`.
+fn setting_of(test: &TestPlan, variant: &TestPlan, experiment: Experiment) -> (u64, u64) {
+    let value = |plan: &TestPlan| {
+        plan.jobs.first().map_or(0, |job| match experiment {
+            Experiment::QueueDepth => u64::from(job.workload.queue_depth),
+            Experiment::Workers => u64::from(job.workload.workers),
+            Experiment::BlockSize => job.workload.access.max_size_bytes(),
+        })
+    };
+    (value(test), value(variant))
+}
+
+/// Ramp and measured time of an experiment on a test that ramped `test_ramp_ns` and measured
+/// `measured_ns`: a third of the test, at most [`EXPERIMENT_NS`] and at least a second (or
+/// the whole test when shorter), after a ramp of at most [`EXPERIMENT_RAMP_NS`].
+pub fn timing(test_ramp_ns: u64, measured_ns: u64) -> (u64, u64) {
+    let shortest = measured_ns.min(1_000_000_000);
+    let duration = (measured_ns / 3).clamp(shortest, EXPERIMENT_NS);
+    (test_ramp_ns.min(EXPERIMENT_RAMP_NS), duration.max(1))
+}
+
+/// `variant` running for `duration_ns` after `ramp_ns`, named after its test.
+fn timed(mut variant: TestPlan, setting: &ExperimentSetting, duration_ns: u64) -> TestPlan {
+    variant.name = format!("{} [confirm: {}]", variant.name, setting.describe());
+    for job in &mut variant.jobs {
+        job.workload.ramp_ns = setting.ramp_ns;
+        job.workload.length = RunLength::Time { duration_ns };
+    }
+    variant
+}
+
+/// What the experiments run with: the run's clock, stop signal, options and targets.
+pub(super) struct ConfirmContext<'a> {
+    pub(super) clock: &'a Clock,
+    pub(super) stop: &'a StopSignal,
+    pub(super) options: &'a RunOptions,
+    pub(super) interval_ns: u64,
+    pub(super) targets: &'a [PreparedTarget],
+}
+
+/// Analyses `result` (with `declared`), then runs the experiment of every test whose verdict
+/// has one and stores its confirmation in the test's analysis. `plans[i]` and
+/// `experiments[i]` belong to `result.tests[i]`. Stops at a stop request.
+pub(super) fn confirm_tests(
+    result: &mut RunResult,
+    plans: &[TestPlan],
+    experiments: &[Vec<PlannedExperiment>],
+    context: &ConfirmContext<'_>,
+    observer: &mut dyn RunObserver,
+    declared: &DeclaredPath,
+) {
+    let machine = Machine::this_host();
+    let facts = machine.host_facts();
+    analyse_on(result, declared, &machine, &facts);
+    for index in 0..result.tests.len() {
+        if context.stop.is_raised() {
+            break;
+        }
+        let (Some(plan), Some(planned)) = (plans.get(index), experiments.get(index)) else {
+            break;
+        };
+        let tested = &result.tests[index];
+        let Some(experiment) = experiment_for(tested) else {
+            continue;
+        };
+        let Some(planned) = planned.iter().find(|p| p.experiment == experiment) else {
+            continue;
+        };
+        let (ramp_ns, duration_ns) = timing(plan_ramp(plan), tested.measured_ns);
+        let after = variant(plan, experiment);
+        let (before, after) = setting_of(plan, &after, experiment);
+        let setting = ExperimentSetting {
+            experiment,
+            before,
+            after,
+            ramp_ns,
+        };
+        let found = match &planned.checked {
+            Err(reason) => not_run(tested, setting, reason),
+            Ok((variant, shapes)) => {
+                let variant = timed(variant.clone(), &setting, duration_ns);
+                let run = run_experiment(&variant, shapes, context, observer);
+                observer.experiment_finished();
+                match run {
+                    Ok(run) => {
+                        let verdict =
+                            analyse_test(&run, &result.targets, &result.paths, &facts).verdict;
+                        confirmation(tested, setting, &run, verdict)
+                    }
+                    Err(reason) => not_run(tested, setting, &reason),
+                }
+            }
+        };
+        if let Some(analysis) = result.tests[index].analysis.as_mut() {
+            analysis.confirmation = Some(found);
+        }
+    }
+}
+
+/// The longest ramp of the test's jobs, ns.
+fn plan_ramp(plan: &TestPlan) -> u64 {
+    plan.jobs
+        .iter()
+        .map(|job| job.workload.ramp_ns)
+        .max()
+        .unwrap_or(0)
+}
+
+fn run_experiment(
+    variant: &TestPlan,
+    shapes: &[EffectiveShape],
+    context: &ConfirmContext<'_>,
+    observer: &mut dyn RunObserver,
+) -> Result<TestResult, String> {
+    observer.test_starting(variant, shapes);
+    let mut live = |sample: &super::progress::LiveSample| observer.live(sample);
+    let outcome = run_test(
+        variant,
+        shapes,
+        context.targets,
+        TestContext {
+            clock: context.clock,
+            stop: context.stop,
+            interval_ns: context.interval_ns,
+            net_timeout: context.options.net_timeout(),
+            null_delay: context.options.null_delay,
+            trace: false,
+            stamp_writes: context.options.stamp_writes,
+            observer: &mut live,
+        },
+    );
+    match outcome {
+        Ok(Some(run)) => Ok(run.result),
+        Ok(None) => Err("interrupted".into()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::BlockSizeMix;
+    use crate::workload::suite::base_workload;
+
+    #[test]
+    fn an_experiment_lasts_a_third_of_its_test_within_one_and_three_seconds() {
+        const S: u64 = 1_000_000_000;
+        assert_eq!(timing(2 * S, 60 * S), (S, 3 * S));
+        assert_eq!(timing(0, 6 * S), (0, 2 * S));
+        assert_eq!(timing(S / 2, 2 * S), (S / 2, S));
+        assert_eq!(timing(0, S / 2), (0, S / 2));
+    }
+
+    #[test]
+    fn a_variant_moves_only_its_limit() {
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::single(4096), 70, 100, 4096);
+        workload.queue_depth = 4;
+        workload.workers = 2;
+        workload.start_delay_ns = 5;
+        let test = TestPlan::single("t", workload, vec![0]);
+        let deeper = variant(&test, Experiment::QueueDepth);
+        assert_eq!(setting_of(&test, &deeper, Experiment::QueueDepth), (4, 8));
+        let wider = variant(&test, Experiment::Workers);
+        assert_eq!(setting_of(&test, &wider, Experiment::Workers), (2, 4));
+        let larger = variant(&test, Experiment::BlockSize);
+        assert_eq!(
+            setting_of(&test, &larger, Experiment::BlockSize),
+            (4096, 16384)
+        );
+        for changed in [deeper, wider, larger] {
+            let (a, b) = (&test.jobs[0].workload, &changed.jobs[0].workload);
+            assert_eq!(a.access.read_percent(), b.access.read_percent());
+            assert_eq!(a.writes(), b.writes());
+            assert_eq!(b.start_delay_ns, 0);
+            assert_eq!(changed.jobs[0].targets, test.jobs[0].targets);
+        }
+    }
+}
