@@ -192,7 +192,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]
     pub net_timeout: Option<Duration>,
 
-    /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE.
+    /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE (room
+    /// reserved per worker before the start; I/Os past it are counted in the test's
+    /// `trace_overflow_ios` and warned about).
     #[arg(long, value_name = "FILE", hide = true)]
     pub trace_io: Option<PathBuf>,
     /// Stamp every written block with its offset and a marker (first 16 bytes).

@@ -635,8 +635,9 @@ fn merge_test(
             }
         }
         for failure in mine.iter().filter_map(|o| o.engine_failure.as_ref()) {
-            if !warnings.contains(failure) {
-                warnings.push(failure.clone());
+            let failure = failure.to_string();
+            if !warnings.contains(&failure) {
+                warnings.push(failure);
             }
         }
         let mut workload = job.workload.clone();
@@ -666,6 +667,12 @@ fn merge_test(
         });
     }
     let everyone: Vec<&WorkerOutcome> = outcomes.iter().map(|(_, o)| o).collect();
+    let trace_overflow_ios = everyone.iter().map(|o| o.trace_overflow_ios).sum();
+    if trace_overflow_ios > 0 {
+        warnings.push(format!(
+            "the I/O trace is incomplete: {trace_overflow_ios} issued I/Os did not fit in the room reserved before the start"
+        ));
+    }
     let measured_ns = jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
     let (read, write, total) = directions(&everyone, measured_ns);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
@@ -686,6 +693,7 @@ fn merge_test(
         sweep: Vec::new(),
         steady_state: None,
         analysis: None,
+        trace_overflow_ios,
     }
 }
 

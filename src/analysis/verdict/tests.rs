@@ -160,6 +160,7 @@ fn test_of(
         sweep: Vec::new(),
         steady_state: None,
         analysis: None,
+        trace_overflow_ios: 0,
     }
 }
 
