@@ -18,7 +18,7 @@
 //!  workload · analysis
 //!  targets
 //!  engine
-//!  host · stats · units
+//!  host · stats · units · bounded_read · escape
 //!  result (the RunResult schema: plain data, importing nothing of ours)
 //! ```
 //!
@@ -27,12 +27,15 @@
 //! - [`engine`]: how I/O is issued (sync, io_uring, null, NBD, iSCSI) behind one trait;
 //! - [`host`]: what the machine is — CPU accounting, host facts, the clock, timestamps;
 //! - [`units`]: sizes, times and rates as people type and read them;
+//! - [`bounded_read`]: files the user names, read only when regular and within a size limit;
+//! - [`escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
 //! - [`net`]: raw TCP link tests; [`compare`]: several results side by side;
 //! - [`report`]: one exporter per format.
 
 pub mod analysis;
+pub mod bounded_read;
 pub mod compare;
 pub mod engine;
 pub mod host;

@@ -336,7 +336,7 @@ corpus! {
     sequence_distribution => refused("sequence-distribution.fio", 22, "random_distribution");
     ssd_steadystate => runs_on_target("ssd-steadystate.fio");
     ssd_test => runs_on_target("ssd-test.fio");
-    steadystate => refused("steadystate.fio", 9, "threads");
+    steadystate => refused("steadystate.fio", 20, "steadystate");
     surface_scan => refused("surface-scan.fio", 8, "verify");
     tiobench_example => Case { size: "4m", ..runs("tiobench-example.fio") };
     zipf => runs("zipf.fio");

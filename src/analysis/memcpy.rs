@@ -9,6 +9,7 @@
 //! assert!(bytes_per_second > 10_000_000);
 //! ```
 
+use crate::bounded_read::{FileLimit, read_text};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -112,10 +113,12 @@ pub fn default_cache_file() -> Option<PathBuf> {
 }
 
 /// The cached measurement in `cache_file` when it belongs to `host`; otherwise measures and
-/// tries to cache the result (a cache that cannot be written is not an error).
+/// tries to cache the result (a cache that cannot be written is not an error). The cache is
+/// read only when it is a small regular file, and written to a new file renamed into place, so
+/// a FIFO, a device or a link put there is never opened.
 pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCopyBandwidth {
     if let Some(file) = cache_file
-        && let Ok(text) = std::fs::read_to_string(file)
+        && let Ok(text) = read_text(file, FileLimit::CACHE_FILE)
         && let Ok(cached) = serde_json::from_str::<MemoryCopyBandwidth>(&text)
         && cached.host == *host
         && cached.bytes_per_second > 0
@@ -126,15 +129,33 @@ pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCop
         bytes_per_second: measure(BUFFER_BYTES, MEASURE_TIME),
         host: host.clone(),
     };
-    if let Some(file) = cache_file {
-        if let Some(directory) = file.parent() {
-            let _ = std::fs::create_dir_all(directory);
-        }
-        if let Ok(text) = serde_json::to_string_pretty(&measured) {
-            let _ = std::fs::write(file, text + "\n");
-        }
+    if let Some(file) = cache_file
+        && let Ok(text) = serde_json::to_string_pretty(&measured)
+    {
+        store(file, &(text + "\n"));
     }
     measured
+}
+
+/// Writes `text` to a new file beside `file`, then renames it over `file`.
+fn store(file: &Path, text: &str) {
+    use std::io::Write;
+    let Some(directory) = file.parent() else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(directory);
+    let temporary = directory.join(format!(".memcpy.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut out| out.write_all(text.as_bytes()));
+    if written
+        .and_then(|()| std::fs::rename(&temporary, file))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(&temporary);
+    }
 }
 
 /// This host's memory copy bandwidth, bytes per second: cached, or measured now.
@@ -173,6 +194,31 @@ mod tests {
         let stored: MemoryCopyBandwidth =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(stored, measured);
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_cache_is_never_opened() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("memcpy.json");
+        let name = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let host = HostKey {
+            cpu_model: "test CPU".into(),
+            cpu_count: 2,
+            memory_bytes: 1 << 30,
+        };
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let (path, key) = (file.clone(), host.clone());
+        std::thread::spawn(move || {
+            let _ = sender.send(cached_or_measure(Some(&path), &key));
+        });
+        let measured = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the FIFO blocked reading or writing the cache");
+        assert!(measured.bytes_per_second > 0);
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+        assert_eq!(cached_or_measure(Some(&file), &host), measured);
     }
 
     #[test]

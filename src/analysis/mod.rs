@@ -8,7 +8,8 @@
 //! - [`path`]: discovery of a target's path from sysfs and the routing table;
 //!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
-//!   its evidence; [`trust`]: trust notes and confidence intervals.
+//!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
+//!   data that compresses or repeats means for them.
 //!
 //! The one entry point is [`analyse`]: it reads a finished [`RunResult`] and fills its
 //! `paths` and every test's `analysis`. It never prints and never fails; what it cannot see
@@ -29,6 +30,7 @@ pub mod path;
 pub mod protocols;
 pub mod trust;
 pub mod verdict;
+pub mod written_data;
 
 mod block;
 mod network;

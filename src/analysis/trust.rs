@@ -305,14 +305,21 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
         .as_ref()
         .map_or(0.0, |ci| ci.half_width_percent)
         .max(ABOVE_CAPACITY_MARGIN_PERCENT);
+    let compression = super::written_data::compression_reason(test);
     for hop in inputs.hops {
         if hop.utilisation_percent > 100.0 + margin {
+            let cache = |place: &str| match compression {
+                Some(reason) => format!("a cache or {reason} {place} it"),
+                None => {
+                    format!("a cache {place} it (the data written neither compresses nor repeats)")
+                }
+            };
             let why = if hop.below_page_cache {
-                "buffered I/O was served by the page cache above it"
+                "buffered I/O was served by the page cache above it".to_string()
             } else if hop.declared {
-                "a cache or compression behind it, or the declared figure is too low"
+                format!("{}, or the declared figure is too low", cache("behind"))
             } else {
-                "a cache or compression below it, or a discovered figure is wrong"
+                format!("{}, or a discovered figure is wrong", cache("below"))
             };
             add(
                 TrustKind::AboveCapacity,
@@ -358,6 +365,9 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
                 );
             }
         }
+    }
+    for note in super::written_data::reducible_data_notes(test) {
+        add(TrustKind::ReducibleData, note);
     }
     let (direction, _) = main_direction(test);
     if direction.io_count > 0 {

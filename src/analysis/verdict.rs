@@ -507,20 +507,25 @@ fn cached(context: &Context) -> Option<Decision> {
             decision.hop = Some(hop.hop_key.clone());
             return Some(decision);
         }
+        let compression = super::written_data::compression_reason(context.test);
         if matches!(hop.kind, HopKind::Disk | HopKind::Device) {
+            let or_compression =
+                compression.map_or(String::new(), |reason| format!(" (or {reason})"));
             let mut decision = Decision::new(
                 Verdict::Cached,
-                format!("{evidence}: served by a cache (or compression) in the device or array"),
+                format!("{evidence}: served by a cache{or_compression} in the device or array"),
             );
             decision.hop = Some(hop.hop_key.clone());
             return Some(decision);
         }
         let mut decision = Decision::inconclusive(vec![format!(
             "{evidence}, which no cache above it explains: {}",
-            if hop.declared {
-                "check the declared figure"
-            } else {
-                "a discovered figure is wrong, or the data was compressed on the way"
+            match (hop.declared, compression) {
+                (true, _) => "check the declared figure",
+                (false, Some(_)) =>
+                    "a discovered figure is wrong, or the data was compressed on the way",
+                (false, None) =>
+                    "a discovered figure is wrong (the data written neither compresses nor repeats)",
             }
         )]);
         decision.hop = Some(hop.hop_key.clone());

@@ -5,6 +5,7 @@
 use super::exit;
 use super::messages::for_terminal;
 use clap::Args;
+use iopath::bounded_read::{FileLimit, read_text};
 use iopath::compare::labels::{split_run_argument, unique_labels};
 use iopath::compare::{CompareOptions, CostInputs, LabeledRun, compare};
 use iopath::report::compare_json::write_compare_json;
@@ -12,6 +13,7 @@ use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::json::read_json;
 use iopath::result::RunResult;
+use iopath::text::escape::escape_controls;
 use std::io::Write;
 use std::path::Path;
 
@@ -97,14 +99,17 @@ impl LoadedRuns {
     }
 }
 
-/// Reads every `FILE` or `NAME=FILE` of `arguments`; errors name the file.
+/// Reads every `FILE` or `NAME=FILE` of `arguments` (each a regular file of at most
+/// [`FileLimit::RESULT_FILE`]); errors name the file.
 pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, String> {
     let mut entries = Vec::with_capacity(arguments.len());
     let mut results = Vec::with_capacity(arguments.len());
     for argument in arguments {
         let (label, file) = split_run_argument(argument, |path| Path::new(path).is_file());
-        let text = std::fs::read_to_string(&file).map_err(|error| format!("{file}: {error}"))?;
-        let result = read_json(&text).map_err(|error| format!("{file}: {error}"))?;
+        let shown = escape_controls(&file);
+        let text = read_text(Path::new(&file), FileLimit::RESULT_FILE)
+            .map_err(|error| format!("{shown}: {error}"))?;
+        let result = read_json(&text).map_err(|error| format!("{shown}: {error}"))?;
         entries.push((label, result.label.clone(), file));
         results.push(result);
     }

@@ -2,6 +2,7 @@
 //! turned into TOML, or checked, without any I/O.
 
 use super::exit;
+use super::limit_args::LimitArgs;
 use super::messages::for_terminal;
 use clap::{Args, Subcommand};
 use iopath::result::{RunLength, Workload};
@@ -61,6 +62,9 @@ pub struct ConvertArgs {
     /// Convert even when some options are not supported, and list them as comments.
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Flags of `iopath job check`.
@@ -76,6 +80,9 @@ pub struct CheckArgs {
     /// files iopath did not create are allowed.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs `iopath job …` and returns the exit status.
@@ -86,9 +93,10 @@ pub fn run(args: &JobArgs) -> i32 {
     }
 }
 
-fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
+fn load(file: &Path, ignore_unsupported: bool, limits: &LimitArgs) -> Result<LoadedJob, i32> {
     let request = JobFileRequest {
         ignore_unsupported,
+        limits: limits.limits(),
         ..JobFileRequest::default()
     };
     load_job_file(file, &request).map_err(|error| {
@@ -98,7 +106,7 @@ fn load(file: &Path, ignore_unsupported: bool) -> Result<LoadedJob, i32> {
 }
 
 fn convert(args: &ConvertArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -120,7 +128,7 @@ fn convert(args: &ConvertArgs) -> i32 {
 }
 
 fn check(args: &CheckArgs) -> i32 {
-    let loaded = match load(&args.file, args.ignore_unsupported) {
+    let loaded = match load(&args.file, args.ignore_unsupported, &args.limits) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -136,6 +144,7 @@ fn check(args: &CheckArgs) -> i32 {
             allow_destructive: args.allow_destructive,
             ..WritePolicy::default()
         },
+        limits: args.limits.limits(),
         ..RunOptions::default()
     };
     let prepared = match prepare(loaded.plan, options, false) {

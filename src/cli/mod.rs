@@ -5,6 +5,7 @@ pub mod compare_command;
 pub mod exit;
 pub mod forced_stop;
 pub mod job_command;
+pub mod limit_args;
 pub mod links_command;
 pub mod live;
 pub mod messages;

@@ -1,6 +1,7 @@
 //! Flags of `iopath run`, and their translation into a validated plan (stage two of parsing:
 //! every value is checked here, before any target is touched).
 
+use super::limit_args::LimitArgs;
 use clap::Args;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
@@ -186,6 +187,10 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Safety")]
     pub remove_stale: bool,
 
+    /// How many jobs and worker threads a test may have.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
     /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer
     /// ends the run with an error naming it.
@@ -229,6 +234,9 @@ impl RunArgs {
         let options = &self.workload;
         let mut template = base_workload();
         options.apply_common(&mut template);
+        if let Some(conflict) = template.write_data.conflict() {
+            return Err(conflict.to_string());
+        }
         let is_default_suite = !options.describes_a_workload();
         let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
         let targets: Vec<TargetSpec> = if self.targets.is_empty() {
@@ -306,6 +314,7 @@ impl RunArgs {
             trace: self.trace_io.is_some(),
             stamp_writes: self.stamp_writes,
             interval_ns: self.interval.unwrap_or(0),
+            limits: self.limits.limits(),
             net_timeout: self.net_timeout,
         }
     }
@@ -318,6 +327,7 @@ impl RunArgs {
             overrides: self.workload.clone(),
             targets: self.targets.clone(),
             ignore_unsupported: self.ignore_unsupported,
+            limits: self.limits.limits(),
         };
         let mut loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
         loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod buffer;
+pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
 pub mod io_uring;

@@ -174,9 +174,9 @@ fn row(figures: Figures<'_>, cpu: Option<&CpuResult>) -> Vec<String> {
 /// Iometer's "% CPU Utilization": how busy the host's CPUs were (every process), averaged
 /// over all of them; `None` when /proc/stat gave nothing.
 fn host_cpu_percent(cpu: &CpuResult) -> Option<f64> {
-    let total: u64 = cpu.cores.iter().map(|core| core.total_ns).sum();
-    let busy: u64 = cpu.cores.iter().map(|core| core.busy_ns).sum();
-    (total > 0).then(|| busy as f64 / total as f64 * 100.0)
+    let total: f64 = cpu.cores.iter().map(|core| core.total_ns as f64).sum();
+    let busy: f64 = cpu.cores.iter().map(|core| core.busy_ns as f64).sum();
+    (total > 0.0).then(|| busy / total * 100.0)
 }
 
 /// One CSV line (RFC 4180: a field with a comma, quote or line break is quoted).

@@ -195,7 +195,8 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
             });
             for (direction, figures) in [&job.read, &job.write].into_iter().enumerate() {
                 if figures.io_count > 0 {
-                    entry.1.bytes[direction] += figures.bytes;
+                    entry.1.bytes[direction] =
+                        entry.1.bytes[direction].saturating_add(figures.bytes);
                     entry.1.longest_ns[direction] =
                         entry.1.longest_ns[direction].max(job.measured_ns);
                 }
@@ -274,7 +275,10 @@ fn build_job(
         groupid,
         error,
         eta: 0,
-        elapsed: (job.ramp_ns + job.measured_ns).div_ceil(1_000_000_000),
+        elapsed: job
+            .ramp_ns
+            .saturating_add(job.measured_ns)
+            .div_ceil(1_000_000_000),
         job_options: Ordered::from_pairs(job_options(result, job)),
         read: direction(&job.read, job.measured_ns, totals.bytes_per_second(0), plus),
         write: direction(
@@ -310,7 +314,7 @@ fn build_job(
 /// The job's part of the test's CPU time (CPU is measured per test): its share of the test's
 /// worker threads.
 fn job_cpu_share(test: &TestResult, job: &JobResult) -> f64 {
-    let threads: u32 = test.jobs.iter().map(|j| j.worker_threads).sum();
+    let threads: u64 = test.jobs.iter().map(|j| u64::from(j.worker_threads)).sum();
     if threads == 0 {
         1.0 / test.jobs.len().max(1) as f64
     } else {
@@ -325,7 +329,7 @@ fn errno_of(message: &str) -> Option<i32> {
 }
 
 fn ns_to_ms(ns: u64) -> u64 {
-    (ns + 500_000) / 1_000_000
+    ns.saturating_add(500_000) / 1_000_000
 }
 
 fn rate(amount: u64, ns: u64) -> f64 {
@@ -439,6 +443,9 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     }
     if random > 0 && workload.distribution != crate::result::OffsetDistribution::Uniform {
         options.push(("random_distribution", workload.distribution.to_string()));
+    }
+    if workload.writes() {
+        options.extend(workload.write_data.fio_options());
     }
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
@@ -584,7 +591,7 @@ fn full_intervals(series: &[IntervalPoint]) -> Vec<&IntervalPoint> {
     let longest = series.iter().map(|p| p.duration_ns).max().unwrap_or(0);
     series
         .iter()
-        .filter(|p| p.duration_ns > 0 && p.duration_ns * 2 >= longest)
+        .filter(|p| p.duration_ns > 0 && p.duration_ns.saturating_mul(2) >= longest)
         .collect()
 }
 
@@ -610,7 +617,7 @@ impl SampleStats {
                 samples: 0,
             };
         }
-        let mean = values.iter().sum::<u64>() as f64 / samples as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / samples as f64;
         let stddev = if samples > 1 {
             let squares: f64 = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
             (squares / (samples - 1) as f64).sqrt()
@@ -705,7 +712,8 @@ fn fio_bins(histogram: &SparseHistogram) -> Vec<(u64, u64)> {
     let mut counts: BTreeMap<usize, u64> = BTreeMap::new();
     for [index, count] in &histogram.buckets {
         let (low, _) = bucket_bounds(*index as usize);
-        *counts.entry(fio_bucket_index(low)).or_default() += count;
+        let bin = counts.entry(fio_bucket_index(low)).or_default();
+        *bin = bin.saturating_add(*count);
     }
     counts
         .into_iter()
@@ -717,12 +725,14 @@ fn fio_bins(histogram: &SparseHistogram) -> Vec<(u64, u64)> {
 /// fio's `percentile` map from `bins`: for each percentile p, the value of the first bucket
 /// at which the running count reaches p % of all samples, keyed as fio prints it ("99.900000").
 fn fio_percentiles(bins: &[(u64, u64)]) -> Ordered<u64> {
-    let total: u64 = bins.iter().map(|(_, count)| count).sum();
+    let total = bins
+        .iter()
+        .fold(0u64, |total, (_, count)| total.saturating_add(*count));
     let mut values = Vec::with_capacity(FIO_PERCENTILES.len());
     let mut running = 0u64;
     let mut next = 0;
     for &(value, count) in bins {
-        running += count;
+        running = running.saturating_add(count);
         while next < FIO_PERCENTILES.len()
             && running as f64 >= FIO_PERCENTILES[next] / 100.0 * total as f64
         {

@@ -125,7 +125,11 @@ pub fn write_fio_log(job: &JobResult, kind: FioLogKind, out: &mut dyn Write) -> 
             let Some(value) = value_of(point, kind) else {
                 continue;
             };
-            let end_ms = (point.start_ns + point.duration_ns + 500_000) / 1_000_000;
+            let end_ms = point
+                .start_ns
+                .saturating_add(point.duration_ns)
+                .saturating_add(500_000)
+                / 1_000_000;
             writeln!(out, "{end_ms}, {value}, {direction}, {block_size}, 0")?;
         }
     }

@@ -63,15 +63,27 @@ pub enum ReadError {
     },
 }
 
-/// Reads a RunResult written by [`write_json`], checking its schema version first.
+/// The schema version alone: the rest of the document is skipped without being kept.
+#[derive(serde::Deserialize)]
+struct Header {
+    #[serde(default)]
+    schema_version: serde_json::Value,
+}
+
+/// Reads a RunResult written by [`write_json`], checking its schema version first. The text
+/// is read twice (version, then result) rather than through a generic JSON tree, which would
+/// take many times the size of the text in memory.
 pub fn read_json(text: &str) -> Result<RunResult, ReadError> {
-    let value: serde_json::Value = serde_json::from_str(text)?;
-    let found = value["schema_version"].as_u64().unwrap_or(0);
+    let found = match serde_json::from_str::<Header>(text) {
+        Ok(header) => header.schema_version.as_u64().unwrap_or(0),
+        Err(error) if error.is_data() => 0,
+        Err(error) => return Err(error.into()),
+    };
     if found != u64::from(crate::result::SCHEMA_VERSION) {
         return Err(ReadError::Version {
             found,
             expected: crate::result::SCHEMA_VERSION,
         });
     }
-    Ok(serde_json::from_value(value)?)
+    Ok(serde_json::from_str(text)?)
 }

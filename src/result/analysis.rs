@@ -224,4 +224,6 @@ pub enum TrustKind {
     Errors,
     /// The test was cut short.
     Partial,
+    /// The writes carried data that compresses or repeats.
+    ReducibleData,
 }

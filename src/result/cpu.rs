@@ -40,7 +40,8 @@ impl CpuResult {
         if self.wall_ns == 0 || self.cpu_count == 0 {
             return 0.0;
         }
-        (self.user_ns + self.system_ns) as f64 / (self.wall_ns as f64 * self.cpu_count as f64)
+        (self.user_ns as f64 + self.system_ns as f64)
+            / (self.wall_ns as f64 * self.cpu_count as f64)
             * 100.0
     }
 
@@ -59,5 +60,24 @@ impl CpuResult {
             return 0.0;
         }
         self.busiest_thread_ns as f64 / self.wall_ns as f64 * 100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_shares_of_any_saved_times_are_finite() {
+        let cpu = CpuResult {
+            wall_ns: 1,
+            user_ns: u64::MAX,
+            system_ns: u64::MAX,
+            cpu_count: 1,
+            busiest_thread_ns: u64::MAX,
+            cores: Vec::new(),
+        };
+        assert!(cpu.process_percent_of_host().is_finite());
+        assert!(cpu.busiest_thread_percent().is_finite());
     }
 }

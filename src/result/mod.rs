@@ -38,6 +38,7 @@ pub mod series;
 pub mod target;
 pub mod test;
 pub mod workload;
+pub mod write_data;
 
 pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
@@ -58,3 +59,4 @@ pub use test::{
 pub use workload::{
     AccessLine, AccessSpec, OffsetDistribution, RunLength, SweepAxis, SweepValue, Workload, Zone,
 };
+pub use write_data::{BufferPattern, DedupeMode, WriteData};

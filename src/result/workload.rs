@@ -6,6 +6,7 @@
 //! (`crate::workload`).
 
 use super::engine::EngineKind;
+use super::write_data::WriteData;
 use serde::{Deserialize, Serialize};
 
 /// One fully validated workload.
@@ -59,6 +60,9 @@ pub struct Workload {
     /// Connections per worker to a network target (protocol engines; at least 1).
     #[serde(default = "one")]
     pub connections: u32,
+    /// What writes carry (random, scrambled per write, unless set).
+    #[serde(default, skip_serializing_if = "WriteData::is_default")]
+    pub write_data: WriteData,
 }
 
 fn one() -> u32 {

@@ -15,7 +15,7 @@
 //! [`HostLimits::read`], the one reader of `/proc`.
 //!
 //! ```
-//! use iopath::engine::EngineKind;
+//! use iopath::result::EngineKind;
 //! use iopath::run::budget::{HostLimits, JobDemand, check_test};
 //! let job = JobDemand {
 //!     name: "randread 1g QD64".into(),

@@ -18,6 +18,7 @@ use crate::targets::test_file::{
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::units::format_size;
+use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -92,6 +93,8 @@ pub struct RunOptions {
     pub stamp_writes: bool,
     /// Series interval, ns (1 s when 0).
     pub interval_ns: u64,
+    /// Most jobs and worker threads one test may start (`--max-jobs`, `--max-threads`).
+    pub limits: PlanLimits,
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
@@ -220,6 +223,8 @@ pub fn prepare(
     if plan.targets.is_empty() {
         return Err(RunError::Input("no target given".into()));
     }
+    let io_uring = io_uring_available().map_err(|error| error.to_string());
+    check_limits(&plan, &io_uring, &options.limits)?;
     let targets = plan
         .targets
         .iter()
@@ -257,7 +262,6 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     claim_written_devices(&plan, &targets)?;
-    let io_uring = io_uring_available().map_err(|error| error.to_string());
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
         .iter()
@@ -279,6 +283,29 @@ pub fn prepare(
         warnings,
         options,
     })
+}
+
+/// Refuses a test with more jobs, or more worker threads at once, than `limits` allow, before
+/// any target is looked at.
+fn check_limits(
+    plan: &Plan,
+    io_uring: &Result<(), String>,
+    limits: &PlanLimits,
+) -> Result<(), RunError> {
+    for test in &plan.tests {
+        let refuse = |message: String| RunError::Input(format!("test '{}': {message}", test.name));
+        limits.check_jobs(test.jobs.len()).map_err(refuse)?;
+        let threads: u64 = test
+            .jobs
+            .iter()
+            .map(|job| {
+                let shape = effective_shape(job, io_uring);
+                u64::from(shape.workers_per_target) * job.targets.len() as u64
+            })
+            .sum();
+        limits.check_worker_threads(threads).map_err(refuse)?;
+    }
+    Ok(())
 }
 
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring

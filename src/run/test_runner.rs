@@ -8,7 +8,7 @@ use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
 use super::{EffectiveShape, RunError};
-use crate::engine::buffer::fill_random_bytes;
+use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
@@ -302,10 +302,14 @@ fn open_job(
         let region_size = workload
             .region_size_bytes
             .unwrap_or(target.info.size_bytes - region_start);
+        let fill_plan = workload
+            .write_data
+            .fill_plan(workload.access.min_write_size_bytes(), region_size);
         for worker_index in 0..threads_per_target {
             if context.stop.is_raised() {
                 return Ok(None);
             }
+            let fill_plan = fill_plan.clone();
             let (endpoint, kind) = match &target.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -344,12 +348,14 @@ fn open_job(
                     capabilities,
                 });
             }
+            let mut data = BufferFiller::new(
+                fill_plan,
+                worker_seed(workload.seed ^ 0x5752_4954, job_thread),
+            );
             if workload.writes() {
-                let mut rng =
-                    fastrand::Rng::with_seed(worker_seed(workload.seed ^ 0x5752_4954, job_thread));
                 let engine = engine.as_engine();
                 for slot in 0..shape.queue_depth as usize {
-                    fill_random_bytes(&mut rng, engine.buffer_mut(slot));
+                    data.fill(engine.buffer_mut(slot));
                 }
             }
             let length = match workload.length {
@@ -389,6 +395,7 @@ fn open_job(
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
+                    data,
                     start_delay_ns: workload.start_delay_ns,
                     io_limit: workload.io_limit,
                     fsync_every_writes: workload.fsync_every_writes,

@@ -41,9 +41,10 @@ pub fn bucket_index(value: u64) -> usize {
     (shift as u64 * SUB_BUCKETS + (value >> shift)) as usize
 }
 
-/// Smallest value counted by bucket `index`, and the bucket's width.
+/// Smallest value counted by bucket `index`, and the bucket's width. An index past the last
+/// bucket (only a damaged saved histogram holds one) is read as the last bucket.
 pub fn bucket_bounds(index: usize) -> (u64, u64) {
-    let index = index as u64;
+    let index = index.min(BUCKET_COUNT - 1) as u64;
     if index < 2 * SUB_BUCKETS {
         return (index, 1);
     }
@@ -189,7 +190,7 @@ impl LatencyHistogram {
         let rank = rank.min(self.count);
         let mut seen = 0u64;
         for (index, &bucket_count) in self.counts.iter().enumerate() {
-            seen += bucket_count;
+            seen = seen.saturating_add(bucket_count);
             if seen >= rank {
                 return bucket_value(index).clamp(self.min(), self.max);
             }
@@ -230,7 +231,8 @@ impl LatencyHistogram {
         }
         let mut histogram = LatencyHistogram::new();
         for [index, count] in &sparse.buckets {
-            *histogram.counts.get_mut(*index as usize)? += count;
+            let slot = histogram.counts.get_mut(usize::try_from(*index).ok()?)?;
+            *slot = slot.checked_add(*count)?;
         }
         histogram.count = sparse.count;
         histogram.sum = sparse.sum_ns;
@@ -280,6 +282,30 @@ mod tests {
             value = value / 5 * 7 + 7;
         }
         assert_eq!(bucket_index(u64::MAX), BUCKET_COUNT - 1);
+        assert_eq!(bucket_bounds(usize::MAX), bucket_bounds(BUCKET_COUNT - 1));
+    }
+
+    #[test]
+    fn damaged_saved_histograms_are_refused_or_read_without_overflow() {
+        let mut histogram = LatencyHistogram::new();
+        histogram.record(1000);
+        let mut sparse = histogram.to_sparse();
+        sparse.buckets.push([u64::MAX, 1]);
+        assert!(
+            LatencyHistogram::from_sparse(&sparse).is_none(),
+            "index past the end"
+        );
+        sparse.buckets.pop();
+        sparse.buckets.push(sparse.buckets[0]);
+        sparse.buckets[0][1] = u64::MAX;
+        assert!(
+            LatencyHistogram::from_sparse(&sparse).is_none(),
+            "count overflow"
+        );
+        sparse.buckets.pop();
+        sparse.count = u64::MAX;
+        let read = LatencyHistogram::from_sparse(&sparse).unwrap();
+        assert!(read.percentile(99.9) > 0);
     }
 
     #[test]

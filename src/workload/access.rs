@@ -105,7 +105,9 @@ impl AccessSpec {
 
     /// Sum of the weights.
     pub fn total_weight(&self) -> u64 {
-        self.lines.iter().map(|l| l.weight as u64).sum()
+        self.lines
+            .iter()
+            .fold(0u64, |total, l| total.saturating_add(u64::from(l.weight)))
     }
 
     /// Largest transfer size (the buffer size).
@@ -156,6 +158,15 @@ impl AccessSpec {
     /// Whether any I/O may be a write.
     pub fn writes(&self) -> bool {
         self.active_lines().any(|l| l.read_percent < 100)
+    }
+
+    /// Smallest transfer size of the lines that may write (0 when none writes).
+    pub fn min_write_size_bytes(&self) -> u64 {
+        self.active_lines()
+            .filter(|l| l.read_percent < 100)
+            .map(|l| l.size_bytes)
+            .min()
+            .unwrap_or(0)
     }
 
     /// Whether any I/O may be a read.

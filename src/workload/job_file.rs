@@ -1,7 +1,9 @@
 //! What every job-file reader (fio's format, iopath's TOML) takes and gives.
 
 use super::Plan;
+use super::limits::PlanLimits;
 use super::options::WorkloadOptions;
+use crate::text::escape::escape_controls;
 use std::path::PathBuf;
 
 /// How to read a job file.
@@ -14,6 +16,8 @@ pub struct JobFileRequest {
     pub targets: Vec<PathBuf>,
     /// Run even when options are not supported, and list what was ignored.
     pub ignore_unsupported: bool,
+    /// Most jobs the file may define (`--max-jobs`) and worker threads one test may start.
+    pub limits: PlanLimits,
 }
 
 /// A job file turned into a plan.
@@ -27,9 +31,15 @@ pub struct LoadedJob {
     pub notes: Vec<String>,
 }
 
-/// A job file that cannot be used: the file, the line and what is wrong.
+/// A job file that cannot be used: the file, the line and what is wrong. Shown as
+/// `FILE:LINE: message`, control characters escaped (both may quote what the file holds).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error(
+    "{}{}: {}",
+    escape_controls(&file.display().to_string()),
+    line.map(|l| format!(":{l}")).unwrap_or_default(),
+    escape_controls(message)
+)]
 pub struct JobFileError {
     /// The file (an included file when the problem is there).
     pub file: PathBuf,

@@ -6,9 +6,11 @@
 
 pub mod access;
 pub mod block_size;
+pub mod buffer_pattern;
 pub mod distribution;
 pub mod fio;
 pub mod job_file;
+pub mod limits;
 pub mod option_values;
 pub mod options;
 pub mod planner;
@@ -17,6 +19,7 @@ pub mod steady;
 pub mod suite;
 pub mod sweep;
 pub mod toml_job;
+pub mod write_data;
 
 pub use block_size::BlockSizeMix;
 
@@ -159,7 +162,11 @@ impl Workload {
         } else {
             String::new()
         };
-        format!("{pattern} {sizes} QD{}{workers}", self.queue_depth)
+        let data = match self.write_data.describe() {
+            Some(data) if self.writes() => format!(", {data}"),
+            _ => String::new(),
+        };
+        format!("{pattern} {sizes} QD{}{workers}{data}", self.queue_depth)
     }
 }
 

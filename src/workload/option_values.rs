@@ -112,3 +112,24 @@ pub fn seed(text: &str) -> Result<u64, String> {
         .parse::<u64>()
         .map_err(|_| format!("'{text}' is not a whole number from 0 to 2^64-1"))
 }
+
+/// A yes/no value: true, false, 1, 0, on, off, yes, no.
+pub fn boolean(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        _ => Err(format!(
+            "'{text}' is not true or false (1/0, on/off, yes/no)"
+        )),
+    }
+}
+
+/// A buffer pattern in fio's syntax (`0xdeadface`, `"text"`, `'file'`, numbers, together).
+pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, String> {
+    crate::result::BufferPattern::parse(text)
+}
+
+/// How duplicate buffers are chosen: repeat or working_set.
+pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, String> {
+    crate::result::DedupeMode::parse(text)
+}

@@ -5,6 +5,7 @@
 
 use super::{AccessPattern, BlockSizeMix, option_values as parse};
 use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
+use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
 use clap::Args;
 use serde::de::Error as _;
@@ -56,6 +57,9 @@ deserialize_with!(de_time, parse::time, u64);
 deserialize_with!(de_iops, parse::iops, u64);
 deserialize_with!(de_engine, parse::engine, EngineKind);
 deserialize_with!(de_seed, parse::seed, u64);
+deserialize_with!(de_boolean, parse::boolean, bool);
+deserialize_with!(de_buffer_pattern, parse::buffer_pattern, BufferPattern);
+deserialize_with!(de_dedupe_mode, parse::dedupe_mode, DedupeMode);
 
 fn ser_display<T: std::fmt::Display, S: Serializer>(
     value: &Option<T>,
@@ -69,6 +73,13 @@ fn ser_display<T: std::fmt::Display, S: Serializer>(
 
 fn ser_size<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
     ser_display(&value.map(format_size), serializer)
+}
+
+fn ser_dedupe_mode<S: Serializer>(
+    value: &Option<DedupeMode>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(DedupeMode::name), serializer)
 }
 
 fn ser_time<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -210,8 +221,8 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub size: Option<u64>,
-    /// Measured time of each test (default 5 s).
-    #[arg(long, value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
+    /// Measured time of each test (default 5 s). `--runtime` is accepted too, as fio names it.
+    #[arg(long, visible_alias = "runtime", value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
     #[serde(
         default,
         deserialize_with = "de_positive_time",
@@ -318,6 +329,91 @@ pub struct WorkloadOptions {
     #[arg(long, help_heading = "I/O")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub continue_on_error: bool,
+    /// Written data compresses by this share, percent (fio's buffer_compress_percentage): each
+    /// chunk is random bytes then zeros (or --buffer-pattern); 100 writes zeros. Buffers are
+    /// refilled before every write (CPU time) unless --refill-buffers=false.
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_percent",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub compress_pct: Option<u8>,
+    /// Chunk that --compress-pct shapes (default 512; 0: the smallest write block; never more
+    /// than it).
+    #[arg(long, value_name = "SIZE", value_parser = parse::size, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub compress_chunk: Option<u64>,
+    /// Share of written buffers that repeat an earlier one, percent (fio's dedupe_percentage);
+    /// buffers are refilled before every write.
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_percent",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dedupe_pct: Option<u8>,
+    /// Which buffer a duplicate repeats: repeat (the previous new one; default) or working_set
+    /// (one of the worker's first new buffers, --dedupe-working-set-pct of the region).
+    #[arg(long, value_name = "MODE", value_parser = parse::dedupe_mode, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_dedupe_mode",
+        serialize_with = "ser_dedupe_mode",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dedupe_mode: Option<DedupeMode>,
+    /// Working set of --dedupe-mode working_set, percent of the region (default 5); with
+    /// --dedupe-pct at most 100 in all.
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_percent",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dedupe_working_set_pct: Option<u8>,
+    /// Fill write buffers with this pattern, in fio's buffer_pattern syntax: 0xdeadface,
+    /// "text", 'file', decimal numbers, one after the other (at most 64 KiB).
+    #[arg(long, value_name = "PATTERN", value_parser = parse::buffer_pattern, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_buffer_pattern",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub buffer_pattern: Option<BufferPattern>,
+    /// Write zeros instead of random data (fio's zero_buffers).
+    #[arg(long, help_heading = "Data")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub zero_buffers: bool,
+    /// Fill write buffers again before every write (=false: only before the run). Default: on
+    /// with --compress-pct below 100 or --dedupe-pct, else off.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse::boolean, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_boolean",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refill_buffers: Option<bool>,
+    /// Stamp every 512-byte sector of each write with 24 bytes drawn from its offset and the
+    /// write, so that writing a buffer again does not give a block a deduplicating device stores
+    /// once
+    /// (=false: off). Default: on, unless refilled, zeros, a pattern, --compress-pct or
+    /// --dedupe-pct.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse::boolean, help_heading = "Data")]
+    #[serde(
+        default,
+        deserialize_with = "de_boolean",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scramble_buffers: Option<bool>,
 }
 
 impl WorkloadOptions {
@@ -350,6 +446,7 @@ impl WorkloadOptions {
         if let Some(seed) = self.seed {
             workload.seed = seed;
         }
+        self.apply_data(&mut workload.write_data);
         workload.buffered |= self.buffered;
         workload.register_buffers &= !self.no_register;
         workload.continue_on_error |= self.continue_on_error;
@@ -359,6 +456,70 @@ impl WorkloadOptions {
         if let Some(ramp_ns) = self.ramp {
             workload.ramp_ns = ramp_ns;
         }
+    }
+
+    /// Sets the data options given on `data` (those not given leave it as it is).
+    fn apply_data(&self, data: &mut WriteData) {
+        if let Some(percent) = self.compress_pct {
+            data.compress_percent = Some(percent);
+        }
+        if let Some(chunk) = self.compress_chunk {
+            data.compress_chunk_bytes = Some(chunk);
+        }
+        if let Some(percent) = self.dedupe_pct {
+            data.dedupe_percent = Some(percent);
+        }
+        if let Some(mode) = self.dedupe_mode {
+            data.dedupe_mode = mode;
+        }
+        if let Some(percent) = self.dedupe_working_set_pct {
+            data.dedupe_working_set_percent = Some(percent);
+        }
+        if let Some(pattern) = &self.buffer_pattern {
+            data.pattern = Some(pattern.clone());
+        }
+        data.zero |= self.zero_buffers;
+        if let Some(refill) = self.refill_buffers {
+            data.refill = Some(refill);
+        }
+        if let Some(scramble) = self.scramble_buffers {
+            data.scramble = Some(scramble);
+        }
+    }
+
+    /// Sets the data options that give `data` again through [`WorkloadOptions::apply`] (the
+    /// inverse of applying them, for writing a workload as a job file).
+    pub fn set_data(&mut self, data: &WriteData) {
+        self.compress_pct = data.compress_percent;
+        self.compress_chunk = data.compress_chunk_bytes;
+        self.dedupe_pct = data.dedupe_percent;
+        self.dedupe_mode = (data.dedupe_mode != DedupeMode::default()).then_some(data.dedupe_mode);
+        self.dedupe_working_set_pct = data.dedupe_working_set_percent;
+        self.buffer_pattern = data.pattern.clone();
+        self.zero_buffers = data.zero;
+        self.refill_buffers = data.refill;
+        self.scramble_buffers = data.scramble;
+    }
+
+    /// The data flags given (they only shape what writes carry).
+    pub fn data_flags_given(&self) -> Vec<&'static str> {
+        [
+            (self.compress_pct.is_some(), "--compress-pct"),
+            (self.compress_chunk.is_some(), "--compress-chunk"),
+            (self.dedupe_pct.is_some(), "--dedupe-pct"),
+            (self.dedupe_mode.is_some(), "--dedupe-mode"),
+            (
+                self.dedupe_working_set_pct.is_some(),
+                "--dedupe-working-set-pct",
+            ),
+            (self.buffer_pattern.is_some(), "--buffer-pattern"),
+            (self.zero_buffers, "--zero-buffers"),
+            (self.refill_buffers.is_some(), "--refill-buffers"),
+            (self.scramble_buffers.is_some(), "--scramble-buffers"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
     }
 
     /// The options given that change what the I/O is (pattern, sizes, mix, alignment, length):
@@ -488,6 +649,16 @@ impl WorkloadOptions {
         if let Some(think_time) = self.think_time {
             workload.think_time_ns = think_time;
             workload.think_time_blocks = self.think_blocks.unwrap_or(1);
+        }
+        if let Some(conflict) = workload.write_data.conflict() {
+            return Err(conflict.to_string());
+        }
+        if let Some(flag) = self.data_flags_given().first()
+            && !workload.writes()
+        {
+            return Err(format!(
+                "{flag} shapes the data written, and this workload only reads"
+            ));
         }
         if (self.sync || self.fsync_at_end) && !workload.writes() {
             return Err(format!(

@@ -49,6 +49,7 @@ pub fn base_workload() -> Workload {
         register_buffers: true,
         continue_on_error: false,
         connections: 1,
+        write_data: Default::default(),
     }
 }
 

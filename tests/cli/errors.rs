@@ -183,6 +183,22 @@ fn a_plan_beyond_memory_threads_or_engine_depth_is_refused_before_any_io() {
                 "--workers",
                 "4096",
             ],
+            &["worker threads", "--workers", "--max-threads"],
+        ),
+        // Within --max-threads, beyond what the host can start.
+        (
+            &[
+                "--rw",
+                "randread",
+                "--engine",
+                "sync",
+                "--qd",
+                "256",
+                "--workers",
+                "4096",
+                "--max-threads",
+                "1048576",
+            ],
             &["worker threads", "--workers", "RLIMIT_NPROC"],
         ),
     ];

@@ -5,7 +5,9 @@ mod support;
 
 mod common;
 mod correctness;
+mod data;
 mod errors;
+mod input_files;
 mod interrupt;
 mod output;
 mod output_files;

@@ -350,3 +350,23 @@ fn drop_caches_runs_between_phases() {
         assert!(warnings.contains("needs root"), "{warnings}");
     }
 }
+
+/// fio users write `--runtime`; it is the same as `--duration`.
+#[test]
+fn runtime_is_another_name_for_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--duration", "--runtime"] {
+        let run = run_in(
+            dir.path(),
+            &[
+                "f.dat", "--size", "16m", "--rw", "read", "--engine", "null", flag, "1",
+            ],
+        );
+        run.expect_status(0);
+        let measured_s = run.json()["tests"][0]["measured_ns"].as_f64().unwrap() / 1e9;
+        assert!(
+            (0.9..2.5).contains(&measured_s),
+            "{flag} 1 measured {measured_s} s"
+        );
+    }
+}

@@ -741,3 +741,44 @@ fn shared_hops_add_up_over_targets_and_half_duplex_adds_directions() {
         analysis.evidence
     );
 }
+
+#[test]
+fn compression_explains_a_rate_above_capacity_only_when_the_data_allows_it() {
+    // 300 MB/s of direct 1 MiB writes behind a declared 1GbE link (125 MB/s).
+    let above = |write_data: crate::result::WriteData| {
+        let mut writes = workload(1 << 20, 0, 0, 4);
+        writes.write_data = write_data;
+        let write = direction(300e6, 1 << 20, 10_000_000.0, 0.01);
+        let test = test_of(writes, empty_direction(), write, idle_cpu());
+        let mut path = local_nvme_path();
+        let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+        crate::analysis::declared::apply(&mut path, &declared, None);
+        analyse_test(&test, &[file_target(1 << 30)], &[path], &facts())
+    };
+    let note = |analysis: &TestAnalysis, kind| {
+        analysis
+            .trust_notes
+            .iter()
+            .find(|n| n.kind == kind)
+            .map(|n| n.message.clone())
+    };
+    let random = above(Default::default());
+    let message = note(&random, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("a cache behind it (the data written neither compresses nor repeats)"),
+        "{message}"
+    );
+    assert_eq!(note(&random, TrustKind::ReducibleData), None);
+
+    let compressible = above(crate::result::WriteData {
+        compress_percent: Some(60),
+        ..Default::default()
+    });
+    let message = note(&compressible, TrustKind::AboveCapacity).expect("above capacity");
+    assert!(
+        message.contains("compression or deduplication of the data written"),
+        "{message}"
+    );
+    let reducible = note(&compressible, TrustKind::ReducibleData).expect("reducible data");
+    assert!(reducible.contains("60% compressible"), "{reducible}");
+}

@@ -122,6 +122,7 @@ fn kind_label(kind: TrustKind) -> &'static str {
         TrustKind::NotSteady => "not steady",
         TrustKind::Errors => "errors",
         TrustKind::Partial => "partial",
+        TrustKind::ReducibleData => "reducible data",
     }
 }
 

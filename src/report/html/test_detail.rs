@@ -30,7 +30,7 @@ fn rates(direction: &DirectionResult, value: fn(u64, u64) -> f64) -> Vec<(f64, f
         .map(|point| {
             let seconds = point.duration_ns as f64 / 1e9;
             (
-                (point.start_ns + point.duration_ns) as f64 / 1e9,
+                (point.start_ns as f64 + point.duration_ns as f64) / 1e9,
                 value(point.bytes, point.io_count) / seconds,
             )
         })
@@ -87,11 +87,13 @@ pub fn distribution(direction: &DirectionResult) -> (Vec<(f64, f64)>, u64) {
         let value = bucket_value(*index as usize).max(1) as f64;
         let bin = (value.log2() * BINS_PER_OCTAVE).floor() as i64;
         match bins.iter_mut().find(|(key, _)| *key == bin) {
-            Some(entry) => entry.1 += count,
+            Some(entry) => entry.1 = entry.1.saturating_add(*count),
             None => bins.push((bin, *count)),
         }
     }
-    let total: u64 = bins.iter().map(|(_, count)| count).sum();
+    let total = bins
+        .iter()
+        .fold(0u64, |total, (_, count)| total.saturating_add(*count));
     let (Some(first), Some(last)) = (
         bins.iter().map(|(key, _)| *key).min(),
         bins.iter().map(|(key, _)| *key).max(),

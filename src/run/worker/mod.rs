@@ -3,11 +3,13 @@
 //!
 //! The loop ([`run_worker`]) is a small state machine over [`state::Worker`]: look for the end
 //! (a stop flag, the time, the budget), run a periodic fdatasync when one is due, fill the queue
-//! (one clock read before each batch of submissions), reap at least one completion (one clock
-//! read after each reap) and record every completion that ends inside the measurement window.
-//! Every way of stopping goes through one method, with its reason. Nothing in the loop
-//! allocates or locks: slots, the completion array, the recorders and the I/O trace are sized
-//! before the clock starts; a trace that outgrows its room counts what it could not keep.
+//! (one clock read before each batch of submissions, and one after the buffer of a write was
+//! filled or scrambled, so that this CPU work is not counted as latency), reap at least one
+//! completion (one clock read after each reap) and record every completion that ends inside
+//! the measurement window. Every way of stopping goes through one method, with its reason.
+//! Nothing in the loop allocates or locks: slots, buffers, the completion array, the recorders
+//! and the I/O trace are sized before the clock starts; a trace that outgrows its room counts
+//! what it could not keep.
 
 mod state;
 #[cfg(test)]
@@ -16,6 +18,7 @@ mod trace;
 
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
+use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
 use crate::host::clock::{Clock, Ticks};
 use crate::result::{Direction, IoErrorRecord, StopReason};
@@ -67,6 +70,8 @@ pub struct WorkerPlan {
     pub trace: bool,
     /// Stamp every written block with its offset (see [`stamp_block`]).
     pub stamp_writes: bool,
+    /// Fills or scrambles write buffers before each write.
+    pub data: BufferFiller,
     /// Wait this long after the common start before issuing, ns.
     pub start_delay_ns: u64,
     /// Most I/Os to issue.

@@ -1,5 +1,6 @@
 //! The state of one running worker and the steps of its loop: [`Worker::fill`] issues I/O up to
-//! the queue depth under the pacer, think time and budget rules, [`Worker::reap_and_record`]
+//! the queue depth under the pacer, think time and budget rules (one clock read per batch, and
+//! one more after a write's buffer was filled, so that this CPU work is not its latency), [`Worker::reap_and_record`]
 //! records what completed, and [`Worker::stop`] is the one way a worker stops early.
 
 use super::trace::IoTrace;
@@ -265,12 +266,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut queued = 0usize;
         let mut wait_ns = 0;
         while self.queue.has_room() {
-            // Requests handed to the device one by one get their own submission time.
-            let submitted = if self.plan.submit_batch == 1 && queued > 0 {
-                clock.now()
-            } else {
-                batch_time
-            };
             if self.budget_done() {
                 break;
             }
@@ -284,10 +279,15 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.paced = Some((io, due_ns));
                 break;
             }
-            if let Err(error) = self.issue(io, submitted) {
-                self.engine_failed(error);
-                break;
-            }
+            // Requests handed to the device one by one get their own submission time.
+            let own_time = self.plan.submit_batch == 1 && queued > 0;
+            let submitted = match self.issue(io, batch_time, own_time) {
+                Ok(submitted) => submitted,
+                Err(error) => {
+                    self.engine_failed(error);
+                    break;
+                }
+            };
             queued += 1;
             if self.plan.submit_batch > 0
                 && queued.is_multiple_of(self.plan.submit_batch)
@@ -325,16 +325,34 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// Places `io` in a free slot and submits it.
-    fn issue(&mut self, io: PlannedIo, submitted: Ticks) -> Result<(), EngineError> {
+    /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
+    /// submission time: `batch_time`, or a clock reading of its own when `own_time` or when
+    /// the buffer was just filled (the fill is not the write's latency).
+    fn issue(
+        &mut self,
+        io: PlannedIo,
+        batch_time: Ticks,
+        own_time: bool,
+    ) -> Result<Ticks, EngineError> {
         let slot = self
             .queue
             .free
             .pop()
             .expect("a free slot below the queue depth");
-        if self.plan.stamp_writes && io.direction == Direction::Write {
-            stamp_block(self.engine.buffer_mut(slot as usize), io.offset);
+        let mut filled = false;
+        if io.direction == Direction::Write {
+            let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
+            let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
+            filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
+            if self.plan.stamp_writes {
+                stamp_block(buffer, io.offset);
+            }
         }
+        let submitted = if filled || own_time {
+            self.clock.now()
+        } else {
+            batch_time
+        };
         self.queue.slots[slot as usize] = SlotState {
             offset: io.offset,
             length: io.length,
@@ -361,7 +379,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.queue.in_flight += 1;
         self.totals.issued_bytes += u64::from(io.length);
         self.totals.issued_ios += 1;
-        Ok(())
+        Ok(submitted)
     }
 
     /// Counts a write towards the periodic fdatasync; true when one is now due.

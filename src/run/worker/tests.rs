@@ -3,6 +3,7 @@
 //! the oracle for what must have been recorded.
 
 use super::*;
+use crate::engine::buffer_fill::FillPlan;
 use crate::engine::{Completion, IoRequest};
 use crate::result::Capabilities;
 use crate::workload::BlockSizeMix;
@@ -140,6 +141,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         interval_ns: 1_000_000_000,
         trace: true,
         stamp_writes: false,
+        data: BufferFiller::new(FillPlan::default(), 1),
         start_delay_ns: 0,
         io_limit: None,
         fsync_every_writes: None,

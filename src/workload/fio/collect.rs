@@ -15,7 +15,9 @@ use super::source::Entry;
 use super::suggestions::near_text;
 use super::table::{Input, Support, find};
 use super::values::uses_iec_suffix;
+use crate::text::escape::escape_controls;
 use crate::workload::job_file::JobFileError;
+use crate::workload::limits::PlanLimits;
 use std::path::Path;
 
 /// One job section with its settings.
@@ -54,11 +56,13 @@ const SIZE_OPTIONS: &[&str] = &[
     "rate",
 ];
 
-/// Reads the entries of `path` into jobs.
+/// Reads the entries of `path` into jobs; more jobs than `limits` allow are refused at the
+/// first section past the limit.
 pub fn collect(
     entries: &[Entry],
     path: &Path,
     ignore_unsupported: bool,
+    limits: &PlanLimits,
     notes: &mut Notes,
 ) -> Result<Collected, JobFileError> {
     let file_start = Location {
@@ -84,6 +88,11 @@ pub fn collect(
             .map_or(entries.len(), |offset| index + 1 + offset);
         let options = &entries[index + 1..end];
         let is_global = name == "global";
+        if !is_global {
+            limits
+                .check_jobs(jobs.len() + 1)
+                .map_err(|message| at.error(format!("[{name}]: {message}")))?;
+        }
         let mut settings = if is_global {
             global.clone()
         } else {
@@ -146,18 +155,14 @@ impl SectionReader<'_> {
             None => name.clone(),
         };
         let Some(spec) = find(name) else {
-            return self.unsupported(
-                at,
-                text,
-                format!("unsupported option '{name}' {}", near_text(name)),
-            );
+            return self.unsupported(at, text, || {
+                format!("unsupported option '{name}' {}", near_text(name))
+            });
         };
         match spec.support {
-            Support::Refused(reason) => self.unsupported(
-                at,
-                text,
-                format!("unsupported option '{name}': {reason} {}", near_text(name)),
-            ),
+            Support::Refused(reason) => self.unsupported(at, text, || {
+                format!("unsupported option '{name}': {reason} {}", near_text(name))
+            }),
             Support::Accepted(note) => {
                 self.notes.add(Some(at), format!("{name}: {note}"));
                 Ok(())
@@ -186,27 +191,28 @@ impl SectionReader<'_> {
                     Err(OptionError::BadValue(message)) => {
                         Err(at.error(format!("{shown}: {message}")))
                     }
-                    Err(OptionError::Unsupported(message)) => self.unsupported(
-                        at,
-                        text,
-                        format!("unsupported option '{shown}': {message}"),
-                    ),
+                    Err(OptionError::Unsupported(message)) => self.unsupported(at, text, || {
+                        format!("unsupported option '{shown}': {message}")
+                    }),
                 }
             }
         }
     }
 
+    /// Lists the option when unsupported options are ignored, else refuses it with `message`
+    /// (built only then: suggestions cost a scan of the option table).
     fn unsupported(
         &mut self,
         at: &Location,
         text: &str,
-        message: String,
+        message: impl FnOnce() -> String,
     ) -> Result<(), JobFileError> {
         if self.ignore_unsupported {
-            self.ignored.push(format!("{at}: {text}"));
+            self.ignored
+                .push(escape_controls(&format!("{at}: {text}")).into_owned());
             Ok(())
         } else {
-            Err(at.error(message))
+            Err(at.error(message()))
         }
     }
 }

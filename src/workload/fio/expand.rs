@@ -75,8 +75,12 @@ pub struct Expanded {
     pub unset: Vec<String>,
 }
 
-/// Expands the keywords and `${VAR}`s of `value`.
-pub fn expand(value: &str, environment: &Environment) -> Expanded {
+/// Longest value after expansion, in bytes (the longest line a job file may hold).
+pub const MAX_EXPANDED_BYTES: usize = 64 * 1024;
+
+/// Expands the keywords and `${VAR}`s of `value`; refuses a value that grows past
+/// [`MAX_EXPANDED_BYTES`] (a variable repeated many times).
+pub fn expand(value: &str, environment: &Environment) -> Result<Expanded, String> {
     let keywords = [
         ("$pagesize", environment.page_size),
         ("$mb_memory", environment.memory_mib),
@@ -106,6 +110,12 @@ pub fn expand(value: &str, environment: &Environment) -> Expanded {
                     Some(found) => out.push_str(&found),
                     None => unset.push(name.to_string()),
                 }
+                if out.len() > MAX_EXPANDED_BYTES {
+                    return Err(format!(
+                        "the value is longer than {} KiB once its variables are expanded",
+                        MAX_EXPANDED_BYTES >> 10
+                    ));
+                }
                 rest = &after[end + 1..];
             }
             _ => {
@@ -115,7 +125,7 @@ pub fn expand(value: &str, environment: &Environment) -> Expanded {
         }
     }
     out.push_str(rest);
-    Expanded { text: out, unset }
+    Ok(Expanded { text: out, unset })
 }
 
 #[cfg(test)]
@@ -125,18 +135,31 @@ mod tests {
     #[test]
     fn variables_and_keywords_expand() {
         let environment = Environment::fixed(&[("SIZE", "64m"), ("N", "4")]);
-        let expanded = expand("${SIZE}", &environment);
+        let expanded = expand("${SIZE}", &environment).unwrap();
         assert_eq!(expanded.text, "64m");
-        assert_eq!(expand("a${N}b${N}", &environment).text, "a4b4");
-        let missing = expand("${NOPE}x", &environment);
+        assert_eq!(expand("a${N}b${N}", &environment).unwrap().text, "a4b4");
+        let missing = expand("${NOPE}x", &environment).unwrap();
         assert_eq!(missing.text, "x");
         assert_eq!(missing.unset, ["NOPE"]);
-        assert_eq!(expand("${}", &environment).text, "${}");
-        assert_eq!(expand("${open", &environment).text, "${open");
-        assert_eq!(expand("$ncpus", &environment).text, "4");
-        assert_eq!(expand("8*$mb_memory", &environment).text, "(8*8192)");
-        assert_eq!(expand("($pagesize*2)", &environment).text, "(4096*2)");
-        assert_eq!(expand("$pagesize", &environment).text, "4096");
+        assert_eq!(expand("${}", &environment).unwrap().text, "${}");
+        assert_eq!(expand("${open", &environment).unwrap().text, "${open");
+        assert_eq!(expand("$ncpus", &environment).unwrap().text, "4");
+        assert_eq!(
+            expand("8*$mb_memory", &environment).unwrap().text,
+            "(8*8192)"
+        );
+        assert_eq!(
+            expand("($pagesize*2)", &environment).unwrap().text,
+            "(4096*2)"
+        );
+        assert_eq!(expand("$pagesize", &environment).unwrap().text, "4096");
+    }
+
+    #[test]
+    fn expansion_is_bounded() {
+        let environment = Environment::fixed(&[("BIG", &"x".repeat(1024))]);
+        let error = expand(&"${BIG}".repeat(100), &environment).unwrap_err();
+        assert!(error.contains("64 KiB"), "{error}");
     }
 
     #[test]

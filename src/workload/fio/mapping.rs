@@ -72,6 +72,7 @@ pub fn map_job(
             format!("job '{name}': end_fsync has no effect: the job only reads"),
         );
     }
+    workload.write_data = super::data_checks::job_write_data(job, notes)?;
     workload.think_time_ns = settings.think_time_ns;
     workload.think_time_blocks = settings.think_time_blocks.max(1);
     workload.continue_on_error = settings.continue_on_error;

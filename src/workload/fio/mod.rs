@@ -27,8 +27,11 @@
 
 pub mod arithmetic;
 pub mod collect;
+pub mod data_checks;
+pub mod data_options;
 pub mod expand;
 pub mod files;
+pub mod input;
 pub mod lines;
 pub mod location;
 pub mod mapping;
@@ -42,6 +45,8 @@ pub mod suggestions;
 pub mod table;
 pub mod values;
 
+#[cfg(test)]
+mod data_tests;
 #[cfg(test)]
 mod tests;
 
@@ -63,7 +68,13 @@ pub fn load_with(
 ) -> Result<LoadedJob, JobFileError> {
     let mut notes = Notes::default();
     let entries = source::read_job_file(path, environment, &mut notes)?;
-    let collected = collect::collect(&entries, path, request.ignore_unsupported, &mut notes)?;
+    let collected = collect::collect(
+        &entries,
+        path,
+        request.ignore_unsupported,
+        &request.limits,
+        &mut notes,
+    )?;
     let mut ignored = collected.ignored;
     let plan = plan::build_plan(path, &collected.jobs, request, &mut notes, &mut ignored)?;
     Ok(LoadedJob {

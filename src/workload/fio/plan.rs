@@ -36,6 +36,7 @@ pub fn build_plan(
     let mut phases: Vec<Vec<(&JobDefinition, JobPlan)>> = Vec::new();
     let mut group = 0u32;
     let mut jobs_in_group = 0u32;
+    let mut threads_in_phase = 0u64;
     for job in jobs {
         let settings = &job.settings;
         if (settings.stonewall || settings.new_group) && jobs_in_group > 0 {
@@ -45,15 +46,33 @@ pub fn build_plan(
         // Every phase gets its job right below, so a stonewall always closes a non-empty one.
         if settings.stonewall || phases.is_empty() {
             phases.push(Vec::new());
+            threads_in_phase = 0;
         }
         let MappedJob {
             workload,
             targets: job_targets,
         } = map_job(job, request, notes)?;
+        // One worker thread per worker and target at least (the runner's engine may add more).
+        threads_in_phase += u64::from(workload.workers) * job_targets.len() as u64;
+        request
+            .limits
+            .check_worker_threads(threads_in_phase)
+            .map_err(|message| {
+                job.at.error(format!(
+                    "job '{}': its test would start {message}",
+                    job.section
+                ))
+            })?;
         let indexes = job_targets
             .into_iter()
             .map(|target| targets.add(target))
-            .collect();
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| {
+                job.at.error(format!(
+                    "job '{}': the jobs name more than {MAX_TARGETS} files and devices",
+                    job.section
+                ))
+            })?;
         jobs_in_group += 1;
         phases.last_mut().expect("a phase exists").push((
             job,
@@ -201,6 +220,9 @@ fn steady_criterion(
 }
 
 /// Targets of the plan, each path once (the largest creation size wins).
+/// Most distinct targets (files, devices, volumes) one job file may name.
+pub const MAX_TARGETS: usize = 65_536;
+
 #[derive(Default)]
 struct TargetTable {
     specs: Vec<TargetSpec>,
@@ -208,7 +230,8 @@ struct TargetTable {
 }
 
 impl TargetTable {
-    fn add(&mut self, spec: TargetSpec) -> usize {
+    /// The index of `spec`, added when new; `None` past [`MAX_TARGETS`].
+    fn add(&mut self, spec: TargetSpec) -> Option<usize> {
         let key = target_key(&spec);
         if let Some(&index) = self.index.get(&key) {
             if let (
@@ -222,11 +245,14 @@ impl TargetTable {
             {
                 *known = (*known).max(*new);
             }
-            return index;
+            return Some(index);
+        }
+        if self.specs.len() >= MAX_TARGETS {
+            return None;
         }
         self.specs.push(spec);
         self.index.insert(key, self.specs.len() - 1);
-        self.specs.len() - 1
+        Some(self.specs.len() - 1)
     }
 }
 

@@ -141,6 +141,10 @@ pub struct JobSettings {
     pub buffered: bool,
     /// `sync`: O_DSYNC writes.
     pub sync_writes: bool,
+    /// The buffer options: what writes carry.
+    pub write_data: crate::result::WriteData,
+    /// Where the last buffer option was set.
+    pub write_data_at: Option<Location>,
     /// `fsync` / `fdatasync`: a data sync after every this many writes.
     pub fsync_every_writes: Option<u32>,
     /// `end_fsync`.
@@ -229,6 +233,8 @@ impl JobSettings {
             },
             buffered: true,
             sync_writes: false,
+            write_data: Default::default(),
+            write_data_at: None,
             fsync_every_writes: None,
             end_fsync: None,
             runtime: None,

@@ -6,15 +6,29 @@
 //! fio's rules: a `;` or `#` ends the line wherever it appears (a whole-line comment, or a
 //! trailing one after a value); blank lines are skipped; leading and trailing blanks are
 //! dropped; an included file holds options only, never sections.
+//!
+//! Reading is bounded: every file goes through [`crate::bounded_read`] (regular files of at
+//! most 16 MiB), and over a job file and its includes there are limits on the nesting, on the
+//! files read (an include bomb re-reads the same files), on the bytes and on the entries.
 
 use super::expand::{Environment, expand};
 use super::location::Location;
 use super::notes::Notes;
+use crate::bounded_read::{FileLimit, read_text};
 use crate::workload::job_file::JobFileError;
 use std::path::{Path, PathBuf};
 
 /// Deepest nesting of `include` followed before giving up (a cycle is refused earlier).
-const MAX_INCLUDE_DEPTH: usize = 16;
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Most files read for one job file, itself included; a file included twice counts twice.
+pub const MAX_FILES_READ: usize = 256;
+
+/// Most bytes read for one job file, over it and every file it includes.
+pub const MAX_TOTAL_BYTES: u64 = FileLimit::JOB_FILE.max_bytes;
+
+/// Most sections and options, over the job file and every file it includes.
+pub const MAX_ENTRIES: usize = 1 << 18;
 
 /// Longest line read, in bytes (fio's own limit is 8 KiB).
 const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -54,6 +68,8 @@ pub fn read_job_file(
         notes,
         entries: Vec::new(),
         open_files: Vec::new(),
+        files_read: 0,
+        bytes_read: 0,
     };
     reader.read(path, None)?;
     Ok(reader.entries)
@@ -65,6 +81,10 @@ struct Reader<'a> {
     entries: Vec<Entry>,
     /// Files being read, outermost first (to refuse include cycles).
     open_files: Vec<PathBuf>,
+    /// Files read so far (an include bomb reads the same files over and over).
+    files_read: usize,
+    /// Bytes read so far, over every file.
+    bytes_read: u64,
 }
 
 impl Reader<'_> {
@@ -77,9 +97,6 @@ impl Reader<'_> {
                 message: reason,
             },
         };
-        let bytes = std::fs::read(path).map_err(|error| cannot_read(error.to_string()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| cannot_read("not a text file (invalid UTF-8)".to_string()))?;
         let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if self.open_files.contains(&identity) {
             return Err(cannot_read(
@@ -89,6 +106,21 @@ impl Reader<'_> {
         if self.open_files.len() >= MAX_INCLUDE_DEPTH {
             return Err(cannot_read(format!(
                 "includes nest deeper than {MAX_INCLUDE_DEPTH} files"
+            )));
+        }
+        if self.files_read >= MAX_FILES_READ {
+            return Err(cannot_read(format!(
+                "more than {MAX_FILES_READ} files read for one job file (each include counts every time it is read)"
+            )));
+        }
+        self.files_read += 1;
+        let text =
+            read_text(path, FileLimit::JOB_FILE).map_err(|error| cannot_read(error.to_string()))?;
+        self.bytes_read += text.len() as u64;
+        if self.bytes_read > MAX_TOTAL_BYTES {
+            return Err(cannot_read(format!(
+                "the job file and its includes hold more than {} MiB",
+                MAX_TOTAL_BYTES >> 20
             )));
         }
         self.open_files.push(identity);
@@ -101,6 +133,15 @@ impl Reader<'_> {
                 return Err(at.error(format!("line longer than {MAX_LINE_BYTES} bytes")));
             }
             self.read_line(raw_line, at, included_at.is_some())?;
+            if self.entries.len() > MAX_ENTRIES {
+                let at = Location {
+                    file: path.to_path_buf(),
+                    line: index + 1,
+                };
+                return Err(at.error(format!(
+                    "more than {MAX_ENTRIES} sections and options in the job file and its includes"
+                )));
+            }
         }
         self.open_files.pop();
         Ok(())
@@ -155,16 +196,20 @@ impl Reader<'_> {
                 "'{line}': an option is name=value (a name has no blanks)"
             )));
         }
-        let value = value.map(|value| {
-            let expanded = expand(value, self.environment);
-            for variable in &expanded.unset {
-                self.notes.add(
-                    Some(&at),
-                    format!("${{{variable}}} is not set in the environment: it expands to nothing (as in fio)"),
-                );
+        let value = match value {
+            Some(value) => {
+                let expanded = expand(value, self.environment)
+                    .map_err(|message| at.error(format!("{name}: {message}")))?;
+                for variable in &expanded.unset {
+                    self.notes.add(
+                        Some(&at),
+                        format!("${{{variable}}} is not set in the environment: it expands to nothing (as in fio)"),
+                    );
+                }
+                Some(expanded.text)
             }
-            expanded.text
-        });
+            None => None,
+        };
         self.entries.push(Entry::Option {
             name: name.to_string(),
             value,
@@ -275,6 +320,96 @@ mod tests {
         assert!(error.message.contains("cycle"), "{}", error.message);
         let error = read_text(&[("a.fio", "include b.fio\n"), ("b.fio", "[x]\n")]).unwrap_err();
         assert!(error.message.contains("options only"), "{}", error.message);
+    }
+
+    #[test]
+    fn include_bombs_stop_at_the_file_count() {
+        // Nine files of ten includes each would read 10^8 files.
+        let mut files: Vec<(String, String)> = vec![(
+            "main.fio".into(),
+            format!("[job]\n{}", "include f1.fio\n".repeat(10)),
+        )];
+        for level in 1..9 {
+            let next = format!("include f{}.fio\n", level + 1).repeat(10);
+            files.push((format!("f{level}.fio"), next));
+        }
+        files.push(("f9.fio".into(), "bs=4k\n".into()));
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        let error = read_text(&files).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains(&format!("more than {MAX_FILES_READ} files")),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn includes_nest_at_most_the_depth_limit() {
+        let names: Vec<String> = (0..=MAX_INCLUDE_DEPTH)
+            .map(|n| format!("d{n}.fio"))
+            .collect();
+        let texts: Vec<String> = (0..=MAX_INCLUDE_DEPTH)
+            .map(|n| match n {
+                0 => "[job]\ninclude d1.fio\n".to_string(),
+                n if n == MAX_INCLUDE_DEPTH => "bs=4k\n".to_string(),
+                n => format!("include d{}.fio\n", n + 1),
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = names
+            .iter()
+            .zip(&texts)
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        let error = read_text(&files).unwrap_err();
+        assert!(error.message.contains("nest deeper"), "{}", error.message);
+        let mut shallower = files.clone();
+        shallower[MAX_INCLUDE_DEPTH - 1].1 = "bs=4k\n";
+        assert!(read_text(&shallower).is_ok());
+    }
+
+    #[test]
+    fn includes_of_devices_and_fifos_are_refused_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.fio");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for (included, kind) in [
+            (fifo.display().to_string(), "a FIFO"),
+            ("/dev/zero".to_string(), "a character device"),
+        ] {
+            let main = dir.path().join("main.fio");
+            std::fs::write(&main, format!("[job]\ninclude {included}\n")).unwrap();
+            let mut notes = Notes::default();
+            let error = read_job_file(&main, &Environment::fixed(&[]), &mut notes).unwrap_err();
+            assert_eq!(error.line, Some(2));
+            assert!(
+                error.message.contains(&included) && error.message.contains(kind),
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn the_bytes_of_all_included_files_are_bounded_together() {
+        // Each file is within the per-file limit; together they pass it.
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.fio");
+        let line = format!("description={}\n", "x".repeat(1000));
+        let copies = (MAX_TOTAL_BYTES as usize / 2) / line.len() + 1;
+        std::fs::write(&big, line.repeat(copies)).unwrap();
+        let main = dir.path().join("main.fio");
+        std::fs::write(&main, "[job]\ninclude big.fio\ninclude big.fio\n").unwrap();
+        let mut notes = Notes::default();
+        let error = read_job_file(&main, &Environment::fixed(&[]), &mut notes).unwrap_err();
+        assert!(error.message.contains("16 MiB"), "{}", error.message);
+        assert_eq!(error.line, Some(3), "{}", error.message);
     }
 
     #[test]

@@ -10,11 +10,11 @@
 //!
 //! A name in none of these is refused the same way, with the supported names nearest to it.
 
-use super::location::Location;
-use super::notes::Notes;
+use super::data_options;
+pub use super::input::Input;
 use super::parsers::{self, OptionError};
-use super::settings::{JobSettings, Set};
-use super::values::{boolean, colon_list, integer, per_direction, percent, size, time_ns};
+use super::settings::JobSettings;
+use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -40,43 +40,6 @@ pub struct OptionSpec {
     pub mapping: &'static str,
     /// What iopath does with it.
     pub support: Support,
-}
-
-/// An option line as a handler sees it.
-pub struct Input<'a> {
-    /// The value, `None` for a bare name.
-    pub value: Option<&'a str>,
-    /// Where the line is.
-    pub at: &'a Location,
-    /// Notes for the user (how a value was mapped).
-    pub notes: &'a mut Notes,
-}
-
-impl<'a> Input<'a> {
-    /// The value, which must be present.
-    pub fn text(&self) -> Result<&'a str, OptionError> {
-        match self.value {
-            Some(value) if !value.trim().is_empty() => Ok(value.trim()),
-            _ => Err(OptionError::BadValue("needs a value".into())),
-        }
-    }
-
-    /// A boolean (a bare name is true).
-    pub fn flag(&self) -> Result<bool, OptionError> {
-        Ok(boolean(self.value)?)
-    }
-
-    /// Adds a note about this line.
-    pub fn note(&mut self, text: impl Into<String>) {
-        self.notes.add(Some(self.at), text);
-    }
-
-    fn set<T>(&self, value: T) -> Set<T> {
-        Set {
-            value,
-            at: self.at.clone(),
-        }
-    }
 }
 
 const SECOND_NS: u64 = 1_000_000_000;
@@ -158,10 +121,9 @@ const PERCENTILES: &str = "iopath reports its own fixed set of latency percentil
 const VERIFY: &str = "iopath does not verify data yet";
 const PLACEMENT: &str =
     "iopath does not pin workers to CPUs or NUMA nodes, nor change their priority";
-const BUFFERS: &str = "iopath writes incompressible random data, filled once per buffer; buffer contents are not configurable";
 const LATENCY_SEARCH: &str =
     "iopath does not search for the queue depth that meets a latency target (use --sweep qd=…)";
-const BATCHING: &str = "iopath submits every free slot at once and reaps what has completed; batching is not configurable";
+const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
 const TRIM: &str = "iopath issues no trims (discards) yet";
 
@@ -635,27 +597,64 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     // Buffers and sync.
     OptionSpec {
-        name: "scramble_buffers",
+        name: "zero_buffers",
         aliases: &[],
-        mapping: "accepted with a note",
-        support: Support::Accepted(
-            "iopath fills each buffer once with random data and does not scramble it per write",
-        ),
+        mapping: "writes zeros (`--zero-buffers`), not scrambled unless `scramble_buffers=1` comes later",
+        support: Support::Mapped(data_options::zero_buffers),
     },
     OptionSpec {
-        name: "zero_buffers",
-        aliases: &[
-            "refill_buffers",
-            "buffer_compress_percentage",
-            "buffer_compress_chunk",
-            "buffer_pattern",
-            "dedupe_percentage",
-            "dedupe_mode",
-            "dedupe_working_set_percentage",
-            "dedupe_global",
-        ],
-        mapping: "refused",
-        support: Support::Refused(BUFFERS),
+        name: "refill_buffers",
+        aliases: &[],
+        mapping: "fills every write again before it is issued, which costs CPU time (`--refill-buffers`); on by default with `buffer_compress_percentage` below 100 or `dedupe_percentage`, as in fio; `refill_buffers=0` turns it off",
+        support: Support::Mapped(data_options::refill_buffers),
+    },
+    OptionSpec {
+        name: "scramble_buffers",
+        aliases: &[],
+        mapping: "1 (default): every 512-byte sector of a write gets 24 bytes drawn from its offset and the write, so repeated buffers are not identical blocks; not with refill, compression or dedupe, nor after `zero_buffers` or `buffer_pattern` unless set again, as in fio (`--scramble-buffers`)",
+        support: Support::Mapped(data_options::scramble_buffers),
+    },
+    OptionSpec {
+        name: "buffer_compress_percentage",
+        aliases: &[],
+        mapping: "each chunk of a write is random bytes then zeros (or the pattern), so writes compress by this share (`--compress-pct`); 100 writes zeros; refilled per write unless `refill_buffers=0`",
+        support: Support::Mapped(data_options::compress_percentage),
+    },
+    OptionSpec {
+        name: "buffer_compress_chunk",
+        aliases: &[],
+        mapping: "the chunk `buffer_compress_percentage` shapes (default 512; 0: the block; never longer than the smallest write block) (`--compress-chunk`)",
+        support: Support::Mapped(data_options::compress_chunk),
+    },
+    OptionSpec {
+        name: "buffer_pattern",
+        aliases: &[],
+        mapping: "fills buffers with the pattern: `0x` hex, `\"text\"`, `'file'` (read at load time) and decimal numbers, one after the other, at most 64 KiB; the fixed part of compressible chunks (`--buffer-pattern`); `%o` formats refused",
+        support: Support::Mapped(data_options::pattern),
+    },
+    OptionSpec {
+        name: "dedupe_percentage",
+        aliases: &[],
+        mapping: "share of written buffers that repeat an earlier one (`--dedupe-pct`); refilled per write",
+        support: Support::Mapped(data_options::dedupe_percentage),
+    },
+    OptionSpec {
+        name: "dedupe_mode",
+        aliases: &[],
+        mapping: "`repeat` (the previous new buffer) or `working_set` (one of the worker's first new buffers) (`--dedupe-mode`)",
+        support: Support::Mapped(data_options::dedupe_mode),
+    },
+    OptionSpec {
+        name: "dedupe_working_set_percentage",
+        aliases: &[],
+        mapping: "working set of `dedupe_mode=working_set`, percent of each worker's region (default 5; with `dedupe_percentage` at most 100) (`--dedupe-working-set-pct`)",
+        support: Support::Mapped(data_options::dedupe_working_set),
+    },
+    OptionSpec {
+        name: "dedupe_global",
+        aliases: &[],
+        mapping: "0 only (each worker keeps its own working set)",
+        support: Support::Mapped(data_options::dedupe_global),
     },
     OptionSpec {
         name: "iomem",
@@ -761,8 +760,8 @@ pub static OPTIONS: &[OptionSpec] = &[
             "iodepth_batch_complete_max",
             "iodepth_low",
         ],
-        mapping: "refused",
-        support: Support::Refused(BATCHING),
+        mapping: "accepted with a note",
+        support: Support::Accepted(BATCHING),
     },
     OptionSpec {
         name: "io_submit_mode",
@@ -812,6 +811,20 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &[],
         mapping: "accepted; iopath always runs threads",
         support: Support::Accepted("iopath always runs its workers as threads"),
+    },
+    OptionSpec {
+        name: "threads",
+        aliases: &[],
+        mapping: "0/1 accepted as `thread`; a count (fio's tiobench profile) refused: use numjobs",
+        support: Support::Mapped(|_, input| match input.value.map(str::trim) {
+            None | Some("" | "0" | "1") => {
+                input.note("threads: iopath always runs its workers as threads");
+                Ok(())
+            }
+            Some(other) => Err(OptionError::Unsupported(format!(
+                "threads={other} is a thread count of fio's tiobench profile; give numjobs={other} for that many workers"
+            ))),
+        }),
     },
     // Time.
     OptionSpec {
@@ -1122,7 +1135,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &[
             "verify_interval",
             "verify_offset",
-            "verify_fatal",
             "verify_dump",
             "verify_async",
             "verify_async_cpus",
@@ -1135,6 +1147,14 @@ pub static OPTIONS: &[OptionSpec] = &[
         ],
         mapping: "refused",
         support: Support::Refused(VERIFY),
+    },
+    OptionSpec {
+        name: "verify_fatal",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath does not verify data (verify must be 0 or none), so there is no verification failure to stop at",
+        ),
     },
     OptionSpec {
         name: "trim_percentage",
@@ -1246,6 +1266,14 @@ pub static OPTIONS: &[OptionSpec] = &[
         support: Support::Accepted(LOGS),
     },
     OptionSpec {
+        name: "disk_util",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath prints no disk utilisation block; its analysis reports how busy each hop of the storage path was",
+        ),
+    },
+    OptionSpec {
         name: "percentile_list",
         aliases: &[
             "clat_percentiles",
@@ -1352,7 +1380,7 @@ mod tests {
         assert_eq!(names.len(), count, "a name is declared twice");
         assert!(find("readwrite").is_some_and(|spec| spec.name == "rw"));
         assert!(find("verify_pattern").is_some());
-        assert!(find("threads").is_none());
+        assert!(find("threads").is_some_and(|spec| spec.name == "threads"));
     }
 
     #[test]

@@ -405,6 +405,7 @@ fn overrides_and_command_line_targets_apply_to_every_job() {
         },
         targets: vec![PathBuf::from("t.dat")],
         ignore_unsupported: false,
+        ..JobFileRequest::default()
     };
     let loaded = dir
         .load(
@@ -436,11 +437,11 @@ fn overrides_and_command_line_targets_apply_to_every_job() {
 
 #[test]
 fn unsupported_options_name_the_line_and_nearby_options() {
-    let error = load("[a]\nsize=1m\nthreads=1\n").unwrap_err();
+    let error = load("[a]\nsize=1m\nnumjob=2\n").unwrap_err();
     assert_eq!(error.line, Some(3));
     assert!(error.file.ends_with("job.fio"));
     assert!(
-        error.message.contains("unsupported option 'threads'") && error.message.contains("thread"),
+        error.message.contains("unsupported option 'numjob'") && error.message.contains("numjobs"),
         "{}",
         error.message
     );
@@ -640,6 +641,37 @@ fn the_corpus_loads_or_is_refused_at_a_line() {
             Err(error) => assert!(error.line.is_some(), "{}: {error}", path.display()),
         }
     }
+}
+
+#[test]
+fn what_the_file_holds_is_shown_with_control_characters_escaped() {
+    let request = JobFileRequest {
+        ignore_unsupported: true,
+        ..JobFileRequest::default()
+    };
+    let loaded = JobDir::new()
+        .load(
+            "[a]\nsize=1g\nfilename=f\nevil\u{1b}[2J=1\nsize=${NO\rPE}1g\n",
+            &request,
+        )
+        .unwrap();
+    let shown: Vec<&String> = loaded.ignored.iter().chain(&loaded.notes).collect();
+    assert!(
+        shown.iter().any(|line| line.contains("evil\\u{1b}[2J")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.iter().any(|line| line.contains("NO\\rPE")),
+        "{shown:?}"
+    );
+    for line in shown {
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+    }
+    let error = load("[a]\nrw=\u{1b}[1mbold\u{7}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(!error.chars().any(char::is_control), "{error:?}");
+    assert!(error.contains("\\u{1b}[1mbold\\u{7}"), "{error}");
 }
 
 #[test]

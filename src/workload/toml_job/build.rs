@@ -11,21 +11,24 @@ use super::keys::{self, Extra};
 use super::reader::{FileDraft, TableDraft, TargetEntry, TargetKey};
 use crate::result::Workload;
 use crate::targets::TargetSpec;
+use crate::workload::job_file::JobFileRequest;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::DeTable;
 
 /// Builds the plan of a file read into `draft`. `overrides` (command-line flags) apply on top
-/// of every job; `command_line_targets`, when not empty, replace every job's targets. What the
-/// user should know about settings that were left out goes to `notes` (each once).
+/// of every job; `request.targets`, when not empty, replace every job's targets; a test that
+/// would start more worker threads than `request.limits` allow is refused. What the user
+/// should know about settings that were left out goes to `notes` (each once).
 pub(super) fn build_plan(
     draft: &FileDraft<'_>,
     overrides: &[Setting<'_>],
-    command_line_targets: &[PathBuf],
+    request: &JobFileRequest,
     notes: &mut Vec<Problem>,
 ) -> Result<Plan, Problem> {
-    let command_line_targets: Vec<TargetEntry> = command_line_targets
+    let command_line_targets: Vec<TargetEntry> = request
+        .targets
         .iter()
         .map(|path| TargetEntry {
             key: TargetKey::Path(path.clone()),
@@ -46,6 +49,7 @@ pub(super) fn build_plan(
             &test.jobs[..]
         };
         let mut jobs = Vec::new();
+        let mut threads_in_test = 0u64;
         for (job_index, job) in job_drafts.iter().enumerate() {
             let settings = merge(&[&draft.defaults, &test.settings, &job.settings, overrides]);
             let workload = build_workload(&settings, job.line, notes)?;
@@ -59,6 +63,14 @@ pub(super) fn build_plan(
             } else {
                 command_line_targets.clone()
             };
+            // One worker thread per worker and target at least (the runner may add more).
+            threads_in_test += u64::from(workload.workers) * entries.len() as u64;
+            request
+                .limits
+                .check_worker_threads(threads_in_test)
+                .map_err(|message| {
+                    Problem::at(Some(job.line), format!("this test would start {message}"))
+                })?;
             let name = match (&job.name, test.jobs.is_empty()) {
                 (Some(name), _) => name.clone(),
                 (None, true) => test.name.clone().unwrap_or_else(|| workload.summary()),

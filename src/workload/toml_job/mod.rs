@@ -44,14 +44,16 @@ pub use writer::{to_toml, toml_comment};
 
 use super::Plan;
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use crate::bounded_read::{FileLimit, read_text};
 use document::{LineIndex, Origin, Problem, Setting, entries_in_order};
 use std::path::Path;
 use toml::de::DeTable;
 
 /// Reads the TOML job file at `path` into a plan. `request.overrides` apply on top of every
-/// job; `request.targets`, when given, replace every job's targets.
+/// job; `request.targets`, when given, replace every job's targets. Only a regular file of at
+/// most [`FileLimit::TOML_JOB_FILE`] is read.
 pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
-    let text = std::fs::read_to_string(path).map_err(|error| JobFileError {
+    let text = read_text(path, FileLimit::TOML_JOB_FILE).map_err(|error| JobFileError {
         file: path.to_path_buf(),
         line: None,
         message: format!("cannot read the job file: {error}"),
@@ -86,6 +88,14 @@ fn read_plan(
         )
     })?;
     let draft = reader::read_document(&document, &lines)?;
+    let mut jobs = 0;
+    for test in &draft.tests {
+        jobs += test.jobs.len().max(1);
+        request
+            .limits
+            .check_jobs(jobs)
+            .map_err(|message| Problem::at(Some(test.line), message))?;
+    }
     let overrides_text = toml::to_string(&request.overrides)
         .map_err(|error| Problem::at(None, format!("command-line options: {error}")))?;
     let overrides_table = DeTable::parse(&overrides_text)
@@ -98,7 +108,7 @@ fn read_plan(
             origin: Origin::CommandLine,
         })
         .collect();
-    build::build_plan(&draft, &overrides, &request.targets, notes)
+    build::build_plan(&draft, &overrides, request, notes)
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@ use super::super::options::WorkloadOptions;
 use super::super::suite::{DEFAULT_SEED, base_workload, default_suite};
 use super::super::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use super::*;
+use crate::result::BufferPattern;
 use crate::result::{
     AccessLine, AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload, Zone,
 };
+use crate::result::{DedupeMode, WriteData};
 use crate::targets::TargetSpec;
 use std::path::PathBuf;
 
@@ -206,6 +208,7 @@ fn command_line_flags_apply_on_top_and_its_targets_replace_the_files() {
         },
         targets: vec![PathBuf::from("x.dat"), PathBuf::from("y.dat")],
         ignore_unsupported: false,
+        ..JobFileRequest::default()
     };
     let plan = read_with(text, &request);
     assert_eq!(
@@ -375,6 +378,17 @@ fn rich_plan() -> Plan {
         sync_writes: true,
         fsync_at_end: true,
         seed: u64::MAX,
+        write_data: WriteData {
+            compress_percent: Some(60),
+            compress_chunk_bytes: Some(0),
+            dedupe_percent: Some(20),
+            dedupe_mode: DedupeMode::WorkingSet,
+            dedupe_working_set_percent: Some(10),
+            pattern: Some(BufferPattern::parse("0x00ff\"ab\"").unwrap()),
+            zero: true,
+            refill: Some(false),
+            scramble: Some(true),
+        },
         ..rich_workload()
     };
     let pauses = Workload {

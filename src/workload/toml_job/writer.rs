@@ -299,6 +299,15 @@ fn workload_text(workload: &Workload) -> JobText {
     if workload.engine != base.engine {
         options.engine = Some(workload.engine);
     }
+    if let Some(data) = workload.write_data.describe() {
+        if workload.writes() {
+            options.set_data(&workload.write_data);
+        } else {
+            comments.push(format!(
+                "not written: data settings ({data}): this job never writes"
+            ));
+        }
+    }
     if workload.start_delay_ns != 0 {
         extras.push((
             keys::START_DELAY,

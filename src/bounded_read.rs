@@ -1,0 +1,243 @@
+//! Reading a file the user names (a job file, an included file, a saved result) with bounds:
+//! only a regular file is read, and never more than a stated number of bytes.
+//!
+//! A FIFO, a device, a socket or a directory is refused before it is read: the path is looked
+//! at first (so that a device is never even opened: opening some has side effects), then it is
+//! opened with `O_NONBLOCK` (a FIFO never blocks the open) and the open descriptor is checked
+//! again with `fstat`, so that a path swapped between the two looks is caught too. A file that
+//! is, or grows, larger than the limit is refused; at most one byte past the limit is read.
+//!
+//! ```
+//! use iopath::bounded_read::{FileLimit, read_text};
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("job.fio");
+//! std::fs::write(&path, "[job]\nrw=read\n").unwrap();
+//! assert_eq!(read_text(&path, FileLimit::JOB_FILE).unwrap(), "[job]\nrw=read\n");
+//! let error = read_text("/dev/zero".as_ref(), FileLimit::JOB_FILE).unwrap_err();
+//! assert!(error.to_string().contains("not a regular file"));
+//! ```
+
+use std::fmt;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// What kind of file is read, and the most bytes it may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileLimit {
+    /// What the file is, for messages ("job file").
+    pub what: &'static str,
+    /// Most bytes read.
+    pub max_bytes: u64,
+}
+
+impl FileLimit {
+    /// A job file in fio's format, or a file it includes: 16 MiB.
+    pub const JOB_FILE: FileLimit = FileLimit {
+        what: "job file",
+        max_bytes: 16 << 20,
+    };
+    /// A job file in iopath's TOML: 1 MiB (thousands of jobs; the parsed document takes more
+    /// than a hundred times the size of its text).
+    pub const TOML_JOB_FILE: FileLimit = FileLimit {
+        what: "TOML job file",
+        max_bytes: 1 << 20,
+    };
+    /// A cache iopath keeps for itself (the memory-copy measurement): 64 KiB.
+    pub const CACHE_FILE: FileLimit = FileLimit {
+        what: "cache file",
+        max_bytes: 64 << 10,
+    };
+    /// A saved RunResult (`iopath run --json`), read by `compare` and `report`: 256 MiB
+    /// (days of per-second series; read into memory it takes up to about four times that).
+    pub const RESULT_FILE: FileLimit = FileLimit {
+        what: "result file",
+        max_bytes: 256 << 20,
+    };
+}
+
+/// Why a file was not read. The message does not name the file: the caller does.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not a regular file (a FIFO, a device, a socket, a directory).
+    #[error("not a regular file ({kind}): a {what} must be a regular file")]
+    NotRegular {
+        /// What the path is.
+        kind: &'static str,
+        /// What was expected.
+        what: &'static str,
+    },
+    /// Larger than the limit.
+    #[error("larger than {}, the limit for a {}", format_limit(limit.max_bytes), limit.what)]
+    TooLarge {
+        /// The limit that was passed.
+        limit: FileLimit,
+    },
+    /// Not UTF-8 text.
+    #[error("not a text file (invalid UTF-8)")]
+    NotText,
+    /// The system refused (missing, no permission …).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads the whole of the regular file at `path`, at most `limit.max_bytes` bytes.
+pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+    check_regular(&std::fs::metadata(path)?, limit)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    check_regular(&metadata, limit)?;
+    if metadata.len() > limit.max_bytes {
+        return Err(ReadError::TooLarge { limit });
+    }
+    read_at_most(file, metadata.len(), limit)
+}
+
+/// Reads the regular file at `path` as UTF-8 text, at most `limit.max_bytes` bytes.
+pub fn read_text(path: &Path, limit: FileLimit) -> Result<String, ReadError> {
+    String::from_utf8(read_bytes(path, limit)?).map_err(|_| ReadError::NotText)
+}
+
+/// Reads `file` to its end, refusing it once it passes the limit (a file may grow while read,
+/// and some regular files, such as those of /proc, say they are empty).
+fn read_at_most(file: File, expected: u64, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+    let capacity = usize::try_from(expected.min(limit.max_bytes)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(capacity.saturating_add(1));
+    file.take(limit.max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit.max_bytes {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+fn check_regular(metadata: &Metadata, limit: FileLimit) -> Result<(), ReadError> {
+    let file_type = metadata.file_type();
+    if file_type.is_file() {
+        return Ok(());
+    }
+    let kind = if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(ReadError::NotRegular {
+        kind,
+        what: limit.what,
+    })
+}
+
+fn format_limit(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+impl fmt::Display for FileLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} for a {}", format_limit(self.max_bytes), self.what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: FileLimit = FileLimit {
+        what: "test file",
+        max_bytes: 8,
+    };
+
+    #[test]
+    fn a_regular_file_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345678").unwrap();
+        assert_eq!(read_bytes(&path, SMALL).unwrap(), b"12345678");
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(read_bytes(&path, SMALL).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"123456789").unwrap();
+        let error = read_bytes(&path, SMALL).unwrap_err();
+        assert!(matches!(error, ReadError::TooLarge { .. }), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "larger than 8 bytes, the limit for a test file"
+        );
+    }
+
+    #[test]
+    fn a_regular_file_that_says_it_is_empty_is_still_bounded() {
+        // /proc files report size 0 and hold more.
+        let error = read_bytes("/proc/self/maps".as_ref(), SMALL).unwrap_err();
+        assert!(matches!(error, ReadError::TooLarge { .. }), "{error}");
+    }
+
+    #[test]
+    fn devices_directories_and_fifos_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for (path, kind) in [
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/zero"), "a character device"),
+            (dir.path(), "a directory"),
+        ] {
+            let error = read_bytes(path, FileLimit::JOB_FILE).unwrap_err();
+            assert!(
+                matches!(error, ReadError::NotRegular { kind: found, .. } if found == kind),
+                "{}: {error}",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn system_errors_and_bad_text_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        assert!(matches!(
+            read_bytes(&missing, SMALL),
+            Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound
+        ));
+        let binary = dir.path().join("binary");
+        std::fs::write(&binary, [0xff, 0xfe]).unwrap();
+        assert!(matches!(read_text(&binary, SMALL), Err(ReadError::NotText)));
+    }
+
+    #[test]
+    fn limits_name_themselves() {
+        assert_eq!(FileLimit::JOB_FILE.to_string(), "16 MiB for a job file");
+        assert_eq!(
+            FileLimit::TOML_JOB_FILE.to_string(),
+            "1 MiB for a TOML job file"
+        );
+        assert_eq!(
+            FileLimit::RESULT_FILE.to_string(),
+            "256 MiB for a result file"
+        );
+    }
+}
