@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod caches;
+mod coordinator;
 pub mod engines;
 pub mod interrupt;
 pub mod pacer;
