@@ -374,7 +374,7 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo) {
     let target = match NetworkTarget::parse(&info.path) {
         Ok(target) => target,
         Err(error) => {
-            walker.note(error);
+            walker.note(error.to_string());
             return;
         }
     };
@@ -453,9 +453,9 @@ pub fn head_is_zero(path: &Path) -> Option<bool> {
 /// `nbd://` or `iscsi://` URL is described without connecting (size and block sizes unknown).
 pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
     if NetworkTarget::is_url(target) || target.contains("://") {
-        let parsed = NetworkTarget::parse(target).map_err(|reason| TargetError::Unusable {
+        let parsed = NetworkTarget::parse(target).map_err(|error| TargetError::Unusable {
             path: PathBuf::from(target),
-            reason,
+            reason: error.to_string(),
         })?;
         return Ok(TargetInfo {
             path: parsed.to_string(),

@@ -1,13 +1,11 @@
 //! `iopath path TARGET [--link …] [--path …]`: the storage path of a target as discovered on
 //! this host, with the hops declared beyond it, and what each hop can carry.
 
-use super::exit;
+use super::exit::{self, Failed};
 use super::links_command::print_lines;
-use super::messages::for_terminal;
 use clap::Args;
 use iopath::analysis::{DeclaredPath, HostFacts, describe_path, path::inspect_for_path};
 use iopath::report::path::path_lines;
-use iopath::targets::TargetError;
 
 /// Flags of `iopath path`.
 #[derive(Debug, Args)]
@@ -46,20 +44,11 @@ pub struct PathArgs {
 pub fn run(args: &PathArgs) -> i32 {
     let declared = match DeclaredPath::from_flags(&args.link, &args.hops) {
         Ok(declared) => declared,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let info = match inspect_for_path(&args.target) {
         Ok(info) => info,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return match error {
-                TargetError::Io { .. } => exit::RUN_FAILED,
-                _ => exit::BAD_INPUT,
-            };
-        }
+        Err(error) => return exit::fail(&error),
     };
     let path = describe_path(&info, &declared, &HostFacts::gather());
     if args.json {
@@ -68,10 +57,7 @@ pub fn run(args: &PathArgs) -> i32 {
                 print_lines(&[text]);
                 exit::SUCCESS
             }
-            Err(error) => {
-                eprintln!("error: {}", for_terminal(&error));
-                exit::RUN_FAILED
-            }
+            Err(error) => exit::fail(&Failed(error.to_string())),
         };
     }
     let mut out = vec![format!("Storage path of {}:", path.target)];

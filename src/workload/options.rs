@@ -3,7 +3,7 @@
 //! and both go through the same parsers ([`super::option_values`]) and the same
 //! [`WorkloadOptions::apply`].
 
-use super::{AccessPattern, BlockSizeMix, option_values as parse};
+use super::{AccessPattern, BlockSizeMix, WorkloadError, option_values as parse};
 use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
 use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
@@ -596,7 +596,7 @@ impl WorkloadOptions {
     }
 
     /// Builds the workload these options describe on top of `base`. Errors name the option.
-    pub fn apply(&self, base: &Workload) -> Result<Workload, String> {
+    pub fn apply(&self, base: &Workload) -> Result<Workload, WorkloadError> {
         let mut workload = base.clone();
         self.apply_common(&mut workload);
         if let Some(spec) = &self.spec {
@@ -629,17 +629,16 @@ impl WorkloadOptions {
         self.apply_tuning(&mut workload);
         if let Some(bytes) = self.bytes {
             if self.ramp.is_some_and(|ramp| ramp > 0) {
-                return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
+                return Err(WorkloadError::RampWithBytes);
             }
             workload.ramp_ns = 0;
             if let Some(size) = workload.access.single_size()
                 && !bytes.is_multiple_of(size)
             {
-                return Err(format!(
-                    "--bytes {} is not a whole number of {}-byte blocks",
-                    format_size(bytes),
-                    size
-                ));
+                return Err(WorkloadError::BytesNotWholeBlocks {
+                    bytes,
+                    block_bytes: size,
+                });
             }
             workload.length = RunLength::Bytes {
                 bytes,
@@ -651,20 +650,17 @@ impl WorkloadOptions {
             workload.think_time_blocks = self.think_blocks.unwrap_or(1);
         }
         if let Some(conflict) = workload.write_data.conflict() {
-            return Err(conflict.to_string());
+            return Err(conflict.into());
         }
         if let Some(flag) = self.data_flags_given().first()
             && !workload.writes()
         {
-            return Err(format!(
-                "{flag} shapes the data written, and this workload only reads"
-            ));
+            return Err(WorkloadError::DataFlagOnReads { flag });
         }
         if (self.sync || self.fsync_at_end) && !workload.writes() {
-            return Err(format!(
-                "--{} only affects writes, and this workload only reads",
-                if self.sync { "sync" } else { "fsync-at-end" }
-            ));
+            return Err(WorkloadError::WriteFlagOnReads {
+                flag: if self.sync { "sync" } else { "fsync-at-end" },
+            });
         }
         Ok(workload)
     }
