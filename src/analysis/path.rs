@@ -552,7 +552,7 @@ mod tests {
 
     #[test]
     fn a_loop_device_over_a_file_on_ext4() {
-        let Some(loop_device) = LoopDevice::attach(16) else {
+        let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
             return;
         };
         let info = crate::targets::inspect(loop_device.path()).unwrap();
@@ -604,7 +604,7 @@ mod tests {
 
     #[test]
     fn a_device_mapper_stack_over_a_loop_device() {
-        let Some(loop_device) = LoopDevice::attach(16) else {
+        let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
             return;
         };
         let Some(mapped) = loop_device.map_linear() else {
