@@ -9,8 +9,8 @@
 use super::block::{capacity_of, read_attribute};
 use super::links;
 use super::path::{Share, Walker};
+use crate::host::sys::interface_with_address;
 use crate::result::HopKind;
-use std::ffi::CStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::Path;
 
@@ -230,52 +230,6 @@ fn local_address_towards(destination: SocketAddr) -> Option<IpAddr> {
     let socket = UdpSocket::bind(bind).ok()?;
     socket.connect(destination).ok()?;
     Some(socket.local_addr().ok()?.ip())
-}
-
-/// The interface holding `address`.
-fn interface_with_address(address: IpAddr) -> Option<String> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs stores the head of a list it allocates into `list`; the list is freed
-    // with freeifaddrs below and not used after.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cursor = list;
-    while !cursor.is_null() && found.is_none() {
-        // SAFETY: `cursor` is a non-null node of the list getifaddrs returned, valid until
-        // freeifaddrs.
-        let entry = unsafe { &*cursor };
-        if !entry.ifa_addr.is_null() && !entry.ifa_name.is_null() {
-            // SAFETY: ifa_addr points to a sockaddr whose family tells its real type; the
-            // casts below read only the type the family names.
-            let family = i32::from(unsafe { (*entry.ifa_addr).sa_family });
-            let entry_address = match family {
-                libc::AF_INET => {
-                    // SAFETY: AF_INET addresses are sockaddr_in.
-                    let ipv4 = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in) };
-                    Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                        ipv4.sin_addr.s_addr,
-                    ))))
-                }
-                libc::AF_INET6 => {
-                    // SAFETY: AF_INET6 addresses are sockaddr_in6.
-                    let ipv6 = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in6) };
-                    Some(IpAddr::V6(Ipv6Addr::from(ipv6.sin6_addr.s6_addr)))
-                }
-                _ => None,
-            };
-            if entry_address == Some(address) {
-                // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-                let name = unsafe { CStr::from_ptr(entry.ifa_name) };
-                found = Some(name.to_string_lossy().into_owned());
-            }
-        }
-        cursor = entry.ifa_next;
-    }
-    // SAFETY: `list` came from getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(list) };
-    found
 }
 
 /// The gateway of the most specific IPv4 route to `destination` through `interface`, if the

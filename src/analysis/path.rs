@@ -480,7 +480,8 @@ pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::test_support::{LoopDevice, facts, tool};
+    use crate::analysis::test_support::facts;
+    use crate::support::devices::{LoopDevice, tool};
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
         path.hops.iter().map(|hop| hop.kind).collect()

@@ -2,7 +2,6 @@
 //! devices come from the tests' shared support (tests/support/devices.rs).
 
 use super::HostFacts;
-pub use crate::support::devices::{LoopDevice, tool};
 
 /// Host facts with a fixed memory copy bandwidth (10 GB/s) and 8 GiB available.
 pub fn facts() -> HostFacts {

@@ -32,6 +32,7 @@ pub mod network_target;
 pub mod null;
 pub mod stop;
 pub mod sync;
+pub mod sys;
 pub mod volume;
 
 pub use stop::StopSignal;

@@ -36,6 +36,7 @@
 //! ```
 
 use crate::engine::buffer::BUFFER_ALIGNMENT;
+use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
 
@@ -175,9 +176,9 @@ impl HostLimits {
             .is_some_and(|capabilities| capabilities & (1 << CAP_IPC_LOCK) != 0);
         HostLimits {
             mem_available_bytes: read("/proc/meminfo").and_then(|text| parse_mem_available(&text)),
-            memlock_bytes: soft_limit(libc::RLIMIT_MEMLOCK).filter(|_| !ipc_lock),
+            memlock_bytes: soft_limit(Limit::LockedMemory).filter(|_| !ipc_lock),
             threads_available: threads_available(
-                soft_limit(libc::RLIMIT_NPROC),
+                soft_limit(Limit::Processes),
                 own_threads,
                 [
                     number("/proc/sys/kernel/threads-max"),
@@ -187,29 +188,6 @@ impl HostLimits {
             ),
         }
     }
-}
-
-/// What `getrlimit` takes to name a resource.
-#[cfg(target_env = "gnu")]
-type Resource = libc::__rlimit_resource_t;
-/// What `getrlimit` takes to name a resource.
-#[cfg(not(target_env = "gnu"))]
-type Resource = libc::c_int;
-
-/// The soft limit `resource`, `None` when unlimited or unreadable.
-fn soft_limit(resource: Resource) -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit structure through the pointer, which points to
-    // `limit`.
-    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some(limit.rlim_cur)
 }
 
 /// Threads that may still be started: the process limit less this process's threads, and each

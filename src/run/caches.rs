@@ -15,8 +15,7 @@ pub enum CacheDropError {
 /// Writes dirty pages back and drops clean page-cache pages, dentries and inodes. Needs root;
 /// the error says why it could not.
 pub fn drop_page_cache() -> Result<(), CacheDropError> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
+    crate::host::sys::sync_filesystems();
     std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(|error| {
         if error.kind() == std::io::ErrorKind::PermissionDenied {
             CacheDropError::NeedsRoot

@@ -2,7 +2,7 @@
 //! clean up after themselves even when an assertion fails; loop devices and system tools come
 //! from the tests' shared support (tests/support/devices.rs).
 
-pub use crate::support::devices::{LoopDevice, is_root, run, tool};
+use crate::support::devices::{is_root, run, tool};
 use crate::support::{require, skip};
 use std::fs::File;
 use std::io::Write;

@@ -1,6 +1,6 @@
-//! Real block devices for tests: system tools found where root keeps them, loop devices over
-//! images (zeroed, prepared, or a file the test made) and device-mapper devices over them, each
-//! removed on drop even when an assertion fails. Where the machine cannot make one (not root, a
+//! Real devices and special files for tests: system tools found where root keeps them, named
+//! pipes, loop devices over images (zeroed, prepared, or a file the test made) and
+//! device-mapper devices over them, each removed on drop even when an assertion fails. Where the machine cannot make one (not root, a
 //! tool or a kernel feature missing), the constructor skips the calling test through
 //! [`require`] and returns `None`.
 
@@ -44,6 +44,17 @@ pub fn run(name: &str, args: &[&std::ffi::OsStr]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Makes a named pipe (FIFO) at `path`, readable and writable by the owner.
+pub fn make_fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(
+        unsafe { libc::mkfifo(name.as_ptr(), 0o600) },
+        0,
+        "mkfifo {path:?}"
+    );
 }
 
 /// A temporary directory on the build directory's filesystem (a disk filesystem, where /tmp
