@@ -597,7 +597,61 @@ fn merge_test(
 
 #[cfg(test)]
 mod tests {
-    use super::byte_share;
+    use super::*;
+    use crate::run::effective_shape;
+    use crate::workload::suite::base_workload;
+
+    #[test]
+    fn trace_overflow_reaches_the_result_and_its_warnings() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("target");
+        std::fs::write(&path, vec![0u8; 1 << 20]).unwrap();
+        let handle = TargetHandle::open(&path).unwrap();
+        let target = PreparedTarget {
+            index: 0,
+            path: path.clone(),
+            info: handle.info().clone(),
+            access: TargetAccess::Local(handle),
+            probed: None,
+        };
+        let test = TestPlan::single("traced", base_workload(), vec![0]);
+        let shapes: Vec<EffectiveShape> = test
+            .jobs
+            .iter()
+            .map(|job| effective_shape(job, None))
+            .collect();
+        let setup = JobSetup {
+            engine: EngineReport {
+                name: "null".into(),
+                capabilities: Default::default(),
+            },
+            direct: false,
+            warnings: Vec::new(),
+        };
+        let outcome = |overflow| {
+            let mut outcome = WorkerOutcome::not_started(StopReason::Completed, 1_000_000_000);
+            outcome.trace_overflow_ios = overflow;
+            (0, outcome)
+        };
+        let outcomes = [outcome(3), outcome(4)];
+        let result = merge_test(
+            &test,
+            &shapes,
+            vec![setup],
+            &outcomes,
+            CpuResult::default(),
+            std::slice::from_ref(&target),
+        );
+        assert_eq!(result.trace_overflow_ios, 7);
+        assert!(
+            result
+                .warnings
+                .iter()
+                .any(|warning| warning.contains("I/O trace is incomplete: 7 issued I/Os")),
+            "{:?}",
+            result.warnings
+        );
+    }
 
     #[test]
     fn byte_shares_are_whole_blocks_adding_up() {
