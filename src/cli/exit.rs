@@ -92,25 +92,22 @@ impl Status for RunError {
     }
 }
 
-impl Status for TargetError {
-    fn status(&self) -> i32 {
-        if self.is_bad_input() {
-            BAD_INPUT
-        } else {
-            RUN_FAILED
-        }
-    }
+/// Errors whose own `is_bad_input` tells input (2) from a failure (1).
+macro_rules! input_or_failure {
+    ($($error:ty),* $(,)?) => {
+        $(impl Status for $error {
+            fn status(&self) -> i32 {
+                if self.is_bad_input() {
+                    BAD_INPUT
+                } else {
+                    RUN_FAILED
+                }
+            }
+        })*
+    };
 }
 
-impl Status for NetError {
-    fn status(&self) -> i32 {
-        if self.is_bad_input() {
-            BAD_INPUT
-        } else {
-            RUN_FAILED
-        }
-    }
-}
+input_or_failure!(TargetError, NetError);
 
 #[cfg(test)]
 mod tests {

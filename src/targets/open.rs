@@ -368,14 +368,7 @@ mod tests {
         libc::c_int::from_str_radix(flags, 8).unwrap()
     }
 
-    fn work_directory() -> tempfile::TempDir {
-        let build_directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-        if build_directory.is_dir() {
-            tempfile::tempdir_in(build_directory).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    }
+    use crate::support::devices::disk_tempdir as work_directory;
 
     #[test]
     fn read_only_and_read_write_with_flags() {

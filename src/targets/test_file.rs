@@ -503,15 +503,7 @@ mod tests {
     use crate::targets::test_support::registry_test_lock;
     use std::collections::HashSet;
 
-    /// A temporary directory on the work filesystem (the build directory), else in /tmp.
-    fn work_directory() -> tempfile::TempDir {
-        let build_directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-        if build_directory.is_dir() {
-            tempfile::tempdir_in(build_directory).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    }
+    use crate::support::devices::disk_tempdir as work_directory;
 
     fn is_registered(path: &Path) -> bool {
         registry().iter().any(|registered| registered == path)

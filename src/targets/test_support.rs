@@ -2,7 +2,7 @@
 //! clean up after themselves even when an assertion fails; loop devices and system tools come
 //! from the tests' shared support (tests/support/devices.rs).
 
-use crate::support::devices::{is_root, run, tool};
+use crate::support::devices::{is_root, required_tool, run, tool};
 use crate::support::{require, skip};
 use std::fs::File;
 use std::io::Write;
@@ -81,14 +81,7 @@ impl Mounted {
         if !require(is_root(), format_args!("mounting {kind} needs root")) {
             return None;
         }
-        let mount = tool("mount");
-        if !require(
-            mount.is_some(),
-            "mount is not installed (apt-get install mount)",
-        ) {
-            return None;
-        }
-        let mount = mount?;
+        let mount = required_tool("mount", "mount")?;
         let mount_point = tempfile::tempdir().unwrap();
         let status = Command::new(mount)
             .args(["-t", kind, "-o", options, "iopath-test"])

@@ -18,6 +18,20 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// `name` when it is installed; else `None`, after [`require`] skipped the calling test with
+/// the package to install.
+pub fn required_tool(name: &str, package: &str) -> Option<PathBuf> {
+    let found = tool(name);
+    if require(
+        found.is_some(),
+        format_args!("{name} is not installed (apt-get install {package})"),
+    ) {
+        found
+    } else {
+        None
+    }
+}
+
 /// Whether `name` is installed (see [`tool`]).
 pub fn has_command(name: &str) -> bool {
     tool(name).is_some()
@@ -59,7 +73,7 @@ pub fn make_fifo(path: &Path) {
 
 /// A temporary directory on the build directory's filesystem (a disk filesystem, where /tmp
 /// may be tmpfs), or in /tmp when there is no build directory.
-fn disk_tempdir() -> tempfile::TempDir {
+pub fn disk_tempdir() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     if base.is_dir() {
         tempfile::tempdir_in(base).unwrap()
@@ -184,14 +198,7 @@ impl LoopDevice {
     /// A linear device-mapper device over the whole loop device; `None`, after skipping the
     /// calling test, without dmsetup or device-mapper support in the kernel.
     pub fn map_linear(&self) -> Option<MappedDevice> {
-        let dmsetup = tool("dmsetup");
-        if !require(
-            dmsetup.is_some(),
-            "dmsetup is not installed (apt-get install dmsetup)",
-        ) {
-            return None;
-        }
-        let dmsetup = dmsetup?;
+        let dmsetup = required_tool("dmsetup", "dmsetup")?;
         let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
         if !misc.contains("device-mapper") {
             super::skip::kernel_lacks("device-mapper");
@@ -225,11 +232,7 @@ impl LoopDevice {
 
 /// Whether this machine can attach loop devices; skips the calling test when not.
 fn loop_devices_available() -> bool {
-    require(is_root(), "loop devices need root")
-        && require(
-            has_command("losetup"),
-            "losetup is not installed (apt-get install mount)",
-        )
+    require(is_root(), "loop devices need root") && required_tool("losetup", "mount").is_some()
 }
 
 impl Drop for LoopDevice {
