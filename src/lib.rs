@@ -37,6 +37,7 @@
 pub mod analysis;
 pub mod bounded_read;
 pub mod compare;
+pub mod discovery;
 pub mod engine;
 pub mod host;
 pub mod net;

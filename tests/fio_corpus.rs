@@ -124,29 +124,8 @@ fn run_iopath(dir: &Path, args: &[String], uri: Option<&str>) -> (i32, String) {
     if let Some(uri) = uri {
         command.env("uri", uri);
     }
-    let mut child = command
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("iopath starts");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait works").is_some() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("iopath {args:?} ran for more than a minute");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().expect("output");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    command.current_dir(dir).args(args);
+    support::run_with_limit(&mut command, Duration::from_secs(60))
 }
 
 fn check(case: Case) {
@@ -291,12 +270,7 @@ macro_rules! corpus {
                 return;
             };
             let known: Vec<&str> = vec![$($case.file),*];
-            let mut files: Vec<String> = std::fs::read_dir(corpus)
-                .unwrap()
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".fio"))
-                .collect();
-            files.sort();
+            let files = support::corpus::fio_files(&corpus);
             for file in &files {
                 assert!(known.contains(&file.as_str()), "{file} has no case");
             }

@@ -426,8 +426,26 @@ fn tcp_framing(mtu: u32) -> Framing {
     }
 }
 
-/// PCI Express generation `generation` (1–6) with `lanes` lanes, any width.
+/// PCI Express generation `generation` (1–6) with `lanes` lanes, any width, with TLPs of 256
+/// payload bytes (the common Max_Payload_Size).
 pub fn pcie(generation: u8, lanes: u32) -> Option<LinkEntry> {
+    pcie_with_payload(generation, lanes, 256)
+}
+
+/// [`pcie`] with TLPs of `payload_bytes` (the Max_Payload_Size in force, 128 to 4096): the
+/// variant names it when it is not 256.
+///
+/// ```
+/// use iopath::analysis::links::{pcie, pcie_with_payload};
+/// let common = pcie(3, 8).unwrap().payload_bytes_per_second();
+/// let larger = pcie_with_payload(3, 8, 512).unwrap();
+/// assert!(larger.payload_bytes_per_second() > common);
+/// assert_eq!(larger.variant.as_deref(), Some("512-byte TLPs"));
+/// ```
+pub fn pcie_with_payload(generation: u8, lanes: u32, payload_bytes: u32) -> Option<LinkEntry> {
+    if !(128..=4096).contains(&payload_bytes) || !payload_bytes.is_power_of_two() {
+        return None;
+    }
     let (rate, encoding, version, overhead, tlp) = match generation {
         1 => (2.5e9, B8B10, "1.0", 24, PCIE_TLP_GEN1),
         2 => (5e9, B8B10, "2.0", 24, PCIE_TLP_GEN1),
@@ -448,9 +466,14 @@ pub fn pcie(generation: u8, lanes: u32) -> Option<LinkEntry> {
     if lanes == 1 {
         aliases.push(format!("pcie{generation}"));
     }
+    let description = if payload_bytes == 256 {
+        tlp.to_string()
+    } else {
+        tlp.replace("256-byte", &format!("{payload_bytes}-byte"))
+    };
     Some(LinkEntry {
         name: format!("PCIe {version} x{lanes}"),
-        variant: None,
+        variant: (payload_bytes != 256).then(|| format!("{payload_bytes}-byte TLPs")),
         aliases,
         family: LinkFamily::Pcie,
         lanes,
@@ -459,9 +482,9 @@ pub fn pcie(generation: u8, lanes: u32) -> Option<LinkEntry> {
         bits_per_symbol: 1,
         encoding,
         framing: Framing {
-            payload_bytes: 256,
+            payload_bytes,
             overhead_bytes: overhead,
-            description: tlp.to_string(),
+            description,
         },
         duplex: Duplex::Full,
         iops: None,
@@ -482,6 +505,80 @@ const PCIE_SOURCES: [&str; 6] = [
     "PCI Express Base Specification 5.0",
     "PCI Express Base Specification 6.0",
 ];
+
+/// A PCI-X bus running in `mode_frequency`, the Secondary Bus Mode and Frequency field of its
+/// bridge (the kernel's `pcix_bus_speed` table: 1–3 mode 1 at 66, 100, 133 MHz, 5–7 the same
+/// with ECC, 9–B PCI-X 266 and D–F PCI-X 533 at those clocks), `bits64` wide. `None` for a
+/// conventional or unknown mode.
+///
+/// ```
+/// use iopath::analysis::links::{find, pcix};
+/// assert_eq!(pcix(0x3, true).unwrap().name, "PCI-X 133");
+/// assert_eq!(pcix(0xb, true).unwrap().payload_bytes_per_second(),
+///            find("pcix266").unwrap().payload_bytes_per_second());
+/// assert_eq!(pcix(0x9, true).unwrap().name, "PCI-X 266 at 66 MHz");
+/// assert!(pcix(0x0, true).is_none());
+/// ```
+pub fn pcix(mode_frequency: u8, bits64: bool) -> Option<LinkEntry> {
+    let clock = match mode_frequency & 0x3 {
+        1 => 200e6 / 3.0,
+        2 => 100e6,
+        3 => 400e6 / 3.0,
+        _ => return None,
+    };
+    let clock_name = ["", "66", "100", "133"][usize::from(mode_frequency & 0x3)];
+    let (multiplier, class, source) = match mode_frequency >> 2 {
+        0 | 1 => (
+            1.0,
+            None,
+            "PCI-X Addendum to the PCI Local Bus Specification 1.0b",
+        ),
+        2 => (
+            2.0,
+            Some("266"),
+            "PCI-X Protocol Addendum to the PCI Local Bus Specification 2.0a",
+        ),
+        _ => (
+            4.0,
+            Some("533"),
+            "PCI-X Protocol Addendum to the PCI Local Bus Specification 2.0a",
+        ),
+    };
+    let mut name = match class {
+        None => format!("PCI-X {clock_name}"),
+        Some(class) if clock_name == "133" => format!("PCI-X {class}"),
+        Some(class) => format!("PCI-X {class} at {clock_name} MHz"),
+    };
+    if mode_frequency >> 2 == 1 {
+        name.push_str(" ECC");
+    }
+    if !bits64 {
+        name.push_str(" 32-bit");
+    }
+    Some(LinkEntry {
+        name,
+        variant: None,
+        aliases: Vec::new(),
+        family: LinkFamily::PciX,
+        lanes: 1,
+        lane_rate: clock * multiplier,
+        rate_unit: if multiplier > 1.0 {
+            RateUnit::Transfers
+        } else {
+            RateUnit::Hertz
+        },
+        bits_per_symbol: if bits64 { 64 } else { 32 },
+        encoding: NONE,
+        framing: Framing {
+            payload_bytes: 1,
+            overhead_bytes: 0,
+            description: "bus peak; shared by every device on the bus".into(),
+        },
+        duplex: Duplex::Half,
+        iops: None,
+        source,
+    })
+}
 
 /// Fibre Channel at `gfc` (1, 2, 4, 8, 16, 32, 64, 128).
 pub fn fibre_channel(gfc: u32) -> Option<LinkEntry> {

@@ -3,17 +3,18 @@
 //!
 //! - [`links`]: the catalog of links and buses (FC, Ethernet, InfiniBand, SAS, SATA, USB, PCI,
 //!   PCI-X, PCIe, RoCE) with the derivation of each payload rate; [`protocols`]: the per-I/O
-//!   headers of iSCSI, NBD, SMB, NFS, NVMe/TCP, FCP, SSP and ATA; [`memcpy`]: this host's
-//!   memory copy bandwidth, measured once and cached.
-//! - [`path`]: discovery of a target's path from sysfs and the routing table;
+//!   headers of iSCSI, NBD, SMB, NFS, NVMe/TCP, FCP, SSP and ATA.
+//! - [`path`]: a target's path as hops with capacities, built from what
+//!   [`crate::discovery`] gathered (block stack, transport, bus, network);
 //!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
 //!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
 //!   data that compresses or repeats means for them.
 //!
-//! The one entry point is [`analyse`]: it reads a finished [`RunResult`] and fills its
-//! `paths` and every test's `analysis`. It never prints and never fails; what it cannot see
-//! becomes a note or an inconclusive verdict that says what is missing.
+//! Everything here is a pure function of the RunResult, the facts discovery gathered and the
+//! [`HostFacts`]; only [`analyse`] and [`analyse_on`] ask [`crate::discovery`] to gather
+//! them. Nothing here prints or fails; what cannot be seen becomes a note or an inconclusive
+//! verdict that says what is missing.
 //!
 //! ```
 //! use iopath::analysis::declared::DeclaredPath;
@@ -25,7 +26,6 @@
 
 pub mod declared;
 pub mod links;
-pub mod memcpy;
 pub mod path;
 pub mod protocols;
 pub mod trust;
@@ -33,53 +33,72 @@ pub mod verdict;
 pub mod written_data;
 
 mod block;
+mod bus;
+#[cfg(test)]
+mod machine_tests;
 mod network;
 #[cfg(test)]
+mod test_results;
+#[cfg(test)]
 mod test_support;
+mod transport;
 
-use crate::result::{RunResult, StoragePath, TargetInfo};
+pub use crate::discovery::HostFacts;
 pub use declared::DeclaredPath;
 
-/// What the analysis needs to know about the host besides the RunResult.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HostFacts {
-    /// Memory copy bandwidth of one thread, bytes per second: the capacity of the page cache,
-    /// tmpfs, Unix sockets and the loopback network.
-    pub memory_copy_bytes_per_second: Option<u64>,
-    /// `MemAvailable` now, bytes: does a working set fit in the page cache?
-    pub memory_available_bytes: Option<u64>,
-}
-
-impl HostFacts {
-    /// Reads this host: the memory copy bandwidth (cached, or measured now, about a quarter
-    /// of a second the first time) and the memory available.
-    pub fn gather() -> Self {
-        HostFacts {
-            memory_copy_bytes_per_second: Some(memcpy::memory_copy_bandwidth()),
-            memory_available_bytes: memcpy::meminfo_bytes("MemAvailable:"),
-        }
-    }
-}
+use crate::discovery::Machine;
+use crate::discovery::facts::PathFacts;
+use crate::result::{RunResult, StoragePath, TargetInfo};
 
 /// Fills `result.paths` (one per target, same order) and every test's `analysis`, with the
 /// hops in `declared` added to every path. Paths already in the result (a result read back
 /// from JSON) are kept, not discovered again on this host; their declared hops are replaced
 /// when `declared` is not empty.
 pub fn analyse(result: &mut RunResult, declared: &DeclaredPath) {
-    analyse_with(result, declared, &HostFacts::gather());
+    let machine = Machine::this_host();
+    analyse_on(result, declared, &machine, &machine.host_facts());
 }
 
-/// [`analyse`] with the host facts given (tests, or a caller that has them already).
+/// [`analyse`] with the host facts given (tests, or a caller that has them already); paths
+/// are discovered on this host when missing.
 pub fn analyse_with(result: &mut RunResult, declared: &DeclaredPath, facts: &HostFacts) {
-    let rediscover = result.paths.len() != result.targets.len();
-    if rediscover {
+    analyse_on(result, declared, &Machine::this_host(), facts);
+}
+
+/// [`analyse`] on `machine`: its paths are gathered there when the result has none.
+pub fn analyse_on(
+    result: &mut RunResult,
+    declared: &DeclaredPath,
+    machine: &Machine,
+    facts: &HostFacts,
+) {
+    let gathered = (result.paths.len() != result.targets.len()).then(|| {
+        result
+            .targets
+            .iter()
+            .map(|target| path::gather_on(target, machine))
+            .collect::<Vec<_>>()
+    });
+    analyse_gathered(result, declared, facts, gathered.as_deref());
+}
+
+/// The analysis as a pure function: `gathered` holds the facts of every target's path when
+/// the result has no paths yet (`None` keeps the result's own).
+pub fn analyse_gathered(
+    result: &mut RunResult,
+    declared: &DeclaredPath,
+    facts: &HostFacts,
+    gathered: Option<&[PathFacts]>,
+) {
+    if let Some(gathered) = gathered {
         result.paths = result
             .targets
             .iter()
-            .map(|target| path::discover(target, facts))
+            .zip(gathered)
+            .map(|(target, facts_of_path)| path::build(target, facts_of_path, facts))
             .collect();
     }
-    if rediscover || !declared.is_empty() {
+    if gathered.is_some() || !declared.is_empty() {
         for (path, target) in result.paths.iter_mut().zip(&result.targets) {
             let protocol = path::storage_protocol(target, path);
             declared::apply(path, declared, protocol.as_deref());
@@ -97,7 +116,17 @@ pub fn describe_path(
     declared: &DeclaredPath,
     facts: &HostFacts,
 ) -> StoragePath {
-    let mut path = path::discover(target, facts);
+    describe_path_on(target, declared, facts, &Machine::this_host())
+}
+
+/// [`describe_path`] on `machine` (this host, a recorded one, or one being recorded).
+pub fn describe_path_on(
+    target: &TargetInfo,
+    declared: &DeclaredPath,
+    facts: &HostFacts,
+    machine: &Machine,
+) -> StoragePath {
+    let mut path = path::discover_on(target, facts, machine);
     let protocol = path::storage_protocol(target, &path);
     declared::apply(&mut path, declared, protocol.as_deref());
     path

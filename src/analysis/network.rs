@@ -1,305 +1,517 @@
-//! The network part of a path: the interface the kernel routes to a server through, what it
-//! is built on (bond members, VLAN parents), its link speed and MTU, and the PCI Express link
-//! of the NIC.
+//! The network part of a path, as hops: the interface the kernel routes to the server
+//! through, what it is built on, its link speed and MTU, and the bus of the NIC.
 //!
-//! The route is found the way the kernel would pick it: a UDP socket connected to the server
-//! (no packet is sent) reports the local address chosen, and the interface holding that
-//! address is the one. The gateway comes from `/proc/net/route` (IPv4).
+//! Only a physical NIC's link is a capacity. A virtual interface — veth, bridge, tun/tap,
+//! VLAN, macvlan/ipvlan, vxlan, virtio-net and the other NICs of virtual machines — says
+//! "virtual: capacity unknown" whatever speed it reports (a veth says 10000 Mb/s), and the
+//! path goes on to the physical device where it is visible: a bridge's port towards the
+//! server, a bond's members, a VLAN's or macvlan's lower device.
 
-use super::block::{capacity_of, read_attribute};
+use super::block::capacity_of;
 use super::links;
 use super::path::{Share, Walker};
-use crate::host::sys::interface_with_address;
+use crate::discovery::facts::{InterfaceFacts, InterfaceKind, RouteFacts, RouteOutcome};
 use crate::result::HopKind;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
-use std::path::Path;
-
-/// ARPHRD_LOOPBACK in `/sys/class/net/IF/type`.
-const ARPHRD_LOOPBACK: u32 = 772;
-/// ARPHRD_INFINIBAND.
-const ARPHRD_INFINIBAND: u32 = 32;
 
 impl Walker<'_> {
-    /// Adds the interface hops that carry traffic to `host:port`.
-    pub fn route(
-        &mut self,
-        host: &str,
-        port: u16,
-        protocol: Option<&str>,
-        depth: u32,
-        share: Share,
-    ) {
-        let address = match (host, port).to_socket_addrs() {
-            Ok(mut addresses) => match addresses.next() {
-                Some(address) => address,
-                None => {
-                    self.note(format!("{host}: no address found"));
-                    return;
+    /// Adds the interface hops that carry traffic to a server.
+    pub fn route(&mut self, route: &RouteFacts, protocol: Option<&str>, depth: u32, share: Share) {
+        match &route.outcome {
+            RouteOutcome::Unresolved(reason) => self.note(reason.clone()),
+            RouteOutcome::NoRoute(address) => self.note(format!(
+                "{}: no route or no interface found towards {address}",
+                route.host
+            )),
+            RouteOutcome::Found {
+                address,
+                gateway,
+                interface,
+            } => {
+                let mut text = format!("route to {address}");
+                if let Some(gateway) = gateway {
+                    text.push_str(&format!(" via {gateway}"));
                 }
-            },
-            Err(error) => {
-                self.note(format!("{host}: cannot resolve ({error})"));
-                return;
+                self.interface(interface, &text, protocol, depth, share);
             }
-        };
-        let interface = if address.ip().is_loopback() {
-            Some("lo".to_string())
-        } else {
-            local_address_towards(address).and_then(interface_with_address)
-        };
-        let Some(interface) = interface else {
-            self.note(format!(
-                "{host}: no route or no interface found towards {}",
-                address.ip()
-            ));
-            return;
-        };
-        let mut route = format!("route to {}", address.ip());
-        if let IpAddr::V4(destination) = address.ip()
-            && let Some(gateway) = ipv4_gateway(destination, &interface)
-        {
-            route.push_str(&format!(" via {gateway}"));
         }
-        self.interface(&interface, &route, protocol, depth, share);
     }
 
-    /// Adds interface `name` and what it is built on.
+    /// Adds interface `interface` (reached as `how`) and what it is built on.
     fn interface(
         &mut self,
-        name: &str,
-        route: &str,
+        interface: &InterfaceFacts,
+        how: &str,
         protocol: Option<&str>,
         depth: u32,
         share: Share,
     ) {
+        let name = interface.name.as_str();
         let key = format!("net:{name}");
-        if depth > 8 || !self.first_visit(&key) {
-            return;
-        }
-        let directory = Path::new("/sys/class/net").join(name);
-        let number =
-            |file: &str| read_attribute(&directory.join(file)).and_then(|t| t.parse::<i64>().ok());
-        let mtu = number("mtu").unwrap_or(1500).max(0) as u32;
-        let link_type = number("type").unwrap_or(1) as u32;
-        let state =
-            read_attribute(&directory.join("operstate")).unwrap_or_else(|| "unknown".into());
-        if link_type == ARPHRD_LOOPBACK || name == "lo" {
-            let capacity = self.memory_capacity("loopback network");
-            self.push(
-                key,
-                HopKind::NetworkInterface,
-                name,
-                format!("loopback, {route}, MTU {mtu}"),
-                depth,
-                share,
-                capacity,
-            )
-            .protocol = protocol.map(str::to_string);
-            return;
-        }
-        let members: Vec<String> = read_attribute(&directory.join("bonding/slaves"))
-            .map(|line| line.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default();
-        let lowers = lower_interfaces(&directory);
-        if !members.is_empty() {
-            let mode = read_attribute(&directory.join("bonding/mode")).unwrap_or_default();
-            let speeds: Vec<u64> = members
-                .iter()
-                .filter_map(|member| interface_speed_bits(member))
-                .collect();
-            let capacity = (speeds.len() == members.len())
-                .then(|| links::ethernet_tcp(speeds.iter().sum(), mtu))
-                .flatten()
-                .map(|entry| {
-                    let mut capacity = capacity_of(&entry);
-                    capacity.derivation = format!(
-                        "{} member links together; {}",
-                        members.len(),
-                        capacity.derivation
-                    );
-                    capacity
+        let mtu = interface.mtu;
+        let state = &interface.operstate;
+        let protocol_text = protocol.map(str::to_string);
+        match &interface.kind {
+            InterfaceKind::Loopback => {
+                let capacity = self.memory_capacity("loopback network");
+                self.push(
+                    key,
+                    HopKind::NetworkInterface,
+                    name,
+                    format!("loopback, {how}, MTU {mtu}"),
+                    depth,
+                    share,
+                    capacity,
+                )
+                .protocol = protocol_text;
+            }
+            InterfaceKind::Physical | InterfaceKind::InfiniBand => {
+                let infiniband = interface.kind == InterfaceKind::InfiniBand;
+                let speed = interface.speed_mbps.map(|mbps| mbps * 1_000_000);
+                let capacity = match speed {
+                    Some(speed) if !infiniband => {
+                        links::ethernet_tcp(speed, mtu).as_ref().map(capacity_of)
+                    }
+                    _ => None,
+                };
+                let speed_text = speed.map_or("no speed reported".to_string(), |s| {
+                    format!("{} Mb/s", s / 1_000_000)
                 });
-            self.push(
-                key,
-                HopKind::NetworkInterface,
-                name,
-                format!(
-                    "bond ({mode}) of {}, {route}, MTU {mtu}, {state}",
-                    members.join(", ")
-                ),
+                self.push(
+                    key,
+                    HopKind::NetworkInterface,
+                    name,
+                    format!("{how}, {speed_text}, MTU {mtu}, {state}"),
+                    depth,
+                    share,
+                    capacity,
+                )
+                .protocol = protocol_text;
+                if infiniband {
+                    self.note(format!(
+                        "{name}: IP over InfiniBand; declare the fabric's rate with --link (for example ib-edr)"
+                    ));
+                } else if speed.is_none() {
+                    self.note(format!(
+                        "{name} reports no link speed (its link is down or unknown): declare the link with --link (for example 10gbe)"
+                    ));
+                }
+                self.bus(&interface.bus, depth, share);
+            }
+            InterfaceKind::Bond {
+                mode,
+                active,
+                members,
+            } => self.bond(
+                interface,
+                how,
+                mode,
+                active.as_deref(),
+                members,
+                protocol,
                 depth,
                 share,
-                capacity,
-            )
-            .protocol = protocol.map(str::to_string);
-            self.note(format!(
-                "{name}: one TCP connection travels over one member link of the bond; its capacity is the sum only for many connections"
-            ));
-            let member_share = Share {
-                read: share.read / members.len() as f64,
-                write: share.write / members.len() as f64,
-            };
-            for member in &members {
-                self.interface(member, "bond member", protocol, depth + 1, member_share);
+            ),
+            InterfaceKind::Bridge { ports } => {
+                self.virtual_interface(
+                    interface,
+                    format!("bridge of {}", list_or_none(ports)),
+                    how,
+                    protocol,
+                    depth,
+                    share,
+                );
+                if let Some(reason) = &interface.below_reason
+                    && interface.below.len() > 1
+                {
+                    self.note(format!(
+                        "{name}: traffic to the server leaves through one of {} ({reason}); each is shown carrying all of it",
+                        interface
+                            .below
+                            .iter()
+                            .map(|port| port.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                self.below(interface, "bridge port", protocol, depth, share);
             }
-            return;
-        }
-        if !lowers.is_empty() {
-            self.push(
-                key,
-                HopKind::NetworkInterface,
-                name,
-                format!("on {}, {route}, MTU {mtu}, {state}", lowers.join(", ")),
-                depth,
-                share,
-                None,
-            )
-            .protocol = protocol.map(str::to_string);
-            for lower in &lowers {
-                self.interface(lower, "lower device", protocol, depth + 1, share);
+            InterfaceKind::Vlan => {
+                self.virtual_interface(interface, "VLAN".into(), how, protocol, depth, share);
+                self.below(interface, "lower device", protocol, depth, share);
             }
-            return;
+            InterfaceKind::Stacked => {
+                self.virtual_interface(
+                    interface,
+                    "stacked device (macvlan, ipvlan or similar)".into(),
+                    how,
+                    protocol,
+                    depth,
+                    share,
+                );
+                self.below(interface, "lower device", protocol, depth, share);
+            }
+            InterfaceKind::Paravirtual(what) => {
+                self.virtual_interface(interface, what.clone(), how, protocol, depth, share);
+                self.note(format!(
+                    "{name}: {what}, the NIC of a virtual machine; its speed is set by the hypervisor and the host's own NIC: declare that link with --link (for example 10gbe)"
+                ));
+                self.bus(&interface.bus, depth, share);
+            }
+            InterfaceKind::Virtual(what) => {
+                self.virtual_interface(interface, what.clone(), how, protocol, depth, share);
+                if interface.below.is_empty() {
+                    self.note(format!(
+                        "{name}: a {what} interface has no link of its own; what lies beyond it (its peer, a bridge, the host's NIC) is not visible here: declare the link with --link"
+                    ));
+                }
+                self.below(interface, "lower device", protocol, depth, share);
+            }
         }
-        let speed = interface_speed_bits(name);
-        let capacity = match (link_type, speed) {
-            (ARPHRD_INFINIBAND, _) => None,
-            (_, Some(speed)) => links::ethernet_tcp(speed, mtu).as_ref().map(capacity_of),
-            (_, None) => None,
-        };
-        let speed_text = speed.map_or("no speed reported".to_string(), |s| {
-            format!("{} Mb/s", s / 1_000_000)
-        });
+    }
+
+    /// Adds a virtual interface: no capacity, whatever speed it reports.
+    fn virtual_interface(
+        &mut self,
+        interface: &InterfaceFacts,
+        what: String,
+        how: &str,
+        protocol: Option<&str>,
+        depth: u32,
+        share: Share,
+    ) {
+        let mut description = format!(
+            "virtual ({what}): capacity unknown, {how}, MTU {}",
+            interface.mtu
+        );
+        if let Some(mbps) = interface.speed_mbps {
+            description.push_str(&format!(", reports {mbps} Mb/s (not a capacity)"));
+        }
+        description.push_str(&format!(", {}", interface.operstate));
         self.push(
-            key,
+            format!("net:{}", interface.name),
+            HopKind::NetworkInterface,
+            interface.name.as_str(),
+            description,
+            depth,
+            share,
+            None,
+        )
+        .protocol = protocol.map(str::to_string);
+    }
+
+    /// Adds the interfaces below `interface`, each carrying all of its traffic.
+    fn below(
+        &mut self,
+        interface: &InterfaceFacts,
+        how: &str,
+        protocol: Option<&str>,
+        depth: u32,
+        share: Share,
+    ) {
+        for lower in &interface.below {
+            self.interface(lower, how, protocol, depth + 1, share);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bond(
+        &mut self,
+        interface: &InterfaceFacts,
+        how: &str,
+        mode: &str,
+        active: Option<&str>,
+        members: &[String],
+        protocol: Option<&str>,
+        depth: u32,
+        share: Share,
+    ) {
+        let name = interface.name.as_str();
+        let mtu = interface.mtu;
+        let mode_name = mode.split_whitespace().next().unwrap_or("");
+        // active-backup carries everything on the active member; broadcast sends everything
+        // on every member; the other modes spread flows over the members.
+        let (carriers, member_share): (Vec<&InterfaceFacts>, Share) = match mode_name {
+            "active-backup" => (
+                interface
+                    .below
+                    .iter()
+                    .filter(|member| Some(member.name.as_str()) == active)
+                    .collect(),
+                share,
+            ),
+            "broadcast" => (interface.below.iter().collect(), share),
+            _ => (
+                interface.below.iter().collect(),
+                share.split(interface.below.len()),
+            ),
+        };
+        let speeds: Vec<u64> = carriers
+            .iter()
+            .filter(|member| member.kind == InterfaceKind::Physical)
+            .filter_map(|member| member.speed_mbps)
+            .collect();
+        let summed = !carriers.is_empty() && speeds.len() == carriers.len();
+        let total_bits = match mode_name {
+            "active-backup" | "broadcast" => speeds.iter().min().copied().unwrap_or(0),
+            _ => speeds.iter().sum(),
+        } * 1_000_000;
+        let capacity = summed
+            .then(|| links::ethernet_tcp(total_bits, mtu))
+            .flatten()
+            .map(|entry| {
+                let mut capacity = capacity_of(&entry);
+                capacity.derivation = match mode_name {
+                    "active-backup" => format!("the active member only; {}", capacity.derivation),
+                    "broadcast" => {
+                        format!("every member carries everything; {}", capacity.derivation)
+                    }
+                    _ => format!(
+                        "{} member links together; {}",
+                        carriers.len(),
+                        capacity.derivation
+                    ),
+                };
+                capacity
+            });
+        self.push(
+            format!("net:{name}"),
             HopKind::NetworkInterface,
             name,
-            format!("{route}, {speed_text}, MTU {mtu}, {state}"),
+            format!(
+                "bond ({mode}) of {}, {how}, MTU {mtu}, {}",
+                list_or_none(members),
+                interface.operstate
+            ),
             depth,
             share,
             capacity,
         )
         .protocol = protocol.map(str::to_string);
-        if link_type == ARPHRD_INFINIBAND {
+        if !matches!(mode_name, "active-backup" | "broadcast" | "balance-rr") {
             self.note(format!(
-                "{name}: IP over InfiniBand; declare the fabric's rate with --link (for example ib-edr)"
-            ));
-        } else if speed.is_none() {
-            self.note(format!(
-                "{name} reports no link speed (a virtual NIC): declare the link with --link (for example 10gbe)"
+                "{name}: the bond sends each flow over one member link; its capacity is the sum only for many connections (one TCP connection is bounded by one member)"
             ));
         }
-        if let Ok(device) = std::fs::canonicalize(directory.join("device")) {
-            self.pci_links(&device, depth, share);
+        if mode_name == "active-backup" && carriers.is_empty() {
+            self.note(format!("{name}: the active member is not known"));
+        }
+        for member in carriers {
+            self.interface(member, "bond member", protocol, depth + 1, member_share);
         }
     }
 }
 
-/// The link speed of interface `name` in bits per second (`None` when unknown, as on
-/// virtual NICs that report -1).
-fn interface_speed_bits(name: &str) -> Option<u64> {
-    let text = read_attribute(&Path::new("/sys/class/net").join(name).join("speed"))?;
-    let mbps: i64 = text.parse().ok()?;
-    (mbps > 0).then(|| mbps as u64 * 1_000_000)
-}
-
-/// Interfaces `directory` is stacked on (`lower_eth0` links of VLANs, macvlans, bridges).
-fn lower_interfaces(directory: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(directory) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            entry
-                .file_name()
-                .to_string_lossy()
-                .strip_prefix("lower_")
-                .map(str::to_string)
-        })
-        .collect();
-    names.sort();
-    names
-}
-
-/// The local address the kernel would use to reach `destination`.
-fn local_address_towards(destination: SocketAddr) -> Option<IpAddr> {
-    let bind: SocketAddr = match destination {
-        SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
-        SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
-    };
-    let socket = UdpSocket::bind(bind).ok()?;
-    socket.connect(destination).ok()?;
-    Some(socket.local_addr().ok()?.ip())
-}
-
-/// The gateway of the most specific IPv4 route to `destination` through `interface`, if the
-/// route has one.
-fn ipv4_gateway(destination: Ipv4Addr, interface: &str) -> Option<Ipv4Addr> {
-    let text = std::fs::read_to_string("/proc/net/route").ok()?;
-    best_ipv4_gateway(&text, destination, interface)
-}
-
-/// Parses `/proc/net/route` text (hexadecimal, host byte order) for the gateway of the most
-/// specific route to `destination` on `interface`; `None` for a directly attached network.
-pub fn best_ipv4_gateway(text: &str, destination: Ipv4Addr, interface: &str) -> Option<Ipv4Addr> {
-    let target = u32::from(destination);
-    let parse = |field: &str| u32::from_str_radix(field, 16).ok().map(u32::from_be);
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() < 8 || fields[0] != interface {
-                return None;
-            }
-            let network = parse(fields[1])?;
-            let gateway = parse(fields[2])?;
-            let mask = parse(fields[7])?;
-            (target & mask == network & mask).then_some((mask.count_ones(), gateway))
-        })
-        .max_by_key(|(bits, _)| *bits)
-        .and_then(|(_, gateway)| (gateway != 0).then(|| Ipv4Addr::from(gateway)))
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "no ports".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::path::{build, storage_protocol};
+    use super::super::test_results::{cpu, direction, empty_direction, test_of, workload};
+    use super::super::test_support::facts;
+    use super::super::{DeclaredPath, declared, verdict};
+    use crate::discovery::facts::{
+        InterfaceFacts, InterfaceKind, PathFacts, RouteFacts, RouteOutcome,
+    };
+    use crate::result::{HopKind, Verdict};
+    use crate::result::{TargetInfo, TargetKind};
 
-    #[test]
-    fn the_most_specific_route_gives_the_gateway() {
-        // default via 10.0.0.1; 10.0.0.0/24 direct; 192.168.5.0/24 via 10.0.0.254.
-        let text = "\
-Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
-eth0\t00000000\t0100000A\t0003\t0\t0\t0\t00000000\t0\t0\t0
-eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
-eth0\t0005A8C0\tFE00000A\t0003\t0\t0\t0\t00FFFFFF\t0\t0\t0
-";
-        assert_eq!(
-            best_ipv4_gateway(text, Ipv4Addr::new(8, 8, 8, 8), "eth0"),
-            Some(Ipv4Addr::new(10, 0, 0, 1))
-        );
-        assert_eq!(
-            best_ipv4_gateway(text, Ipv4Addr::new(10, 0, 0, 7), "eth0"),
-            None
-        );
-        assert_eq!(
-            best_ipv4_gateway(text, Ipv4Addr::new(192, 168, 5, 9), "eth0"),
-            Some(Ipv4Addr::new(10, 0, 0, 254))
-        );
-        assert_eq!(
-            best_ipv4_gateway(text, Ipv4Addr::new(8, 8, 8, 8), "eth1"),
-            None
-        );
+    fn nbd_over(interface: InterfaceFacts) -> (TargetInfo, PathFacts) {
+        let info = TargetInfo {
+            path: "nbd://172.18.0.2:10809/export".into(),
+            kind: TargetKind::Nbd,
+            size_bytes: 64 << 30,
+            logical_block_size_bytes: 512,
+            physical_block_size_bytes: 4096,
+            rotational: None,
+            filesystem: None,
+            device: None,
+            direct_io_alignment_bytes: Some(512),
+            created_by_iopath: false,
+            read_only: false,
+        };
+        let route = RouteFacts {
+            host: "172.18.0.2".into(),
+            port: 10809,
+            outcome: RouteOutcome::Found {
+                address: "172.18.0.2".parse().unwrap(),
+                gateway: None,
+                interface: Box::new(interface),
+            },
+        };
+        (info, PathFacts::Network(Some(route)))
+    }
+
+    fn veth() -> InterfaceFacts {
+        InterfaceFacts {
+            name: "veth0".into(),
+            mtu: 1500,
+            operstate: "up".into(),
+            speed_mbps: Some(10000),
+            kind: InterfaceKind::Virtual("veth".into()),
+            below: Vec::new(),
+            below_reason: None,
+            bus: Vec::new(),
+        }
     }
 
     #[test]
-    fn the_loopback_address_belongs_to_lo() {
+    fn a_veth_only_path_with_a_declared_40gbe_link_is_never_inconclusive_because_of_the_veth() {
+        let (info, gathered) = nbd_over(veth());
+        let mut path = build(&info, &gathered, &facts());
+        let veth = &path.hops[1];
         assert_eq!(
-            interface_with_address(IpAddr::V4(Ipv4Addr::LOCALHOST)).as_deref(),
-            Some("lo")
+            (veth.kind, veth.name.as_str()),
+            (HopKind::NetworkInterface, "veth0")
         );
+        assert!(
+            veth.capacity.is_none(),
+            "a veth's 10000 Mb/s is not a capacity"
+        );
+        assert!(
+            veth.description
+                .contains("virtual (veth): capacity unknown")
+        );
+        let declared = DeclaredPath::from_flags(&["40gbe".into()], &[]).unwrap();
+        let protocol = storage_protocol(&info, &path);
+        declared::apply(&mut path, &declared, protocol.as_deref());
+
+        // 3 GB/s of 1 MiB reads with a core saturated: 64 % of 40GbE, 300 % of what the
+        // veth reports; the host's CPU is the limit.
+        let saturated = test_of(
+            workload(1 << 20, 100, 0, 16),
+            direction(3e9, 1 << 20, 5_600_000.0, 0.003),
+            empty_direction(),
+            cpu(99.0, [100.0, 85.0], 35.0),
+        );
+        let analysis = verdict::analyse_test(
+            &saturated,
+            std::slice::from_ref(&info),
+            std::slice::from_ref(&path),
+            &facts(),
+        );
+
         assert_eq!(
-            local_address_towards((Ipv4Addr::LOCALHOST, 9).into()),
-            Some(IpAddr::V4(Ipv4Addr::LOCALHOST))
+            analysis.verdict,
+            Verdict::HostCpuBound,
+            "{}",
+            analysis.evidence
         );
+        assert!(analysis.hops.iter().all(|hop| hop.hop_name != "veth0"));
+
+        // At 4.5 GB/s with the CPU free the declared 40GbE link is the limit.
+        let fast = test_of(
+            workload(1 << 20, 100, 0, 16),
+            direction(4.5e9, 1 << 20, 3_700_000.0, 0.003),
+            empty_direction(),
+            cpu(40.0, [45.0, 30.0], 10.0),
+        );
+        let analysis = verdict::analyse_test(&fast, &[info], &[path], &facts());
+        assert_eq!(
+            analysis.verdict,
+            Verdict::LinkBound,
+            "{}",
+            analysis.evidence
+        );
+        assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
+    }
+
+    #[test]
+    fn virtual_interfaces_lead_to_the_physical_device_below() {
+        let physical = InterfaceFacts {
+            name: "eno1".into(),
+            kind: InterfaceKind::Physical,
+            ..veth()
+        };
+        for kind in [
+            InterfaceKind::Bridge {
+                ports: vec!["eno1".into(), "vnet0".into()],
+            },
+            InterfaceKind::Vlan,
+            InterfaceKind::Stacked,
+        ] {
+            let upper = InterfaceFacts {
+                name: "upper0".into(),
+                speed_mbps: None,
+                kind,
+                below: vec![physical.clone()],
+                ..veth()
+            };
+            let (info, gathered) = nbd_over(upper);
+            let path = build(&info, &gathered, &facts());
+            assert!(path.hops[1].capacity.is_none(), "{:?}", path.hops[1]);
+            let lower = &path.hops[2];
+            assert_eq!(lower.name, "eno1");
+            assert_eq!(lower.depth, 1);
+            assert!(lower.capacity.is_some());
+            assert_eq!(lower.protocol.as_deref(), Some("nbd"));
+        }
+        // A tap, a virtio-net: virtual, with a note that asks for the link.
+        for kind in [
+            InterfaceKind::Virtual("tap".into()),
+            InterfaceKind::Paravirtual("virtio-net".into()),
+        ] {
+            let (info, gathered) = nbd_over(InterfaceFacts { kind, ..veth() });
+            let path = build(&info, &gathered, &facts());
+            assert!(path.hops[1].capacity.is_none());
+            assert!(
+                path.notes.iter().any(|n| n.contains("--link")),
+                "{:?}",
+                path.notes
+            );
+        }
+    }
+
+    #[test]
+    fn an_active_backup_bond_carries_everything_on_its_active_member() {
+        let member = |name: &str| InterfaceFacts {
+            name: name.into(),
+            kind: InterfaceKind::Physical,
+            mtu: 9000,
+            ..veth()
+        };
+        let bond = |mode: &str| InterfaceFacts {
+            name: "bond0".into(),
+            mtu: 9000,
+            kind: InterfaceKind::Bond {
+                mode: mode.into(),
+                active: Some("eth1".into()),
+                members: vec!["eth0".into(), "eth1".into()],
+            },
+            below: vec![member("eth0"), member("eth1")],
+            ..veth()
+        };
+        let ten = crate::analysis::links::ethernet_tcp(10_000_000_000, 9000)
+            .unwrap()
+            .payload_bytes_per_second();
+
+        let (info, gathered) = nbd_over(bond("active-backup 1"));
+        let path = build(&info, &gathered, &facts());
+        let capacity = |index: usize| path.hops[index].capacity.as_ref().unwrap();
+        assert_eq!(capacity(1).payload_bytes_per_second, ten);
+        assert!(capacity(1).derivation.starts_with("the active member only"));
+        assert_eq!(path.hops.len(), 3, "only the active member is followed");
+        assert_eq!(
+            (path.hops[2].name.as_str(), path.hops[2].read_share),
+            ("eth1", 1.0)
+        );
+
+        let (info, gathered) = nbd_over(bond("balance-rr 0"));
+        let path = build(&info, &gathered, &facts());
+        assert!(
+            path.hops[1]
+                .capacity
+                .as_ref()
+                .unwrap()
+                .payload_bytes_per_second
+                >= 2 * ten
+        );
+        assert_eq!(path.hops[2].read_share, 0.5);
+        assert!(!path.notes.iter().any(|n| n.contains("one member")));
     }
 }

@@ -1,13 +1,14 @@
-//! Discovery of a target's storage path on Linux: file → page cache → filesystem → block
-//! device → its stack (partition, device-mapper, md, loop and its backing file, recursively) →
-//! the disk → its transport (NVMe, SATA, SAS, FC, virtio, iSCSI, USB, NBD) → the PCIe link of
-//! its controller; for network storage the protocol, the interface that routes to the server,
-//! its link and its PCIe link.
+//! A target's storage path as hops with capacities, built from what discovery gathered:
+//! file → page cache → filesystem → block device → its stack (partition, device-mapper, md,
+//! loop and its backing file, recursively) → the disk → its transport (NVMe, SATA, SAS, FC,
+//! virtio, iSCSI, USB, NBD) → the PCI Express or PCI-X bus of its controller; for network
+//! storage the protocol, the interface that routes to the server, what it is built on, its
+//! link and its bus.
 //!
-//! Everything is read from sysfs, `/proc` and the routing table, starting from the
-//! [`TargetInfo`]'s device name rather than from the file, which may be a temporary test file
-//! already removed. Nothing here fails: what cannot be seen becomes a note that says how to
-//! declare it (`--link`, `--path`).
+//! [`build`] is a pure function of the gathered [`PathFacts`] and the [`HostFacts`];
+//! [`discover_on`] gathers on a [`Machine`] (this host, or a recorded one) and builds.
+//! Nothing here fails: what cannot be seen becomes a note that says how to declare it
+//! (`--link`, `--path`).
 //!
 //! ```
 //! use iopath::analysis::{HostFacts, path::discover};
@@ -32,21 +33,22 @@
 //! ```
 
 use super::HostFacts;
-use crate::engine::network_target::{NbdTransport, NetworkTarget};
-use crate::result::{
-    Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath, TargetInfo, TargetKind,
+use crate::discovery::facts::{
+    FileFacts, FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
 };
-use crate::targets::{TargetError, mounts, sysfs};
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use crate::discovery::{Machine, gather};
+use crate::engine::network_target::{NbdTransport, NetworkTarget};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
+use crate::result::{TargetInfo, TargetKind};
+use crate::targets::TargetError;
+use crate::text::escape::escape_controls;
 use std::path::{Path, PathBuf};
+
+pub use crate::discovery::system::HEAD_CHECK_BYTES;
 
 /// Key of the page cache above a target, which only buffered I/O passes. A page cache deeper
 /// in a stack (under a buffered loop device) has this key followed by `:` and the device.
 pub const PAGE_CACHE_KEY: &str = "page-cache";
-
-/// Bytes read from the start of a volume to tell whether it was ever written.
-pub const HEAD_CHECK_BYTES: usize = 64 * 1024;
 
 /// Fraction of a target's reads and writes that pass a hop.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,6 +62,15 @@ impl Share {
         read: 1.0,
         write: 1.0,
     };
+
+    /// This share spread evenly over `count` devices.
+    pub fn split(self, count: usize) -> Share {
+        let count = count.max(1) as f64;
+        Share {
+            read: self.read / count,
+            write: self.write / count,
+        }
+    }
 }
 
 /// Builds the hops of one path.
@@ -67,7 +78,6 @@ pub(super) struct Walker<'a> {
     pub hops: Vec<Hop>,
     pub notes: Vec<String>,
     pub facts: &'a HostFacts,
-    visited: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -76,11 +86,12 @@ impl<'a> Walker<'a> {
             hops: Vec::new(),
             notes: Vec::new(),
             facts,
-            visited: Vec::new(),
         }
     }
 
-    /// Adds a discovered hop.
+    /// Adds a discovered hop. A hop this path reached already (the FC port under both
+    /// paths of a multipath device, the wide SAS port under every member of an array) is
+    /// not added again: it carries both shares.
     #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
@@ -92,6 +103,12 @@ impl<'a> Walker<'a> {
         share: Share,
         capacity: Option<HopCapacity>,
     ) -> &mut Hop {
+        if let Some(index) = self.hops.iter().position(|hop| hop.key == key) {
+            let hop = &mut self.hops[index];
+            hop.read_share += share.read;
+            hop.write_share += share.write;
+            return hop;
+        }
         self.hops.push(Hop {
             key,
             kind,
@@ -116,16 +133,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Whether `key` was walked already (a stack that loops, or a device reached twice);
-    /// marks it walked.
-    pub fn first_visit(&mut self, key: &str) -> bool {
-        if self.visited.iter().any(|seen| seen == key) {
-            return false;
-        }
-        self.visited.push(key.to_string());
-        true
-    }
-
     /// The capacity of memory as a medium, when measured.
     pub fn memory_capacity(&self, what: &str) -> Option<HopCapacity> {
         self.facts
@@ -146,32 +153,74 @@ impl<'a> Walker<'a> {
 
 /// Discovers the storage path of `info` on this host.
 pub fn discover(info: &TargetInfo, facts: &HostFacts) -> StoragePath {
+    discover_on(info, facts, &Machine::this_host())
+}
+
+/// Discovers the storage path of `info` on `machine`: gathers, then [`build`]s.
+pub fn discover_on(info: &TargetInfo, facts: &HostFacts, machine: &Machine) -> StoragePath {
+    build(info, &gather_on(info, machine), facts)
+}
+
+/// Gathers the facts of the path of `info` on `machine` (for a network target, the route to
+/// the server its URL names).
+pub fn gather_on(info: &TargetInfo, machine: &Machine) -> PathFacts {
+    let server = match info.kind {
+        TargetKind::Nbd | TargetKind::Iscsi => match NetworkTarget::parse(&info.path) {
+            Ok(
+                NetworkTarget::Nbd {
+                    transport: NbdTransport::Tcp(address),
+                    ..
+                }
+                | NetworkTarget::Iscsi {
+                    portal: address, ..
+                },
+            ) => Some((address.host, address.port)),
+            _ => None,
+        },
+        _ => None,
+    };
+    gather::gather(
+        info,
+        server.as_ref().map(|(host, port)| (host.as_str(), *port)),
+        machine,
+    )
+}
+
+/// The storage path of `info` from what discovery gathered about it: a pure function.
+pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> StoragePath {
     let mut walker = Walker::new(facts);
     let mut path = StoragePath {
         target: info.path.clone(),
         ..StoragePath::default()
     };
-    match info.kind {
-        TargetKind::File => {
-            file_hops(&mut walker, info);
-            let file = Path::new(&info.path);
-            if let Ok(metadata) = std::fs::metadata(file) {
-                path.allocated_bytes = Some(metadata.blocks() * 512);
-                path.first_blocks_all_zero = head_is_zero(file);
-            }
+    match gathered {
+        PathFacts::File(file) => {
+            file_hops(&mut walker, info, file);
+            path.allocated_bytes = file.allocated_bytes;
+            path.first_blocks_all_zero = file.head_zero;
         }
-        TargetKind::BlockDevice => {
+        PathFacts::BlockDevice(device) => {
             page_cache_hop(&mut walker);
-            match info.device.as_deref() {
-                Some(device) => walker.block_device(device, 0, Share::WHOLE),
+            match &device.device {
+                Some(block) => walker.block(block, 0, Share::WHOLE),
                 None => walker.note(format!("{}: no block device name found", info.path)),
             }
-            path.first_blocks_all_zero = head_is_zero(Path::new(&info.path));
+            path.first_blocks_all_zero = device.head_zero;
         }
-        TargetKind::Nbd | TargetKind::Iscsi => network_target_hops(&mut walker, info),
+        PathFacts::Network(route) => network_target_hops(&mut walker, info, route.as_ref()),
     }
     path.hops = walker.hops;
     path.notes = walker.notes;
+    // Names and text come from the machine (a recorded one is untrusted input): no control
+    // characters reach a terminal or a report.
+    path.target = escape_controls(&path.target).into_owned();
+    for hop in &mut path.hops {
+        hop.name = escape_controls(&hop.name).into_owned();
+        hop.description = escape_controls(&hop.description).into_owned();
+    }
+    for note in &mut path.notes {
+        *note = escape_controls(note).into_owned();
+    }
     path
 }
 
@@ -202,67 +251,58 @@ fn page_cache_hop(walker: &mut Walker) {
     );
 }
 
-fn file_hops(walker: &mut Walker, info: &TargetInfo) {
-    let file = Path::new(&info.path);
-    let exists = file.exists();
+fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
     let mut description = crate::units::format_bytes(info.size_bytes);
     if info.created_by_iopath {
         description.push_str(", written by iopath");
     }
-    if !exists {
-        description.push_str(", removed after the run");
+    if !file.exists {
+        // A test file is removed after the run; one only the null engine used was never made.
+        description.push_str(if info.created_by_iopath {
+            ", removed after the run"
+        } else {
+            ", not on disk"
+        });
     }
+    let name = Path::new(&info.path)
+        .file_name()
+        .map_or(info.path.clone(), |name| {
+            name.to_string_lossy().into_owned()
+        });
     walker.push(
         format!("file:{}", info.path),
         HopKind::File,
-        file.file_name().map_or(info.path.clone(), |name| {
-            name.to_string_lossy().into_owned()
-        }),
+        name,
         description,
         0,
         Share::WHOLE,
         None,
     );
     page_cache_hop(walker);
-    walker.filesystem(
-        file,
-        info.device.as_deref(),
-        info.filesystem.as_deref(),
-        0,
-        Share::WHOLE,
-    );
+    walker.filesystem(&file.filesystem, 0, Share::WHOLE);
 }
 
 impl Walker<'_> {
-    /// The filesystem holding `file` (found by `device` when given, else by the longest
-    /// mount point above the file) and everything under it.
-    pub fn filesystem(
-        &mut self,
-        file: &Path,
-        device: Option<&str>,
-        filesystem: Option<&str>,
-        depth: u32,
-        share: Share,
-    ) {
-        let mount = mount_of(file, device);
+    /// The filesystem hop and everything under it.
+    pub fn filesystem(&mut self, filesystem: &FilesystemFacts, depth: u32, share: Share) {
         let kind_name = filesystem
-            .map(str::to_string)
-            .or_else(|| mount.as_ref().map(|m| m.filesystem.clone()))
+            .type_name
+            .clone()
             .unwrap_or_else(|| "unknown filesystem".into());
         let mut description = String::new();
-        if let Some(device) = device {
+        if let Some(device) = &filesystem.device {
             description.push_str(&format!("on {device}"));
         }
-        if let Some(mount) = &mount {
+        if let Some(mount) = &filesystem.mount {
             if !description.is_empty() {
                 description.push_str(", ");
             }
             description.push_str(&format!("mounted at {}", mount.mount_point.display()));
         }
-        let key = match (device, &mount) {
+        let key = match (&filesystem.device, &filesystem.mount) {
             (Some(device), _) => format!("fs:{device}"),
             (None, Some(mount)) => format!("fs:{}", mount.mount_point.display()),
-            (None, None) => format!("fs:{}", file.display()),
+            (None, None) => format!("fs:{}", filesystem.file.display()),
         };
         self.push(
             key,
@@ -273,9 +313,8 @@ impl Walker<'_> {
             share,
             None,
         );
-        let family = kind_name.split('.').next().unwrap_or("").to_string();
-        match family.as_str() {
-            "tmpfs" | "ramfs" | "hugetlbfs" => {
+        match &filesystem.below {
+            FilesystemBelow::Memory => {
                 let capacity = self.memory_capacity(&kind_name);
                 self.push(
                     "memory".into(),
@@ -286,91 +325,46 @@ impl Walker<'_> {
                     share,
                     capacity,
                 );
-                return;
             }
-            "nfs" | "nfs4" | "cifs" | "smb3" => {
-                if let Some(mount) = &mount {
-                    self.network_filesystem(&family, &mount.source, depth, share);
-                }
-                return;
+            FilesystemBelow::Network(Some(server)) => {
+                self.network_filesystem(server, depth, share);
             }
-            _ => {}
-        }
-        match device {
-            Some(device) => self.block_device(device, depth, share),
-            None => self.note(format!(
+            FilesystemBelow::Network(None) => {}
+            FilesystemBelow::Device(block) => self.block(block, depth, share),
+            FilesystemBelow::Unseen => self.note(format!(
                 "{}: {kind_name} has no block device underneath that iopath can see; declare the hops below it with --path",
-                file.display()
+                filesystem.file.display()
             )),
         }
     }
 
-    fn network_filesystem(&mut self, family: &str, source: &str, depth: u32, share: Share) {
-        let (protocol, host, port) = if family.starts_with("nfs") {
-            let host = source
-                .rsplit_once(":/")
-                .map(|(host, _)| host)
-                .unwrap_or(source);
-            ("nfs", host.trim_matches(['[', ']']).to_string(), 2049)
+    fn network_filesystem(&mut self, server: &NetworkFilesystemFacts, depth: u32, share: Share) {
+        let name = if server.protocol == "nfs" {
+            "NFS"
         } else {
-            let host = source
-                .trim_start_matches('/')
-                .split('/')
-                .next()
-                .unwrap_or("")
-                .to_string();
-            ("smb", host, 445)
+            "SMB"
         };
-        let name = if protocol == "nfs" { "NFS" } else { "SMB" };
         self.push(
-            format!("protocol:{protocol}:{source}"),
+            format!("protocol:{}:{}", server.protocol, server.source),
             HopKind::Protocol,
             name,
-            source.to_string(),
+            server.source.clone(),
             depth,
             share,
             None,
         )
-        .protocol = Some(protocol.into());
-        if host.is_empty() {
-            self.note(format!("{source}: no server name in the mount source"));
-            return;
+        .protocol = Some(server.protocol.clone());
+        match &server.route {
+            Some(route) => self.route(route, Some(&server.protocol), depth, share),
+            None => self.note(format!(
+                "{}: no server name in the mount source",
+                server.source
+            )),
         }
-        self.route(&host, port, Some(protocol), depth, share);
     }
 }
 
-/// The mount holding `file`: the one on `device` when known, else the longest mount point
-/// that is a prefix of the file's (existing) directory.
-fn mount_of(file: &Path, device: Option<&str>) -> Option<mounts::Mount> {
-    let mounts = mounts::read_mounts().ok()?;
-    let directory: PathBuf = file
-        .ancestors()
-        .find_map(|dir| std::fs::canonicalize(dir).ok())
-        .unwrap_or_else(|| PathBuf::from("/"));
-    let length = |m: &mounts::Mount| m.mount_point.as_os_str().len();
-    if let Some(number) = device.and_then(sysfs::device_number) {
-        let on_device: Vec<&mounts::Mount> = mounts.iter().filter(|m| m.device == number).collect();
-        // The mount of that device that holds the file; else its shortest mount point (the
-        // file's directory may be gone, and bind mounts repeat a device elsewhere).
-        let holding = on_device
-            .iter()
-            .copied()
-            .filter(|m| directory.starts_with(&m.mount_point))
-            .max_by_key(|m| length(m));
-        if let Some(mount) = holding.or_else(|| on_device.iter().copied().min_by_key(|m| length(m)))
-        {
-            return Some(mount.clone());
-        }
-    }
-    mounts
-        .iter()
-        .filter(|m| directory.starts_with(&m.mount_point))
-        .max_by_key(|m| length(m))
-        .cloned()
-}
-
-fn network_target_hops(walker: &mut Walker, info: &TargetInfo) {
+fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&RouteFacts>) {
     let target = match NetworkTarget::parse(&info.path) {
         Ok(target) => target,
         Err(error) => {
@@ -394,11 +388,14 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo) {
             None,
         )
         .protocol = Some(protocol.into());
-    match &target {
-        NetworkTarget::Nbd {
-            transport: NbdTransport::Unix(socket),
-            ..
-        } => {
+    match (&target, route) {
+        (
+            NetworkTarget::Nbd {
+                transport: NbdTransport::Unix(socket),
+                ..
+            },
+            _,
+        ) => {
             let capacity = walker.memory_capacity("Unix socket");
             walker
                 .push(
@@ -415,73 +412,84 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo) {
                 "{target}: the server's own storage is not visible; declare it with --path NAME:RATE"
             ));
         }
-        NetworkTarget::Nbd {
-            transport: NbdTransport::Tcp(address),
-            ..
-        }
-        | NetworkTarget::Iscsi {
-            portal: address, ..
-        } => {
-            walker.route(&address.host, address.port, Some(protocol), 0, Share::WHOLE);
+        (_, Some(route)) => {
+            walker.route(route, Some(protocol), 0, Share::WHOLE);
             walker.note(format!(
                 "{target}: hops beyond this host (switches, the server's links and storage) are not visible; declare them with --link or --path"
             ));
         }
+        (_, None) => {}
     }
 }
 
-/// Whether the first [`HEAD_CHECK_BYTES`] of `path` are all zeros (`None` when unreadable).
-pub fn head_is_zero(path: &Path) -> Option<bool> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut buffer = vec![0u8; HEAD_CHECK_BYTES];
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(count) => filled += count,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        }
+/// A [`TargetInfo`] for `iopath path TARGET`, with a note when it was found another way than
+/// usual: a file or block device is inspected through its open descriptor; a block device
+/// whose node cannot be opened (no permission, a container's device rules) is described from
+/// its device number and /sys, which is all the path needs, and the note says so; an
+/// `nbd://` or `iscsi://` URL is described without connecting (size and block sizes unknown).
+pub fn inspect_for_path(target: &str) -> Result<(TargetInfo, Option<String>), TargetError> {
+    if let Some(info) = describe_url(target) {
+        return info.map(|info| (info, None));
     }
-    if filled == 0 {
+    let path = Path::new(target);
+    match crate::targets::inspect(path) {
+        Ok(info) => Ok((info, None)),
+        Err(error) => match crate::discovery::target::unopened_block_device(path) {
+            Ok(info) => {
+                let note = format!(
+                    "{error}: described from its device number and /sys ({}) without opening it; its signature (filesystem, partition table) is not read",
+                    info.device.as_deref().unwrap_or("?")
+                );
+                Ok((info, Some(note)))
+            }
+            Err(_) => Err(error),
+        },
+    }
+}
+
+/// A [`TargetInfo`] for `iopath path --root DIR TARGET`: `target` as the recorded machine
+/// describes it, or a URL described without connecting.
+pub fn inspect_recorded(machine: &Machine, target: &str) -> Result<TargetInfo, TargetError> {
+    if let Some(info) = describe_url(target) {
+        return info;
+    }
+    crate::discovery::target::recorded_target(machine, target).map_err(|reason| {
+        TargetError::Unusable {
+            path: PathBuf::from(target),
+            reason,
+        }
+    })
+}
+
+/// A URL target described without connecting; `None` when `target` is not a URL.
+fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
+    if !(NetworkTarget::is_url(target) || target.contains("://")) {
         return None;
     }
-    Some(buffer[..filled].iter().all(|byte| *byte == 0))
-}
-
-/// A [`TargetInfo`] for `iopath path TARGET`: a file or block device is inspected; an
-/// `nbd://` or `iscsi://` URL is described without connecting (size and block sizes unknown).
-pub fn inspect_for_path(target: &str) -> Result<TargetInfo, TargetError> {
-    if NetworkTarget::is_url(target) || target.contains("://") {
-        let parsed = NetworkTarget::parse(target).map_err(|error| TargetError::Unusable {
-            path: PathBuf::from(target),
-            reason: error.to_string(),
-        })?;
-        return Ok(TargetInfo {
-            path: parsed.to_string(),
-            kind: match parsed {
-                NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-                NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
-            },
-            size_bytes: 0,
-            logical_block_size_bytes: 512,
-            physical_block_size_bytes: 512,
-            rotational: None,
-            filesystem: None,
-            device: None,
-            direct_io_alignment_bytes: None,
-            created_by_iopath: false,
-            read_only: false,
-        });
-    }
-    crate::targets::inspect(Path::new(target))
+    let parsed = match NetworkTarget::parse(target) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            return Some(Err(TargetError::Unusable {
+                path: PathBuf::from(target),
+                reason: error.to_string(),
+            }));
+        }
+    };
+    let kind = match parsed {
+        NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+        NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+    };
+    Some(Ok(TargetInfo::unexamined(parsed.to_string(), kind, 0)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::test_support::facts;
+    use crate::discovery::sysfs;
+    use crate::result::HopKind;
     use crate::support::devices::{LoopDevice, tool};
+    use std::os::unix::fs::MetadataExt;
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
         path.hops.iter().map(|hop| hop.kind).collect()
@@ -518,10 +526,19 @@ mod tests {
         let directory = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let file = directory.path().join("gone");
         std::fs::write(&file, vec![7u8; 8192]).unwrap();
-        let info = crate::targets::inspect(&file).unwrap();
+        let mut info = crate::targets::inspect(&file).unwrap();
+        info.created_by_iopath = true;
         std::fs::remove_file(&file).unwrap();
         let path = discover(&info, &facts());
         assert!(path.hops[0].description.contains("removed after the run"));
+        // One iopath did not create (a test file only the null engine used) was never there.
+        info.created_by_iopath = false;
+        let path = discover(&info, &facts());
+        assert!(
+            path.hops[0].description.ends_with(", not on disk"),
+            "{}",
+            path.hops[0].description
+        );
         assert_eq!(path.first_blocks_all_zero, None);
         assert_eq!(path.allocated_bytes, None);
         if info.device.is_some() {
@@ -631,7 +648,7 @@ mod tests {
 
     #[test]
     fn network_urls_are_described_without_connecting() {
-        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap();
+        let info = inspect_for_path("nbd://127.0.0.1:10809/disk").unwrap().0;
         assert_eq!(info.kind, TargetKind::Nbd);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[0].kind, HopKind::Protocol);
@@ -644,12 +661,16 @@ mod tests {
         assert!(path.notes.iter().any(|note| note.contains("--link")));
         assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nbd"));
 
-        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0").unwrap();
+        let info = inspect_for_path("iscsi://127.0.0.1/iqn.2026-01.org.example:disk/0")
+            .unwrap()
+            .0;
         assert_eq!(info.kind, TargetKind::Iscsi);
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].protocol.as_deref(), Some("iscsi"));
 
-        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock").unwrap();
+        let info = inspect_for_path("nbd+unix:///x?socket=/tmp/nbd.sock")
+            .unwrap()
+            .0;
         let path = discover(&info, &facts());
         assert_eq!(path.hops[1].kind, HopKind::Memory);
 

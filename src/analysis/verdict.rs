@@ -481,12 +481,13 @@ fn above_capacity_margin(context: &Context) -> f64 {
 
 fn cached(context: &Context) -> Option<Decision> {
     let limit = 100.0 + above_capacity_margin(context);
-    let exceeded = context
-        .hops
-        .iter()
-        .enumerate()
-        .filter(|(_, hop)| hop.utilisation_percent > limit)
-        .max_by(|a, b| a.1.utilisation_percent.total_cmp(&b.1.utilisation_percent));
+    let exceeded = busiest(
+        context
+            .hops
+            .iter()
+            .enumerate()
+            .filter(|(_, hop)| hop.utilisation_percent > limit),
+    );
     if let Some((index, hop)) = exceeded {
         let evidence = format!(
             "{} is {} of what {} can carry",
@@ -615,12 +616,50 @@ fn hop_label(load: &HopLoad) -> String {
     format!("{} ({})", hop.name, parts.join(" "))
 }
 
-fn hop_bound(context: &Context) -> Option<Decision> {
-    let (index, hop) = context
+/// The busiest of `hops`; of several equally busy, the first (the outermost: a bond before
+/// its members).
+fn busiest<'h>(
+    hops: impl Iterator<Item = (usize, &'h HopUtilisation)>,
+) -> Option<(usize, &'h HopUtilisation)> {
+    // Rounding of the capacities (a bond's against its members') is not a difference.
+    const SAME_PERCENT: f64 = 0.001;
+    hops.fold(None, |best, candidate| match best {
+        Some((_, hop))
+            if hop.utilisation_percent + SAME_PERCENT >= candidate.1.utilisation_percent =>
+        {
+            best
+        }
+        _ => Some(candidate),
+    })
+}
+
+/// Hops like the one at `index` (same kind and capacity) that carry as much as it does: the
+/// paths of a multipath device over two FC ports, the members of a stripe.
+fn parallel_hops(context: &Context, index: usize) -> Vec<usize> {
+    let chosen = &context.hops[index];
+    let catalog = |i: usize| {
+        context.loads[i]
+            .hop
+            .capacity
+            .as_ref()
+            .and_then(|c| c.catalog_name.clone())
+    };
+    context
         .hops
         .iter()
         .enumerate()
-        .max_by(|a, b| a.1.utilisation_percent.total_cmp(&b.1.utilisation_percent))?;
+        .filter(|(i, hop)| {
+            hop.kind == chosen.kind
+                && hop.capacity_bytes_per_second == chosen.capacity_bytes_per_second
+                && catalog(*i) == catalog(index)
+                && (hop.utilisation_percent - chosen.utilisation_percent).abs() <= 1.0
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn hop_bound(context: &Context) -> Option<Decision> {
+    let (index, hop) = busiest(context.hops.iter().enumerate())?;
     if hop.utilisation_percent < HOP_BOUND_PERCENT {
         return None;
     }
@@ -649,12 +688,28 @@ fn hop_bound(context: &Context) -> Option<Decision> {
             format_iops(capacity.iops.unwrap_or(0) as f64)
         )
     } else {
-        format!(
-            "{} = {} of {}",
-            format_rate(data_rate(load)),
-            format_percent(hop.utilisation_percent),
-            hop_label(load)
-        )
+        let parallel = parallel_hops(context, index);
+        if parallel.len() > 1 {
+            let total: f64 = parallel.iter().map(|&i| data_rate(&context.loads[i])).sum();
+            let label = hop_label(load);
+            let label = match label.strip_suffix(')') {
+                Some(open) => format!("{open} each)"),
+                None => label,
+            };
+            format!(
+                "{} = {} of {} × {label}",
+                format_rate(total),
+                format_percent(hop.utilisation_percent),
+                parallel.len()
+            )
+        } else {
+            format!(
+                "{} = {} of {}",
+                format_rate(data_rate(load)),
+                format_percent(hop.utilisation_percent),
+                hop_label(load)
+            )
+        }
     };
     let traffic = hop.inbound_bytes_per_second + hop.outbound_bytes_per_second;
     if let Some(protocol) = load.protocol
@@ -747,12 +802,7 @@ fn cpu_saturation(context: &Context) -> Option<String> {
 }
 
 fn busiest_hop_summary(context: &Context) -> String {
-    match context
-        .hops
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.utilisation_percent.total_cmp(&b.1.utilisation_percent))
-    {
+    match busiest(context.hops.iter().enumerate()) {
         Some((_, hop)) => format!(
             "busiest hop {} at {}",
             hop.hop_name,

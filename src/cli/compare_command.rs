@@ -51,8 +51,9 @@ impl CostArgs {
 /// Flags of `iopath compare`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Tests match by name and sweep point; tests missing from a run are listed, not dropped. For every
-test in all runs: MB/s, IOPS, mean and p99 latency side by side, the ratio and the difference to
+Tests match by name and sweep point; tests missing from a run are listed, not dropped. Runs of
+one test each are compared whatever the tests' names, with a note naming what differs (block
+size, queue depth, engine, target…). For every test in all runs: MB/s, IOPS, mean and p99 latency side by side, the ratio and the difference to
 the baseline, and \"same\" where the 95 % confidence intervals overlap, \"better\" or \"worse\"
 only where they do not.
 

@@ -5,10 +5,12 @@
 //! gives its type: 2 for bad input (nothing was written), 130 for a stop asked for, 1 for a
 //! run that failed.
 
-pub use super::failure::{Failed, InFile, Usage};
+pub use super::failure::{Failed, Flagged, InFile, Usage};
 use super::messages::for_terminal;
 use iopath::analysis::declared::DeclaredError;
 use iopath::compare::CompareError;
+use iopath::discovery::MachineError;
+use iopath::discovery::record::RecordError;
 use iopath::engine::network_target::UrlError;
 use iopath::net::NetError;
 use iopath::run::{PlanError, RunError};
@@ -59,6 +61,7 @@ macro_rules! bad_input {
 
 bad_input!(
     Usage,
+    MachineError,
     super::run_args::RequestError,
     WorkloadError,
     PlanError,
@@ -71,6 +74,21 @@ bad_input!(
 impl<E: Status + std::fmt::Debug> Status for InFile<'_, E> {
     fn status(&self) -> i32 {
         self.error.status()
+    }
+}
+
+impl<E: Status + std::fmt::Debug> Status for Flagged<E> {
+    fn status(&self) -> i32 {
+        self.error.status()
+    }
+}
+
+impl Status for RecordError {
+    fn status(&self) -> i32 {
+        match self {
+            RecordError::NotEmpty { .. } => BAD_INPUT,
+            _ => RUN_FAILED,
+        }
     }
 }
 

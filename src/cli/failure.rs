@@ -15,6 +15,16 @@ pub struct InFile<'a, E: Display> {
     pub error: E,
 }
 
+/// An error about the value of `flag`: shown as `FLAG ERROR`, with the error's status.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag} {error}")]
+pub struct Flagged<E: Display> {
+    /// The flag.
+    pub flag: &'static str,
+    /// The error.
+    pub error: E,
+}
+
 /// A flag, or a combination of flags, the command line refuses (bad input).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -167,18 +167,26 @@ fn check(args: &CheckArgs) -> i32 {
         plural(targets.len())
     );
     println!("targets:");
+    let not_created = prepared.files_not_created();
     for (index, target) in targets.iter().enumerate() {
-        let created = to_create.iter().find(|(path, _, temporary)| match target {
+        let is_this = |(path, _, temporary): &&(std::path::PathBuf, u64, bool)| match target {
             TargetSpec::Path { path: named, .. } => !temporary && path == named,
             TargetSpec::TempFile { directory, .. } => {
                 *temporary && path.parent() == Some(directory.as_path())
             }
             TargetSpec::Network(_) => false,
-        });
-        let state = match created {
-            Some((_, size, true)) => format!(" ({})", format_size(*size)),
-            Some((_, size, false)) => format!(" (will be created, {})", format_size(*size)),
-            None => String::new(),
+        };
+        let state = match (
+            to_create.iter().find(is_this),
+            not_created.iter().find(is_this),
+        ) {
+            (Some((_, size, true)), _) => format!(" ({})", format_size(*size)),
+            (Some((_, size, false)), _) => format!(" (will be created, {})", format_size(*size)),
+            (None, Some((_, size, _))) => format!(
+                " ({}, not created: the null engine does no I/O)",
+                format_size(*size)
+            ),
+            (None, None) => String::new(),
         };
         println!(
             "  {}. {}{state}",

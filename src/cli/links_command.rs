@@ -4,8 +4,8 @@
 use super::exit::{self, Usage};
 use clap::Args;
 use iopath::analysis::links::{LinkEntry, LinkFamily, catalog, normalise};
-use iopath::analysis::memcpy;
 use iopath::analysis::protocols::Protocol;
+use iopath::discovery::memcpy;
 use iopath::result::Duplex;
 use iopath::units::format_rate;
 

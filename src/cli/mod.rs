@@ -2,6 +2,7 @@
 //! and the one place that chooses output streams and exit codes.
 
 pub mod compare_command;
+pub mod completions_command;
 pub mod exit;
 pub mod failure;
 pub mod forced_stop;
@@ -9,6 +10,7 @@ pub mod job_command;
 pub mod limit_args;
 pub mod links_command;
 pub mod live;
+pub mod man_command;
 pub mod messages;
 pub mod net_command;
 pub mod outputs;
@@ -32,6 +34,7 @@ Examples:
   iopath run --preset file-server --qd heavy
   iopath run nbd://array:10809/lun0 --rw randread --qd 32 --link 10gbe
   iopath compare a.json b.json            side by side; iopath report a.json b.json -o r.html
+  iopath completions bash                 tab completion (also zsh, fish); iopath man: the manual
 
 Exit status: 0 done, 1 stopped by an I/O or engine error, 2 bad input (nothing was written),
 130 interrupted (the partial result is still printed and saved).";
@@ -64,4 +67,8 @@ pub enum Command {
     Report(report_command::ReportArgs),
     /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.
     Net(net_command::NetArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(completions_command::CompletionsArgs),
+    /// Print the manual page, or write a page per subcommand into a directory.
+    Man(man_command::ManArgs),
 }

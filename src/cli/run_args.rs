@@ -118,7 +118,8 @@ Examples:
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json")]
 pub struct RunArgs {
-    /// Files or block devices. A missing file is created with --size; none: a temporary file.
+    /// Files or block devices. A missing file is created with --size; none: a temporary file
+    /// (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
@@ -272,6 +273,7 @@ impl RunArgs {
                 .collect::<Result<_, _>>()?
         };
         let target_indexes: Vec<usize> = (0..targets.len()).collect();
+        let mut notes = Vec::new();
         let tests = if let Some(preset) = &self.preset {
             let preset = presets::find(preset)?;
             if self.name.is_some() {
@@ -295,6 +297,7 @@ impl RunArgs {
             default_suite(&template, &target_indexes)
         } else {
             let workload = options.apply(&template)?;
+            notes = options.notes(&workload);
             let name = self.name.clone().unwrap_or_else(|| workload.summary());
             vec![TestPlan::single(name, workload, target_indexes)]
         };
@@ -303,8 +306,7 @@ impl RunArgs {
             plan: Plan { targets, tests },
             options: self.run_options(command_line),
             is_default_suite,
-            messages: options
-                .notes()
+            messages: notes
                 .into_iter()
                 .map(|note| format!("note: {note}"))
                 .collect(),

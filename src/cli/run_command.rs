@@ -48,6 +48,12 @@ pub fn run(args: &RunArgs) -> i32 {
     for warning in prepared.warnings() {
         eprintln!("warning: {}", for_terminal(warning));
     }
+    for (path, _, _) in prepared.files_not_created() {
+        eprintln!(
+            "note: the null engine does no I/O: no test file is created at {}",
+            for_terminal(path.display())
+        );
+    }
     handle_stale_test_files(&prepared, args.remove_stale);
     let mut observer =
         RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());

@@ -1,6 +1,8 @@
 //! Which tests of several runs are the same test: same name and same sweep point. A name that
 //! appears twice in one run (two fio jobs with one section name) matches by order: the second
-//! `seq` of one run with the second `seq` of the other.
+//! `seq` of one run with the second `seq` of the other. Runs that hold one test each are the
+//! exception: two single-test runs (`--qd 1` against `--qd 32`) are compared whatever their
+//! names, as one test named after each of them (`randread 4k QD1 vs randread 4k QD32`).
 //!
 //! ```
 //! use iopath::compare::matching::TestKey;
@@ -57,6 +59,8 @@ pub struct Matching {
     pub matched: Vec<MatchedTest>,
     /// Tests some run lacks, in order of first appearance.
     pub unmatched: Vec<PartialMatch>,
+    /// Every run held one test, under different names, and these were paired as one.
+    pub paired_single_tests: bool,
 }
 
 /// The keys of a run's tests, in order.
@@ -88,6 +92,11 @@ pub fn match_tests(runs: &[&RunResult]) -> Matching {
         }
     }
     let mut matching = Matching::default();
+    if let Some(paired) = pair_single_tests(&keys) {
+        matching.matched.push(paired);
+        matching.paired_single_tests = true;
+        return matching;
+    }
     for key in order {
         let positions: Vec<Option<usize>> = keys
             .iter()
@@ -111,4 +120,35 @@ pub fn match_tests(runs: &[&RunResult]) -> Matching {
         }
     }
     matching
+}
+
+/// The one test of each run, as one matched test, when every run holds exactly one test and
+/// their names or sweep points differ (the same test needs no pairing).
+fn pair_single_tests(keys: &[Vec<TestKey>]) -> Option<MatchedTest> {
+    if keys.iter().any(|run_keys| run_keys.len() != 1) {
+        return None;
+    }
+    let first = &keys.first()?[0];
+    if keys.iter().all(|run_keys| run_keys[0] == *first) {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for run_keys in keys {
+        if !names.contains(&run_keys[0].name.as_str()) {
+            names.push(&run_keys[0].name);
+        }
+    }
+    let same_sweep = keys.iter().all(|run_keys| run_keys[0].sweep == first.sweep);
+    Some(MatchedTest {
+        key: TestKey {
+            name: names.join(" vs "),
+            sweep: if same_sweep {
+                first.sweep.clone()
+            } else {
+                Vec::new()
+            },
+            occurrence: 0,
+        },
+        test_indexes: vec![0; keys.len()],
+    })
 }

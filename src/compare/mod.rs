@@ -12,7 +12,9 @@
 //! The first run is the baseline unless another is named. For every test present in every
 //! run, each run's MB/s, IOPS, mean and p99 latency are given with the ratio and difference
 //! to the baseline; a change counts only when the two 95 % intervals do not overlap, so noise
-//! is never reported as a win. Tests missing from some run are listed, not dropped.
+//! is never reported as a win. Tests missing from some run are listed, not dropped. Runs of
+//! one test each are compared whatever the tests' names, with what differs between them
+//! (queue depth, block size, engine, target…) in the test's notes.
 //!
 //! ```
 //! use iopath::compare::labels::split_run_argument;
@@ -128,6 +130,11 @@ pub fn compare(
                 labels[index]
             ));
         }
+    }
+    if matched.paired_single_tests {
+        notes.push(
+            "each run holds one test, under another name: they are compared as one test".into(),
+        );
     }
     if tests.is_empty() {
         notes.push("no test is present in every run: nothing to put side by side".into());

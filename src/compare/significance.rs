@@ -28,6 +28,7 @@ use crate::result::{
     ConfidenceInterval, DirectionConfidence, DirectionResult, RunResult, StopReason,
     TestConfidence, TestResult,
 };
+use crate::targets::test_file::temporary_test_file_pid;
 
 /// Whether `run` differs from `baseline` in `metric` beyond their 95 % intervals.
 pub fn outcome(metric: Metric, baseline: &MetricValue, run: &MetricValue) -> Outcome {
@@ -189,7 +190,8 @@ pub fn compare_test(
     let mut notes = Vec::new();
     for (index, test) in tests.iter().enumerate() {
         if index != baseline
-            && let Some(note) = workload_difference(tests[baseline], test)
+            && let Some(note) =
+                workload_difference(tests[baseline], test, results[baseline], results[index])
         {
             notes.push(format!(
                 "{}: {note} ({}: {})",
@@ -227,9 +229,15 @@ fn describe(test: &TestResult) -> String {
         .join("; ")
 }
 
-/// What differs between the workloads of two tests of the same name, or `None` when they are
-/// alike (seeds aside).
-fn workload_difference(baseline: &TestResult, other: &TestResult) -> Option<String> {
+/// What differs between the workloads of two tests of the same name (or of two single-test
+/// runs), or `None` when they are alike (seeds aside). `base_run` and `run` hold the tests, for
+/// their targets.
+fn workload_difference(
+    baseline: &TestResult,
+    other: &TestResult,
+    base_run: &RunResult,
+    run: &RunResult,
+) -> Option<String> {
     if baseline.jobs.len() != other.jobs.len() {
         return Some(format!(
             "{} jobs instead of {}: {}",
@@ -239,28 +247,60 @@ fn workload_difference(baseline: &TestResult, other: &TestResult) -> Option<Stri
         ));
     }
     let mut fields: Vec<String> = Vec::new();
+    let mut add = |field: String| {
+        if !fields.contains(&field) {
+            fields.push(field);
+        }
+    };
     for (base_job, job) in baseline.jobs.iter().zip(&other.jobs) {
-        let (Ok(serde_json::Value::Object(base)), Ok(serde_json::Value::Object(this))) = (
+        if let (Ok(serde_json::Value::Object(base)), Ok(serde_json::Value::Object(this))) = (
             serde_json::to_value(&base_job.workload),
             serde_json::to_value(&job.workload),
-        ) else {
-            continue;
-        };
-        for (key, value) in &this {
-            if key != "seed" && base.get(key) != Some(value) && !fields.contains(key) {
-                fields.push(key.clone());
+        ) {
+            for (key, value) in &this {
+                if key == "seed" || base.get(key) == Some(value) {
+                    continue;
+                }
+                if key == "access" {
+                    access_differences(&base_job.workload.access, &job.workload.access)
+                        .into_iter()
+                        .for_each(&mut add);
+                } else {
+                    add(field_words(key));
+                }
             }
         }
-        if base_job.engine.name != job.engine.name && !fields.iter().any(|f| f == "engine") {
-            fields.push("engine".into());
+        if base_job.engine.name != job.engine.name {
+            add("engine".into());
         }
         let in_effect =
             |job: &crate::result::JobResult| (job.worker_threads, job.queue_depth_per_worker);
-        if in_effect(base_job) != in_effect(job) && !fields.iter().any(|f| f == "threads × QD") {
-            fields.push("threads × QD".into());
+        let workload_says_so = base_job.workload.queue_depth != job.workload.queue_depth
+            || base_job.workload.workers != job.workload.workers;
+        if in_effect(base_job) != in_effect(job) && !workload_says_so {
+            add("threads × QD".into());
         }
-        if base_job.direct != job.direct && !fields.iter().any(|f| f == "direct") {
-            fields.push("direct".into());
+        if base_job.direct != job.direct {
+            add("direct".into());
+        }
+        let paths = |job: &crate::result::JobResult, result: &RunResult| -> Vec<String> {
+            job.target_indexes
+                .iter()
+                .filter_map(|index| result.targets.get(*index))
+                .map(|target| target.path.clone())
+                .collect()
+        };
+        let temporary = |paths: &[String]| {
+            paths.iter().all(|path| {
+                std::path::Path::new(path)
+                    .file_name()
+                    .and_then(temporary_test_file_pid)
+                    .is_some()
+            })
+        };
+        let (base_paths, these_paths) = (paths(base_job, base_run), paths(job, run));
+        if base_paths != these_paths && !(temporary(&base_paths) && temporary(&these_paths)) {
+            add(format!("target ({})", these_paths.join(", ")));
         }
     }
     let verb = if fields.len() == 1 {
@@ -269,4 +309,48 @@ fn workload_difference(baseline: &TestResult, other: &TestResult) -> Option<Stri
         "differ"
     };
     (!fields.is_empty()).then(|| format!("{} {verb}: {}", fields.join(", "), describe(other)))
+}
+
+/// A workload field's key in words: `queue_depth` → `queue depth`, `ramp_ns` → `ramp`.
+fn field_words(key: &str) -> String {
+    let key = key
+        .strip_suffix("_ns")
+        .or_else(|| key.strip_suffix("_bytes"))
+        .unwrap_or(key);
+    key.replace('_', " ")
+}
+
+/// What differs between two access specifications, in words (block size, read %, …).
+fn access_differences(
+    base: &crate::result::AccessSpec,
+    other: &crate::result::AccessSpec,
+) -> Vec<String> {
+    if base.lines.len() != other.lines.len() {
+        return vec!["access specification".into()];
+    }
+    let mut differences: Vec<String> = Vec::new();
+    for (a, b) in base.lines.iter().zip(&other.lines) {
+        let checks = [
+            (a.size_bytes != b.size_bytes, "block size"),
+            (a.weight != b.weight, "size mix"),
+            (a.read_percent != b.read_percent, "read %"),
+            (a.random_percent != b.random_percent, "random %"),
+            // An alignment that follows the block size (the default) is no difference of its own.
+            (
+                a.alignment_bytes != b.alignment_bytes
+                    && !(a.alignment_bytes == a.size_bytes && b.alignment_bytes == b.size_bytes),
+                "alignment",
+            ),
+            (
+                a.burst_length != b.burst_length || a.delay_ns != b.delay_ns,
+                "burst",
+            ),
+        ];
+        for (differs, name) in checks {
+            if differs && !differences.iter().any(|known| known == name) {
+                differences.push(name.into());
+            }
+        }
+    }
+    differences
 }

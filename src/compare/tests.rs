@@ -4,7 +4,7 @@
 use super::*;
 use crate::result::DirectionResult;
 use crate::result::IntervalPoint;
-use crate::support::fixtures::mixed;
+use crate::support::fixtures::{mixed, result};
 
 /// Replaces the series of `direction` by one-second points of `megabytes_per_second` (4 KiB
 /// I/Os, `latency_us` each), and its totals by theirs.
@@ -233,7 +233,7 @@ fn another_workload_under_the_same_name_is_noted() {
     let notes = &comparison.tests[0].notes;
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].starts_with("b: queue_depth differs: "),
+        notes[0].starts_with("b: queue depth differs: "),
         "{}",
         notes[0]
     );
@@ -243,6 +243,69 @@ fn another_workload_under_the_same_name_is_noted() {
         notes[0]
     );
     assert!(comparison.tests[1].notes.is_empty());
+}
+
+#[test]
+fn two_single_test_runs_are_compared_whatever_their_names() {
+    let qd4 = result("small");
+    let mut qd32 = qd4.clone();
+    qd32.tests[0].name = "50% read 100% random 8k QD32".into();
+    let workload = &mut qd32.tests[0].jobs[0].workload;
+    workload.queue_depth = 32;
+    for line in &mut workload.access.lines {
+        line.size_bytes = 8192;
+        line.alignment_bytes = 8192;
+    }
+    let comparison = compare_two(&qd4, &qd32);
+    assert!(
+        comparison.unmatched.is_empty(),
+        "{:?}",
+        comparison.unmatched
+    );
+    assert_eq!(comparison.tests.len(), 1);
+    let test = &comparison.tests[0];
+    assert_eq!(
+        test.name,
+        "50% read 100% random 4k QD4 vs 50% read 100% random 8k QD32"
+    );
+    assert_eq!(test.figures.len(), 2);
+    // The alignment follows the block size in both: not a difference of its own.
+    assert_eq!(test.notes.len(), 1, "{:?}", test.notes);
+    assert!(
+        test.notes[0].starts_with("b: block size, queue depth differ: "),
+        "{}",
+        test.notes[0]
+    );
+    assert!(
+        comparison
+            .notes
+            .iter()
+            .any(|note| note.contains("compared as one test")),
+        "{:?}",
+        comparison.notes
+    );
+
+    // Another target is named; the same single test is matched by name, not paired.
+    let mut elsewhere = qd4.clone();
+    elsewhere.targets[0].path = "/mnt/other/f.dat".into();
+    let comparison = compare_two(&qd4, &elsewhere);
+    assert_eq!(comparison.tests[0].name, qd4.tests[0].name);
+    assert!(
+        comparison.tests[0].notes[0].starts_with("b: target (/mnt/other/f.dat) differs: "),
+        "{:?}",
+        comparison.tests[0].notes
+    );
+    assert!(
+        !comparison
+            .notes
+            .iter()
+            .any(|note| note.contains("compared as one test"))
+    );
+
+    // Runs of several tests still match by name only.
+    let comparison = compare_two(&qd4, mixed());
+    assert!(comparison.tests.is_empty());
+    assert_eq!(comparison.unmatched.len(), 3);
 }
 
 #[test]

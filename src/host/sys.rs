@@ -1,7 +1,8 @@
 //! The C library calls that ask what this machine and process are, in one place: each wrapper
 //! is safe, checks the call's result, and says what it returns when the call fails. Everything
-//! above (CPU accounting, host facts, the runner's budget, job-file defaults, the analysis of a
-//! network path) uses these instead of calling `libc` itself.
+//! above (CPU accounting, host facts, the runner's budget, job-file defaults) uses these instead
+//! of calling `libc` itself. (What discovery asks the kernel about a storage path goes through
+//! its own seam, `discovery::system`, so that a recorded machine can answer instead.)
 //!
 //! ```
 //! use iopath::host::sys;
@@ -10,9 +11,6 @@
 //! let (user_ns, system_ns) = sys::process_cpu_ns();
 //! assert!(user_ns + system_ns < u64::MAX);
 //! ```
-
-use std::ffi::CStr;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A `sysconf` value, `None` when the system does not say.
 fn sysconf(name: libc::c_int) -> Option<u64> {
@@ -113,52 +111,6 @@ pub fn is_root() -> bool {
 pub fn sync_filesystems() {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
-}
-
-/// The name of the network interface holding `address`, if one does.
-pub fn interface_with_address(address: IpAddr) -> Option<String> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs stores the head of a list it allocates into `list`; the list is freed
-    // with freeifaddrs below and not used after.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cursor = list;
-    while !cursor.is_null() && found.is_none() {
-        // SAFETY: `cursor` is a non-null node of the list getifaddrs returned, valid until
-        // freeifaddrs.
-        let entry = unsafe { &*cursor };
-        if !entry.ifa_addr.is_null() && !entry.ifa_name.is_null() {
-            // SAFETY: ifa_addr points to a sockaddr whose family tells its real type; the
-            // casts below read only the type the family names.
-            let family = i32::from(unsafe { (*entry.ifa_addr).sa_family });
-            let entry_address = match family {
-                libc::AF_INET => {
-                    // SAFETY: AF_INET addresses are sockaddr_in.
-                    let ipv4 = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in) };
-                    Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                        ipv4.sin_addr.s_addr,
-                    ))))
-                }
-                libc::AF_INET6 => {
-                    // SAFETY: AF_INET6 addresses are sockaddr_in6.
-                    let ipv6 = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in6) };
-                    Some(IpAddr::V6(Ipv6Addr::from(ipv6.sin6_addr.s6_addr)))
-                }
-                _ => None,
-            };
-            if entry_address == Some(address) {
-                // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-                let name = unsafe { CStr::from_ptr(entry.ifa_name) };
-                found = Some(name.to_string_lossy().into_owned());
-            }
-        }
-        cursor = entry.ifa_next;
-    }
-    // SAFETY: `list` came from getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(list) };
-    found
 }
 
 #[cfg(test)]

@@ -44,3 +44,31 @@ pub struct TargetInfo {
     #[serde(default)]
     pub read_only: bool,
 }
+
+impl TargetInfo {
+    /// A target known only by its path, kind and size, nothing about it looked at (a URL
+    /// described without connecting, a test file the null engine left uncreated): 512-byte
+    /// blocks, everything else unknown or false.
+    ///
+    /// ```
+    /// use iopath::result::{TargetInfo, TargetKind};
+    /// let info = TargetInfo::unexamined("nbd://array/lun0".into(), TargetKind::Nbd, 0);
+    /// assert_eq!(info.logical_block_size_bytes, 512);
+    /// assert_eq!(info.device, None);
+    /// ```
+    pub fn unexamined(path: String, kind: TargetKind, size_bytes: u64) -> TargetInfo {
+        TargetInfo {
+            path,
+            kind,
+            size_bytes,
+            logical_block_size_bytes: 512,
+            physical_block_size_bytes: 512,
+            rotational: None,
+            filesystem: None,
+            device: None,
+            direct_io_alignment_bytes: None,
+            created_by_iopath: false,
+            read_only: false,
+        }
+    }
+}

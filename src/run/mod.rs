@@ -24,7 +24,7 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::{info, time};
-use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo};
+use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
 use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
@@ -265,6 +265,12 @@ fn prepare_targets(
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file)?;
                 (path, local(handle), None)
+            }
+            PendingTarget::Uncreated { path, size, .. } => {
+                // Only the null engine uses it: nothing was written, so nothing is iopath's.
+                let info =
+                    TargetInfo::unexamined(path.display().to_string(), TargetKind::File, size);
+                (path, (info, TargetAccess::Nothing), None)
             }
         };
         let (info, access) = access;

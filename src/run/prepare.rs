@@ -130,6 +130,13 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
+    /// file is never created, and its size only bounds the offsets.
+    Uncreated {
+        path: PathBuf,
+        size: u64,
+        temporary: bool,
+    },
 }
 
 impl PreparedRun {
@@ -148,17 +155,66 @@ impl PreparedRun {
 
     /// Paths of targets iopath will create, their sizes, and whether they are temporary.
     pub fn files_to_create(&self) -> Vec<(PathBuf, u64, bool)> {
+        self.test_files(true)
+    }
+
+    /// Test files iopath would create but does not, because only the null engine (no I/O)
+    /// uses them: their paths, sizes, and whether they are temporary.
+    pub fn files_not_created(&self) -> Vec<(PathBuf, u64, bool)> {
+        self.test_files(false)
+    }
+
+    /// The test files that will be `created`, or those left uncreated.
+    fn test_files(&self, created: bool) -> Vec<(PathBuf, u64, bool)> {
         self.targets
             .iter()
-            .filter_map(|t| match t {
-                PendingTarget::Create {
-                    path,
-                    size,
-                    temporary,
-                } => Some((path.clone(), *size, *temporary)),
-                PendingTarget::Existing(..) | PendingTarget::Network(..) => None,
+            .filter_map(|target| match (target, created) {
+                (
+                    PendingTarget::Create {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    true,
+                )
+                | (
+                    PendingTarget::Uncreated {
+                        path,
+                        size,
+                        temporary,
+                    },
+                    false,
+                ) => Some((path.clone(), *size, *temporary)),
+                _ => None,
             })
             .collect()
+    }
+}
+
+/// Turns each test file to create that only null-engine jobs use into
+/// [`PendingTarget::Uncreated`]: the null engine does no I/O, so filling a file for it would
+/// only cost time and space.
+fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
+    for (index, target) in targets.iter_mut().enumerate() {
+        let only_null = plan
+            .tests
+            .iter()
+            .flat_map(|test| &test.jobs)
+            .filter(|job| job.targets.contains(&index))
+            .all(|job| job.workload.engine == EngineKind::Null);
+        if only_null
+            && let PendingTarget::Create {
+                path,
+                size,
+                temporary,
+            } = target
+        {
+            *target = PendingTarget::Uncreated {
+                path: std::mem::take(path),
+                size: *size,
+                temporary: *temporary,
+            };
+        }
     }
 }
 
@@ -219,7 +275,7 @@ pub fn prepare(
     let io_uring = io_uring_available();
     let io_uring = io_uring.as_ref().err();
     check_limits(&plan, io_uring, &options.limits)?;
-    let targets = plan
+    let mut targets = plan
         .targets
         .iter()
         .map(|spec| pending_target(spec, options.net_timeout()))
@@ -253,6 +309,7 @@ pub fn prepare(
         return Err(PlanError::NothingToRun.into());
     }
     plan.tests = kept_tests;
+    leave_uncreated_for_null(&plan, &mut targets);
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
@@ -407,7 +464,7 @@ fn probe_network(
 /// "device" there is a typo, not a file to create. /dev/shm (tmpfs) is an ordinary place.
 fn is_device_directory(directory: &Path) -> bool {
     let resolved = std::fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    let Ok(mounts) = crate::targets::mounts::read_mounts() else {
+    let Ok(mounts) = crate::discovery::mounts::read_mounts() else {
         return resolved == Path::new("/dev");
     };
     mounts
@@ -482,7 +539,9 @@ fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } => (path.as_path(), *size, 512, 512, false),
+        PendingTarget::Create { path, size, .. } | PendingTarget::Uncreated { path, size, .. } => {
+            (path.as_path(), *size, 512, 512, false)
+        }
     };
     let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;

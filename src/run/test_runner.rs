@@ -59,6 +59,8 @@ pub enum TargetAccess {
     Local(TargetHandle),
     /// A network volume, reached by its protocol's engine.
     Network(NetworkTarget),
+    /// Nothing: a test file left uncreated because only the null engine uses it.
+    Nothing,
 }
 
 impl PreparedTarget {
@@ -66,7 +68,7 @@ impl PreparedTarget {
     pub fn network(&self) -> Option<&NetworkTarget> {
         match &self.access {
             TargetAccess::Network(network) => Some(network),
-            TargetAccess::Local(_) => None,
+            TargetAccess::Local(_) | TargetAccess::Nothing => None,
         }
     }
 }
@@ -320,6 +322,7 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
+                TargetAccess::Nothing => (Endpoint::Nothing, EngineKind::Null),
                 TargetAccess::Local(handle) => {
                     let opened = handle.reopen(OpenRequest {
                         write: workload.writes(),

@@ -1,9 +1,10 @@
 //! What a target is: kind, size, block sizes, rotational, filesystem — found through the
 //! target's open descriptor (see [`super::open::TargetHandle`]).
 
-use super::sysfs::{self, DeviceNumber};
 use super::test_file::is_marked_as_created;
-use super::{TargetError, mounts, signature, sys};
+use super::{TargetError, signature, sys};
+use crate::discovery::mounts;
+use crate::discovery::sysfs::{self, DeviceNumber};
 use crate::result::{TargetInfo, TargetKind};
 use std::fs::{File, Metadata};
 use std::io;
@@ -161,16 +162,11 @@ fn inspect_block_device(
         physical_block_size_bytes: physical_block_size,
         rotational,
         filesystem: signature.map(str::to_string),
-        read_only: device.as_deref().is_some_and(block_device_is_read_only),
+        read_only: device.as_deref().is_some_and(sysfs::is_read_only),
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
     })
-}
-
-/// Whether the kernel marks block device `name` read-only (`/sys/class/block/NAME/ro`).
-fn block_device_is_read_only(name: &str) -> bool {
-    std::fs::read_to_string(format!("/sys/class/block/{name}/ro")).is_ok_and(|ro| ro.trim() == "1")
 }
 
 /// The block device holding the filesystem whose files have `st_dev` = `number`. Filesystems on
@@ -369,5 +365,49 @@ mod tests {
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(info.filesystem.as_deref(), Some("ext4"));
+    }
+
+    #[test]
+    fn a_block_device_is_described_from_sysfs_as_when_opened() {
+        // discovery::target::unopened_block_device, checked here beside the loop devices.
+        let Some(loop_device) = LoopDevice::attach_zeroed(48) else {
+            return;
+        };
+        // The descriptor's ioctls are the independent account of what sysfs says.
+        let opened = inspect(loop_device.path()).unwrap();
+        let unopened = crate::discovery::target::unopened_block_device(loop_device.path()).unwrap();
+        assert_eq!(unopened.kind, TargetKind::BlockDevice);
+        assert_eq!(unopened.size_bytes, 48 << 20);
+        for (what, from_sysfs, from_descriptor) in [
+            ("size", unopened.size_bytes, opened.size_bytes),
+            (
+                "logical block",
+                u64::from(unopened.logical_block_size_bytes),
+                u64::from(opened.logical_block_size_bytes),
+            ),
+            (
+                "physical block",
+                u64::from(unopened.physical_block_size_bytes),
+                u64::from(opened.physical_block_size_bytes),
+            ),
+        ] {
+            assert_eq!(from_sysfs, from_descriptor, "{what}");
+        }
+        assert_eq!(unopened.device, opened.device);
+        assert_eq!(unopened.rotational, opened.rotational);
+        assert_eq!(unopened.read_only, opened.read_only);
+        assert_eq!(unopened.filesystem, None);
+
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("file");
+        fs::write(&file, b"data").unwrap();
+        let error = crate::discovery::target::unopened_block_device(&file).unwrap_err();
+        assert!(error.ends_with("/file: not a block device"), "{error}");
+        let missing = directory.path().join("nope");
+        let error = crate::discovery::target::unopened_block_device(&missing).unwrap_err();
+        assert!(
+            error.contains("/nope: No such file or directory"),
+            "{error}"
+        );
     }
 }

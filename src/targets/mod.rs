@@ -6,12 +6,10 @@
 //! Everything here runs before the clock starts; nothing here prints.
 
 pub mod info;
-pub mod mounts;
 pub mod open;
 pub mod safety;
 pub mod signature;
 mod sys;
-pub mod sysfs;
 pub mod test_file;
 #[cfg(test)]
 mod test_support;

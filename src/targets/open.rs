@@ -22,8 +22,8 @@
 //! ```
 
 use super::sys;
-use super::sysfs::DeviceNumber;
 use super::{TargetError, info};
+use crate::discovery::sysfs::DeviceNumber;
 use crate::result::TargetInfo;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;

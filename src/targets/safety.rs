@@ -1,8 +1,9 @@
 //! Safety rules applied before any write, on the target's open descriptor.
 
 use super::open::TargetHandle;
-use super::sysfs::{self, DeviceNumber};
-use super::{TargetError, mounts, signature};
+use super::{TargetError, signature};
+use crate::discovery::mounts;
+use crate::discovery::sysfs::{self, DeviceNumber};
 use crate::result::{TargetInfo, TargetKind};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;

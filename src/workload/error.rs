@@ -152,12 +152,9 @@ pub enum WorkloadError {
         /// The flag.
         flag: &'static str,
     },
-    /// `--sync` or `--fsync-at-end` on a workload that only reads.
-    #[error("--{flag} only affects writes, and this workload only reads")]
-    WriteFlagOnReads {
-        /// The flag, without its dashes.
-        flag: &'static str,
-    },
+    /// `--sync` on a workload that only reads.
+    #[error("--sync only affects writes, and this workload only reads")]
+    SyncOnReads,
     /// A time limit on a test that runs for a time, not a byte count.
     #[error(
         "time-limit limits a byte count: give bytes too (a time-based test already runs for its \

@@ -300,7 +300,8 @@ pub struct WorkloadOptions {
     #[arg(long, help_heading = "I/O")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub sync: bool,
-    /// fdatasync once at the end, its time included (dd's conv=fdatasync).
+    /// fdatasync once at the end, its time included (dd's conv=fdatasync); no effect on a
+    /// workload that only reads (a note says so).
     #[arg(long, help_heading = "I/O")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub fsync_at_end: bool,
@@ -580,8 +581,10 @@ impl WorkloadOptions {
     }
 
     /// What [`WorkloadOptions::apply`] leaves out and the user should know, one line each:
-    /// `--read-pct` with a single direction (ignored, as fio ignores `rwmixread` there).
-    pub fn notes(&self) -> Vec<String> {
+    /// `--read-pct` with a single direction (ignored, as fio ignores `rwmixread` there), and
+    /// `--fsync-at-end` on `workload` (what `apply` built) when it only reads (no effect, as
+    /// dd's conv=fdatasync and fio's end_fsync on reads).
+    pub fn notes(&self, workload: &Workload) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(read_percent) = self.read_pct
             && self.spec.is_none()
@@ -591,6 +594,12 @@ impl WorkloadOptions {
                 "--read-pct {read_percent} is ignored: --rw {} is a single direction (as in fio); use --rw rw or --rw randrw for a mix",
                 self.pattern().name()
             ));
+        }
+        if self.fsync_at_end && !workload.writes() {
+            notes.push(
+                "--fsync-at-end has no effect: this workload only reads (as dd conv=fdatasync and fio end_fsync on reads)"
+                    .into(),
+            );
         }
         notes
     }
@@ -657,11 +666,11 @@ impl WorkloadOptions {
         {
             return Err(WorkloadError::DataFlagOnReads { flag });
         }
-        if (self.sync || self.fsync_at_end) && !workload.writes() {
-            return Err(WorkloadError::WriteFlagOnReads {
-                flag: if self.sync { "sync" } else { "fsync-at-end" },
-            });
+        if self.sync && !workload.writes() {
+            return Err(WorkloadError::SyncOnReads);
         }
+        // Nothing to flush after reads: accepted, with a note (see `notes`).
+        workload.fsync_at_end &= workload.writes();
         Ok(workload)
     }
 }
@@ -735,7 +744,7 @@ mod tests {
             let options = options(rw, read_pct);
             let workload = options.apply(&base_workload()).unwrap();
             assert!(workload.reads() && !workload.writes(), "{rw:?} {read_pct}");
-            let notes = options.notes();
+            let notes = options.notes(&workload);
             assert_eq!(notes.len(), 1);
             assert!(
                 notes[0].starts_with(&format!("--read-pct {read_pct} is ignored")),
@@ -745,7 +754,7 @@ mod tests {
         let options = options(Some(AccessPattern::Write), 100);
         let workload = options.apply(&base_workload()).unwrap();
         assert!(workload.writes() && !workload.reads());
-        assert!(options.notes()[0].contains("--rw write is a single direction"));
+        assert!(options.notes(&workload)[0].contains("--rw write is a single direction"));
 
         let mixed = WorkloadOptions {
             rw: Some(AccessPattern::RandRw),
@@ -754,6 +763,40 @@ mod tests {
         };
         let workload = mixed.apply(&base_workload()).unwrap();
         assert!((workload.access.read_percent() - 70.0).abs() < 1e-9);
-        assert!(mixed.notes().is_empty());
+        assert!(mixed.notes(&workload).is_empty());
+    }
+
+    #[test]
+    fn fsync_at_end_on_reads_is_a_note_and_sync_on_reads_an_error() {
+        let reads = WorkloadOptions {
+            rw: Some(AccessPattern::RandRead),
+            fsync_at_end: true,
+            ..WorkloadOptions::default()
+        };
+        let workload = reads.apply(&base_workload()).unwrap();
+        assert!(!workload.fsync_at_end);
+        let notes = reads.notes(&workload);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("--fsync-at-end has no effect: this workload only reads"));
+
+        let writes = WorkloadOptions {
+            rw: Some(AccessPattern::RandRw),
+            ..reads.clone()
+        };
+        let workload = writes.apply(&base_workload()).unwrap();
+        assert!(workload.fsync_at_end);
+        assert!(writes.notes(&workload).is_empty());
+
+        let sync_reads = WorkloadOptions {
+            sync: true,
+            fsync_at_end: false,
+            ..reads
+        };
+        let refused = sync_reads.apply(&base_workload()).unwrap_err();
+        assert_eq!(refused, WorkloadError::SyncOnReads);
+        assert_eq!(
+            refused.to_string(),
+            "--sync only affects writes, and this workload only reads"
+        );
     }
 }

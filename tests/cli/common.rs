@@ -53,7 +53,8 @@ pub fn plain_in(dir: &Path, args: &[&str]) -> RunOutput {
     into_run_output(output, None)
 }
 
-fn into_run_output(output: Output, json: Option<Value>) -> RunOutput {
+/// What a finished process printed and how it ended, with the JSON read, if any.
+pub fn into_run_output(output: Output, json: Option<Value>) -> RunOutput {
     RunOutput {
         status: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

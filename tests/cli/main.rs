@@ -4,13 +4,19 @@
 mod support;
 
 mod common;
+mod compare_single;
+mod completions;
 mod correctness;
 mod data;
 mod errors;
 mod input_files;
+mod install;
 mod interrupt;
+mod machines;
+mod null_engine;
 mod output;
 mod output_files;
+mod path_command;
 mod safety;
 mod stale_files;
 mod threads;

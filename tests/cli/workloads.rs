@@ -304,6 +304,8 @@ fn steady_state_ends_a_test_and_is_recorded() {
         dir.path(),
         &[
             "f.dat",
+            "--size",
+            "1m",
             "--engine",
             "null",
             "--rw",
@@ -349,6 +351,54 @@ fn drop_caches_runs_between_phases() {
     } else {
         assert!(warnings.contains("needs root"), "{warnings}");
     }
+}
+
+#[test]
+fn fsync_at_end_on_a_workload_that_only_reads_is_accepted_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.dat"), vec![7u8; 1 << 20]).unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "f.dat",
+            "--engine",
+            "sync",
+            "--buffered",
+            "--rw",
+            "read",
+            "--fsync-at-end",
+            "--duration",
+            "0.3",
+            "--ramp",
+            "0",
+        ],
+    );
+    run.expect_status(0);
+    let notes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains("--fsync-at-end"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "note: --fsync-at-end has no effect: this workload only reads (as dd conv=fdatasync and fio end_fsync on reads)"
+        ],
+        "{}",
+        run.stderr
+    );
+    let job = at(run.json(), &["tests", "0", "jobs", "0"]);
+    assert_eq!(job["workload"]["fsync_at_end"], false, "{job}");
+    assert!(u64_at(job, &["read", "io_count"]) > 0, "{job}");
+
+    // --sync on reads stays an error: it names the flag, exit 2.
+    let run = run_in(dir.path(), &["f.dat", "--rw", "read", "--sync"]);
+    run.expect_status(2);
+    assert!(
+        run.stderr.contains("--sync only affects writes"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// fio users write `--runtime`; it is the same as `--duration`.

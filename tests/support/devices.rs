@@ -5,6 +5,8 @@
 //! [`require`] and returns `None`.
 
 use super::{require, skip};
+use iopath::discovery::HostView;
+use iopath::discovery::sysfs::{CLASS_BLOCK, class_dir, partitions};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -173,7 +175,9 @@ impl LoopDevice {
 
     /// Sectors read and written so far, from /sys/block/NAME/stat (the kernel's counters).
     pub fn sectors(&self) -> (u64, u64) {
-        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
+        let text = HostView::live()
+            .attribute(&class_dir(&self.name()).join("stat"))
+            .expect("the loop device's counters in sysfs");
         let fields: Vec<u64> = text
             .split_whitespace()
             .map(|f| f.parse().unwrap())
@@ -181,34 +185,21 @@ impl LoopDevice {
         (fields[2], fields[6])
     }
 
-    /// Whether the kernel shows partitions of this device.
-    fn has_partitions(&self) -> bool {
-        let name = self.name();
-        std::fs::read_dir(Path::new("/sys/block").join(&name))
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .any(|entry| {
-                let entry_name = entry.file_name();
-                let entry_name = entry_name.to_string_lossy();
-                entry_name.starts_with(&name) && entry.path().join("partition").exists()
-            })
-    }
-
     /// A linear device-mapper device over the whole loop device; `None`, after skipping the
     /// calling test, without dmsetup or device-mapper support in the kernel.
     pub fn map_linear(&self) -> Option<MappedDevice> {
         let dmsetup = required_tool("dmsetup", "dmsetup")?;
-        let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+        let view = HostView::live();
+        let misc = view
+            .read_to_string(Path::new("/proc/misc"))
+            .unwrap_or_default();
         if !misc.contains("device-mapper") {
             super::skip::kernel_lacks("device-mapper");
             return None;
         }
-        let sectors =
-            std::fs::read_to_string(Path::new("/sys/class/block").join(self.name()).join("size"))
-                .expect("the loop device's size in sysfs")
-                .trim()
-                .to_string();
+        let sectors = view
+            .attribute(&class_dir(&self.name()).join("size"))
+            .expect("the loop device's size in sysfs");
         let name = format!("iopath-test-{}-{}", std::process::id(), self.name());
         let output = Command::new(&dmsetup)
             .args(["create", &name, "--table"])
@@ -248,7 +239,7 @@ impl Drop for LoopDevice {
         if let Some(umount) = tool("umount") {
             quiet(umount, &[device]);
         }
-        if self.has_partitions()
+        if !partitions(&self.name()).is_empty()
             && let Some(partx) = tool("partx")
         {
             quiet(partx, &["--delete".as_ref(), device]);
@@ -272,15 +263,14 @@ impl MappedDevice {
         if mapper.exists() {
             return mapper;
         }
-        std::fs::read_dir("/sys/class/block")
+        let view = HostView::live();
+        view.read_dir(Path::new(CLASS_BLOCK))
             .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
             .find(|entry| {
-                std::fs::read_to_string(entry.path().join("dm/name"))
-                    .is_ok_and(|name| name.trim() == self.name)
+                view.attribute(&class_dir(entry).join("dm/name"))
+                    .is_some_and(|name| name == self.name)
             })
-            .map(|entry| Path::new("/dev").join(entry.file_name()))
+            .map(|entry| Path::new("/dev").join(entry))
             .unwrap_or(mapper)
     }
 

@@ -5,10 +5,13 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod corpus;
 pub mod devices;
 pub mod fixtures;
+pub mod process;
 pub mod skip;
 
+pub use process::run_with_limit;
 pub use skip::{require, skip};
 
 /// Returns from the calling test unless `available` holds: see [`skip::require`].

@@ -157,11 +157,11 @@ fn harmless_options_are_accepted_with_one_note_each() {
         ),
         (
             "thread",
-            "thread: iopath always runs its workers as threads",
+            "thread: iopath always runs its workers as threads, as fio does with `thread`",
         ),
         (
             "threads=1",
-            "threads: iopath always runs its workers as threads",
+            "threads: iopath always runs its workers as threads, as fio does with `thread`",
         ),
         (
             "iodepth_batch=8",

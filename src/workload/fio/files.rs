@@ -118,7 +118,7 @@ pub fn job_files(
         notes.add(
             Some(&job.at),
             format!(
-                "job '{}': ioengine=null does no I/O, but iopath still opens a file: a missing one is created with {} bytes (not the job's size), and offsets fall within it",
+                "job '{}': ioengine=null does no I/O: a missing file is not created, and offsets fall within {} bytes (not the job's size)",
                 job.section, size
             ),
         );

@@ -123,7 +123,7 @@ pub fn map_job(
     let mut workload = overrides
         .apply(&workload)
         .map_err(|error| job_error(error.to_string()))?;
-    for note in overrides.notes() {
+    for note in overrides.notes(&workload) {
         notes.add(None, note);
     }
     if engine == EngineKind::Null {

@@ -809,8 +809,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "thread",
         aliases: &[],
-        mapping: "accepted; iopath always runs threads",
-        support: Support::Accepted("iopath always runs its workers as threads"),
+        mapping: "accepted; iopath always runs threads (fio without `thread` runs each clone as a process, which can change buffered results)",
+        support: Support::Accepted(
+            "iopath always runs its workers as threads, as fio does with `thread`",
+        ),
     },
     OptionSpec {
         name: "threads",
@@ -818,7 +820,9 @@ pub static OPTIONS: &[OptionSpec] = &[
         mapping: "0/1 accepted as `thread`; a count (fio's tiobench profile) refused: use numjobs",
         support: Support::Mapped(|_, input| match input.value.map(str::trim) {
             None | Some("" | "0" | "1") => {
-                input.note("threads: iopath always runs its workers as threads");
+                input.note(
+                    "threads: iopath always runs its workers as threads, as fio does with `thread`",
+                );
                 Ok(())
             }
             Some(other) => Err(OptionError::Unsupported(format!(

@@ -169,7 +169,7 @@ fn build_workload(
     let mut workload = options
         .apply(&base_workload())
         .map_err(|error| at_mentioned(error.to_string()))?;
-    for note in options.notes().into_iter().map(at_mentioned) {
+    for note in options.notes(&workload).into_iter().map(at_mentioned) {
         if !notes.contains(&note) {
             notes.push(note);
         }

@@ -4,11 +4,12 @@
 //! the CPU model, CPU count and memory size stay the same.
 //!
 //! ```
-//! use iopath::analysis::memcpy::measure;
+//! use iopath::discovery::memcpy::measure;
 //! let bytes_per_second = measure(1 << 20, std::time::Duration::from_millis(5));
 //! assert!(bytes_per_second > 10_000_000);
 //! ```
 
+use super::HostView;
 use crate::bounded_read::{FileLimit, read_text};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -42,7 +43,13 @@ pub struct HostKey {
 impl HostKey {
     /// This host, from /proc.
     pub fn current() -> Self {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let view = HostView::live();
+        let cpuinfo = view
+            .read_text(
+                Path::new("/proc/cpuinfo"),
+                super::host_view::TABLE_LIMIT_BYTES,
+            )
+            .unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
             .find(|line| line.starts_with("model name"))
@@ -56,17 +63,19 @@ impl HostKey {
         HostKey {
             cpu_model,
             cpu_count,
-            memory_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
+            memory_bytes: meminfo_bytes(&view, "MemTotal:").unwrap_or(0),
         }
     }
 }
 
-/// A `/proc/meminfo` field in bytes (`MemAvailable:`).
-pub fn meminfo_bytes(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines()
-        .find(|line| line.starts_with(field))?
-        .split_whitespace()
+/// A `/proc/meminfo` field in bytes (`MemAvailable:`) of the machine `view` shows. A
+/// recording keeps only the lines asked for.
+pub fn meminfo_bytes(view: &HostView, field: &str) -> Option<u64> {
+    let path = Path::new("/proc/meminfo");
+    let text = view.read_to_string(path)?;
+    let line = text.lines().find(|line| line.starts_with(field))?;
+    view.narrow_recording(path, &format!("{line}\n"));
+    line.split_whitespace()
         .nth(1)?
         .parse::<u64>()
         .ok()
@@ -224,7 +233,8 @@ mod tests {
         let host = HostKey::current();
         assert!(host.cpu_count >= 1);
         assert!(host.memory_bytes > 0);
-        assert!(meminfo_bytes("MemAvailable:").is_some());
-        assert_eq!(meminfo_bytes("NoSuchField:"), None);
+        let view = HostView::live();
+        assert!(meminfo_bytes(&view, "MemAvailable:").is_some());
+        assert_eq!(meminfo_bytes(&view, "NoSuchField:"), None);
     }
 }

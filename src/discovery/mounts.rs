@@ -2,7 +2,7 @@
 //! (`/proc/swaps`).
 //!
 //! ```
-//! use iopath::targets::mounts::parse_mountinfo;
+//! use iopath::discovery::mounts::parse_mountinfo;
 //! let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n";
 //! let mounts = parse_mountinfo(text);
 //! assert_eq!(mounts[0].device.to_string(), "254:0");
@@ -10,10 +10,15 @@
 //! assert_eq!(mounts[0].source, "/dev/vda");
 //! ```
 
+use super::HostView;
+use super::host_view::TABLE_LIMIT_BYTES;
 use super::sysfs::DeviceNumber;
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Where the mount table of this process is.
+pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 
 /// One line of `/proc/self/mountinfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +31,8 @@ pub struct Mount {
     pub filesystem: String,
     /// Mount source (`/dev/sda1`, `server:/export`, `tmpfs`).
     pub source: String,
+    /// The mountinfo line it was read from.
+    pub line: String,
 }
 
 /// Undoes the octal escapes (`\040` for a space) mountinfo and /proc/swaps use.
@@ -78,14 +85,32 @@ fn parse_mountinfo_line(line: &str) -> Option<Mount> {
         mount_point,
         filesystem,
         source,
+        line: line.to_string(),
     })
 }
 
 /// The mounts this process sees.
 pub fn read_mounts() -> io::Result<Vec<Mount>> {
-    Ok(parse_mountinfo(&fs::read_to_string(
-        "/proc/self/mountinfo",
-    )?))
+    Ok(parse_mountinfo(&fs::read_to_string(MOUNTINFO)?))
+}
+
+/// The mounts of the machine `view` shows; `None` when its mount table cannot be read.
+pub fn read_mounts_in(view: &HostView) -> Option<Vec<Mount>> {
+    Some(parse_mountinfo(
+        &view.read_text(Path::new(MOUNTINFO), TABLE_LIMIT_BYTES)?,
+    ))
+}
+
+/// Keeps only `used` of the mount table in a recording (the mounts discovery looked at).
+pub fn narrow_recording(view: &HostView, used: &[&Mount]) {
+    let mut text = String::new();
+    for mount in used {
+        if !text.contains(&mount.line) {
+            text.push_str(&mount.line);
+            text.push('\n');
+        }
+    }
+    view.narrow_recording(Path::new(MOUNTINFO), &text);
 }
 
 /// Parses `/proc/swaps` text into the paths of the active swap areas (devices or files).

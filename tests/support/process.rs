@@ -1,0 +1,29 @@
+//! Running a program from a test, bounded in time.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `command` with its standard output discarded and its standard error kept; kills it and
+/// fails the test when it runs longer than `limit`. Returns the exit code (-1 when a signal
+/// ended it) and the standard error as text.
+pub fn run_with_limit(command: &mut Command, limit: Duration) -> (i32, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
+    let started = Instant::now();
+    while child.try_wait().expect("wait works").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} ran for more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("output");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
