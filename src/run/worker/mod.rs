@@ -7,9 +7,13 @@
 //! filled or scrambled, so that this CPU work is not counted as latency), reap at least one
 //! completion (one clock read after each reap) and record every completion that ends inside
 //! the measurement window. Every way of stopping goes through one method, with its reason.
-//! Nothing in the loop allocates or locks: slots, buffers, the completion array, the recorders
-//! and the I/O trace are sized before the clock starts; a trace that outgrows its room counts
-//! what it could not keep.
+//! Nothing in the loop locks, and nothing allocates per I/O: slots, buffers, the completion
+//! array, the histograms and the I/O trace are sized before the clock starts, and a trace that
+//! outgrows its room counts what it could not keep instead of growing. The per-interval series
+//! append once per interval into room reserved for the planned intervals; only a run longer
+//! than planned (a byte count past 64 intervals, completions after the planned end with
+//! `--fsync-at-end`) or an interval with an unusually wide latency spread grows them, once per
+//! interval.
 
 mod state;
 #[cfg(test)]
