@@ -1,37 +1,10 @@
 //! CPU accounting: iopath's own user and system time, a thread's CPU time, and every core's
 //! use from /proc/stat.
 
+use super::sys;
 use crate::result::CoreUsage;
 
-fn timeval_ns(time: libc::timeval) -> u64 {
-    time.tv_sec as u64 * 1_000_000_000 + time.tv_usec as u64 * 1_000
-}
-
-/// User and system time of this process so far, ns.
-pub fn process_cpu_ns() -> (u64, u64) {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a whole rusage into the pointer we pass, which is valid.
-    let usage = unsafe {
-        if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
-            return (0, 0);
-        }
-        usage.assume_init()
-    };
-    (timeval_ns(usage.ru_utime), timeval_ns(usage.ru_stime))
-}
-
-/// CPU time (user + system) of the calling thread so far, ns.
-pub fn thread_cpu_ns() -> u64 {
-    let mut time = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into a valid pointer.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) } != 0 {
-        return 0;
-    }
-    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
-}
+pub use sys::{process_cpu_ns, thread_cpu_ns};
 
 /// Cumulative per-core counters of /proc/stat, in clock ticks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,8 +48,7 @@ pub fn parse_proc_stat(text: &str) -> Vec<CoreCounters> {
 
 /// Per-core use between two readings, converted to ns.
 pub fn core_usage_between(before: &[CoreCounters], after: &[CoreCounters]) -> Vec<CoreUsage> {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let ticks_per_second = sys::clock_ticks_per_second();
     let ns = |ticks: u64| ticks * 1_000_000_000 / ticks_per_second;
     after
         .iter()

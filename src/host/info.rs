@@ -39,7 +39,5 @@ pub fn host_info() -> HostInfo {
 
 /// Logical CPUs online on the host (not limited by this process's affinity).
 pub fn online_cpus() -> u32 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if online > 0 { online as u32 } else { 1 }
+    super::sys::online_cpus()
 }

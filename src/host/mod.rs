@@ -8,4 +8,5 @@
 pub mod clock;
 pub mod cpu;
 pub mod info;
+pub mod sys;
 pub mod time;

@@ -54,7 +54,7 @@ pub(super) struct ExperimentChecks<'a> {
     pub(super) targets: &'a [PendingTarget],
     pub(super) policy: WritePolicy,
     pub(super) host: &'a HostLimits,
-    pub(super) io_uring: &'a Result<(), String>,
+    pub(super) io_uring: &'a Result<(), std::io::Error>,
 }
 
 impl ExperimentChecks<'_> {
@@ -79,7 +79,7 @@ impl ExperimentChecks<'_> {
         let mut shapes: Vec<EffectiveShape> = test
             .jobs
             .iter()
-            .map(|job| effective_shape(job, self.io_uring))
+            .map(|job| effective_shape(job, self.io_uring.as_ref().err()))
             .collect();
         check_budget(&test, &mut shapes, self.targets, self.host)
             .map_err(|error| error.to_string())?;

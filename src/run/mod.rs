@@ -8,12 +8,14 @@ pub mod affinity;
 pub mod budget;
 pub mod caches;
 pub mod confirm;
+mod coordinator;
 pub mod engines;
 pub mod flow;
 pub mod interrupt;
 pub mod job_links;
 pub mod latency_search;
 pub mod pacer;
+pub mod plan_error;
 pub mod prepare;
 pub mod progress;
 pub mod start_gate;
@@ -21,6 +23,7 @@ pub mod test_runner;
 pub mod thread_start;
 pub mod worker;
 
+pub use plan_error::PlanError;
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
 use crate::engine::{EngineError, StopSignal};
@@ -39,9 +42,9 @@ use worker::TracedIo;
 /// Errors of a run. [`RunError::is_bad_input`] tells which are the user's input (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The plan does not fit a target (region, alignment, safety).
-    #[error("{0}")]
-    Input(String),
+    /// The plan does not fit its targets or the host (region, alignment, limits, memory).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     /// A target problem found before any I/O.
     #[error(transparent)]
     Target(#[from] TargetError),
@@ -65,10 +68,8 @@ impl RunError {
     /// Whether this error is about the user's input (exit status 2, no I/O was done).
     pub fn is_bad_input(&self) -> bool {
         match self {
-            RunError::Input(_) => true,
-            RunError::Target(error) => {
-                !matches!(error, TargetError::Io { .. } | TargetError::Changed { .. })
-            }
+            RunError::Plan(_) => true,
+            RunError::Target(error) => error.is_bad_input(),
             RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
         }
     }

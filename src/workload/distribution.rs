@@ -19,6 +19,7 @@
 //! Hot blocks of zipf and pareto are scattered over the region by a fixed permutation, so that
 //! "hot" is not "at the start of the file".
 
+use super::WorkloadError;
 use crate::result::{AbsoluteZone, OffsetDistribution, Zone};
 
 /// Most blocks a sequence may name (fio's limit).
@@ -28,20 +29,22 @@ pub const MAX_SEQUENCE_BLOCKS: usize = 64;
 fn zones_of<T>(
     text: &str,
     parameter: &str,
-    size: impl Fn(&str) -> Result<T, String>,
-) -> Result<Vec<(f64, T)>, String> {
+    size: impl Fn(&str) -> Result<T, WorkloadError>,
+) -> Result<Vec<(f64, T)>, WorkloadError> {
     parameter
         .split(':')
         .map(|zone| {
             let (access, zone_size) = zone.split_once('/').ok_or_else(|| {
-                format!("'{text}': a zone is ACCESS%/SIZE, as in zoned:60/10:40/90")
+                WorkloadError::part(text, "a zone is ACCESS%/SIZE, as in zoned:60/10:40/90")
             })?;
             let access = access
                 .trim()
                 .parse::<f64>()
                 .ok()
                 .filter(|v| (0.0..=100.0).contains(v))
-                .ok_or_else(|| format!("'{text}': '{access}' is not a percentage"))?;
+                .ok_or_else(|| {
+                    WorkloadError::part(text, format!("'{access}' is not a percentage"))
+                })?;
             Ok((access, size(zone_size.trim())?))
         })
         .collect()
@@ -50,7 +53,7 @@ fn zones_of<T>(
 impl OffsetDistribution {
     /// Reads fio's spelling: `random`, `zipf:1.2`, `pareto:0.2`, `normal:10`,
     /// `zoned:60/10:30/20:10/70`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let (kind, parameter) = text.split_once(':').unwrap_or((text, ""));
         let (value, center) = match parameter.split_once(':') {
             Some((value, center)) if matches!(kind, "zipf" | "pareto" | "normal" | "gauss") => {
@@ -59,17 +62,24 @@ impl OffsetDistribution {
                     .parse::<f64>()
                     .ok()
                     .filter(|c| (0.0..=1.0).contains(c))
-                    .ok_or_else(|| format!("'{text}': the centre '{center}' is not from 0 to 1"))?;
+                    .ok_or_else(|| {
+                        WorkloadError::part(
+                            text,
+                            format!("the centre '{center}' is not from 0 to 1"),
+                        )
+                    })?;
                 (value, Some(center))
             }
             _ => (parameter, None),
         };
-        let number = |what: &str| -> Result<f64, String> {
+        let number = |what: &str| -> Result<f64, WorkloadError> {
             value
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("'{text}': {what} needs a number, as in {what}:1.2"))
+                .ok_or_else(|| {
+                    WorkloadError::part(text, format!("{what} needs a number, as in {what}:1.2"))
+                })
         };
         let distribution = match kind {
             "random" | "uniform" => OffsetDistribution::Uniform,
@@ -90,7 +100,9 @@ impl OffsetDistribution {
                     size.parse::<f64>()
                         .ok()
                         .filter(|v| (0.0..=100.0).contains(v))
-                        .ok_or_else(|| format!("'{text}': '{size}' is not a percentage"))
+                        .ok_or_else(|| {
+                            WorkloadError::part(text, format!("'{size}' is not a percentage"))
+                        })
                 })?;
                 OffsetDistribution::Zoned {
                     zones: zones
@@ -104,7 +116,8 @@ impl OffsetDistribution {
             }
             "zoned_abs" => {
                 let zones = zones_of(text, parameter, |size| {
-                    crate::units::parse_size(size).map_err(|e| format!("'{text}': {e}"))
+                    crate::units::parse_size(size)
+                        .map_err(|e| WorkloadError::part(text, e.to_string()))
                 })?;
                 OffsetDistribution::ZonedAbsolute {
                     zones: zones
@@ -121,16 +134,21 @@ impl OffsetDistribution {
                     .split(',')
                     .map(|block| {
                         block.trim().parse::<u64>().map_err(|_| {
-                            format!("'{text}': '{block}' is not a block number (sequence:2,0,1)")
+                            WorkloadError::part(
+                                text,
+                                format!("'{block}' is not a block number (sequence:2,0,1)"),
+                            )
                         })
                     })
                     .collect::<Result<_, _>>()?,
                 stride: kind == "sequence_stride",
             },
             other => {
-                return Err(format!(
-                    "unknown distribution '{other}' (choose random, zipf:θ, pareto:h, normal:σ%, zoned:A/S:…, zoned_abs:A/SIZE:…, sequence:B,B,…)"
-                ));
+                return Err(WorkloadError::Unknown {
+                    kind: "distribution",
+                    name: other.to_string(),
+                    choices: "choose random, zipf:θ, pareto:h, normal:σ%, zoned:A/S:…, zoned_abs:A/SIZE:…, sequence:B,B,…".to_string(),
+                });
             }
         };
         distribution.validate()?;
@@ -164,41 +182,51 @@ impl OffsetDistribution {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         match self {
             OffsetDistribution::Uniform => Ok(()),
             OffsetDistribution::Zipf { theta, .. } if *theta > 0.0 && *theta < 100.0 => Ok(()),
-            OffsetDistribution::Zipf { theta, .. } => {
-                Err(format!("zipf:{theta}: the exponent must be above 0"))
-            }
+            OffsetDistribution::Zipf { theta, .. } => Err(WorkloadError::parameter(
+                format!("zipf:{theta}"),
+                "the exponent must be above 0",
+            )),
             OffsetDistribution::Pareto { h, .. } if *h > 0.0 && *h < 1.0 => Ok(()),
-            OffsetDistribution::Pareto { h, .. } => {
-                Err(format!("pareto:{h}: h must lie between 0 and 1"))
-            }
+            OffsetDistribution::Pareto { h, .. } => Err(WorkloadError::parameter(
+                format!("pareto:{h}"),
+                "h must lie between 0 and 1",
+            )),
             OffsetDistribution::Normal { stddev_percent, .. }
                 if *stddev_percent > 0.0 && *stddev_percent <= 100.0 =>
             {
                 Ok(())
             }
-            OffsetDistribution::Normal { stddev_percent, .. } => Err(format!(
-                "normal:{stddev_percent}: the deviation must be a percentage above 0"
+            OffsetDistribution::Normal { stddev_percent, .. } => Err(WorkloadError::parameter(
+                format!("normal:{stddev_percent}"),
+                "the deviation must be a percentage above 0",
             )),
             OffsetDistribution::ZonedAbsolute { zones } => {
                 let access: f64 = zones.iter().map(|z| z.access_percent).sum();
                 if zones.is_empty() || (access - 100.0).abs() > 1e-6 {
-                    Err(format!(
-                        "zoned_abs: the access shares add up to {access} %; they must be 100"
+                    Err(WorkloadError::parameter(
+                        "zoned_abs",
+                        format!("the access shares add up to {access} %; they must be 100"),
                     ))
                 } else if zones.iter().any(|zone| zone.size_bytes == 0) {
-                    Err("zoned_abs: every zone needs a size above 0".into())
+                    Err(WorkloadError::parameter(
+                        "zoned_abs",
+                        "every zone needs a size above 0",
+                    ))
                 } else {
                     Ok(())
                 }
             }
             OffsetDistribution::Sequence { blocks, .. } => {
                 if blocks.is_empty() || blocks.len() > MAX_SEQUENCE_BLOCKS {
-                    Err(format!(
-                        "sequence: give 1 to {MAX_SEQUENCE_BLOCKS} block numbers, as in sequence:2,0,1"
+                    Err(WorkloadError::parameter(
+                        "sequence",
+                        format!(
+                            "give 1 to {MAX_SEQUENCE_BLOCKS} block numbers, as in sequence:2,0,1"
+                        ),
                     ))
                 } else {
                     Ok(())
@@ -209,8 +237,11 @@ impl OffsetDistribution {
                 let size: f64 = zones.iter().map(|z| z.size_percent).sum();
                 if zones.is_empty() || (access - 100.0).abs() > 1e-6 || (size - 100.0).abs() > 1e-6
                 {
-                    Err(format!(
-                        "zoned: the access shares add up to {access} % and the size shares to {size} %; both must be 100"
+                    Err(WorkloadError::parameter(
+                        "zoned",
+                        format!(
+                            "the access shares add up to {access} % and the size shares to {size} %; both must be 100"
+                        ),
                     ))
                 } else {
                     Ok(())

@@ -26,6 +26,7 @@
 //! assert_eq!(order, [0, 1, 2, 0, 1, 2]);
 //! ```
 
+use super::WorkloadError;
 use super::distribution::SlotSampler;
 use super::planner::{IoPlanner, PassStart, PlannedIo};
 use crate::result::{FileService, OffsetDistribution, WorkerFiles};
@@ -95,6 +96,15 @@ impl FileSetPlanner {
     /// Files this worker moves over.
     pub fn files(&self) -> usize {
         self.planners.len()
+    }
+
+    /// Length of the smallest I/O of any of its files, bytes.
+    pub fn smallest_io_bytes(&self) -> u64 {
+        self.planners
+            .iter()
+            .map(IoPlanner::smallest_io_bytes)
+            .min()
+            .unwrap_or(1)
     }
 
     /// Starts sequential I/O of every file at its region's start (see
@@ -213,13 +223,13 @@ impl FileService {
     /// Reads fio's spelling: `roundrobin[:N]`, `sequential`, `random[:N]` (N I/Os to a file
     /// before the next choice), `zipf[:θ]`, `pareto[:h]`, `normal:σ%` or `gauss:σ%` (each with
     /// an optional `:centre` from 0 to 1).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let text = text.trim();
         let (kind, parameter) = match text.split_once(':') {
             Some((kind, parameter)) => (kind, Some(parameter)),
             None => (text, None),
         };
-        let ios = |parameter: Option<&str>| -> Result<u32, String> {
+        let ios = |parameter: Option<&str>| -> Result<u32, WorkloadError> {
             match parameter {
                 None => Ok(1),
                 Some(count) => count
@@ -227,16 +237,22 @@ impl FileService {
                     .parse::<u32>()
                     .ok()
                     .filter(|count| *count > 0)
-                    .ok_or_else(|| format!("'{text}': '{count}' is not a count of I/Os above 0")),
+                    .ok_or_else(|| {
+                        WorkloadError::part(
+                            text,
+                            format!("'{count}' is not a count of I/Os above 0"),
+                        )
+                    }),
             }
         };
-        let skewed = |default: Option<f64>| -> Result<Self, String> {
+        let skewed = |default: Option<f64>| -> Result<Self, WorkloadError> {
             let spelled = match (parameter, default) {
                 (Some(parameter), _) => format!("{kind}:{parameter}"),
                 (None, Some(value)) => format!("{kind}:{value}"),
                 (None, None) => {
-                    return Err(format!(
-                        "'{text}': give the deviation in percent of the files ({kind}:10)"
+                    return Err(WorkloadError::part(
+                        text,
+                        format!("give the deviation in percent of the files ({kind}:10)"),
                     ));
                 }
             };
@@ -249,8 +265,9 @@ impl FileService {
                 ios_per_file: ios(parameter)?,
             }),
             "sequential" if parameter.is_none() => Ok(FileService::Sequential),
-            "sequential" => Err(format!(
-                "'{text}': sequential service stays on a file until its pass is done; it takes no count"
+            "sequential" => Err(WorkloadError::part(
+                text,
+                "sequential service stays on a file until its pass is done; it takes no count",
             )),
             "random" => Ok(FileService::Random {
                 ios_per_file: ios(parameter)?,
@@ -258,9 +275,11 @@ impl FileService {
             "zipf" => skewed(Some(DEFAULT_ZIPF_THETA)),
             "pareto" => skewed(Some(DEFAULT_PARETO_H)),
             "normal" | "gauss" => skewed(None),
-            other => Err(format!(
-                "unknown file service '{other}' (choose roundrobin[:N], sequential, random[:N], zipf[:θ], pareto[:h] or normal:σ%)"
-            )),
+            other => Err(WorkloadError::Unknown {
+                kind: "file service",
+                name: other.to_string(),
+                choices: "choose roundrobin[:N], sequential, random[:N], zipf[:θ], pareto[:h] or normal:σ%".to_string(),
+            }),
         }
     }
 }
@@ -281,29 +300,42 @@ impl std::fmt::Display for FileService {
 /// Checks `files` for a job of `target_count` targets: whole groups of files, at least one file
 /// at a time, at least one I/O per file, and a zipf, pareto or normal distribution for skewed
 /// service.
-pub fn check_worker_files(files: &WorkerFiles, target_count: usize) -> Result<(), String> {
+pub fn check_worker_files(files: &WorkerFiles, target_count: usize) -> Result<(), WorkloadError> {
     let per_worker = files.per_worker as usize;
     if per_worker == 0 {
-        return Err("a worker needs at least one file".into());
+        return Err(WorkloadError::parameter(
+            "--files-per-worker 0",
+            "a worker needs at least one file",
+        ));
     }
     if !target_count.is_multiple_of(per_worker) {
-        return Err(format!(
-            "{target_count} targets do not make whole groups of {per_worker} files per worker (--files-per-worker)"
+        return Err(WorkloadError::parameter(
+            format!("--files-per-worker {per_worker}"),
+            format!(
+                "{target_count} targets do not make whole groups of {per_worker} files per worker"
+            ),
         ));
     }
     if files.open_files == Some(0) {
-        return Err("a worker needs at least one open file".into());
+        return Err(WorkloadError::parameter(
+            "--open-files 0",
+            "a worker needs at least one open file",
+        ));
     }
     match &files.service {
         FileService::RoundRobin { ios_per_file: 0 } | FileService::Random { ios_per_file: 0 } => {
-            Err("a file gets at least one I/O before the next".into())
+            Err(WorkloadError::parameter(
+                format!("--file-service {}", files.service),
+                "a file gets at least one I/O before the next",
+            ))
         }
         FileService::Skewed { distribution } => match distribution {
             OffsetDistribution::Zipf { .. }
             | OffsetDistribution::Pareto { .. }
             | OffsetDistribution::Normal { .. } => distribution.validate(),
-            other => Err(format!(
-                "files are drawn from zipf, pareto or normal distributions, not {other}"
+            other => Err(WorkloadError::parameter(
+                format!("--file-service {other}"),
+                "files are drawn from zipf, pareto or normal distributions",
             )),
         },
         _ => Ok(()),

@@ -8,6 +8,7 @@ pub mod access;
 pub mod block_size;
 pub mod buffer_pattern;
 pub mod distribution;
+pub mod error;
 pub mod file_set;
 pub mod fio;
 pub mod job_controls;
@@ -27,6 +28,7 @@ pub mod toml_job;
 pub mod write_data;
 
 pub use block_size::BlockSizeMix;
+pub use error::WorkloadError;
 
 use crate::result::{AccessLine, AccessSpec, SweepValue, Workload};
 use serde::{Deserialize, Serialize};
@@ -93,7 +95,7 @@ impl AccessPattern {
     }
 
     /// Reads fio's spelling (`randread`, `readwrite` …).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         Ok(match text {
             "read" => AccessPattern::Read,
             "write" => AccessPattern::Write,
@@ -102,9 +104,11 @@ impl AccessPattern {
             "rw" | "readwrite" => AccessPattern::Rw,
             "randrw" => AccessPattern::RandRw,
             other => {
-                return Err(format!(
-                    "unknown pattern '{other}' (choose read, write, randread, randwrite, rw or randrw)"
-                ));
+                return Err(WorkloadError::Unknown {
+                    kind: "pattern",
+                    name: other.to_string(),
+                    choices: "choose read, write, randread, randwrite, rw or randrw".to_string(),
+                });
             }
         })
     }

@@ -9,6 +9,7 @@
 //! An optional fourth part samples less often (fio's `ss_interval`): `iops:5%:300s:10s` judges
 //! 30 samples, each the mean of its 10 seconds, once every 10 seconds.
 
+use super::WorkloadError;
 use crate::units::parse_duration_ns;
 use serde::{Deserialize, Serialize};
 
@@ -58,14 +59,15 @@ fn is_one_second(value: &u64) -> bool {
 
 impl SteadyCriterion {
     /// Reads `iops:5%:30s`, `bw_slope:2%:60s`, `lat:10%:20s`, `iops:5%:300s:10s`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
         let (metric, limit, window, interval) = match parts.as_slice() {
             [metric, limit, window] => (metric, limit, window, None),
             [metric, limit, window, interval] => (metric, limit, window, Some(interval)),
             _ => {
-                return Err(format!(
-                    "'{text}': a steady-state criterion is METRIC:LIMIT%:WINDOW[:INTERVAL], as in iops:5%:30s"
+                return Err(WorkloadError::part(
+                    text,
+                    "a steady-state criterion is METRIC:LIMIT%:WINDOW[:INTERVAL], as in iops:5%:30s",
                 ));
             }
         };
@@ -77,8 +79,9 @@ impl SteadyCriterion {
             "lat" => (SteadyMetric::Latency, false),
             "lat_slope" => (SteadyMetric::Latency, true),
             other => {
-                return Err(format!(
-                    "'{other}': watch iops, bw or lat (or iops_slope, bw_slope, lat_slope)"
+                return Err(WorkloadError::part(
+                    other,
+                    "watch iops, bw or lat (or iops_slope, bw_slope, lat_slope)",
                 ));
             }
         };
@@ -87,15 +90,16 @@ impl SteadyCriterion {
             .parse::<f64>()
             .ok()
             .filter(|v| *v > 0.0 && *v <= 100.0)
-            .ok_or_else(|| format!("'{limit}' is not a percentage above 0"))?;
-        let window_ns = parse_duration_ns(window).map_err(|e| e.to_string())?;
+            .ok_or_else(|| WorkloadError::value(limit, "is not a percentage above 0"))?;
+        let window_ns = parse_duration_ns(window)?;
         if window_ns < 2_000_000_000 || !window_ns.is_multiple_of(1_000_000_000) {
-            return Err(format!(
-                "'{window}': the window must be a whole number of seconds, at least 2"
+            return Err(WorkloadError::part(
+                window,
+                "the window must be a whole number of seconds, at least 2",
             ));
         }
         let interval_ns = match interval {
-            Some(interval) => parse_duration_ns(interval).map_err(|e| e.to_string())?,
+            Some(interval) => parse_duration_ns(interval)?,
             None => one_second(),
         };
         let criterion = SteadyCriterion {
@@ -106,7 +110,9 @@ impl SteadyCriterion {
             interval_ns,
             settle_ns: 0,
         };
-        criterion.check_interval()?;
+        criterion
+            .check_interval()
+            .map_err(|problem| WorkloadError::part(text, problem))?;
         Ok(criterion)
     }
 

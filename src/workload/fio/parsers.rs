@@ -7,6 +7,7 @@ use super::extended::Modifier;
 use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
 use super::values::{size, size_or_percent};
 use crate::result::{EngineKind, OffsetDistribution};
+use crate::workload::WorkloadError;
 use crate::workload::steady::SteadyMetric;
 
 /// Why an option's value cannot be used.
@@ -21,6 +22,12 @@ pub enum OptionError {
 impl From<String> for OptionError {
     fn from(message: String) -> Self {
         OptionError::BadValue(message)
+    }
+}
+
+impl From<WorkloadError> for OptionError {
+    fn from(error: WorkloadError) -> Self {
+        OptionError::BadValue(error.to_string())
     }
 }
 
@@ -245,7 +252,7 @@ pub fn distribution(text: &str, kb_base: u64) -> Result<OffsetDistribution, Opti
         }
         _ => {}
     }
-    OffsetDistribution::parse(text).map_err(OptionError::BadValue)
+    Ok(OffsetDistribution::parse(text)?)
 }
 
 /// `zoned_abs:A/SIZE:…`, sizes in fio's units under `kb_base`.
@@ -489,12 +496,12 @@ mod tests {
         );
         assert_eq!(
             distribution("zipf:1.2:0.25", 1024),
-            OffsetDistribution::parse("zipf:1.2:0.25").map_err(OptionError::BadValue)
+            OffsetDistribution::parse("zipf:1.2:0.25").map_err(OptionError::from)
         );
         assert_eq!(
             distribution("zoned_abs:50/10G:50/20G", 1000),
             OffsetDistribution::parse("zoned_abs:50/10000000000:50/20000000000")
-                .map_err(OptionError::BadValue)
+                .map_err(OptionError::from)
         );
         assert_eq!(
             distribution("sequence:2,0,1", 1024).unwrap().to_string(),

@@ -380,7 +380,8 @@ pub static OPTIONS: &[OptionSpec] = &[
                 }
                 _ => text,
             };
-            let service = FileService::parse(text).map_err(OptionError::BadValue)?;
+            let service = FileService::parse(text)
+                .map_err(|error| OptionError::BadValue(error.to_string()))?;
             s.file_service = Some(input.set(service));
             Ok(())
         }),

@@ -1,0 +1,184 @@
+//! The coordinator of one test: while the workers run it publishes a live sample each second,
+//! checks the steady-state criterion (and ends the test when it holds), and takes the CPU
+//! snapshots at the edges of the measured window.
+
+use super::job_links::TestLinks;
+use super::progress::{LiveSample, WorkerProgress};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::{CoreCounters, core_usage_between, process_cpu_ns, read_core_counters};
+use crate::result::{CoreUsage, CpuResult, RunLength};
+use crate::workload::steady::SteadyMetric;
+use crate::workload::{JobPlan, TestPlan};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What the coordinator watches.
+pub(super) struct Watch<'a> {
+    /// The test being run.
+    pub test: &'a TestPlan,
+    /// The clock every worker reads.
+    pub clock: &'a Clock,
+    /// The common start of the workers, a reading of `clock`.
+    pub start: Ticks,
+    /// The live totals of every worker.
+    pub progress: &'a [WorkerProgress],
+    /// How many workers have ended.
+    pub finished: &'a AtomicU64,
+    /// How many workers there are.
+    pub thread_count: u64,
+    /// The test's links: raising every job's finish flag ends the workers' window when the
+    /// test has reached steady state.
+    pub links: &'a TestLinks,
+}
+
+/// CPU used by the process between the edges of the measured window.
+pub(super) struct WindowCpu {
+    wall_ns: u64,
+    user_ns: u64,
+    system_ns: u64,
+    cores: Vec<CoreUsage>,
+}
+
+impl WindowCpu {
+    /// Writes the window's figures into `cpu`.
+    pub(super) fn apply_to(self, cpu: &mut CpuResult) {
+        cpu.wall_ns = self.wall_ns;
+        cpu.user_ns = self.user_ns;
+        cpu.system_ns = self.system_ns;
+        cpu.cores = self.cores;
+    }
+}
+
+/// What the coordinator measured.
+pub(super) struct Watched {
+    /// CPU during the window (`None`: the window never began).
+    pub cpu: Option<WindowCpu>,
+    /// When the steady-state criterion held, ns after the ramp.
+    pub steady_after_ns: Option<u64>,
+}
+
+/// One CPU snapshot: ns after the start, the process's (user, system) time, every core's
+/// counters.
+type Snapshot = (u64, (u64, u64), Vec<CoreCounters>);
+
+fn snapshot(now_ns: u64) -> Snapshot {
+    (now_ns, process_cpu_ns(), read_core_counters())
+}
+
+/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
+fn planned_end_ns(job: &JobPlan) -> Option<u64> {
+    let workload = &job.workload;
+    match workload.length {
+        RunLength::Time { duration_ns } => {
+            let latest_start = workload
+                .controls
+                .start_delay_high_ns
+                .unwrap_or(workload.start_delay_ns);
+            Some(latest_start + workload.ramp_ns + duration_ns)
+        }
+        RunLength::Bytes { .. } => None,
+    }
+}
+
+/// The coordinator's loop, until every worker has ended: a live sample each second to
+/// `observer`, CPU snapshots at the window edges.
+pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample)) -> Watched {
+    let Watch {
+        test,
+        clock,
+        start,
+        progress,
+        finished,
+        thread_count,
+        links,
+    } = *watch;
+    let ramp_ns = test
+        .jobs
+        .iter()
+        .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
+        .min()
+        .unwrap_or(0);
+    let planned_end: Option<u64> = test
+        .jobs
+        .iter()
+        .map(planned_end_ns)
+        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
+    // With a final fdatasync the window ends when the workers do, not at the planned time.
+    let window_end_ns =
+        planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
+    let mut window_start_snapshot = None;
+    let mut window_end_snapshot = None;
+    let mut next_sample_ns = 1_000_000_000u64;
+    let mut last_totals = (0u64, 0u64, 0u64);
+    let mut steady_samples = Vec::new();
+    let mut steady_after_ns = None;
+    let mut last_sample_ns = 0u64;
+    loop {
+        let now_ns = clock.nanos_between(start, clock.now());
+        if window_start_snapshot.is_none() && now_ns >= ramp_ns {
+            window_start_snapshot = Some(snapshot(now_ns));
+        }
+        let all_done = finished.load(Ordering::Acquire) == thread_count;
+        if window_end_snapshot.is_none()
+            && (all_done || window_end_ns.is_some_and(|end| now_ns >= end))
+        {
+            window_end_snapshot = Some(snapshot(now_ns));
+        }
+        if all_done {
+            break;
+        }
+        if now_ns >= next_sample_ns {
+            let totals = WorkerProgress::sum(progress);
+            let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
+            let ios = totals.1 - last_totals.1;
+            let sample = LiveSample {
+                test_name: test.name.clone(),
+                elapsed_ns: now_ns,
+                total_ns: planned_end,
+                ramping: now_ns < ramp_ns,
+                bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
+                iops: ios as f64 / seconds,
+            };
+            if let Some(criterion) = &test.settings.steady
+                && last_sample_ns >= ramp_ns.max(criterion.settle_ns)
+                && steady_after_ns.is_none()
+            {
+                steady_samples.push(match criterion.metric {
+                    SteadyMetric::Iops => sample.iops,
+                    SteadyMetric::Bandwidth => sample.bytes_per_second,
+                    SteadyMetric::Latency => (totals.2 - last_totals.2) as f64 / ios.max(1) as f64,
+                });
+                if criterion.holds(&steady_samples) {
+                    steady_after_ns = Some(now_ns - ramp_ns);
+                    links.finish_all();
+                }
+            }
+            observer(&sample);
+            last_totals = totals;
+            last_sample_ns = now_ns;
+            next_sample_ns += 1_000_000_000;
+        }
+        let mut wake_ns = next_sample_ns;
+        if window_start_snapshot.is_none() {
+            wake_ns = wake_ns.min(ramp_ns);
+        }
+        if let (None, Some(end)) = (&window_end_snapshot, window_end_ns) {
+            wake_ns = wake_ns.min(end);
+        }
+        let sleep_ns = wake_ns.saturating_sub(now_ns).clamp(100_000, 20_000_000);
+        std::thread::sleep(Duration::from_nanos(sleep_ns));
+    }
+    let cpu = match (window_start_snapshot, window_end_snapshot) {
+        (Some((t0, (u0, s0), cores0)), Some((t1, (u1, s1), cores1))) => Some(WindowCpu {
+            wall_ns: t1.saturating_sub(t0),
+            user_ns: u1.saturating_sub(u0),
+            system_ns: s1.saturating_sub(s0),
+            cores: core_usage_between(&cores0, &cores1),
+        }),
+        _ => None,
+    };
+    Watched {
+        cpu,
+        steady_after_ns,
+    }
+}
