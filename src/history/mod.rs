@@ -18,6 +18,7 @@
 
 pub mod reference;
 pub mod schema;
+pub mod trend;
 
 use crate::bounded_read::FileLimit;
 use crate::host::time::{days_from_civil, parse_rfc3339};
@@ -271,6 +272,22 @@ impl History {
 
     /// The runs `filter` selects, newest first.
     pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError> {
+        self.select(filter, None)
+    }
+
+    /// The runs `filter` selects that hold a test named `test`, oldest first (the newest
+    /// `filter.limit` of them).
+    pub fn runs_with_test(
+        &self,
+        test: &str,
+        filter: &Filter,
+    ) -> Result<Vec<RunSummary>, HistoryError> {
+        let mut runs = self.select(filter, Some(test))?;
+        runs.reverse();
+        Ok(runs)
+    }
+
+    fn select(&self, filter: &Filter, test: Option<&str>) -> Result<Vec<RunSummary>, HistoryError> {
         let mut statement = self.connection.prepare(
             "SELECT id, started_at, label, host, targets, tests, test_count,
                     best_bytes_per_second, best_iops, verdicts, partial
@@ -279,13 +296,16 @@ impl History {
                                           WHERE t.run_id = runs.id AND instr(t.path, ?1) > 0))
                AND (?2 IS NULL OR label = ?2)
                AND (?3 IS NULL OR started_epoch_seconds >= ?3)
+               AND (?5 IS NULL OR EXISTS (SELECT 1 FROM run_tests t
+                                          WHERE t.run_id = runs.id AND t.name = ?5))
              ORDER BY id DESC
              LIMIT ?4",
         )?;
         let since = filter.since_epoch_seconds.map(|s| s as i64);
         let limit = filter.limit.map_or(-1, i64::from);
-        let rows =
-            statement.query_map(params![filter.target, filter.label, since, limit], |row| {
+        let rows = statement.query_map(
+            params![filter.target, filter.label, since, limit, test],
+            |row| {
                 Ok(RunSummary {
                     id: row.get(0)?,
                     started_at: row.get(1)?,
@@ -299,7 +319,8 @@ impl History {
                     verdicts: row.get(9)?,
                     partial: row.get(10)?,
                 })
-            })?;
+            },
+        )?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

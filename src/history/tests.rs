@@ -199,3 +199,52 @@ fn the_location_follows_the_environment() {
     );
     assert!(matches!(location(env(&[])), Err(HistoryError::NoLocation)));
 }
+
+#[test]
+fn a_trend_follows_one_test_and_compares_each_run_with_the_one_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open_or_create(&dir.path().join("h.sqlite")).unwrap();
+    let base = fixtures::result("small");
+    let name = base.tests[0].name.clone();
+    let mut faster = base.clone();
+    let test = &mut faster.tests[0];
+    for direction in [&mut test.read, &mut test.write, &mut test.total] {
+        direction.bytes_per_second *= 3.0;
+        direction.iops *= 3.0;
+    }
+    faster.tests[0].analysis = None;
+    let first = history.record(&base).unwrap();
+    history.record(&fixtures::result("network")).unwrap();
+    let second = history.record(&base).unwrap();
+    let third = history.record(&faster).unwrap();
+    let points = trend::trend(&history, &name, &Filter::default()).unwrap();
+    let ids: Vec<i64> = points.iter().map(|p| p.id).collect();
+    assert_eq!(ids, [first, second, third]);
+    assert!(points[0].against_previous.is_none());
+    let outcome = |point: &trend::TrendPoint| {
+        point
+            .against_previous
+            .as_ref()
+            .unwrap()
+            .metric(crate::compare::Metric::Throughput)
+            .unwrap()
+            .outcome
+    };
+    assert_eq!(outcome(&points[1]), crate::compare::Outcome::Same);
+    assert_eq!(outcome(&points[2]), crate::compare::Outcome::Better);
+    let limited = Filter {
+        limit: Some(2),
+        ..Filter::default()
+    };
+    let ids: Vec<i64> = trend::trend(&history, &name, &limited)
+        .unwrap()
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ids, [second, third]);
+    assert!(
+        trend::trend(&history, "no such test", &Filter::default())
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -1,5 +1,5 @@
 //! The run history through the binary: runs kept and listed, named by reference in compare
-//! and report, several processes writing at once, and databases that are damaged or from a
+//! and report, a test's trend, several processes writing at once, and databases that are damaged or from a
 //! newer iopath (reported, left as they are, and never failing a run). Every test keeps its
 //! own database in a temporary directory (IOPATH_HISTORY).
 
@@ -33,6 +33,11 @@ impl Scratch {
 
     /// A short null-engine run with `extra` flags.
     fn run(&self, extra: &[&str]) -> RunOutput {
+        self.run_for("0.2", extra)
+    }
+
+    /// A null-engine run of `duration` with `extra` flags.
+    fn run_for(&self, duration: &str, extra: &[&str]) -> RunOutput {
         let mut args = vec![
             "run",
             "t.dat",
@@ -42,10 +47,10 @@ impl Scratch {
             "null",
             "--rw",
             "randread",
-            "--duration",
-            "0.2",
             "--ramp",
             "0",
+            "--duration",
+            duration,
         ];
         args.extend_from_slice(extra);
         self.iopath(&args)
@@ -262,4 +267,38 @@ fn set_version(path: &Path, version: u32) {
         .unwrap()
         .pragma_update(None, "user_version", version)
         .unwrap();
+}
+
+#[test]
+fn a_trend_says_worse_when_a_run_falls_beyond_noise() {
+    let scratch = Scratch::new();
+    let trend_of = |extra: &[&str]| {
+        let mut args = vec!["history", "trend", "randread 4k QD1"];
+        args.extend_from_slice(extra);
+        scratch.iopath(&args)
+    };
+    let none = trend_of(&[]);
+    none.expect_status(2);
+    assert!(
+        none.stderr
+            .contains("no run in the history holds a test named")
+    );
+    // Two full one-second intervals each, so that every figure has an interval; the second
+    // run waits 1 ms per I/O on the null engine: far slower than the first.
+    scratch.run_for("2.5", &[]).expect_status(0);
+    scratch
+        .run_for("2.5", &["--null-delay", "1ms"])
+        .expect_status(0);
+    let shown = trend_of(&[]);
+    shown.expect_status(0);
+    assert!(shown.stdout.contains("IOPS worse"), "{}", shown.stdout);
+    let checked = trend_of(&["--fail-if-worse"]);
+    checked.expect_status(1);
+    assert!(
+        checked.stderr.contains("worse than the one before"),
+        "{}",
+        checked.stderr
+    );
+    let only_the_first = trend_of(&["--limit", "1", "--fail-if-worse"]);
+    only_the_first.expect_status(0);
 }
