@@ -283,11 +283,12 @@ fn a_trend_says_worse_when_a_run_falls_beyond_noise() {
         none.stderr
             .contains("no run in the history holds a test named")
     );
-    // Two full one-second intervals each, so that every figure has an interval; the second
-    // run waits 1 ms per I/O on the null engine: far slower than the first.
-    scratch.run_for("2.5", &[]).expect_status(0);
+    // Twenty full intervals each, so that every figure has a narrow interval even on a busy
+    // machine; the second run waits 1 ms per I/O on the null engine: far slower than the first.
+    let samples = ["--interval", "100ms"];
+    scratch.run_for("2", &samples).expect_status(0);
     scratch
-        .run_for("2.5", &["--null-delay", "1ms"])
+        .run_for("2", &[&samples[..], &["--null-delay", "1ms"]].concat())
         .expect_status(0);
     let shown = trend_of(&[]);
     shown.expect_status(0);
