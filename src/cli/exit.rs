@@ -121,7 +121,7 @@ macro_rules! boxed_status {
     };
 }
 
-boxed_status!(Usage, Failed, super::history_command::AtHistory);
+boxed_status!(Usage, Failed);
 
 /// Errors whose own `is_bad_input` tells input (2) from a failure (1).
 macro_rules! input_or_failure {

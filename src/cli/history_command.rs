@@ -151,6 +151,12 @@ impl Status for AtHistory {
     }
 }
 
+impl From<AtHistory> for Box<dyn Status> {
+    fn from(error: AtHistory) -> Self {
+        Box::new(error)
+    }
+}
+
 /// Where the history is, from this process's environment.
 fn history_path() -> Result<PathBuf, AtHistory> {
     location(|name| std::env::var_os(name)).map_err(|error| AtHistory {
