@@ -68,10 +68,10 @@ pub enum HistoryError {
     /// A reference that names no run.
     #[error("{0}: no such run in the history")]
     NoSuchRun(String),
-    /// A stored result past the limit for a result file.
-    #[error("run {id}: its result is larger than {limit}")]
+    /// A result past the limit for a result file (stored, or about to be).
+    #[error("{}its result is larger than {limit}", if *id > 0 { format!("run {id}: ") } else { String::new() })]
     TooLarge {
-        /// The run.
+        /// The run (0 for one not stored).
         id: i64,
         /// The limit.
         limit: FileLimit,
@@ -202,9 +202,14 @@ impl History {
         Ok(History { connection })
     }
 
-    /// Stores `result`; returns its number.
+    /// Stores `result`; returns its number. A result whose JSON is larger than
+    /// [`FileLimit::RESULT_FILE`] is refused: it could not be read back.
     pub fn record(&mut self, result: &RunResult) -> Result<i64, HistoryError> {
         let json = serde_json::to_string(result)?;
+        let limit = FileLimit::RESULT_FILE;
+        if json.len() as u64 > limit.max_bytes {
+            return Err(HistoryError::TooLarge { id: 0, limit });
+        }
         let targets: Vec<&str> = result.targets.iter().map(|t| t.path.as_str()).collect();
         let tests: Vec<&str> = result.tests.iter().map(|t| t.name.as_str()).collect();
         let best = |figure: fn(&crate::result::TestResult) -> f64| {
