@@ -11,6 +11,7 @@ mod data;
 mod errors;
 mod fio_files;
 mod fio_options;
+mod history;
 mod input_files;
 mod install;
 mod interrupt;
