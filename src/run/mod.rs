@@ -19,9 +19,11 @@ pub mod worker;
 
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
+use crate::discovery::HostView;
+use crate::discovery::resources::describe;
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
-use crate::host::{info, time};
+use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
 use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::targets::{TargetError, TargetHandle};
@@ -180,7 +182,7 @@ fn execute_inner(
         started_at,
         label: options.label.clone(),
         partial: true,
-        host: info::host_info(),
+        host: describe(&HostView::live()),
         targets: prepared_targets.iter().map(|t| t.info.clone()).collect(),
         tests: Vec::new(),
         warnings,

@@ -14,7 +14,7 @@ use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
-use crate::host::cpu::{core_usage_between, process_cpu_ns, read_core_counters};
+use crate::host::cpu::{CpuSnapshot, host_cpu_count};
 use crate::result::{
     CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
     RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
@@ -157,7 +157,7 @@ pub fn run_test(
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: crate::host::info::online_cpus(),
+        cpu_count: host_cpu_count(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -487,13 +487,13 @@ fn coordinate(
     loop {
         let now_ns = clock.nanos_between(start, clock.now());
         if window_start_snapshot.is_none() && now_ns >= ramp_ns {
-            window_start_snapshot = Some((now_ns, process_cpu_ns(), read_core_counters()));
+            window_start_snapshot = Some((now_ns, CpuSnapshot::now()));
         }
         let all_done = finished.load(Ordering::Acquire) == thread_count;
         if window_end_snapshot.is_none()
             && (all_done || window_end_ns.is_some_and(|end| now_ns >= end))
         {
-            window_end_snapshot = Some((now_ns, process_cpu_ns(), read_core_counters()));
+            window_end_snapshot = Some((now_ns, CpuSnapshot::now()));
         }
         if all_done {
             break;
@@ -539,13 +539,11 @@ fn coordinate(
         let sleep_ns = wake_ns.saturating_sub(now_ns).clamp(100_000, 20_000_000);
         std::thread::sleep(Duration::from_nanos(sleep_ns));
     }
-    if let (Some((t0, (u0, s0), cores0)), Some((t1, (u1, s1), cores1))) =
-        (window_start_snapshot, window_end_snapshot)
-    {
-        cpu.wall_ns = t1.saturating_sub(t0);
-        cpu.user_ns = u1.saturating_sub(u0);
-        cpu.system_ns = s1.saturating_sub(s0);
-        cpu.cores = core_usage_between(&cores0, &cores1);
+    if let (Some((t0, opened)), Some((t1, closed))) = (window_start_snapshot, window_end_snapshot) {
+        *cpu = CpuResult {
+            busiest_thread_ns: cpu.busiest_thread_ns,
+            ..closed.used_since(&opened, t1.saturating_sub(t0))
+        };
     }
 }
 
