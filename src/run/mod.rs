@@ -113,6 +113,9 @@ pub struct ExecutedRun {
     /// a start delay, the ramp, between tests, the measured time). The result is then
     /// `partial` unless everything had already been done.
     pub interrupted: bool,
+    /// Confirming experiments left out to keep within the time bound of
+    /// [`confirm::ConfirmMode::WithinTestTime`] (recorded as not run in their tests).
+    pub confirmations_left_out: usize,
 }
 
 /// Runs a prepared plan. `stop` is checked at every phase (creating test files, between and
@@ -157,7 +160,7 @@ fn execute_inner(
         io_uring,
     } = prepared;
     // The experiments are checked as the tests were, before any target is opened or made.
-    let experiments = if options.confirm {
+    let experiments = if options.confirm.is_on() {
         let checks = confirm::ExperimentChecks {
             targets: &pending,
             policy: options.write_policy,
@@ -198,6 +201,7 @@ fn execute_inner(
     } else {
         &[]
     };
+    let tests_started = std::time::Instant::now();
     for (test, shapes) in tests.iter().zip(shapes.iter()) {
         if stop.is_raised() {
             partial = true;
@@ -255,6 +259,8 @@ fn execute_inner(
             break;
         }
     }
+    let tests_wall_ns = tests_started.elapsed().as_nanos() as u64;
+    let mut confirmations_left_out = 0;
     if let Some(declared) = confirm_with
         && !partial
     {
@@ -264,8 +270,9 @@ fn execute_inner(
             options: &options,
             interval_ns,
             targets: &prepared_targets,
+            tests_wall_ns,
         };
-        confirm::confirm_tests(
+        confirmations_left_out = confirm::confirm_tests(
             &mut result,
             &plan.tests,
             &experiments,
@@ -281,6 +288,7 @@ fn execute_inner(
         traces,
         failure,
         interrupted: stop.is_raised(),
+        confirmations_left_out,
     })
 }
 

@@ -98,9 +98,9 @@ pub struct RunOptions {
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
-    /// Check the confirming experiments of every test too (`--confirm`), for
-    /// [`execute_and_confirm`](super::execute_and_confirm).
-    pub confirm: bool,
+    /// Which confirming experiments to run (`--confirm`, the default suite); they are checked
+    /// with the tests, for [`execute_and_confirm`](super::execute_and_confirm).
+    pub confirm: super::confirm::ConfirmMode,
 }
 
 impl RunOptions {
