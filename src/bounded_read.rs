@@ -198,9 +198,7 @@ mod tests {
     fn devices_directories_and_fifos_are_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        crate::support::devices::make_fifo(&fifo);
         for (path, kind) in [
             (fifo.as_path(), "a FIFO"),
             (Path::new("/dev/zero"), "a character device"),

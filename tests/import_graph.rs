@@ -974,7 +974,7 @@ const MACHINE_PATHS_ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "run/caches.rs",
-        "cannot write /proc/sys/vm/drop_caches: {error}",
+        "cannot write /proc/sys/vm/drop_caches: {0}",
         "the message of that write",
     ),
     (

@@ -368,7 +368,7 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
     let target = match NetworkTarget::parse(&info.path) {
         Ok(target) => target,
         Err(error) => {
-            walker.note(error);
+            walker.note(error.to_string());
             return;
         }
     };
@@ -468,10 +468,10 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
     }
     let parsed = match NetworkTarget::parse(target) {
         Ok(parsed) => parsed,
-        Err(reason) => {
+        Err(error) => {
             return Some(Err(TargetError::Unusable {
                 path: PathBuf::from(target),
-                reason,
+                reason: error.to_string(),
             }));
         }
     };
@@ -485,9 +485,10 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::test_support::{LoopDevice, facts, tool};
+    use crate::analysis::test_support::facts;
     use crate::discovery::sysfs;
     use crate::result::HopKind;
+    use crate::support::devices::{LoopDevice, tool};
     use std::os::unix::fs::MetadataExt;
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
@@ -569,7 +570,7 @@ mod tests {
 
     #[test]
     fn a_loop_device_over_a_file_on_ext4() {
-        let Some(loop_device) = LoopDevice::attach(16) else {
+        let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
             return;
         };
         let info = crate::targets::inspect(loop_device.path()).unwrap();
@@ -621,7 +622,7 @@ mod tests {
 
     #[test]
     fn a_device_mapper_stack_over_a_loop_device() {
-        let Some(loop_device) = LoopDevice::attach(16) else {
+        let Some(loop_device) = LoopDevice::attach_zeroed(16) else {
             return;
         };
         let Some(mapped) = loop_device.map_linear() else {

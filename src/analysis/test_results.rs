@@ -174,6 +174,7 @@ pub fn test_on(
         sweep: Vec::new(),
         steady_state: None,
         analysis: None,
+        trace_overflow_ios: 0,
     }
 }
 

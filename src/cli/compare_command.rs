@@ -2,12 +2,11 @@
 //! table, Markdown (`--md`) or JSON (`--json`), with cost and density when prices or ports
 //! are given.
 
-use super::exit;
-use super::messages::for_terminal;
+use super::exit::{self, Failed, Usage};
 use clap::Args;
 use iopath::bounded_read::{FileLimit, read_text};
 use iopath::compare::labels::{split_run_argument, unique_labels};
-use iopath::compare::{CompareOptions, CostInputs, LabeledRun, compare};
+use iopath::compare::{CompareError, CompareOptions, CostInputs, LabeledRun, compare};
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
@@ -39,10 +38,9 @@ pub struct CostArgs {
 
 impl CostArgs {
     /// The comparison options these flags ask for.
-    pub fn options(&self) -> Result<CompareOptions, String> {
+    pub fn options(&self) -> Result<CompareOptions, CompareError> {
         let cost =
-            CostInputs::from_flags(&self.cost, &self.ports, self.target_bandwidth.as_deref())
-                .map_err(|error| error.to_string())?;
+            CostInputs::from_flags(&self.cost, &self.ports, self.target_bandwidth.as_deref())?;
         Ok(CompareOptions {
             baseline: self.baseline.clone(),
             cost,
@@ -102,15 +100,15 @@ impl LoadedRuns {
 
 /// Reads every `FILE` or `NAME=FILE` of `arguments` (each a regular file of at most
 /// [`FileLimit::RESULT_FILE`]); errors name the file.
-pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, String> {
+pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, Usage> {
     let mut entries = Vec::with_capacity(arguments.len());
     let mut results = Vec::with_capacity(arguments.len());
     for argument in arguments {
         let (label, file) = split_run_argument(argument, |path| Path::new(path).is_file());
         let shown = escape_controls(&file);
         let text = read_text(Path::new(&file), FileLimit::RESULT_FILE)
-            .map_err(|error| format!("{shown}: {error}"))?;
-        let result = read_json(&text).map_err(|error| format!("{shown}: {error}"))?;
+            .map_err(|error| Usage(format!("{shown}: {error}")))?;
+        let result = read_json(&text).map_err(|error| Usage(format!("{shown}: {error}")))?;
         entries.push((label, result.label.clone(), file));
         results.push(result);
     }
@@ -124,24 +122,15 @@ pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, String> {
 pub fn run(args: &CompareArgs) -> i32 {
     let options = match args.cost.options() {
         Ok(options) => options,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let runs = match load_runs(&args.results) {
         Ok(runs) => runs,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let comparison = match compare(&runs.labeled(), &options) {
         Ok(comparison) => comparison,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let mut out = std::io::stdout().lock();
     let written = if args.json {
@@ -154,9 +143,6 @@ pub fn run(args: &CompareArgs) -> i32 {
     match written.and_then(|()| out.flush()) {
         Ok(()) => exit::SUCCESS,
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => exit::SUCCESS,
-        Err(error) => {
-            eprintln!("error: writing to stdout: {error}");
-            exit::RUN_FAILED
-        }
+        Err(error) => exit::fail(&Failed(format!("writing to stdout: {error}"))),
     }
 }

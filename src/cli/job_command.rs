@@ -1,7 +1,7 @@
 //! `iopath job convert` and `iopath job check`: job files (fio's format or iopath's TOML)
 //! turned into TOML, or checked, without any I/O.
 
-use super::exit;
+use super::exit::{self, InFile};
 use super::limit_args::LimitArgs;
 use super::messages::for_terminal;
 use clap::{Args, Subcommand};
@@ -99,10 +99,7 @@ fn load(file: &Path, ignore_unsupported: bool, limits: &LimitArgs) -> Result<Loa
         limits: limits.limits(),
         ..JobFileRequest::default()
     };
-    load_job_file(file, &request).map_err(|error| {
-        eprintln!("error: {}", for_terminal(&error));
-        exit::BAD_INPUT
-    })
+    load_job_file(file, &request).map_err(|error| exit::fail(&error))
 }
 
 fn convert(args: &ConvertArgs) -> i32 {
@@ -150,15 +147,10 @@ fn check(args: &CheckArgs) -> i32 {
     let prepared = match prepare(loaded.plan, options, false) {
         Ok(prepared) => prepared,
         Err(error) => {
-            eprintln!(
-                "error: {}",
-                for_terminal(format!("{}: {error}", args.file.display()))
-            );
-            return if error.is_bad_input() {
-                exit::BAD_INPUT
-            } else {
-                exit::RUN_FAILED
-            };
+            return exit::fail(&InFile {
+                file: &args.file,
+                error,
+            });
         }
     };
     let to_create = prepared.files_to_create();

@@ -1,7 +1,7 @@
 //! `iopath links`: the catalog of links and buses grouped by kind, with what each carries per
 //! direction; the per-I/O overhead of the storage protocols; this host's memory copy bandwidth.
 
-use super::exit;
+use super::exit::{self, Usage};
 use clap::Args;
 use iopath::analysis::links::{LinkEntry, LinkFamily, catalog, normalise};
 use iopath::analysis::protocols::Protocol;
@@ -101,11 +101,10 @@ pub fn run(args: &LinksArgs) -> i32 {
         shown += entries.len();
     }
     if shown == 0 {
-        eprintln!(
-            "error: nothing in the catalog matches '{}'",
+        return exit::fail(&Usage(format!(
+            "nothing in the catalog matches '{}'",
             args.filter.as_deref().unwrap_or("")
-        );
-        return exit::BAD_INPUT;
+        )));
     }
     if filter.is_some() {
         print_lines(&out);

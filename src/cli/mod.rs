@@ -4,6 +4,7 @@
 pub mod compare_command;
 pub mod completions_command;
 pub mod exit;
+pub mod failure;
 pub mod forced_stop;
 pub mod job_command;
 pub mod limit_args;

@@ -2,8 +2,7 @@
 //! can sit beside storage results. `--listen` serves tests; otherwise runs one against a server.
 //! Both ends take the shared secret from `--secret-file` or `IOPATH_NET_SECRET`.
 
-use super::exit;
-use super::messages::for_terminal;
+use super::exit::{self, Failed, Usage};
 use super::outputs::{check_output, write_output};
 use clap::{Args, ValueEnum};
 use iopath::net::client::{ClientConfig, LinkRun, TestDirection, run_client};
@@ -108,10 +107,10 @@ pub struct NetArgs {
     pub label: Option<String>,
 }
 
-fn duration_arg(text: &str) -> Result<u64, String> {
-    let ns = parse_duration_ns(text).map_err(|error| error.to_string())?;
+fn duration_arg(text: &str) -> Result<u64, Usage> {
+    let ns = parse_duration_ns(text).map_err(|error| Usage(error.to_string()))?;
     if ns == 0 {
-        return Err("must be above 0".to_string());
+        return Err(Usage("must be above 0".to_string()));
     }
     Ok(ns)
 }
@@ -120,42 +119,29 @@ fn duration_arg(text: &str) -> Result<u64, String> {
 pub fn run(args: &NetArgs) -> i32 {
     let secret = match secret(args) {
         Ok(secret) => secret,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     match (&args.listen, &args.server) {
         (Some(listen), _) => serve(listen, secret, args),
         (None, Some(server)) => client(server, secret, args),
-        (None, None) => {
-            eprintln!("error: give a server ADDR[:PORT], or --listen [ADDR][:PORT]");
-            exit::BAD_INPUT
-        }
+        (None, None) => exit::fail(&Usage(
+            "give a server ADDR[:PORT], or --listen [ADDR][:PORT]".into(),
+        )),
     }
 }
 
 /// The secret of `--secret-file`, else of `IOPATH_NET_SECRET`, else none.
-fn secret(args: &NetArgs) -> Result<Option<Secret>, String> {
+fn secret(args: &NetArgs) -> Result<Option<Secret>, Usage> {
     if let Some(path) = &args.secret_file {
         return Secret::from_file(path)
             .map(Some)
-            .map_err(|error| format!("--secret-file {error}"));
+            .map_err(|error| Usage(format!("--secret-file {error}")));
     }
     match std::env::var_os(SECRET_ENV) {
         Some(value) => Secret::from_bytes(value.as_bytes(), SECRET_ENV)
             .map(Some)
-            .map_err(|error| error.to_string()),
+            .map_err(|error| Usage(error.to_string())),
         None => Ok(None),
-    }
-}
-
-fn error_status(error: &NetError) -> i32 {
-    eprintln!("error: {}", for_terminal(error));
-    if error.is_bad_input() {
-        exit::BAD_INPUT
-    } else {
-        exit::RUN_FAILED
     }
 }
 
@@ -184,7 +170,7 @@ fn listen_address(text: &str, has_secret: bool) -> Result<SocketAddr, NetError> 
 fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     let address = match listen_address(listen, secret.is_some()) {
         Ok(address) => address,
-        Err(error) => return error_status(&error),
+        Err(error) => return exit::fail(&error),
     };
     let limits = ServerLimits {
         max_streams: args.max_streams,
@@ -201,13 +187,14 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     };
     let server = match NetServer::bind(address, config) {
         Ok(server) => server,
-        Err(error) => return error_status(&error),
+        Err(error) => return exit::fail(&error),
     };
     let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
-            eprintln!("error: cannot install the Ctrl-C handler: {error}");
-            return exit::RUN_FAILED;
+            return exit::fail(&Failed(format!(
+                "cannot install the Ctrl-C handler: {error}"
+            )));
         }
     };
     println!("listening on {}", server.local_addr());
@@ -234,7 +221,7 @@ fn serve(listen: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Ok(_) if stop.is_raised() => exit::INTERRUPTED,
         Ok(outcome) if args.once && outcome.failed > 0 => exit::RUN_FAILED,
         Ok(_) => exit::SUCCESS,
-        Err(error) => error_status(&error),
+        Err(error) => exit::fail(&error),
     }
 }
 
@@ -287,7 +274,7 @@ fn describe_session(session: &SessionSummary) -> String {
 fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     let address = match parse_endpoint(server, DEFAULT_PORT) {
         Ok(address) => address,
-        Err(error) => return error_status(&error),
+        Err(error) => return exit::fail(&error),
     };
     let config = ClientConfig {
         streams: args.streams,
@@ -301,24 +288,22 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         ..ClientConfig::new(address)
     };
     if let Err(error) = config.validate() {
-        return error_status(&error);
+        return exit::fail(&error);
     }
     let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
     let json_file = match args.json.as_deref() {
         Some(path) if path != Path::new("-") => match check_output("--json", path) {
             Ok(file) => Some(file),
-            Err(error) => {
-                eprintln!("error: {}", for_terminal(&error));
-                return exit::BAD_INPUT;
-            }
+            Err(error) => return exit::fail(&error),
         },
         _ => None,
     };
     let stop = match super::forced_stop::install_plain() {
         Ok(stop) => stop,
         Err(error) => {
-            eprintln!("error: cannot install the Ctrl-C handler: {error}");
-            return exit::RUN_FAILED;
+            return exit::fail(&Failed(format!(
+                "cannot install the Ctrl-C handler: {error}"
+            )));
         }
     };
     eprintln!(
@@ -347,7 +332,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     };
     let run: LinkRun = match run_client(&config, stop.flag(), &mut show_interval) {
         Ok(run) => run,
-        Err(error) => return error_status(&error),
+        Err(error) => return exit::fail(&error),
     };
     let interrupted = run.interrupted;
     let result = run.into_run_result(std::env::args().collect(), args.label.clone());
@@ -361,15 +346,14 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
     }
     let json_written = if json_on_stdout {
         write_json(&result, &mut std::io::stdout().lock())
-            .map_err(|error| format!("writing the JSON result: {error}"))
+            .map_err(|error| Failed(format!("writing the JSON result: {error}")))
     } else if let Some(file) = &json_file {
         write_output("--json", file, |out| write_json(&result, out))
     } else {
         Ok(())
     };
-    if let Err(message) = json_written {
-        eprintln!("error: {}", for_terminal(&message));
-        return exit::RUN_FAILED;
+    if let Err(error) = json_written {
+        return exit::fail(&error);
     }
     if interrupted {
         exit::INTERRUPTED

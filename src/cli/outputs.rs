@@ -2,6 +2,7 @@
 //! milliseconds; after the run each format is written by its exporter, through a temporary
 //! file renamed into place ([`OutputFile`]), so a run that fails leaves every file as it was.
 
+use super::exit::{Failed, Usage};
 use super::run_args::{OutputFormat, RunArgs};
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
@@ -35,8 +36,8 @@ enum StdoutFormat {
 }
 
 /// Checks the output file `path` of `flag`; the message names both.
-pub fn check_output(flag: &str, path: &Path) -> Result<OutputFile, String> {
-    OutputFile::check(path).map_err(|error| format!("{flag} {error}"))
+pub fn check_output(flag: &str, path: &Path) -> Result<OutputFile, Usage> {
+    OutputFile::check(path).map_err(|error| Usage(format!("{flag} {error}")))
 }
 
 /// Writes `output` of `flag` through `fill`; the message names the flag and the file.
@@ -44,23 +45,23 @@ pub fn write_output(
     flag: &str,
     output: &OutputFile,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), String> {
+) -> Result<(), Failed> {
     output
         .write(fill)
-        .map_err(|error| format!("{flag} {error}"))
+        .map_err(|error| Failed(format!("{flag} {error}")))
 }
 
 impl Outputs {
     /// Checks every output file the flags name, creating and changing nothing: files are
     /// written only once there is a result. Errors name the flag and the path.
-    pub fn open(args: &RunArgs) -> Result<Outputs, String> {
+    pub fn open(args: &RunArgs) -> Result<Outputs, Usage> {
         let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
         let stdout_format = match (json_to_stdout, args.output_format) {
             (true, Some(_)) => {
-                return Err(
+                return Err(Usage(
                     "--json - and --output-format both want stdout; write the RunResult to a file with --json FILE"
                         .into(),
-                );
+                ));
             }
             (true, None) => StdoutFormat::RunResultJson,
             (false, Some(OutputFormat::Json)) => StdoutFormat::FioJson { plus: false },
@@ -82,7 +83,7 @@ impl Outputs {
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             check_output_directory(directory)
-                .map_err(|reason| format!("--write-logs {}: {reason}", prefix.display()))?;
+                .map_err(|reason| Usage(format!("--write-logs {}: {reason}", prefix.display())))?;
         }
         Ok(Outputs {
             json_file,
@@ -108,7 +109,7 @@ impl Outputs {
 
     /// Writes every output of `result`. A file that cannot be written does not keep the
     /// others from being written; the errors, each naming its output, come back together.
-    pub fn write(&self, result: &RunResult) -> Result<(), Vec<String>> {
+    pub fn write(&self, result: &RunResult) -> Result<(), Vec<Failed>> {
         let human: &mut dyn Write = if self.stdout_is_machine_readable() {
             &mut std::io::stderr()
         } else {
@@ -119,7 +120,7 @@ impl Outputs {
         } else {
             write_text(result, human)
         };
-        written.map_err(|error| vec![format!("writing the summary: {error}")])?;
+        written.map_err(|error| vec![Failed(format!("writing the summary: {error}"))])?;
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         match self.stdout_format {
             StdoutFormat::Table => Ok(()),
@@ -127,7 +128,7 @@ impl Outputs {
             StdoutFormat::FioJson { plus } => write_fio_json(result, plus, &mut stdout),
         }
         .and_then(|()| stdout.flush())
-        .map_err(|error| vec![format!("writing to stdout: {error}")])?;
+        .map_err(|error| vec![Failed(format!("writing to stdout: {error}"))])?;
         let mut errors = Vec::new();
         if let Some(file) = &self.json_file {
             errors.push(write_output("--json", file, |out| write_json(result, out)));
@@ -147,10 +148,10 @@ impl Outputs {
             errors.push(
                 written
                     .map(drop)
-                    .map_err(|error| format!("--write-logs {error}")),
+                    .map_err(|error| Failed(format!("--write-logs {error}"))),
             );
         }
-        let errors: Vec<String> = errors.into_iter().filter_map(Result::err).collect();
+        let errors: Vec<Failed> = errors.into_iter().filter_map(Result::err).collect();
         if errors.is_empty() {
             Ok(())
         } else {

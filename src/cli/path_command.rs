@@ -2,17 +2,15 @@
 //! a target as discovered on this host (or on a recorded machine), with the hops declared
 //! beyond it, and what each hop can carry.
 
-use super::exit;
+use super::exit::{self, Failed, Flagged};
 use super::links_command::print_lines;
-use super::messages::for_terminal;
 use clap::Args;
 use iopath::analysis::path::{inspect_for_path, inspect_recorded};
 use iopath::analysis::{DeclaredPath, describe_path_on};
 use iopath::discovery::Machine;
-use iopath::discovery::record::{RecordError, prepare_directory, write_recording};
+use iopath::discovery::record::{prepare_directory, write_recording};
 use iopath::report::path::path_lines;
 use iopath::result::{StoragePath, TargetInfo};
-use iopath::targets::TargetError;
 use iopath::units::format_bytes;
 use std::path::PathBuf;
 
@@ -75,17 +73,16 @@ pub fn run(args: &PathArgs) -> i32 {
         .and_then(|declared| declared.with_shared(&args.shared))
     {
         Ok(declared) => declared,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let machine = match &args.root {
         Some(root) => match Machine::recorded(root) {
             Ok(machine) => machine,
             Err(error) => {
-                eprintln!("error: --root {error}");
-                return exit::BAD_INPUT;
+                return exit::fail(&Flagged {
+                    flag: "--root",
+                    error,
+                });
             }
         },
         None if args.record.is_some() => Machine::recording_this_host(),
@@ -98,23 +95,16 @@ pub fn run(args: &PathArgs) -> i32 {
     };
     let (info, note) = match found {
         Ok(found) => found,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return match error {
-                TargetError::Io { .. } => exit::RUN_FAILED,
-                _ => exit::BAD_INPUT,
-            };
-        }
+        Err(error) => return exit::fail(&error),
     };
     let earlier = match &args.record {
         Some(directory) => match prepare_directory(directory) {
             Ok(earlier) => Some(earlier),
             Err(error) => {
-                eprintln!("error: --record {error}");
-                return match error {
-                    RecordError::NotEmpty { .. } => exit::BAD_INPUT,
-                    _ => exit::RUN_FAILED,
-                };
+                return exit::fail(&Flagged {
+                    flag: "--record",
+                    error,
+                });
             }
         },
         None => None,
@@ -142,10 +132,7 @@ pub fn run(args: &PathArgs) -> i32 {
                 print_lines(&[text]);
                 exit::SUCCESS
             }
-            Err(error) => {
-                eprintln!("error: {}", for_terminal(&error));
-                exit::RUN_FAILED
-            }
+            Err(error) => exit::fail(&Failed(error.to_string())),
         };
     }
     print_lines(&text_lines(&path, args.verbose, args.root.as_ref()));
@@ -185,10 +172,7 @@ fn record(
             );
             exit::SUCCESS
         }
-        Err(error) => {
-            eprintln!("error: --record {error}");
-            exit::RUN_FAILED
-        }
+        Err(error) => exit::fail(&Failed(format!("--record {error}"))),
     }
 }
 

@@ -2,8 +2,7 @@
 //! their comparison when there are several).
 
 use super::compare_command::{CostArgs, load_runs};
-use super::exit;
-use super::messages::for_terminal;
+use super::exit::{self, Failed, Usage};
 use super::outputs::{check_output, write_output};
 use clap::Args;
 use iopath::compare::compare;
@@ -47,41 +46,29 @@ pub fn run(args: &ReportArgs) -> i32 {
     } else {
         match check_output("--output", &args.output) {
             Ok(output) => Some(output),
-            Err(error) => {
-                eprintln!("error: {}", for_terminal(&error));
-                return exit::BAD_INPUT;
-            }
+            Err(error) => return exit::fail(&error),
         }
     };
     let options = match args.cost.options() {
         Ok(options) => options,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let loaded = match load_runs(&args.results) {
         Ok(loaded) => loaded,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let runs = loaded.labeled();
     let comparison = if runs.len() >= 2 {
         match compare(&runs, &options) {
             Ok(comparison) => Some(comparison),
-            Err(error) => {
-                eprintln!("error: {}", for_terminal(&error));
-                return exit::BAD_INPUT;
-            }
+            Err(error) => return exit::fail(&error),
         }
     } else {
         if options.cost.is_some() || options.baseline.is_some() {
-            eprintln!(
-                "error: --cost, --ports, --target-bandwidth and --baseline need two results or more"
-            );
-            return exit::BAD_INPUT;
+            return exit::fail(&Usage(
+                "--cost, --ports, --target-bandwidth and --baseline need two results or more"
+                    .into(),
+            ));
         }
         None
     };
@@ -95,15 +82,12 @@ pub fn run(args: &ReportArgs) -> i32 {
             let mut out = std::io::stdout().lock();
             write_report(&report, &mut out)
                 .and_then(|()| out.flush())
-                .map_err(|error| format!("writing to stdout: {error}"))
+                .map_err(|error| Failed(format!("writing to stdout: {error}")))
         }
         Some(output) => write_output("--output", output, |out| write_report(&report, out)),
     };
     match written {
         Ok(()) => exit::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {}", for_terminal(&message));
-            exit::RUN_FAILED
-        }
+        Err(error) => exit::fail(&error),
     }
 }

@@ -1,14 +1,17 @@
 //! Flags of `iopath run`, and their translation into a validated plan (stage two of parsing:
 //! every value is checked here, before any target is touched).
 
+use super::failure::Usage;
 use super::limit_args::LimitArgs;
 use clap::Args;
+use iopath::engine::network_target::UrlError;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
 use iopath::run::confirm::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use iopath::targets::TargetSpec;
 use iopath::targets::safety::WritePolicy;
-use iopath::workload::job_file::JobFileRequest;
+use iopath::workload::WorkloadError;
+use iopath::workload::job_file::{JobFileError, JobFileRequest};
 use iopath::workload::load_job_file;
 use iopath::workload::option_values;
 use iopath::workload::options::WorkloadOptions;
@@ -20,45 +23,63 @@ use iopath::workload::{Plan, TestPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn time_arg(text: &str) -> Result<u64, String> {
-    option_values::time(text)
-}
-
 /// Longest `--net-timeout` accepted.
 const MAX_NET_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 /// Reads `--net-timeout`: a time from 1 ms to 24 h.
-fn net_timeout_arg(text: &str) -> Result<Duration, String> {
+fn net_timeout_arg(text: &str) -> Result<Duration, WorkloadError> {
     let timeout = Duration::from_nanos(option_values::positive_time(text)?);
     if timeout < Duration::from_millis(1) || timeout > MAX_NET_TIMEOUT {
-        return Err(format!("'{text}' must be between 1ms and 24h"));
+        return Err(WorkloadError::value(text, "must be between 1ms and 24h"));
     }
     Ok(timeout)
 }
 
 /// Reads `1ms` (every I/O) or `200us,2ms,10` (10 % of I/Os take the second delay).
-fn null_delay_arg(text: &str) -> Result<InjectedDelay, String> {
+fn null_delay_arg(text: &str) -> Result<InjectedDelay, WorkloadError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     match parts.as_slice() {
         [fixed] => Ok(InjectedDelay::Fixed {
-            delay_ns: time_arg(fixed)?,
+            delay_ns: option_values::time(fixed)?,
         }),
         [first, second, percent] => {
             let percent: f64 = percent
                 .parse()
                 .ok()
                 .filter(|p: &f64| (0.0..=100.0).contains(p))
-                .ok_or_else(|| format!("'{percent}' is not a percentage"))?;
+                .ok_or_else(|| WorkloadError::value(percent, "is not a percentage"))?;
             Ok(InjectedDelay::TwoValued {
-                first_ns: time_arg(first)?,
-                second_ns: time_arg(second)?,
+                first_ns: option_values::time(first)?,
+                second_ns: option_values::time(second)?,
                 second_per_million: (percent * 10_000.0).round() as u32,
             })
         }
-        _ => Err(format!(
-            "'{text}': expected DELAY or FIRST,SECOND,PERCENT_SECOND"
+        _ => Err(WorkloadError::part(
+            text,
+            "expected DELAY or FIRST,SECOND,PERCENT_SECOND",
         )),
     }
+}
+
+/// Why the flags of `iopath run` make no plan; every one is bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// A value or a workload the library refuses.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A job file that cannot be used.
+    #[error(transparent)]
+    JobFile(#[from] JobFileError),
+    /// A target URL that cannot be used.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// Flags that do not go together.
+    #[error(transparent)]
+    Usage(#[from] Usage),
+}
+
+fn usage(message: impl Into<String>) -> RequestError {
+    Usage(message.into()).into()
 }
 
 /// fio's `--output-format` values.
@@ -215,7 +236,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]
     pub net_timeout: Option<Duration>,
 
-    /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE.
+    /// Write every issued I/O (test, worker, direction, offset, length) as CSV to FILE (room
+    /// reserved per worker before the start; I/Os past it are counted in the test's
+    /// `trace_overflow_ios` and warned about).
     #[arg(long, value_name = "FILE", hide = true)]
     pub trace_io: Option<PathBuf>,
     /// Stamp every written block with its offset and a marker (first 16 bytes).
@@ -243,7 +266,7 @@ pub struct RunRequest {
 
 impl RunArgs {
     /// Checks every flag together and builds the plan. Errors name the flag.
-    pub fn to_request(&self, command_line: Vec<String>) -> Result<RunRequest, String> {
+    pub fn to_request(&self, command_line: Vec<String>) -> Result<RunRequest, RequestError> {
         if let Some(job) = &self.job {
             return self.job_request(job, command_line);
         }
@@ -251,7 +274,7 @@ impl RunArgs {
         let mut template = base_workload();
         options.apply_common(&mut template);
         if let Some(conflict) = template.write_data.conflict() {
-            return Err(conflict.to_string());
+            return Err(WorkloadError::from(conflict).into());
         }
         let is_default_suite = !options.describes_a_workload();
         let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
@@ -271,20 +294,22 @@ impl RunArgs {
         let tests = if let Some(preset) = &self.preset {
             let preset = presets::find(preset)?;
             if self.name.is_some() {
-                return Err("--name cannot rename the tests of a preset".into());
+                return Err(usage("--name cannot rename the tests of a preset"));
             }
             if let Some(flag) = options.access_flags_given().first() {
-                return Err(format!(
+                return Err(usage(format!(
                     "{flag} would change the I/O of preset '{}'; presets take tuning flags only (--qd, --workers, --size, --offset, --rate, --distribution …)",
                     preset.name
-                ));
+                )));
             }
             let mut template = template.clone();
             options.apply_tuning(&mut template);
             preset.tests(&template, &target_indexes)
         } else if is_default_suite {
             if self.name.is_some() {
-                return Err("--name names a single-workload test; give workload flags too".into());
+                return Err(usage(
+                    "--name names a single-workload test; give workload flags too",
+                ));
             }
             default_suite(&template, &target_indexes)
         } else {
@@ -306,7 +331,7 @@ impl RunArgs {
     }
 
     /// Sweeps, steady state and cache dropping, for every test.
-    fn with_test_settings(&self, tests: Vec<TestPlan>) -> Result<Vec<TestPlan>, String> {
+    fn with_test_settings(&self, tests: Vec<TestPlan>) -> Result<Vec<TestPlan>, WorkloadError> {
         let mut tests = expand(tests, &self.sweep)?;
         for test in &mut tests {
             if self.drop_caches {
@@ -350,9 +375,13 @@ impl RunArgs {
         }
     }
 
-    fn job_request(&self, job: &Path, command_line: Vec<String>) -> Result<RunRequest, String> {
+    fn job_request(
+        &self,
+        job: &Path,
+        command_line: Vec<String>,
+    ) -> Result<RunRequest, RequestError> {
         if self.name.is_some() {
-            return Err("--name cannot rename the tests of a job file".into());
+            return Err(usage("--name cannot rename the tests of a job file"));
         }
         let request = JobFileRequest {
             overrides: self.workload.clone(),
@@ -360,7 +389,7 @@ impl RunArgs {
             ignore_unsupported: self.ignore_unsupported,
             limits: self.limits.limits(),
         };
-        let mut loaded = load_job_file(job, &request).map_err(|error| error.to_string())?;
+        let mut loaded = load_job_file(job, &request)?;
         loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;
         let mut messages: Vec<String> = loaded
             .ignored

@@ -1,6 +1,6 @@
 //! `iopath run`: flags → plan → checks → run → table and JSON → exit status.
 
-use super::exit;
+use super::exit::{self, Failed};
 use super::forced_stop::{self, RecordingObserver, Shared};
 use super::live::TerminalObserver;
 use super::messages::for_terminal;
@@ -9,7 +9,7 @@ use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::result::StopReason;
-use iopath::run::{ExecutedRun, RunError, execute, execute_and_confirm, prepare};
+use iopath::run::{ExecutedRun, execute, execute_and_confirm, prepare};
 use std::io::Write;
 
 /// Runs `iopath run` and returns the exit status.
@@ -17,10 +17,7 @@ pub fn run(args: &RunArgs) -> i32 {
     let command_line: Vec<String> = std::env::args().collect();
     let request = match args.to_request(command_line) {
         Ok(request) => request,
-        Err(message) => {
-            eprintln!("error: {}", for_terminal(&message));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     for message in &request.messages {
         eprintln!("{}", for_terminal(message));
@@ -29,17 +26,11 @@ pub fn run(args: &RunArgs) -> i32 {
         .and_then(|declared| declared.with_shared(&args.shared))
     {
         Ok(declared) => declared,
-        Err(error) => {
-            eprintln!("error: {}", for_terminal(&error));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let outputs = match Outputs::open(args) {
         Ok(outputs) => outputs,
-        Err(message) => {
-            eprintln!("error: {}", for_terminal(&message));
-            return exit::BAD_INPUT;
-        }
+        Err(error) => return exit::fail(&error),
     };
     let machine_stdout = outputs.stdout_is_machine_readable();
     let shared = Shared::new(outputs);
@@ -47,14 +38,15 @@ pub fn run(args: &RunArgs) -> i32 {
     let stop = match forced_stop::install(shared.clone(), declared.clone()) {
         Ok(stop) => stop,
         Err(error) => {
-            eprintln!("error: cannot install the Ctrl-C handler: {error}");
-            return exit::RUN_FAILED;
+            return exit::fail(&Failed(format!(
+                "cannot install the Ctrl-C handler: {error}"
+            )));
         }
     };
     let confirms = request.options.confirm.is_on();
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
-        Err(error) => return report_run_error(&error),
+        Err(error) => return exit::fail(&error),
     };
     for warning in prepared.warnings() {
         eprintln!("warning: {}", for_terminal(warning));
@@ -75,7 +67,7 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let mut executed = match executed {
         Ok(executed) => executed,
-        Err(error) => return report_run_error(&error),
+        Err(error) => return exit::fail(&error),
     };
     // Held until the outputs are written: a second signal now waits for them.
     let mut so_far = shared.lock();
@@ -84,17 +76,18 @@ pub fn run(args: &RunArgs) -> i32 {
         return exit::INTERRUPTED;
     };
     if let Some(file) = outputs.trace_file()
-        && let Err(message) = write_output("--trace-io", file, |out| write_trace(&executed, out))
+        && let Err(error) = write_output("--trace-io", file, |out| write_trace(&executed, out))
     {
-        eprintln!("error: {}", for_terminal(&message));
+        eprintln!("error: {}", for_terminal(&error));
     }
     analyse(&mut executed.result, &declared);
     let result = &executed.result;
-    if let Err(messages) = outputs.write(result) {
-        for message in messages {
-            eprintln!("error: {}", for_terminal(&message));
-        }
-        return exit::RUN_FAILED;
+    if let Err(errors) = outputs.write(result) {
+        return errors
+            .iter()
+            .map(|error| exit::fail(error))
+            .max()
+            .unwrap_or(exit::RUN_FAILED);
     }
     drop(so_far);
     if executed.confirmations_left_out > 0 {
@@ -115,12 +108,7 @@ pub fn run(args: &RunArgs) -> i32 {
         );
     }
     if let Some(failure) = &executed.failure {
-        eprintln!("error: {}", for_terminal(failure));
-        return if failure.is_stop() {
-            exit::INTERRUPTED
-        } else {
-            exit::RUN_FAILED
-        };
+        return exit::fail_after_io(failure);
     }
     let interrupted = executed.interrupted || stop.is_raised();
     if interrupted {
@@ -145,19 +133,6 @@ fn interruption_note(tests: usize, partial: bool) -> String {
         (0, _) => "interrupted before any test ran".to_string(),
         (_, true) => format!("interrupted: {tests} test(s) kept, marked partial"),
         (_, false) => "interrupted after the last test had finished".to_string(),
-    }
-}
-
-/// Prints a run error and gives its exit status (2 for bad input, 130 for a stop asked for
-/// while an engine was connecting, 1 otherwise).
-fn report_run_error(error: &RunError) -> i32 {
-    eprintln!("error: {}", for_terminal(error));
-    if error.is_bad_input() {
-        exit::BAD_INPUT
-    } else if error.is_stop() {
-        exit::INTERRUPTED
-    } else {
-        exit::RUN_FAILED
     }
 }
 

@@ -180,9 +180,7 @@ mod tests {
     fn a_fifo_in_place_of_the_cache_is_never_opened() {
         let directory = tempfile::tempdir().unwrap();
         let file = directory.path().join("memcpy.json");
-        let name = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        crate::support::devices::make_fifo(&file);
         let host = HostKey {
             cpu_model: "test CPU".into(),
             cpu_count: 2,

@@ -32,6 +32,7 @@ pub mod network_target;
 pub mod null;
 pub mod stop;
 pub mod sync;
+pub mod sys;
 pub mod volume;
 
 pub use stop::StopSignal;
@@ -175,18 +176,29 @@ impl EngineKind {
     ];
 }
 
+/// An engine name none of those known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd and iscsi come with \
+     nbd:// and iscsi:// targets)"
+)]
+pub struct UnknownEngine {
+    /// The name as given.
+    pub name: String,
+}
+
 impl FromStr for EngineKind {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
+    type Err = UnknownEngine;
+    fn from_str(text: &str) -> Result<Self, UnknownEngine> {
         match text {
             "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
             "sync" | "psync" => Ok(EngineKind::Sync),
             "null" => Ok(EngineKind::Null),
             "nbd" => Ok(EngineKind::Nbd),
             "iscsi" | "libiscsi" => Ok(EngineKind::Iscsi),
-            other => Err(format!(
-                "unknown engine '{other}' (choose one of: io_uring, sync, null; nbd and iscsi come with nbd:// and iscsi:// targets)"
-            )),
+            other => Err(UnknownEngine {
+                name: other.to_string(),
+            }),
         }
     }
 }

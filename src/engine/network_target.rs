@@ -70,16 +70,35 @@ pub const NBD_PORT: u16 = 10809;
 /// Default iSCSI port.
 pub const ISCSI_PORT: u16 = 3260;
 
-fn split_host_port(authority: &str, default_port: u16, url: &str) -> Result<TcpAddress, String> {
+/// A network target URL that cannot be used: shown as `URL: PROBLEM`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{url}: {problem}")]
+pub struct UrlError {
+    /// The URL as given.
+    pub url: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// A [`UrlError`] about `url`.
+fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
+    UrlError {
+        url: url.to_string(),
+        problem: problem.into(),
+    }
+}
+
+fn split_host_port(authority: &str, default_port: u16, url: &str) -> Result<TcpAddress, UrlError> {
     if authority.contains('@') {
-        return Err(format!(
-            "{url}: credentials do not belong in the URL; set IOPATH_ISCSI_USER and IOPATH_ISCSI_PASSWORD"
+        return Err(refuse(
+            url,
+            "credentials do not belong in the URL; set IOPATH_ISCSI_USER and IOPATH_ISCSI_PASSWORD",
         ));
     }
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest
             .split_once(']')
-            .ok_or_else(|| format!("{url}: unclosed '[' in the host"))?;
+            .ok_or_else(|| refuse(url, "unclosed '[' in the host"))?;
         (host.to_string(), after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -88,14 +107,14 @@ fn split_host_port(authority: &str, default_port: u16, url: &str) -> Result<TcpA
         }
     };
     if host.is_empty() {
-        return Err(format!("{url}: no host"));
+        return Err(refuse(url, "no host"));
     }
     let port = match port {
         Some(port) => port
             .parse::<u16>()
             .ok()
             .filter(|p| *p > 0)
-            .ok_or_else(|| format!("{url}: '{port}' is not a port"))?,
+            .ok_or_else(|| refuse(url, format!("'{port}' is not a port")))?,
         None => default_port,
     };
     Ok(TcpAddress { host, port })
@@ -118,7 +137,7 @@ impl NetworkTarget {
     }
 
     /// Reads an `nbd://`, `nbd+unix://` or `iscsi://` URL.
-    pub fn parse(url: &str) -> Result<Self, String> {
+    pub fn parse(url: &str) -> Result<Self, UrlError> {
         if let Some(rest) = url.strip_prefix("nbd+unix://") {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
             let export = path.strip_prefix('/').unwrap_or(path).to_string();
@@ -126,14 +145,14 @@ impl NetworkTarget {
                 .split('&')
                 .find_map(|pair| pair.strip_prefix("socket="))
                 .filter(|s| !s.is_empty())
-                .ok_or_else(|| format!("{url}: nbd+unix needs ?socket=PATH"))?;
+                .ok_or_else(|| refuse(url, "nbd+unix needs ?socket=PATH"))?;
             return Ok(NetworkTarget::Nbd {
                 transport: NbdTransport::Unix(PathBuf::from(socket)),
                 export,
             });
         }
         if url.starts_with("nbds://") {
-            return Err(format!("{url}: NBD over TLS is not supported"));
+            return Err(refuse(url, "NBD over TLS is not supported"));
         }
         if let Some(rest) = url.strip_prefix("nbd://") {
             let (authority, export) = rest.split_once('/').unwrap_or((rest, ""));
@@ -145,24 +164,25 @@ impl NetworkTarget {
         if let Some(rest) = url.strip_prefix("iscsi://") {
             let (authority, path) = rest
                 .split_once('/')
-                .ok_or_else(|| format!("{url}: expected iscsi://HOST[:PORT]/TARGET-IQN/LUN"))?;
+                .ok_or_else(|| refuse(url, "expected iscsi://HOST[:PORT]/TARGET-IQN/LUN"))?;
             let (target_iqn, lun) = path
                 .rsplit_once('/')
-                .ok_or_else(|| format!("{url}: expected iscsi://HOST[:PORT]/TARGET-IQN/LUN"))?;
+                .ok_or_else(|| refuse(url, "expected iscsi://HOST[:PORT]/TARGET-IQN/LUN"))?;
             if target_iqn.is_empty() {
-                return Err(format!("{url}: no target IQN"));
+                return Err(refuse(url, "no target IQN"));
             }
             let lun = lun
                 .parse::<u32>()
-                .map_err(|_| format!("{url}: '{lun}' is not a LUN number"))?;
+                .map_err(|_| refuse(url, format!("'{lun}' is not a LUN number")))?;
             return Ok(NetworkTarget::Iscsi {
                 portal: split_host_port(authority, ISCSI_PORT, url)?,
                 target_iqn: target_iqn.to_string(),
                 lun,
             });
         }
-        Err(format!(
-            "{url}: unknown URL scheme (use nbd://, nbd+unix:// or iscsi://)"
+        Err(refuse(
+            url,
+            "unknown URL scheme (use nbd://, nbd+unix:// or iscsi://)",
         ))
     }
 
@@ -229,7 +249,8 @@ mod tests {
             "smb://h/share",
         ] {
             let error = NetworkTarget::parse(bad).unwrap_err();
-            assert!(error.contains(bad), "{bad}: {error}");
+            assert_eq!(error.url, bad);
+            assert!(error.to_string().starts_with(bad), "{bad}: {error}");
         }
     }
 }

@@ -2,45 +2,12 @@
 //! both with every core's counters (read by [`crate::discovery::resources`]) to measure the
 //! CPU a window of time used.
 
+use super::sys;
 use crate::discovery::HostView;
 use crate::discovery::resources::{CoreCounters, core_counters, core_usage_between, online_cpus};
 use crate::result::CpuResult;
 
-fn timeval_ns(time: libc::timeval) -> u64 {
-    time.tv_sec as u64 * 1_000_000_000 + time.tv_usec as u64 * 1_000
-}
-
-/// User and system time of this process so far, ns.
-pub fn process_cpu_ns() -> (u64, u64) {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a whole rusage into the pointer we pass, which is valid.
-    let usage = unsafe {
-        if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
-            return (0, 0);
-        }
-        usage.assume_init()
-    };
-    (timeval_ns(usage.ru_utime), timeval_ns(usage.ru_stime))
-}
-
-/// CPU time (user + system) of the calling thread so far, ns.
-pub fn thread_cpu_ns() -> u64 {
-    let mut time = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into a valid pointer.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) } != 0 {
-        return 0;
-    }
-    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
-}
-
-/// Clock ticks per second of the kernel's CPU counters (`sysconf(_SC_CLK_TCK)`).
-fn clock_ticks_per_second() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64
-}
+pub use sys::{process_cpu_ns, thread_cpu_ns};
 
 /// Logical CPUs online on this host (not limited by this process's affinity).
 pub fn host_cpu_count() -> u32 {
@@ -75,7 +42,7 @@ impl CpuSnapshot {
             system_ns: self.system_ns.saturating_sub(earlier.system_ns),
             cpu_count: host_cpu_count(),
             busiest_thread_ns: 0,
-            cores: core_usage_between(&earlier.cores, &self.cores, clock_ticks_per_second()),
+            cores: core_usage_between(&earlier.cores, &self.cores, sys::clock_ticks_per_second()),
         }
     }
 }

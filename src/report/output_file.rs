@@ -303,9 +303,7 @@ mod tests {
             assert!(error.to_string().contains(expected), "{error}");
         }
         let fifo = directory.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: `c_path` is a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        crate::support::devices::make_fifo(&fifo);
         let error = OutputFile::check(&fifo).unwrap_err();
         assert!(error.to_string().contains("(FIFO)"), "{error}");
         let missing = directory.path().join("no/such/dir/out.json");

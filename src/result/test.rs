@@ -54,6 +54,13 @@ pub struct TestResult {
     /// did not run).
     #[serde(default)]
     pub analysis: Option<TestAnalysis>,
+    /// Issued I/Os the I/O trace (`--trace-io`) had no room for (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trace_overflow_ios: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The outcome of a steady-state criterion.

@@ -32,13 +32,14 @@
 //!     memlock_bytes: None,
 //!     threads_available: Some(10_000),
 //! };
-//! let error = check_test("randread 1g QD64", &[job], &host).unwrap_err();
+//! let error = check_test("randread 1g QD64", &[job], &host).unwrap_err().to_string();
 //! assert!(error.contains("64.0 GiB") && error.contains("--qd"));
 //! ```
 
 use crate::discovery::HostView;
 use crate::discovery::resources::{Room, room};
 use crate::engine::buffer::BUFFER_ALIGNMENT;
+use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
 
@@ -168,8 +169,8 @@ impl HostLimits {
     pub fn read() -> Self {
         HostLimits::from_room(
             &room(&HostView::live()),
-            soft_limit(libc::RLIMIT_MEMLOCK),
-            soft_limit(libc::RLIMIT_NPROC),
+            soft_limit(Limit::LockedMemory),
+            soft_limit(Limit::Processes),
         )
     }
 
@@ -187,29 +188,6 @@ impl HostLimits {
             ),
         }
     }
-}
-
-/// What `getrlimit` takes to name a resource.
-#[cfg(target_env = "gnu")]
-type Resource = libc::__rlimit_resource_t;
-/// What `getrlimit` takes to name a resource.
-#[cfg(not(target_env = "gnu"))]
-type Resource = libc::c_int;
-
-/// The soft limit `resource`, `None` when unlimited or unreadable.
-fn soft_limit(resource: Resource) -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit structure through the pointer, which points to
-    // `limit`.
-    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some(limit.rlim_cur)
 }
 
 /// Threads that may still be started: the process limit less this process's threads, and each
@@ -242,19 +220,80 @@ fn memory(bytes: u64) -> String {
     }
 }
 
+/// What a plan asks of the host and cannot have; each message names the figures and the flags.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// A queue depth above what the engine keeps in flight.
+    #[error(
+        "'{job}': --qd {queue_depth} is more than the {} engine keeps in flight ({limit}{}); \
+         lower --qd, or add --workers to go further (iodepth, numjobs in a job file)",
+        engine.name(),
+        if *engine == EngineKind::IoUring { ", the kernel's limit on ring entries" } else { "" }
+    )]
+    QueueDepth {
+        /// The job.
+        job: String,
+        /// Its engine.
+        engine: EngineKind,
+        /// The queue depth asked for.
+        queue_depth: u32,
+        /// The engine's limit.
+        limit: u32,
+    },
+    /// More worker threads than can be started.
+    #[error(
+        "test '{test}' needs {threads} worker threads, but only {available} more can be \
+         started here (RLIMIT_NPROC, kernel.threads-max and kernel.pid_max, less the threads \
+         running); lower --workers, or --qd on the sync engine (numjobs, iodepth in a job \
+         file)"
+    )]
+    Threads {
+        /// The test.
+        test: String,
+        /// Threads it needs.
+        threads: u64,
+        /// Threads that can still be started.
+        available: u64,
+    },
+    /// More memory for I/O than iopath takes.
+    #[error(
+        "test '{test}' needs {} of memory for its I/O ({}), but the kernel has {} available \
+         (MemAvailable) and iopath takes at most {MEMORY_SHARE_PERCENT} % of it ({}); lower \
+         --qd, --bs or --workers (iodepth, bs or numjobs in a job file)",
+        memory(*needed_bytes),
+        jobs.join("; "),
+        memory(*available_bytes),
+        memory(*allowed_bytes)
+    )]
+    Memory {
+        /// The test.
+        test: String,
+        /// Bytes its jobs need.
+        needed_bytes: u64,
+        /// How each job comes to its share, in the flags' words.
+        jobs: Vec<String>,
+        /// `MemAvailable`, bytes.
+        available_bytes: u64,
+        /// The share of it iopath takes, bytes.
+        allowed_bytes: u64,
+    },
+}
+
 /// Refuses a queue depth above what `engine` can keep in flight; the message names the flag.
-pub fn check_queue_depth(job: &str, engine: EngineKind, queue_depth: u32) -> Result<(), String> {
+pub fn check_queue_depth(
+    job: &str,
+    engine: EngineKind,
+    queue_depth: u32,
+) -> Result<(), BudgetError> {
     match queue_depth_limit(engine) {
-        Some(limit) if engine != EngineKind::Sync && queue_depth > limit => Err(format!(
-            "'{job}': --qd {queue_depth} is more than the {} engine keeps in flight ({limit}{}); \
-             lower --qd, or add --workers to go further (iodepth, numjobs in a job file)",
-            engine.name(),
-            if engine == EngineKind::IoUring {
-                ", the kernel's limit on ring entries"
-            } else {
-                ""
-            },
-        )),
+        Some(limit) if engine != EngineKind::Sync && queue_depth > limit => {
+            Err(BudgetError::QueueDepth {
+                job: job.to_string(),
+                engine,
+                queue_depth,
+                limit,
+            })
+        }
         _ => Ok(()),
     }
 }
@@ -267,19 +306,18 @@ pub fn check_test(
     test: &str,
     jobs: &[JobDemand],
     host: &HostLimits,
-) -> Result<Vec<(usize, String)>, String> {
+) -> Result<Vec<(usize, String)>, BudgetError> {
     let threads = jobs
         .iter()
         .fold(0u64, |sum, job| sum.saturating_add(job.threads));
     if let Some(available) = host.threads_available
         && threads > available
     {
-        return Err(format!(
-            "test '{test}' needs {threads} worker threads, but only {available} more can be \
-             started here (RLIMIT_NPROC, kernel.threads-max and kernel.pid_max, less the threads \
-             running); lower --workers, or --qd on the sync engine (numjobs, iodepth in a job \
-             file)"
-        ));
+        return Err(BudgetError::Threads {
+            test: test.to_string(),
+            threads,
+            available,
+        });
     }
     let needed = jobs
         .iter()
@@ -287,16 +325,13 @@ pub fn check_test(
     if let Some(available) = host.mem_available_bytes {
         let allowed = available / 100 * MEMORY_SHARE_PERCENT;
         if needed > allowed {
-            let parts: Vec<String> = jobs.iter().map(JobDemand::describe).collect();
-            return Err(format!(
-                "test '{test}' needs {} of memory for its I/O ({}), but the kernel has \
-                 {} available (MemAvailable) and iopath takes at most {MEMORY_SHARE_PERCENT} % \
-                 of it ({}); lower --qd, --bs or --workers (iodepth, bs or numjobs in a job file)",
-                memory(needed),
-                parts.join("; "),
-                memory(available),
-                memory(allowed),
-            ));
+            return Err(BudgetError::Memory {
+                test: test.to_string(),
+                needed_bytes: needed,
+                jobs: jobs.iter().map(JobDemand::describe).collect(),
+                available_bytes: available,
+                allowed_bytes: allowed,
+            });
         }
     }
     let mut unregistered = Vec::new();
@@ -370,7 +405,7 @@ mod tests {
     #[test]
     fn a_plan_over_half_the_available_memory_is_refused_naming_figures_and_flags() {
         let huge = job(EngineKind::IoUring, 1, 64, 1 << 30);
-        let error = check_test("t", &[huge], &ROOMY).unwrap_err();
+        let error = check_test("t", &[huge], &ROOMY).unwrap_err().to_string();
         for expected in [
             "64.0 GiB",
             "16.0 GiB available",
@@ -401,7 +436,7 @@ mod tests {
     fn threads_beyond_what_can_be_started_are_refused() {
         let mut many = job(EngineKind::Sync, 65_536, 1, 4096);
         many.engine_mapped_depth = true;
-        let error = check_test("t", &[many], &ROOMY).unwrap_err();
+        let error = check_test("t", &[many], &ROOMY).unwrap_err().to_string();
         assert!(error.contains("65536 worker threads"), "{error}");
         assert!(error.contains("30000 more"), "{error}");
         assert_eq!(
@@ -442,7 +477,9 @@ mod tests {
     #[test]
     fn queue_depths_stop_at_the_engine_limit() {
         check_queue_depth("j", EngineKind::IoUring, 32_768).unwrap();
-        let error = check_queue_depth("j", EngineKind::IoUring, 32_769).unwrap_err();
+        let error = check_queue_depth("j", EngineKind::IoUring, 32_769)
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("--qd 32769") && error.contains("32768"),
             "{error}"

@@ -19,6 +19,7 @@
 //! queue), still fits ([`fits`]); the others are recorded as left out, and `--confirm` runs
 //! them all.
 
+pub use super::prepare::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use super::prepare::{
     EffectiveShape, PendingTarget, check_budget, check_job_against_target, effective_shape,
 };
@@ -36,34 +37,6 @@ use crate::workload::TestPlan;
 use std::time::Instant;
 
 use super::budget::HostLimits;
-
-/// Which confirming experiments a run does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ConfirmMode {
-    /// None.
-    #[default]
-    Off,
-    /// The experiment of every verdict that has one (`--confirm`).
-    Every,
-    /// The experiments that fit, in the order of the tests, in `percent` of the time the tests
-    /// took (from the start of the first to the end of the last); the others are recorded as
-    /// left out. The default suite's mode, at [`DEFAULT_SUITE_PERCENT`].
-    WithinTestTime {
-        /// Share of the tests' time the experiments may take, percent.
-        percent: u32,
-    },
-}
-
-impl ConfirmMode {
-    /// Whether the run does any experiment.
-    pub fn is_on(self) -> bool {
-        self != ConfirmMode::Off
-    }
-}
-
-/// Share of its tests' time the default suite's experiments may take, percent: with them the
-/// suite takes at most about twice as long as without.
-pub const DEFAULT_SUITE_PERCENT: u32 = 100;
 
 /// Whether an experiment of `planned_ns` (ramp and measured time) fits when the experiments
 /// have taken `spent_ns` of `allowed_ns`, and a test or experiment has taken up to
@@ -165,7 +138,7 @@ pub(super) struct ExperimentChecks<'a> {
     pub(super) targets: &'a [PendingTarget],
     pub(super) policy: WritePolicy,
     pub(super) host: &'a HostLimits,
-    pub(super) io_uring: &'a Result<(), String>,
+    pub(super) io_uring: &'a Result<(), std::io::Error>,
 }
 
 impl ExperimentChecks<'_> {
@@ -190,7 +163,7 @@ impl ExperimentChecks<'_> {
         let mut shapes: Vec<EffectiveShape> = test
             .jobs
             .iter()
-            .map(|job| effective_shape(job, self.io_uring))
+            .map(|job| effective_shape(job, self.io_uring.as_ref().err()))
             .collect();
         check_budget(&test, &mut shapes, self.targets, self.host)
             .map_err(|error| error.to_string())?;

@@ -7,9 +7,11 @@
 pub mod budget;
 pub mod caches;
 pub mod confirm;
+mod coordinator;
 pub mod engines;
 pub mod interrupt;
 pub mod pacer;
+pub mod plan_error;
 pub mod prepare;
 pub mod progress;
 pub mod start_gate;
@@ -17,6 +19,7 @@ pub mod test_runner;
 pub mod thread_start;
 pub mod worker;
 
+pub use plan_error::PlanError;
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
 use crate::discovery::HostView;
@@ -37,9 +40,9 @@ use worker::TracedIo;
 /// Errors of a run. [`RunError::is_bad_input`] tells which are the user's input (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The plan does not fit a target (region, alignment, safety).
-    #[error("{0}")]
-    Input(String),
+    /// The plan does not fit its targets or the host (region, alignment, limits, memory).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     /// A target problem found before any I/O.
     #[error(transparent)]
     Target(#[from] TargetError),
@@ -63,10 +66,8 @@ impl RunError {
     /// Whether this error is about the user's input (exit status 2, no I/O was done).
     pub fn is_bad_input(&self) -> bool {
         match self {
-            RunError::Input(_) => true,
-            RunError::Target(error) => {
-                !matches!(error, TargetError::Io { .. } | TargetError::Changed { .. })
-            }
+            RunError::Plan(_) => true,
+            RunError::Target(error) => error.is_bad_input(),
             RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
         }
     }

@@ -3,8 +3,8 @@
 //! and the server's largest request, writes are allowed, and each job's engine, workers and
 //! queue depth are settled (with every fallback announced).
 
-use super::RunError;
 use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
 use crate::engine::network;
 use crate::engine::network_target::NetworkTarget;
@@ -17,7 +17,6 @@ use crate::targets::test_file::{
     check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
-use crate::units::format_size;
 use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
@@ -40,13 +39,13 @@ pub struct EffectiveShape {
 }
 
 /// Works out the engine, workers and queue depth of a job: io_uring falls back to sync
-/// (announced) when the kernel refuses it; sync maps a queue depth above 1 onto workers.
-pub fn effective_shape(job: &JobPlan, io_uring: &Result<(), String>) -> EffectiveShape {
+/// (announced) when the kernel refuses it (`io_uring_refusal`, the kernel's answer); sync maps a queue depth above 1 onto workers.
+pub fn effective_shape(job: &JobPlan, io_uring_refusal: Option<&std::io::Error>) -> EffectiveShape {
     let workload = &job.workload;
     let mut warnings = Vec::new();
     let mut engine = workload.engine;
     if engine == EngineKind::IoUring
-        && let Err(reason) = io_uring
+        && let Some(reason) = io_uring_refusal
     {
         warnings.push(format!(
             "io_uring is not available ({reason}); using the sync engine"
@@ -100,7 +99,7 @@ pub struct RunOptions {
     pub net_timeout: Option<Duration>,
     /// Which confirming experiments to run (`--confirm`, the default suite); they are checked
     /// with the tests, for [`execute_and_confirm`](super::execute_and_confirm).
-    pub confirm: super::confirm::ConfirmMode,
+    pub confirm: ConfirmMode,
 }
 
 impl RunOptions {
@@ -110,6 +109,35 @@ impl RunOptions {
             .unwrap_or(crate::engine::volume::DEFAULT_NET_TIMEOUT)
     }
 }
+
+/// Which confirming experiments a run does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConfirmMode {
+    /// None.
+    #[default]
+    Off,
+    /// The experiment of every verdict that has one (`--confirm`).
+    Every,
+    /// The experiments that fit, in the order of the tests, in `percent` of the time the tests
+    /// took (from the start of the first to the end of the last); the others are recorded as
+    /// left out. The default suite's mode, at [`DEFAULT_SUITE_PERCENT`] ([`super::confirm`]
+    /// says how an experiment is found to fit).
+    WithinTestTime {
+        /// Share of the tests' time the experiments may take, percent.
+        percent: u32,
+    },
+}
+
+impl ConfirmMode {
+    /// Whether the run does any experiment.
+    pub fn is_on(self) -> bool {
+        self != ConfirmMode::Off
+    }
+}
+
+/// Share of its tests' time the default suite's experiments may take, percent: with them the
+/// suite takes at most about twice as long as without.
+pub const DEFAULT_SUITE_PERCENT: u32 = 100;
 
 /// A plan checked against its targets; nothing has been written yet.
 #[derive(Debug)]
@@ -123,7 +151,7 @@ pub struct PreparedRun {
     /// `--confirm` are checked against it too, before any I/O).
     pub(super) host: HostLimits,
     /// Whether io_uring can be used, or why not.
-    pub(super) io_uring: Result<(), String>,
+    pub(super) io_uring: Result<(), std::io::Error>,
 }
 
 /// A target as it will be when the run starts.
@@ -237,10 +265,7 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
                 if is_device_directory(parent) {
-                    return Err(RunError::Input(format!(
-                        "{}: no such device (iopath never creates files under /dev)",
-                        path.display()
-                    )));
+                    return Err(PlanError::NoSuchDevice { path: path.clone() }.into());
                 }
                 check_test_file_directory(parent)?;
                 PendingTarget::Create {
@@ -250,10 +275,7 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
                 }
             }
             Err(TargetError::Missing { path }) => {
-                return Err(RunError::Input(format!(
-                    "{}: no such file or device (give a size to create a test file there)",
-                    path.display()
-                )));
+                return Err(PlanError::NoSuchFile { path }.into());
             }
             Err(other) => return Err(other.into()),
         },
@@ -285,10 +307,11 @@ pub fn prepare(
     drop_unwritable: bool,
 ) -> Result<PreparedRun, RunError> {
     if plan.targets.is_empty() {
-        return Err(RunError::Input("no target given".into()));
+        return Err(PlanError::NoTarget.into());
     }
-    let io_uring = io_uring_available().map_err(|error| error.to_string());
-    check_limits(&plan, &io_uring, &options.limits)?;
+    let io_uring_answer = io_uring_available();
+    let io_uring = io_uring_answer.as_ref().err();
+    check_limits(&plan, io_uring, &options.limits)?;
     let mut targets = plan
         .targets
         .iter()
@@ -313,16 +336,14 @@ pub fn prepare(
                     path.display()
                 ));
             }
-            Some(RunError::Input(message)) if drop_unwritable && message.contains("O_DIRECT") => {
-                warnings.push(format!("skipped '{}': {message}", test.name));
+            Some(RunError::Plan(error @ PlanError::DirectAlignment { .. })) if drop_unwritable => {
+                warnings.push(format!("skipped '{}': {error}", test.name));
             }
             Some(error) => return Err(error),
         }
     }
     if kept_tests.is_empty() {
-        return Err(RunError::Input(
-            "no test can run on these targets (see the warnings above)".into(),
-        ));
+        return Err(PlanError::NothingToRun.into());
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
@@ -333,7 +354,7 @@ pub fn prepare(
         .map(|test| {
             test.jobs
                 .iter()
-                .map(|job| effective_shape(job, &io_uring))
+                .map(|job| effective_shape(job, io_uring))
                 .collect()
         })
         .collect();
@@ -348,7 +369,7 @@ pub fn prepare(
         warnings,
         options,
         host,
-        io_uring,
+        io_uring: io_uring_answer,
     })
 }
 
@@ -356,11 +377,14 @@ pub fn prepare(
 /// any target is looked at.
 fn check_limits(
     plan: &Plan,
-    io_uring: &Result<(), String>,
+    io_uring: Option<&std::io::Error>,
     limits: &PlanLimits,
-) -> Result<(), RunError> {
+) -> Result<(), PlanError> {
     for test in &plan.tests {
-        let refuse = |message: String| RunError::Input(format!("test '{}': {message}", test.name));
+        let refuse = |source| PlanError::OverLimit {
+            test: test.name.clone(),
+            source,
+        };
         limits.check_jobs(test.jobs.len()).map_err(refuse)?;
         let threads: u64 = test
             .jobs
@@ -382,7 +406,7 @@ pub(super) fn check_budget(
     shapes: &mut [EffectiveShape],
     targets: &[PendingTarget],
     host: &HostLimits,
-) -> Result<Vec<String>, RunError> {
+) -> Result<Vec<String>, PlanError> {
     let mut demands: Vec<(usize, JobDemand)> = Vec::new();
     for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
         let engine_of = |target: &PendingTarget| match (target, shape.engine) {
@@ -392,7 +416,7 @@ pub(super) fn check_budget(
         };
         for &target in &job.targets {
             let engine = engine_of(&targets[target]);
-            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(RunError::Input)?;
+            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(PlanError::from)?;
             let threads = u64::from(shape.workers_per_target);
             match demands
                 .iter_mut()
@@ -416,7 +440,7 @@ pub(super) fn check_budget(
         }
     }
     let jobs: Vec<JobDemand> = demands.iter().map(|(_, demand)| demand.clone()).collect();
-    let unregistered = check_test(&test.name, &jobs, host).map_err(RunError::Input)?;
+    let unregistered = check_test(&test.name, &jobs, host).map_err(PlanError::from)?;
     let mut warnings = Vec::new();
     for (position, message) in unregistered {
         shapes[demands[position].0].register_buffers = false;
@@ -448,9 +472,11 @@ fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), R
 fn probe_network(
     target: &NetworkTarget,
     timeout: Duration,
-) -> Result<(TargetInfo, NetworkVolumeInfo), RunError> {
-    let volume = network::probe(target, timeout)
-        .map_err(|error| RunError::Input(format!("{target}: {error}")))?;
+) -> Result<(TargetInfo, NetworkVolumeInfo), PlanError> {
+    let volume = network::probe(target, timeout).map_err(|source| PlanError::Probe {
+        target: target.to_string(),
+        source,
+    })?;
     let info = TargetInfo {
         path: target.to_string(),
         kind: match target {
@@ -493,19 +519,18 @@ fn check_request_size(
     job: &JobPlan,
     network: &NetworkTarget,
     volume: &NetworkVolumeInfo,
-) -> Result<(), RunError> {
+) -> Result<(), PlanError> {
     let largest = job.workload.access.max_size_bytes();
     let limit = u64::from(volume.max_request_bytes);
     let nbd = matches!(network, NetworkTarget::Nbd { .. });
     if !nbd || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
         return Ok(());
     }
-    Err(RunError::Input(format!(
-        "{network}: block size {} ({largest} bytes) is larger than the largest request the server accepts, {} ({limit} bytes, its NBD maximum block size); use a block size of {} or less",
-        format_size(largest),
-        format_size(limit),
-        format_size(limit),
-    )))
+    Err(PlanError::RequestTooLarge {
+        target: network.to_string(),
+        largest_bytes: largest,
+        limit_bytes: limit,
+    })
 }
 
 pub(super) fn check_job_against_target(
@@ -519,9 +544,10 @@ pub(super) fn check_job_against_target(
         PendingTarget::Network(network, info, volume) => {
             check_request_size(job, network, volume)?;
             if workload.engine == EngineKind::Sync {
-                return Err(RunError::Input(format!(
-                    "{network}: the sync engine works on local files; network targets use their protocol's engine"
-                )));
+                return Err(PlanError::SyncOnNetwork {
+                    target: network.to_string(),
+                }
+                .into());
             }
             if workload.writes() && workload.engine != EngineKind::Null {
                 check_volume_write_allowed(info, policy)?;
@@ -556,31 +582,34 @@ pub(super) fn check_job_against_target(
             (path.as_path(), *size, 512, 512, false)
         }
     };
-    let name = path.display();
+    let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;
     if offset >= size {
-        return Err(RunError::Input(format!(
-            "--offset {} is past the end of {name} ({} bytes)",
-            format_size(offset),
-            size
-        )));
+        return Err(PlanError::OffsetPastEnd {
+            target: name(),
+            offset_bytes: offset,
+            size_bytes: size,
+        }
+        .into());
     }
     let region = workload.region_size_bytes.unwrap_or(size - offset);
     if offset + region > size {
-        return Err(RunError::Input(format!(
-            "the region {}+{} ends past the end of {name} ({} bytes)",
-            format_size(offset),
-            format_size(region),
-            size
-        )));
+        return Err(PlanError::RegionPastEnd {
+            target: name(),
+            offset_bytes: offset,
+            region_bytes: region,
+            size_bytes: size,
+        }
+        .into());
     }
     let largest = workload.access.max_size_bytes();
     if region < largest {
-        return Err(RunError::Input(format!(
-            "the region of {name} ({} bytes) is smaller than the block size {}",
-            region,
-            format_size(largest)
-        )));
+        return Err(PlanError::RegionTooSmall {
+            target: name(),
+            region_bytes: region,
+            largest_bytes: largest,
+        }
+        .into());
     }
     let direct = (!workload.buffered || matches!(target, PendingTarget::Network(..)))
         && workload.engine != EngineKind::Null;
@@ -592,13 +621,13 @@ pub(super) fn check_job_against_target(
             .chain([offset])
             .find(|value| !value.is_multiple_of(alignment))
     {
-        return Err(RunError::Input(format!(
-            "{} breaks O_DIRECT alignment on {name}: offsets and block sizes must be multiples of {} bytes (logical block size {}); use --buffered or a multiple of {}",
-            format_size(value),
-            alignment,
-            logical,
-            alignment
-        )));
+        return Err(PlanError::DirectAlignment {
+            target: name(),
+            value_bytes: value,
+            alignment_bytes: alignment,
+            logical_block_bytes: logical,
+        }
+        .into());
     }
     if is_device
         && !workload
@@ -606,10 +635,12 @@ pub(super) fn check_job_against_target(
             .min_size_bytes()
             .is_multiple_of(logical.max(1) as u64)
     {
-        return Err(RunError::Input(format!(
-            "block size {} is not a multiple of {name}'s logical block size ({logical})",
-            format_size(workload.access.min_size_bytes())
-        )));
+        return Err(PlanError::DeviceBlockSize {
+            target: name(),
+            block_bytes: workload.access.min_size_bytes(),
+            logical_block_bytes: logical,
+        }
+        .into());
     }
     Ok(())
 }
@@ -634,20 +665,23 @@ mod tests {
 
     #[test]
     fn a_refused_io_uring_falls_back_to_sync_and_says_why() {
-        let refused = Err("Operation not permitted".to_string());
-        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), &refused);
+        let refused = std::io::Error::from_raw_os_error(libc::EPERM);
+        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), Some(&refused));
         assert_eq!(shape.engine, EngineKind::Sync);
         assert_eq!((shape.workers_per_target, shape.queue_depth), (16, 1));
-        assert!(shape.warnings[0].contains("io_uring is not available (Operation not permitted)"));
+        assert!(
+            shape.warnings[0]
+                .contains("io_uring is not available (Operation not permitted (os error 1))")
+        );
         assert!(shape.warnings[1].contains("16 workers of depth 1"));
-        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), &Ok(()));
+        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), None);
         assert_eq!(shape.engine, EngineKind::IoUring);
         assert!(shape.warnings.is_empty());
     }
 
     #[test]
     fn queue_depth_one_with_sync_needs_no_mapping() {
-        let shape = effective_shape(&job(EngineKind::Sync, 1, 3), &Ok(()));
+        let shape = effective_shape(&job(EngineKind::Sync, 1, 3), None);
         assert_eq!((shape.workers_per_target, shape.queue_depth), (3, 1));
         assert!(shape.warnings.is_empty());
     }

@@ -1,6 +1,7 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
+use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
 use super::pacer::JobPacer;
 use super::progress::{LiveSample, WorkerProgress};
@@ -14,7 +15,7 @@ use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
-use crate::host::cpu::{CpuSnapshot, host_cpu_count};
+use crate::host::cpu::host_cpu_count;
 use crate::result::{
     CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
     RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
@@ -25,7 +26,6 @@ use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::open::OpenRequest;
 use crate::workload::planner::{IoPlanner, worker_seed};
-use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -234,18 +234,20 @@ pub fn run_test(
             });
         match started {
             Ok(start) => {
-                coordinate(
+                let watch = Watch {
                     test,
                     clock,
                     start,
-                    &progress,
-                    &finished,
-                    thread_count as u64,
-                    &mut cpu,
-                    &mut steady,
-                    &finish,
-                    observer,
-                );
+                    progress: &progress,
+                    finished: &finished,
+                    thread_count: thread_count as u64,
+                    finish: &finish,
+                };
+                let watched = coordinate(&watch, observer);
+                if let Some(window) = watched.cpu {
+                    window.apply_to(&mut cpu);
+                }
+                steady.attained_after_ns = watched.steady_after_ns;
                 None
             }
             Err(GateClosed::Stopped { .. }) => None,
@@ -439,114 +441,6 @@ fn byte_share(total: u64, single_block: Option<u64>, index: u32, count: u32) -> 
     (base + extra) * unit
 }
 
-/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
-fn planned_end_ns(job: &JobPlan) -> Option<u64> {
-    let workload = &job.workload;
-    match workload.length {
-        RunLength::Time { duration_ns } => {
-            Some(workload.start_delay_ns + workload.ramp_ns + duration_ns)
-        }
-        RunLength::Bytes { .. } => None,
-    }
-}
-
-/// The coordinator's loop: a live sample each second, CPU snapshots at the window edges.
-#[allow(clippy::too_many_arguments)]
-fn coordinate(
-    test: &TestPlan,
-    clock: &Clock,
-    start: u64,
-    progress: &[WorkerProgress],
-    finished: &AtomicU64,
-    thread_count: u64,
-    cpu: &mut CpuResult,
-    steady: &mut SteadyOutcome,
-    finish: &AtomicBool,
-    observer: &mut dyn FnMut(&LiveSample),
-) {
-    let ramp_ns = test
-        .jobs
-        .iter()
-        .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
-        .min()
-        .unwrap_or(0);
-    let planned_end: Option<u64> = test
-        .jobs
-        .iter()
-        .map(planned_end_ns)
-        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
-    // With a final fdatasync the window ends when the workers do, not at the planned time.
-    let window_end_ns =
-        planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
-    let mut window_start_snapshot = None;
-    let mut window_end_snapshot = None;
-    let mut next_sample_ns = 1_000_000_000u64;
-    let mut last_totals = (0u64, 0u64, 0u64);
-    let mut steady_samples = Vec::new();
-    let mut last_sample_ns = 0u64;
-    loop {
-        let now_ns = clock.nanos_between(start, clock.now());
-        if window_start_snapshot.is_none() && now_ns >= ramp_ns {
-            window_start_snapshot = Some((now_ns, CpuSnapshot::now()));
-        }
-        let all_done = finished.load(Ordering::Acquire) == thread_count;
-        if window_end_snapshot.is_none()
-            && (all_done || window_end_ns.is_some_and(|end| now_ns >= end))
-        {
-            window_end_snapshot = Some((now_ns, CpuSnapshot::now()));
-        }
-        if all_done {
-            break;
-        }
-        if now_ns >= next_sample_ns {
-            let totals = WorkerProgress::sum(progress);
-            let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
-            let ios = totals.1 - last_totals.1;
-            let sample = LiveSample {
-                test_name: test.name.clone(),
-                elapsed_ns: now_ns,
-                total_ns: planned_end,
-                ramping: now_ns < ramp_ns,
-                bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
-                iops: ios as f64 / seconds,
-            };
-            if let Some(criterion) = &test.settings.steady
-                && last_sample_ns >= ramp_ns
-                && steady.attained_after_ns.is_none()
-            {
-                steady_samples.push(match criterion.metric {
-                    SteadyMetric::Iops => sample.iops,
-                    SteadyMetric::Bandwidth => sample.bytes_per_second,
-                    SteadyMetric::Latency => (totals.2 - last_totals.2) as f64 / ios.max(1) as f64,
-                });
-                if criterion.holds(&steady_samples) {
-                    steady.attained_after_ns = Some(now_ns - ramp_ns);
-                    finish.store(true, Ordering::Relaxed);
-                }
-            }
-            observer(&sample);
-            last_totals = totals;
-            last_sample_ns = now_ns;
-            next_sample_ns += 1_000_000_000;
-        }
-        let mut wake_ns = next_sample_ns;
-        if window_start_snapshot.is_none() {
-            wake_ns = wake_ns.min(ramp_ns);
-        }
-        if let (None, Some(end)) = (&window_end_snapshot, window_end_ns) {
-            wake_ns = wake_ns.min(end);
-        }
-        let sleep_ns = wake_ns.saturating_sub(now_ns).clamp(100_000, 20_000_000);
-        std::thread::sleep(Duration::from_nanos(sleep_ns));
-    }
-    if let (Some((t0, opened)), Some((t1, closed))) = (window_start_snapshot, window_end_snapshot) {
-        *cpu = CpuResult {
-            busiest_thread_ns: cpu.busiest_thread_ns,
-            ..closed.used_since(&opened, t1.saturating_sub(t0))
-        };
-    }
-}
-
 fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> DirectionResult {
     let mut histogram = LatencyHistogram::new();
     let mut bytes = 0;
@@ -643,8 +537,9 @@ fn merge_test(
             }
         }
         for failure in mine.iter().filter_map(|o| o.engine_failure.as_ref()) {
-            if !warnings.contains(failure) {
-                warnings.push(failure.clone());
+            let failure = failure.to_string();
+            if !warnings.contains(&failure) {
+                warnings.push(failure);
             }
         }
         let mut workload = job.workload.clone();
@@ -674,6 +569,12 @@ fn merge_test(
         });
     }
     let everyone: Vec<&WorkerOutcome> = outcomes.iter().map(|(_, o)| o).collect();
+    let trace_overflow_ios = everyone.iter().map(|o| o.trace_overflow_ios).sum();
+    if trace_overflow_ios > 0 {
+        warnings.push(format!(
+            "the I/O trace is incomplete: {trace_overflow_ios} issued I/Os did not fit in the room reserved before the start"
+        ));
+    }
     let measured_ns = jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
     let (read, write, total) = directions(&everyone, measured_ns);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
@@ -694,12 +595,67 @@ fn merge_test(
         sweep: Vec::new(),
         steady_state: None,
         analysis: None,
+        trace_overflow_ios,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::byte_share;
+    use super::*;
+    use crate::run::effective_shape;
+    use crate::workload::suite::base_workload;
+
+    #[test]
+    fn trace_overflow_reaches_the_result_and_its_warnings() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("target");
+        std::fs::write(&path, vec![0u8; 1 << 20]).unwrap();
+        let handle = TargetHandle::open(&path).unwrap();
+        let target = PreparedTarget {
+            index: 0,
+            path: path.clone(),
+            info: handle.info().clone(),
+            access: TargetAccess::Local(handle),
+            probed: None,
+        };
+        let test = TestPlan::single("traced", base_workload(), vec![0]);
+        let shapes: Vec<EffectiveShape> = test
+            .jobs
+            .iter()
+            .map(|job| effective_shape(job, None))
+            .collect();
+        let setup = JobSetup {
+            engine: EngineReport {
+                name: "null".into(),
+                capabilities: Default::default(),
+            },
+            direct: false,
+            warnings: Vec::new(),
+        };
+        let outcome = |overflow| {
+            let mut outcome = WorkerOutcome::not_started(StopReason::Completed, 1_000_000_000);
+            outcome.trace_overflow_ios = overflow;
+            (0, outcome)
+        };
+        let outcomes = [outcome(3), outcome(4)];
+        let result = merge_test(
+            &test,
+            &shapes,
+            vec![setup],
+            &outcomes,
+            CpuResult::default(),
+            std::slice::from_ref(&target),
+        );
+        assert_eq!(result.trace_overflow_ios, 7);
+        assert!(
+            result
+                .warnings
+                .iter()
+                .any(|warning| warning.contains("I/O trace is incomplete: 7 issued I/Os")),
+            "{:?}",
+            result.warnings
+        );
+    }
 
     #[test]
     fn byte_shares_are_whole_blocks_adding_up() {

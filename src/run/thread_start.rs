@@ -1,29 +1,17 @@
 //! A worker thread the system refused to create: the error that says how many threads were
 //! asked for, how many had started, and which limit was probably reached.
 
+use crate::host::sys::{self, Limit};
 use std::fmt;
 
 /// The per-user limit on processes and threads that applies to this process: `None` when
 /// there is none (unlimited, or not enforced because the process runs as root).
 pub fn user_thread_limit() -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one `rlimit` through a valid pointer to a local and has no
-    // other effect; geteuid has no preconditions.
-    let (status, euid) = unsafe {
-        (
-            libc::getrlimit(libc::RLIMIT_NPROC, &mut limit),
-            libc::geteuid(),
-        )
-    };
     // The kernel does not enforce RLIMIT_NPROC on uid 0.
-    if status != 0 || euid == 0 || limit.rlim_cur == libc::RLIM_INFINITY {
-        None
-    } else {
-        Some(limit.rlim_cur)
+    if sys::is_root() {
+        return None;
     }
+    sys::soft_limit(Limit::Processes)
 }
 
 /// A worker thread could not be created. The workers already created were told to stop and
@@ -100,8 +88,7 @@ mod tests {
 
     #[test]
     fn root_has_no_user_thread_limit() {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
+        if sys::is_root() {
             assert_eq!(user_thread_limit(), None);
         }
     }

@@ -248,8 +248,8 @@ fn filesystem_name(file: &File, device: DeviceNumber) -> Option<String> {
 mod tests {
     use super::*;
     use crate::result::TargetKind;
+    use crate::support::devices::{LoopDevice, tool};
     use crate::targets::inspect;
-    use crate::targets::test_support::{LoopDevice, tool};
     use std::fs;
 
     #[test]

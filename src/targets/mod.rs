@@ -68,6 +68,14 @@ pub enum TargetError {
     },
 }
 
+impl TargetError {
+    /// Whether this error is about what the user named or allowed (found before any I/O), not
+    /// a failure of the system or a target that changed under the run.
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, TargetError::Io { .. } | TargetError::Changed { .. })
+    }
+}
+
 /// A target as named by the user, before anything is known about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetSpec {
@@ -92,7 +100,10 @@ pub enum TargetSpec {
 impl TargetSpec {
     /// A target as typed by the user: a URL (`nbd://`, `iscsi://` …) or a path (a missing
     /// file is created with `create_size`).
-    pub fn from_argument(text: &std::path::Path, create_size: Option<u64>) -> Result<Self, String> {
+    pub fn from_argument(
+        text: &std::path::Path,
+        create_size: Option<u64>,
+    ) -> Result<Self, crate::engine::network_target::UrlError> {
         let as_text = text.to_string_lossy();
         if NetworkTarget::is_url(&as_text) || as_text.contains("://") {
             return NetworkTarget::parse(&as_text).map(TargetSpec::Network);

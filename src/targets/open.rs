@@ -21,6 +21,7 @@
 //! assert_eq!(opened.file.metadata().unwrap().len(), 4096);
 //! ```
 
+use super::sys;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
 use crate::result::TargetInfo;
@@ -127,7 +128,7 @@ impl TargetHandle {
             .open(path)
             .map_err(|error| open_error(path, error))?;
         let metadata = described(path, &file)?;
-        clear_nonblocking(&file).map_err(|source| TargetError::Io {
+        sys::clear_nonblocking(&file).map_err(|source| TargetError::Io {
             path: path.to_path_buf(),
             operation: "fcntl",
             source,
@@ -280,20 +281,6 @@ fn described(path: &Path, file: &File) -> Result<Metadata, TargetError> {
     Ok(metadata)
 }
 
-/// Clears `O_NONBLOCK` on the open `file`.
-fn clear_nonblocking(file: &File) -> io::Result<()> {
-    // SAFETY: F_GETFL and F_SETFL take and return plain integers on a descriptor that stays
-    // open for the duration of both calls.
-    unsafe {
-        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// Opens without creating, read-only or read-write, with extra `flags`.
 fn open_with_flags(path: &Path, write: bool, flags: libc::c_int) -> io::Result<File> {
     OpenOptions::new()
@@ -354,7 +341,7 @@ pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::targets::test_support::LoopDevice;
+    use crate::support::devices::LoopDevice;
     use std::os::unix::fs::FileExt;
 
     const READ: OpenRequest = OpenRequest {
@@ -381,14 +368,7 @@ mod tests {
         libc::c_int::from_str_radix(flags, 8).unwrap()
     }
 
-    fn work_directory() -> tempfile::TempDir {
-        let build_directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-        if build_directory.is_dir() {
-            tempfile::tempdir_in(build_directory).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    }
+    use crate::support::devices::disk_tempdir as work_directory;
 
     #[test]
     fn read_only_and_read_write_with_flags() {

@@ -313,9 +313,10 @@ impl<'a> DeviceFamily<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::devices::{LoopDevice, tool};
     use crate::targets::TargetHandle;
     use crate::targets::test_file::create_test_file;
-    use crate::targets::test_support::{LoopDevice, Mounted, registry_test_lock, sfdisk, tool};
+    use crate::targets::test_support::{Mounted, registry_test_lock, sfdisk};
     use std::path::PathBuf;
 
     const NONE: WritePolicy = WritePolicy {
@@ -430,7 +431,7 @@ mod tests {
             partition.exists(),
             "the kernel made no partition device for the loop device"
         );
-        crate::targets::test_support::run(
+        crate::support::devices::run(
             "mkfs.ext4",
             &["-q".as_ref(), "-F".as_ref(), partition.as_os_str()],
         );

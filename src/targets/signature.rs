@@ -169,7 +169,8 @@ pub fn read_signature_at(path: &Path) -> io::Result<Option<&'static str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::targets::test_support::{run, sfdisk, tool, zero_image};
+    use crate::support::devices::{run, tool};
+    use crate::targets::test_support::{sfdisk, zero_image};
     use std::ffi::OsStr;
 
     /// Formats a fresh sparse image of `size_mib` MiB with `tool_name args… image` and returns

@@ -264,3 +264,17 @@ pub(super) fn write_back_range(file: &File, offset: u64, length: u64, wait: bool
         libc::sync_file_range(file.as_raw_fd(), offset, length, flags);
     }
 }
+
+/// Clears `O_NONBLOCK` on the open `file`.
+pub(super) fn clear_nonblocking(file: &File) -> io::Result<()> {
+    // SAFETY: F_GETFL and F_SETFL take and return plain integers on a descriptor that stays
+    // open for the duration of both calls.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

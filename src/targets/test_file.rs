@@ -503,15 +503,7 @@ mod tests {
     use crate::targets::test_support::registry_test_lock;
     use std::collections::HashSet;
 
-    /// A temporary directory on the work filesystem (the build directory), else in /tmp.
-    fn work_directory() -> tempfile::TempDir {
-        let build_directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-        if build_directory.is_dir() {
-            tempfile::tempdir_in(build_directory).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    }
+    use crate::support::devices::disk_tempdir as work_directory;
 
     fn is_registered(path: &Path) -> bool {
         registry().iter().any(|registered| registered == path)
@@ -609,11 +601,11 @@ mod tests {
     fn a_full_filesystem_leaves_no_partial_file() {
         let _serial = registry_test_lock();
         // A real full filesystem: an 8 MiB ext4 on a loop device.
-        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(8) else {
+        let Some(loop_device) = crate::support::devices::LoopDevice::attach_zeroed(8) else {
             return;
         };
         crate::support::skip_unless!(
-            crate::targets::test_support::tool("mkfs.ext4").is_some(),
+            crate::support::devices::tool("mkfs.ext4").is_some(),
             "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
         );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);
@@ -859,11 +851,11 @@ mod tests {
 
     #[test]
     fn small_filesystems_get_no_default_size() {
-        let Some(loop_device) = crate::targets::test_support::LoopDevice::attach_zeroed(64) else {
+        let Some(loop_device) = crate::support::devices::LoopDevice::attach_zeroed(64) else {
             return;
         };
         crate::support::skip_unless!(
-            crate::targets::test_support::tool("mkfs.ext4").is_some(),
+            crate::support::devices::tool("mkfs.ext4").is_some(),
             "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
         );
         loop_device.run("mkfs.ext4", &["-q", "-F"]);

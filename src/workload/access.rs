@@ -9,6 +9,7 @@
 //! (from the direction's own split). iopath expresses both as lines: a fio workload becomes one
 //! line per (direction, size) with weight = direction share × size share.
 
+use super::WorkloadError;
 use crate::result::{AccessLine, AccessSpec};
 use crate::units::{format_size, parse_duration_ns, parse_size};
 
@@ -27,23 +28,27 @@ impl AccessLine {
     }
 
     /// Reads `size:share:read%:random%[:align[:burst[:delay]]]`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let fields: Vec<&str> = text.split(':').map(str::trim).collect();
         if !(4..=7).contains(&fields.len()) {
-            return Err(format!(
-                "'{text}': an access line is size:share:read%:random%[:align[:burst[:delay]]]"
+            return Err(WorkloadError::part(
+                text,
+                "an access line is size:share:read%:random%[:align[:burst[:delay]]]",
             ));
         }
-        let size_bytes = parse_size(fields[0]).map_err(|e| e.to_string())?;
+        let size_bytes = parse_size(fields[0])?;
         if size_bytes == 0 {
-            return Err(format!("'{text}': the size must be greater than 0"));
+            return Err(WorkloadError::part(text, "the size must be greater than 0"));
         }
-        let number = |index: usize, what: &str, max: u64| -> Result<u64, String> {
+        let number = |index: usize, what: &str, max: u64| -> Result<u64, WorkloadError> {
             match fields[index].trim_end_matches('%').parse::<u64>() {
                 Ok(value) if value <= max => Ok(value),
-                _ => Err(format!(
-                    "'{text}': {what} '{}' is not a whole number up to {max}",
-                    fields[index]
+                _ => Err(WorkloadError::part(
+                    text,
+                    format!(
+                        "{what} '{}' is not a whole number up to {max}",
+                        fields[index]
+                    ),
                 )),
             }
         };
@@ -52,35 +57,39 @@ impl AccessLine {
         let random_percent = number(3, "the random percentage", 100)? as u8;
         let mut line = AccessLine::new(size_bytes, weight, read_percent, random_percent);
         if let Some(align) = fields.get(4).filter(|f| !f.is_empty()) {
-            line.alignment_bytes = parse_size(align).map_err(|e| e.to_string())?;
+            line.alignment_bytes = parse_size(align)?;
             if line.alignment_bytes == 0 {
-                return Err(format!("'{text}': the alignment must be greater than 0"));
+                return Err(WorkloadError::part(
+                    text,
+                    "the alignment must be greater than 0",
+                ));
             }
         }
         if fields.get(5).is_some_and(|f| !f.is_empty()) {
             line.burst_length = number(5, "the burst length", 1_000_000)?.max(1) as u32;
         }
         if let Some(delay) = fields.get(6).filter(|f| !f.is_empty()) {
-            line.delay_ns = parse_delay(delay).map_err(|e| format!("'{text}': {e}"))?;
+            line.delay_ns =
+                parse_delay(delay).map_err(|e| WorkloadError::part(text, e.to_string()))?;
         }
         Ok(line)
     }
 }
 
 /// Iometer's delays are milliseconds when bare.
-fn parse_delay(text: &str) -> Result<u64, String> {
+fn parse_delay(text: &str) -> Result<u64, WorkloadError> {
     if text.chars().all(|c| c.is_ascii_digit()) {
         let ms: u64 = text
             .parse()
-            .map_err(|_| format!("'{text}' is not a delay"))?;
+            .map_err(|_| WorkloadError::value(text, "is not a delay"))?;
         return Ok(ms * 1_000_000);
     }
-    parse_duration_ns(text).map_err(|e| e.to_string())
+    Ok(parse_duration_ns(text)?)
 }
 
 impl AccessSpec {
     /// Reads lines separated by commas (or newlines).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let lines = text
             .split([',', '\n', ';'])
             .map(str::trim)
@@ -93,12 +102,12 @@ impl AccessSpec {
     }
 
     /// Checks that there is a line with a weight.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         if self.lines.is_empty() {
-            return Err("the access specification has no line".into());
+            return Err(WorkloadError::SpecWithoutLines);
         }
         if self.total_weight() == 0 {
-            return Err("every line of the access specification has a share of 0".into());
+            return Err(WorkloadError::SpecWithoutShares);
         }
         Ok(())
     }
@@ -241,7 +250,7 @@ mod tests {
             "4k:1:0:0:0",
         ] {
             let error = AccessSpec::parse(bad).unwrap_err();
-            assert!(!error.is_empty(), "{bad}");
+            assert!(!error.to_string().is_empty(), "{bad}");
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Block size or block-size mix: `4k`, or `512/10,4k/60,64k/30` (size/percent, as fio's bssplit).
 
+use super::WorkloadError;
 use crate::units::{format_size, parse_size};
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +59,7 @@ impl BlockSizeMix {
 
     /// Reads `4k` or `512/10,4k/60,64k/30`. Shares must add up to 100; an entry without a share
     /// takes an equal part of what the others leave.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let mut shares = Vec::new();
         let mut unassigned = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -66,20 +67,23 @@ impl BlockSizeMix {
                 Some((size, percent)) => (size.trim(), Some(percent.trim())),
                 None => (part, None),
             };
-            let size_bytes = parse_size(size_text).map_err(|e| e.to_string())?;
+            let size_bytes = parse_size(size_text)?;
             if size_bytes == 0 {
-                return Err(format!("block size '{size_text}' must be greater than 0"));
+                return Err(WorkloadError::BlockSize {
+                    text: size_text.to_string(),
+                    problem: "must be greater than 0",
+                });
             }
             if size_bytes > u32::MAX as u64 / 2 {
-                return Err(format!(
-                    "block size '{size_text}' is too large (at most 1g)"
-                ));
+                return Err(WorkloadError::BlockSize {
+                    text: size_text.to_string(),
+                    problem: "is too large (at most 1g)",
+                });
             }
             let percent = match percent_text {
-                Some(p) => Some(
-                    p.parse::<u32>()
-                        .map_err(|_| format!("'{p}' in '{part}' is not a whole percentage"))?,
-                ),
+                Some(p) => Some(p.parse::<u32>().map_err(|_| {
+                    WorkloadError::value(p, format!("in '{part}' is not a whole percentage"))
+                })?),
                 None => None,
             };
             if percent.is_none() {
@@ -91,12 +95,15 @@ impl BlockSizeMix {
             });
         }
         if shares.is_empty() {
-            return Err(format!("'{text}' names no block size"));
+            return Err(WorkloadError::value(text, "names no block size"));
         }
         let assigned: u32 = shares.iter().map(|s| s.percent).sum();
         if !unassigned.is_empty() {
             if assigned > 100 {
-                return Err(format!("the shares in '{text}' add up to more than 100 %"));
+                return Err(WorkloadError::Shares {
+                    text: text.to_string(),
+                    total: None,
+                });
             }
             let rest = 100 - assigned;
             let each = rest / unassigned.len() as u32;
@@ -106,9 +113,10 @@ impl BlockSizeMix {
                 extra = extra.saturating_sub(1);
             }
         } else if assigned != 100 {
-            return Err(format!(
-                "the shares in '{text}' add up to {assigned} %, not 100 %"
-            ));
+            return Err(WorkloadError::Shares {
+                text: text.to_string(),
+                total: Some(assigned),
+            });
         }
         shares.retain(|s| s.percent > 0);
         Ok(BlockSizeMix { shares })

@@ -18,6 +18,7 @@
 //! assert_eq!(BufferPattern::parse(&pattern.to_string()).unwrap(), pattern);
 //! ```
 
+use super::WorkloadError;
 use crate::result::BufferPattern;
 use std::io::Read;
 
@@ -26,19 +27,20 @@ pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
 
 impl BufferPattern {
     /// Reads fio's syntax (see the module documentation). Errors name the piece.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let mut bytes = Vec::new();
         let mut rest = text.trim();
         if rest.is_empty() {
-            return Err("a buffer pattern needs at least one byte".into());
+            return Err(WorkloadError::EmptyPattern);
         }
         while !rest.is_empty() {
             rest = match rest.as_bytes()[0] {
                 b'"' => quoted(rest, &mut bytes)?,
                 b'\'' => file(rest, &mut bytes)?,
                 b'%' => {
-                    return Err(format!(
-                        "'{text}': formats such as %o belong to verify_pattern; a buffer pattern is bytes only"
+                    return Err(WorkloadError::part(
+                        text,
+                        "formats such as %o belong to verify_pattern; a buffer pattern is bytes only",
                     ));
                 }
                 b'0' if rest[1..].starts_with(['x', 'X']) => hex(rest, &mut bytes)?,
@@ -46,10 +48,12 @@ impl BufferPattern {
             }
             .trim_start();
             if bytes.len() > MAX_PATTERN_BYTES {
-                return Err(format!(
-                    "'{}': the pattern is longer than {} KiB",
-                    shorten(text),
-                    MAX_PATTERN_BYTES / 1024
+                return Err(WorkloadError::part(
+                    &shorten(text),
+                    format!(
+                        "the pattern is longer than {} KiB",
+                        MAX_PATTERN_BYTES / 1024
+                    ),
                 ));
             }
         }
@@ -58,39 +62,43 @@ impl BufferPattern {
 }
 
 /// `"text"`: the bytes up to the closing quote.
-fn quoted<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
+fn quoted<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, WorkloadError> {
     let Some(end) = rest[1..].find('"') else {
-        return Err(format!("{}: the string has no closing \"", shorten(rest)));
+        return Err(piece(rest, "the string has no closing \""));
     };
     if end == 0 {
-        return Err("\"\": an empty string adds no bytes".into());
+        return Err(piece("\"\"", "an empty string adds no bytes"));
     }
     bytes.extend_from_slice(&rest.as_bytes()[1..1 + end]);
     Ok(&rest[end + 2..])
 }
 
 /// `'file'`: the file's bytes (at most the room left in the pattern, plus one to notice more).
-fn file<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
+fn file<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, WorkloadError> {
     let Some(end) = rest[1..].find('\'') else {
-        return Err(format!("{}: the file name has no closing '", shorten(rest)));
+        return Err(piece(rest, "the file name has no closing '"));
     };
     let name = &rest[1..1 + end];
-    let shown = name.escape_debug();
-    let file =
-        std::fs::File::open(name).map_err(|error| format!("pattern file '{shown}': {error}"))?;
+    let unreadable = |error: std::io::Error| WorkloadError::PatternFile {
+        name: name.escape_debug().to_string(),
+        reason: error.to_string(),
+    };
+    let file = std::fs::File::open(name).map_err(unreadable)?;
     let room = (MAX_PATTERN_BYTES + 1).saturating_sub(bytes.len());
     let before = bytes.len();
     file.take(room as u64)
         .read_to_end(bytes)
-        .map_err(|error| format!("pattern file '{shown}': {error}"))?;
+        .map_err(unreadable)?;
     if bytes.len() == before {
-        return Err(format!("pattern file '{shown}' is empty"));
+        return Err(WorkloadError::EmptyPatternFile {
+            name: name.escape_debug().to_string(),
+        });
     }
     Ok(&rest[end + 2..])
 }
 
 /// `0x` and hex digits, up to a `0x` that starts the next piece.
-fn hex<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
+fn hex<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, WorkloadError> {
     let digits_end = rest[2..]
         .find(|c: char| !c.is_ascii_hexdigit())
         .map_or(rest.len(), |at| at + 2);
@@ -99,21 +107,21 @@ fn hex<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
         digits = &digits[..digits.len() - 1];
     }
     if digits.is_empty() {
-        return Err(format!("{}: 0x needs hex digits", shorten(rest)));
+        return Err(piece(rest, "0x needs hex digits"));
     }
     let (first, pairs) = digits.split_at(digits.len() % 2);
     if !first.is_empty() {
-        bytes.push(u8::from_str_radix(first, 16).map_err(|e| e.to_string())?);
+        bytes.push(u8::from_str_radix(first, 16).map_err(|e| piece(first, e.to_string()))?);
     }
     for pair in pairs.as_bytes().chunks(2) {
-        let pair = std::str::from_utf8(pair).map_err(|e| e.to_string())?;
-        bytes.push(u8::from_str_radix(pair, 16).map_err(|e| e.to_string())?);
+        let pair = std::str::from_utf8(pair).map_err(|e| piece(rest, e.to_string()))?;
+        bytes.push(u8::from_str_radix(pair, 16).map_err(|e| piece(pair, e.to_string()))?);
     }
     Ok(&rest[2 + digits.len()..])
 }
 
 /// A decimal number in 32 bits, little-endian, without its high zero bytes.
-fn decimal<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
+fn decimal<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, WorkloadError> {
     let sign = usize::from(rest.starts_with(['-', '+']));
     let mut end = rest[sign..]
         .find(|c: char| !c.is_ascii_digit())
@@ -123,19 +131,19 @@ fn decimal<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
         end -= 1;
     }
     if end == sign {
-        return Err(format!(
-            "{}: not a pattern piece (0x hex, \"text\", 'file' or a decimal number)",
-            shorten(rest)
+        return Err(piece(
+            rest,
+            "not a pattern piece (0x hex, \"text\", 'file' or a decimal number)",
         ));
     }
     let value: i64 = rest[..end]
         .parse()
-        .map_err(|_| format!("{}: not a number", shorten(&rest[..end])))?;
+        .map_err(|_| piece(&rest[..end], "not a number"))?;
     if value < i64::from(i32::MIN) || value > i64::from(i32::MAX) {
-        return Err(format!(
-            "{}: a decimal piece must fit in 32 bits (−2147483648 to 2147483647)",
-            &rest[..end]
-        ));
+        return Err(WorkloadError::PatternPiece {
+            piece: rest[..end].to_string(),
+            problem: "a decimal piece must fit in 32 bits (−2147483648 to 2147483647)".into(),
+        });
     }
     let mut unsigned = value as i32 as u32;
     if unsigned == 0 {
@@ -146,6 +154,14 @@ fn decimal<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, String> {
         unsigned >>= 8;
     }
     Ok(&rest[end..])
+}
+
+/// A piece that does not read, shown by its first 40 characters.
+fn piece(text: &str, problem: impl Into<String>) -> WorkloadError {
+    WorkloadError::PatternPiece {
+        piece: shorten(text),
+        problem: problem.into(),
+    }
 }
 
 /// The first 40 characters of `text`, control characters escaped, for messages.
@@ -195,10 +211,15 @@ mod tests {
         assert_eq!(bytes(&text), [0, 1, 2, 3]);
         let big = dir.path().join("big.bin");
         std::fs::write(&big, vec![7u8; MAX_PATTERN_BYTES + 1]).unwrap();
-        let error = BufferPattern::parse(&format!("'{}'", big.display())).unwrap_err();
+        let error = BufferPattern::parse(&format!("'{}'", big.display()))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("longer than 64 KiB"), "{error}");
         let error = BufferPattern::parse("'/nonexistent/pattern'").unwrap_err();
-        assert!(error.contains("/nonexistent/pattern"), "{error}");
+        assert!(
+            matches!(&error, WorkloadError::PatternFile { name, .. } if name == "/nonexistent/pattern"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -213,7 +234,7 @@ mod tests {
             ("4294967296", "32 bits"),
             ("0xzz", "hex digits"),
         ] {
-            let error = BufferPattern::parse(text).unwrap_err();
+            let error = BufferPattern::parse(text).unwrap_err().to_string();
             assert!(error.contains(expected), "{text}: {error}");
         }
     }

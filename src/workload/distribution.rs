@@ -10,19 +10,22 @@
 //! Hot blocks of zipf and pareto are scattered over the region by a fixed permutation, so that
 //! "hot" is not "at the start of the file".
 
+use super::WorkloadError;
 use crate::result::{OffsetDistribution, Zone};
 
 impl OffsetDistribution {
     /// Reads fio's spelling: `random`, `zipf:1.2`, `pareto:0.2`, `normal:10`,
     /// `zoned:60/10:30/20:10/70`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let (kind, parameter) = text.split_once(':').unwrap_or((text, ""));
-        let number = |what: &str| -> Result<f64, String> {
+        let number = |what: &str| -> Result<f64, WorkloadError> {
             parameter
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("'{text}': {what} needs a number, as in {what}:1.2"))
+                .ok_or_else(|| {
+                    WorkloadError::part(text, format!("{what} needs a number, as in {what}:1.2"))
+                })
         };
         let distribution = match kind {
             "random" | "uniform" => OffsetDistribution::Uniform,
@@ -40,27 +43,34 @@ impl OffsetDistribution {
                     .split(':')
                     .map(|zone| {
                         let (access, size) = zone.split_once('/').ok_or_else(|| {
-                            format!("'{text}': a zone is ACCESS%/SIZE%, as in zoned:60/10:40/90")
+                            WorkloadError::part(
+                                text,
+                                "a zone is ACCESS%/SIZE%, as in zoned:60/10:40/90",
+                            )
                         })?;
                         let parse = |v: &str| {
                             v.trim()
                                 .parse::<f64>()
                                 .ok()
                                 .filter(|v| (0.0..=100.0).contains(v))
-                                .ok_or_else(|| format!("'{text}': '{v}' is not a percentage"))
+                                .ok_or_else(|| {
+                                    WorkloadError::part(text, format!("'{v}' is not a percentage"))
+                                })
                         };
                         Ok(Zone {
                             access_percent: parse(access)?,
                             size_percent: parse(size)?,
                         })
                     })
-                    .collect::<Result<Vec<_>, String>>()?;
+                    .collect::<Result<Vec<_>, WorkloadError>>()?;
                 OffsetDistribution::Zoned { zones }
             }
             other => {
-                return Err(format!(
-                    "unknown distribution '{other}' (choose random, zipf:θ, pareto:h, normal:σ%, zoned:A/S:…)"
-                ));
+                return Err(WorkloadError::Unknown {
+                    kind: "distribution",
+                    name: other.to_string(),
+                    choices: "choose random, zipf:θ, pareto:h, normal:σ%, zoned:A/S:…".to_string(),
+                });
             }
         };
         distribution.validate()?;
@@ -68,32 +78,38 @@ impl OffsetDistribution {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         match self {
             OffsetDistribution::Uniform => Ok(()),
             OffsetDistribution::Zipf { theta } if *theta > 0.0 && *theta < 100.0 => Ok(()),
-            OffsetDistribution::Zipf { theta } => {
-                Err(format!("zipf:{theta}: the exponent must be above 0"))
-            }
+            OffsetDistribution::Zipf { theta } => Err(WorkloadError::parameter(
+                format!("zipf:{theta}"),
+                "the exponent must be above 0",
+            )),
             OffsetDistribution::Pareto { h } if *h > 0.0 && *h < 1.0 => Ok(()),
-            OffsetDistribution::Pareto { h } => {
-                Err(format!("pareto:{h}: h must lie between 0 and 1"))
-            }
+            OffsetDistribution::Pareto { h } => Err(WorkloadError::parameter(
+                format!("pareto:{h}"),
+                "h must lie between 0 and 1",
+            )),
             OffsetDistribution::Normal { stddev_percent }
                 if *stddev_percent > 0.0 && *stddev_percent <= 100.0 =>
             {
                 Ok(())
             }
-            OffsetDistribution::Normal { stddev_percent } => Err(format!(
-                "normal:{stddev_percent}: the deviation must be a percentage above 0"
+            OffsetDistribution::Normal { stddev_percent } => Err(WorkloadError::parameter(
+                format!("normal:{stddev_percent}"),
+                "the deviation must be a percentage above 0",
             )),
             OffsetDistribution::Zoned { zones } => {
                 let access: f64 = zones.iter().map(|z| z.access_percent).sum();
                 let size: f64 = zones.iter().map(|z| z.size_percent).sum();
                 if zones.is_empty() || (access - 100.0).abs() > 1e-6 || (size - 100.0).abs() > 1e-6
                 {
-                    Err(format!(
-                        "zoned: the access shares add up to {access} % and the size shares to {size} %; both must be 100"
+                    Err(WorkloadError::parameter(
+                        "zoned",
+                        format!(
+                            "the access shares add up to {access} % and the size shares to {size} %; both must be 100"
+                        ),
                     ))
                 } else {
                     Ok(())

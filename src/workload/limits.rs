@@ -7,8 +7,10 @@
 //! use iopath::workload::limits::PlanLimits;
 //! let limits = PlanLimits::default();
 //! assert!(limits.check_jobs(1024).is_ok());
-//! assert!(limits.check_jobs(1025).unwrap_err().contains("--max-jobs"));
+//! assert!(limits.check_jobs(1025).unwrap_err().to_string().contains("--max-jobs"));
 //! ```
+
+use super::WorkloadError;
 
 /// The limits in force for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,24 +30,22 @@ impl PlanLimits {
     pub const CEILING: u64 = 1 << 20;
 
     /// Refuses `count` jobs when there are more than the limit.
-    pub fn check_jobs(&self, count: usize) -> Result<(), String> {
+    pub fn check_jobs(&self, count: usize) -> Result<(), WorkloadError> {
         if count > self.max_jobs {
-            return Err(format!(
-                "more than {} jobs (the limit; raise it with --max-jobs)",
-                self.max_jobs
-            ));
+            return Err(WorkloadError::TooManyJobs {
+                limit: self.max_jobs,
+            });
         }
         Ok(())
     }
 
     /// Refuses `count` worker threads started at once when there are more than the limit.
-    pub fn check_worker_threads(&self, count: u64) -> Result<(), String> {
+    pub fn check_worker_threads(&self, count: u64) -> Result<(), WorkloadError> {
         if count > self.max_worker_threads {
-            return Err(format!(
-                "{count} worker threads at once, more than {} (the limit); lower --workers, or \
-                 --qd on the sync engine (numjobs, iodepth in a job file), or raise --max-threads",
-                self.max_worker_threads
-            ));
+            return Err(WorkloadError::TooManyThreads {
+                count,
+                limit: self.max_worker_threads,
+            });
         }
         Ok(())
     }
@@ -61,12 +61,12 @@ impl Default for PlanLimits {
 }
 
 /// Reads the value of `--max-jobs` or `--max-threads`: 1 to [`PlanLimits::CEILING`].
-pub fn parse_limit(text: &str) -> Result<u64, String> {
+pub fn parse_limit(text: &str) -> Result<u64, WorkloadError> {
     match text.trim().parse::<u64>() {
         Ok(value) if (1..=PlanLimits::CEILING).contains(&value) => Ok(value),
-        _ => Err(format!(
-            "'{text}' is not a whole number from 1 to {}",
-            PlanLimits::CEILING
+        _ => Err(WorkloadError::value(
+            text,
+            format!("is not a whole number from 1 to {}", PlanLimits::CEILING),
         )),
     }
 }
@@ -84,7 +84,7 @@ mod tests {
         assert!(limits.check_jobs(2).is_ok());
         assert!(limits.check_jobs(3).is_err());
         assert!(limits.check_worker_threads(8).is_ok());
-        let message = limits.check_worker_threads(9).unwrap_err();
+        let message = limits.check_worker_threads(9).unwrap_err().to_string();
         assert!(message.contains("9 worker threads"), "{message}");
         assert!(message.contains("--max-threads"), "{message}");
     }

@@ -8,6 +8,7 @@ pub mod access;
 pub mod block_size;
 pub mod buffer_pattern;
 pub mod distribution;
+pub mod error;
 pub mod fio;
 pub mod job_file;
 pub mod limits;
@@ -22,6 +23,7 @@ pub mod toml_job;
 pub mod write_data;
 
 pub use block_size::BlockSizeMix;
+pub use error::WorkloadError;
 
 use crate::result::{AccessLine, AccessSpec, SweepValue, Workload};
 use serde::{Deserialize, Serialize};
@@ -88,7 +90,7 @@ impl AccessPattern {
     }
 
     /// Reads fio's spelling (`randread`, `readwrite` …).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         Ok(match text {
             "read" => AccessPattern::Read,
             "write" => AccessPattern::Write,
@@ -97,9 +99,11 @@ impl AccessPattern {
             "rw" | "readwrite" => AccessPattern::Rw,
             "randrw" => AccessPattern::RandRw,
             other => {
-                return Err(format!(
-                    "unknown pattern '{other}' (choose read, write, randread, randwrite, rw or randrw)"
-                ));
+                return Err(WorkloadError::Unknown {
+                    kind: "pattern",
+                    name: other.to_string(),
+                    choices: "choose read, write, randread, randwrite, rw or randrw".to_string(),
+                });
             }
         })
     }

@@ -1,135 +1,153 @@
 //! Parsers of option values, shared by the command line and job files so that a value means
 //! the same everywhere and is refused with the same message.
 
-use super::{AccessPattern, BlockSizeMix};
+use super::{AccessPattern, BlockSizeMix, WorkloadError};
 use crate::result::{AccessSpec, EngineKind, OffsetDistribution};
 use crate::units::{parse_duration_ns, parse_size};
 
 /// A size in bytes (`4k`, `1m`, `512`); 0 allowed.
-pub fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
+pub fn size(text: &str) -> Result<u64, WorkloadError> {
+    Ok(parse_size(text)?)
 }
 
 /// A size in bytes above 0.
-pub fn positive_size(text: &str) -> Result<u64, String> {
+pub fn positive_size(text: &str) -> Result<u64, WorkloadError> {
     match size(text)? {
-        0 => Err(format!("'{text}' must be greater than 0")),
+        0 => Err(WorkloadError::value(text, "must be greater than 0")),
         value => Ok(value),
     }
 }
 
 /// A time in ns (`5` = 5 s, `250ms`); 0 allowed.
-pub fn time(text: &str) -> Result<u64, String> {
-    parse_duration_ns(text).map_err(|e| e.to_string())
+pub fn time(text: &str) -> Result<u64, WorkloadError> {
+    Ok(parse_duration_ns(text)?)
 }
 
 /// A time in ns above 0.
-pub fn positive_time(text: &str) -> Result<u64, String> {
+pub fn positive_time(text: &str) -> Result<u64, WorkloadError> {
     match time(text)? {
-        0 => Err(format!("'{text}' must be longer than 0")),
+        0 => Err(WorkloadError::value(text, "must be longer than 0")),
         value => Ok(value),
     }
 }
 
 /// A whole percentage, 0–100 (a trailing `%` is allowed).
-pub fn percent(text: &str) -> Result<u8, String> {
+pub fn percent(text: &str) -> Result<u8, WorkloadError> {
     match text.trim().trim_end_matches('%').parse::<u8>() {
         Ok(value) if value <= 100 => Ok(value),
-        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
+        _ => Err(WorkloadError::value(
+            text,
+            "is not a percentage from 0 to 100",
+        )),
     }
 }
 
-fn count(text: &str, max: u32) -> Result<u32, String> {
+fn count(text: &str, max: u32) -> Result<u32, WorkloadError> {
+    count_or(text, max, "")
+}
+
+/// A whole number from 1 to `max`; `alternative` follows the range in the message.
+fn count_or(text: &str, max: u32, alternative: &str) -> Result<u32, WorkloadError> {
     match text.trim().parse::<u32>() {
-        Ok(0) => Err(format!("'{text}' must be at least 1")),
+        Ok(0) => Err(WorkloadError::value(
+            text,
+            format!("must be at least 1{alternative}"),
+        )),
         Ok(value) if value <= max => Ok(value),
-        _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
+        _ => Err(WorkloadError::value(
+            text,
+            format!("is not a whole number from 1 to {max}{alternative}"),
+        )),
     }
 }
 
 /// A queue depth, 1–65536, or one of Iometer's load levels (linear 1, very-light 4, light 8,
 /// moderate 64, heavy 256).
-pub fn queue_depth(text: &str) -> Result<u32, String> {
+pub fn queue_depth(text: &str) -> Result<u32, WorkloadError> {
     if let Some((_, depth)) = super::presets::LOAD_LEVELS
         .iter()
         .find(|(name, _)| *name == text.trim())
     {
         return Ok(*depth);
     }
-    count(text, 65_536).map_err(|error| {
-        format!("{error} (or a load level: linear, very-light, light, moderate, heavy)")
-    })
+    count_or(
+        text,
+        65_536,
+        " (or a load level: linear, very-light, light, moderate, heavy)",
+    )
 }
 
 /// A worker count, 1–4096.
-pub fn workers(text: &str) -> Result<u32, String> {
+pub fn workers(text: &str) -> Result<u32, WorkloadError> {
     count(text, 4_096)
 }
 
 /// A count of I/Os between pauses, 1–10^9.
-pub fn blocks(text: &str) -> Result<u32, String> {
+pub fn blocks(text: &str) -> Result<u32, WorkloadError> {
     count(text, 1_000_000_000)
 }
 
 /// fio's `rw` names.
-pub fn pattern(text: &str) -> Result<AccessPattern, String> {
+pub fn pattern(text: &str) -> Result<AccessPattern, WorkloadError> {
     AccessPattern::parse(text)
 }
 
 /// A block size or mix.
-pub fn block_sizes(text: &str) -> Result<BlockSizeMix, String> {
+pub fn block_sizes(text: &str) -> Result<BlockSizeMix, WorkloadError> {
     BlockSizeMix::parse(text)
 }
 
 /// An Iometer access specification.
-pub fn spec(text: &str) -> Result<AccessSpec, String> {
+pub fn spec(text: &str) -> Result<AccessSpec, WorkloadError> {
     AccessSpec::parse(text)
 }
 
 /// A random-offset distribution.
-pub fn distribution(text: &str) -> Result<OffsetDistribution, String> {
+pub fn distribution(text: &str) -> Result<OffsetDistribution, WorkloadError> {
     OffsetDistribution::parse(text)
 }
 
 /// An engine name.
-pub fn engine(text: &str) -> Result<EngineKind, String> {
-    text.parse()
+pub fn engine(text: &str) -> Result<EngineKind, WorkloadError> {
+    Ok(text.parse()?)
 }
 
 /// A whole number of I/Os per second above 0.
-pub fn iops(text: &str) -> Result<u64, String> {
+pub fn iops(text: &str) -> Result<u64, WorkloadError> {
     match text.trim().parse::<u64>() {
         Ok(value) if value > 0 => Ok(value),
-        _ => Err(format!(
-            "'{text}' is not a whole number of I/Os per second above 0"
+        _ => Err(WorkloadError::value(
+            text,
+            "is not a whole number of I/Os per second above 0",
         )),
     }
 }
 
 /// A seed: any whole number.
-pub fn seed(text: &str) -> Result<u64, String> {
+pub fn seed(text: &str) -> Result<u64, WorkloadError> {
     text.trim()
         .parse::<u64>()
-        .map_err(|_| format!("'{text}' is not a whole number from 0 to 2^64-1"))
+        .map_err(|_| WorkloadError::value(text, "is not a whole number from 0 to 2^64-1"))
 }
 
 /// A yes/no value: true, false, 1, 0, on, off, yes, no.
-pub fn boolean(text: &str) -> Result<bool, String> {
+pub fn boolean(text: &str) -> Result<bool, WorkloadError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "on" | "yes" => Ok(true),
         "false" | "0" | "off" | "no" => Ok(false),
-        _ => Err(format!(
-            "'{text}' is not true or false (1/0, on/off, yes/no)"
+        _ => Err(WorkloadError::value(
+            text,
+            "is not true or false (1/0, on/off, yes/no)",
         )),
     }
 }
 
 /// A buffer pattern in fio's syntax (`0xdeadface`, `"text"`, `'file'`, numbers, together).
-pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, String> {
+pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, WorkloadError> {
     crate::result::BufferPattern::parse(text)
 }
 
 /// How duplicate buffers are chosen: repeat or working_set.
-pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, String> {
+pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, WorkloadError> {
     crate::result::DedupeMode::parse(text)
 }

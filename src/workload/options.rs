@@ -3,7 +3,7 @@
 //! and both go through the same parsers ([`super::option_values`]) and the same
 //! [`WorkloadOptions::apply`].
 
-use super::{AccessPattern, BlockSizeMix, option_values as parse};
+use super::{AccessPattern, BlockSizeMix, WorkloadError, option_values as parse};
 use crate::result::{AccessSpec, EngineKind, OffsetDistribution, RunLength, Workload};
 use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
@@ -605,7 +605,7 @@ impl WorkloadOptions {
     }
 
     /// Builds the workload these options describe on top of `base`. Errors name the option.
-    pub fn apply(&self, base: &Workload) -> Result<Workload, String> {
+    pub fn apply(&self, base: &Workload) -> Result<Workload, WorkloadError> {
         let mut workload = base.clone();
         self.apply_common(&mut workload);
         if let Some(spec) = &self.spec {
@@ -638,17 +638,16 @@ impl WorkloadOptions {
         self.apply_tuning(&mut workload);
         if let Some(bytes) = self.bytes {
             if self.ramp.is_some_and(|ramp| ramp > 0) {
-                return Err("--ramp cannot be combined with --bytes: a byte count measures every byte (like dd)".into());
+                return Err(WorkloadError::RampWithBytes);
             }
             workload.ramp_ns = 0;
             if let Some(size) = workload.access.single_size()
                 && !bytes.is_multiple_of(size)
             {
-                return Err(format!(
-                    "--bytes {} is not a whole number of {}-byte blocks",
-                    format_size(bytes),
-                    size
-                ));
+                return Err(WorkloadError::BytesNotWholeBlocks {
+                    bytes,
+                    block_bytes: size,
+                });
             }
             workload.length = RunLength::Bytes {
                 bytes,
@@ -660,17 +659,15 @@ impl WorkloadOptions {
             workload.think_time_blocks = self.think_blocks.unwrap_or(1);
         }
         if let Some(conflict) = workload.write_data.conflict() {
-            return Err(conflict.to_string());
+            return Err(conflict.into());
         }
         if let Some(flag) = self.data_flags_given().first()
             && !workload.writes()
         {
-            return Err(format!(
-                "{flag} shapes the data written, and this workload only reads"
-            ));
+            return Err(WorkloadError::DataFlagOnReads { flag });
         }
         if self.sync && !workload.writes() {
-            return Err("--sync only affects writes, and this workload only reads".into());
+            return Err(WorkloadError::SyncOnReads);
         }
         // Nothing to flush after reads: accepted, with a note (see `notes`).
         workload.fsync_at_end &= workload.writes();
@@ -795,8 +792,10 @@ mod tests {
             fsync_at_end: false,
             ..reads
         };
+        let refused = sync_reads.apply(&base_workload()).unwrap_err();
+        assert_eq!(refused, WorkloadError::SyncOnReads);
         assert_eq!(
-            sync_reads.apply(&base_workload()).unwrap_err(),
+            refused.to_string(),
             "--sync only affects writes, and this workload only reads"
         );
     }

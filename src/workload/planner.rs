@@ -103,6 +103,15 @@ impl IoPlanner {
         }
     }
 
+    /// Length of the smallest I/O this planner issues, bytes.
+    pub fn smallest_io_bytes(&self) -> u64 {
+        self.lines
+            .iter()
+            .map(|line| line.size_bytes)
+            .min()
+            .unwrap_or(1)
+    }
+
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {

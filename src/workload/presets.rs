@@ -1,8 +1,8 @@
 //! Named workloads people already quote: Iometer's access specifications, the Fibre Channel
 //! review pair, dd, tiobench, and the default suite. `iopath presets` lists them.
 
-use super::TestPlan;
 use super::suite::default_suite;
+use super::{TestPlan, WorkloadError};
 use crate::result::{AccessLine, AccessSpec, Workload};
 
 /// A preset: a name, what it reproduces, and the tests it makes.
@@ -268,13 +268,17 @@ pub const PRESETS: &[Preset] = &[
 ];
 
 /// The preset called `name`.
-pub fn find(name: &str) -> Result<&'static Preset, String> {
+pub fn find(name: &str) -> Result<&'static Preset, WorkloadError> {
     PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-        format!(
-            "unknown preset '{name}' (choose one of: {}; `iopath presets` describes them)",
-            names.join(", ")
-        )
+        WorkloadError::Unknown {
+            kind: "preset",
+            name: name.to_string(),
+            choices: format!(
+                "choose one of: {}; `iopath presets` describes them",
+                names.join(", ")
+            ),
+        }
     })
 }
 
@@ -310,7 +314,9 @@ mod tests {
                 .len(),
             24
         );
-        assert!(find("nope").unwrap_err().contains("file-server"));
+        let error = find("nope").unwrap_err();
+        assert!(matches!(&error, WorkloadError::Unknown { name, .. } if name == "nope"));
+        assert!(error.to_string().contains("file-server"));
     }
 
     #[test]

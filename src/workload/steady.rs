@@ -6,6 +6,7 @@
 //! most 2 % of its mean; `bw` / `bw_slope` (bytes per second) and `lat` / `lat_slope` (mean
 //! latency) likewise. The test's duration is then the longest it may run.
 
+use super::WorkloadError;
 use crate::units::parse_duration_ns;
 use serde::{Deserialize, Serialize};
 
@@ -36,11 +37,12 @@ pub struct SteadyCriterion {
 
 impl SteadyCriterion {
     /// Reads `iops:5%:30s`, `bw_slope:2%:60s`, `lat:10%:20s`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
         let [metric, limit, window] = parts.as_slice() else {
-            return Err(format!(
-                "'{text}': a steady-state criterion is METRIC:LIMIT%:WINDOW, as in iops:5%:30s"
+            return Err(WorkloadError::part(
+                text,
+                "a steady-state criterion is METRIC:LIMIT%:WINDOW, as in iops:5%:30s",
             ));
         };
         let (metric, slope) = match *metric {
@@ -51,8 +53,9 @@ impl SteadyCriterion {
             "lat" => (SteadyMetric::Latency, false),
             "lat_slope" => (SteadyMetric::Latency, true),
             other => {
-                return Err(format!(
-                    "'{other}': watch iops, bw or lat (or iops_slope, bw_slope, lat_slope)"
+                return Err(WorkloadError::part(
+                    other,
+                    "watch iops, bw or lat (or iops_slope, bw_slope, lat_slope)",
                 ));
             }
         };
@@ -61,11 +64,12 @@ impl SteadyCriterion {
             .parse::<f64>()
             .ok()
             .filter(|v| *v > 0.0 && *v <= 100.0)
-            .ok_or_else(|| format!("'{limit}' is not a percentage above 0"))?;
-        let window_ns = parse_duration_ns(window).map_err(|e| e.to_string())?;
+            .ok_or_else(|| WorkloadError::value(limit, "is not a percentage above 0"))?;
+        let window_ns = parse_duration_ns(window)?;
         if window_ns < 2_000_000_000 || !window_ns.is_multiple_of(1_000_000_000) {
-            return Err(format!(
-                "'{window}': the window must be a whole number of seconds, at least 2"
+            return Err(WorkloadError::part(
+                window,
+                "the window must be a whole number of seconds, at least 2",
             ));
         }
         Ok(SteadyCriterion {

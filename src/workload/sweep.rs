@@ -4,7 +4,7 @@
 //! `--sweep workers=1..32/+4` (`/+S` steps linearly by S, `/*F` multiplies by F). Several
 //! `--sweep` flags combine: every combination is a point, the first axis varying slowest.
 
-use super::TestPlan;
+use super::{TestPlan, WorkloadError};
 use crate::result::{AccessLine, SweepAxis, SweepValue};
 use crate::units::{format_size, parse_size};
 
@@ -31,13 +31,13 @@ pub struct Sweep {
 /// Most points one sweep may produce.
 pub const MAX_POINTS: usize = 1_000;
 
-fn parse_value(axis: SweepAxis, text: &str) -> Result<u64, String> {
+fn parse_value(axis: SweepAxis, text: &str) -> Result<u64, WorkloadError> {
     let value = match axis {
-        SweepAxis::Bs => parse_size(text).map_err(|e| e.to_string())?,
+        SweepAxis::Bs => parse_size(text)?,
         _ => text
             .trim()
             .parse::<u64>()
-            .map_err(|_| format!("'{text}' is not a whole number"))?,
+            .map_err(|_| WorkloadError::value(text, "is not a whole number"))?,
     };
     let limit = match axis {
         SweepAxis::Qd => 65_536,
@@ -45,27 +45,29 @@ fn parse_value(axis: SweepAxis, text: &str) -> Result<u64, String> {
         SweepAxis::Bs => 1 << 30,
     };
     if value == 0 || value > limit {
-        return Err(format!(
-            "{} value '{text}' must lie between 1 and {limit}",
-            axis.name()
-        ));
+        return Err(WorkloadError::SweepValue {
+            axis: axis.name(),
+            text: text.to_string(),
+            limit,
+        });
     }
     Ok(value)
 }
 
 impl Sweep {
     /// Reads `qd=1,2,4..256`, `bs=512..1m`, `workers=1..32/+4`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let (name, values) = text
             .split_once('=')
-            .ok_or_else(|| format!("'{text}': a sweep is AXIS=VALUES, as in qd=1..256"))?;
+            .ok_or_else(|| WorkloadError::part(text, "a sweep is AXIS=VALUES, as in qd=1..256"))?;
         let axis = match name.trim() {
             "qd" | "iodepth" => SweepAxis::Qd,
             "bs" => SweepAxis::Bs,
             "workers" | "numjobs" => SweepAxis::Workers,
             other => {
-                return Err(format!(
-                    "'{other}' cannot be swept (sweep qd, bs or workers)"
+                return Err(WorkloadError::value(
+                    other,
+                    "cannot be swept (sweep qd, bs or workers)",
                 ));
             }
         };
@@ -81,7 +83,7 @@ impl Sweep {
             };
             let (from, to) = (parse_value(axis, from)?, parse_value(axis, to)?);
             if from > to {
-                return Err(format!("'{part}': the range must go upwards"));
+                return Err(WorkloadError::part(part, "the range must go upwards"));
             }
             let next: Box<dyn Fn(u64) -> u64> = match step {
                 None => Box::new(|v| v * 2),
@@ -91,13 +93,14 @@ impl Sweep {
                 }
                 Some(step) if step.starts_with('*') => {
                     let by: u64 = step[1..].parse().ok().filter(|f| *f >= 2).ok_or_else(|| {
-                        format!("'{step}': a factor is a whole number of 2 or more")
+                        WorkloadError::part(step, "a factor is a whole number of 2 or more")
                     })?;
                     Box::new(move |v| v * by)
                 }
                 Some(step) => {
-                    return Err(format!(
-                        "'{step}': a step is +N (linear) or *N (multiplying)"
+                    return Err(WorkloadError::part(
+                        step,
+                        "a step is +N (linear) or *N (multiplying)",
                     ));
                 }
             };
@@ -105,13 +108,16 @@ impl Sweep {
             while value <= to {
                 points.push(value);
                 if points.len() > MAX_POINTS {
-                    return Err(format!("'{text}' has more than {MAX_POINTS} points"));
+                    return Err(WorkloadError::value(
+                        text,
+                        format!("has more than {MAX_POINTS} points"),
+                    ));
                 }
                 value = next(value);
             }
         }
         if points.is_empty() {
-            return Err(format!("'{text}' gives no value"));
+            return Err(WorkloadError::value(text, "gives no value"));
         }
         Ok(Sweep {
             axis,
@@ -121,7 +127,7 @@ impl Sweep {
 }
 
 /// Expands `tests` over every combination of `sweeps` (the first sweep varying slowest).
-pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, String> {
+pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, WorkloadError> {
     if sweeps.is_empty() {
         return Ok(tests);
     }
@@ -131,7 +137,9 @@ pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, S
             .iter()
             .any(|c| c.iter().any(|v| v.axis == sweep.axis))
         {
-            return Err(format!("{} is swept twice", sweep.axis.name()));
+            return Err(WorkloadError::SweptTwice {
+                axis: sweep.axis.name(),
+            });
         }
         combinations = combinations
             .into_iter()
@@ -147,7 +155,7 @@ pub fn expand(tests: Vec<TestPlan>, sweeps: &[Sweep]) -> Result<Vec<TestPlan>, S
             })
             .collect();
         if combinations.len() > MAX_POINTS {
-            return Err(format!("the sweeps give more than {MAX_POINTS} tests"));
+            return Err(WorkloadError::TooManySweepTests { limit: MAX_POINTS });
         }
     }
     let mut expanded = Vec::new();

@@ -22,6 +22,7 @@
 //! assert_eq!(data.describe().as_deref(), Some("50% compressible"));
 //! ```
 
+use super::error::{DataConflict, WorkloadError};
 use crate::engine::buffer_fill::{Content, DedupeFill, FillPlan, Reducible};
 use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
@@ -41,42 +42,11 @@ impl DedupeMode {
     }
 
     /// Reads `repeat` or `working_set` (`working-set` too).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         match text.trim() {
             "repeat" => Ok(DedupeMode::Repeat),
             "working_set" | "working-set" => Ok(DedupeMode::WorkingSet),
-            other => Err(format!("'{other}' is not repeat or working_set")),
-        }
-    }
-}
-
-/// Settings that contradict each other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataConflict {
-    /// 100 % compression with dedupe: fio then writes incompressible data, not what was asked.
-    FullCompressionWithDedupe,
-    /// Dedupe and its working set add up to more than 100 % (the working set is new buffers).
-    WorkingSetTooLarge {
-        /// The dedupe share.
-        dedupe_percent: u8,
-        /// The working set share.
-        working_set_percent: u8,
-    },
-}
-
-impl std::fmt::Display for DataConflict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DataConflict::FullCompressionWithDedupe => f.write_str(
-                "100% compression (--compress-pct 100, buffer_compress_percentage=100) with duplicate buffers (--dedupe-pct, dedupe_percentage): fio would write incompressible data here; give a compression below 100, or zeros (--zero-buffers) without dedupe",
-            ),
-            DataConflict::WorkingSetTooLarge {
-                dedupe_percent,
-                working_set_percent,
-            } => write!(
-                f,
-                "{dedupe_percent}% duplicates (--dedupe-pct, dedupe_percentage) and a {working_set_percent}% working set (--dedupe-working-set-pct, dedupe_working_set_percentage) add up to more than 100%: the working set itself is written as new buffers"
-            ),
+            other => Err(WorkloadError::value(other, "is not repeat or working_set")),
         }
     }
 }

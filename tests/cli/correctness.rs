@@ -217,7 +217,7 @@ fn loop_device_bytes_agree_with_the_kernel_counters() {
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };
-    let device_path = device.path.to_str().unwrap().to_string();
+    let device_path = device.path().to_str().unwrap().to_string();
     for (pattern, flags) in [
         ("randread", vec!["--qd", "8"]),
         ("write", vec!["--qd", "4", "--allow-destructive"]),

@@ -52,11 +52,7 @@ fn bounded_in(dir: &Path, args: &[&str]) -> RunOutput {
     }
 }
 
-fn make_fifo(path: &Path) {
-    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
-}
+use crate::support::devices::make_fifo;
 
 fn refused(run: &RunOutput, args: &[&str], named: &[&str]) {
     assert_eq!(run.status, 2, "{args:?}: {}", run.stderr);

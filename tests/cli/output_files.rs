@@ -107,11 +107,7 @@ fn a_failed_run_keeps_every_old_output_file() {
 fn special_files_and_unwritable_directories_are_refused_before_any_io() {
     let dir = disk_tempdir();
     let fifo = dir.path().join("fifo");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    crate::support::devices::make_fifo(&fifo);
     fs::create_dir(dir.path().join("sub")).unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["--json", "/dev/null"], "/dev/null: is a character device"),

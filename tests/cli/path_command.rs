@@ -47,7 +47,7 @@ fn the_path_of_a_device_that_cannot_be_opened_comes_from_sysfs() {
     ) {
         return;
     }
-    let node = device.path.to_str().unwrap();
+    let node = device.path().to_str().unwrap();
     // The oracle that the node really is closed to this user: opening it as iopath run does.
     let refused = as_nobody(&["run", node, "--rw", "read", "--duration", "0.1"]);
     assert_eq!(refused.status, 2, "{}", refused.stderr);

@@ -36,7 +36,7 @@ fn block_devices_are_protected() {
     let Some(device) = LoopDevice::attach(&backing) else {
         return;
     };
-    let path = device.path.to_str().unwrap();
+    let path = device.path().to_str().unwrap();
     let write = ["run", path, "--rw", "write", "--bytes", "1m", "--bs", "64k"];
     let run = plain_in(dir.path(), &write);
     assert_eq!(run.status, 2);
@@ -177,7 +177,7 @@ fn a_target_swapped_for_a_device_between_tests_is_not_followed() {
     let device = LoopDevice::attach(&backing).expect("a loop device");
     let made = Command::new("mkfs.ext4")
         .args(["-q", "-F"])
-        .arg(&device.path)
+        .arg(device.path())
         .status()
         .unwrap();
     assert!(made.success());
@@ -195,7 +195,7 @@ fn a_target_swapped_for_a_device_between_tests_is_not_followed() {
         }
         let before = fs::read(&backing).unwrap();
         let (_, written_before) = device.sectors();
-        let run = run_and_swap_for_device(dir.path(), &device.path, create);
+        let run = run_and_swap_for_device(dir.path(), device.path(), create);
         let (_, written_after) = device.sectors();
         assert_eq!(
             written_after, written_before,

@@ -1,10 +1,12 @@
 //! What every test binary shares, and the library's own unit tests too (src/lib.rs includes
 //! this folder under `cfg(test)`): prerequisites that skip or fail a test ([`require`],
-//! [`skip_unless!`]) and the saved results of real runs ([`fixtures`]).
+//! [`skip_unless!`]), loop and device-mapper devices ([`devices`]) and the saved results of
+//! real runs ([`fixtures`]).
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
 pub mod corpus;
+pub mod devices;
 pub mod fixtures;
 pub mod process;
 pub mod skip;

@@ -7,6 +7,7 @@
 //! stay valid). A missing library or symbol is an error naming what to install.
 
 use super::ffi::{CommandCallback, IscsiContext, ScsiIovec, ScsiTask};
+use crate::engine::sys::DynamicLibrary;
 use libc::{c_char, c_int, c_uchar, c_void};
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -29,17 +30,16 @@ macro_rules! libiscsi_functions {
         }
 
         impl Library {
-            /// Resolves every function from `handle`.
+            /// Resolves every function from `library`.
             ///
             /// # Safety
             ///
-            /// `handle` must come from a successful `dlopen` of libiscsi 1.x and stay open for
-            /// as long as the returned table is used.
-            unsafe fn resolve(handle: *mut c_void) -> Result<Library, String> {
+            /// `library` must be libiscsi 1.x.
+            unsafe fn resolve(library: DynamicLibrary) -> Result<Library, String> {
                 Ok(Library {
                     // SAFETY: per this function's contract; each symbol is given the type of
                     // its C declaration.
-                    $( $field: unsafe { symbol(handle, $symbol)? }, )*
+                    $( $field: unsafe { symbol(library, $symbol)? }, )*
                 })
             }
         }
@@ -121,56 +121,28 @@ libiscsi_functions! {
     sense_ascq_str = c"scsi_sense_ascq_str": fn(c_int) -> *const c_char;
 }
 
-/// Looks `name` up in `handle` as a value of type `T` (a function pointer).
+/// Looks `name` up in `library` as a value of type `T` (a function pointer).
 ///
 /// # Safety
 ///
-/// `handle` must be a live `dlopen` handle, and `T` must be a function pointer type matching
-/// the C declaration of `name`.
-unsafe fn symbol<T: Copy>(handle: *mut c_void, name: &CStr) -> Result<T, String> {
-    const { assert!(size_of::<T>() == size_of::<*mut c_void>()) };
-    // SAFETY: `handle` is live (caller) and `name` is NUL-terminated.
-    let address = unsafe { libc::dlsym(handle, name.as_ptr()) };
-    if address.is_null() {
-        return Err(format!(
+/// `T` must be a function pointer type matching the C declaration of `name`.
+unsafe fn symbol<T: Copy>(library: DynamicLibrary, name: &CStr) -> Result<T, String> {
+    // SAFETY: per this function's contract.
+    unsafe { library.symbol(name) }.ok_or_else(|| {
+        format!(
             "{} lacks {} (libiscsi 1.19 or later is needed)",
             LIBRARY_FILE.to_string_lossy(),
             name.to_string_lossy()
-        ));
-    }
-    // SAFETY: the address is non-null and, per the caller, of a function with type `T`;
-    // both are pointer-sized.
-    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&address) })
+        )
+    })
 }
 
-/// Opens `file` and resolves every function; the handle is never closed.
+/// Opens `file` and resolves every function; the library is never closed.
 fn open(file: &CStr) -> Result<Library, String> {
-    // SAFETY: `file` is NUL-terminated; dlopen runs libiscsi's (trivial) initialisers.
-    let handle = unsafe { libc::dlopen(file.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-    if handle.is_null() {
-        return Err(format!(
-            "{INSTALL_HINT} ({}: {})",
-            file.to_string_lossy(),
-            last_dl_error()
-        ));
-    }
-    // SAFETY: `handle` was just opened and is never closed.
-    unsafe { Library::resolve(handle) }
-}
-
-/// The text of the last `dlopen`/`dlsym` failure.
-fn last_dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated string valid until the next dl call on
-    // this thread; it is copied at once.
-    let message = unsafe { libc::dlerror() };
-    if message.is_null() {
-        "unknown error".to_string()
-    } else {
-        // SAFETY: non-null, NUL-terminated (see above).
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .into_owned()
-    }
+    let library = DynamicLibrary::open(file)
+        .map_err(|reason| format!("{INSTALL_HINT} ({}: {reason})", file.to_string_lossy()))?;
+    // SAFETY: `file` is libiscsi's soname (or, in tests, a library that is missing).
+    unsafe { Library::resolve(library) }
 }
 
 /// The loaded library, opened on first use; the same error on every call when it is missing.

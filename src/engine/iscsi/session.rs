@@ -20,6 +20,7 @@ use super::ffi::{
 use super::library::Library;
 use super::status::status_name;
 use super::task::FinishedTask;
+use crate::engine::sys;
 use crate::text::escape::escape_controls;
 use crate::units::format_wait;
 use libc::{c_char, c_int, c_void};
@@ -358,7 +359,7 @@ impl Session {
             self.socket_failure = self
                 .socket_failure
                 .take()
-                .or_else(|| socket_error(self.fd()));
+                .or_else(|| sys::socket_error(self.fd()));
         }
         // SAFETY: the context is live and used by this thread only; every callback's private
         // data outlives the context (see the callers).
@@ -544,23 +545,6 @@ impl Drop for Session {
     }
 }
 
-/// The pending error of socket `fd` (`SO_ERROR`, which reading clears), if any.
-fn socket_error(fd: c_int) -> Option<io::Error> {
-    let mut error: c_int = 0;
-    let mut length = size_of::<c_int>() as libc::socklen_t;
-    // SAFETY: `error` and `length` are valid for writes of the sizes given.
-    let outcome = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&raw mut error).cast(),
-            &mut length,
-        )
-    };
-    (outcome == 0 && error != 0).then(|| io::Error::from_raw_os_error(error))
-}
-
 /// Waits at most `timeout_ms` for any of `sessions` to be ready and services the ready ones
 /// (all of them, with no events, when the wait times out, so libiscsi checks its timeouts).
 /// `pollfds` has one entry per session. An interrupted wait returns `Ok` (callers loop).
@@ -589,21 +573,11 @@ pub fn poll_sessions(
             ),
         ));
     }
-    // SAFETY: `pollfds` is a valid, writable array of `pollfds.len()` entries.
-    let ready = unsafe {
-        libc::poll(
-            pollfds.as_mut_ptr(),
-            pollfds.len() as libc::nfds_t,
-            timeout_ms,
-        )
+    let ready = match sys::poll_once(pollfds, timeout_ms) {
+        Ok(ready) => ready,
+        Err(error) if error.kind() == io::ErrorKind::Interrupted => return Ok(()),
+        Err(error) => return Err(error),
     };
-    if ready < 0 {
-        let error = io::Error::last_os_error();
-        if error.kind() == io::ErrorKind::Interrupted {
-            return Ok(());
-        }
-        return Err(error);
-    }
     for (session, pollfd) in sessions.iter_mut().zip(pollfds.iter()) {
         if ready == 0 || pollfd.revents != 0 {
             session.service(c_int::from(pollfd.revents))?;

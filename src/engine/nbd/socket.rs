@@ -14,6 +14,7 @@
 
 use crate::engine::StopSignal;
 use crate::engine::network_target::NbdTransport;
+use crate::engine::sys;
 use crate::units::format_wait;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -132,28 +133,9 @@ impl Socket {
     /// Every entry of `iovecs` must describe memory that is valid for reads of its length
     /// for the duration of the call.
     pub unsafe fn send_vectored(&self, iovecs: &[libc::iovec]) -> io::Result<usize> {
-        // SAFETY: an all-zero msghdr is valid (no address, no control data).
-        let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-        message.msg_iov = iovecs.as_ptr().cast_mut();
-        message.msg_iovlen = iovecs.len().min(max_iovecs());
-        loop {
-            // SAFETY: `message` points at `iovecs`, whose memory the caller vouches for; the
-            // kernel only reads it. The descriptor is open for as long as `self` lives.
-            let sent = unsafe {
-                libc::sendmsg(
-                    self.as_raw_fd(),
-                    &message,
-                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                )
-            };
-            if sent >= 0 {
-                return Ok(sent as usize);
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
+        // SAFETY: the descriptor is open for as long as `self` lives; the caller vouches for
+        // the memory of `iovecs`.
+        unsafe { sys::send_vectored(self.as_raw_fd(), iovecs) }
     }
 
     /// Receives into `buffers` (filled in order); with `wait`, blocks until some data arrives
@@ -164,24 +146,7 @@ impl Socket {
         buffers: &mut [IoSliceMut<'_>],
         wait: bool,
     ) -> io::Result<usize> {
-        // SAFETY: an all-zero msghdr is valid (no address, no control data).
-        let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-        // IoSliceMut is guaranteed to be ABI-compatible with iovec on Unix.
-        message.msg_iov = buffers.as_mut_ptr().cast();
-        message.msg_iovlen = buffers.len();
-        let flags = if wait { 0 } else { libc::MSG_DONTWAIT };
-        loop {
-            // SAFETY: `message` describes `buffers`, which are valid for writes of their
-            // lengths and exclusively borrowed for this call. The descriptor is open.
-            let received = unsafe { libc::recvmsg(self.as_raw_fd(), &mut message, flags) };
-            if received >= 0 {
-                return Ok(received as usize);
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
+        sys::receive_vectored(self.as_raw_fd(), buffers, wait)
     }
 
     /// Shuts down the sending direction (the server sees the end of the stream).
@@ -272,28 +237,7 @@ impl Write for DeadlineStream<'_> {
     }
 }
 
-/// Most iovecs one `sendmsg` takes (`IOV_MAX`).
-fn max_iovecs() -> usize {
-    1024
-}
-
-/// Waits until one of `fds` is ready for its events or `timeout` passes; returns how many are
-/// ready (0: timed out). Retries after signals.
-pub fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
-    let milliseconds = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    loop {
-        // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd entries.
-        let ready =
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, milliseconds) };
-        if ready >= 0 {
-            return Ok(ready as usize);
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-}
+pub use sys::poll;
 
 impl AsRawFd for Socket {
     fn as_raw_fd(&self) -> RawFd {

@@ -56,7 +56,7 @@ pub fn compress_chunk(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), 
 
 /// `buffer_pattern`: the pattern, and scrambling and zeros off.
 pub fn pattern(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    let pattern = BufferPattern::parse(input.text()?).map_err(OptionError::BadValue)?;
+    let pattern = BufferPattern::parse(input.text()?)?;
     s.write_data.pattern = Some(pattern);
     s.write_data.scramble = Some(false);
     s.write_data.zero = false;
@@ -74,7 +74,7 @@ pub fn dedupe_percentage(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(
 
 /// `dedupe_mode`: repeat or working_set.
 pub fn dedupe_mode(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.write_data.dedupe_mode = DedupeMode::parse(input.text()?).map_err(OptionError::BadValue)?;
+    s.write_data.dedupe_mode = DedupeMode::parse(input.text()?)?;
     seen(s, input);
     Ok(())
 }

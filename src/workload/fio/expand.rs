@@ -7,6 +7,7 @@
 //!
 //! The machine's values come from an [`Environment`], so tests can fix them.
 
+use crate::host::sys;
 use std::collections::HashMap;
 
 /// Where expansion takes its values from.
@@ -25,21 +26,12 @@ pub struct Environment {
 impl Environment {
     /// This process's environment and this machine's values.
     pub fn system() -> Self {
-        // SAFETY: sysconf only reads system configuration values.
-        let (page_size, pages, cpus) = unsafe {
-            (
-                libc::sysconf(libc::_SC_PAGESIZE),
-                libc::sysconf(libc::_SC_PHYS_PAGES),
-                libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
-            )
-        };
-        let page_size = u64::try_from(page_size).unwrap_or(4096).max(1);
-        let pages = u64::try_from(pages).unwrap_or(0);
+        let page_size = sys::page_size();
         Environment {
             variables: None,
             page_size,
-            memory_mib: pages.saturating_mul(page_size) >> 20,
-            cpus: u64::try_from(cpus).unwrap_or(1).max(1),
+            memory_mib: sys::physical_pages().saturating_mul(page_size) >> 20,
+            cpus: u64::from(sys::online_cpus()),
         }
     }
 

@@ -206,7 +206,8 @@ fn protocol_files(
     let targets = urls
         .iter()
         .map(|url| {
-            let target = NetworkTarget::parse(url).map_err(|message| error(at, message))?;
+            let target =
+                NetworkTarget::parse(url).map_err(|problem| error(at, problem.to_string()))?;
             let matches = matches!(
                 (&target, engine),
                 (NetworkTarget::Nbd { .. }, EngineKind::Nbd)

@@ -120,7 +120,9 @@ pub fn map_job(
         run_length(job, &files, request)?
     };
     let job_error = |message: String| job.at.error(format!("job '{name}': {message}"));
-    let mut workload = overrides.apply(&workload).map_err(job_error)?;
+    let mut workload = overrides
+        .apply(&workload)
+        .map_err(|error| job_error(error.to_string()))?;
     for note in overrides.notes(&workload) {
         notes.add(None, note);
     }

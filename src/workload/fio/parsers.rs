@@ -6,6 +6,7 @@
 use super::settings::{BlockChoice, Pattern, SplitShare, SteadySpec};
 use super::values::{integer, size, size_or_percent};
 use crate::result::{EngineKind, OffsetDistribution};
+use crate::workload::WorkloadError;
 use crate::workload::steady::SteadyMetric;
 
 /// Why an option's value cannot be used.
@@ -20,6 +21,12 @@ pub enum OptionError {
 impl From<String> for OptionError {
     fn from(message: String) -> Self {
         OptionError::BadValue(message)
+    }
+}
+
+impl From<WorkloadError> for OptionError {
+    fn from(error: WorkloadError) -> Self {
+        OptionError::BadValue(error.to_string())
     }
 }
 
@@ -274,7 +281,7 @@ pub fn distribution(text: &str) -> Result<OffsetDistribution, OptionError> {
         }
         _ => {}
     }
-    OffsetDistribution::parse(text).map_err(OptionError::BadValue)
+    Ok(OffsetDistribution::parse(text)?)
 }
 
 /// `zoned:A/S:…`, where fio lets the last zone leave its size blank (the rest of the region).

@@ -376,9 +376,7 @@ mod tests {
     fn includes_of_devices_and_fifos_are_refused_without_reading_them() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo.fio");
-        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        crate::support::devices::make_fifo(&fifo);
         for (included, kind) in [
             (fifo.display().to_string(), "a FIFO"),
             ("/dev/zero".to_string(), "a character device"),

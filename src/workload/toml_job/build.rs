@@ -166,7 +166,9 @@ fn build_workload(
         };
         Problem::at(line, message)
     };
-    let mut workload = options.apply(&base_workload()).map_err(at_mentioned)?;
+    let mut workload = options
+        .apply(&base_workload())
+        .map_err(|error| at_mentioned(error.to_string()))?;
     for note in options.notes(&workload).into_iter().map(at_mentioned) {
         if !notes.contains(&note) {
             notes.push(note);
@@ -175,7 +177,7 @@ fn build_workload(
     for (setting, extra) in extras {
         extra
             .apply(&mut workload)
-            .map_err(|message| at(setting, message))?;
+            .map_err(|error| at(setting, error.to_string()))?;
     }
     Ok(workload)
 }

@@ -1,6 +1,7 @@
 //! The keys of a TOML job: the workload options (declared once, in [`WorkloadOptions`]), four
 //! keys for workload fields no flag sets, and how keys of different layers replace each other.
 
+use super::super::WorkloadError;
 use super::super::option_values as parse;
 use super::super::options::WorkloadOptions;
 use crate::result::{RunLength, Workload};
@@ -91,21 +92,24 @@ pub(super) enum Extra {
 
 impl Extra {
     /// Reads the value of extra key `key`, written as text.
-    pub(super) fn parse(key: &str, text: &str) -> Result<Self, String> {
+    pub(super) fn parse(key: &str, text: &str) -> Result<Self, WorkloadError> {
         match key {
             START_DELAY => parse::time(text).map(Extra::StartDelay),
             IO_LIMIT => match text.trim().parse::<u64>() {
                 Ok(limit) if limit > 0 => Ok(Extra::IoLimit(limit)),
-                _ => Err(format!("'{text}' is not a whole number of I/Os above 0")),
+                _ => Err(WorkloadError::value(
+                    text,
+                    "is not a whole number of I/Os above 0",
+                )),
             },
             FSYNC_EVERY => parse::blocks(text).map(Extra::FsyncEvery),
             TIME_LIMIT => parse::positive_time(text).map(Extra::TimeLimit),
-            other => Err(format!("'{other}' is not an extra key")),
+            other => Err(WorkloadError::value(other, "is not an extra key")),
         }
     }
 
     /// Sets the field of `workload` this value is about.
-    pub(super) fn apply(self, workload: &mut Workload) -> Result<(), String> {
+    pub(super) fn apply(self, workload: &mut Workload) -> Result<(), WorkloadError> {
         match self {
             Extra::StartDelay(delay_ns) => workload.start_delay_ns = delay_ns,
             Extra::IoLimit(limit) => workload.io_limit = Some(limit),
@@ -113,9 +117,7 @@ impl Extra {
             Extra::TimeLimit(limit_ns) => match &mut workload.length {
                 RunLength::Bytes { time_limit_ns, .. } => *time_limit_ns = Some(limit_ns),
                 RunLength::Time { .. } => {
-                    return Err(format!(
-                        "{TIME_LIMIT} limits a byte count: give bytes too (a time-based test already runs for its duration)"
-                    ));
+                    return Err(WorkloadError::TimeLimitWithoutBytes);
                 }
             },
         }

@@ -94,7 +94,7 @@ fn read_plan(
         request
             .limits
             .check_jobs(jobs)
-            .map_err(|message| Problem::at(Some(test.line), message))?;
+            .map_err(|error| Problem::at(Some(test.line), error.to_string()))?;
     }
     let overrides_text = toml::to_string(&request.overrides)
         .map_err(|error| Problem::at(None, format!("command-line options: {error}")))?;

@@ -1,0 +1,130 @@
+//! The C library calls that ask what this machine and process are, in one place: each wrapper
+//! is safe, checks the call's result, and says what it returns when the call fails. Everything
+//! above (CPU accounting, host facts, the runner's budget, job-file defaults) uses these instead
+//! of calling `libc` itself. (What discovery asks the kernel about a storage path goes through
+//! its own seam, `discovery::system`, so that a recorded machine can answer instead.)
+//!
+//! ```
+//! use iopath::host::sys;
+//! assert!(sys::online_cpus() >= 1);
+//! assert!(sys::page_size() >= 512);
+//! let (user_ns, system_ns) = sys::process_cpu_ns();
+//! assert!(user_ns + system_ns < u64::MAX);
+//! ```
+
+/// A `sysconf` value, `None` when the system does not say.
+fn sysconf(name: libc::c_int) -> Option<u64> {
+    // SAFETY: sysconf only reads system configuration values; it has no memory-safety
+    // preconditions.
+    let value = unsafe { libc::sysconf(name) };
+    u64::try_from(value).ok().filter(|value| *value > 0)
+}
+
+/// Logical CPUs online on the host (not limited by this process's affinity); 1 when unknown.
+pub fn online_cpus() -> u32 {
+    sysconf(libc::_SC_NPROCESSORS_ONLN)
+        .and_then(|cpus| u32::try_from(cpus).ok())
+        .unwrap_or(1)
+}
+
+/// The size of a memory page, bytes; 4096 when unknown.
+pub fn page_size() -> u64 {
+    sysconf(libc::_SC_PAGESIZE).unwrap_or(4096)
+}
+
+/// Pages of physical memory; 0 when unknown.
+pub fn physical_pages() -> u64 {
+    sysconf(libc::_SC_PHYS_PAGES).unwrap_or(0)
+}
+
+/// Clock ticks per second of /proc/stat's counters; 100 when unknown.
+pub fn clock_ticks_per_second() -> u64 {
+    sysconf(libc::_SC_CLK_TCK).unwrap_or(100)
+}
+
+fn timeval_ns(time: libc::timeval) -> u64 {
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_usec as u64 * 1_000
+}
+
+/// User and system time of this process so far, ns; zeros when unreadable.
+pub fn process_cpu_ns() -> (u64, u64) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a whole rusage into the pointer we pass, which is valid.
+    let usage = unsafe {
+        if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
+            return (0, 0);
+        }
+        usage.assume_init()
+    };
+    (timeval_ns(usage.ru_utime), timeval_ns(usage.ru_stime))
+}
+
+/// CPU time (user + system) of the calling thread so far, ns; 0 when unreadable.
+pub fn thread_cpu_ns() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a valid pointer.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) } != 0 {
+        return 0;
+    }
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
+}
+
+/// A resource limit `getrlimit` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// `RLIMIT_MEMLOCK`: bytes of memory that may be locked (registered io_uring buffers).
+    LockedMemory,
+    /// `RLIMIT_NPROC`: processes and threads of the user.
+    Processes,
+}
+
+/// The soft limit `limit`, `None` when unlimited or unreadable.
+pub fn soft_limit(limit: Limit) -> Option<u64> {
+    let resource = match limit {
+        Limit::LockedMemory => libc::RLIMIT_MEMLOCK,
+        Limit::Processes => libc::RLIMIT_NPROC,
+    };
+    let mut value = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit structure through the pointer, which points to
+    // `value`.
+    if unsafe { libc::getrlimit(resource, &mut value) } != 0
+        || value.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(value.rlim_cur)
+}
+
+/// Whether this process runs as root (effective user 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Writes every dirty page of every filesystem back (`sync`).
+pub fn sync_filesystems() {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_time_does_not_go_back() {
+        let before = thread_cpu_ns();
+        let mut spin = 0u64;
+        for index in 0..2_000_000u64 {
+            spin = spin.wrapping_add(std::hint::black_box(index));
+        }
+        std::hint::black_box(spin);
+        assert!(thread_cpu_ns() >= before);
+    }
+}

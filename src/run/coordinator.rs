@@ -1,0 +1,170 @@
+//! The coordinator of one test: while the workers run it publishes a live sample each second,
+//! checks the steady-state criterion (and ends the test when it holds), and takes the CPU
+//! snapshots at the edges of the measured window.
+
+use super::progress::{LiveSample, WorkerProgress};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::CpuSnapshot;
+use crate::result::{CpuResult, RunLength};
+use crate::workload::steady::SteadyMetric;
+use crate::workload::{JobPlan, TestPlan};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What the coordinator watches.
+pub(super) struct Watch<'a> {
+    /// The test being run.
+    pub test: &'a TestPlan,
+    /// The clock every worker reads.
+    pub clock: &'a Clock,
+    /// The common start of the workers, a reading of `clock`.
+    pub start: Ticks,
+    /// The live totals of every worker.
+    pub progress: &'a [WorkerProgress],
+    /// How many workers have ended.
+    pub finished: &'a AtomicU64,
+    /// How many workers there are.
+    pub thread_count: u64,
+    /// Raised when the test has reached steady state: the workers end their window.
+    pub finish: &'a AtomicBool,
+}
+
+/// CPU used by the process and every core between the edges of the measured window.
+pub(super) struct WindowCpu(CpuResult);
+
+impl WindowCpu {
+    /// Writes the window's figures (wall time, process time, cores) into `cpu`.
+    pub(super) fn apply_to(self, cpu: &mut CpuResult) {
+        let WindowCpu(window) = self;
+        cpu.wall_ns = window.wall_ns;
+        cpu.user_ns = window.user_ns;
+        cpu.system_ns = window.system_ns;
+        cpu.cores = window.cores;
+    }
+}
+
+/// What the coordinator measured.
+pub(super) struct Watched {
+    /// CPU during the window (`None`: the window never began).
+    pub cpu: Option<WindowCpu>,
+    /// When the steady-state criterion held, ns after the ramp.
+    pub steady_after_ns: Option<u64>,
+}
+
+/// One CPU snapshot and when it was taken, ns after the start.
+type Snapshot = (u64, CpuSnapshot);
+
+fn snapshot(now_ns: u64) -> Snapshot {
+    (now_ns, CpuSnapshot::now())
+}
+
+/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
+fn planned_end_ns(job: &JobPlan) -> Option<u64> {
+    let workload = &job.workload;
+    match workload.length {
+        RunLength::Time { duration_ns } => {
+            Some(workload.start_delay_ns + workload.ramp_ns + duration_ns)
+        }
+        RunLength::Bytes { .. } => None,
+    }
+}
+
+/// The coordinator's loop, until every worker has ended: a live sample each second to
+/// `observer`, CPU snapshots at the window edges.
+pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample)) -> Watched {
+    let Watch {
+        test,
+        clock,
+        start,
+        progress,
+        finished,
+        thread_count,
+        finish,
+    } = *watch;
+    let ramp_ns = test
+        .jobs
+        .iter()
+        .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
+        .min()
+        .unwrap_or(0);
+    let planned_end: Option<u64> = test
+        .jobs
+        .iter()
+        .map(planned_end_ns)
+        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
+    // With a final fdatasync the window ends when the workers do, not at the planned time.
+    let window_end_ns =
+        planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
+    let mut window_start_snapshot = None;
+    let mut window_end_snapshot = None;
+    let mut next_sample_ns = 1_000_000_000u64;
+    let mut last_totals = (0u64, 0u64, 0u64);
+    let mut steady_samples = Vec::new();
+    let mut steady_after_ns = None;
+    let mut last_sample_ns = 0u64;
+    loop {
+        let now_ns = clock.nanos_between(start, clock.now());
+        if window_start_snapshot.is_none() && now_ns >= ramp_ns {
+            window_start_snapshot = Some(snapshot(now_ns));
+        }
+        let all_done = finished.load(Ordering::Acquire) == thread_count;
+        if window_end_snapshot.is_none()
+            && (all_done || window_end_ns.is_some_and(|end| now_ns >= end))
+        {
+            window_end_snapshot = Some(snapshot(now_ns));
+        }
+        if all_done {
+            break;
+        }
+        if now_ns >= next_sample_ns {
+            let totals = WorkerProgress::sum(progress);
+            let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
+            let ios = totals.1 - last_totals.1;
+            let sample = LiveSample {
+                test_name: test.name.clone(),
+                elapsed_ns: now_ns,
+                total_ns: planned_end,
+                ramping: now_ns < ramp_ns,
+                bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
+                iops: ios as f64 / seconds,
+            };
+            if let Some(criterion) = &test.settings.steady
+                && last_sample_ns >= ramp_ns
+                && steady_after_ns.is_none()
+            {
+                steady_samples.push(match criterion.metric {
+                    SteadyMetric::Iops => sample.iops,
+                    SteadyMetric::Bandwidth => sample.bytes_per_second,
+                    SteadyMetric::Latency => (totals.2 - last_totals.2) as f64 / ios.max(1) as f64,
+                });
+                if criterion.holds(&steady_samples) {
+                    steady_after_ns = Some(now_ns - ramp_ns);
+                    finish.store(true, Ordering::Relaxed);
+                }
+            }
+            observer(&sample);
+            last_totals = totals;
+            last_sample_ns = now_ns;
+            next_sample_ns += 1_000_000_000;
+        }
+        let mut wake_ns = next_sample_ns;
+        if window_start_snapshot.is_none() {
+            wake_ns = wake_ns.min(ramp_ns);
+        }
+        if let (None, Some(end)) = (&window_end_snapshot, window_end_ns) {
+            wake_ns = wake_ns.min(end);
+        }
+        let sleep_ns = wake_ns.saturating_sub(now_ns).clamp(100_000, 20_000_000);
+        std::thread::sleep(Duration::from_nanos(sleep_ns));
+    }
+    let cpu = match (window_start_snapshot, window_end_snapshot) {
+        (Some((t0, opened)), Some((t1, closed))) => {
+            Some(WindowCpu(closed.used_since(&opened, t1.saturating_sub(t0))))
+        }
+        _ => None,
+    };
+    Watched {
+        cpu,
+        steady_after_ns,
+    }
+}

@@ -1,0 +1,155 @@
+//! Why a plan cannot run on its targets or on this host, found before any I/O: a target that
+//! is missing, a network volume that does not answer, a region or a block size that does not
+//! fit the target, a plan larger than its limits or than the host's threads and memory.
+//!
+//! Each variant names the target (or the test, or the job) and the figures, and the flags that
+//! change them; the command line refuses all of them with exit status 2.
+
+use super::budget::BudgetError;
+use crate::engine::EngineError;
+use crate::units::format_size;
+use crate::workload::WorkloadError;
+use std::path::PathBuf;
+
+/// A plan that does not fit its targets or the host. See the [module](self) documentation.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The plan has no target.
+    #[error("no target given")]
+    NoTarget,
+    /// A missing device under /dev (where iopath never creates a test file).
+    #[error("{}: no such device (iopath never creates files under /dev)", path.display())]
+    NoSuchDevice {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// A missing file, and no size to create it with.
+    #[error(
+        "{}: no such file or device (give a size to create a test file there)",
+        path.display()
+    )]
+    NoSuchFile {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// Every test was skipped (each with a warning).
+    #[error("no test can run on these targets (see the warnings above)")]
+    NothingToRun,
+    /// A test beyond the limits of the run (`--max-jobs`, `--max-threads`).
+    #[error("test '{test}': {source}")]
+    OverLimit {
+        /// The test.
+        test: String,
+        /// The limit it passes.
+        source: WorkloadError,
+    },
+    /// A network volume that could not be probed.
+    #[error("{target}: {source}")]
+    Probe {
+        /// The volume's URL.
+        target: String,
+        /// Why the probe failed.
+        source: EngineError,
+    },
+    /// A block size above the largest request an NBD server accepts.
+    #[error(
+        "{target}: block size {} ({largest_bytes} bytes) is larger than the largest request the \
+         server accepts, {} ({limit_bytes} bytes, its NBD maximum block size); use a block size \
+         of {} or less",
+        format_size(*largest_bytes),
+        format_size(*limit_bytes),
+        format_size(*limit_bytes)
+    )]
+    RequestTooLarge {
+        /// The volume's URL.
+        target: String,
+        /// The job's largest block, bytes.
+        largest_bytes: u64,
+        /// The server's largest request, bytes.
+        limit_bytes: u64,
+    },
+    /// The sync engine asked for on a network volume.
+    #[error(
+        "{target}: the sync engine works on local files; network targets use their protocol's \
+         engine"
+    )]
+    SyncOnNetwork {
+        /// The volume's URL.
+        target: String,
+    },
+    /// `--offset` at or past the end of the target.
+    #[error(
+        "--offset {} is past the end of {target} ({size_bytes} bytes)",
+        format_size(*offset_bytes)
+    )]
+    OffsetPastEnd {
+        /// The target.
+        target: String,
+        /// The region's offset, bytes.
+        offset_bytes: u64,
+        /// The target's size, bytes.
+        size_bytes: u64,
+    },
+    /// A region that ends past the end of the target.
+    #[error(
+        "the region {}+{} ends past the end of {target} ({size_bytes} bytes)",
+        format_size(*offset_bytes),
+        format_size(*region_bytes)
+    )]
+    RegionPastEnd {
+        /// The target.
+        target: String,
+        /// The region's offset, bytes.
+        offset_bytes: u64,
+        /// The region's size, bytes.
+        region_bytes: u64,
+        /// The target's size, bytes.
+        size_bytes: u64,
+    },
+    /// A region smaller than the largest block.
+    #[error(
+        "the region of {target} ({region_bytes} bytes) is smaller than the block size {}",
+        format_size(*largest_bytes)
+    )]
+    RegionTooSmall {
+        /// The target.
+        target: String,
+        /// The region's size, bytes.
+        region_bytes: u64,
+        /// The largest block, bytes.
+        largest_bytes: u64,
+    },
+    /// An offset or block size that breaks the alignment O_DIRECT needs on the target.
+    #[error(
+        "{} breaks O_DIRECT alignment on {target}: offsets and block sizes must be multiples of \
+         {alignment_bytes} bytes (logical block size {logical_block_bytes}); use --buffered or a \
+         multiple of {alignment_bytes}",
+        format_size(*value_bytes)
+    )]
+    DirectAlignment {
+        /// The target.
+        target: String,
+        /// The offset or block size that breaks it.
+        value_bytes: u64,
+        /// The alignment O_DIRECT needs, bytes.
+        alignment_bytes: u64,
+        /// The target's logical block size, bytes.
+        logical_block_bytes: u32,
+    },
+    /// A block size that is not a multiple of a device's logical block size.
+    #[error(
+        "block size {} is not a multiple of {target}'s logical block size ({logical_block_bytes})",
+        format_size(*block_bytes)
+    )]
+    DeviceBlockSize {
+        /// The device.
+        target: String,
+        /// The smallest block, bytes.
+        block_bytes: u64,
+        /// The device's logical block size, bytes.
+        logical_block_bytes: u32,
+    },
+    /// More than the host has room for: queue depth, threads, memory.
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
+}

@@ -1,0 +1,212 @@
+//! One worker: owns its engine, slots, planner and recorders, and issues I/O until its time or
+//! its bytes are done.
+//!
+//! The loop ([`run_worker`]) is a small state machine over [`state::Worker`]: look for the end
+//! (a stop flag, the time, the budget), run a periodic fdatasync when one is due, fill the queue
+//! (one clock read before each batch of submissions, and one after the buffer of a write was
+//! filled or scrambled, so that this CPU work is not counted as latency), reap at least one
+//! completion (one clock read after each reap) and record every completion that ends inside
+//! the measurement window. Every way of stopping goes through one method, with its reason.
+//! Nothing in the loop locks, and nothing allocates per I/O: slots, buffers, the completion
+//! array, the histograms and the I/O trace are sized before the clock starts, and a trace that
+//! outgrows its room counts what it could not keep instead of growing. The per-interval series
+//! append once per interval into room reserved for the planned intervals; only a run longer
+//! than planned (a byte count past 64 intervals, completions after the planned end with
+//! `--fsync-at-end`) or an interval with an unusually wide latency spread grows them, once per
+//! interval.
+
+mod state;
+#[cfg(test)]
+mod tests;
+mod trace;
+
+use super::pacer::JobPacer;
+use super::progress::WorkerProgress;
+use crate::engine::buffer_fill::BufferFiller;
+use crate::engine::{Engine, EngineError};
+use crate::host::clock::{Clock, Ticks};
+use crate::result::{Direction, IoErrorRecord, StopReason};
+use crate::stats::recorder::DirectionRecorder;
+use crate::workload::planner::IoPlanner;
+use state::Worker;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Errors kept with their offsets per worker; later ones are only counted.
+pub const KEPT_ERRORS_PER_WORKER: usize = 16;
+
+/// How long a worker runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerLength {
+    /// Measure for `duration_ns` after `ramp_ns`.
+    Time {
+        /// Ramp, ns.
+        ramp_ns: u64,
+        /// Measured time, ns.
+        duration_ns: u64,
+    },
+    /// Issue exactly this many bytes (whole I/Os; a size mix may pass it by less than one
+    /// block), all measured.
+    Bytes {
+        /// This worker's share, bytes.
+        bytes: u64,
+        /// Stop earlier when this time has passed, ns.
+        time_limit_ns: Option<u64>,
+    },
+}
+
+/// Everything a worker needs besides its engine.
+pub struct WorkerPlan {
+    /// Path of the target, for error messages.
+    pub target_path: String,
+    /// Offsets, sizes and directions.
+    pub planner: IoPlanner,
+    /// I/Os in flight.
+    pub queue_depth: u32,
+    /// Time or bytes.
+    pub length: WorkerLength,
+    /// fdatasync at the end, inside the measured time.
+    pub fsync_at_end: bool,
+    /// Keep going after an I/O error.
+    pub continue_on_error: bool,
+    /// Length of a series interval, ns.
+    pub interval_ns: u64,
+    /// Record every issued I/O (tests and `--trace-io`).
+    pub trace: bool,
+    /// Stamp every written block with its offset (see [`stamp_block`]).
+    pub stamp_writes: bool,
+    /// Fills or scrambles write buffers before each write.
+    pub data: BufferFiller,
+    /// Wait this long after the common start before issuing, ns.
+    pub start_delay_ns: u64,
+    /// Most I/Os to issue.
+    pub io_limit: Option<u64>,
+    /// fdatasync after every this many writes.
+    pub fsync_every_writes: Option<u32>,
+    /// Hand queued requests to the device after every this many (0: once per refill). 1 is
+    /// fio's default (`iodepth_batch_submit=1`): each request starts as soon as it is queued.
+    pub submit_batch: usize,
+}
+
+/// Marker following the offset in a stamped block.
+pub const STAMP_MARKER: &[u8; 8] = b"iopathST";
+
+/// Writes the block's own offset (little-endian) and [`STAMP_MARKER`] into its first 16 bytes,
+/// so a read-back can prove where each block landed.
+#[inline]
+pub fn stamp_block(buffer: &mut [u8], offset: u64) {
+    if buffer.len() >= 16 {
+        buffer[..8].copy_from_slice(&offset.to_le_bytes());
+        buffer[8..16].copy_from_slice(STAMP_MARKER);
+    }
+}
+
+/// What is shared between workers and the coordinator: the stop flags and the progress cells.
+pub struct WorkerLinks<'a> {
+    /// The run's stop request (a signal); workers only read it.
+    pub stop: &'a AtomicBool,
+    /// Set by a worker of the test whose error stops the test; every worker stops on it.
+    pub error_stop: &'a AtomicBool,
+    /// This worker's live totals.
+    pub progress: &'a WorkerProgress,
+    /// Set by the coordinator when the test has reached steady state: end the window now, as
+    /// if its time were up.
+    pub finish: &'a AtomicBool,
+    /// The rate caps of the worker's job, shared by all its workers (`None`: uncapped).
+    pub pacer: Option<&'a JobPacer>,
+}
+
+impl WorkerLinks<'_> {
+    /// Whether the worker should end what it is waiting for: a stop, an error elsewhere, or
+    /// the end of the test.
+    fn wait_is_over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.error_stop.load(Ordering::Relaxed)
+            || self.finish.load(Ordering::Relaxed)
+    }
+}
+
+/// One issued I/O, when tracing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TracedIo {
+    /// Direction.
+    pub direction: Direction,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length.
+    pub length: u32,
+}
+
+/// What a worker measured.
+pub struct WorkerOutcome {
+    /// Reads.
+    pub read: DirectionRecorder,
+    /// Writes.
+    pub write: DirectionRecorder,
+    /// First errors with offsets.
+    pub errors: Vec<IoErrorRecord>,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// End of its measured window, ns after the measurement started.
+    pub window_end_ns: u64,
+    /// Time of the final fdatasync, ns.
+    pub fsync_ns: u64,
+    /// CPU time of the thread inside the window, ns.
+    pub thread_cpu_ns: u64,
+    /// Issued I/Os, when tracing (at most the room reserved before the start).
+    pub trace: Vec<TracedIo>,
+    /// Issued I/Os the trace had no room for.
+    pub trace_overflow_ios: u64,
+    /// A failure of the engine as a whole (not of one I/O).
+    pub engine_failure: Option<EngineError>,
+}
+
+impl WorkerOutcome {
+    /// The outcome of a worker stopped for `stop_reason` before it issued any I/O.
+    pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
+        let mut read = DirectionRecorder::new(interval_ns, 0);
+        let mut write = DirectionRecorder::new(interval_ns, 0);
+        read.finish();
+        write.finish();
+        WorkerOutcome {
+            read,
+            write,
+            errors: Vec::new(),
+            stop_reason,
+            window_end_ns: 0,
+            fsync_ns: 0,
+            thread_cpu_ns: 0,
+            trace: Vec::new(),
+            trace_overflow_ios: 0,
+            engine_failure: None,
+        }
+    }
+}
+
+/// Runs one worker from `start` (a reading of `clock` shared by every worker of the test).
+pub fn run_worker<E: Engine>(
+    engine: &mut E,
+    plan: WorkerPlan,
+    links: WorkerLinks<'_>,
+    clock: &Clock,
+    start: Ticks,
+) -> WorkerOutcome {
+    let mut worker = Worker::new(engine, plan, links, clock, start);
+    worker.wait_for_start();
+    loop {
+        worker.look_for_the_end();
+        worker.sync_if_due();
+        let pacing_wait_ns = worker.fill();
+        if worker.idle() {
+            if worker.nothing_left() {
+                break;
+            }
+            worker.wait(pacing_wait_ns);
+            continue;
+        }
+        if let Err(error) = worker.reap_and_record() {
+            worker.engine_failed(error);
+            break;
+        }
+    }
+    worker.finish()
+}

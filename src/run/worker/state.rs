@@ -1,0 +1,645 @@
+//! The state of one running worker and the steps of its loop: [`Worker::fill`] issues I/O up to
+//! the queue depth under the pacer, think time and budget rules (one clock read per batch, and
+//! one more after a write's buffer was filled, so that this CPU work is not its latency), [`Worker::reap_and_record`]
+//! records what completed, and [`Worker::stop`] is the one way a worker stops early.
+
+use super::trace::IoTrace;
+use super::{
+    KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
+    stamp_block,
+};
+use crate::engine::{Completion, Engine, EngineError, IoRequest};
+use crate::host::clock::{Clock, Ticks};
+use crate::host::cpu::thread_cpu_ns;
+use crate::result::{Direction, IoErrorRecord, StopReason};
+use crate::stats::recorder::DirectionRecorder;
+use crate::workload::planner::PlannedIo;
+use std::sync::atomic::Ordering;
+
+/// Room for series intervals when the run's length is not a time.
+const UNTIMED_INTERVALS: usize = 64;
+
+/// What a busy slot holds.
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotState {
+    offset: u64,
+    length: u32,
+    direction: Option<Direction>,
+    submitted: Ticks,
+}
+
+/// The slots of the queue, sized to the queue depth before the start.
+struct Queue {
+    slots: Vec<SlotState>,
+    free: Vec<u32>,
+    completions: Vec<Completion>,
+    in_flight: usize,
+    depth: usize,
+}
+
+impl Queue {
+    fn new(depth: usize) -> Self {
+        Queue {
+            slots: vec![SlotState::default(); depth],
+            free: (0..depth as u32).rev().collect(),
+            completions: vec![Completion::default(); depth],
+            in_flight: 0,
+            depth,
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        self.in_flight < self.depth
+    }
+}
+
+/// When the worker measures, in clock ticks, and what bounds it.
+struct Window {
+    begin: Ticks,
+    measure_start: Ticks,
+    measure_end: Option<Ticks>,
+    duration_ns: Option<u64>,
+    byte_budget: Option<u64>,
+    io_limit: Option<u64>,
+}
+
+/// Why a worker stops before its time, bytes or I/Os are done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum StopCause {
+    /// The run's stop flag, or another worker's error.
+    Signal,
+    /// One of this worker's I/Os failed (and errors do not let it go on).
+    IoError,
+    /// The engine failed as a whole.
+    EngineFailure,
+    /// The engine gave up on requests in flight because the run was stopping.
+    EngineStopped,
+}
+
+/// How the worker's window is ending.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ending {
+    /// No new I/O is issued; in-flight ones are drained.
+    stopping: bool,
+    reason: Option<StopReason>,
+    /// The measured time ran out.
+    time_ended: bool,
+    /// When a stop (a signal or an error) ended the window.
+    stopped_at: Option<Ticks>,
+    /// When the coordinator ended the window (steady state reached).
+    finished_at: Option<Ticks>,
+}
+
+/// Totals of one worker, ramp included.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    issued_bytes: u64,
+    issued_ios: u64,
+    completed_bytes: u64,
+    completed_ios: u64,
+    completed_latency_ns: u64,
+}
+
+/// One worker while it runs.
+pub(super) struct Worker<'a, E: Engine> {
+    engine: &'a mut E,
+    plan: WorkerPlan,
+    links: WorkerLinks<'a>,
+    clock: &'a Clock,
+    window: Window,
+    queue: Queue,
+    totals: Totals,
+    read: DirectionRecorder,
+    write: DirectionRecorder,
+    errors: Vec<IoErrorRecord>,
+    trace: IoTrace,
+    writes_since_sync: u32,
+    sync_pending: bool,
+    /// No I/O before this tick (a think time or burst delay).
+    not_before: Ticks,
+    /// The next I/O, drawn and given its place by the pacer, waiting for its time.
+    paced: Option<(PlannedIo, u64)>,
+    ending: Ending,
+    last_completion: Ticks,
+    cpu_at_measure_start: Option<u64>,
+    engine_failure: Option<EngineError>,
+    /// The latest clock reading of the loop.
+    now: Ticks,
+}
+
+impl<'a, E: Engine> Worker<'a, E> {
+    /// A worker whose test starts at `start`, with every buffer sized.
+    pub(super) fn new(
+        engine: &'a mut E,
+        plan: WorkerPlan,
+        links: WorkerLinks<'a>,
+        clock: &'a Clock,
+        start: Ticks,
+    ) -> Self {
+        let (ramp_ns, duration_ns, byte_budget) = match plan.length {
+            WorkerLength::Time {
+                ramp_ns,
+                duration_ns,
+            } => (ramp_ns, Some(duration_ns), None),
+            WorkerLength::Bytes {
+                bytes,
+                time_limit_ns,
+            } => (0, time_limit_ns, Some(bytes)),
+        };
+        let intervals = duration_ns.map_or(UNTIMED_INTERVALS, |d| {
+            d.div_ceil(plan.interval_ns.max(1)) as usize
+        });
+        let begin = start + clock.ticks_for_nanos(plan.start_delay_ns);
+        let measure_start = begin + clock.ticks_for_nanos(ramp_ns);
+        let trace_room = if plan.trace {
+            IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
+        } else {
+            0
+        };
+        Worker {
+            read: DirectionRecorder::new(plan.interval_ns, intervals),
+            write: DirectionRecorder::new(plan.interval_ns, intervals),
+            errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
+            trace: IoTrace::with_room(trace_room),
+            queue: Queue::new(plan.queue_depth.max(1) as usize),
+            window: Window {
+                begin,
+                measure_start,
+                measure_end: duration_ns.map(|d| measure_start + clock.ticks_for_nanos(d)),
+                duration_ns,
+                byte_budget,
+                io_limit: plan.io_limit,
+            },
+            totals: Totals::default(),
+            writes_since_sync: 0,
+            sync_pending: false,
+            not_before: 0,
+            paced: None,
+            ending: Ending::default(),
+            last_completion: measure_start,
+            cpu_at_measure_start: None,
+            engine_failure: None,
+            now: clock.now(),
+            engine,
+            plan,
+            links,
+            clock,
+        }
+    }
+
+    /// Waits for the common start (after this worker's own delay), unless the test is stopped
+    /// first; starts the CPU count when there is no ramp.
+    pub(super) fn wait_for_start(&mut self) {
+        let begin = self.window.begin;
+        if self.plan.start_delay_ns > 0 {
+            pause(
+                self.clock,
+                self.clock.nanos_between(self.now, begin),
+                &self.links,
+            );
+            self.now = self.clock.now();
+        }
+        while self.now < begin && !self.links.wait_is_over() {
+            std::hint::spin_loop();
+            self.now = self.clock.now();
+        }
+        if self.window.measure_start == begin {
+            self.cpu_at_measure_start = Some(thread_cpu_ns());
+        }
+    }
+
+    /// Whether the worker has issued its bytes or its I/Os.
+    fn budget_done(&self) -> bool {
+        self.window
+            .byte_budget
+            .is_some_and(|budget| self.totals.issued_bytes >= budget)
+            || self
+                .window
+                .io_limit
+                .is_some_and(|limit| self.totals.issued_ios >= limit)
+    }
+
+    /// Starts the end of the window when a stop flag is up, the time is over, the coordinator
+    /// ended the test or the budget is issued: no new I/O from then on.
+    pub(super) fn look_for_the_end(&mut self) {
+        if self.ending.stopping {
+            return;
+        }
+        let now = self.now;
+        if self.links.error_stop.load(Ordering::Relaxed) || self.links.stop.load(Ordering::Relaxed)
+        {
+            self.stop(StopCause::Signal, now);
+        } else if self.window.measure_end.is_some_and(|end| now >= end) {
+            self.ending.stopping = true;
+            self.ending.time_ended = true;
+        } else if self.links.finish.load(Ordering::Relaxed) {
+            self.ending.stopping = true;
+            self.ending.finished_at = Some(now);
+        } else if self.budget_done() {
+            self.ending.stopping = true;
+        }
+    }
+
+    /// Runs a periodic fdatasync once the writes before it have completed (it runs alone).
+    pub(super) fn sync_if_due(&mut self) {
+        if self.sync_pending && self.queue.in_flight == 0 {
+            self.sync_pending = false;
+            if let Err(error) = self.engine.sync_data() {
+                self.engine_failed(error);
+            }
+        }
+    }
+
+    /// Issues I/O until the queue is full, the budget is issued, a periodic fdatasync is due or
+    /// the next I/O must wait (pacer, think time); returns that wait, ns (0: none).
+    pub(super) fn fill(&mut self) -> u64 {
+        if self.ending.stopping
+            || self.sync_pending
+            || !self.queue.has_room()
+            || self.engine_failure.is_some()
+        {
+            return 0;
+        }
+        let clock = self.clock;
+        let batch_time = clock.now();
+        let since_start = clock.nanos_between(self.window.begin, batch_time);
+        let mut queued = 0usize;
+        let mut wait_ns = 0;
+        while self.queue.has_room() {
+            if self.budget_done() {
+                break;
+            }
+            if batch_time < self.not_before {
+                wait_ns = clock.nanos_between(batch_time, self.not_before);
+                break;
+            }
+            let (io, due_ns) = self.next_io();
+            if due_ns > since_start {
+                wait_ns = due_ns - since_start;
+                self.paced = Some((io, due_ns));
+                break;
+            }
+            // Requests handed to the device one by one get their own submission time.
+            let own_time = self.plan.submit_batch == 1 && queued > 0;
+            let submitted = match self.issue(io, batch_time, own_time) {
+                Ok(submitted) => submitted,
+                Err(error) => {
+                    self.engine_failed(error);
+                    break;
+                }
+            };
+            queued += 1;
+            if self.plan.submit_batch > 0
+                && queued.is_multiple_of(self.plan.submit_batch)
+                && self.queue.has_room()
+                && let Err(error) = self.engine.flush()
+            {
+                self.engine_failed(error);
+                break;
+            }
+            if io.pause_after_ns > 0 {
+                self.not_before = submitted + clock.ticks_for_nanos(io.pause_after_ns);
+            }
+            if self.sync_due_after(io) {
+                break;
+            }
+        }
+        if let Err(error) = self.engine.flush()
+            && self.engine_failure.is_none()
+        {
+            self.engine_failed(error);
+        }
+        wait_ns
+    }
+
+    /// The next I/O and the time it is due, ns after the start (0: now): the one waiting for
+    /// the pacer, or a new one drawn from the planner.
+    fn next_io(&mut self) -> (PlannedIo, u64) {
+        match (self.paced.take(), self.links.pacer) {
+            (Some(waiting), _) => waiting,
+            (None, Some(pacer)) => {
+                let io = self.plan.planner.next_io();
+                (io, pacer.claim(u64::from(io.length)))
+            }
+            (None, None) => (self.plan.planner.next_io(), 0),
+        }
+    }
+
+    /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
+    /// submission time: `batch_time`, or a clock reading of its own when `own_time` or when
+    /// the buffer was just filled (the fill is not the write's latency).
+    fn issue(
+        &mut self,
+        io: PlannedIo,
+        batch_time: Ticks,
+        own_time: bool,
+    ) -> Result<Ticks, EngineError> {
+        let slot = self
+            .queue
+            .free
+            .pop()
+            .expect("a free slot below the queue depth");
+        let mut filled = false;
+        if io.direction == Direction::Write {
+            let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
+            let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
+            filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
+            if self.plan.stamp_writes {
+                stamp_block(buffer, io.offset);
+            }
+        }
+        let submitted = if filled || own_time {
+            self.clock.now()
+        } else {
+            batch_time
+        };
+        self.queue.slots[slot as usize] = SlotState {
+            offset: io.offset,
+            length: io.length,
+            direction: Some(io.direction),
+            submitted,
+        };
+        if self.plan.trace {
+            self.trace.push(TracedIo {
+                direction: io.direction,
+                offset: io.offset,
+                length: io.length,
+            });
+        }
+        let request = IoRequest {
+            slot,
+            direction: io.direction,
+            offset: io.offset,
+            length: io.length,
+        };
+        if let Err(error) = self.engine.submit(request) {
+            self.queue.free.push(slot);
+            return Err(error);
+        }
+        self.queue.in_flight += 1;
+        self.totals.issued_bytes += u64::from(io.length);
+        self.totals.issued_ios += 1;
+        Ok(submitted)
+    }
+
+    /// Counts a write towards the periodic fdatasync; true when one is now due.
+    fn sync_due_after(&mut self, io: PlannedIo) -> bool {
+        let Some(every) = self.plan.fsync_every_writes else {
+            return false;
+        };
+        if io.direction != Direction::Write {
+            return false;
+        }
+        self.writes_since_sync += 1;
+        if self.writes_since_sync >= every {
+            self.writes_since_sync = 0;
+            self.sync_pending = true;
+        }
+        self.sync_pending
+    }
+
+    /// Whether no I/O is in flight.
+    pub(super) fn idle(&self) -> bool {
+        self.queue.in_flight == 0
+    }
+
+    /// Whether an idle worker is done: it is stopping or has issued its budget.
+    pub(super) fn nothing_left(&self) -> bool {
+        self.ending.stopping || self.budget_done()
+    }
+
+    /// Waits `wait_ns` for the pacer or a think time (no longer than the window lasts), then
+    /// reads the clock.
+    pub(super) fn wait(&mut self, wait_ns: u64) {
+        if wait_ns > 0 {
+            let clock = self.clock;
+            let until_end = self
+                .window
+                .measure_end
+                .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
+            pause(clock, wait_ns.min(until_end), &self.links);
+        }
+        self.now = self.clock.now();
+    }
+
+    /// Reaps at least one completion and records each: latency and bytes of those that end
+    /// inside the window, an error for a failed or short transfer (which stops the worker
+    /// unless errors may go on). Publishes the totals for the live line.
+    pub(super) fn reap_and_record(&mut self) -> Result<(), EngineError> {
+        let reaped = self.engine.reap(1, &mut self.queue.completions)?;
+        let now = self.clock.now();
+        self.now = now;
+        if self.cpu_at_measure_start.is_none() && now >= self.window.measure_start {
+            self.cpu_at_measure_start = Some(thread_cpu_ns());
+        }
+        let at_end = self.plan.fsync_at_end;
+        let counted = now >= self.window.measure_start
+            && (at_end || self.window.measure_end.is_none_or(|end| now <= end))
+            && (at_end || self.ending.finished_at.is_none_or(|at| now <= at))
+            && self.ending.stopped_at.is_none();
+        let elapsed_ns = self.clock.nanos_between(self.window.measure_start, now);
+        for index in 0..reaped {
+            let completion = self.queue.completions[index];
+            self.record(completion, counted.then_some(elapsed_ns));
+        }
+        let totals = self.totals;
+        self.links.progress.publish(
+            totals.completed_bytes,
+            totals.completed_ios,
+            totals.completed_latency_ns,
+        );
+        Ok(())
+    }
+
+    /// Frees the slot of `completion` and records it; `elapsed_ns` is its time in the window,
+    /// `None` when it ended outside.
+    fn record(&mut self, completion: Completion, elapsed_ns: Option<u64>) {
+        let slot = self.queue.slots[completion.slot as usize];
+        self.queue.free.push(completion.slot);
+        self.queue.in_flight -= 1;
+        let direction = slot.direction.unwrap_or(Direction::Read);
+        if completion.result != i64::from(slot.length) {
+            self.record_error(slot, direction, completion.result);
+            return;
+        }
+        let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
+        self.totals.completed_bytes += u64::from(slot.length);
+        self.totals.completed_ios += 1;
+        self.totals.completed_latency_ns += latency_ns;
+        if let Some(elapsed_ns) = elapsed_ns {
+            let recorder = match direction {
+                Direction::Read => &mut self.read,
+                Direction::Write => &mut self.write,
+            };
+            recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
+            self.last_completion = self.now;
+        }
+    }
+
+    /// Counts a failed or short transfer (a short one is not retried and its bytes are not
+    /// counted), keeps the first ones with their offsets, and stops the worker unless errors
+    /// may go on.
+    fn record_error(&mut self, slot: SlotState, direction: Direction, result: i64) {
+        match direction {
+            Direction::Read => self.read.error_count += 1,
+            Direction::Write => self.write.error_count += 1,
+        }
+        if self.errors.len() < KEPT_ERRORS_PER_WORKER {
+            self.errors.push(IoErrorRecord {
+                target: self.plan.target_path.clone(),
+                direction,
+                offset: slot.offset,
+                length: slot.length,
+                error: if result < 0 {
+                    std::io::Error::from_raw_os_error(-result as i32).to_string()
+                } else {
+                    format!("short transfer: {result} of {} bytes", slot.length)
+                },
+            });
+        }
+        if !self.plan.continue_on_error {
+            self.stop(StopCause::IoError, self.now);
+        }
+    }
+
+    /// Records a failure of the engine as a whole and stops the worker for it. The first
+    /// failure is kept, unless it only said the run was stopping and a real one follows.
+    pub(super) fn engine_failed(&mut self, error: EngineError) {
+        let cause = if error.is_stop() {
+            StopCause::EngineStopped
+        } else {
+            StopCause::EngineFailure
+        };
+        if self
+            .engine_failure
+            .as_ref()
+            .is_none_or(EngineError::is_stop)
+        {
+            self.engine_failure = Some(error);
+        }
+        self.stop(cause, self.clock.now());
+    }
+
+    /// The one way a worker stops early, at `at`: no new I/O from then on (the I/O in flight
+    /// is drained), the window ends at `at`, and the reason is set. An error of this worker
+    /// raises the test's error flag so that every other worker stops too. Once stopping, only
+    /// a failure of the engine changes the reason (to an error).
+    pub(super) fn stop(&mut self, cause: StopCause, at: Ticks) {
+        let first = !self.ending.stopping;
+        let error_of_mine = match cause {
+            StopCause::IoError => first,
+            StopCause::EngineFailure => true,
+            StopCause::Signal | StopCause::EngineStopped => false,
+        };
+        if error_of_mine {
+            self.ending.reason = Some(StopReason::Error);
+            self.links.error_stop.store(true, Ordering::Relaxed);
+        } else if first {
+            self.ending.reason = Some(self.links.run_stop_reason());
+        }
+        let engine_said = matches!(cause, StopCause::EngineFailure | StopCause::EngineStopped);
+        if first || engine_said {
+            self.ending.stopped_at.get_or_insert(at);
+        }
+        self.ending.stopping = true;
+    }
+
+    /// Ends the worker: the final fdatasync when asked and nothing failed, the window's end,
+    /// the thread's CPU time, and the outcome.
+    pub(super) fn finish(mut self) -> WorkerOutcome {
+        let clock = self.clock;
+        let ending = self.ending;
+        let mut stop_reason = ending.reason.unwrap_or(StopReason::Completed);
+        let mut fsync_ns = 0;
+        let mut window_end = match (
+            ending.stopped_at,
+            ending.finished_at,
+            self.window.measure_end,
+        ) {
+            (Some(stopped), _, _) => stopped,
+            (None, Some(finished), _) if !self.plan.fsync_at_end => finished,
+            (None, None, Some(end)) if ending.time_ended && !self.plan.fsync_at_end => end,
+            _ => self.last_completion,
+        };
+        if self.plan.fsync_at_end
+            && self.engine_failure.is_none()
+            && stop_reason == StopReason::Completed
+        {
+            let before = clock.now();
+            if let Err(error) = self.engine.sync_data() {
+                self.engine_failure = Some(error);
+                stop_reason = StopReason::Error;
+            }
+            let after = clock.now();
+            fsync_ns = clock.nanos_between(before, after);
+            window_end = after;
+        }
+        let thread_cpu_ns = self
+            .cpu_at_measure_start
+            .map_or(0, |at_start| thread_cpu_ns() - at_start);
+        self.read.finish();
+        self.write.finish();
+        let window_end_ns = match (self.window.duration_ns, ending, fsync_ns) {
+            // A run that went its whole time measured exactly that time.
+            (
+                Some(duration_ns),
+                Ending {
+                    time_ended: true,
+                    stopped_at: None,
+                    finished_at: None,
+                    ..
+                },
+                0,
+            ) => duration_ns,
+            _ => clock.nanos_between(self.window.measure_start, window_end),
+        };
+        let (trace, trace_overflow_ios) = self.trace.into_parts();
+        WorkerOutcome {
+            read: self.read,
+            write: self.write,
+            errors: self.errors,
+            stop_reason,
+            window_end_ns,
+            fsync_ns,
+            thread_cpu_ns,
+            trace,
+            trace_overflow_ios,
+            engine_failure: self.engine_failure,
+        }
+    }
+}
+
+impl WorkerLinks<'_> {
+    /// Why the run is stopping, as a worker that sees the stop flag reports it: another
+    /// worker's error, or an interrupt.
+    fn run_stop_reason(&self) -> StopReason {
+        if self.error_stop.load(Ordering::Relaxed) {
+            StopReason::Error
+        } else {
+            StopReason::Interrupted
+        }
+    }
+}
+
+/// Longest sleep of a waiting worker between two looks at its stop flags, ns.
+const PAUSE_SLICE_NS: u64 = 10_000_000;
+
+/// Waits about `nanos` (a start delay, a rate cap, a think time), or less when the wait is
+/// over ([`WorkerLinks::wait_is_over`]): sleeps in slices of at most 10 ms for long waits,
+/// spins for the last stretch.
+fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
+    let start = clock.now();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let remaining = nanos - elapsed;
+        if remaining > 200_000 {
+            let slice = (remaining - 100_000).min(PAUSE_SLICE_NS);
+            std::thread::sleep(std::time::Duration::from_nanos(slice));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
