@@ -52,17 +52,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thread_time_advances_with_work() {
-        let before = thread_cpu_ns();
-        let mut x = 0u64;
-        for i in 0..5_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        assert!(thread_cpu_ns() > before);
-    }
-
-    #[test]
     fn a_window_covers_every_core() {
         let start = CpuSnapshot::now();
         let mut x = 0u64;
