@@ -39,6 +39,7 @@ pub mod bounded_read;
 pub mod compare;
 pub mod discovery;
 pub mod engine;
+pub mod history;
 pub mod host;
 pub mod net;
 pub mod report;

@@ -23,7 +23,7 @@ use iopath::report::json::read_json;
 use iopath::result::RunResult;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
 /// The saved runs, in a directory kept for the whole test binary.
@@ -35,7 +35,7 @@ struct Runs {
 }
 
 fn iopath(directory: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
+    support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory)
         .args(args)
         .output()

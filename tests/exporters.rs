@@ -333,7 +333,7 @@ fn fio2gnuplot_reads_the_logs() {
 /// from its JSON file.
 fn fresh_run() -> RunResult {
     let directory = scratch();
-    let output = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory.path())
         .args(
             "run f.dat --size 16m --rw randrw --bs 4k --qd 4 --duration 2 --ramp 0 --json out.json"

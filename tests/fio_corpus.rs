@@ -119,7 +119,7 @@ impl Drop for Nbdkit {
 
 /// Runs `iopath ARGS` in `dir` with `uri` in its environment, killing it after a minute.
 fn run_iopath(dir: &Path, args: &[String], uri: Option<&str>) -> (i32, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    let mut command = support::history::command(env!("CARGO_BIN_EXE_iopath"));
     command.env_remove("uri");
     if let Some(uri) = uri {
         command.env("uri", uri);

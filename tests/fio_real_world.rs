@@ -21,7 +21,6 @@ mod support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// What a corpus file does.
@@ -98,7 +97,7 @@ fn with_short_start_delays(text: &str) -> String {
 
 /// Runs `iopath ARGS` in `dir` with `env`, killing it after a minute.
 fn run_iopath(dir: &Path, args: &[String], env: &[(String, String)]) -> (i32, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    let mut command = support::history::command(env!("CARGO_BIN_EXE_iopath"));
     command
         .current_dir(dir)
         .args(args)

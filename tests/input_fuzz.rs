@@ -153,6 +153,7 @@ fn result_text() -> &'static str {
             .current_dir(dir.path())
             .args([
                 "run",
+                "--no-history",
                 "t.dat",
                 "--size",
                 "1m",

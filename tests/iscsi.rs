@@ -483,7 +483,7 @@ fn the_binary_runs_against_an_iscsi_url() {
     let directory = tempfile::tempdir().unwrap();
     let json_path = directory.path().join("out.json");
     let url = server.url(IQN, 1);
-    let output = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory.path())
         .args(["run", &url, "--rw", "randread", "--bs", "4k", "--qd", "32"])
         .args(["--duration", "1", "--ramp", "0", "--json"])
@@ -505,7 +505,7 @@ fn the_binary_runs_against_an_iscsi_url() {
     assert_eq!(test["total"]["error_count"], 0);
 
     // Writing to a network volume needs --allow-destructive.
-    let refused = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let refused = support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory.path())
         .args(["run", &url, "--rw", "randwrite", "--bs", "4k", "--qd", "4"])
         .args(["--duration", "1", "--ramp", "0"])
@@ -584,7 +584,7 @@ fn chap_credentials_come_from_the_environment() {
     ]);
     let directory = tempfile::tempdir().unwrap();
     let run = |credentials: &[(&str, &str)]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+        let mut command = support::history::command(env!("CARGO_BIN_EXE_iopath"));
         command
             .current_dir(directory.path())
             .env_remove(iscsi::USER_VARIABLE)

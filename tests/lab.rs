@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const GIGABIT_PAYLOAD_MB_S: f64 = 125.0 * 1448.0 / 1538.0;
 
 fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
+    support::history::command(env!("CARGO_BIN_EXE_iopath"))
 }
 
 /// Priority of everything a lab test measures: its servers and its client. Raised, so that
@@ -35,6 +35,7 @@ const MEASURE_NICE: &str = "-10";
 /// The iopath binary at [`MEASURE_NICE`], for measurements in the lab.
 fn measured_iopath() -> Command {
     let mut command = Command::new("nice");
+    command.env("IOPATH_HISTORY", support::history::path());
     command.args(["-n", MEASURE_NICE, env!("CARGO_BIN_EXE_iopath")]);
     command
 }

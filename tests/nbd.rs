@@ -801,7 +801,7 @@ struct Outcome {
 
 /// Runs `iopath ARGS` in `directory`.
 fn iopath(directory: &Path, args: &[&str]) -> Outcome {
-    let output = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory)
         .args(args)
         .output()
@@ -972,7 +972,7 @@ struct Running {
 
 /// Starts `iopath ARGS` in `directory`, its output collected in the background.
 fn spawn_iopath(directory: &Path, args: &[&str]) -> Running {
-    let child = Command::new(env!("CARGO_BIN_EXE_iopath"))
+    let child = support::history::command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory)
         .args(args)
         .stdin(Stdio::null())

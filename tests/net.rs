@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn iopath() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    let mut command = support::history::command(env!("CARGO_BIN_EXE_iopath"));
     command.env_remove("IOPATH_NET_SECRET");
     command
 }
@@ -277,6 +277,7 @@ fn net_with_a_secret_or_the_flag_listens_on_every_address() {
     let in_namespace = |args: &[&str]| {
         let mut command = Command::new("unshare");
         command
+            .env("IOPATH_HISTORY", support::history::path())
             .arg("--net")
             .arg(env!("CARGO_BIN_EXE_iopath"))
             .args(["net", "--listen"])

@@ -29,6 +29,10 @@ impl Outcome {
 fn iopath(dir: &Path, args: &[&str]) -> Outcome {
     let output = Command::new(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(dir)
+        .env(
+            "IOPATH_HISTORY",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/history.sqlite"),
+        )
         .args(args)
         .output()
         .expect("iopath runs");

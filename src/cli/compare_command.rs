@@ -2,11 +2,13 @@
 //! table, Markdown (`--md`) or JSON (`--json`), with cost and density when prices or ports
 //! are given.
 
-use super::exit::{self, Failed, Usage};
+use super::exit::{self, Failed, Status, Usage};
+use super::history_command::Resolver;
 use clap::Args;
 use iopath::bounded_read::{FileLimit, read_text};
 use iopath::compare::labels::{split_run_argument, unique_labels};
 use iopath::compare::{CompareError, CompareOptions, CostInputs, LabeledRun, compare};
+use iopath::history::reference::Reference;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
@@ -57,16 +59,20 @@ size, queue depth, engine, target…). For every test in all runs: MB/s, IOPS, m
 the baseline, and \"same\" where the 95 % confidence intervals overlap, \"better\" or \"worse\"
 only where they do not.
 
-Labels come from NAME=FILE, else from the run's --label, else from the file name.
+Labels come from NAME=FILE, else from the run's --label, else from the file name (@ID for a
+run of the history).
 
 Examples:
   iopath compare before.json after.json
+  iopath compare @-1 @last                (the last two runs kept in the history)
+  iopath compare @label:fc @label:iscsi   (the newest run of each label)
   iopath compare fc=fc.json iscsi=iscsi.json --md
   iopath compare fc=fc.json iscsi=iscsi.json --cost fc=1200,iscsi=2400 --ports fc=2,iscsi=1 \\
       --target-bandwidth 10GB/s")]
 pub struct CompareArgs {
-    /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
-    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    /// Saved results (`iopath run --json FILE`) or runs of the history (@last, @-N,
+    /// @label:NAME, @ID), each optionally NAME=FILE or NAME=@….
+    #[arg(value_name = "RESULT.json|@RUN", num_args = 2.., required = true)]
     pub results: Vec<String>,
     /// Print Markdown instead of the table.
     #[arg(long, conflicts_with = "json")]
@@ -98,24 +104,39 @@ impl LoadedRuns {
     }
 }
 
-/// Reads every `FILE` or `NAME=FILE` of `arguments` (each a regular file of at most
-/// [`FileLimit::RESULT_FILE`]); errors name the file.
-pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, Usage> {
+/// Reads every `FILE`, history reference (`@last`, `@-N`, `@label:NAME`, `@ID`) or
+/// `NAME=` either of `arguments` (a file is a regular file of at most
+/// [`FileLimit::RESULT_FILE`], and so is a run read back from the history); errors name the
+/// file or the reference.
+pub fn load_runs(arguments: &[String]) -> Result<LoadedRuns, Box<dyn Status>> {
     let mut entries = Vec::with_capacity(arguments.len());
     let mut results = Vec::with_capacity(arguments.len());
+    let mut history = Resolver::default();
     for argument in arguments {
-        let (label, file) = split_run_argument(argument, |path| Path::new(path).is_file());
-        let shown = escape_controls(&file);
-        let text = read_text(Path::new(&file), FileLimit::RESULT_FILE)
-            .map_err(|error| Usage(format!("{shown}: {error}")))?;
-        let result = read_json(&text).map_err(|error| Usage(format!("{shown}: {error}")))?;
-        entries.push((label, result.label.clone(), file));
+        let (label, source) = split_run_argument(argument, |path| {
+            !Reference::is_reference(path) && Path::new(path).is_file()
+        });
+        let (source, result) = if Reference::is_reference(&source) {
+            history.load(&source)?
+        } else {
+            let result = read_result_file(&source)?;
+            (source, result)
+        };
+        entries.push((label, result.label.clone(), source));
         results.push(result);
     }
     Ok(LoadedRuns {
         labels: unique_labels(&entries),
         results,
     })
+}
+
+/// Reads the saved result `file`; errors name it.
+fn read_result_file(file: &str) -> Result<RunResult, Usage> {
+    let shown = escape_controls(file);
+    let text = read_text(Path::new(file), FileLimit::RESULT_FILE)
+        .map_err(|error| Usage(format!("{shown}: {error}")))?;
+    read_json(&text).map_err(|error| Usage(format!("{shown}: {error}")))
 }
 
 /// Prints the comparison; returns the exit status (2 for unreadable files or bad flags).
@@ -126,7 +147,7 @@ pub fn run(args: &CompareArgs) -> i32 {
     };
     let runs = match load_runs(&args.results) {
         Ok(runs) => runs,
-        Err(error) => return exit::fail(&error),
+        Err(error) => return exit::fail(error.as_ref()),
     };
     let comparison = match compare(&runs.labeled(), &options) {
         Ok(comparison) => comparison,

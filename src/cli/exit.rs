@@ -110,6 +110,19 @@ impl Status for RunError {
     }
 }
 
+/// Errors that commands gathering several kinds of error return boxed.
+macro_rules! boxed_status {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for Box<dyn Status> {
+            fn from(error: $error) -> Self {
+                Box::new(error)
+            }
+        })*
+    };
+}
+
+boxed_status!(Usage, Failed);
+
 /// Errors whose own `is_bad_input` tells input (2) from a failure (1).
 macro_rules! input_or_failure {
     ($($error:ty),* $(,)?) => {

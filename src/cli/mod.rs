@@ -6,6 +6,7 @@ pub mod completions_command;
 pub mod exit;
 pub mod failure;
 pub mod forced_stop;
+pub mod history_command;
 pub mod job_command;
 pub mod limit_args;
 pub mod links_command;
@@ -34,10 +35,14 @@ Examples:
   iopath run --preset file-server --qd heavy
   iopath run nbd://array:10809/lun0 --rw randread --qd 32 --link 10gbe
   iopath compare a.json b.json            side by side; iopath report a.json b.json -o r.html
+  iopath history                          every run kept; iopath compare @-1 @last
   iopath completions bash                 tab completion (also zsh, fish); iopath man: the manual
 
 Exit status: 0 done, 1 stopped by an I/O or engine error, 2 bad input (nothing was written),
-130 interrupted (the partial result is still printed and saved).";
+130 interrupted (the partial result is still printed and saved).
+
+Every run is kept in a local history (iopath history --help says where; --no-history: not this
+one; IOPATH_HISTORY moves it).";
 
 /// iopath: measure a storage path and say what limits it.
 #[derive(Debug, Parser)]
@@ -65,6 +70,8 @@ pub enum Command {
     Compare(compare_command::CompareArgs),
     /// Write one self-contained HTML report of saved runs.
     Report(report_command::ReportArgs),
+    /// List the runs kept in the local history (@last, @-1, @label:NAME name them elsewhere).
+    History(history_command::HistoryArgs),
     /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.
     Net(net_command::NetArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).

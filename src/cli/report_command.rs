@@ -21,10 +21,12 @@ and workload details, and trust notes. It prints on A4.
 
 Examples:
   iopath report run.json -o report.html
+  iopath report @last -o last.html        (the newest run of the history)
   iopath report fc=fc.json iscsi=iscsi.json -o fc-vs-iscsi.html --cost fc=1200,iscsi=2400")]
 pub struct ReportArgs {
-    /// Saved results (`iopath run --json FILE`), each optionally NAME=FILE.
-    #[arg(value_name = "RESULT.json", required = true)]
+    /// Saved results (`iopath run --json FILE`) or runs of the history (@last, @-N,
+    /// @label:NAME, @ID), each optionally NAME=FILE or NAME=@….
+    #[arg(value_name = "RESULT.json|@RUN", required = true)]
     pub results: Vec<String>,
     /// Where to write the report (`-` for standard output). An existing file is replaced only
     /// once the report is complete.
@@ -55,7 +57,7 @@ pub fn run(args: &ReportArgs) -> i32 {
     };
     let loaded = match load_runs(&args.results) {
         Ok(loaded) => loaded,
-        Err(error) => return exit::fail(&error),
+        Err(error) => return exit::fail(error.as_ref()),
     };
     let runs = loaded.labeled();
     let comparison = if runs.len() >= 2 {

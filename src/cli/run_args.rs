@@ -211,6 +211,9 @@ pub struct RunArgs {
     /// Label of this run in comparisons.
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub label: Option<String>,
+    /// Do not keep this run in the local history (`iopath history`).
+    #[arg(long, help_heading = "Output")]
+    pub no_history: bool,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

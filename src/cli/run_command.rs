@@ -2,6 +2,7 @@
 
 use super::exit::{self, Failed};
 use super::forced_stop::{self, RecordingObserver, Shared};
+use super::history_command::record_run;
 use super::live::TerminalObserver;
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
@@ -82,14 +83,18 @@ pub fn run(args: &RunArgs) -> i32 {
     }
     analyse(&mut executed.result, &declared);
     let result = &executed.result;
-    if let Err(errors) = outputs.write(result) {
+    let written = outputs.write(result);
+    drop(so_far);
+    if !args.no_history {
+        record_run(result);
+    }
+    if let Err(errors) = written {
         return errors
             .iter()
             .map(|error| exit::fail(error))
             .max()
             .unwrap_or(exit::RUN_FAILED);
     }
-    drop(so_far);
     if executed.confirmations_left_out > 0 {
         let tested = result
             .tests

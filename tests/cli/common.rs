@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 /// The iopath binary under test.
 pub fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
+    crate::support::history::command(env!("CARGO_BIN_EXE_iopath"))
 }
 
 /// Output of one run.

@@ -66,6 +66,7 @@ fn cargo_install_gives_a_binary_that_runs_from_any_directory() {
             .args(args)
             .current_dir(elsewhere.path())
             .env("PATH", &path)
+            .env("IOPATH_HISTORY", crate::support::history::path())
             .output()
             .expect("the installed iopath runs");
         into_run_output(output, None)

@@ -9,6 +9,7 @@ mod completions;
 mod correctness;
 mod data;
 mod errors;
+mod history;
 mod input_files;
 mod install;
 mod interrupt;

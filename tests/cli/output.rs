@@ -189,6 +189,7 @@ fn a_terminal_gets_a_live_line_each_second() {
         env!("CARGO_BIN_EXE_iopath")
     );
     let output = std::process::Command::new("script")
+        .env("IOPATH_HISTORY", crate::support::history::path())
         .args(["-qec", &command, "/dev/null"])
         .current_dir(dir.path())
         .output()
