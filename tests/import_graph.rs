@@ -15,6 +15,11 @@
 //! (`main.rs` and `src/cli/`) counts as the top-level module `cli`. Test code (`#[cfg(test)]`)
 //! may use the whole crate as a fixture: what it adds is printed, not refused.
 //!
+//! The same reader keeps every string literal: outside `src/discovery/` none may name a path of
+//! `/sys` or `/proc` (discovery reads the machine through its `HostView`, so that a recorded
+//! machine stands in for this one), but those listed in [`MACHINE_PATHS_ALLOWED`] with their
+//! reason. Test code may name them (it is printed, not refused).
+//!
 //! `cargo test --test import_graph -- --nocapture` prints the edges between top-level modules;
 //! with `IMPORT_GRAPH_DETAIL=1` also every file edge behind them and the paths that make it;
 //! `IMPORT_GRAPH_SOURCE=DIR` reads another source tree.
@@ -35,21 +40,44 @@ enum CrateKind {
 /// A module: its crate and its path below the crate root.
 type ModuleId = (CrateKind, Vec<String>);
 
-/// One token of Rust source, as far as paths are concerned.
+/// One token of Rust source, as far as paths (and the machine paths of string literals) are
+/// concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
     Ident(String),
     PathSeparator,
     Punct(char),
+    /// A string literal (plain, byte, C or raw), its text between the quotes as written
+    /// (escapes not decoded), and the line it starts on.
+    Literal {
+        text: String,
+        line: usize,
+    },
 }
 
-/// Splits Rust source into identifiers, `::` and punctuation, dropping comments, string and
-/// character literals, lifetimes and numbers.
+/// Splits Rust source into identifiers, `::`, punctuation and string literals, dropping
+/// comments, character literals, lifetimes and numbers.
 fn tokenize(text: &str) -> Vec<Token> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut i = 0;
     let at = |index: usize| chars.get(index).copied().unwrap_or('\0');
+    // Lines counted up to `counted`.
+    let (mut line, mut counted) = (1usize, 0usize);
+    let mut literal = |start: usize, end: usize| {
+        line += chars[counted..start].iter().filter(|&&c| c == '\n').count();
+        counted = start;
+        let quoted = &chars[start..end.min(chars.len())];
+        let open = quoted.iter().position(|&c| c == '"').map_or(0, |p| p + 1);
+        let close = quoted
+            .iter()
+            .rposition(|&c| c == '"')
+            .unwrap_or(quoted.len());
+        Token::Literal {
+            text: quoted[open..close.max(open)].iter().collect(),
+            line,
+        }
+    };
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() {
@@ -75,13 +103,16 @@ fn tokenize(text: &str) -> Vec<Token> {
                 }
             }
         } else if let Some(end) = raw_string_end(&chars, i) {
+            tokens.push(literal(i, end));
             i = end;
         } else if c == '"' || (c == 'b' && at(i + 1) == '"') || (c == 'c' && at(i + 1) == '"') {
+            let start = i;
             i += if c == '"' { 1 } else { 2 };
             while i < chars.len() && chars[i] != '"' {
                 i += if chars[i] == '\\' { 2 } else { 1 };
             }
             i += 1;
+            tokens.push(literal(start, i));
         } else if c == '\'' || (c == 'b' && at(i + 1) == '\'') {
             i += if c == '\'' { 1 } else { 2 };
             if at(i) == '\\' {
@@ -161,12 +192,14 @@ struct FoundPath {
     test: bool,
 }
 
-/// What one file says: the paths it names and the `mod NAME;` files it declares (with whether
-/// the declaration is `#[cfg(test)]`).
+/// What one file says: the paths it names, the `mod NAME;` files it declares (with whether
+/// the declaration is `#[cfg(test)]`) and its string literals (line, text, whether in test
+/// code).
 #[derive(Debug, Default)]
 struct FileScan {
     paths: Vec<FoundPath>,
     declared_modules: Vec<(String, bool)>,
+    literals: Vec<(usize, String, bool)>,
 }
 
 /// Expands a use tree starting at `tokens[*i]` into full paths with their local names;
@@ -369,6 +402,10 @@ fn scan_file(text: &str) -> FileScan {
                 });
                 i = j;
             }
+            Token::Literal { text, line } => {
+                scan.literals.push((*line, text.clone(), test));
+                i += 1;
+            }
             _ => i += 1,
         }
     }
@@ -390,6 +427,8 @@ struct Graph {
     edge_reasons: BTreeMap<(String, String), Vec<String>>,
     /// Paths that start at the crate root but name no module: a sign the reader is wrong.
     unresolved: Vec<String>,
+    /// File → its string literals: (line, text, whether in test code).
+    literals: BTreeMap<String, Vec<(usize, String, bool)>>,
 }
 
 impl Graph {
@@ -512,6 +551,13 @@ fn build_graph(source_dir: &Path) -> Graph {
         if test_file {
             test_files.insert(relative.clone());
         }
+        graph.literals.insert(
+            relative.clone(),
+            scan.literals
+                .iter()
+                .map(|(line, text, test)| (*line, text.clone(), *test || test_file))
+                .collect(),
+        );
         scans.insert(relative, scan);
     }
 
@@ -901,6 +947,106 @@ fn no_circles_and_layers_hold() {
     }
 }
 
+/// The one reader of the machine: everything that reads `/sys` or `/proc` is under
+/// `src/discovery/`, behind its `HostView`, so that a recorded machine can stand in for this
+/// one. Elsewhere a string literal naming such a path is refused unless it is listed here,
+/// with why it is not a reading of the machine.
+const MACHINE_READER: &str = "discovery/";
+
+/// (file under `src/`, the literal as written, why it may stay). Each names this process's own
+/// kernel interface, or says where discovery looked; none reads a fact about the machine.
+const MACHINE_PATHS_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "targets/open.rs",
+        "/proc/self/fd/{}",
+        "reopens a descriptor this process holds (other open flags on the same file, never a \
+         new lookup of its path)",
+    ),
+    (
+        "targets/open.rs",
+        "/proc/self/fd",
+        "tells a reopen that failed because /proc is not mounted from one the file refused",
+    ),
+    (
+        "run/caches.rs",
+        "/proc/sys/vm/drop_caches",
+        "a write asked for by --drop-caches (empties the page cache), not a read",
+    ),
+    (
+        "run/caches.rs",
+        "cannot write /proc/sys/vm/drop_caches: {0}",
+        "the message of that write",
+    ),
+    (
+        "analysis/block.rs",
+        "{name}: not found in /sys/class/block",
+        "a note saying where discovery looked for a device it did not find",
+    ),
+];
+
+/// Whether a string literal names a path of `/sys` or `/proc` (absolute, or relative to a
+/// machine's root as `root.join("sys/…")`).
+fn names_machine_path(text: &str) -> bool {
+    ["/sys/", "/proc/"].iter().any(|dir| text.contains(dir))
+        || ["/sys", "/proc"].contains(&text)
+        || ["sys/", "proc/"].iter().any(|dir| text.starts_with(dir))
+}
+
+/// Literals naming a machine path outside [`MACHINE_READER`]: (refused, in test code), each as
+/// `file:line: "literal"`. Allowed ones are left out.
+fn machine_path_literals(graph: &Graph) -> (Vec<String>, Vec<String>) {
+    let (mut refused, mut in_tests) = (Vec::new(), Vec::new());
+    for (file, literals) in &graph.literals {
+        if file.starts_with(MACHINE_READER) {
+            continue;
+        }
+        for (line, text, test) in literals {
+            let allowed = MACHINE_PATHS_ALLOWED
+                .iter()
+                .any(|(allowed_file, literal, _)| allowed_file == file && literal == text);
+            if !names_machine_path(text) || allowed {
+                continue;
+            }
+            let place = format!("{file}:{line}: \"{text}\"");
+            if *test {
+                in_tests.push(place);
+            } else {
+                refused.push(place);
+            }
+        }
+    }
+    (refused, in_tests)
+}
+
+#[test]
+fn only_discovery_reads_sys_and_proc() {
+    let graph = build_graph(&source_dir());
+    let (refused, in_tests) = machine_path_literals(&graph);
+    if !in_tests.is_empty() {
+        println!(
+            "Machine paths in test code (not refused):\n{}",
+            in_tests.join("\n")
+        );
+    }
+    assert!(
+        refused.is_empty(),
+        "/sys and /proc are read by src/{MACHINE_READER} only (through its HostView, so that a \
+         recorded machine stands in for this one); move these readers there, or list them in \
+         MACHINE_PATHS_ALLOWED with the reason:\n{}",
+        refused.join("\n")
+    );
+    // Every allowed literal is still there: the list does not outlive what it allows.
+    for (file, literal, why) in MACHINE_PATHS_ALLOWED {
+        assert!(
+            graph
+                .literals
+                .get(*file)
+                .is_some_and(|literals| literals.iter().any(|(_, text, _)| text == literal)),
+            "MACHINE_PATHS_ALLOWED lists \"{literal}\" in {file} ({why}), which is no longer there"
+        );
+    }
+}
+
 /// A package written into a temporary directory, for testing the reader itself.
 fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, Graph) {
     let directory = tempfile::tempdir().unwrap();
@@ -1022,4 +1168,38 @@ fn reader_skips_literals_and_lifetimes() {
     assert!(!tokens.contains(&Token::Ident("crate".into())));
     assert!(tokens.contains(&Token::Ident("str".into())));
     assert!(!tokens.contains(&Token::Ident("y".into())));
+}
+
+#[test]
+fn reader_finds_machine_paths_outside_discovery() {
+    let (_dir, graph) = package(&[
+        (
+            "lib.rs",
+            "pub mod discovery;\npub mod run;\n#[cfg(test)]\nmod checks;\n",
+        ),
+        (
+            "discovery/mod.rs",
+            "pub fn online() -> String { std::fs::read_to_string(\"/sys/devices/system/cpu/online\").unwrap() }\n",
+        ),
+        (
+            "run.rs",
+            "// \"/proc/stat\" in a comment is no reader\n\
+             pub fn load() -> String {\n\
+                 std::fs::read_to_string(r#\"/proc/loadavg\"#).unwrap()\n\
+             }\n\
+             pub fn net(root: &std::path::Path) -> std::path::PathBuf { root.join(\"sys/class/net\") }\n\
+             pub fn note() -> &'static str { \"see docs/verdict.md\" }\n\
+             #[cfg(test)]\nmod tests { fn f() { let _ = \"/proc/self/status\"; } }\n",
+        ),
+        ("checks.rs", "fn f() { let _ = \"/sys\"; }\n"),
+    ]);
+    let (refused, in_tests) = machine_path_literals(&graph);
+    assert_eq!(
+        refused,
+        ["run.rs:3: \"/proc/loadavg\"", "run.rs:5: \"sys/class/net\""]
+    );
+    assert_eq!(
+        in_tests,
+        ["checks.rs:1: \"/sys\"", "run.rs:8: \"/proc/self/status\""]
+    );
 }

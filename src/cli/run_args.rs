@@ -7,6 +7,7 @@ use clap::Args;
 use iopath::engine::network_target::UrlError;
 use iopath::engine::null::InjectedDelay;
 use iopath::run::RunOptions;
+use iopath::run::confirm::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use iopath::targets::TargetSpec;
 use iopath::targets::safety::WritePolicy;
 use iopath::workload::WorkloadError;
@@ -171,9 +172,13 @@ pub struct RunArgs {
     /// After the tests, run each one again briefly (a third of its length, 3 s at most, after
     /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
     /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
-    /// (docs/verdict.md).
+    /// (docs/verdict.md). The default suite does this unasked for the experiments that fit in
+    /// the time its tests took; --confirm runs them all.
     #[arg(long, help_heading = "Path")]
     pub confirm: bool,
+    /// Run no confirming experiment, not even those the default suite runs unasked.
+    #[arg(long, conflicts_with = "confirm", help_heading = "Path")]
+    pub no_confirm: bool,
 
     /// Run a job file: fio's format (.fio, .job, .ini …) or iopath's TOML (.toml). Workload
     /// flags given too apply on top of every job; targets given replace the jobs' files.
@@ -319,7 +324,7 @@ impl RunArgs {
         let tests = self.with_test_settings(tests)?;
         Ok(RunRequest {
             plan: Plan { targets, tests },
-            options: self.run_options(command_line),
+            options: self.run_options(command_line, is_default_suite),
             is_default_suite,
             messages: notes
                 .into_iter()
@@ -342,7 +347,20 @@ impl RunArgs {
         Ok(tests)
     }
 
-    fn run_options(&self, command_line: Vec<String>) -> RunOptions {
+    /// Options for the runner; the default suite confirms its verdicts within its own time
+    /// unless --confirm or --no-confirm says otherwise.
+    fn run_options(&self, command_line: Vec<String>, is_default_suite: bool) -> RunOptions {
+        let confirm = if self.no_confirm {
+            ConfirmMode::Off
+        } else if self.confirm {
+            ConfirmMode::Every
+        } else if is_default_suite {
+            ConfirmMode::WithinTestTime {
+                percent: DEFAULT_SUITE_PERCENT,
+            }
+        } else {
+            ConfirmMode::Off
+        };
         RunOptions {
             write_policy: WritePolicy {
                 allow_destructive: self.allow_destructive,
@@ -356,7 +374,7 @@ impl RunArgs {
             interval_ns: self.interval.unwrap_or(0),
             limits: self.limits.limits(),
             net_timeout: self.net_timeout,
-            confirm: self.confirm,
+            confirm,
         }
     }
 
@@ -384,7 +402,7 @@ impl RunArgs {
         messages.extend(loaded.notes.iter().map(|note| format!("note: {note}")));
         Ok(RunRequest {
             plan: loaded.plan,
-            options: self.run_options(command_line),
+            options: self.run_options(command_line, false),
             is_default_suite: false,
             messages,
         })

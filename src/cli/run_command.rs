@@ -44,6 +44,7 @@ pub fn run(args: &RunArgs) -> i32 {
             )));
         }
     };
+    let confirms = request.options.confirm.is_on();
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => return exit::fail(&error),
@@ -60,7 +61,7 @@ pub fn run(args: &RunArgs) -> i32 {
     handle_stale_test_files(&prepared, args.remove_stale);
     let mut observer =
         RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
-    let executed = if args.confirm {
+    let executed = if confirms {
         execute_and_confirm(prepared, &stop, &mut observer, &declared)
     } else {
         execute(prepared, &stop, &mut observer)
@@ -93,6 +94,23 @@ pub fn run(args: &RunArgs) -> i32 {
             .map(|error| exit::fail(error))
             .max()
             .unwrap_or(exit::RUN_FAILED);
+    }
+    if executed.confirmations_left_out > 0 {
+        let tested = result
+            .tests
+            .iter()
+            .filter(|test| {
+                test.analysis
+                    .as_ref()
+                    .is_some_and(|a| a.confirmation.is_some())
+            })
+            .count();
+        eprintln!(
+            "note: {} of {tested} verdicts not confirmed: their experiments would take the \
+             default suite past twice the time its tests took; run again with --confirm to \
+             confirm every verdict",
+            executed.confirmations_left_out
+        );
     }
     if let Some(failure) = &executed.failure {
         return exit::fail_after_io(failure);

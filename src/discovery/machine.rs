@@ -7,6 +7,7 @@
 use super::host_view::HostView;
 use super::machine_file::{MACHINE_FILE, MACHINE_FILE_LIMIT_BYTES, MachineFile};
 use super::memcpy;
+use super::resources;
 use super::system::{Answers, RecordedSystem, RecordingSystem, System, ThisHost};
 use crate::result::TargetInfo;
 use std::io::Read;
@@ -172,7 +173,7 @@ impl Machine {
     /// Memory copy bandwidth and memory available: measured on this host (the bandwidth is
     /// cached, or measured in about a quarter of a second), as recorded for a recorded one.
     pub fn host_facts(&self) -> HostFacts {
-        let memory_available_bytes = memcpy::meminfo_bytes(&self.view, "MemAvailable:");
+        let memory_available_bytes = resources::meminfo_bytes(&self.view, "MemAvailable:");
         let memory_copy_bytes_per_second = match self.source {
             Source::Recorded(_) => self.file.memory_copy_bytes_per_second,
             _ => Some(memcpy::memory_copy_bandwidth()),

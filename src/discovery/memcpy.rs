@@ -10,6 +10,7 @@
 //! ```
 
 use super::HostView;
+use super::resources::describe;
 use crate::bounded_read::{FileLimit, read_text};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -41,45 +42,15 @@ pub struct HostKey {
 }
 
 impl HostKey {
-    /// This host, from /proc.
+    /// This host, as discovery describes it.
     pub fn current() -> Self {
-        let view = HostView::live();
-        let cpuinfo = view
-            .read_text(
-                Path::new("/proc/cpuinfo"),
-                super::host_view::TABLE_LIMIT_BYTES,
-            )
-            .unwrap_or_default();
-        let cpu_model = cpuinfo
-            .lines()
-            .find(|line| line.starts_with("model name"))
-            .and_then(|line| line.split_once(':'))
-            .map(|(_, model)| model.trim().to_string())
-            .unwrap_or_default();
-        let cpu_count = cpuinfo
-            .lines()
-            .filter(|line| line.starts_with("processor"))
-            .count() as u32;
+        let host = describe(&HostView::live());
         HostKey {
-            cpu_model,
-            cpu_count,
-            memory_bytes: meminfo_bytes(&view, "MemTotal:").unwrap_or(0),
+            cpu_model: host.cpu_model,
+            cpu_count: host.cpu_count,
+            memory_bytes: host.memory_bytes,
         }
     }
-}
-
-/// A `/proc/meminfo` field in bytes (`MemAvailable:`) of the machine `view` shows. A
-/// recording keeps only the lines asked for.
-pub fn meminfo_bytes(view: &HostView, field: &str) -> Option<u64> {
-    let path = Path::new("/proc/meminfo");
-    let text = view.read_to_string(path)?;
-    let line = text.lines().find(|line| line.starts_with(field))?;
-    view.narrow_recording(path, &format!("{line}\n"));
-    line.split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()
-        .map(|kib| kib * 1024)
 }
 
 /// Copies between two buffers of `buffer_bytes` for at least `time` and returns the best
@@ -233,8 +204,5 @@ mod tests {
         let host = HostKey::current();
         assert!(host.cpu_count >= 1);
         assert!(host.memory_bytes > 0);
-        let view = HostView::live();
-        assert!(meminfo_bytes(&view, "MemAvailable:").is_some());
-        assert_eq!(meminfo_bytes(&view, "NoSuchField:"), None);
     }
 }

@@ -1,5 +1,6 @@
 //! Discovery: the only code that reads `/sys`, `/proc` and `/dev`, or asks the kernel with
-//! system calls, to learn a target's storage path (and the memory figures the analysis uses).
+//! system calls, to learn a target's storage path, and the one reader of what the machine is
+//! and has (its description, CPU counters, memory and thread room).
 //!
 //! Everything goes through a [`Machine`]: a [`HostView`] rooted at a directory (`/` for this
 //! host, or a recorded machine's directory) and a [`System`] for what needs a system call on
@@ -13,6 +14,8 @@
 //!   neighbour tables;
 //! - [`system`], [`machine`], [`machine_file`]: system-call answers, live or recorded;
 //! - [`memcpy`]: the memory copy bandwidth of this host;
+//! - [`resources`]: the machine's description, per-core CPU counters and the room a plan is
+//!   checked against;
 //! - [`target`]: a target as a recorded machine describes it.
 //!
 //! ```
@@ -43,6 +46,7 @@ pub mod machine_file;
 pub mod memcpy;
 pub mod mounts;
 pub mod record;
+pub mod resources;
 pub mod route;
 pub mod sysfs;
 pub mod system;

@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 /// Where the mount table of this process is.
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// Reading [`MOUNTINFO`], as an error names the operation.
+pub const READ_MOUNTINFO: &str = "read /proc/self/mountinfo";
 
 /// One line of `/proc/self/mountinfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -113,6 +113,61 @@ pub fn sync_filesystems() {
     unsafe { libc::sync() };
 }
 
+/// The CPUs this process may run on (its affinity mask), in order; `None` when the kernel
+/// does not say.
+pub fn allowed_cpus() -> Option<Vec<u32>> {
+    // SAFETY: cpu_set_t is plain bits, valid when zeroed; sched_getaffinity writes at most
+    // size_of::<cpu_set_t>() bytes into it, and CPU_ISSET reads within it for cpu < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        Some(
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+                .map(|cpu| cpu as u32)
+                .collect(),
+        )
+    }
+}
+
+/// Lets the calling thread run only on `cpus` (nothing to do when empty); the error says why
+/// the kernel refused.
+pub fn pin_current_thread(cpus: &[u32]) -> Result<(), String> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    let limit = libc::CPU_SETSIZE as u32;
+    if let Some(cpu) = cpus.iter().find(|&&cpu| cpu >= limit) {
+        return Err(format!(
+            "CPU {cpu} is beyond the {limit} CPUs an affinity mask holds"
+        ));
+    }
+    // SAFETY: cpu_set_t is plain bits, valid when zeroed; CPU_SET writes inside it for
+    // cpu < CPU_SETSIZE (checked above); sched_setaffinity reads size_of::<cpu_set_t>() bytes
+    // of it; pid 0 is the calling thread.
+    let result = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu as usize, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// The CPU the calling thread runs on now, when the kernel says.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu takes no arguments and only returns a number.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +181,20 @@ mod tests {
         }
         std::hint::black_box(spin);
         assert!(thread_cpu_ns() >= before);
+    }
+
+    #[test]
+    fn a_pinned_thread_runs_where_it_was_pinned() {
+        let allowed = allowed_cpus().expect("the affinity reads");
+        let last = *allowed.last().expect("a CPU this process may use");
+        let cpu = std::thread::spawn(move || {
+            pin_current_thread(&[last]).unwrap();
+            std::thread::yield_now();
+            current_cpu()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(cpu, Some(last));
+        assert!(pin_current_thread(&[u32::MAX]).is_err());
     }
 }

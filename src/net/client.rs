@@ -143,7 +143,7 @@ impl LinkRun {
             started_at: self.started_at,
             label,
             partial: self.interrupted,
-            host: crate::host::info::host_info(),
+            host: crate::discovery::resources::describe(&crate::discovery::HostView::live()),
             targets: Vec::new(),
             tests: Vec::new(),
             warnings,

@@ -9,9 +9,7 @@
 //! [`DataPlane::stalled`] says so, so that a peer that never reads (or never sends) cannot hold
 //! the other end.
 
-use crate::host::cpu::{
-    CoreCounters, core_usage_between, process_cpu_ns, read_core_counters, thread_cpu_ns,
-};
+use crate::host::cpu::{CpuSnapshot, thread_cpu_ns};
 use crate::result::{CpuResult, IntervalPoint};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -385,35 +383,22 @@ impl WindowSampler {
 /// CPU readings at the opening of a window.
 pub struct CpuWindow {
     opened: Instant,
-    user_ns: u64,
-    system_ns: u64,
-    cores: Vec<CoreCounters>,
+    snapshot: CpuSnapshot,
 }
 
 impl CpuWindow {
     /// Reads the process's CPU time and every core's counters now.
     pub fn open() -> Self {
-        let (user_ns, system_ns) = process_cpu_ns();
         CpuWindow {
             opened: Instant::now(),
-            user_ns,
-            system_ns,
-            cores: read_core_counters(),
+            snapshot: CpuSnapshot::now(),
         }
     }
 
     /// The CPU used since [`CpuWindow::open`] (`busiest_thread_ns` is filled in later).
     pub fn close(&self) -> CpuResult {
-        let (user_ns, system_ns) = process_cpu_ns();
-        let cores = read_core_counters();
-        CpuResult {
-            wall_ns: self.opened.elapsed().as_nanos() as u64,
-            user_ns: user_ns.saturating_sub(self.user_ns),
-            system_ns: system_ns.saturating_sub(self.system_ns),
-            cpu_count: crate::host::info::online_cpus(),
-            busiest_thread_ns: 0,
-            cores: core_usage_between(&self.cores, &cores),
-        }
+        let wall_ns = self.opened.elapsed().as_nanos() as u64;
+        CpuSnapshot::now().used_since(&self.snapshot, wall_ns)
     }
 }
 

@@ -12,7 +12,8 @@
 //! buffers, and says so, rather than refused.
 //!
 //! Everything here is a pure function of a [`JobDemand`] list and [`HostLimits`], except
-//! [`HostLimits::read`], the one reader of `/proc`.
+//! [`HostLimits::read`], which takes the machine's figures from discovery
+//! ([`crate::discovery::resources::room`]) and the process's limits from `getrlimit`.
 //!
 //! ```
 //! use iopath::result::EngineKind;
@@ -36,13 +37,12 @@
 //! assert!(error.contains("64.0 GiB") && error.contains("--qd"));
 //! ```
 
+use crate::discovery::HostView;
+use crate::discovery::resources::{Room, room};
 use crate::engine::buffer::BUFFER_ALIGNMENT;
 use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
-
-/// Bit of the capability that exempts from `RLIMIT_MEMLOCK` (`linux/capability.h`).
-const CAP_IPC_LOCK: u32 = 14;
 
 /// Largest share of `MemAvailable` a plan may take, percent.
 pub const MEMORY_SHARE_PERCENT: u64 = 50;
@@ -175,28 +175,28 @@ pub struct HostLimits {
 }
 
 impl HostLimits {
-    /// Reads the limits of this process and host (`/proc/meminfo`, `/proc/self/status`,
-    /// `/proc/loadavg`, the kernel's thread and PID limits, `getrlimit`). A figure that cannot
-    /// be read is `None` and is not checked.
+    /// Reads the limits of this process and host: memory available, threads and the kernel's
+    /// thread and PID limits as discovery reads them, `RLIMIT_MEMLOCK` and `RLIMIT_NPROC`
+    /// from `getrlimit`. A figure that cannot be read is `None` and is not checked.
     pub fn read() -> Self {
-        let read = |path: &str| std::fs::read_to_string(path).ok();
-        let status = read("/proc/self/status").unwrap_or_default();
-        let number = |path: &str| read(path).and_then(|text| text.trim().parse::<u64>().ok());
-        let threads_in_system = read("/proc/loadavg").and_then(|text| parse_loadavg_threads(&text));
-        let own_threads = parse_status_field(&status, "Threads:").unwrap_or(1);
-        let ipc_lock = parse_status_hex(&status, "CapEff:")
-            .is_some_and(|capabilities| capabilities & (1 << CAP_IPC_LOCK) != 0);
+        HostLimits::from_room(
+            &room(&HostView::live()),
+            soft_limit(Limit::LockedMemory),
+            soft_limit(Limit::Processes),
+        )
+    }
+
+    /// The limits from the machine's `room` and this process's soft `RLIMIT_MEMLOCK` and
+    /// `RLIMIT_NPROC` (`None`: unlimited).
+    pub fn from_room(room: &Room, memlock: Option<u64>, process_threads: Option<u64>) -> Self {
         HostLimits {
-            mem_available_bytes: read("/proc/meminfo").and_then(|text| parse_mem_available(&text)),
-            memlock_bytes: soft_limit(Limit::LockedMemory).filter(|_| !ipc_lock),
+            mem_available_bytes: room.memory_available_bytes,
+            memlock_bytes: memlock.filter(|_| !room.ipc_lock),
             threads_available: threads_available(
-                soft_limit(Limit::Processes),
-                own_threads,
-                [
-                    number("/proc/sys/kernel/threads-max"),
-                    number("/proc/sys/kernel/pid_max"),
-                ],
-                threads_in_system,
+                process_threads,
+                room.own_threads.unwrap_or(1),
+                room.system_thread_limits,
+                room.threads_in_system,
             ),
         }
     }
@@ -217,38 +217,6 @@ fn threads_available(
         .min()
         .map(|limit| limit.saturating_sub(threads_in_system.unwrap_or(own_threads)));
     [by_process, by_system].into_iter().flatten().min()
-}
-
-/// `MemAvailable` from `/proc/meminfo` text, bytes.
-pub fn parse_mem_available(meminfo: &str) -> Option<u64> {
-    let kib: u64 = parse_status_field(meminfo, "MemAvailable:")?;
-    kib.checked_mul(1024)
-}
-
-/// The first number after `key` at the start of a line of `text` (`Threads:\t5`).
-fn parse_status_field(text: &str, key: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|line| line.strip_prefix(key))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// The hexadecimal number after `key` (`CapEff:\t000001ffffffffff`).
-fn parse_status_hex(text: &str, key: &str) -> Option<u64> {
-    let value = text.lines().find_map(|line| line.strip_prefix(key))?;
-    u64::from_str_radix(value.trim(), 16).ok()
-}
-
-/// Threads of the whole system, from `/proc/loadavg` (`0.10 0.20 0.30 1/345 6789`).
-fn parse_loadavg_threads(text: &str) -> Option<u64> {
-    text.split_whitespace()
-        .nth(3)?
-        .split_once('/')?
-        .1
-        .parse()
-        .ok()
 }
 
 /// Bytes as KiB (below 1 MiB), or MiB or GiB with one decimal.
@@ -535,19 +503,31 @@ mod tests {
     }
 
     #[test]
-    fn proc_text_is_parsed() {
-        let meminfo =
-            "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22730528 kB\n";
-        assert_eq!(parse_mem_available(meminfo), Some(22_730_528 * 1024));
-        assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
-        let status = "Name:\tiopath\nThreads:\t7\nCapEff:\t000001fffeffffff\n";
-        assert_eq!(parse_status_field(status, "Threads:"), Some(7));
-        assert_eq!(parse_status_hex(status, "CapEff:"), Some(0x1fffeffffff));
+    fn the_room_gives_the_limits() {
+        let room = Room {
+            memory_available_bytes: Some(1 << 30),
+            own_threads: Some(5),
+            ipc_lock: false,
+            threads_in_system: Some(450),
+            system_thread_limits: [Some(1000), Some(500)],
+        };
+        let limits = HostLimits::from_room(&room, Some(64 << 10), Some(100));
         assert_eq!(
-            parse_loadavg_threads("0.20 0.18 0.12 1/80 11206\n"),
-            Some(80)
+            limits,
+            HostLimits {
+                mem_available_bytes: Some(1 << 30),
+                memlock_bytes: Some(64 << 10),
+                threads_available: Some(50),
+            }
         );
-        assert_eq!(parse_loadavg_threads("junk"), None);
+        let locked = Room {
+            ipc_lock: true,
+            ..room
+        };
+        assert_eq!(
+            HostLimits::from_room(&locked, Some(64 << 10), None).memlock_bytes,
+            None
+        );
     }
 
     #[test]

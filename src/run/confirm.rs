@@ -9,7 +9,17 @@
 //! path. A stop request ends an experiment like a test; the experiments left are not run.
 //! Which experiment fits which verdict, and what its change means, is decided in
 //! [`crate::analysis::confirmation`].
+//!
+//! `--confirm` runs every experiment ([`ConfirmMode::Every`]). The default suite confirms
+//! its verdicts unasked, within a time bound ([`ConfirmMode::WithinTestTime`] at
+//! [`DEFAULT_SUITE_PERCENT`]): the experiments may take as long as its tests took, so that
+//! the suite takes at most about twice its time. An experiment runs only when the time the
+//! experiments have taken so far, plus its own ramp and measured time, plus the most any
+//! test or experiment took beyond its own (starting and stopping workers, draining the
+//! queue), still fits ([`fits`]); the others are recorded as left out, and `--confirm` runs
+//! them all.
 
+pub use super::prepare::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use super::prepare::{
     EffectiveShape, PendingTarget, check_budget, check_job_against_target, effective_shape,
 };
@@ -24,8 +34,82 @@ use crate::host::clock::Clock;
 use crate::result::{Experiment, RunLength, RunResult, TestResult};
 use crate::targets::safety::WritePolicy;
 use crate::workload::TestPlan;
+use std::time::Instant;
 
 use super::budget::HostLimits;
+
+/// Whether an experiment of `planned_ns` (ramp and measured time) fits when the experiments
+/// have taken `spent_ns` of `allowed_ns`, and a test or experiment has taken up to
+/// `overhead_ns` beyond its own ramp and measured time.
+///
+/// ```
+/// use iopath::run::confirm::fits;
+/// assert!(fits(4_000, 3_000, 500, 8_000));
+/// assert!(!fits(4_000, 3_000, 1_500, 8_000));
+/// ```
+pub fn fits(spent_ns: u64, planned_ns: u64, overhead_ns: u64, allowed_ns: u64) -> bool {
+    spent_ns
+        .checked_add(planned_ns)
+        .and_then(|total| total.checked_add(overhead_ns))
+        .is_some_and(|total| total <= allowed_ns)
+}
+
+/// The time the experiments of a [`ConfirmMode::WithinTestTime`] run may take, and what they
+/// have taken.
+struct TimeBound {
+    percent: u32,
+    tests_wall_ns: u64,
+    allowed_ns: u64,
+    overhead_ns: u64,
+    started: Instant,
+}
+
+impl TimeBound {
+    /// The bound of `mode` for tests that took `tests_wall_ns` for `planned_ns` of ramps and
+    /// measured time; `None` when every experiment runs.
+    fn new(mode: ConfirmMode, tests_wall_ns: u64, planned_ns: u64, tests: usize) -> Option<Self> {
+        let ConfirmMode::WithinTestTime { percent } = mode else {
+            return None;
+        };
+        let beyond = tests_wall_ns.saturating_sub(planned_ns);
+        Some(TimeBound {
+            percent,
+            tests_wall_ns,
+            allowed_ns: (tests_wall_ns as u128 * u128::from(percent) / 100) as u64,
+            overhead_ns: beyond / tests.max(1) as u64,
+            started: Instant::now(),
+        })
+    }
+
+    fn spent_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    /// Whether an experiment of `planned_ns` still fits.
+    fn admits(&self, planned_ns: u64) -> bool {
+        fits(
+            self.spent_ns(),
+            planned_ns,
+            self.overhead_ns,
+            self.allowed_ns,
+        )
+    }
+
+    /// Counts an experiment that took `took_ns` for `planned_ns`.
+    fn ran(&mut self, planned_ns: u64, took_ns: u64) {
+        self.overhead_ns = self.overhead_ns.max(took_ns.saturating_sub(planned_ns));
+    }
+
+    /// Why an experiment was left out.
+    fn reason(&self) -> String {
+        format!(
+            "left out: the default suite's experiments take at most {} % of the {:.1} s its \
+             tests took; --confirm runs every one",
+            self.percent,
+            self.tests_wall_ns as f64 / 1e9
+        )
+    }
+}
 
 /// Longest measured time of an experiment, ns (a third of the test's when that is shorter).
 pub const EXPERIMENT_NS: u64 = 3_000_000_000;
@@ -143,18 +227,22 @@ fn timed(mut variant: TestPlan, setting: &ExperimentSetting, duration_ns: u64) -
     variant
 }
 
-/// What the experiments run with: the run's clock, stop signal, options and targets.
+/// What the experiments run with: the run's clock, stop signal, options and targets, and the
+/// wall time its tests took.
 pub(super) struct ConfirmContext<'a> {
     pub(super) clock: &'a Clock,
     pub(super) stop: &'a StopSignal,
     pub(super) options: &'a RunOptions,
     pub(super) interval_ns: u64,
     pub(super) targets: &'a [PreparedTarget],
+    pub(super) tests_wall_ns: u64,
 }
 
 /// Analyses `result` (with `declared`), then runs the experiment of every test whose verdict
-/// has one and stores its confirmation in the test's analysis. `plans[i]` and
-/// `experiments[i]` belong to `result.tests[i]`. Stops at a stop request.
+/// has one (within the time bound of the options' [`ConfirmMode`]) and stores its
+/// confirmation in the test's analysis. `plans[i]` and `experiments[i]` belong to
+/// `result.tests[i]`. Stops at a stop request. Returns how many experiments the time bound
+/// left out.
 pub(super) fn confirm_tests(
     result: &mut RunResult,
     plans: &[TestPlan],
@@ -162,10 +250,23 @@ pub(super) fn confirm_tests(
     context: &ConfirmContext<'_>,
     observer: &mut dyn RunObserver,
     declared: &DeclaredPath,
-) {
+) -> usize {
     let machine = Machine::this_host();
     let facts = machine.host_facts();
     analyse_on(result, declared, &machine, &facts);
+    let planned_tests_ns = result
+        .tests
+        .iter()
+        .zip(plans)
+        .map(|(test, plan)| plan_ramp(plan).saturating_add(test.measured_ns))
+        .fold(0u64, u64::saturating_add);
+    let mut bound = TimeBound::new(
+        context.options.confirm,
+        context.tests_wall_ns,
+        planned_tests_ns,
+        result.tests.len(),
+    );
+    let mut left_out = 0;
     for index in 0..result.tests.len() {
         if context.stop.is_raised() {
             break;
@@ -189,11 +290,25 @@ pub(super) fn confirm_tests(
             after,
             ramp_ns,
         };
+        let planned_ns = ramp_ns.saturating_add(duration_ns);
         let found = match &planned.checked {
             Err(reason) => not_run(tested, setting, reason),
+            Ok(_)
+                if bound
+                    .as_ref()
+                    .is_some_and(|bound| !bound.admits(planned_ns)) =>
+            {
+                left_out += 1;
+                let reason = bound.as_ref().map(TimeBound::reason).unwrap_or_default();
+                not_run(tested, setting, &reason)
+            }
             Ok((variant, shapes)) => {
                 let variant = timed(variant.clone(), &setting, duration_ns);
+                let started = Instant::now();
                 let run = run_experiment(&variant, shapes, context, observer);
+                if let Some(bound) = bound.as_mut() {
+                    bound.ran(planned_ns, started.elapsed().as_nanos() as u64);
+                }
                 observer.experiment_finished();
                 match run {
                     Ok(run) => {
@@ -209,6 +324,7 @@ pub(super) fn confirm_tests(
             analysis.confirmation = Some(found);
         }
     }
+    left_out
 }
 
 /// The longest ramp of the test's jobs, ns.
@@ -263,6 +379,105 @@ mod tests {
         assert_eq!(timing(0, 6 * S), (0, 2 * S));
         assert_eq!(timing(S / 2, 2 * S), (S / 2, S));
         assert_eq!(timing(0, S / 2), (0, S / 2));
+    }
+
+    #[test]
+    fn an_experiment_fits_with_the_overhead_seen() {
+        const S: u64 = 1_000_000_000;
+        assert!(fits(0, 3 * S, 0, 3 * S));
+        assert!(!fits(S, 3 * S, 1, 4 * S));
+        assert!(fits(u64::MAX, 0, 0, u64::MAX));
+        assert!(!fits(u64::MAX, 1, 0, u64::MAX));
+        // Seven tests of 6 s that took 43.4 s: 200 ms each beyond their ramp and measure.
+        let bound = TimeBound::new(
+            ConfirmMode::WithinTestTime { percent: 100 },
+            43_400_000_000,
+            42 * S,
+            7,
+        )
+        .unwrap();
+        assert_eq!(
+            (bound.allowed_ns, bound.overhead_ns),
+            (43_400_000_000, S / 5)
+        );
+        assert!(bound.reason().contains("100 % of the 43.4 s"));
+        assert!(TimeBound::new(ConfirmMode::Every, S, S, 1).is_none());
+    }
+
+    /// Two null-engine tests confirmed within their own time: both experiments run, and take
+    /// less than the tests; with no time for experiments, both are recorded as left out,
+    /// naming --confirm.
+    #[test]
+    fn the_time_bound_decides_which_experiments_run() {
+        use crate::analysis::DeclaredPath;
+        use crate::engine::StopSignal;
+        use crate::result::{ConfirmationOutcome, EngineKind};
+        use crate::run::{RunOptions, execute_and_confirm, prepare};
+        use crate::targets::TargetSpec;
+        use crate::workload::Plan;
+
+        struct Quiet;
+        impl RunObserver for Quiet {}
+        let directory = tempfile::tempdir().unwrap();
+        let run = |percent: u32| {
+            let mut workload = base_workload();
+            workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
+            workload.engine = EngineKind::Null;
+            workload.ramp_ns = 0;
+            // Experiments of 1 s (a third of the test, at least 1 s): 2 s of 3 s.
+            workload.length = RunLength::Time {
+                duration_ns: 1_500_000_000,
+            };
+            let plan = Plan {
+                targets: vec![TargetSpec::Path {
+                    path: directory.path().join("f.dat"),
+                    create_size: Some(1 << 20),
+                }],
+                tests: vec![
+                    TestPlan::single("a", workload.clone(), vec![0]),
+                    TestPlan::single("b", workload, vec![0]),
+                ],
+            };
+            let options = RunOptions {
+                confirm: ConfirmMode::WithinTestTime { percent },
+                ..RunOptions::default()
+            };
+            let prepared = prepare(plan, options, false).unwrap();
+            let started = Instant::now();
+            let executed = execute_and_confirm(
+                prepared,
+                &StopSignal::new(),
+                &mut Quiet,
+                &DeclaredPath::default(),
+            )
+            .unwrap();
+            (executed, started.elapsed())
+        };
+        let (none, _) = run(0);
+        assert_eq!(none.confirmations_left_out, 2);
+        for test in &none.result.tests {
+            let confirmation = test.analysis.as_ref().unwrap().confirmation.as_ref();
+            let confirmation = confirmation.expect("a left-out experiment is recorded");
+            assert_eq!(confirmation.measured_ns, 0);
+            assert_eq!(confirmation.outcome, ConfirmationOutcome::Inconclusive);
+            assert!(
+                confirmation.summary.contains("--confirm"),
+                "{}",
+                confirmation.summary
+            );
+        }
+        let (all, took) = run(100);
+        assert_eq!(all.confirmations_left_out, 0);
+        let tests_ns: u64 = all.result.tests.iter().map(|test| test.measured_ns).sum();
+        let mut experiments_ns = 0;
+        for test in &all.result.tests {
+            let confirmation = test.analysis.as_ref().unwrap().confirmation.as_ref();
+            let confirmation = confirmation.expect("confirmed");
+            assert!(confirmation.measured_ns > 0, "{confirmation:?}");
+            experiments_ns += confirmation.ramp_ns + confirmation.measured_ns;
+        }
+        assert!(experiments_ns <= tests_ns, "{experiments_ns} > {tests_ns}");
+        assert!(took.as_nanos() as u64 > tests_ns + experiments_ns);
     }
 
     #[test]

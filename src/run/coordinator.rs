@@ -5,8 +5,8 @@
 use super::job_links::TestLinks;
 use super::progress::{LiveSample, WorkerProgress};
 use crate::host::clock::{Clock, Ticks};
-use crate::host::cpu::{CoreCounters, core_usage_between, process_cpu_ns, read_core_counters};
-use crate::result::{CoreUsage, CpuResult, RunLength};
+use crate::host::cpu::CpuSnapshot;
+use crate::result::{CpuResult, RunLength};
 use crate::workload::steady::SteadyMetric;
 use crate::workload::{JobPlan, TestPlan};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,21 +31,17 @@ pub(super) struct Watch<'a> {
     pub links: &'a TestLinks,
 }
 
-/// CPU used by the process between the edges of the measured window.
-pub(super) struct WindowCpu {
-    wall_ns: u64,
-    user_ns: u64,
-    system_ns: u64,
-    cores: Vec<CoreUsage>,
-}
+/// CPU used by the process and every core between the edges of the measured window.
+pub(super) struct WindowCpu(CpuResult);
 
 impl WindowCpu {
-    /// Writes the window's figures into `cpu`.
+    /// Writes the window's figures (wall time, process time, cores) into `cpu`.
     pub(super) fn apply_to(self, cpu: &mut CpuResult) {
-        cpu.wall_ns = self.wall_ns;
-        cpu.user_ns = self.user_ns;
-        cpu.system_ns = self.system_ns;
-        cpu.cores = self.cores;
+        let WindowCpu(window) = self;
+        cpu.wall_ns = window.wall_ns;
+        cpu.user_ns = window.user_ns;
+        cpu.system_ns = window.system_ns;
+        cpu.cores = window.cores;
     }
 }
 
@@ -57,12 +53,11 @@ pub(super) struct Watched {
     pub steady_after_ns: Option<u64>,
 }
 
-/// One CPU snapshot: ns after the start, the process's (user, system) time, every core's
-/// counters.
-type Snapshot = (u64, (u64, u64), Vec<CoreCounters>);
+/// One CPU snapshot and when it was taken, ns after the start.
+type Snapshot = (u64, CpuSnapshot);
 
 fn snapshot(now_ns: u64) -> Snapshot {
-    (now_ns, process_cpu_ns(), read_core_counters())
+    (now_ns, CpuSnapshot::now())
 }
 
 /// Planned end of a job's window after the common start, ns (None: ends with its bytes).
@@ -169,12 +164,9 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         std::thread::sleep(Duration::from_nanos(sleep_ns));
     }
     let cpu = match (window_start_snapshot, window_end_snapshot) {
-        (Some((t0, (u0, s0), cores0)), Some((t1, (u1, s1), cores1))) => Some(WindowCpu {
-            wall_ns: t1.saturating_sub(t0),
-            user_ns: u1.saturating_sub(u0),
-            system_ns: s1.saturating_sub(s0),
-            cores: core_usage_between(&cores0, &cores1),
-        }),
+        (Some((t0, opened)), Some((t1, closed))) => {
+            Some(WindowCpu(closed.used_since(&opened, t1.saturating_sub(t0))))
+        }
         _ => None,
     };
     Watched {

@@ -4,7 +4,6 @@
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
 //! thread coordinates: it starts the workers together, samples progress and CPU, and merges.
 
-pub mod affinity;
 pub mod budget;
 pub mod caches;
 pub mod confirm;
@@ -26,9 +25,11 @@ pub mod worker;
 pub use plan_error::PlanError;
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
+use crate::discovery::HostView;
+use crate::discovery::resources::describe;
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
-use crate::host::{info, time};
+use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
 use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
 use crate::targets::{TargetError, TargetHandle};
@@ -116,6 +117,9 @@ pub struct ExecutedRun {
     /// a start delay, the ramp, between tests, the measured time). The result is then
     /// `partial` unless everything had already been done.
     pub interrupted: bool,
+    /// Confirming experiments left out to keep within the time bound of
+    /// [`confirm::ConfirmMode::WithinTestTime`] (recorded as not run in their tests).
+    pub confirmations_left_out: usize,
 }
 
 /// Runs a prepared plan. `stop` is checked at every phase (creating test files, between and
@@ -160,7 +164,7 @@ fn execute_inner(
         io_uring,
     } = prepared;
     // The experiments are checked as the tests were, before any target is opened or made.
-    let experiments = if options.confirm {
+    let experiments = if options.confirm.is_on() {
         let checks = confirm::ExperimentChecks {
             targets: &pending,
             policy: options.write_policy,
@@ -185,7 +189,7 @@ fn execute_inner(
         started_at,
         label: options.label.clone(),
         partial: true,
-        host: info::host_info(),
+        host: describe(&HostView::live()),
         targets: prepared_targets.iter().map(|t| t.info.clone()).collect(),
         tests: Vec::new(),
         warnings,
@@ -201,6 +205,7 @@ fn execute_inner(
     } else {
         &[]
     };
+    let tests_started = std::time::Instant::now();
     for (test, shapes) in tests.iter().zip(shapes.iter()) {
         if stop.is_raised() {
             partial = true;
@@ -271,6 +276,8 @@ fn execute_inner(
             break;
         }
     }
+    let tests_wall_ns = tests_started.elapsed().as_nanos() as u64;
+    let mut confirmations_left_out = 0;
     if let Some(declared) = confirm_with
         && !partial
     {
@@ -280,8 +287,9 @@ fn execute_inner(
             options: &options,
             interval_ns,
             targets: &prepared_targets,
+            tests_wall_ns,
         };
-        confirm::confirm_tests(
+        confirmations_left_out = confirm::confirm_tests(
             &mut result,
             &plan.tests,
             &experiments,
@@ -297,6 +305,7 @@ fn execute_inner(
         traces,
         failure,
         interrupted: stop.is_raised(),
+        confirmations_left_out,
     })
 }
 

@@ -98,9 +98,9 @@ pub struct RunOptions {
     /// Longest wait on a network server (`--net-timeout`); `None`:
     /// [`volume::DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
-    /// Check the confirming experiments of every test too (`--confirm`), for
-    /// [`execute_and_confirm`](super::execute_and_confirm).
-    pub confirm: bool,
+    /// Which confirming experiments to run (`--confirm`, the default suite); they are checked
+    /// with the tests, for [`execute_and_confirm`](super::execute_and_confirm).
+    pub confirm: ConfirmMode,
 }
 
 impl RunOptions {
@@ -110,6 +110,35 @@ impl RunOptions {
             .unwrap_or(crate::engine::volume::DEFAULT_NET_TIMEOUT)
     }
 }
+
+/// Which confirming experiments a run does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConfirmMode {
+    /// None.
+    #[default]
+    Off,
+    /// The experiment of every verdict that has one (`--confirm`).
+    Every,
+    /// The experiments that fit, in the order of the tests, in `percent` of the time the tests
+    /// took (from the start of the first to the end of the last); the others are recorded as
+    /// left out. The default suite's mode, at [`DEFAULT_SUITE_PERCENT`] ([`super::confirm`]
+    /// says how an experiment is found to fit).
+    WithinTestTime {
+        /// Share of the tests' time the experiments may take, percent.
+        percent: u32,
+    },
+}
+
+impl ConfirmMode {
+    /// Whether the run does any experiment.
+    pub fn is_on(self) -> bool {
+        self != ConfirmMode::Off
+    }
+}
+
+/// Share of its tests' time the default suite's experiments may take, percent: with them the
+/// suite takes at most about twice as long as without.
+pub const DEFAULT_SUITE_PERCENT: u32 = 100;
 
 /// A plan checked against its targets; nothing has been written yet.
 #[derive(Debug)]

@@ -15,6 +15,7 @@ use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
+use crate::host::cpu::host_cpu_count;
 use crate::result::{
     CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
     LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
@@ -161,7 +162,7 @@ pub fn run_test(
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
     let mut cpu = CpuResult {
-        cpu_count: crate::host::info::online_cpus(),
+        cpu_count: host_cpu_count(),
         ..CpuResult::default()
     };
     let observer = context.observer;
@@ -190,7 +191,7 @@ pub fn run_test(
             let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
                 .spawn_scoped(scope, move || {
-                    if let Err(reason) = super::affinity::pin_current_thread(&worker.cpus) {
+                    if let Err(reason) = crate::host::sys::pin_current_thread(&worker.cpus) {
                         pin_failures
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())

@@ -271,7 +271,7 @@ impl<'a> DeviceFamily<'a> {
     fn in_use(&self) -> Result<Option<String>, TargetError> {
         let mounts = mounts::read_mounts().map_err(|source| TargetError::Io {
             path: self.target.path().to_path_buf(),
-            operation: "read /proc/self/mountinfo",
+            operation: mounts::READ_MOUNTINFO,
             source,
         })?;
         for mount in &mounts {

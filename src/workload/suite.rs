@@ -1,5 +1,6 @@
 //! The default suite `iopath run` runs when no workload is given: the figures storage reviews
-//! quote, in one minute.
+//! quote, in under a minute, then each verdict confirmed by experiment within as long again
+//! ([`crate::run::confirm::ConfirmMode::WithinTestTime`]).
 //!
 //! | test | pattern | block | QD |
 //! |---|---|---|---|

@@ -199,3 +199,68 @@ fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
         run.stdout
     );
 }
+
+/// The default suite confirms its verdicts unasked when that keeps it within about twice its
+/// time: on the null engine with tests of 1.5 s, every experiment (1 s, a third of its test
+/// but at least 1 s) runs and is stored, the experiments take less than the tests, and the run
+/// takes less than twice the same suite with --no-confirm. Relations only: no speed is
+/// assumed.
+#[test]
+fn the_default_suite_confirms_its_verdicts_within_twice_its_time() {
+    let dir = disk_tempdir();
+    let args = [
+        "f.dat",
+        "--engine",
+        "null",
+        "--size",
+        "16m",
+        "--duration",
+        "1.5",
+        "--ramp",
+        "0",
+    ];
+    let timed = |extra: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(extra);
+        let started = std::time::Instant::now();
+        let run = run_in(dir.path(), &all);
+        (run, started.elapsed())
+    };
+    let (plain, plain_took) = timed(&["--no-confirm"]);
+    plain.expect_status(0);
+    for test in plain.json()["tests"].as_array().unwrap() {
+        assert!(test["analysis"].get("confirmation").is_none(), "{test}");
+    }
+
+    let (run, took) = timed(&[]);
+    run.expect_status(0);
+    let tests = run.json()["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 7);
+    let (mut tests_ns, mut experiments_ns) = (0.0, 0.0);
+    for test in tests {
+        tests_ns += f64_at(test, &["measured_ns"]) + f64_at(test, &["jobs", "0", "ramp_ns"]);
+        let confirmation = &test["analysis"]["confirmation"];
+        let measured = f64_at(confirmation, &["measured_ns"]);
+        assert!(measured > 0.0, "{}: {confirmation}", test["name"]);
+        experiments_ns += measured + f64_at(confirmation, &["ramp_ns"]);
+    }
+    assert!(
+        experiments_ns <= tests_ns,
+        "experiments {experiments_ns} ns, tests {tests_ns} ns"
+    );
+    assert!(
+        took < 2 * plain_took,
+        "with experiments {took:?}, without {plain_took:?}"
+    );
+    assert_eq!(
+        run.stdout.matches("  experiment: ").count(),
+        7,
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stderr.contains("not confirmed"), "{}", run.stderr);
+
+    let both = run_in(dir.path(), &["f.dat", "--confirm", "--no-confirm"]);
+    assert_eq!(both.status, 2, "{}", both.stderr);
+    assert!(both.stderr.contains("--no-confirm"), "{}", both.stderr);
+}

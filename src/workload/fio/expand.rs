@@ -7,6 +7,7 @@
 //!
 //! The machine's values come from an [`Environment`], so tests can fix them.
 
+use crate::discovery::HostView;
 use crate::host::sys;
 use std::collections::HashMap;
 
@@ -33,13 +34,13 @@ impl Environment {
         let page_size = sys::page_size();
         let cpus = u64::from(sys::online_cpus()).max(1);
         let all: Vec<u32> = (0..cpus as u32).collect();
-        let numa_nodes = super::host_cpus::numa_nodes("/sys/devices/system/node");
+        let numa_nodes = crate::discovery::resources::numa_nodes(&HostView::live());
         Environment {
             variables: None,
             page_size,
             memory_mib: sys::physical_pages().saturating_mul(page_size) >> 20,
             cpus,
-            allowed_cpus: super::host_cpus::allowed_cpus().unwrap_or_else(|| all.clone()),
+            allowed_cpus: sys::allowed_cpus().unwrap_or_else(|| all.clone()),
             numa_nodes: if numa_nodes.is_empty() {
                 vec![(0, all)]
             } else {

@@ -6,8 +6,8 @@
 use super::collect::JobDefinition;
 use super::expand::Environment;
 use super::extended::{Modifier, Share};
+use super::extended_values::format_cpu_list;
 use super::files::JobFiles;
-use super::host_cpus::format_cpu_list;
 use super::location::Set;
 use super::notes::Notes;
 use super::settings::{BlockChoice, JobSettings, Pattern};

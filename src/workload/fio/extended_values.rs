@@ -1,5 +1,5 @@
 //! Readers of the values of [`super::extended`]'s options: shares of the file (`N%` or a
-//! size), CPU lists and masks, and `numa_mem_policy`.
+//! size), CPU lists and masks (and their compact form for messages), and `numa_mem_policy`.
 
 use super::extended::Share;
 use super::parsers::OptionError;
@@ -101,6 +101,27 @@ pub fn numa_mem_policy(text: &str) -> Result<(), OptionError> {
     }
 }
 
+/// Shows a CPU list compactly (`0-3,8`).
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut index = 0;
+    while index < cpus.len() {
+        let start = cpus[index];
+        let mut end = start;
+        while index + 1 < cpus.len() && cpus[index + 1] == end + 1 {
+            index += 1;
+            end += 1;
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        index += 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +136,7 @@ mod tests {
         assert_eq!(cpu_mask("34"), Ok(vec![1, 5]));
         assert_eq!(cpu_mask("0x3"), Ok(vec![0, 1]));
         assert!(cpu_mask("0").is_err());
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
         assert_eq!(share("25%", 1024), Ok(Share::Percent(25)));
         assert_eq!(share("1m", 1024), Ok(Share::Bytes(1 << 20)));
         assert!(share("12.5%", 1024).is_err());

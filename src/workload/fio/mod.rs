@@ -34,7 +34,6 @@ pub mod extended;
 pub mod extended_mapping;
 pub mod extended_values;
 pub mod files;
-pub mod host_cpus;
 pub mod input;
 pub mod lines;
 pub mod location;
