@@ -147,6 +147,91 @@ fn a_2gfc_hba_on_a_pcix_bus() {
 }
 
 #[test]
+fn a_2gfc_hba_on_pcie_x8_is_bound_by_its_fc_link_not_the_bus() {
+    let (machine, target) = fc_2g_pcie();
+    let seen = discover(&machine, target, &[]);
+    let path = &seen.path;
+    assert_eq!(
+        kinds(path),
+        [
+            HopKind::PageCache,
+            HopKind::Disk,
+            HopKind::FibreChannelLink,
+            HopKind::Bus
+        ],
+        "{}",
+        describe(path)
+    );
+    let fc = hop(path, "fc:host6");
+    assert_eq!(fc.name, "2GFC");
+    let two_gfc = links::fibre_channel(2).unwrap().payload_bytes_per_second();
+    assert_eq!(capacity(fc), two_gfc);
+    let bus = hop(path, "pci:0000:00:04.0");
+    assert_eq!(bus.name, "PCIe 1.0 x8");
+    assert_eq!(
+        capacity(bus),
+        links::find("pcie1x8").unwrap().payload_bytes_per_second()
+    );
+    assert!(capacity(bus) > 8 * two_gfc, "{}", describe(path));
+    assert!(hop(path, "block:sdb").description.contains("DGC RAID 0"));
+
+    // 200 MB/s: 97 % of 2GFC; the PCIe 1.0 x8 link is at about a ninth.
+    let analysis = verdict_on(&[&seen], &reads(200e6, idle_cpu(), 1));
+    assert_judged(&analysis, Verdict::LinkBound, "200.0 MB/s = 97 % of 2GFC");
+    assert_eq!(analysis.limiting_hop.as_deref(), Some("fc:host6"));
+    assert!(utilisation(&analysis, "pci:0000:00:04.0") < 15.0);
+}
+
+#[test]
+fn a_4gfc_hba_on_a_pcix_2_bus_is_bound_by_its_fc_link() {
+    let (machine, target) = fc_4g_pcix();
+    let seen = discover(&machine, target, &[]);
+    let path = &seen.path;
+    assert_eq!(
+        kinds(path),
+        [
+            HopKind::PageCache,
+            HopKind::Disk,
+            HopKind::FibreChannelLink,
+            HopKind::Bus
+        ],
+        "{}",
+        describe(path)
+    );
+    let fc = hop(path, "fc:host7");
+    assert_eq!(fc.name, "4GFC");
+    assert_eq!(
+        capacity(fc),
+        links::fibre_channel(4).unwrap().payload_bytes_per_second()
+    );
+    let bus = hop(path, "pci:0000:00:06.0");
+    assert_eq!(bus.name, "PCI-X 266");
+    assert!(
+        bus.description.contains("device PCI-X 266 capable"),
+        "{}",
+        bus.description
+    );
+    assert_eq!(
+        capacity(bus),
+        links::find("pcix266").unwrap().payload_bytes_per_second()
+    );
+    // The narrowest hop with a capacity is the FC port, not the PCI-X 2.0 bus.
+    let narrowest = path
+        .hops
+        .iter()
+        .filter(|hop| hop.capacity.is_some() && hop.kind != HopKind::PageCache)
+        .min_by_key(|hop| capacity(hop))
+        .unwrap();
+    assert_eq!(narrowest.key, "fc:host7", "{}", describe(path));
+
+    // 400 MB/s: 97 % of 4GFC; the PCI-X 266 bus is at under a fifth.
+    let analysis = verdict_on(&[&seen], &reads(400e6, idle_cpu(), 1));
+    assert_judged(&analysis, Verdict::LinkBound, "400.0 MB/s = 97 % of 4GFC");
+    assert_eq!(analysis.limiting_hop.as_deref(), Some("fc:host7"));
+    assert!(utilisation(&analysis, "pci:0000:00:06.0") < 20.0);
+}
+
+#[test]
 fn a_two_path_4gfc_multipath_lun_is_link_bound_on_the_pair() {
     let (machine, target) = fc_4g_multipath_pcie();
     let seen = discover(&machine, target, &[]);

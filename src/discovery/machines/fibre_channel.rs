@@ -1,8 +1,9 @@
-//! Fibre Channel machines: a 2GFC HBA on a PCI-X bus, a dual-port 4GFC HBA on PCIe 1.0 x8
-//! with dm-multipath over both ports, and one 8GFC port reaching a LUN over two array ports.
+//! Fibre Channel machines: a 2GFC HBA on a PCI-X bus and on PCIe 1.0 x8, a 4GFC HBA on a
+//! PCI-X 2.0 (PCI-X 266) bus, a dual-port 4GFC HBA on PCIe 1.0 x8 with dm-multipath over both
+//! ports, and one 8GFC port reaching a LUN over two array ports.
 
 use super::builder::{MachineDir, Queue};
-use super::sources::{BLOCK, BLOCK_DM, BUS_PCI, FC_HOST, PCI_REGS, SCSI_HOST};
+use super::sources::{BLOCK, BLOCK_DM, BUS_PCI, FC_HBAS, FC_HOST, PCI_REGS, SCSI_HOST};
 use crate::discovery::gather::pci::{
     config_space, express_capability, pcix_bridge_capability, pcix_device_capability,
 };
@@ -40,12 +41,94 @@ pub fn fc_2g_pcix() -> (MachineDir, &'static str) {
         &format!("{hba}/config"),
         config_space(0, &[pcix_device_capability(true, true, false)]),
     );
-    m.driver(&hba, "qla2xxx");
-    let host = m.scsi_host(&hba, 2, "qla2xxx");
-    m.fc_host(&host, 2, "2 Gbit", "0x210000e08b1a2b3c");
-    let rport = m.fc_remote_port(&host, "rport-2:0-0", "0x5006016041e0a1b2");
+    let port = FcPort {
+        driver: "qla2xxx",
+        host: 2,
+        speed: "2 Gbit",
+        port_name: "0x210000e08b1a2b3c",
+    };
+    raid0_lun(&m, &hba, &port, "0x5006016041e0a1b2");
+    (m, "/dev/sdb")
+}
+
+/// A 2GFC Emulex HBA (lpfc, PCI device 0xf0f5, "Neptune" in drivers/scsi/lpfc/lpfc_hw.h) on
+/// a PCIe 1.0 x8 link, to a RAID-0 LUN as `/dev/sdb`: the bus carries nine times what the
+/// port does.
+pub fn fc_2g_pcie() -> (MachineDir, &'static str) {
+    let m = MachineDir::new(
+        "2GFC lpfc HBA on PCIe 1.0 x8 to a RAID-0 LUN",
+        &[FC_HOST, FC_HBAS, SCSI_HOST, BUS_PCI, PCI_REGS, BLOCK],
+    );
+    let hba = m.pcie_slot(
+        "0000:00:04.0",
+        "0000:07:00.0",
+        "0x10df",
+        "0xf0f5",
+        "2.5 GT/s PCIe",
+        8,
+        256,
+    );
+    let port = FcPort {
+        driver: "lpfc",
+        host: 6,
+        speed: "2 Gbit",
+        port_name: "0x10000000c9a1b2c3",
+    };
+    raid0_lun(&m, &hba, &port, "0x5006016041e0a1b2");
+    (m, "/dev/sdb")
+}
+
+/// A 4GFC QLogic HBA (ISP2422, PCI-X 266 capable) on the PCI-X 2.0 bus of an AMD-8132
+/// HyperTransport tunnel (PCI device 0x7458), whose secondary bus runs in mode 2 at 133 MHz:
+/// PCI-X 266 (Secondary Bus Mode and Frequency 0xB). A RAID-0 LUN as `/dev/sdb`.
+pub fn fc_4g_pcix() -> (MachineDir, &'static str) {
+    let m = MachineDir::new(
+        "4GFC qla2xxx HBA on a PCI-X 2.0 bus (AMD-8132 bridge, bus at PCI-X 266) to a RAID-0 LUN",
+        &[FC_HOST, FC_HBAS, SCSI_HOST, BUS_PCI, PCI_REGS, BLOCK],
+    );
+    let bridge = m.pci(
+        "/sys/devices/pci0000:00",
+        "0000:00:06.0",
+        "0x1022",
+        "0x7458",
+    );
+    m.write(
+        &format!("{bridge}/config"),
+        config_space(1, &[pcix_bridge_capability(true, 0xb)]),
+    );
+    let hba = m.pci(&bridge, "0000:01:03.0", "0x1077", "0x2422");
+    m.write(
+        &format!("{hba}/config"),
+        config_space(0, &[pcix_device_capability(true, true, true)]),
+    );
+    let port = FcPort {
+        driver: "qla2xxx",
+        host: 7,
+        speed: "4 Gbit",
+        port_name: "0x210000e08b8c9d0e",
+    };
+    raid0_lun(&m, &hba, &port, "0x5006016041e0a1b2");
+    (m, "/dev/sdb")
+}
+
+/// The FC port of an HBA: its driver, SCSI host number, `fc_host` speed and WWPN.
+struct FcPort {
+    driver: &'static str,
+    host: u32,
+    speed: &'static str,
+    port_name: &'static str,
+}
+
+/// The port of `hba` logged in to one array port (`array_port`, its WWPN), which presents a
+/// 2 TiB RAID-0 LUN 0 as `sdb`.
+fn raid0_lun(m: &MachineDir, hba: &str, port: &FcPort, array_port: &str) {
+    let number = port.host;
+    m.driver(hba, port.driver);
+    let host = m.scsi_host(hba, number, port.driver);
+    m.fc_host(&host, number, port.speed, port.port_name);
+    let rport = m.fc_remote_port(&host, &format!("rport-{number}:0-0"), array_port);
     m.scsi_disk(
-        &format!("{rport}/target2:0:0/2:0:0:0"),
+        &format!("{rport}/target{number}:0:0/{number}:0:0:0"),
         "sdb",
         "8:16",
         LUN_SECTORS,
@@ -53,7 +136,6 @@ pub fn fc_2g_pcix() -> (MachineDir, &'static str) {
         "RAID 0",
         &Queue::scsi_ssd(32),
     );
-    (m, "/dev/sdb")
 }
 
 /// A dual-port 4GFC QLogic HBA (one PCI function per port) on a PCIe 1.0 x8 link, each port

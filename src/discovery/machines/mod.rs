@@ -16,7 +16,9 @@ pub use disks::{md_raid10_sas, sata_ahci};
 pub use ethernet::{
     bond_4x10gbe, container_bridge, dual_40gbe, four_veths, iscsi_1gbe, iscsi_10gbe,
 };
-pub use fibre_channel::{fc_2g_pcix, fc_4g_multipath_pcie, fc_8g_multipath};
+pub use fibre_channel::{
+    fc_2g_pcie, fc_2g_pcix, fc_4g_multipath_pcie, fc_4g_pcix, fc_8g_multipath,
+};
 pub use nvme::{lvm_crypt_nvme, nvme_gen4, nvme_over_tcp};
 
 /// Where the sysfs layouts come from (Linux kernel source tree).
@@ -33,6 +35,8 @@ pub mod sources {
     pub const MD: &str = "Documentation/admin-guide/md.rst (md/level, md/raid_disks, md/chunk_size, md/degraded, md/dev-*)";
     /// Fibre Channel hosts.
     pub const FC_HOST: &str = "Documentation/ABI/testing/sysfs-class-fc_host; drivers/scsi/scsi_transport_fc.c (fc_host/hostN/speed, port_name, port_state; rport-H:B-R)";
+    /// The PCI device IDs of FC HBAs.
+    pub const FC_HBAS: &str = "drivers/scsi/lpfc/lpfc_hw.h (PCI_DEVICE_ID_NEPTUNE 0xf0f5); drivers/scsi/qla2xxx/qla_def.h (PCI_DEVICE_ID_QLOGIC_ISP2422 0x2422)";
     /// SCSI hosts.
     pub const SCSI_HOST: &str =
         "Documentation/ABI/testing/sysfs-class-scsi_host (scsi_host/hostN/proc_name)";

@@ -316,7 +316,9 @@ fn the_stop_flag_ends_the_worker_promptly_as_interrupted() {
 #[test]
 fn the_stop_flag_cuts_a_think_time_short() {
     let flags = Flags::default();
+    let first_submitted = AtomicBool::new(false);
     let mut engine = ScriptedEngine::new(1);
+    engine.raise_after = Some((1, &first_submitted));
     let mut workload = base_workload();
     workload.think_time_ns = 600_000_000_000;
     let mut thinking = plan("4k", 100, 1, bytes(1 << 30));
@@ -324,6 +326,14 @@ fn the_stop_flag_cuts_a_think_time_short() {
     let began = Instant::now();
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| {
+            // Stop only once the worker is in its think time (after the first I/O), however
+            // late a busy machine starts it; bounded so that a broken worker cannot hang here.
+            let waiting = Instant::now();
+            while !first_submitted.load(Ordering::Relaxed)
+                && waiting.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             std::thread::sleep(Duration::from_millis(50));
             flags.stop.store(true, Ordering::Relaxed);
         });
