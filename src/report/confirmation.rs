@@ -20,3 +20,18 @@ pub fn confirmation_line(confirmation: &Confirmation) -> String {
     }
     line
 }
+
+/// The verdict as a table cell: its short name, followed by `→ NEW` when the confirming
+/// experiment refuted it (`queue→device`: the deeper queue gave nothing, the device is the
+/// limit), so that a table read alone never shows a verdict its own experiment disproved.
+pub fn verdict_cell(analysis: &crate::result::TestAnalysis) -> String {
+    let tested = analysis.verdict.short_name();
+    match &analysis.confirmation {
+        Some(confirmation)
+            if confirmation.outcome == crate::result::ConfirmationOutcome::Refuted =>
+        {
+            format!("{tested}→{}", confirmation.derived_verdict.short_name())
+        }
+        _ => tested.to_string(),
+    }
+}

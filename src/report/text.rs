@@ -105,10 +105,11 @@ pub fn results_table(result: &RunResult) -> Table {
             }
         };
         let mut row = direction_cells(name, main, test, true, main_confidence);
-        verdict_cell(
-            &mut row,
-            test.analysis.as_ref().map(|a| a.verdict.short_name()),
-        );
+        let verdict = test
+            .analysis
+            .as_ref()
+            .map(super::confirmation::verdict_cell);
+        verdict_cell(&mut row, verdict.as_deref());
         table.add_row(row);
         let mut rows = Vec::new();
         if test.jobs.len() > 1 {
@@ -221,6 +222,17 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
             out,
             "± = 95 % confidence interval of the per-second rates (Student t); verdicts in docs/verdict.md."
         )?;
+        if result.tests.iter().any(|test| {
+            test.analysis
+                .as_ref()
+                .and_then(|analysis| analysis.confirmation.as_ref())
+                .is_some_and(|c| c.outcome == crate::result::ConfirmationOutcome::Refuted)
+        }) {
+            writeln!(
+                out,
+                "a→b in the verdict column: the confirming experiment refuted verdict a and points to b."
+            )?;
+        }
     }
     for test in &result.tests {
         let Some(analysis) = &test.analysis else {

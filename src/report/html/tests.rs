@@ -283,3 +283,38 @@ fn a_confirming_experiment_shows_in_the_html_markdown_and_text_reports() {
         Some(found)
     );
 }
+
+#[test]
+fn a_refuted_verdict_reads_as_refuted_in_the_text_table() {
+    use crate::analysis::confirmation::{ExperimentSetting, confirmation};
+    use crate::result::{ConfirmationOutcome, Experiment, Verdict};
+    let mut result = analysed_mixed();
+    result.tests[0].analysis.as_mut().unwrap().verdict = Verdict::QueueDepthBound;
+    let tested = result.tests[0].clone();
+    // Twice the queue depth, and nothing gained: not queue-depth-bound.
+    let experiment = tested.clone();
+    let setting = ExperimentSetting {
+        experiment: Experiment::QueueDepth,
+        before: 1,
+        after: 2,
+        ramp_ns: 0,
+    };
+    let found = confirmation(&tested, setting, &experiment, Verdict::DeviceBound);
+    assert_eq!(
+        found.outcome,
+        ConfirmationOutcome::Refuted,
+        "{}",
+        found.summary
+    );
+    result.tests[0].analysis.as_mut().unwrap().confirmation = Some(found.clone());
+    let cell = format!(
+        "{}→{}",
+        Verdict::QueueDepthBound.short_name(),
+        found.derived_verdict.short_name()
+    );
+    let mut text = Vec::new();
+    crate::report::text::write_text(&result, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(&cell), "{cell}\n{text}");
+    assert!(text.contains("a→b in the verdict column"), "{text}");
+}
