@@ -190,7 +190,26 @@ impl History {
         Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
     }
 
+    /// Opens, switches to WAL and migrates, again while another process holds the lock that
+    /// needs: SQLite answers "database is locked" at once, without its busy handler, when two
+    /// connections change the journal mode of a new database together. Bounded by
+    /// [`BUSY_TIMEOUT`] as a whole.
     fn open_with(path: &Path, flags: OpenFlags) -> Result<History, HistoryError> {
+        let began = std::time::Instant::now();
+        loop {
+            match Self::open_once(path, flags) {
+                Err(HistoryError::Sqlite(rusqlite::Error::SqliteFailure(failure, _)))
+                    if failure.code == rusqlite::ErrorCode::DatabaseBusy
+                        && began.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path, flags: OpenFlags) -> Result<History, HistoryError> {
         let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut connection = Connection::open_with_flags(path, flags)?;
         connection.busy_timeout(BUSY_TIMEOUT)?;
