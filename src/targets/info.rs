@@ -248,7 +248,7 @@ fn filesystem_name(file: &File, device: DeviceNumber) -> Option<String> {
 mod tests {
     use super::*;
     use crate::result::TargetKind;
-    use crate::support::devices::{LoopDevice, tool};
+    use crate::support::devices::LoopDevice;
     use crate::targets::inspect;
     use std::fs;
 
@@ -358,11 +358,9 @@ mod tests {
         assert!(info.direct_io_alignment_bytes.is_some());
         assert!(!info.created_by_iopath);
 
-        crate::support::skip_unless!(
-            tool("mkfs.ext4").is_some(),
-            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
-        );
-        loop_device.run("mkfs.ext4", &["-q", "-F"]);
+        if crate::targets::test_support::format_ext4(&loop_device).is_none() {
+            return;
+        }
         let info = inspect(loop_device.path()).unwrap();
         assert_eq!(info.filesystem.as_deref(), Some("ext4"));
     }

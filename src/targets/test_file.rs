@@ -604,11 +604,9 @@ mod tests {
         let Some(loop_device) = crate::support::devices::LoopDevice::attach_zeroed(8) else {
             return;
         };
-        crate::support::skip_unless!(
-            crate::support::devices::tool("mkfs.ext4").is_some(),
-            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
-        );
-        loop_device.run("mkfs.ext4", &["-q", "-F"]);
+        if crate::targets::test_support::format_ext4(&loop_device).is_none() {
+            return;
+        }
         let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
         let path = mounted.path().join("too-big");
         let error = create_test_file(&path, 64 << 20, 3).unwrap_err();
@@ -854,11 +852,9 @@ mod tests {
         let Some(loop_device) = crate::support::devices::LoopDevice::attach_zeroed(64) else {
             return;
         };
-        crate::support::skip_unless!(
-            crate::support::devices::tool("mkfs.ext4").is_some(),
-            "mkfs.ext4 is not installed (apt-get install e2fsprogs)"
-        );
-        loop_device.run("mkfs.ext4", &["-q", "-F"]);
+        if crate::targets::test_support::format_ext4(&loop_device).is_none() {
+            return;
+        }
         let mounted = crate::targets::test_support::Mounted::new(loop_device.path());
         let error = default_test_file_size(mounted.path()).unwrap_err();
         let message = error.to_string();

@@ -119,3 +119,11 @@ impl Drop for Mounted {
         }
     }
 }
+
+/// Formats `device` as ext4; `None` when mkfs.ext4 is missing (the calling test is skipped,
+/// or fails under `IOPATH_REQUIRE_ALL`, with the package to install).
+pub fn format_ext4(device: &crate::support::devices::LoopDevice) -> Option<()> {
+    required_tool("mkfs.ext4", "e2fsprogs")?;
+    device.run("mkfs.ext4", &["-q", "-F"]);
+    Some(())
+}
