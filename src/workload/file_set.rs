@@ -207,7 +207,8 @@ impl FileSetPlanner {
         }
         if self.open.is_empty() {
             self.done.iter_mut().for_each(|done| *done = false);
-            self.open = (0..self.open_at_once).collect();
+            // Refilled in place: a round's end allocates nothing in the worker's loop.
+            self.open.extend(0..self.open_at_once);
             self.next_unused = self.open_at_once;
             // A new round starts at the first file.
             self.chosen = false;
