@@ -172,8 +172,8 @@ struct FioSync {
 /// What fio calls a group's aggregate: the group's bytes over its longest runtime.
 #[derive(Clone, Copy, Default)]
 struct GroupTotals {
-    bytes: [u64; 2],
-    longest_ns: [u64; 2],
+    bytes: [u64; 3],
+    longest_ns: [u64; 3],
 }
 
 impl GroupTotals {
@@ -193,7 +193,7 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
                 next_group += 1;
                 (next_group - 1, GroupTotals::default())
             });
-            for (direction, figures) in [&job.read, &job.write].into_iter().enumerate() {
+            for (direction, figures) in [&job.read, &job.write, &job.trim].into_iter().enumerate() {
                 if figures.io_count > 0 {
                     entry.1.bytes[direction] =
                         entry.1.bytes[direction].saturating_add(figures.bytes);
@@ -287,7 +287,7 @@ fn build_job(
             totals.bytes_per_second(1),
             plus,
         ),
-        trim: empty_direction(),
+        trim: direction(&job.trim, job.measured_ns, totals.bytes_per_second(2), plus),
         sync: sync(job.fsync_ns, plus),
         job_runtime: ns_to_ms(job.measured_ns),
         usr_cpu: cpu_percent(test.cpu.user_ns),
@@ -354,9 +354,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
 
     let read = workload.access.read_percent().round() as u32;
     let random = workload.access.random_percent().round() as u32;
-    let base = match read {
-        100 => "read",
-        0 => "write",
+    let base = match (read, workload.trims(), workload.writes()) {
+        (_, true, true) => "trimwrite",
+        (_, true, false) => "trim",
+        (100, ..) => "read",
+        (0, ..) => "write",
         _ => "rw",
     };
     let pattern = if random == 0 {

@@ -122,7 +122,10 @@ fn is_false(value: &bool) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct WorkloadOptions {
-    /// Direction and pattern: read, write, randread, randwrite, rw, randrw.
+    /// Direction and pattern: read, write, randread, randwrite, rw, randrw; trim, randtrim
+    /// (discards: a block device's discard, a file's punched hole, NBD TRIM, SCSI UNMAP),
+    /// trimwrite, randtrimwrite (each trim followed by a write of the same range). Trims
+    /// destroy data as writes do and are refused where the target cannot discard.
     #[arg(long, value_name = "PATTERN", value_parser = parse::pattern, help_heading = "Workload")]
     #[serde(
         default,
@@ -679,12 +682,14 @@ impl WorkloadOptions {
                 .clone()
                 .unwrap_or_else(|| BlockSizeMix::single(4096));
             let alignment = self.align.unwrap_or(mix.min_bytes());
-            workload.set_simple(
+            workload.set_simple_with_trims(
                 &mix,
                 read_percent,
+                pattern.trim_percent(),
                 self.random_pct.unwrap_or(random_default),
                 alignment,
             );
+            workload.offsets.write_after_trim = pattern.write_after_trim();
         }
         self.apply_tuning(&mut workload);
         if let Some(bytes) = self.bytes {

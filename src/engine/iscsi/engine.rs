@@ -32,7 +32,7 @@
 //! buffers.
 
 use super::ffi::{
-    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask,
+    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask, UnmapList,
 };
 use super::library::Library;
 use super::probe::read_capacity;
@@ -439,7 +439,7 @@ impl Engine for IscsiEngine {
         if request.offset >= self.volume_size_bytes {
             let result = match request.direction {
                 Direction::Read => 0,
-                Direction::Write => -i64::from(libc::ENOSPC),
+                Direction::Write | Direction::Trim => -i64::from(libc::ENOSPC),
             };
             self.targets.ring().push(Completion {
                 slot: request.slot,
@@ -491,6 +491,22 @@ impl Engine for IscsiEngine {
                     iov,
                     1,
                 ),
+                Direction::Trim => {
+                    let mut range = UnmapList {
+                        lba,
+                        num: length / block as u32,
+                    };
+                    (self.library.unmap_task)(
+                        context,
+                        lun,
+                        0,
+                        0,
+                        &raw mut range,
+                        1,
+                        io_finished,
+                        private_data,
+                    )
+                }
                 Direction::Write => (self.library.write16_iov_task)(
                     context,
                     lun,

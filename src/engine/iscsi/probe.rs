@@ -43,7 +43,9 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         // SYNCHRONIZE CACHE is part of every SBC disk's command set.
         flush: true,
         fua: flags.dpo_fua,
-        trim: capacity.thin_provisioned,
+        // UNMAP only where READ CAPACITY(16) says provisioning is managed (LBPME) and the
+        // Logical Block Provisioning VPD page lists UNMAP (LBPU).
+        trim: capacity.thin_provisioned && unmap_supported(session),
         head,
     })
 }
@@ -161,6 +163,29 @@ fn block_limits(session: &mut Session) -> Option<u32> {
         .check("INQUIRY")
         .ok()?;
     parse_max_transfer_blocks(page.data_in())
+}
+
+/// Whether the Logical Block Provisioning VPD page (0xb2) sets LBPU: the LUN accepts UNMAP
+/// (false when the page is not offered).
+fn unmap_supported(session: &mut Session) -> bool {
+    session
+        .run(
+            "INQUIRY (Logical Block Provisioning)",
+            session.timeout(),
+            |library, context, lun, callback, private| {
+                // SAFETY: as in `check_is_disk`.
+                unsafe { (library.inquiry_task)(context, lun, 1, 0xb2, 64, callback, private) }
+            },
+        )
+        .ok()
+        .and_then(|answer| answer.check("INQUIRY").ok())
+        .is_some_and(|page| parse_lbpu(page.data_in()))
+}
+
+/// The LBPU bit of a Logical Block Provisioning VPD page (byte 5, bit 7; the page code 0xb2
+/// in byte 1).
+fn parse_lbpu(data: &[u8]) -> bool {
+    data.get(1) == Some(&0xb2) && data.get(5).is_some_and(|byte| byte & 0x80 != 0)
 }
 
 /// Flags of the MODE SENSE(6) header.
@@ -317,6 +342,18 @@ fn parse_mode_header(data: &[u8]) -> Option<ModeFlags> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unmap_bit_of_the_provisioning_page_is_read() {
+        let mut page = [0u8; 8];
+        page[1] = 0xb2;
+        assert!(!parse_lbpu(&page));
+        page[5] = 0x80;
+        assert!(parse_lbpu(&page));
+        assert!(!parse_lbpu(&page[..5]), "too short");
+        page[1] = 0xb0;
+        assert!(!parse_lbpu(&page), "another page");
+    }
 
     #[test]
     fn read_capacity_answers_are_parsed() {

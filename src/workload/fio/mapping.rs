@@ -194,7 +194,10 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
         );
     }
     let shares = direction_shares(settings);
-    let random_everywhere = settings.pattern.random() && settings.random_percent == [100, 100];
+    let random_everywhere = settings.pattern.random()
+        && super::lines::issued_directions(settings)
+            .into_iter()
+            .all(|direction| settings.random_percent[direction] == 100);
     if random_everywhere {
         return;
     }
