@@ -93,7 +93,9 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                 target: path.display().to_string(),
                 reason: format!(
                     "the file system of {} cannot punch holes ({error})",
-                    directory.display()
+                    std::fs::canonicalize(directory)
+                        .unwrap_or_else(|_| directory.to_path_buf())
+                        .display()
                 ),
             })
         }
