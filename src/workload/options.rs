@@ -161,8 +161,10 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub bs: Option<BlockSizeMix>,
-    /// Iometer access specification: lines of size:share:read%:random%[:align[:burst[:delay]]],
-    /// each I/O drawing its line first (size, direction and randomness chosen together).
+    /// Iometer access specification: lines of
+    /// size:share:read%:random%[:align[:burst[:delay[:trim%]]]], each I/O drawing its line
+    /// first (size, direction and randomness chosen together); the eighth field makes that
+    /// share of the line's I/Os trims.
     #[arg(long, value_name = "LINES", value_parser = parse::spec, help_heading = "Workload",
           conflicts_with_all = ["rw", "read_pct", "random_pct", "bs", "align"])]
     #[serde(
