@@ -20,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::devices::allocated_blocks;
 
 const IQN: &str = "iqn.2026-01.dev.iopath:test";
 const MIB: u64 = 1 << 20;
@@ -150,6 +151,22 @@ impl TgtServer {
             .args(arguments)
             .stdin(Stdio::null());
         command
+    }
+
+    /// Sets `params` (`readonly=1`, `thin_provisioning=1`) on LUN 1.
+    fn update_lun(&self, params: &str) {
+        self.tgtadm(&[
+            "--op",
+            "update",
+            "--mode",
+            "logicalunit",
+            "--tid",
+            "1",
+            "--lun",
+            "1",
+            "--params",
+            params,
+        ]);
     }
 
     /// Runs tgtadm and insists that it succeeds.
@@ -536,18 +553,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
     let Some(server) = TgtServer::start(8 * MIB) else {
         return;
     };
-    server.tgtadm(&[
-        "--op",
-        "update",
-        "--mode",
-        "logicalunit",
-        "--tid",
-        "1",
-        "--lun",
-        "1",
-        "--params",
-        "readonly=1",
-    ]);
+    server.update_lun("readonly=1");
     let target = server.target();
     let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert!(volume.read_only);
@@ -626,12 +632,6 @@ fn chap_credentials_come_from_the_environment() {
     );
 }
 
-/// 512-byte blocks the file system holds for `path`.
-fn allocated_blocks(path: &std::path::Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).unwrap().blocks()
-}
-
 /// Runs `iopath ARGS` in `directory`: exit status and what it printed.
 fn iopath(directory: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
     let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
@@ -694,18 +694,7 @@ fn trims_unmap_on_a_thin_lun_and_are_refused_on_a_thick_one() {
         "nothing was unmapped"
     );
 
-    server.tgtadm(&[
-        "--op",
-        "update",
-        "--mode",
-        "logicalunit",
-        "--tid",
-        "1",
-        "--lun",
-        "1",
-        "--params",
-        "thin_provisioning=1",
-    ]);
+    server.update_lun("thin_provisioning=1");
     assert!(
         iscsi::probe(&server.target(), Duration::from_secs(30))
             .unwrap()

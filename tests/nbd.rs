@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::devices::allocated_blocks;
 
 /// Block size of most requests.
 const BLOCK: usize = 4096;
@@ -1365,12 +1366,6 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
         "{}",
         outcome.stdout
     );
-}
-
-/// 512-byte blocks the file system holds for `path`.
-fn allocated_blocks(path: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).unwrap().blocks()
 }
 
 #[test]

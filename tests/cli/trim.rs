@@ -5,14 +5,9 @@
 //! trimmed without `--allow-destructive`.
 
 use crate::common::*;
+use crate::support::devices::allocated_blocks;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-
-/// 512-byte blocks the file system holds for `path`.
-fn allocated_blocks(path: &Path) -> u64 {
-    std::fs::metadata(path).unwrap().blocks()
-}
 
 /// The first hole at or after `offset` (`SEEK_HOLE`; the file's size when it has none there).
 fn first_hole(path: &Path, offset: u64) -> u64 {
