@@ -579,6 +579,61 @@ mod tests {
         }
     }
 
+    #[test]
+    fn trims_of_a_file_punch_holes_and_complete_with_their_length() {
+        if !io_uring_works() {
+            return;
+        }
+        use std::os::unix::fs::MetadataExt;
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("target");
+        std::fs::write(&path, vec![0x77u8; 64 << 10]).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        file.sync_all().unwrap();
+        if crate::engine::trim::probe(&file, LocalTrim::PunchHole).is_err() {
+            crate::support::skip("the file system of the temporary directory has no holes");
+            return;
+        }
+        let before = file.metadata().unwrap().blocks();
+        for register in [false, true] {
+            let mut engine =
+                IoUringEngine::open(file.try_clone().unwrap(), &options(4, register)).unwrap();
+            for slot in 0..4u32 {
+                engine
+                    .submit(IoRequest {
+                        file: 0,
+                        slot,
+                        direction: Direction::Trim,
+                        offset: u64::from(slot) * 4096,
+                        length: 4096,
+                    })
+                    .unwrap();
+            }
+            engine.flush().unwrap();
+            let mut done = [Completion::default(); 4];
+            let mut reaped = 0;
+            while reaped < 4 {
+                reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+            }
+            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+        }
+        let after = file.metadata().unwrap();
+        assert_eq!(after.len(), 64 << 10, "the size is kept");
+        assert!(
+            after.blocks() < before,
+            "{} blocks, then {}",
+            before,
+            after.blocks()
+        );
+        let data = std::fs::read(&path).unwrap();
+        assert!(data[..16 << 10].iter().all(|&b| b == 0));
+        assert!(data[16 << 10..].iter().all(|&b| b == 0x77));
+    }
+
     fn options(queue_depth: u32, register: bool) -> EngineOptions {
         EngineOptions {
             register,

@@ -989,6 +989,24 @@ mod tests {
     }
 
     #[test]
+    fn trims_fill_the_trim_section_and_name_the_pattern() {
+        let mut result = mixed().clone();
+        let job = &mut result.tests[0].jobs[0];
+        job.trim = job.write.clone();
+        job.workload.access.lines[0].trim_percent = 50;
+        job.workload.access.lines[0].read_percent = 0;
+        let mut out = Vec::new();
+        write_fio_json(&result, false, &mut out).unwrap();
+        let json: Value = serde_json::from_slice(&out).unwrap();
+        let fio = &json["jobs"][0];
+        let figures = &result.tests[0].jobs[0].trim;
+        assert_eq!(fio["trim"]["total_ios"], figures.io_count);
+        assert_eq!(fio["trim"]["io_bytes"], figures.bytes);
+        assert_eq!(fio["trim"]["clat_ns"]["max"], figures.latency.max_ns);
+        assert_eq!(fio["job options"]["rw"], "randtrimwrite");
+    }
+
+    #[test]
     fn latency_classes_add_up_to_all_ios() {
         let json = fio_json(false);
         for job in json["jobs"].as_array().unwrap() {

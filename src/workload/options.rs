@@ -651,7 +651,7 @@ impl WorkloadOptions {
                 self.pattern().name()
             ));
         }
-        if self.fsync_at_end && !workload.writes() {
+        if self.fsync_at_end && !workload.modifies() {
             notes.push(
                 "--fsync-at-end has no effect: this workload only reads (as dd conv=fdatasync and fio end_fsync on reads)"
                     .into(),
@@ -727,8 +727,9 @@ impl WorkloadOptions {
         if self.sync && !workload.writes() {
             return Err(WorkloadError::SyncOnReads);
         }
-        // Nothing to flush after reads: accepted, with a note (see `notes`).
-        workload.fsync_at_end &= workload.writes();
+        // Nothing to flush after reads: accepted, with a note (see `notes`). Trims are made
+        // durable by the same fdatasync (a punched hole, a discard the device caches).
+        workload.fsync_at_end &= workload.modifies();
         Ok(workload)
     }
 }
@@ -854,7 +855,7 @@ mod tests {
         assert_eq!(refused, WorkloadError::SyncOnReads);
         assert_eq!(
             refused.to_string(),
-            "--sync only affects writes, and this workload only reads"
+            "--sync only affects writes, and this workload writes nothing (it only reads or trims)"
         );
     }
 }
