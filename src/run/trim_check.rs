@@ -49,7 +49,26 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
             }
             .to_string(),
         }),
-        TrimTarget::Network(..) | TrimTarget::Nothing => Ok(()),
+        TrimTarget::Network(network, volume) => {
+            let largest = workload
+                .access
+                .active_lines()
+                .filter(|line| line.trim_percent > 0)
+                .map(|line| line.size_bytes)
+                .max()
+                .unwrap_or(0);
+            if volume.max_trim_bytes > 0 && largest > volume.max_trim_bytes {
+                return Err(PlanError::CannotTrim {
+                    target: network.to_string(),
+                    reason: format!(
+                        "a trim of {largest} bytes is more than the {} bytes the server takes in one (the Block Limits page's MAXIMUM UNMAP LBA COUNT); use a smaller --bs",
+                        volume.max_trim_bytes
+                    ),
+                });
+            }
+            Ok(())
+        }
+        TrimTarget::Nothing => Ok(()),
         TrimTarget::Existing(handle) => {
             let refused = |reason: String| PlanError::CannotTrim {
                 target: handle.path().display().to_string(),
