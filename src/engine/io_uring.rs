@@ -621,17 +621,7 @@ mod tests {
             }
             assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
         }
-        let after = file.metadata().unwrap();
-        assert_eq!(after.len(), 64 << 10, "the size is kept");
-        assert!(
-            after.blocks() < before,
-            "{} blocks, then {}",
-            before,
-            after.blocks()
-        );
-        let data = std::fs::read(&path).unwrap();
-        assert!(data[..16 << 10].iter().all(|&b| b == 0));
-        assert!(data[16 << 10..].iter().all(|&b| b == 0x77));
+        crate::engine::trim::assert_hole_at_start(&path, 64 << 10, before, 16 << 10, 0x77);
     }
 
     fn options(queue_depth: u32, register: bool) -> EngineOptions {

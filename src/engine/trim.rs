@@ -106,6 +106,29 @@ pub fn probe_directory(directory: &Path) -> io::Result<()> {
     outcome
 }
 
+/// Test check: `path`, of `size` bytes and `blocks_before` blocks before its first `hole`
+/// bytes were trimmed, keeps its size, holds fewer blocks, reads zeroes there and `fill` after.
+#[cfg(test)]
+pub(crate) fn assert_hole_at_start(
+    path: &Path,
+    size: u64,
+    blocks_before: u64,
+    hole: usize,
+    fill: u8,
+) {
+    use std::os::unix::fs::MetadataExt;
+    let after = std::fs::metadata(path).unwrap();
+    assert_eq!(after.len(), size, "the size is kept");
+    assert!(
+        after.blocks() < blocks_before,
+        "{blocks_before} blocks before, {} after",
+        after.blocks()
+    );
+    let data = std::fs::read(path).unwrap();
+    assert!(data[..hole].iter().all(|&b| b == 0), "zeroes in the hole");
+    assert!(data[hole..].iter().all(|&b| b == fill), "data after it");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,16 +154,6 @@ mod tests {
         }
         let blocks_before = file.metadata().unwrap().blocks();
         how.trim(&file, 0, 512 << 10).unwrap();
-        let after = file.metadata().unwrap();
-        assert_eq!(after.len(), 1 << 20, "the size is kept");
-        assert!(
-            after.blocks() < blocks_before,
-            "{} blocks before, {} after",
-            blocks_before,
-            after.blocks()
-        );
-        let data = std::fs::read(&path).unwrap();
-        assert!(data[..512 << 10].iter().all(|&b| b == 0));
-        assert!(data[512 << 10..].iter().all(|&b| b == 0xa5));
+        assert_hole_at_start(&path, 1 << 20, blocks_before, 512 << 10, 0xa5);
     }
 }
