@@ -586,14 +586,7 @@ mod tests {
         }
         use std::os::unix::fs::MetadataExt;
         let directory = tempfile::tempdir().unwrap();
-        let path = directory.path().join("target");
-        std::fs::write(&path, vec![0x77u8; 64 << 10]).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        file.sync_all().unwrap();
+        let (path, file) = crate::engine::trim::written_file(directory.path(), 64 << 10, 0x77);
         if crate::engine::trim::probe(&file, LocalTrim::PunchHole).is_err() {
             crate::support::skip("the file system of the temporary directory has no holes");
             return;

@@ -106,6 +106,21 @@ pub fn probe_directory(directory: &Path) -> io::Result<()> {
     outcome
 }
 
+/// Test set-up: `size` bytes of `fill` written to a new file in `directory`, on disk, and the
+/// file open for reading and writing.
+#[cfg(test)]
+pub(crate) fn written_file(directory: &Path, size: usize, fill: u8) -> (std::path::PathBuf, File) {
+    let path = directory.join("target");
+    std::fs::write(&path, vec![fill; size]).unwrap();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    file.sync_all().unwrap();
+    (path, file)
+}
+
 /// Test check: `path`, of `size` bytes and `blocks_before` blocks before its first `hole`
 /// bytes were trimmed, keeps its size, holds fewer blocks, reads zeroes there and `fill` after.
 #[cfg(test)]
@@ -137,14 +152,7 @@ mod tests {
     #[test]
     fn a_punched_hole_frees_the_blocks_of_a_file_and_reads_as_zeroes() {
         let directory = tempfile::tempdir().unwrap();
-        let path = directory.path().join("target");
-        std::fs::write(&path, vec![0xa5u8; 1 << 20]).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        file.sync_all().unwrap();
+        let (path, file) = written_file(directory.path(), 1 << 20, 0xa5);
         let how = LocalTrim::of(&file).unwrap();
         assert_eq!(how, LocalTrim::PunchHole);
         if let Err(error) = probe(&file, how) {
