@@ -126,7 +126,10 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
         );
     }
 
-    let found = nfs::find(&url, TIMEOUT).expect("the file is found");
+    // Without ?mountport= the portmapper names the MOUNT port.
+    let by_portmapper =
+        NfsUrl::parse(&format!("nfs://127.0.0.1:{}/export/test.bin", server.port)).unwrap();
+    let found = nfs::find(&by_portmapper, TIMEOUT).expect("the file is found");
     assert_eq!(
         found.existing.as_ref().map(|(_, a)| a.size_bytes),
         Some(total)

@@ -101,6 +101,37 @@ impl std::fmt::Display for NfsUrl {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_a_file_below_an_export() {
+        let url = NfsUrl::parse("nfs://[::1]/srv/a/b").unwrap();
+        assert_eq!(
+            (url.server.host.as_str(), url.server.port),
+            ("::1", NFS_PORT)
+        );
+        assert_eq!(url.to_string(), "nfs://[::1]:2049/srv/a/b");
+        for (bad, named) in [
+            ("nfs://user@host/srv/f", "no user"),
+            ("nfs://host", "expected"),
+            ("nfs://host/", "must name a file"),
+            ("nfs://host/srv/../etc/f", "must name a file"),
+            ("nfs://host/srv/f?version=4.1", "not supported yet"),
+            ("nfs://host/srv/f?mountport=0", "not a port"),
+            ("nfs://host/srv/f?rsize=4096", "unknown option"),
+            ("nfs://host:99999/srv/f", "not a port"),
+        ] {
+            let error = NfsUrl::parse(bad).expect_err(bad).to_string();
+            assert!(
+                error.starts_with(bad) && error.contains(named),
+                "{bad}: {error}"
+            );
+        }
+    }
+}
+
 /// The file an `nfs://` URL names, as found on the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NfsFile {
