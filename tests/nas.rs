@@ -302,3 +302,60 @@ fn samba_serves_its_share_to_its_user_only() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stdout).contains("NT_STATUS_LOGON_FAILURE"));
 }
+
+#[test]
+fn nfs_a_silent_or_lying_server_fails_the_engine_in_bounded_time() {
+    use std::io::Write;
+    use std::net::TcpListener;
+    use std::time::Instant;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/f?mountport={port}")).unwrap();
+    let read = IoRequest {
+        slot: 0,
+        file: 0,
+        direction: Direction::Read,
+        offset: 0,
+        length: 4096,
+    };
+    let mut done = [Completion::default(); 2];
+
+    // Silent: the wait ends after the network timeout.
+    let mut options = EngineOptions::new(2, 4096);
+    options.net_timeout = Duration::from_secs(1);
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &options).unwrap();
+    let _silent = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    let started = Instant::now();
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    assert!(error.contains("no reply within"), "{error}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1) && started.elapsed() < Duration::from_secs(5)
+    );
+
+    // Silent, with the run stopping: the wait ends after the stop grace, not the timeout.
+    options.net_timeout = Duration::from_secs(60);
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &options).unwrap();
+    let _silent_too = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    options.stop.raise();
+    let started = Instant::now();
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    assert!(error.contains("the run stopped"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Lying: a reply to a call never made is a protocol error, not a completion.
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &EngineOptions::new(2, 4096)).unwrap();
+    let (mut liar, _) = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    let mut reply = Vec::new();
+    for word in [0x8000_0018u32, 0xDEAD_0001, 1, 0, 0, 0, 0] {
+        reply.extend_from_slice(&word.to_be_bytes());
+    }
+    liar.write_all(&reply).unwrap();
+    let error = engine.reap(1, &mut done).expect_err("a lie").to_string();
+    assert!(error.contains("not made"), "{error}");
+}

@@ -8,9 +8,11 @@
 //!   `flush` with `MSG_DONTWAIT`; when the socket's send buffer is full the engine reads
 //!   replies meanwhile (keeping them for `reap`), so a server that answers before it reads on
 //!   cannot deadlock against us however large the writes in flight.
-//! - **Bounded reads.** Every reply is one record of at most the slot buffer size plus
-//!   [`REPLY_OVERHEAD_BYTES`], checked on its record mark before the bytes are read, and
-//!   waited on for at most the network timeout.
+//! - **Bounded reads.** Replies are received into one buffer (several small replies in one
+//!   `recv`) and parsed where they lie; a reply may not exceed the slot buffer size plus
+//!   [`REPLY_OVERHEAD_BYTES`], checked on each record mark before its bytes are awaited. The
+//!   server must send something at least once per network timeout; once the run's stop signal
+//!   is raised, requests in flight get [`STOP_GRACE`] instead.
 //! - **Durability.** Writes are `FILE_SYNC` with `EngineOptions::write_through`, else
 //!   `UNSTABLE`; [`Engine::sync_data`] then sends COMMIT (with nothing in flight).
 //! - **Failures.** An NFS status other than OK is a completion with the matching negative
@@ -18,16 +20,19 @@
 //!   `flush` / `reap` with an [`EngineError`] naming the operation.
 
 use super::nfs3::{self, NFS_PROGRAM, Stability, procedure, skip_wcc_data, status_errno};
-use super::rpc::{self, Credentials, call_header, finish_record, read_record};
+use super::rpc::{self, Credentials, call_header, finish_record};
 use super::target::NfsUrl;
 use super::xdr::{Decoder, Encoder};
-use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, sys};
+use crate::engine::volume::STOP_GRACE;
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, sys};
 use crate::result::{Capabilities, Direction};
 use std::collections::VecDeque;
 use std::io;
+use std::io::IoSliceMut;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
+use std::time::Instant;
 
 /// Highest queue depth of one engine (slots are the low 16 bits of an xid, one value kept for
 /// COMMIT).
@@ -35,6 +40,10 @@ pub const MAX_QUEUE_DEPTH: u32 = 0xFFFF;
 /// Bytes a READ or WRITE reply may carry besides the data: RPC header with the largest
 /// verifier, status and attributes.
 pub const REPLY_OVERHEAD_BYTES: usize = 1024;
+/// Longest single blocking receive: the stop signal and the deadline are looked at this often.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+/// Receive buffer beyond two of the longest replies (many small replies arrive in one `recv`).
+const RECEIVE_EXTRA_BYTES: usize = 64 * 1024;
 /// The slot value of a COMMIT's xid.
 const COMMIT_SLOT: u32 = 0xFFFF;
 const ENGINE: &str = "nfs";
@@ -55,11 +64,19 @@ pub struct NfsEngine {
     stability: Stability,
     slots: Vec<Slot>,
     outgoing: Encoder,
+    /// Bytes received and not parsed yet: `incoming[parsed..filled]`.
+    incoming: Vec<u8>,
+    parsed: usize,
+    filled: usize,
+    /// A reply that came in several fragments, put together.
     record: Vec<u8>,
+    /// The longest reply accepted, bytes.
+    max_record: usize,
     ready: VecDeque<Completion>,
     in_flight: usize,
     sequence: u32,
     timeout: Duration,
+    stop: StopSignal,
     server: String,
     capabilities: Capabilities,
 }
@@ -97,14 +114,16 @@ impl NfsEngine {
                 ),
             )));
         }
-        let stream = rpc::connect(&url.server.host, url.server.port, options.net_timeout).map_err(
-            |error| {
+        // Each blocking receive ends after a slice, to look at the deadline and the run's stop
+        // signal.
+        let stream = rpc::connect(&url.server.host, url.server.port, options.net_timeout)
+            .and_then(|stream| stream.set_read_timeout(Some(WAIT_SLICE)).map(|()| stream))
+            .map_err(|error| {
                 setup(io::Error::new(
                     error.kind(),
                     format!("{}: {error}", url.server),
                 ))
-            },
-        )?;
+            })?;
         let slots = (0..options.queue_depth)
             .map(|_| Slot {
                 buffer: vec![0; options.buffer_size],
@@ -125,11 +144,19 @@ impl NfsEngine {
             outgoing: Encoder {
                 bytes: Vec::with_capacity(call_bytes * options.queue_depth as usize),
             },
-            record: Vec::with_capacity(options.buffer_size + REPLY_OVERHEAD_BYTES),
+            incoming: vec![
+                0;
+                2 * (options.buffer_size + REPLY_OVERHEAD_BYTES) + RECEIVE_EXTRA_BYTES
+            ],
+            parsed: 0,
+            filled: 0,
+            record: Vec::new(),
+            max_record: options.buffer_size + REPLY_OVERHEAD_BYTES,
             ready: VecDeque::with_capacity(options.queue_depth as usize),
             in_flight: 0,
             sequence: 0,
             timeout: options.net_timeout,
+            stop: options.stop.clone(),
             server: url.server.to_string(),
             capabilities: Capabilities {
                 max_queue_depth: options.queue_depth,
@@ -191,30 +218,116 @@ impl NfsEngine {
         Ok(())
     }
 
+    /// Receives more bytes into `incoming`, waiting (a slice at a time) until some arrive,
+    /// the server made no progress for the timeout, or the run stopped and requests in flight
+    /// had [`STOP_GRACE`].
+    fn fill(&mut self) -> io::Result<()> {
+        if self.parsed > 0 {
+            self.incoming.copy_within(self.parsed..self.filled, 0);
+            self.filled -= self.parsed;
+            self.parsed = 0;
+        }
+        let started = Instant::now();
+        loop {
+            let wait = if self.stop.is_raised() {
+                STOP_GRACE.min(self.timeout)
+            } else {
+                self.timeout
+            };
+            let fd = self.stream.as_raw_fd();
+            let mut slice = [IoSliceMut::new(&mut self.incoming[self.filled..])];
+            match sys::receive_vectored(fd, &mut slice, true) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{} closed the connection", self.server),
+                    ));
+                }
+                Ok(received) => {
+                    self.filled += received;
+                    return Ok(());
+                }
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if started.elapsed() >= wait {
+                        let why = if self.stop.is_raised() {
+                            "the run stopped and "
+                        } else {
+                            ""
+                        };
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("{why}{} sent no reply within {wait:?}", self.server),
+                        ));
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The next whole reply, waiting for it: a range of `incoming` (one fragment, the usual
+    /// case) or, for a reply in several fragments, `record`.
+    fn next_record(&mut self) -> io::Result<(usize, usize, bool)> {
+        let mut pieces = 0usize;
+        self.record.clear();
+        loop {
+            while self.filled - self.parsed < 4 {
+                self.fill()?;
+            }
+            let at = self.parsed;
+            let mark = u32::from_be_bytes([
+                self.incoming[at],
+                self.incoming[at + 1],
+                self.incoming[at + 2],
+                self.incoming[at + 3],
+            ]);
+            let length = (mark & 0x7FFF_FFFF) as usize;
+            if self.record.len() + length > self.max_record {
+                return Err(protocol(format!(
+                    "{} sent a reply of more than {} bytes",
+                    self.server, self.max_record
+                )));
+            }
+            while self.filled - self.parsed < 4 + length {
+                self.fill()?;
+            }
+            let start = self.parsed + 4;
+            self.parsed = start + length;
+            let last = mark & 0x8000_0000 != 0;
+            if last && pieces == 0 {
+                return Ok((start, start + length, false));
+            }
+            self.record
+                .extend_from_slice(&self.incoming[start..start + length]);
+            pieces += 1;
+            if last {
+                return Ok((0, self.record.len(), true));
+            }
+        }
+    }
+
     /// Reads one reply (waiting up to the timeout) and finishes its slot.
     fn receive(&mut self) -> io::Result<Completion> {
-        let limit = self.slots.first().map_or(0, |slot| slot.buffer.len()) + REPLY_OVERHEAD_BYTES;
-        read_record(&mut self.stream, &mut self.record, limit).map_err(|error| {
-            if matches!(
-                error.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ) {
-                io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("{} sent no reply within {:?}", self.server, self.timeout),
-                )
-            } else if error.kind() == io::ErrorKind::UnexpectedEof {
-                io::Error::new(
-                    error.kind(),
-                    format!("{} closed the connection", self.server),
-                )
-            } else {
-                error
-            }
-        })?;
-        let mut decoder = Decoder::new(&self.record);
+        let (start, end, assembled) = self.next_record()?;
+        let reply = if assembled {
+            &self.record[start..end]
+        } else {
+            &self.incoming[start..end]
+        };
+        let mut decoder = Decoder::new(reply);
         let xid = rpc::reply_header(&mut decoder).map_err(|error| protocol(error.to_string()))?;
         let slot = xid & 0xFFFF;
+        if slot == COMMIT_SLOT {
+            return Err(protocol(format!(
+                "{} answered a COMMIT that was not sent",
+                self.server
+            )));
+        }
         let waiting = self
             .slots
             .get(slot as usize)
@@ -236,6 +349,22 @@ impl NfsEngine {
         self.slots[slot as usize].waiting = None;
         self.in_flight -= 1;
         Ok(Completion { slot, result })
+    }
+
+    /// Whether `incoming` holds a whole record already (no need to wait for the socket).
+    fn has_whole_record(&self) -> bool {
+        let available = self.filled - self.parsed;
+        if available < 4 {
+            return false;
+        }
+        let at = self.parsed;
+        let mark = u32::from_be_bytes([
+            self.incoming[at],
+            self.incoming[at + 1],
+            self.incoming[at + 2],
+            self.incoming[at + 3],
+        ]);
+        available >= 4 + (mark & 0x7FFF_FFFF) as usize
     }
 
     fn decode_result(
@@ -368,7 +497,7 @@ impl Engine for NfsEngine {
             if self.in_flight == 0 {
                 break;
             }
-            if written >= min_completions {
+            if written >= min_completions && !self.has_whole_record() {
                 let mut fds = [libc::pollfd {
                     fd: self.stream.as_raw_fd(),
                     events: libc::POLLIN,
@@ -407,8 +536,13 @@ impl Engine for NfsEngine {
         self.outgoing.opaque(&self.handle).u64(0).u32(0);
         finish_record(&mut self.outgoing, start);
         self.send_queued().map_err(failed)?;
-        read_record(&mut self.stream, &mut self.record, REPLY_OVERHEAD_BYTES).map_err(failed)?;
-        let mut decoder = Decoder::new(&self.record);
+        let (start, end, assembled) = self.next_record().map_err(failed)?;
+        let reply = if assembled {
+            &self.record[start..end]
+        } else {
+            &self.incoming[start..end]
+        };
+        let mut decoder = Decoder::new(reply);
         let replied =
             rpc::reply_header(&mut decoder).map_err(|error| failed(protocol(error.to_string())))?;
         if replied != xid {
