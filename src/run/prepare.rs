@@ -168,6 +168,13 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// Will be created empty, not laid out and filled: only jobs whose writes extend their
+    /// files use it (fio's `create_on_open`); `size` bounds the offsets.
+    CreateEmpty {
+        path: PathBuf,
+        size: u64,
+        temporary: bool,
+    },
     /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
     /// file is never created, and its size only bounds the offsets.
     Uncreated {
@@ -212,6 +219,11 @@ impl PreparedRun {
                         path,
                         size,
                         temporary,
+                    }
+                    | PendingTarget::CreateEmpty {
+                        path,
+                        size,
+                        temporary,
                     },
                     true,
                 )
@@ -248,6 +260,35 @@ fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
             } = target
         {
             *target = PendingTarget::Uncreated {
+                path: std::mem::take(path),
+                size: *size,
+                temporary: *temporary,
+            };
+        }
+    }
+}
+
+/// Turns each test file to create that only `create_on_open` jobs use into
+/// [`PendingTarget::CreateEmpty`]: fio creates such a file when the job opens it, empty, and
+/// the job's writes extend it.
+fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
+    for (index, target) in targets.iter_mut().enumerate() {
+        let mut jobs = plan
+            .tests
+            .iter()
+            .flat_map(|test| &test.jobs)
+            .filter(|job| job.targets.contains(&index))
+            .peekable();
+        let used = jobs.peek().is_some();
+        if used
+            && jobs.all(|job| job.workload.handling.create_on_open)
+            && let PendingTarget::Create {
+                path,
+                size,
+                temporary,
+            } = target
+        {
+            *target = PendingTarget::CreateEmpty {
                 path: std::mem::take(path),
                 size: *size,
                 temporary: *temporary,
@@ -348,6 +389,7 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
+    create_on_open(&plan, &mut targets);
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
@@ -447,6 +489,7 @@ pub(super) fn check_budget(
                         PendingTarget::Existing(handle) => handle.info().size_bytes,
                         PendingTarget::Network(_, info, _) => info.size_bytes,
                         PendingTarget::Create { size, .. }
+                        | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                     };
                     crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
@@ -617,9 +660,9 @@ pub(super) fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } | PendingTarget::Uncreated { path, size, .. } => {
-            (path.as_path(), *size, 512, 512, false)
-        }
+        PendingTarget::Create { path, size, .. }
+        | PendingTarget::CreateEmpty { path, size, .. }
+        | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;

@@ -24,7 +24,7 @@
 use super::sys;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
-use crate::result::TargetInfo;
+use crate::result::{AccessHint, TargetInfo};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -152,6 +152,13 @@ impl TargetHandle {
             info,
             claim: OnceLock::new(),
         })
+    }
+
+    /// The handle with its size taken as `size_bytes`: a file created empty for a job whose
+    /// writes extend it up to that size (fio's `create_on_open`).
+    pub fn with_planned_size(mut self, size_bytes: u64) -> Self {
+        self.info.size_bytes = self.info.size_bytes.max(size_bytes);
+        self
     }
 
     /// The path as given.
@@ -336,6 +343,34 @@ fn open_error(path: &Path, error: io::Error) -> TargetError {
 /// ```
 pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
     TargetHandle::open(path).map(|handle| handle.info().clone())
+}
+
+/// Gives the kernel `hint` for `length` bytes of `file` from `offset` (`posix_fadvise`; fio's
+/// `fadvise_hint`), `random` saying whether the job's offsets are random (for
+/// [`AccessHint::ByPattern`]). The advice holds for this open file description only, so each
+/// worker gives it on its own descriptor.
+pub fn advise_access(
+    file: &File,
+    offset: u64,
+    length: u64,
+    hint: AccessHint,
+    random: bool,
+) -> io::Result<()> {
+    let advice = match hint {
+        AccessHint::None => return Ok(()),
+        AccessHint::ByPattern if random => libc::POSIX_FADV_RANDOM,
+        AccessHint::ByPattern | AccessHint::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        AccessHint::Normal => libc::POSIX_FADV_NORMAL,
+        AccessHint::Random => libc::POSIX_FADV_RANDOM,
+    };
+    sys::fadvise(file, offset, length, advice)
+}
+
+/// Drops the clean cached pages of `length` bytes of `file` from `offset` and starts writing
+/// back its dirty ones (`POSIX_FADV_DONTNEED`), as fio's `invalidate=1` does for each file of
+/// a job before it starts; no root needed and nothing else's cache touched.
+pub fn invalidate_cached_range(file: &File, offset: u64, length: u64) -> io::Result<()> {
+    sys::fadvise(file, offset, length, libc::POSIX_FADV_DONTNEED)
 }
 
 #[cfg(test)]

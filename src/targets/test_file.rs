@@ -232,6 +232,35 @@ pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File,
     }
 }
 
+/// Creates `path` (which must not exist) empty, marks it as created by iopath, and returns it
+/// still open (write-only): the file of a job whose writes extend it (fio's `create_on_open`).
+pub fn create_empty_test_file(path: &Path) -> Result<File, TargetError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            operation: "create the test file",
+            source,
+        })?;
+    record_created(path, &file);
+    match sys::set_xattr(&file, OWNERSHIP_XATTR, b"1") {
+        Err(error) if error.raw_os_error() != Some(libc::EOPNOTSUPP) => {
+            drop(file);
+            let _ = remove_if_created_here(path);
+            Err(TargetError::Io {
+                path: path.to_path_buf(),
+                operation: "mark the test file as created by iopath",
+                source: error,
+            })
+        }
+        _ => Ok(file),
+    }
+}
+
 /// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
 /// set, the partial file is removed and [`Creation::Stopped`] returned.
 pub fn create_test_file_unless_stopped(

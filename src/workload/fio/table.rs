@@ -17,7 +17,7 @@ pub use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
-use crate::result::{EndOthers, FileService};
+use crate::result::{AccessHint, EndOthers, FileService};
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -582,13 +582,21 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "fadvise_hint",
         aliases: &[],
-        mapping: "`0` only: iopath gives the kernel no access-pattern hint",
-        support: Support::Mapped(|_, input| {
-            one_of(
-                input,
-                &["0"],
-                "iopath gives the kernel no access-pattern hint (posix_fadvise)",
-            )
+        mapping: "the access-pattern hint (`posix_fadvise`) on each buffered file a worker opens: `1` (fio's default) random or sequential by the job's pattern, `0` none, or `sequential`, `random`, `normal`",
+        support: Support::Mapped(|s, input| {
+            s.fadvise_hint = match input.text()? {
+                "1" | "true" | "yes" | "on" => AccessHint::ByPattern,
+                "0" | "false" | "no" | "off" => AccessHint::None,
+                "sequential" => AccessHint::Sequential,
+                "random" => AccessHint::Random,
+                "normal" => AccessHint::Normal,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not 0, 1, sequential, random or normal"
+                    )));
+                }
+            };
+            Ok(())
         }),
     },
     // Block sizes.
@@ -853,14 +861,19 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "hipri",
-        aliases: &[
-            "sqthread_poll",
-            "sqthread_poll_cpu",
-            "nowait",
-            "force_async",
-        ],
+        aliases: &["sqthread_poll", "sqthread_poll_cpu", "nowait"],
         mapping: "refused",
         support: Support::Refused("io_uring polling and submission modes are not configurable"),
+    },
+    OptionSpec {
+        name: "force_async",
+        aliases: &[],
+        mapping: "io_uring: every Nth submission carries `IOSQE_ASYNC` (the kernel performs it from a worker thread), as fio does; `0` none",
+        support: Support::Mapped(|s, input| {
+            let every = integer(input.text()?, 0, u64::from(u32::MAX))? as u32;
+            s.force_async = Some(input.set(every));
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "numjobs",
@@ -1230,7 +1243,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "exitall_on_error",
         aliases: &[],
-        mapping: "accepted: iopath already ends the whole run when a job stops on an error (without `continue_on_error`)",
+        mapping: "when the job ends on an error, every running job ends too and no later test runs (without it only the failing job ends, as in fio)",
         support: Support::Mapped(|s, input| {
             s.extended.exitall_on_error = input.flag()?.then(|| input.set(()));
             Ok(())
@@ -1442,30 +1455,42 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "continue_on_error",
         aliases: &[],
-        mapping: "none/0: stop at the first error; all/1: keep going (`continue_on_error`); per-kind values refused",
+        mapping: "which kinds of error the job keeps going after, as fio: `none`/`0`, `read`, `write`, `io` (read and write), `verify`, `all`/`1`; only errors whose errno is in the kind's `ignore_error` list (`EIO` and `EILSEQ` unless given) — any other error ends the job",
         support: Support::Mapped(|s, input| {
-            s.continue_on_error = match input.text()? {
-                "none" | "0" => false,
-                "all" | "1" => true,
-                other @ ("read" | "write" | "io" | "verify") => {
-                    return Err(OptionError::Unsupported(format!(
-                        "iopath keeps going after every error or none ({other} errors only: use all or none)"
-                    )));
-                }
+            s.error_policy.continue_on = match input.text()? {
+                "none" | "0" => [false, false, false],
+                "read" => [true, false, false],
+                "write" => [false, true, false],
+                "io" => [true, true, false],
+                "verify" => [false, false, true],
+                "all" | "1" => [true, true, true],
                 other => {
                     return Err(OptionError::BadValue(format!(
-                        "'{other}' is not none, read, write, io, verify or all"
+                        "'{other}' is not none, read, write, io, verify, all, 0 or 1"
                     )));
                 }
             };
+            s.error_policy_at = Some(input.set(()).at);
             Ok(())
         }),
     },
     OptionSpec {
         name: "ignore_error",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("errors cannot be ignored by kind; see continue_on_error"),
+        mapping: "errnos the job keeps going after, per kind: `READ,WRITE,VERIFY` lists of names (`ENOSPC`) or numbers joined by `:` (`ignore_error=,ENOSPC:EDQUOT`); a kind's list replaces its default (`EIO`, `EILSEQ`) and turns continuing on for it, as in fio",
+        support: Support::Mapped(|s, input| {
+            for (kind, list) in super::error_values::ignore_lists(input.text()?)?
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(list) = list {
+                    s.error_policy.continue_on[kind] = true;
+                    s.error_policy.ignore[kind] = Some(list);
+                }
+            }
+            s.error_policy_at = Some(input.set(()).at);
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "error_dump",
@@ -1535,7 +1560,16 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "create_on_open",
-        aliases: &["create_only", "pre_read", "opendir"],
+        aliases: &[],
+        mapping: "`1`: a file the job would create is not laid out and filled first; it is created empty when opened and the job's writes extend it, as in fio (write-only jobs; an existing file is used as it is)",
+        support: Support::Mapped(|s, input| {
+            s.create_on_open = Some(input.set(input.flag()?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "create_only",
+        aliases: &["pre_read", "opendir"],
         mapping: "refused",
         support: Support::Refused(
             "iopath creates and fills missing files before the run and keeps them open",
