@@ -256,8 +256,7 @@ corpus! {
     tidb_randread_seqwrite_check => "tidb-randread-seqwrite-check.fio", Expect::Runs;
     virtualclient_oltp_c2_diskfill => "virtualclient-oltp-c2-diskfill.fio", Expect::Runs;
     virtualclient_oltp_c2_operations_4k => "virtualclient-oltp-c2-operations-4k.fio", Expect::Runs;
-    xfstests_generic_095 => "xfstests-generic-095.fio",
-        refused(35, "ioengine=splice", "no splice engine (mmap follows)");
+    xfstests_generic_095 => "xfstests-generic-095.fio", Expect::Runs;
     yugabyte_disk_benchmark => "yugabyte-disk-benchmark.fio", Expect::Runs;
     zfs_random_reads => "zfs-random-reads.fio", Expect::Runs;
     zfs_random_readwrite => "zfs-random-readwrite.fio", Expect::Runs;

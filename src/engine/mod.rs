@@ -26,6 +26,7 @@ pub mod buffer;
 pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
+pub mod data_path;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
@@ -234,6 +235,8 @@ pub struct EngineOptions {
     /// io_uring: every this-many-th submission is flagged to be performed asynchronously
     /// (`IOSQE_ASYNC`, fio's `force_async`); 0: none.
     pub force_async_every: u32,
+    /// Sync engine: how each request's bytes move (pread/pwrite, a mapping or a pipe).
+    pub data_path: crate::result::DataPath,
 }
 
 impl EngineOptions {
@@ -251,6 +254,7 @@ impl EngineOptions {
             stop: StopSignal::new(),
             expected_volume: None,
             force_async_every: 0,
+            data_path: crate::result::DataPath::Pread,
         }
     }
 }

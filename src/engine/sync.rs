@@ -1,10 +1,13 @@
-//! The sync engine: pread / pwrite, one request at a time.
+//! The sync engine: one request at a time, its bytes moved by pread / pwrite, or (fio's
+//! `mmap` and `splice` engines) through a shared mapping of each file or a pipe
+//! ([`super::data_path`]).
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
 //! files (a worker moving over a job's files); each request names its file.
 
 use super::buffer::BufferPool;
+use super::data_path::{DataPath, FileMapping, Pipe};
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
 use std::os::unix::fs::FileExt;
@@ -15,6 +18,17 @@ pub struct SyncEngine {
     buffers: BufferPool,
     capabilities: Capabilities,
     done: Option<Completion>,
+    moves: Moves,
+}
+
+/// How the bytes move, with what each way needs.
+enum Moves {
+    /// pread / pwrite.
+    Pread,
+    /// One mapping per file, in the files' order.
+    Mmap(Vec<FileMapping>),
+    /// One pipe for every request.
+    Splice(Pipe),
 }
 
 impl SyncEngine {
@@ -27,6 +41,7 @@ impl SyncEngine {
     /// of `buffer_size` bytes.
     pub fn with_files(files: Vec<EngineFile>, buffer_size: usize) -> Self {
         SyncEngine {
+            moves: Moves::Pread,
             files,
             buffers: BufferPool::new(1, buffer_size),
             capabilities: Capabilities {
@@ -37,6 +52,36 @@ impl SyncEngine {
             },
             done: None,
         }
+    }
+}
+
+impl SyncEngine {
+    /// A sync engine on `files` whose requests move their bytes by `path`: the files are
+    /// mapped (each must not be empty) or a pipe is made first.
+    pub fn with_data_path(
+        files: Vec<EngineFile>,
+        buffer_size: usize,
+        path: DataPath,
+    ) -> Result<Self, EngineError> {
+        let setup = |source| EngineError::Setup {
+            engine: "sync",
+            source,
+        };
+        let moves = match path {
+            DataPath::Pread => Moves::Pread,
+            DataPath::Mmap => Moves::Mmap(
+                files
+                    .iter()
+                    .map(FileMapping::new)
+                    .collect::<Result<_, _>>()
+                    .map_err(setup)?,
+            ),
+            DataPath::Splice => Moves::Splice(Pipe::new(buffer_size).map_err(setup)?),
+        };
+        Ok(SyncEngine {
+            moves,
+            ..Self::with_files(files, buffer_size)
+        })
     }
 }
 
@@ -69,15 +114,32 @@ impl Engine for SyncEngine {
                 ),
             });
         };
-        let outcome = match request.direction {
-            Direction::Read => {
-                file.read_at(&mut self.buffers.slot_mut(0)[..length], request.offset)
+        let offset = request.offset;
+        let result = match (&mut self.moves, request.direction) {
+            (Moves::Pread, direction) => {
+                let outcome = match direction {
+                    Direction::Read => {
+                        file.read_at(&mut self.buffers.slot_mut(0)[..length], offset)
+                    }
+                    Direction::Write => file.write_at(&self.buffers.slot(0)[..length], offset),
+                };
+                match outcome {
+                    Ok(bytes) => bytes as i64,
+                    Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
+                }
             }
-            Direction::Write => file.write_at(&self.buffers.slot(0)[..length], request.offset),
-        };
-        let result = match outcome {
-            Ok(bytes) => bytes as i64,
-            Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
+            (Moves::Mmap(maps), Direction::Read) => {
+                maps[request.file as usize].read(&mut self.buffers.slot_mut(0)[..length], offset)
+            }
+            (Moves::Mmap(maps), Direction::Write) => {
+                maps[request.file as usize].write(&self.buffers.slot(0)[..length], offset)
+            }
+            (Moves::Splice(pipe), Direction::Read) => {
+                pipe.read_file(file, &mut self.buffers.slot_mut(0)[..length], offset)
+            }
+            (Moves::Splice(pipe), Direction::Write) => {
+                pipe.write_file(file, &self.buffers.slot(0)[..length], offset)
+            }
         };
         self.done = Some(Completion {
             slot: request.slot,
@@ -108,6 +170,15 @@ impl Engine for SyncEngine {
     }
 
     fn sync_data(&mut self) -> Result<(), EngineError> {
+        if let Moves::Mmap(maps) = &self.moves {
+            for map in maps {
+                map.sync().map_err(|source| EngineError::Operation {
+                    engine: "sync",
+                    operation: "msync",
+                    source,
+                })?;
+            }
+        }
         for file in &self.files {
             file.sync_data().map_err(|source| EngineError::Operation {
                 engine: "sync",

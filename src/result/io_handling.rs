@@ -26,6 +26,32 @@ pub struct IoHandling {
     /// io_uring: every this-many-th submission is performed asynchronously by the kernel
     /// (`IOSQE_ASYNC`, fio's `force_async=N`); 0: none.
     pub force_async_every: u32,
+    /// How the sync engine moves each request's bytes (fio's `mmap` and `splice` engines).
+    pub data_path: DataPath,
+}
+
+/// How the sync engine moves a request's bytes between its buffer and the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataPath {
+    /// `pread` / `pwrite`.
+    #[default]
+    Pread,
+    /// A shared mapping of the file: reads and writes are copies (fio's `mmap` engine).
+    Mmap,
+    /// A pipe: `splice` and `vmsplice` (fio's `splice` engine).
+    Splice,
+}
+
+impl DataPath {
+    /// Name as in results (`pread`, `mmap`, `splice`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DataPath::Pread => "pread",
+            DataPath::Mmap => "mmap",
+            DataPath::Splice => "splice",
+        }
+    }
 }
 
 impl IoHandling {

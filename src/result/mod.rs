@@ -57,7 +57,7 @@ pub use cpu::{CoreUsage, CpuResult};
 pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
 pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
-pub use io_handling::{AccessHint, IoHandling};
+pub use io_handling::{AccessHint, DataPath, IoHandling};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};

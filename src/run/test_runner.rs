@@ -339,6 +339,7 @@ fn open_job(
         net_timeout: context.net_timeout,
         stop: context.stop.clone(),
         force_async_every: workload.handling.force_async_every,
+        data_path: workload.handling.data_path,
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();

@@ -5,7 +5,7 @@
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a first signal may take to end a run.
@@ -334,72 +334,6 @@ fn a_second_signal_ends_the_run_at_once_and_writes_what_it_has() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(list_dir(dir.path()), ["out.json"], "{stderr}");
     assert_eq!(run.json()["partial"], true);
-}
-
-/// Whether `program` runs here; when it does not, the calling test is skipped (saying why),
-/// or fails when `CI` is set.
-fn tool_present(program: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is missing and CI is set (scripts/test installs it)"
-        );
-        eprintln!("skipped: {program} is not installed here");
-    }
-    found
-}
-
-/// An nbdkit on a Unix socket in `dir`, killed on drop.
-struct Nbdkit {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Nbdkit {
-    fn start(dir: &Path, args: &[&str]) -> Nbdkit {
-        let socket = dir.join("nbd.sock");
-        let pid_file = dir.join("nbdkit.pid");
-        let child = Command::new("nbdkit")
-            .arg("--exit-with-parent")
-            .arg("-U")
-            .arg(&socket)
-            .arg("-P")
-            .arg(&pid_file)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nbdkit starts");
-        let mut server = Nbdkit { child, socket };
-        let started = Instant::now();
-        while !std::fs::read_to_string(&pid_file).is_ok_and(|pid| !pid.trim().is_empty()) {
-            assert!(
-                server.child.try_wait().unwrap().is_none(),
-                "nbdkit exited at start"
-            );
-            assert!(started.elapsed() < PHASE_TIMEOUT, "nbdkit did not come up");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.socket.display())
-    }
-}
-
-impl Drop for Nbdkit {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A server that stops answering writes holds the first signal up (an I/O in flight is

@@ -1,9 +1,10 @@
 //! How a fio job's files are opened and its requests submitted: `create_on_open`,
-//! `fadvise_hint`, `invalidate` and `force_async` into [`IoHandling`].
+//! `fadvise_hint`, `invalidate`, `force_async` and the data path of `ioengine=mmap` or
+//! `splice` into [`IoHandling`].
 
 use super::collect::JobDefinition;
 use super::notes::Notes;
-use crate::result::{EngineKind, IoHandling};
+use crate::result::{DataPath, EngineKind, IoHandling};
 use crate::workload::job_file::JobFileError;
 
 /// The job's [`IoHandling`] on `engine`; a job that reads with `create_on_open=1` is refused
@@ -38,7 +39,13 @@ pub fn io_handling(
         Some(set) => set.value,
         None => 0,
     };
+    let data_path = match (engine, settings.engine.value.0.as_str()) {
+        (EngineKind::Sync, "mmap") => DataPath::Mmap,
+        (EngineKind::Sync, "splice") => DataPath::Splice,
+        _ => DataPath::Pread,
+    };
     Ok(IoHandling {
+        data_path,
         create_on_open,
         access_hint: settings.fadvise_hint,
         invalidate_cache: settings.invalidate && settings.buffered && local,

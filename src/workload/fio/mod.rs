@@ -55,6 +55,8 @@ mod data_tests;
 #[cfg(test)]
 mod extended_tests;
 #[cfg(test)]
+mod howto_names;
+#[cfg(test)]
 mod tests;
 
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};

@@ -96,6 +96,18 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
                 "posixaio runs as iopath's sync engine: glibc's POSIX AIO hands each open file's requests to one helper thread that performs them one after another with pread/pwrite, so a job on one file has one I/O in flight whatever its iodepth, as with sync (on several files fio may have one per file in flight, iopath one)",
             ),
         ),
+        "mmap" => (
+            EngineKind::Sync,
+            Some(
+                "mmap runs as iopath's sync engine moving each request's bytes through a shared mapping of the file, as fio's mmap engine (an I/O error under the mapping ends the run with SIGBUS, as it ends fio)",
+            ),
+        ),
+        "splice" => (
+            EngineKind::Sync,
+            Some(
+                "splice runs as iopath's sync engine moving each request's bytes through a pipe (splice and vmsplice), as fio's splice engine",
+            ),
+        ),
         "null" => (EngineKind::Null, None),
         "nbd" => (
             EngineKind::Nbd,
@@ -111,7 +123,7 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
         ),
         other => {
             return Err(OptionError::Unsupported(format!(
-                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, null, nbd and libiscsi)"
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd and libiscsi)"
             )));
         }
     })
@@ -438,7 +450,9 @@ mod tests {
         assert_eq!(engine("libiscsi").unwrap().0, EngineKind::Iscsi);
         assert_eq!(engine("nbd").unwrap().0, EngineKind::Nbd);
         assert_eq!(engine("posixaio").unwrap().0, EngineKind::Sync);
-        assert!(unsupported(engine("splice")));
+        assert_eq!(engine("splice").unwrap().0, EngineKind::Sync);
+        assert_eq!(engine("mmap").unwrap().0, EngineKind::Sync);
+        assert!(unsupported(engine("sg")));
     }
 
     #[test]

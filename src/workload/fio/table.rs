@@ -1389,6 +1389,12 @@ pub static OPTIONS: &[OptionSpec] = &[
             "verify_state_save",
             "verify_state_load",
             "experimental_verify",
+            "verify_bytchk",
+            "verify_header_seed",
+            "verify_mode",
+            "verify_pattern_interval",
+            "verify_policy",
+            "verify_write_sequence",
         ],
         mapping: "refused",
         support: Support::Refused(VERIFY),
@@ -1586,6 +1592,8 @@ pub static OPTIONS: &[OptionSpec] = &[
             "replay_align",
             "replay_scale",
             "replay_skip",
+            "merge_blktrace_scalars",
+            "merge_blktrace_iters",
         ],
         mapping: "refused",
         support: Support::Refused(REPLAY),
@@ -1633,6 +1641,327 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(())
         }),
     },
+    // Options of fio's other engines and features iopath does not have.
+    OptionSpec {
+        name: "http_host",
+        aliases: &[
+            "http_mode",
+            "http_object_mode",
+            "http_pass",
+            "http_user",
+            "http_verbose",
+            "https",
+            "http_s3_key",
+            "http_s3_keyid",
+            "http_s3_region",
+            "http_s3_security_token",
+            "http_s3_sse_customer_algorithm",
+            "http_s3_sse_customer_key",
+            "http_s3_storage_class",
+            "http_swift_auth_token",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's http (S3, Swift, WebDAV) engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "xnvme_async",
+        aliases: &[
+            "xnvme_sync",
+            "xnvme_admin",
+            "xnvme_dev_nsid",
+            "xnvme_dev_subnqn",
+            "xnvme_mem",
+            "xnvme_iovec",
+        ],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's xnvme engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "libblkio_driver",
+        aliases: &[
+            "libblkio_path",
+            "libblkio_pre_connect_props",
+            "libblkio_pre_start_props",
+            "libblkio_num_entries",
+            "libblkio_queue_size",
+            "libblkio_vectored",
+            "libblkio_wait_mode",
+            "libblkio_write_zeroes_on_trim",
+            "libblkio_force_enable_completion_eventfd",
+        ],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libblkio engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "rbdname",
+        aliases: &[
+            "clustername",
+            "clientname",
+            "pool",
+            "conf",
+            "busy_poll",
+            "touch_objects",
+            "rbd_encryption_format",
+            "rbd_encryption_passphrase",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's Ceph (rbd, rados) engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "cont",
+        aliases: &["chunk_size", "object_class"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's DAOS dfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "namenode",
+        aliases: &["hdfsdirectory"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libhdfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "nfs_url",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libnfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "hostname",
+        aliases: &[
+            "port",
+            "interface",
+            "ttl",
+            "listen",
+            "pingpong",
+            "window_size",
+            "mss",
+            "nodelay",
+            "protocol",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's net / netsplice engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "verb",
+        aliases: &["bindname"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's rdma engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cmd_type",
+        aliases: &[
+            "cdb_len",
+            "read_mode",
+            "write_mode",
+            "readfua",
+            "writefua",
+            "sg_write_mode",
+            "stream_id",
+            "pi_act",
+            "pi_chk",
+            "apptag",
+            "apptag_mask",
+            "md_per_io_size",
+            "fdp",
+            "dataplacement",
+            "plids",
+            "plid_select",
+            "dp_scheme",
+            "num_range",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's passthrough engines (io_uring_cmd, sg, xnvme), which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "donorname",
+        aliases: &["inplace"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's e4defrag engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "skip_bad",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's mtd engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "stat_type",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's filestat engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "program",
+        aliases: &["arguments", "grace_time", "std_redirect"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's exec engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cpuload",
+        aliases: &["cpumode", "cpuchunks", "exit_on_io_done"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's cpuio engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cuda_io",
+        aliases: &["gpu_dev_ids", "rocm_io"],
+        mapping: "refused",
+        support: Support::Refused("GPU memory (cuda_io, rocm_io) is not supported"),
+    },
+    OptionSpec {
+        name: "no_completion_thread",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's windowsaio engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "cmdprio",
+        aliases: &[
+            "cmdprio_bssplit",
+            "cmdprio_class",
+            "cmdprio_hint",
+            "priohint",
+        ],
+        mapping: "refused",
+        support: Support::Refused(PLACEMENT),
+    },
+    OptionSpec {
+        name: "zonerange",
+        aliases: &[
+            "zonesize",
+            "zonecapacity",
+            "zoneskip",
+            "max_open_zones",
+            "job_max_open_zones",
+            "ignore_zone_limits",
+            "zone_reset_frequency",
+            "zone_reset_threshold",
+            "read_beyond_wp",
+            "write_zone_remainders",
+            "recover_zbd_write_error",
+        ],
+        mapping: "refused",
+        support: Support::Refused("zoned block devices are not supported (zonemode=none only)"),
+    },
+    OptionSpec {
+        name: "sprandom",
+        aliases: &["spr_cs", "spr_num_regions", "spr_op"],
+        mapping: "refused",
+        support: Support::Refused("fio's SSD preconditioning pattern (sprandom) is not supported"),
+    },
+    OptionSpec {
+        name: "profile",
+        aliases: &["load", "block", "numruns", "dir", "prep"],
+        mapping: "refused",
+        support: Support::Refused(
+            "fio's built-in profiles (act, tiobench) are not supported; iopath has its own presets (iopath presets)",
+        ),
+    },
+    OptionSpec {
+        name: "ramp_size",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("a ramp by bytes is not supported; use ramp_time"),
+    },
+    OptionSpec {
+        name: "write_hint",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("write lifetime hints (F_SET_RW_HINT) are not given"),
+    },
+    OptionSpec {
+        name: "end_syncfs",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("syncfs at the end is not supported; use end_fsync"),
+    },
+    OptionSpec {
+        name: "uncached",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("uncached buffered I/O (RWF_DONTCACHE) is not supported"),
+    },
+    OptionSpec {
+        name: "atomic",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("torn-write-protected (RWF_ATOMIC) writes are not supported"),
+    },
+    OptionSpec {
+        name: "hipri_percentage",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("io_uring polling and submission modes are not configurable"),
+    },
+    OptionSpec {
+        name: "serialize_overlap",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("iopath does not hold back an I/O that overlaps one in flight"),
+    },
+    OptionSpec {
+        name: "thinkcycles",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("a think time in CPU cycles is not supported; use thinktime"),
+    },
+    OptionSpec {
+        name: "block_error_percentiles",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("iopath issues no trims (discards) yet"),
+    },
+    OptionSpec {
+        name: "nonvectored",
+        aliases: &["libaio_vectored"],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath's io_uring (and libaio, which runs as io_uring) issues non-vectored READ and WRITE",
+        ),
+    },
+    OptionSpec {
+        name: "userspace_reap",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "libaio runs as io_uring, whose completions are reaped from the shared ring without a system call",
+        ),
+    },
+    OptionSpec {
+        name: "filetype",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath examines every target through its open descriptor; the assumed type changes nothing measured",
+        ),
+    },
+    OptionSpec {
+        name: "comm",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted("the process name changes nothing measured"),
+    },
+    OptionSpec {
+        name: "job_start_clock_id",
+        aliases: &[
+            "log_alternate_epoch_clock_id",
+            "log_issue_time",
+            "log_compression_cpus",
+            "log_window_value",
+        ],
+        mapping: "accepted with a note",
+        support: Support::Accepted(LOGS),
+    },
 ];
 
 #[cfg(test)]
@@ -1652,6 +1981,19 @@ mod tests {
         assert!(find("readwrite").is_some_and(|spec| spec.name == "rw"));
         assert!(find("verify_pattern").is_some());
         assert!(find("threads").is_some_and(|spec| spec.name == "threads"));
+    }
+
+    #[test]
+    fn every_option_of_fios_howto_has_a_status() {
+        let missing: Vec<&str> = super::super::howto_names::FIO_HOWTO_OPTIONS
+            .iter()
+            .copied()
+            .filter(|name| find(name).is_none())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "fio options without a status: {missing:?}"
+        );
     }
 
     #[test]

@@ -575,12 +575,8 @@ fn unsupported_options_name_the_line_and_nearby_options() {
     );
     let error = load("[a]\nrw=randtrim\n").unwrap_err();
     assert!(error.message.contains("'rw=randtrim'"), "{}", error.message);
-    let error = load("[a]\nioengine=splice\n").unwrap_err();
-    assert!(
-        error.message.contains("'ioengine=splice'"),
-        "{}",
-        error.message
-    );
+    let error = load("[a]\nioengine=sg\n").unwrap_err();
+    assert!(error.message.contains("'ioengine=sg'"), "{}", error.message);
     assert_eq!(error.to_string().split(':').nth(1), Some("2"));
 }
 
