@@ -310,44 +310,43 @@ pub fn set_pipe_capacity(fd: RawFd, bytes: usize) -> io::Result<usize> {
 /// `splice(2)` of up to `length` bytes at `offset` of the file `file` into the pipe `pipe`;
 /// returns the bytes moved (0 at the end of the file).
 pub fn splice_from_file(file: RawFd, offset: u64, pipe: RawFd, length: usize) -> io::Result<usize> {
-    let mut offset =
-        libc::loff_t::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    loop {
-        // SAFETY: `offset` is a valid loff_t the call may update; the other arguments are
-        // descriptors and integers.
-        let moved = unsafe {
-            libc::splice(
-                file,
-                &mut offset,
-                pipe,
-                std::ptr::null_mut(),
-                length,
-                libc::SPLICE_F_MOVE,
-            )
-        };
-        if moved >= 0 {
-            return Ok(moved as usize);
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
+    splice(file, Some(offset), pipe, None, length)
 }
 
 /// `splice(2)` of up to `length` bytes from the pipe `pipe` to `offset` of the file `file`;
 /// returns the bytes moved.
 pub fn splice_to_file(pipe: RawFd, file: RawFd, offset: u64, length: usize) -> io::Result<usize> {
-    let mut offset =
-        libc::loff_t::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    splice(pipe, None, file, Some(offset), length)
+}
+
+/// `splice(2)` of up to `length` bytes from `input` to `output`, each at its offset when it is
+/// a file (`None` for the pipe end); retried after signals.
+fn splice(
+    input: RawFd,
+    input_offset: Option<u64>,
+    output: RawFd,
+    output_offset: Option<u64>,
+    length: usize,
+) -> io::Result<usize> {
+    let offset = |at: Option<u64>| {
+        at.map(libc::loff_t::try_from)
+            .transpose()
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    };
+    let (mut input_at, mut output_at) = (offset(input_offset)?, offset(output_offset)?);
+    let pointer = |at: &mut Option<libc::loff_t>| {
+        at.as_mut()
+            .map_or(std::ptr::null_mut(), |value| value as *mut libc::loff_t)
+    };
     loop {
-        // SAFETY: as in `splice_from_file`.
+        // SAFETY: each offset pointer is null or points to a loff_t that lives across the
+        // call, which may update it; the other arguments are descriptors and integers.
         let moved = unsafe {
             libc::splice(
-                pipe,
-                std::ptr::null_mut(),
-                file,
-                &mut offset,
+                input,
+                pointer(&mut input_at),
+                output,
+                pointer(&mut output_at),
                 length,
                 libc::SPLICE_F_MOVE,
             )

@@ -245,33 +245,45 @@ impl PreparedRun {
 /// [`PendingTarget::Uncreated`]: the null engine does no I/O, so filling a file for it would
 /// only cost time and space.
 fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
-    for (index, target) in targets.iter_mut().enumerate() {
-        let only_null = plan
-            .tests
-            .iter()
-            .flat_map(|test| &test.jobs)
-            .filter(|job| job.targets.contains(&index))
-            .all(|job| job.workload.engine == EngineKind::Null);
-        if only_null
-            && let PendingTarget::Create {
-                path,
-                size,
-                temporary,
-            } = target
-        {
-            *target = PendingTarget::Uncreated {
-                path: std::mem::take(path),
-                size: *size,
-                temporary: *temporary,
-            };
-        }
-    }
+    retag_files_to_create(
+        plan,
+        targets,
+        false,
+        |job| job.workload.engine == EngineKind::Null,
+        |path, size, temporary| PendingTarget::Uncreated {
+            path,
+            size,
+            temporary,
+        },
+    );
 }
 
 /// Turns each test file to create that only `create_on_open` jobs use into
 /// [`PendingTarget::CreateEmpty`]: fio creates such a file when the job opens it, empty, and
 /// the job's writes extend it.
 fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
+    retag_files_to_create(
+        plan,
+        targets,
+        true,
+        |job| job.workload.handling.create_on_open,
+        |path, size, temporary| PendingTarget::CreateEmpty {
+            path,
+            size,
+            temporary,
+        },
+    );
+}
+
+/// Replaces each [`PendingTarget::Create`] whose every job satisfies `all_jobs` (and that some
+/// job uses, when `used`) with what `retag` makes of its path, size and temporariness.
+fn retag_files_to_create(
+    plan: &Plan,
+    targets: &mut [PendingTarget],
+    used: bool,
+    all_jobs: impl Fn(&crate::workload::JobPlan) -> bool,
+    retag: impl Fn(PathBuf, u64, bool) -> PendingTarget,
+) {
     for (index, target) in targets.iter_mut().enumerate() {
         let mut jobs = plan
             .tests
@@ -279,20 +291,15 @@ fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
             .flat_map(|test| &test.jobs)
             .filter(|job| job.targets.contains(&index))
             .peekable();
-        let used = jobs.peek().is_some();
-        if used
-            && jobs.all(|job| job.workload.handling.create_on_open)
+        if (!used || jobs.peek().is_some())
+            && jobs.all(&all_jobs)
             && let PendingTarget::Create {
                 path,
                 size,
                 temporary,
             } = target
         {
-            *target = PendingTarget::CreateEmpty {
-                path: std::mem::take(path),
-                size: *size,
-                temporary: *temporary,
-            };
+            *target = retag(std::mem::take(path), *size, *temporary);
         }
     }
 }

@@ -631,4 +631,56 @@ mod tests {
         drop(handle);
         other.claim_exclusive().unwrap();
     }
+
+    /// Pages of `path` in the page cache, as util-linux's fincore counts them.
+    fn cached_pages(path: &Path) -> Option<u64> {
+        let output = std::process::Command::new("fincore")
+            .args(["--bytes", "--noheadings", "--output", "PAGES"])
+            .arg(path)
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+    }
+
+    #[test]
+    fn invalidating_a_files_region_drops_its_cached_pages_and_hints_are_taken() {
+        if !crate::support::require(
+            crate::support::devices::tool("fincore").is_some(),
+            "fincore (util-linux) is not installed",
+        ) {
+            return;
+        }
+        let dir = crate::support::devices::disk_tempdir();
+        let path = dir.path().join("cached.bin");
+        std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
+        let file = File::open(&path).unwrap();
+        file.sync_all().unwrap();
+        let mut whole = vec![0u8; 16 << 20];
+        file.read_exact_at(&mut whole, 0).unwrap();
+        let Some(before) = cached_pages(&path) else {
+            crate::support::skip("fincore cannot count this file's pages");
+            return;
+        };
+        assert!(
+            before >= 3000,
+            "the file was read into the cache ({before} pages)"
+        );
+        invalidate_cached_range(&file, 0, 16 << 20).unwrap();
+        let after = cached_pages(&path).unwrap();
+        assert!(
+            after * 2 < before,
+            "the file's cached pages were dropped: {before} → {after} pages"
+        );
+        for hint in [
+            AccessHint::None,
+            AccessHint::ByPattern,
+            AccessHint::Normal,
+            AccessHint::Sequential,
+            AccessHint::Random,
+        ] {
+            for random in [false, true] {
+                advise_access(&file, 0, 16 << 20, hint, random).unwrap();
+            }
+        }
+    }
 }

@@ -319,6 +319,61 @@ fn sigterm_during_a_job_start_delay_stops_at_once() {
     );
 }
 
+/// A signal while a job file's later files are being created stops the creation: the files
+/// done are kept (a job file's files stay, as in fio), the one being filled is removed.
+#[test]
+fn sigint_while_a_job_creates_its_files_stops_between_or_within_them() {
+    let dir = disk_tempdir();
+    std::fs::write(
+        dir.path().join("many.fio"),
+        "[many]\nnrfiles=40\nsize=4g\nrw=randread\nruntime=5\ntime_based=1\n",
+    )
+    .unwrap();
+    let mut run = Running::start(dir.path(), &["--job", "many.fio"]);
+    let started = Instant::now();
+    while !dir.path().join("many.0.1").exists() {
+        assert!(
+            started.elapsed() < PHASE_TIMEOUT,
+            "the second file was not begun"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    run.signal(libc::SIGINT);
+    let (status, _, stderr) = run.finish_within(FIRST_SIGNAL_BOUND);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(run.json()["partial"], true);
+    let files = list_dir(dir.path());
+    assert!(files.contains(&"many.0.0".to_string()), "{files:?}");
+    assert!(files.len() < 40, "the creation went on: {files:?}");
+    for file in files.iter().filter(|name| name.starts_with("many.0.")) {
+        let length = std::fs::metadata(dir.path().join(file)).unwrap().len();
+        assert_eq!(length, (4u64 << 30) / 40, "{file} is partial");
+    }
+}
+
+/// A signal during the start delay of a later test (after a stonewall) keeps the test that
+/// finished.
+#[test]
+fn sigterm_during_a_later_tests_start_delay_keeps_the_earlier_test() {
+    let dir = disk_tempdir();
+    std::fs::write(
+        dir.path().join("two.fio"),
+        "[a]\nfilename=d.bin\nsize=16m\nrw=randread\nruntime=1\ntime_based=1\n[b]\nstonewall\nfilename=d.bin\nsize=16m\nrw=randread\nstartdelay=60\nruntime=5\ntime_based=1\n",
+    )
+    .unwrap();
+    let mut run = Running::start(dir.path(), &["--job", "two.fio", "--ramp", "0"]);
+    run.wait_for_workers();
+    std::thread::sleep(Duration::from_millis(2500));
+    run.signal(libc::SIGTERM);
+    let (status, _, stderr) = run.finish_within(FIRST_SIGNAL_BOUND);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let json = run.json();
+    assert_eq!(json["partial"], true, "{json}");
+    assert_eq!(json["tests"][0]["stop_reason"], "completed", "{json}");
+    assert_eq!(json["tests"][1]["stop_reason"], "interrupted", "{json}");
+    assert_eq!(u64_at(&json, &["tests", "1", "total", "io_count"]), 0);
+}
+
 #[test]
 fn a_second_signal_ends_the_run_at_once_and_writes_what_it_has() {
     let dir = disk_tempdir();
