@@ -291,6 +291,25 @@ pub fn run_test(
     Ok(Some(TestRun { result, traces }))
 }
 
+/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
+/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
+/// map fills up, and when sequential I/O wraps on a job of one file.
+fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+    workload.buffered
+        && workload.handling.invalidate_cache
+        && matches!(workload.length, RunLength::Time { .. })
+        && (random_offsets(workload) || files == 1)
+}
+
+/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
+fn random_offsets(workload: &crate::result::Workload) -> bool {
+    workload
+        .access
+        .lines
+        .iter()
+        .any(|line| line.random_percent > 0)
+}
+
 /// The region of the `index`-th file of a set.
 fn target_region(regions: &[(u64, u64)], index: usize) -> (u64, u64) {
     regions.get(index).copied().unwrap_or((0, 0))
@@ -310,12 +329,13 @@ fn prepare_cache(
     if workload.handling.invalidate_cache {
         crate::targets::open::invalidate_cached_range(file, offset, length)?;
     }
-    let random = workload
-        .access
-        .lines
-        .iter()
-        .any(|line| line.random_percent > 0);
-    crate::targets::open::advise_access(file, offset, length, workload.handling.access_hint, random)
+    crate::targets::open::advise_access(
+        file,
+        offset,
+        length,
+        workload.handling.access_hint,
+        random_offsets(workload),
+    )
 }
 
 /// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
@@ -381,6 +401,7 @@ fn open_job(
                 workload.access.min_write_size_bytes(),
                 regions.iter().map(|&(_, size)| size).sum(),
             );
+            let mut pass_files = Vec::new();
             let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -430,6 +451,17 @@ fn open_job(
                             if !warnings.contains(&warning) {
                                 warnings.push(warning);
                             }
+                        }
+                        if invalidates_each_pass(workload, set_targets.len()) {
+                            pass_files.push(opened.file.try_clone().map_err(|source| {
+                                RunError::Engine {
+                                    target: target.path.display().to_string(),
+                                    source: crate::engine::EngineError::Setup {
+                                        engine: "sync",
+                                        source,
+                                    },
+                                }
+                            })?);
                         }
                         files.push(opened.file);
                     }
@@ -520,6 +552,7 @@ fn open_job(
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
                     error_policy: workload.error_policy.clone(),
+                    invalidate_each_pass: pass_files,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,

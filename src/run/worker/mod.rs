@@ -79,6 +79,10 @@ pub struct WorkerPlan {
     pub continue_on_error: bool,
     /// Which errors the worker goes on after, and what an error that stops it ends.
     pub error_policy: ErrorPolicy,
+    /// Descriptors of the worker's files (in the planner's order) whose cached pages are
+    /// dropped each time a pass over one ends (a timed buffered fio job's `invalidate=1`);
+    /// empty: never.
+    pub invalidate_each_pass: Vec<std::fs::File>,
     /// Length of a series interval, ns.
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).

@@ -402,11 +402,26 @@ impl<'a, E: Engine> Worker<'a, E> {
         match (self.paced.take(), self.links.pacer) {
             (Some(waiting), _) => waiting,
             (None, Some(pacer)) => {
-                let io = self.plan.planner.next_io();
+                let io = self.planned_io();
                 (io, pacer.claim(u64::from(io.length)))
             }
-            (None, None) => (self.plan.planner.next_io(), 0),
+            (None, None) => (self.planned_io(), 0),
         }
+    }
+
+    /// The planner's next I/O; when it begins a new pass over a file whose cache is dropped
+    /// each pass (fio's `invalidate=1` in a timed buffered job), the file's cached pages are
+    /// dropped first, as fio does when its random map fills up or its offset wraps.
+    #[inline]
+    fn planned_io(&mut self) -> PlannedIo {
+        let io = self.plan.planner.next_io();
+        if let Some(file) = self.plan.planner.pass_began()
+            && let Some(descriptor) = self.plan.invalidate_each_pass.get(file as usize)
+        {
+            // Advisory, as in fio: a refusal changes nothing but the cache.
+            let _ = crate::targets::open::invalidate_cached_range(descriptor, 0, 0);
+        }
+        io
     }
 
     /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
