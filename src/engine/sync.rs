@@ -1,6 +1,7 @@
 //! The sync engine: one request at a time, its bytes moved by pread / pwrite, or (fio's
 //! `mmap` and `splice` engines) through a shared mapping of each file or a pipe
-//! ([`super::data_path`]).
+//! ([`super::data_path`]); trims are `BLKDISCARD` on a block device and a punched hole in a
+//! file (see [`super::trim`]).
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
@@ -8,6 +9,7 @@
 
 use super::buffer::BufferPool;
 use super::data_path::{DataPath, FileMapping, Pipe};
+use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
 use std::os::unix::fs::FileExt;
@@ -15,6 +17,8 @@ use std::os::unix::fs::FileExt;
 /// See the module documentation.
 pub struct SyncEngine {
     files: Vec<EngineFile>,
+    /// How each file is trimmed (`None`: its kind could not be told; a trim fails).
+    trims: Vec<Option<LocalTrim>>,
     buffers: BufferPool,
     capabilities: Capabilities,
     done: Option<Completion>,
@@ -42,6 +46,7 @@ impl SyncEngine {
     pub fn with_files(files: Vec<EngineFile>, buffer_size: usize) -> Self {
         SyncEngine {
             moves: Moves::Pread,
+            trims: files.iter().map(|file| LocalTrim::of(file).ok()).collect(),
             files,
             buffers: BufferPool::new(1, buffer_size),
             capabilities: Capabilities {
@@ -115,18 +120,21 @@ impl Engine for SyncEngine {
             });
         };
         let offset = request.offset;
+        let status = |outcome: std::io::Result<usize>| match outcome {
+            Ok(bytes) => bytes as i64,
+            Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
+        };
         let result = match (&mut self.moves, request.direction) {
-            (Moves::Pread, direction) => {
-                let outcome = match direction {
-                    Direction::Read => {
-                        file.read_at(&mut self.buffers.slot_mut(0)[..length], offset)
-                    }
-                    Direction::Write => file.write_at(&self.buffers.slot(0)[..length], offset),
-                };
-                match outcome {
-                    Ok(bytes) => bytes as i64,
-                    Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
-                }
+            // Every data path trims the same way.
+            (_, Direction::Trim) => status(match self.trims[request.file as usize] {
+                Some(how) => how.trim(file, offset, length as u64).map(|()| length),
+                None => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            }),
+            (Moves::Pread, Direction::Read) => {
+                status(file.read_at(&mut self.buffers.slot_mut(0)[..length], offset))
+            }
+            (Moves::Pread, Direction::Write) => {
+                status(file.write_at(&self.buffers.slot(0)[..length], offset))
             }
             (Moves::Mmap(maps), Direction::Read) => {
                 maps[request.file as usize].read(&mut self.buffers.slot_mut(0)[..length], offset)

@@ -31,7 +31,8 @@ pub const EILSEQ: i32 = 84;
 pub enum ErrorKind {
     /// A read failed or came back short.
     Read = 0,
-    /// A write (or a sync of written data) failed or was short.
+    /// A write, a trim or a sync of written data failed or was short (fio counts trims as
+    /// writes too).
     Write = 1,
     /// Data read back differs from what was written (a verification mismatch; its errno is
     /// [`EILSEQ`]).

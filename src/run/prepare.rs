@@ -4,6 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
 use crate::engine::network;
@@ -14,7 +15,7 @@ use crate::result::{EngineKind, TargetInfo, TargetKind};
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
 use crate::targets::test_file::{
-    check_test_file_directory, default_test_file_size, temporary_test_file_path,
+    check_room_for, check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::workload::file_set::check_worker_files;
@@ -347,6 +348,17 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
     })
 }
 
+/// The files the run will create, with their sizes.
+fn files_to_create(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
+    targets
+        .iter()
+        .filter_map(|target| match target {
+            PendingTarget::Create { path, size, .. } => Some((path.as_path(), *size)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Checks everything before any I/O. Tests that would write to a target that may not be
 /// written (or that O_DIRECT forbids) are dropped with a warning when `drop_unwritable` (the
 /// default suite), else refused.
@@ -397,6 +409,7 @@ pub fn prepare(
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
     create_on_open(&plan, &mut targets);
+    check_room_for(&files_to_create(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests
@@ -538,11 +551,11 @@ pub(super) fn check_budget(
     Ok(warnings)
 }
 
-/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// Claims every block device some test writes or trims, exclusively, for as long as the run lasts: once
 /// checked, nothing can mount or claim it before or while iopath writes it.
 fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+        if !job.workload.modifies() || job.workload.engine == EngineKind::Null {
             continue;
         }
         for &index in &job.targets {
@@ -638,7 +651,7 @@ pub(super) fn check_job_against_target(
                 }
                 .into());
             }
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
@@ -651,7 +664,7 @@ pub(super) fn check_job_against_target(
             )
         }
         PendingTarget::Existing(handle) => {
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_write_allowed(handle, policy)?;
             }
             let path = handle.path();
@@ -671,6 +684,17 @@ pub(super) fn check_job_against_target(
         | PendingTarget::CreateEmpty { path, size, .. }
         | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
+    check_trims(
+        job,
+        match target {
+            PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
+            PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
+            PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
+                TrimTarget::Create(path)
+            }
+            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+        },
+    )?;
     let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;
     if offset >= size {

@@ -7,8 +7,8 @@ use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::trace::IoTrace;
 use super::{
-    KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
-    stamp_block,
+    KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
+    WorkerPlan, stamp_block,
 };
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
@@ -63,7 +63,7 @@ impl Queue {
 struct Search {
     search: LatencySearch,
     draining: Option<SearchStep>,
-    spare: Option<(DirectionRecorder, DirectionRecorder)>,
+    spare: Option<(DirectionRecorder, DirectionRecorder, DirectionRecorder)>,
     restarted: bool,
 }
 
@@ -125,6 +125,7 @@ pub(super) struct Worker<'a, E: Engine> {
     totals: Totals,
     read: DirectionRecorder,
     write: DirectionRecorder,
+    trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
     /// Errors by kind and errno.
     error_counts: Vec<ErrorCount>,
@@ -181,6 +182,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 spare: Some((
                     DirectionRecorder::new(plan.interval_ns, intervals),
                     DirectionRecorder::new(plan.interval_ns, intervals),
+                    DirectionRecorder::new(plan.interval_ns, intervals),
                 )),
                 restarted: false,
             }
@@ -193,6 +195,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         Worker {
             read: DirectionRecorder::new(plan.interval_ns, intervals),
             write: DirectionRecorder::new(plan.interval_ns, intervals),
+            trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
@@ -292,10 +295,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         search.draining = None;
         if step == SearchStep::FinalRun
-            && let Some((fresh_read, fresh_write)) = search.spare.take()
+            && let Some((fresh_read, fresh_write, fresh_trim)) = search.spare.take()
         {
             self.read = fresh_read;
             self.write = fresh_write;
+            self.trim = fresh_trim;
             self.window.measure_start = now;
             self.cpu_at_measure_start = Some(thread_cpu_ns());
             search.restarted = true;
@@ -582,6 +586,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.record_error(slot, direction, completion.result);
             return;
         }
+        if direction == Direction::Trim {
+            self.trim_completed(TrimmedRange {
+                file: slot.file,
+                offset: slot.offset,
+                length: slot.length,
+            });
+        }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
         self.totals.completed_bytes += u64::from(slot.length);
         self.totals.completed_ios += 1;
@@ -600,18 +611,33 @@ impl<'a, E: Engine> Worker<'a, E> {
             let recorder = match direction {
                 Direction::Read => &mut self.read,
                 Direction::Write => &mut self.write,
+                Direction::Trim => &mut self.trim,
             };
             recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
             self.last_completion = self.now;
         }
     }
 
+    /// The one place every trim that completed in full passes through, ramp included, before
+    /// it is counted: from here on the target holds no data for `range` of the worker's file
+    /// `range.file` (a block device or iSCSI LUN reads it back as zeroes where it documents
+    /// so — `discard_zeroes_data`, LBPRZ —, a file with a punched hole as zeroes, an NBD export
+    /// as the server defines). Data verification marks the range trimmed here, so that a later
+    /// read of it is judged against "trimmed", not against the data written before; nothing
+    /// else needs it, so it keeps nothing yet. A failed or short trim does not come here (it
+    /// is an error of the trim direction, and the range's data is then unknown).
+    #[inline]
+    fn trim_completed(&mut self, range: TrimmedRange) {
+        let _ = range;
+    }
+
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
     /// counted) through [`Worker::record_failure`].
     fn record_error(&mut self, slot: SlotState, direction: Direction, result: i64) {
+        // As in fio, a failed trim is of the write kind.
         let kind = match direction {
             Direction::Read => ErrorKind::Read,
-            Direction::Write => ErrorKind::Write,
+            Direction::Write | Direction::Trim => ErrorKind::Write,
         };
         let errno = if result < 0 { (-result) as i32 } else { 0 };
         self.record_failure(kind, errno, slot, direction, || {
@@ -641,6 +667,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
+            Direction::Trim => self.trim.error_count += 1,
         }
         if self.errors.len() < KEPT_ERRORS_PER_WORKER {
             self.errors.push(IoErrorRecord {
@@ -748,6 +775,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
         self.read.finish();
         self.write.finish();
+        self.trim.finish();
         let restarted = self.search.as_ref().is_some_and(|search| search.restarted);
         let window_end_ns = match (self.window.duration_ns, ending, fsync_ns) {
             // A run that went its whole time measured exactly that time.
@@ -767,6 +795,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         WorkerOutcome {
             read: self.read,
             write: self.write,
+            trim: self.trim,
             errors: self.errors,
             error_counts: self.error_counts,
             stop_reason,
