@@ -627,13 +627,7 @@ mod tests {
                     })
                     .unwrap();
             }
-            engine.flush().unwrap();
-            let mut done = [Completion::default(); 4];
-            let mut reaped = 0;
-            while reaped < 4 {
-                reaped += engine.reap(1, &mut done[reaped..]).unwrap();
-            }
-            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            flush_and_expect_whole(&mut engine);
         }
         crate::engine::trim::assert_hole_at_start(&path, 64 << 10, before, 16 << 10, 0x77);
     }
@@ -643,6 +637,18 @@ mod tests {
             register,
             ..EngineOptions::new(queue_depth, 4096)
         }
+    }
+
+    /// Flushes `engine`, reaps its four requests in flight and checks that each moved 4096
+    /// bytes.
+    fn flush_and_expect_whole(engine: &mut IoUringEngine) {
+        engine.flush().unwrap();
+        let mut done = [Completion::default(); 4];
+        let mut reaped = 0;
+        while reaped < 4 {
+            reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+        }
+        assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
     }
 
     fn read_write_file() -> File {
@@ -718,13 +724,7 @@ mod tests {
                     })
                     .unwrap();
             }
-            engine.flush().unwrap();
-            let mut done = [Completion::default(); 4];
-            let mut reaped = 0;
-            while reaped < 4 {
-                reaped += engine.reap(1, &mut done[reaped..]).unwrap();
-            }
-            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            flush_and_expect_whole(&mut engine);
         }
         let plain = IoUringEngine::open(read_write_file(), &options(1, false));
         assert!(plain.unwrap().async_flag().is_empty());
