@@ -214,6 +214,23 @@ pub struct RunArgs {
     /// Do not keep this run in the local history (`iopath history`).
     #[arg(long, help_heading = "Output")]
     pub no_history: bool,
+    /// Show the run on a full-screen dashboard: per job and target MB/s, IOPS, p50/p99 latency
+    /// and their charts over the last minutes, the suite's progress and time left, the use
+    /// of each hop with a live counter (block device, NIC) against its capacity, CPU per
+    /// core. Keys: q stops the run and keeps the result so far (as Ctrl-C), p pauses the
+    /// display (not the I/O). The default on a terminal for runs planned to take 10 s or more;
+    /// without a terminal the plain progress is kept.
+    #[arg(long, help_heading = "Output", conflicts_with = "no_live")]
+    pub live: bool,
+    /// Never show the dashboard: the one progress line on a terminal.
+    #[arg(long, help_heading = "Output")]
+    pub no_live: bool,
+    /// Serve live metrics (OpenMetrics text, for Prometheus) on GET /metrics at ADDR while the
+    /// run goes on: PORT or :PORT (on 127.0.0.1), or HOST:PORT. Counters of I/Os and bytes
+    /// per direction, latency histograms, the current test and sweep point, each test's
+    /// verdict.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
+    pub metrics: Option<String>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

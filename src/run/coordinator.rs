@@ -3,12 +3,12 @@
 //! snapshots at the edges of the measured window.
 
 use super::job_links::TestLinks;
-use super::progress::{LiveSample, WorkerProgress};
+use super::progress::{LiveGroups, LiveSample, WorkerProgress, planned_test_ns};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::CpuSnapshot;
-use crate::result::{CpuResult, RunLength};
+use crate::result::CpuResult;
+use crate::workload::TestPlan;
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, TestPlan};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -60,24 +60,13 @@ fn snapshot(now_ns: u64) -> Snapshot {
     (now_ns, CpuSnapshot::now())
 }
 
-/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
-fn planned_end_ns(job: &JobPlan) -> Option<u64> {
-    let workload = &job.workload;
-    match workload.length {
-        RunLength::Time { duration_ns } => {
-            let latest_start = workload
-                .controls
-                .start_delay_high_ns
-                .unwrap_or(workload.start_delay_ns);
-            Some(latest_start + workload.ramp_ns + duration_ns)
-        }
-        RunLength::Bytes { .. } => None,
-    }
-}
-
 /// The coordinator's loop, until every worker has ended: a live sample each second to
-/// `observer`, CPU snapshots at the window edges.
-pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample)) -> Watched {
+/// `observer` (per job and target as `groups` says), CPU snapshots at the window edges.
+pub(super) fn coordinate(
+    watch: &Watch<'_>,
+    groups: &mut LiveGroups,
+    observer: &mut dyn FnMut(&LiveSample),
+) -> Watched {
     let Watch {
         test,
         clock,
@@ -93,11 +82,7 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
         .min()
         .unwrap_or(0);
-    let planned_end: Option<u64> = test
-        .jobs
-        .iter()
-        .map(planned_end_ns)
-        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
+    let planned_end = planned_test_ns(test);
     // With a final fdatasync the window ends when the workers do, not at the planned time.
     let window_end_ns =
         planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
@@ -133,6 +118,7 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
                 ramping: now_ns < ramp_ns,
                 bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
                 iops: ios as f64 / seconds,
+                groups: groups.sample(progress, seconds),
             };
             if let Some(criterion) = &test.settings.steady
                 && last_sample_ns >= ramp_ns.max(criterion.settle_ns)

@@ -1,0 +1,195 @@
+//! The OpenMetrics text of a [`MetricsState`].
+//!
+//! Families (every sample of a test carries `test` and `sweep`, those of a job on a target
+//! also `job`, `target` and `direction`):
+//!
+//! - `iopath_ios_total`, `iopath_bytes_total` — counters of completed I/Os and their bytes
+//!   since the test started (its ramp included);
+//! - `iopath_latency_seconds` — a histogram of their latencies, with a bucket at every power
+//!   of two nanoseconds from 2^10 ns (≈ 1 µs) to 2^34 ns (≈ 17 s), exact at each bound;
+//! - `iopath_tests_planned`, `iopath_tests_started`, `iopath_test_elapsed_seconds` — gauges
+//!   of the suite's progress; `iopath_test_info` names the test running now;
+//! - `iopath_verdict_info` — each analysed test's verdict and limiting hop.
+//!
+//! ```
+//! use iopath::metrics::{MetricsState, render};
+//! let mut state = MetricsState { tests_planned: 2, ..MetricsState::default() };
+//! state.test_starting("randread 4k", &[]);
+//! let text = render(&state);
+//! assert!(text.contains("iopath_test_info{test=\"randread 4k\",sweep=\"\"} 1"));
+//! assert!(text.ends_with("# EOF\n"));
+//! ```
+
+use super::state::MetricsState;
+use crate::run::progress::{LiveDirection, LiveGroup};
+use crate::stats::live::count_below;
+use std::fmt::Write as _;
+
+/// Content type of the exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Powers of two (ns) that bound the latency buckets.
+const BUCKET_POWERS: std::ops::RangeInclusive<u32> = 10..=34;
+
+/// A label value with `\`, `"` and line feeds escaped.
+fn label(value: &str) -> String {
+    let mut escaped = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            '\n' => escaped.push_str("\\n"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// One family's header.
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
+}
+
+/// Every direction with I/O of every job and target of every test, with its labels.
+fn series(state: &MetricsState) -> Vec<(String, &LiveDirection)> {
+    let mut all = Vec::new();
+    for test in &state.tests {
+        for LiveGroup {
+            job,
+            target,
+            read,
+            write,
+        } in &test.groups
+        {
+            for (direction, figures) in [("read", read), ("write", write)] {
+                if figures.totals.io_count == 0 {
+                    continue;
+                }
+                let labels = format!(
+                    "test=\"{}\",sweep=\"{}\",job=\"{}\",target=\"{}\",direction=\"{direction}\"",
+                    label(&test.name),
+                    label(&test.sweep),
+                    label(job),
+                    label(target)
+                );
+                all.push((labels, figures));
+            }
+        }
+    }
+    all
+}
+
+/// The exposition of `state`.
+pub fn render(state: &MetricsState) -> String {
+    let mut out = String::new();
+    let all = series(state);
+    family(
+        &mut out,
+        "iopath_ios",
+        "counter",
+        "Completed I/Os since the test started (ramp included).",
+    );
+    for (labels, figures) in &all {
+        let _ = writeln!(
+            out,
+            "iopath_ios_total{{{labels}}} {}",
+            figures.totals.io_count
+        );
+    }
+    family(
+        &mut out,
+        "iopath_bytes",
+        "counter",
+        "Bytes of completed I/Os since the test started (ramp included).",
+    );
+    for (labels, figures) in &all {
+        let _ = writeln!(
+            out,
+            "iopath_bytes_total{{{labels}}} {}",
+            figures.totals.bytes
+        );
+    }
+    family(
+        &mut out,
+        "iopath_latency_seconds",
+        "histogram",
+        "Latency of completed I/Os since the test started (ramp included).",
+    );
+    for (labels, figures) in &all {
+        let buckets = &figures.latency_buckets;
+        for power in BUCKET_POWERS {
+            let bound = (1u64 << power) as f64 / 1e9;
+            let _ = writeln!(
+                out,
+                "iopath_latency_seconds_bucket{{{labels},le=\"{bound}\"}} {}",
+                count_below(buckets, power)
+            );
+        }
+        let count: u64 = buckets.iter().sum();
+        let _ = writeln!(
+            out,
+            "iopath_latency_seconds_bucket{{{labels},le=\"+Inf\"}} {count}"
+        );
+        let _ = writeln!(out, "iopath_latency_seconds_count{{{labels}}} {count}");
+        let _ = writeln!(
+            out,
+            "iopath_latency_seconds_sum{{{labels}}} {}",
+            figures.totals.latency_sum_ns as f64 / 1e9
+        );
+    }
+    family(
+        &mut out,
+        "iopath_tests_planned",
+        "gauge",
+        "Tests the run plans.",
+    );
+    let _ = writeln!(out, "iopath_tests_planned {}", state.tests_planned);
+    family(
+        &mut out,
+        "iopath_tests_started",
+        "gauge",
+        "Tests started so far.",
+    );
+    let _ = writeln!(out, "iopath_tests_started {}", state.tests.len());
+    family(
+        &mut out,
+        "iopath_test",
+        "info",
+        "The test running now and its sweep point.",
+    );
+    if let Some(test) = state.tests.last().filter(|_| state.running) {
+        let _ = writeln!(
+            out,
+            "iopath_test_info{{test=\"{}\",sweep=\"{}\"}} 1",
+            label(&test.name),
+            label(&test.sweep)
+        );
+        family(
+            &mut out,
+            "iopath_test_elapsed_seconds",
+            "gauge",
+            "Time since the test running now started (ramp included).",
+        );
+        let _ = writeln!(out, "iopath_test_elapsed_seconds {}", state.elapsed_seconds);
+    }
+    family(
+        &mut out,
+        "iopath_verdict",
+        "info",
+        "What limits each analysed test, and the hop that does.",
+    );
+    for test in &state.tests {
+        if let Some((verdict, hop)) = &test.verdict {
+            let _ = writeln!(
+                out,
+                "iopath_verdict_info{{test=\"{}\",sweep=\"{}\",verdict=\"{}\",limiting_hop=\"{}\"}} 1",
+                label(&test.name),
+                label(&test.sweep),
+                label(verdict),
+                label(hop.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
