@@ -141,29 +141,30 @@ fn header_lines(state: &DashboardState) -> Vec<Line<'static>> {
         ),
         None => "suite: time left unknown (a test ends with its bytes)".into(),
     };
-    let mut keys = vec![Span::raw(suite), Span::raw("   ")];
-    keys.push(Span::styled("q", bold));
-    keys.push(Span::raw(" stop (keeps the result)  "));
-    keys.push(Span::styled("p", bold));
-    keys.push(Span::raw(if state.paused {
-        " resume the display"
-    } else {
-        " pause the display"
-    }));
+    let mut keys = Vec::new();
+    if state.stopping {
+        keys.push(Span::styled(
+            "stopping… ",
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    }
     if state.paused {
         keys.push(Span::styled(
-            "   PAUSED (the run goes on)",
+            "PAUSED (the run goes on) ",
             Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ));
     }
-    if state.stopping {
-        keys.push(Span::styled(
-            "   stopping…",
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        ));
-    }
+    keys.push(Span::styled("q", bold));
+    keys.push(Span::raw(" stop  "));
+    keys.push(Span::styled("p", bold));
+    keys.push(Span::raw(if state.paused {
+        " resume   "
+    } else {
+        " pause   "
+    }));
+    keys.push(Span::raw(suite));
     let note = state
         .notes
         .last()
@@ -211,13 +212,7 @@ fn draw_table(frame: &mut Frame<'_>, state: &DashboardState, area: Rect) {
     );
 }
 
-fn chart(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    title: &str,
-    now: f64,
-    series: &[ChartLine<'_>],
-) {
+fn chart(frame: &mut Frame<'_>, area: Rect, title: &str, now: f64, series: &[ChartLine<'_>]) {
     let points: Vec<Vec<(f64, f64)>> = series
         .iter()
         .map(|(_, data, _)| data.iter().copied().collect())

@@ -1,0 +1,297 @@
+//! `--metrics`: a real Prometheus server scrapes a run every second, and the rates it stores
+//! match the run's own result.
+
+use crate::common::*;
+use crate::support::devices::has_command;
+use crate::support::skip_unless;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A loopback port nobody listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// `GET path` on 127.0.0.1:port: the status code and the body.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).ok()?;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.split(' ').nth(1)?.parse().ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    // Chunked answers: join the chunks.
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut joined = String::new();
+        let mut rest = body;
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).ok()?;
+            if size == 0 {
+                break;
+            }
+            joined.push_str(after.get(..size)?);
+            rest = after.get(size + 2..)?;
+        }
+        return Some((status, joined));
+    }
+    Some((status, body.to_string()))
+}
+
+/// Percent-encodes a query parameter.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A Prometheus server on a loopback port with its own storage, stopped when dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Prometheus {
+    fn start(dir: &Path, scraped_port: u16) -> Prometheus {
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: iopath\n    static_configs:\n      - targets: ['127.0.0.1:{scraped_port}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus starts");
+        let prometheus = Prometheus { child, port };
+        let started = Instant::now();
+        while get(port, "/-/ready").is_none_or(|(status, _)| status != 200) {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "prometheus never got ready"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        prometheus
+    }
+
+    /// The `data.result` of an instant query.
+    fn query(&self, query: &str) -> Vec<Value> {
+        let (status, body) = get(self.port, &format!("/api/v1/query?query={}", encode(query)))
+            .expect("prometheus answers");
+        assert_eq!(status, 200, "{query}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        answer["data"]["result"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The raw samples of a range-vector result: (seconds, value).
+fn samples(series: &Value) -> Vec<(f64, f64)> {
+    series["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            (
+                pair[0].as_f64().unwrap(),
+                pair[1].as_str().unwrap().parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn within(measured: f64, expected: f64, share: f64) -> bool {
+    (measured - expected).abs() <= share * expected
+}
+
+#[test]
+fn prometheus_scrapes_rates_that_match_the_result() {
+    skip_unless!(
+        has_command("prometheus"),
+        "prometheus is not installed (apt-get install prometheus)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = free_port();
+    let prometheus = Prometheus::start(dir.path(), metrics_port);
+    // Two sweep points, each long enough for several scrapes; 1 ms per I/O keeps the rates
+    // steady whatever the machine.
+    let run = run_in(
+        dir.path(),
+        &[
+            "--engine",
+            "null",
+            "--rw",
+            "randrw",
+            "--read-pct",
+            "50",
+            "--bs",
+            "4k",
+            "--null-delay",
+            "1ms",
+            "--sweep",
+            "qd=2,4",
+            "--duration",
+            "7",
+            "--ramp",
+            "0",
+            "--no-live",
+            "--metrics",
+            &metrics_port.to_string(),
+        ],
+    );
+    run.expect_status(0);
+    assert!(
+        run.stderr.contains(&format!(
+            "metrics on http://127.0.0.1:{metrics_port}/metrics"
+        )),
+        "{}",
+        run.stderr
+    );
+    let result = run.json();
+    let tests = result["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2);
+    for test in tests {
+        let name = test["name"].as_str().unwrap();
+        let measured_s = test["measured_ns"].as_f64().unwrap() / 1e9;
+        for direction in ["read", "write"] {
+            let selector = format!("test=\"{name}\",direction=\"{direction}\"");
+            for (metric, field) in [
+                ("iopath_ios_total", "io_count"),
+                ("iopath_bytes_total", "bytes"),
+            ] {
+                let expected = test[direction][field].as_f64().unwrap() / measured_s;
+                // The samples Prometheus stored over the run, and its own rate over them.
+                let stored = prometheus.query(&format!("{metric}{{{selector}}}[5m]"));
+                assert_eq!(stored.len(), 1, "{metric} {selector}: {stored:?}");
+                let points = samples(&stored[0]);
+                assert!(points.len() >= 4, "{metric} {selector}: {points:?}");
+                // A finished test's series stays at its last value: the run's part ends
+                // where that value is first reached.
+                let top = points.iter().map(|p| p.1).fold(0.0, f64::max);
+                let end = points.iter().position(|p| p.1 == top).unwrap();
+                assert!(end >= 3, "{metric} {selector}: {points:?}");
+                let (first, last) = (points[0], points[end]);
+                let stored_rate = (last.1 - first.1) / (last.0 - first.0);
+                eprintln!(
+                    "{metric} {selector}: {stored_rate:.1}/s stored, {expected:.1}/s in the result"
+                );
+                assert!(
+                    within(stored_rate, expected, 0.05),
+                    "{metric} {selector}: {stored_rate:.1}/s stored, {expected:.1}/s in the result"
+                );
+                let span = (last.0 - first.0).floor() as u64;
+                let rate = prometheus.query(&format!(
+                    "rate({metric}{{{selector}}}[{span}s] @ {})",
+                    last.0
+                ));
+                let rate: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
+                assert!(
+                    within(rate, expected, 0.05),
+                    "rate({metric} {selector}): {rate:.1}/s, {expected:.1}/s in the result"
+                );
+            }
+            // The latency histogram puts the median in the bucket of the result's median.
+            let median = prometheus.query(&format!(
+                "histogram_quantile(0.5, max_over_time(iopath_latency_seconds_bucket{{{selector}}}[5m]))"
+            ));
+            let median: f64 = median[0]["value"][1].as_str().unwrap().parse().unwrap();
+            let expected = f64_at(test, &[direction, "latency", "percentiles_ns", "50"]) / 1e9;
+            assert!(
+                median > expected / 2.0 && median < expected * 2.0,
+                "median {median} s against {expected} s"
+            );
+        }
+        // The test and its sweep point were named while it ran.
+        let info = prometheus.query(&format!(
+            "max_over_time(iopath_test_info{{test=\"{name}\"}}[5m])"
+        ));
+        assert_eq!(info.len(), 1, "{info:?}");
+        assert!(
+            info[0]["metric"]["sweep"]
+                .as_str()
+                .unwrap()
+                .starts_with("qd=")
+        );
+    }
+    // The first test's verdict was served while the second ran.
+    let first = tests[0]["name"].as_str().unwrap();
+    let verdict = prometheus.query(&format!(
+        "max_over_time(iopath_verdict_info{{test=\"{first}\"}}[5m])"
+    ));
+    assert_eq!(verdict.len(), 1, "{verdict:?}");
+    let served = verdict[0]["metric"]["verdict"].as_str().unwrap();
+    assert_eq!(
+        served.to_lowercase().replace('-', "_"),
+        tests[0]["analysis"]["verdict"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn a_bad_metrics_address_is_refused_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "--engine",
+            "null",
+            "--duration",
+            "1",
+            "--metrics",
+            "nowhere",
+        ],
+    );
+    run.expect_status(2);
+    assert!(run.stderr.contains("--metrics 'nowhere'"), "{}", run.stderr);
+    // A port already taken.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let run = run_in(
+        dir.path(),
+        &["--engine", "null", "--duration", "1", "--metrics", &port],
+    );
+    run.expect_status(2);
+    assert!(run.stderr.contains("cannot listen there"), "{}", run.stderr);
+    assert!(run.json.is_none());
+}
