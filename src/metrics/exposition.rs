@@ -193,3 +193,68 @@ pub fn render(state: &MetricsState) -> String {
     out.push_str("# EOF\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::progress::{DirectionTotals, LiveDirection, LiveGroup};
+    use crate::stats::live::{LIVE_BUCKET_COUNT, live_bucket_index};
+
+    #[test]
+    fn counters_histograms_and_verdicts_are_written_with_escaped_labels() {
+        let mut buckets = vec![0u64; LIVE_BUCKET_COUNT];
+        buckets[live_bucket_index(1500)] = 3; // below 2^11 ns
+        buckets[live_bucket_index(5000)] = 1; // below 2^13 ns
+        let read = LiveDirection {
+            totals: DirectionTotals {
+                bytes: 16384,
+                io_count: 4,
+                latency_sum_ns: 9500,
+            },
+            latency_buckets: buckets,
+            ..LiveDirection::default()
+        };
+        let mut state = MetricsState {
+            tests_planned: 1,
+            ..MetricsState::default()
+        };
+        state.test_starting("a \"quoted\" test", &[]);
+        state.tests[0].groups = vec![LiveGroup {
+            job: "job\\1".into(),
+            target: "/dev/x\ny".into(),
+            read,
+            write: LiveDirection::default(),
+        }];
+        state.test_finished();
+        state.verdict("a \"quoted\" test", "link-bound", Some("eth1"));
+        let text = render(&state);
+        let labels =
+            r#"test="a \"quoted\" test",sweep="",job="job\\1",target="/dev/x\ny",direction="read""#;
+        assert!(
+            text.contains(&format!("iopath_ios_total{{{labels}}} 4\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("iopath_bytes_total{{{labels}}} 16384\n")));
+        assert!(text.contains(&format!(
+            "iopath_latency_seconds_bucket{{{labels},le=\"0.000001024\"}} 0\n"
+        )));
+        assert!(text.contains(&format!(
+            "iopath_latency_seconds_bucket{{{labels},le=\"0.000002048\"}} 3\n"
+        )));
+        assert!(text.contains(&format!(
+            "iopath_latency_seconds_bucket{{{labels},le=\"0.000008192\"}} 4\n"
+        )));
+        assert!(text.contains(&format!(
+            "iopath_latency_seconds_bucket{{{labels},le=\"+Inf\"}} 4\n"
+        )));
+        assert!(text.contains(&format!(
+            "iopath_latency_seconds_sum{{{labels}}} 0.0000095\n"
+        )));
+        assert!(
+            !text.contains("direction=\"write\""),
+            "no series for a direction without I/O"
+        );
+        assert!(!text.contains("iopath_test_info{"), "no test runs now");
+        assert!(text.contains(r#"iopath_verdict_info{test="a \"quoted\" test",sweep="",verdict="link-bound",limiting_hop="eth1"} 1"#));
+    }
+}

@@ -163,6 +163,8 @@ fn without_a_terminal_live_says_so_and_draws_nothing() {
         &[
             "--engine",
             "null",
+            "--rw",
+            "randread",
             "--duration",
             "1",
             "--ramp",

@@ -289,7 +289,7 @@ fn a_bad_metrics_address_is_refused_before_any_io() {
     let port = taken.local_addr().unwrap().port().to_string();
     let run = run_in(
         dir.path(),
-        &["--engine", "null", "--duration", "1", "--metrics", &port],
+        &["--engine", "null", "--rw", "read", "--metrics", &port],
     );
     run.expect_status(2);
     assert!(run.stderr.contains("cannot listen there"), "{}", run.stderr);

@@ -73,6 +73,15 @@ pub struct LiveHop {
     pub rates: (f64, f64),
 }
 
+/// `118.9 MB/s`, `10.3 GB/s`.
+pub fn rate(bytes_per_second: f64) -> String {
+    if bytes_per_second >= 1e9 {
+        format!("{:.1} GB/s", bytes_per_second / 1e9)
+    } else {
+        format!("{:.1} MB/s", bytes_per_second / 1e6)
+    }
+}
+
 /// Everything on the screen.
 #[derive(Clone)]
 pub struct DashboardState {
@@ -148,9 +157,10 @@ impl DashboardState {
                 name: hop.name.clone(),
                 capacity_bytes_per_second: capacity.payload_bytes_per_second,
                 duplex: capacity.duplex,
-                capacity_name: capacity.catalog_name.clone().unwrap_or_else(|| {
-                    format!("{:.0} MB/s", capacity.payload_bytes_per_second as f64 / 1e6)
-                }),
+                capacity_name: capacity
+                    .catalog_name
+                    .clone()
+                    .unwrap_or_else(|| rate(capacity.payload_bytes_per_second as f64)),
                 utilisation: None,
                 rates: (0.0, 0.0),
             });
@@ -315,5 +325,107 @@ impl DashboardState {
             done as f64 / total.max(1) as f64,
             total.saturating_sub(done),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath::result::{Hop, HopCapacity, HopKind, HopOrigin};
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    fn hop(key: &str, capacity: u64, duplex: Duplex) -> Hop {
+        Hop {
+            key: key.into(),
+            kind: HopKind::NetworkInterface,
+            name: key.split(':').nth(1).unwrap().into(),
+            description: String::new(),
+            depth: 0,
+            origin: HopOrigin::Discovered,
+            capacity: Some(HopCapacity {
+                payload_bytes_per_second: capacity,
+                iops: None,
+                duplex,
+                catalog_name: Some("1GbE".into()),
+                variant: None,
+                derivation: String::new(),
+            }),
+            queue: None,
+            protocol: None,
+            read_share: 1.0,
+            write_share: 1.0,
+        }
+    }
+
+    #[test]
+    fn hops_are_used_against_their_capacity_from_their_counters() {
+        let mut state = DashboardState::new(Vec::new());
+        let path = StoragePath {
+            target: "x".into(),
+            hops: vec![
+                hop("net:eth1", 125_000_000, Duplex::Full),
+                hop("block:sdb", 100_000_000, Duplex::Half),
+                hop("declared:0", 1, Duplex::Full),
+            ],
+            notes: Vec::new(),
+            first_blocks_all_zero: None,
+            allocated_bytes: None,
+        };
+        state.set_paths(&[path.clone(), path]);
+        assert_eq!(
+            state.hops.len(),
+            2,
+            "each counted hop once, declared ones left out"
+        );
+        let counters = |rx: u64, tx: u64, read: u64, written: u64| HopCounters {
+            interfaces: BTreeMap::from([("eth1".to_string(), (rx, tx))]),
+            block_devices: BTreeMap::from([("sdb".to_string(), (read, written))]),
+        };
+        let start = Instant::now();
+        state.counters(counters(0, 0, 0, 0), CpuSnapshot::now(), start);
+        assert_eq!(state.hops[0].utilisation, None);
+        let later = start + Duration::from_secs(2);
+        state.counters(
+            counters(242_500_000, 1_000_000, 100_000_000, 60_000_000),
+            CpuSnapshot::now(),
+            later,
+        );
+        // Full duplex: the busier direction; half duplex: both together.
+        let nic = state.hops[0].utilisation.unwrap();
+        let disk = state.hops[1].utilisation.unwrap();
+        assert!((nic - 0.97).abs() < 1e-9, "{nic}");
+        assert!((disk - 0.8).abs() < 1e-9, "{disk}");
+    }
+
+    #[test]
+    fn progress_and_time_left_follow_the_planned_tests() {
+        let planned = |name: &str, seconds: u64| PlannedTest {
+            name: name.into(),
+            planned_ns: Some(seconds * 1_000_000_000),
+        };
+        let mut state = DashboardState::new(vec![planned("a", 10), planned("b", 30)]);
+        assert_eq!(state.progress(), Some((0.0, 40_000_000_000)));
+        state.test_starting("a");
+        state.test_finished();
+        state.test_starting("b");
+        state.sample(
+            LiveSample {
+                test_name: "b".into(),
+                elapsed_ns: 10_000_000_000,
+                total_ns: Some(30_000_000_000),
+                ramping: false,
+                bytes_per_second: 0.0,
+                iops: 0.0,
+                groups: Vec::new(),
+            },
+            Instant::now(),
+        );
+        assert_eq!(state.progress(), Some((0.5, 20_000_000_000)));
+        state.plan.push(PlannedTest {
+            name: "c".into(),
+            planned_ns: None,
+        });
+        assert_eq!(state.progress(), None, "a byte-count test: unknown");
     }
 }
