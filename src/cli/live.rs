@@ -124,6 +124,8 @@ impl RunObserver for TerminalObserver {
     fn live(&mut self, sample: &LiveSample) {
         match &self.mode {
             Mode::Quiet => {}
+            // The last sample's interval may be a few milliseconds: nothing to chart.
+            Mode::Dashboard(_) | Mode::Line if sample.last => {}
             Mode::Dashboard(dashboard) => dashboard.send(Event::Sample(sample.clone())),
             Mode::Line => {
                 let total = sample

@@ -12,6 +12,7 @@ use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::engine::StopSignal;
+use iopath::host::sys::in_terminal_foreground;
 use iopath::metrics::{MetricsServer, SharedMetrics, parse_metrics_address};
 use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, execute, execute_and_confirm, prepare};
@@ -187,6 +188,14 @@ fn terminal_observer(
             eprintln!(
                 "note: --live needs stdout and stderr on a terminal (and no JSON on stdout): \
                  showing no dashboard"
+            );
+        }
+        return TerminalObserver::new(machine_stdout);
+    }
+    if !in_terminal_foreground() {
+        if args.live {
+            eprintln!(
+                "note: --live: iopath runs in the background of its terminal: showing no dashboard"
             );
         }
         return TerminalObserver::new(machine_stdout);

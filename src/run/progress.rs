@@ -130,6 +130,9 @@ pub struct LiveSample {
     pub iops: f64,
     /// Per job and target, in the order of the test's jobs.
     pub groups: Vec<LiveGroup>,
+    /// The test's last sample, taken when its workers ended: its totals are final, and its
+    /// interval (since the sample before) may be short.
+    pub last: bool,
 }
 
 /// The workers of one job on one target (or set of files).

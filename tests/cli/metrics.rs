@@ -1,5 +1,7 @@
-//! `--metrics`: a real Prometheus server scrapes a run every second, and the rates it stores
-//! match the run's own result.
+//! `--metrics`: a real Prometheus server scrapes a run every second; what it stored, queried
+//! through its HTTP API, matches the run's own result: each test's counters at its end (their
+//! increase over the test) and at every scrape while it ran (against the result's per-second
+//! series up to the same elapsed time), within 5 %.
 
 use crate::common::*;
 use crate::support::devices::has_command;
@@ -147,7 +149,7 @@ fn within(measured: f64, expected: f64, share: f64) -> bool {
 }
 
 #[test]
-fn prometheus_scrapes_rates_that_match_the_result() {
+fn prometheus_scrapes_counters_that_match_the_result() {
     skip_unless!(
         has_command("prometheus"),
         "prometheus is not installed (apt-get install prometheus)"
@@ -155,6 +157,15 @@ fn prometheus_scrapes_rates_that_match_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let metrics_port = free_port();
     let prometheus = Prometheus::start(dir.path(), metrics_port);
+    // Its first scrape comes a few seconds after it is ready: wait for it (the target is down).
+    let started = Instant::now();
+    while prometheus.query("up{job=\"iopath\"}").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "prometheus never scraped"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     // Two sweep points, each long enough for several scrapes; 1 ms per I/O keeps the rates
     // steady whatever the machine.
     let run = run_in(
@@ -171,9 +182,9 @@ fn prometheus_scrapes_rates_that_match_the_result() {
             "--null-delay",
             "1ms",
             "--sweep",
-            "qd=2,4",
+            "qd=2,4,1",
             "--duration",
-            "7",
+            "6",
             "--ramp",
             "0",
             "--no-live",
@@ -191,45 +202,66 @@ fn prometheus_scrapes_rates_that_match_the_result() {
     );
     let result = run.json();
     let tests = result["tests"].as_array().unwrap();
-    assert_eq!(tests.len(), 2);
-    for test in tests {
+    assert_eq!(tests.len(), 3);
+    // What Prometheus stored of the test's elapsed time, by scrape time.
+    let elapsed: Vec<(f64, f64)> = samples(&prometheus.query("iopath_test_elapsed_seconds[5m]")[0]);
+    // The last test is the tail that lets the others be scraped after their end.
+    for (index, test) in tests.iter().enumerate().take(2) {
         let name = test["name"].as_str().unwrap();
-        let measured_s = test["measured_ns"].as_f64().unwrap() / 1e9;
+        let running: Vec<f64> =
+            samples(&prometheus.query(&format!("iopath_test_info{{test=\"{name}\"}}[5m]"))[0])
+                .iter()
+                .map(|(at, _)| *at)
+                .collect();
+        assert!(
+            running.len() >= 4,
+            "{name} scraped {} times while it ran",
+            running.len()
+        );
         for direction in ["read", "write"] {
             let selector = format!("test=\"{name}\",direction=\"{direction}\"");
             for (metric, field) in [
                 ("iopath_ios_total", "io_count"),
                 ("iopath_bytes_total", "bytes"),
             ] {
-                let expected = test[direction][field].as_f64().unwrap() / measured_s;
-                // The samples Prometheus stored over the run, and its own rate over them.
+                let total = test[direction][field].as_f64().unwrap();
+                // The increase over the whole test (the counter starts at 0 with it), read
+                // once the test had ended.
+                let at_end =
+                    prometheus.query(&format!("max_over_time({metric}{{{selector}}}[5m])"));
+                let at_end: f64 = at_end[0]["value"][1].as_str().unwrap().parse().unwrap();
+                eprintln!("{metric} {selector}: {at_end} at the end, {total} in the result");
+                assert!(
+                    within(at_end, total, 0.05),
+                    "{metric} {selector}: {at_end} at the end, {total} in the result"
+                );
+                // Every scrape while it ran: the counter against the result's per-second
+                // series up to the same elapsed time (the same sample gave both figures).
+                let series = test[direction]["series"].as_array().unwrap();
                 let stored = prometheus.query(&format!("{metric}{{{selector}}}[5m]"));
-                assert_eq!(stored.len(), 1, "{metric} {selector}: {stored:?}");
-                let points = samples(&stored[0]);
-                assert!(points.len() >= 4, "{metric} {selector}: {points:?}");
-                // A finished test's series stays at its last value: the run's part ends
-                // where that value is first reached.
-                let top = points.iter().map(|p| p.1).fold(0.0, f64::max);
-                let end = points.iter().position(|p| p.1 == top).unwrap();
-                assert!(end >= 3, "{metric} {selector}: {points:?}");
-                let (first, last) = (points[0], points[end]);
-                let stored_rate = (last.1 - first.1) / (last.0 - first.0);
-                eprintln!(
-                    "{metric} {selector}: {stored_rate:.1}/s stored, {expected:.1}/s in the result"
-                );
+                let mut compared = 0;
+                for (at, value) in samples(&stored[0]) {
+                    let Some((_, seconds)) = elapsed.iter().find(|(t, _)| *t == at) else {
+                        continue;
+                    };
+                    if !running.contains(&at) || *seconds < 2.0 {
+                        continue;
+                    }
+                    let whole = seconds.round() as usize;
+                    let expected: f64 = series
+                        .iter()
+                        .take(whole)
+                        .map(|point| point[field].as_f64().unwrap())
+                        .sum();
+                    assert!(
+                        within(value, expected, 0.05),
+                        "{metric} {selector} at {seconds} s: {value}, {expected} in the result's series"
+                    );
+                    compared += 1;
+                }
                 assert!(
-                    within(stored_rate, expected, 0.05),
-                    "{metric} {selector}: {stored_rate:.1}/s stored, {expected:.1}/s in the result"
-                );
-                let span = (last.0 - first.0).floor() as u64;
-                let rate = prometheus.query(&format!(
-                    "rate({metric}{{{selector}}}[{span}s] @ {})",
-                    last.0
-                ));
-                let rate: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
-                assert!(
-                    within(rate, expected, 0.05),
-                    "rate({metric} {selector}): {rate:.1}/s, {expected:.1}/s in the result"
+                    compared >= 2,
+                    "{metric} {selector}: {compared} scrapes compared"
                 );
             }
             // The latency histogram puts the median in the bucket of the result's median.
@@ -243,16 +275,13 @@ fn prometheus_scrapes_rates_that_match_the_result() {
                 "median {median} s against {expected} s"
             );
         }
-        // The test and its sweep point were named while it ran.
+        // The sweep point was named while it ran.
         let info = prometheus.query(&format!(
             "max_over_time(iopath_test_info{{test=\"{name}\"}}[5m])"
         ));
-        assert_eq!(info.len(), 1, "{info:?}");
-        assert!(
-            info[0]["metric"]["sweep"]
-                .as_str()
-                .unwrap()
-                .starts_with("qd=")
+        assert_eq!(
+            info[0]["metric"]["sweep"].as_str().unwrap(),
+            ["qd=2", "qd=4"][index]
         );
     }
     // The first test's verdict was served while the second ran.

@@ -418,6 +418,7 @@ mod tests {
                 bytes_per_second: 0.0,
                 iops: 0.0,
                 groups: Vec::new(),
+                last: false,
             },
             Instant::now(),
         );
