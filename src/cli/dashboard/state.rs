@@ -23,7 +23,7 @@ pub struct PlannedTest {
 /// The figures of one direction of one job on one target, over time.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
-    /// `test · job · target · direction`.
+    /// `#2 read`: the test's number, the job when the test has several, the direction.
     pub label: String,
     /// (seconds since the run started, MB/s).
     pub megabytes: VecDeque<(f64, f64)>,
@@ -38,7 +38,7 @@ pub struct Series {
 /// One row of the figures table: the last interval of a direction of a job on a target.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row {
-    /// The job.
+    /// The job (the test, when it has one job).
     pub job: String,
     /// The target.
     pub target: String,
@@ -196,7 +196,10 @@ impl DashboardState {
     /// A live sample of the test running.
     pub fn sample(&mut self, sample: LiveSample, now: Instant) {
         let at = now.duration_since(self.started).as_secs_f64();
-        let test = sample.test_name.clone();
+        let several_jobs = sample
+            .groups
+            .iter()
+            .any(|group| group.job != sample.groups[0].job);
         self.rows.clear();
         for group in &sample.groups {
             for (direction, figures) in [("read", &group.read), ("write", &group.write)] {
@@ -204,7 +207,11 @@ impl DashboardState {
                     continue;
                 }
                 self.rows.push(Row {
-                    job: group.job.clone(),
+                    job: if several_jobs {
+                        group.job.clone()
+                    } else {
+                        sample.test_name.clone()
+                    },
                     target: group.target.clone(),
                     direction,
                     bytes_per_second: figures.bytes_per_second,
@@ -212,11 +219,18 @@ impl DashboardState {
                     p50_ns: figures.p50_latency_ns,
                     p99_ns: figures.p99_latency_ns,
                 });
-                let label = if group.job == test {
-                    format!("{test} {direction}")
-                } else {
-                    format!("{test} · {} {direction}", group.job)
+                // Short, for the charts' legends: the test's number (as in the header), the
+                // job when the test has several, the direction.
+                let number = match &self.current {
+                    Some((index, _)) if *index < self.plan.len() => format!("#{}", index + 1),
+                    _ => "confirming".to_string(),
                 };
+                let job = if several_jobs {
+                    format!(" {}", group.job)
+                } else {
+                    String::new()
+                };
+                let label = format!("{number}{job} {direction}");
                 let index = match self.series.iter().position(|s| s.label == label) {
                     Some(index) => index,
                     None => {

@@ -9,7 +9,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
+use ratatui::widgets::{
+    Axis, Block, Cell, Chart, Dataset, GraphType, LegendPosition, Paragraph, Row, Table,
+};
 use std::collections::VecDeque;
 
 /// Colours of the series, in turn.
@@ -177,7 +179,7 @@ fn header_lines(state: &DashboardState) -> Vec<Line<'static>> {
 }
 
 fn draw_table(frame: &mut Frame<'_>, state: &DashboardState, area: Rect) {
-    let header = Row::new(["job", "target", "", "MB/s", "IOPS", "p50", "p99"])
+    let header = Row::new(["test or job", "target", "", "MB/s", "IOPS", "p50", "p99"])
         .style(Style::default().add_modifier(Modifier::BOLD));
     let rows = state.rows.iter().map(|row| {
         Row::new(vec![
@@ -239,6 +241,8 @@ fn chart(frame: &mut Frame<'_>, area: Rect, title: &str, now: f64, series: &[Cha
         .collect();
     let chart = Chart::new(datasets)
         .block(Block::bordered().title(format!(" {title} ")))
+        .legend_position(Some(LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(60)))
         .x_axis(
             Axis::default()
                 .bounds([start, now.max(start + 1.0)])
