@@ -155,6 +155,112 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
     );
 }
 
+/// Starts `iopath run --live ARGS` in a tmux pane; the pane's shell then writes the exit status
+/// and `stty -a` into `dir`.
+fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
+    let script = format!(
+        "cd '{}' && '{}' run --live {args} --no-history --json out.json; echo $? > status; \
+         stty -a > stty.txt; sleep 600",
+        dir.display(),
+        env!("CARGO_BIN_EXE_iopath")
+    );
+    tmux.command(&[
+        "new-session",
+        "-d",
+        "-s",
+        "live",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+}
+
+/// The exit status the pane's shell wrote, once it has.
+fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = read(&dir.join("status")).filter(|s| s.ends_with('\n')) {
+            return status.trim().to_string();
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "the run did not end:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
+    skip_unless!(
+        has_command("tmux"),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    // Ctrl-C (a key in raw mode, passed on as the signal) twice: the run ends at once.
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-c-{}", std::process::id()),
+    };
+    let args = "--engine null --rw randread --null-delay 1ms --duration 30 --ramp 0";
+    start_in_tmux(dir.path(), &tmux, args);
+    tmux.wait_for("the dashboard", Duration::from_secs(60), |s| {
+        s.contains("CPU per core")
+    });
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(10)),
+        "130"
+    );
+    let stty = read(&dir.path().join("stty.txt")).unwrap();
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "{stty}"
+    );
+    let screen = tmux.screen();
+    assert!(!screen.contains("CPU per core"), "{screen}");
+    drop(tmux);
+
+    // SIGTERM (as from `timeout` or `kill`): the run stops, keeps its result, and the
+    // terminal is back.
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-t-{}", std::process::id()),
+    };
+    start_in_tmux(dir.path(), &tmux, args);
+    tmux.wait_for("the dashboard", Duration::from_secs(60), |s| {
+        s.contains("CPU per core")
+    });
+    let pid = tmux
+        .command(&["list-panes", "-t", "live", "-F", "#{pane_pid}"])
+        .trim()
+        .to_string();
+    // The pane runs sh; iopath is its child.
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();
+    let iopath = children.split_whitespace().next().expect("iopath runs");
+    Command::new("kill")
+        .args(["-TERM", iopath])
+        .status()
+        .unwrap();
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(10)),
+        "130"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(result["partial"], true);
+    let stty = read(&dir.path().join("stty.txt")).unwrap();
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "{stty}"
+    );
+}
+
 #[test]
 fn without_a_terminal_live_says_so_and_draws_nothing() {
     let dir = tempfile::tempdir().unwrap();
