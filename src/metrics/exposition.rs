@@ -31,6 +31,9 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// Powers of two (ns) that bound the latency buckets.
 const BUCKET_POWERS: std::ops::RangeInclusive<u32> = 10..=34;
 
+/// A counter family: its name, its help, and its value in a direction's figures.
+type Counter = (&'static str, &'static str, fn(&LiveDirection) -> u64);
+
 /// A label value with `\`, `"` and line feeds escaped.
 fn label(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
@@ -83,31 +86,23 @@ fn series(state: &MetricsState) -> Vec<(String, &LiveDirection)> {
 pub fn render(state: &MetricsState) -> String {
     let mut out = String::new();
     let all = series(state);
-    family(
-        &mut out,
-        "iopath_ios",
-        "counter",
-        "Completed I/Os since the test started (ramp included).",
-    );
-    for (labels, figures) in &all {
-        let _ = writeln!(
-            out,
-            "iopath_ios_total{{{labels}}} {}",
-            figures.totals.io_count
-        );
-    }
-    family(
-        &mut out,
-        "iopath_bytes",
-        "counter",
-        "Bytes of completed I/Os since the test started (ramp included).",
-    );
-    for (labels, figures) in &all {
-        let _ = writeln!(
-            out,
-            "iopath_bytes_total{{{labels}}} {}",
-            figures.totals.bytes
-        );
+    let counters: [Counter; 2] = [
+        (
+            "iopath_ios",
+            "Completed I/Os since the test started (ramp included).",
+            |figures| figures.totals.io_count,
+        ),
+        (
+            "iopath_bytes",
+            "Bytes of completed I/Os since the test started (ramp included).",
+            |figures| figures.totals.bytes,
+        ),
+    ];
+    for (name, help, value) in counters {
+        family(&mut out, name, "counter", help);
+        for (labels, figures) in &all {
+            let _ = writeln!(out, "{name}_total{{{labels}}} {}", value(figures));
+        }
     }
     family(
         &mut out,

@@ -60,33 +60,20 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
         "tmux is not installed (apt-get install tmux)"
     );
     let dir = tempfile::tempdir().unwrap();
-    let binary = env!("CARGO_BIN_EXE_iopath");
-    // 1 ms per I/O at QD 4: a light load, 30 s planned (long enough to do everything).
-    let script = format!(
-        "cd '{}' && '{binary}' run --engine null --rw randread --bs 4k --qd 4 --null-delay 1ms \
-         --duration 30 --ramp 0 --no-history --json out.json; echo $? > status; \
-         stty -a > stty.txt; sleep 600",
-        dir.path().display()
-    );
     let tmux = Tmux {
         socket: format!("iopath-live-{}", std::process::id()),
     };
-    tmux.command(&[
-        "new-session",
-        "-d",
-        "-s",
-        "live",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    // 1 ms per I/O at QD 4: a light load, 30 s planned (long enough to do everything).
+    start_in_tmux(
+        dir.path(),
+        &tmux,
+        "--engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 --ramp 0",
+    );
     // No --live: a 30 s run on a terminal gets the dashboard unasked.
     let screen = tmux.wait_for("the first figures", Duration::from_secs(60), |screen| {
-        screen.contains("per job and target, last second") && screen.contains(" read ")
+        screen.contains("per job and target, last second")
+            && screen.contains(" read ")
+            && screen.contains("cpu0")
     });
     for expected in [
         "test 1 of 1",
@@ -124,19 +111,8 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
     });
     // q stops the run as Ctrl-C does and keeps what was measured.
     tmux.command(&["send-keys", "-t", "live", "q"]);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = read(&dir.path().join("status")).filter(|s| s.ends_with('\n')) {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "q did not stop the run:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(status.trim(), "130");
+    let status = status_after(dir.path(), &tmux, Duration::from_secs(10));
+    assert_eq!(status, "130");
     let result: serde_json::Value =
         serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(result["partial"], true);
@@ -155,11 +131,11 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
     );
 }
 
-/// Starts `iopath run --live ARGS` in a tmux pane; the pane's shell then writes the exit status
+/// Starts `iopath run ARGS` in a tmux pane; the pane's shell then writes the exit status
 /// and `stty -a` into `dir`.
 fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
     let script = format!(
-        "cd '{}' && '{}' run --live {args} --no-history --json out.json; echo $? > status; \
+        "cd '{}' && '{}' run {args} --no-history --json out.json; echo $? > status; \
          stty -a > stty.txt; sleep 600",
         dir.display(),
         env!("CARGO_BIN_EXE_iopath")
@@ -206,7 +182,7 @@ fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
     let tmux = Tmux {
         socket: format!("iopath-live-c-{}", std::process::id()),
     };
-    let args = "--engine null --rw randread --null-delay 1ms --duration 30 --ramp 0";
+    let args = "--live --engine null --rw randread --null-delay 1ms --duration 30 --ramp 0";
     start_in_tmux(dir.path(), &tmux, args);
     tmux.wait_for("the dashboard", Duration::from_secs(60), |s| {
         s.contains("CPU per core")
