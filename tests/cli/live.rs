@@ -132,11 +132,12 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
 }
 
 /// Starts `iopath run ARGS` in a tmux pane; the pane's shell then writes the exit status
-/// and `stty -a` into `dir`.
+/// and `stty -a` into `dir`. The shell outlives a Ctrl-C that reaches it too (a second one,
+/// once iopath has given the terminal back, goes to the whole foreground group).
 fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
     let script = format!(
-        "cd '{}' && '{}' run {args} --no-history --json out.json; echo $? > status; \
-         stty -a > stty.txt; sleep 600",
+        "trap true INT; cd '{}' && '{}' run {args} --no-history --json out.json; \
+         echo $? > status; stty -a > stty.txt; sleep 600",
         dir.display(),
         env!("CARGO_BIN_EXE_iopath")
     );

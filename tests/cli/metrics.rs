@@ -247,12 +247,15 @@ fn prometheus_scrapes_counters_that_match_the_result() {
                     if !running.contains(&at) || *seconds < 2.0 {
                         continue;
                     }
-                    let whole = seconds.round() as usize;
-                    let expected: f64 = series
-                        .iter()
-                        .take(whole)
-                        .map(|point| point[field].as_f64().unwrap())
-                        .sum();
+                    // The whole seconds before it, and the share of the next one.
+                    let whole = seconds.floor() as usize;
+                    let of_point = |index: usize| {
+                        series
+                            .get(index)
+                            .map_or(0.0, |point: &Value| point[field].as_f64().unwrap())
+                    };
+                    let expected: f64 = (0..whole).map(of_point).sum::<f64>()
+                        + (seconds - whole as f64) * of_point(whole);
                     assert!(
                         within(value, expected, 0.05),
                         "{metric} {selector} at {seconds} s: {value}, {expected} in the result's series"
