@@ -117,7 +117,8 @@ Examples:
   iopath run data.bin --size 2g --rw randrw --read-pct 70 --random-pct 80 --bs 512/10,4k/60,64k/30
   iopath run data.bin --rw write --bs 4k --bytes 1g --fsync-at-end
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
-  iopath run --json - > result.json")]
+  iopath run --json - > result.json
+  iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]
 pub struct RunArgs {
     /// Files or block devices. A missing file is created with --size; none: a temporary file
     /// (neither is created for the null engine, which does no I/O).
