@@ -94,10 +94,13 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
         "a redraw at 90 columns",
         Duration::from_secs(10),
         |screen| {
-            screen
-                .lines()
-                .any(|line| line.starts_with('└') && line.trim_end().chars().count() == 90)
-                && screen.contains("CPU per core")
+            screen.lines().any(|line| {
+                // Drawn anew: a box closed at the new right edge (the old frame, cut by
+                // the resize, has no corner there).
+                line.starts_with('└')
+                    && line.trim_end().ends_with('┘')
+                    && line.trim_end().chars().count() == 90
+            }) && screen.contains("CPU per core")
         },
     );
     // p pauses the display (the run goes on), p again resumes it.
