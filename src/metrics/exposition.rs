@@ -21,7 +21,7 @@
 //! ```
 
 use super::state::MetricsState;
-use crate::run::progress::{LiveDirection, LiveGroup};
+use crate::run::progress::LiveDirection;
 use crate::stats::live::count_below;
 use std::fmt::Write as _;
 
@@ -57,23 +57,18 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 fn series(state: &MetricsState) -> Vec<(String, &LiveDirection)> {
     let mut all = Vec::new();
     for test in &state.tests {
-        for LiveGroup {
-            job,
-            target,
-            read,
-            write,
-        } in &test.groups
-        {
-            for (direction, figures) in [("read", read), ("write", write)] {
+        for group in &test.groups {
+            for (direction, figures) in group.directions() {
                 if figures.totals.io_count == 0 {
                     continue;
                 }
                 let labels = format!(
-                    "test=\"{}\",sweep=\"{}\",job=\"{}\",target=\"{}\",direction=\"{direction}\"",
+                    "test=\"{}\",sweep=\"{}\",job=\"{}\",target=\"{}\",direction=\"{}\"",
                     label(&test.name),
                     label(&test.sweep),
-                    label(job),
-                    label(target)
+                    label(&group.job),
+                    label(&group.target),
+                    direction.name()
                 );
                 all.push((labels, figures));
             }
@@ -219,6 +214,7 @@ mod tests {
             target: "/dev/x\ny".into(),
             read,
             write: LiveDirection::default(),
+            trim: LiveDirection::default(),
         }];
         state.test_finished();
         state.verdict("a \"quoted\" test", "link-bound", Some("eth1"));

@@ -4,6 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
 use crate::engine::network;
@@ -500,11 +501,11 @@ pub(super) fn check_budget(
     Ok(warnings)
 }
 
-/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// Claims every block device some test writes or trims, exclusively, for as long as the run lasts: once
 /// checked, nothing can mount or claim it before or while iopath writes it.
 fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+        if !job.workload.modifies() || job.workload.engine == EngineKind::Null {
             continue;
         }
         for &index in &job.targets {
@@ -600,7 +601,7 @@ pub(super) fn check_job_against_target(
                 }
                 .into());
             }
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
@@ -613,7 +614,7 @@ pub(super) fn check_job_against_target(
             )
         }
         PendingTarget::Existing(handle) => {
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_write_allowed(handle, policy)?;
             }
             let path = handle.path();
@@ -633,6 +634,15 @@ pub(super) fn check_job_against_target(
             (path.as_path(), *size, 512, 512, false)
         }
     };
+    check_trims(
+        job,
+        match target {
+            PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
+            PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
+            PendingTarget::Create { path, .. } => TrimTarget::Create(path),
+            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+        },
+    )?;
     let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;
     if offset >= size {

@@ -75,33 +75,46 @@ impl DirectionProgress {
     }
 }
 
+/// The directions the live views follow, in the order of their arrays.
+pub const DIRECTIONS: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
+
+/// Index of `direction` in [`DIRECTIONS`].
+#[inline]
+pub fn direction_index(direction: Direction) -> usize {
+    match direction {
+        Direction::Read => 0,
+        Direction::Write => 1,
+        Direction::Trim => 2,
+    }
+}
+
 /// Running totals of one worker, including the ramp. Aligned to its own cache lines, so that
 /// workers never write into a line another worker writes.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub struct WorkerProgress {
-    read: DirectionProgress,
-    write: DirectionProgress,
+    directions: [DirectionProgress; 3],
 }
 
 impl WorkerProgress {
     /// One direction.
     #[inline]
     pub fn direction(&self, direction: Direction) -> &DirectionProgress {
-        match direction {
-            Direction::Read => &self.read,
-            Direction::Write => &self.write,
-        }
+        &self.directions[direction_index(direction)]
     }
 
-    /// Reads the totals of both directions together: `(bytes, io_count, latency_sum_ns)`.
+    /// Reads the totals of every direction together: `(bytes, io_count, latency_sum_ns)`.
     pub fn read(&self) -> (u64, u64, u64) {
-        let (read, write) = (self.read.read(), self.write.read());
-        (
-            read.bytes + write.bytes,
-            read.io_count + write.io_count,
-            read.latency_sum_ns + write.latency_sum_ns,
-        )
+        self.directions
+            .iter()
+            .fold((0, 0, 0), |(b, i, l), direction| {
+                let totals = direction.read();
+                (
+                    b + totals.bytes,
+                    i + totals.io_count,
+                    l + totals.latency_sum_ns,
+                )
+            })
     }
 
     /// Sums the totals of several workers.
@@ -146,6 +159,19 @@ pub struct LiveGroup {
     pub read: LiveDirection,
     /// Writes.
     pub write: LiveDirection,
+    /// Trims (discards).
+    pub trim: LiveDirection,
+}
+
+impl LiveGroup {
+    /// Every direction with its figures, in [`DIRECTIONS`] order.
+    pub fn directions(&self) -> [(Direction, &LiveDirection); 3] {
+        [
+            (Direction::Read, &self.read),
+            (Direction::Write, &self.write),
+            (Direction::Trim, &self.trim),
+        ]
+    }
 }
 
 /// One direction of a [`LiveGroup`]: totals since the test started (ramp included) and the
@@ -177,7 +203,7 @@ pub struct LiveGroups {
 impl LiveGroups {
     /// Groups named `(job, target)`; `worker_group[i]` is the group of worker `i`.
     pub fn new(names: Vec<(String, String)>, worker_group: Vec<usize>) -> Self {
-        let last = vec![LiveDirection::default(); names.len() * 2];
+        let last = vec![LiveDirection::default(); names.len() * DIRECTIONS.len()];
         LiveGroups {
             names,
             worker_group,
@@ -195,8 +221,8 @@ impl LiveGroups {
             })
             .collect();
         for (worker, &group) in progress.iter().zip(&self.worker_group) {
-            for (offset, direction) in [Direction::Read, Direction::Write].into_iter().enumerate() {
-                let Some(slot) = now.get_mut(group * 2 + offset) else {
+            for (offset, direction) in DIRECTIONS.into_iter().enumerate() {
+                let Some(slot) = now.get_mut(group * DIRECTIONS.len() + offset) else {
                     continue;
                 };
                 let source = worker.direction(direction);
@@ -228,8 +254,9 @@ impl LiveGroups {
             .map(|(index, (job, target))| LiveGroup {
                 job: job.clone(),
                 target: target.clone(),
-                read: now[index * 2].clone(),
-                write: now[index * 2 + 1].clone(),
+                read: now[index * 3].clone(),
+                write: now[index * 3 + 1].clone(),
+                trim: now[index * 3 + 2].clone(),
             })
             .collect();
         self.last = now;

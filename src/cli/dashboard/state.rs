@@ -202,7 +202,8 @@ impl DashboardState {
             .any(|group| group.job != sample.groups[0].job);
         self.rows.clear();
         for group in &sample.groups {
-            for (direction, figures) in [("read", &group.read), ("write", &group.write)] {
+            for (direction, figures) in group.directions() {
+                let direction = direction.name();
                 if figures.totals.io_count == 0 {
                     continue;
                 }

@@ -5,11 +5,11 @@
 
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
-use super::super::progress::DirectionTotals;
+use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
 use super::trace::IoTrace;
 use super::{
-    KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
-    stamp_block,
+    KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
+    WorkerPlan, stamp_block,
 };
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
@@ -63,7 +63,7 @@ impl Queue {
 struct Search {
     search: LatencySearch,
     draining: Option<SearchStep>,
-    spare: Option<(DirectionRecorder, DirectionRecorder)>,
+    spare: Option<(DirectionRecorder, DirectionRecorder, DirectionRecorder)>,
     restarted: bool,
 }
 
@@ -109,8 +109,9 @@ struct Ending {
 struct Totals {
     issued_bytes: u64,
     issued_ios: u64,
-    /// Completed reads and writes, published for the live views.
-    completed: [DirectionTotals; 2],
+    /// Completed reads, writes and trims (in [`DIRECTIONS`] order), published for the live
+    /// views.
+    completed: [DirectionTotals; 3],
 }
 
 /// One worker while it runs.
@@ -124,6 +125,7 @@ pub(super) struct Worker<'a, E: Engine> {
     totals: Totals,
     read: DirectionRecorder,
     write: DirectionRecorder,
+    trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
     trace: IoTrace,
     writes_since_sync: u32,
@@ -178,6 +180,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 spare: Some((
                     DirectionRecorder::new(plan.interval_ns, intervals),
                     DirectionRecorder::new(plan.interval_ns, intervals),
+                    DirectionRecorder::new(plan.interval_ns, intervals),
                 )),
                 restarted: false,
             }
@@ -190,6 +193,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         Worker {
             read: DirectionRecorder::new(plan.interval_ns, intervals),
             write: DirectionRecorder::new(plan.interval_ns, intervals),
+            trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             trace: IoTrace::with_room(trace_room),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
@@ -288,10 +292,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         search.draining = None;
         if step == SearchStep::FinalRun
-            && let Some((fresh_read, fresh_write)) = search.spare.take()
+            && let Some((fresh_read, fresh_write, fresh_trim)) = search.spare.take()
         {
             self.read = fresh_read;
             self.write = fresh_write;
+            self.trim = fresh_trim;
             self.window.measure_start = now;
             self.cpu_at_measure_start = Some(thread_cpu_ns());
             search.restarted = true;
@@ -531,10 +536,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             let completion = self.queue.completions[index];
             self.record(completion, counted.then_some(elapsed_ns));
         }
-        let [read, write] = self.totals.completed;
         let progress = self.links.progress;
-        progress.direction(Direction::Read).publish(read);
-        progress.direction(Direction::Write).publish(write);
+        for (direction, totals) in DIRECTIONS.into_iter().zip(self.totals.completed) {
+            progress.direction(direction).publish(totals);
+        }
         let since_begin = self.clock.nanos_between(self.window.begin, now);
         if let Some(search) = &mut self.search
             && search.draining.is_none()
@@ -561,8 +566,15 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.record_error(slot, direction, completion.result);
             return;
         }
+        if direction == Direction::Trim {
+            self.trim_completed(TrimmedRange {
+                file: slot.file,
+                offset: slot.offset,
+                length: slot.length,
+            });
+        }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
-        let completed = &mut self.totals.completed[direction as usize];
+        let completed = &mut self.totals.completed[direction_index(direction)];
         completed.bytes += u64::from(slot.length);
         completed.io_count += 1;
         completed.latency_sum_ns += latency_ns;
@@ -584,10 +596,24 @@ impl<'a, E: Engine> Worker<'a, E> {
             let recorder = match direction {
                 Direction::Read => &mut self.read,
                 Direction::Write => &mut self.write,
+                Direction::Trim => &mut self.trim,
             };
             recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
             self.last_completion = self.now;
         }
+    }
+
+    /// The one place every trim that completed in full passes through, ramp included, before
+    /// it is counted: from here on the target holds no data for `range` of the worker's file
+    /// `range.file` (a block device or iSCSI LUN reads it back as zeroes where it documents
+    /// so — `discard_zeroes_data`, LBPRZ —, a file with a punched hole as zeroes, an NBD export
+    /// as the server defines). Data verification marks the range trimmed here, so that a later
+    /// read of it is judged against "trimmed", not against the data written before; nothing
+    /// else needs it, so it keeps nothing yet. A failed or short trim does not come here (it
+    /// is an error of the trim direction, and the range's data is then unknown).
+    #[inline]
+    fn trim_completed(&mut self, range: TrimmedRange) {
+        let _ = range;
     }
 
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
@@ -597,6 +623,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
+            Direction::Trim => self.trim.error_count += 1,
         }
         if self.errors.len() < KEPT_ERRORS_PER_WORKER {
             self.errors.push(IoErrorRecord {
@@ -698,6 +725,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
         self.read.finish();
         self.write.finish();
+        self.trim.finish();
         let restarted = self.search.as_ref().is_some_and(|search| search.restarted);
         let window_end_ns = match (self.window.duration_ns, ending, fsync_ns) {
             // A run that went its whole time measured exactly that time.
@@ -717,6 +745,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         WorkerOutcome {
             read: self.read,
             write: self.write,
+            trim: self.trim,
             errors: self.errors,
             stop_reason,
             window_end_ns,
