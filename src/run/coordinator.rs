@@ -4,6 +4,8 @@
 
 use super::job_links::TestLinks;
 use super::progress::{LiveSample, WorkerProgress};
+use super::rendezvous::Rendezvous;
+use crate::engine::StopSignal;
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::CpuSnapshot;
 use crate::result::{CpuResult, RunLength};
@@ -29,6 +31,8 @@ pub(super) struct Watch<'a> {
     /// The test's links: raising every job's finish flag ends the workers' window when the
     /// test has reached steady state.
     pub links: &'a TestLinks,
+    /// Raised when the rendezvous asks the test to stop.
+    pub stop: &'a StopSignal,
 }
 
 /// CPU used by the process and every core between the edges of the measured window.
@@ -77,7 +81,13 @@ fn planned_end_ns(job: &JobPlan) -> Option<u64> {
 
 /// The coordinator's loop, until every worker has ended: a live sample each second to
 /// `observer`, CPU snapshots at the window edges.
-pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample)) -> Watched {
+/// `rendezvous` is asked at every wake-up whether to stop (a client of a multi-client run was
+/// lost, or stopped).
+pub(super) fn coordinate(
+    watch: &Watch<'_>,
+    observer: &mut dyn FnMut(&LiveSample),
+    rendezvous: &mut dyn Rendezvous,
+) -> Watched {
     let Watch {
         test,
         clock,
@@ -86,6 +96,7 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         finished,
         thread_count,
         links,
+        stop,
     } = *watch;
     let ramp_ns = test
         .jobs
@@ -121,6 +132,12 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         }
         if all_done {
             break;
+        }
+        if !stop.is_raised() {
+            let (bytes, io_count, _) = WorkerProgress::sum(progress);
+            if rendezvous.poll(now_ns, bytes, io_count).is_some() {
+                stop.raise();
+            }
         }
         if now_ns >= next_sample_ns {
             let totals = WorkerProgress::sum(progress);
