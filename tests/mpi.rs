@@ -388,3 +388,198 @@ fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
     assert!(kept > 0);
     assert_eq!(result.tests[0].total.io_count, kept);
 }
+
+/// The clients and server of scripts/mpi-lab (namespaces on a bridge), removed when dropped.
+struct MpiLab {
+    tag: &'static str,
+    state: PathBuf,
+    servers: Vec<Child>,
+}
+
+impl MpiLab {
+    /// `clients` namespaces each behind a link of `client_rate`, the server behind
+    /// `server_rate` (`un`: unshaped).
+    fn up(tag: &'static str, clients: u32, client_rate: &str, server_rate: &str) -> MpiLab {
+        let output = Command::new(lab_script())
+            .args(["up", "--tag", tag, "--clients", &clients.to_string()])
+            .args(["--client-rate", client_rate, "--server-rate", server_rate])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let state = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        MpiLab {
+            tag,
+            state,
+            servers: Vec::new(),
+        }
+    }
+
+    /// An nbdkit memory export in the server namespace on `port`, with `filters` (each
+    /// `--filter=NAME`) and their `parameters`.
+    fn serve(&mut self, port: u16, filters: &[&str], parameters: &[&str]) -> String {
+        let mut command = Command::new("ip");
+        command
+            .args(["netns", "exec", &format!("{}-srv", self.tag), "nbdkit"])
+            .args([
+                "--foreground",
+                "-i",
+                "198.19.250.1",
+                "-p",
+                &port.to_string(),
+            ]);
+        for filter in filters {
+            command.arg(filter);
+        }
+        command
+            .args(["memory", "1G"])
+            .args(parameters)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        self.servers.push(command.spawn().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !Command::new("ip")
+            .args(["netns", "exec", &format!("{}-c1", self.tag)])
+            .args([
+                "bash",
+                "-c",
+                &format!("exec 3<>/dev/tcp/198.19.250.1/{port}"),
+            ])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+        {
+            if Instant::now() > deadline {
+                panic!("nbdkit did not come up on port {port}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        format!("nbd://198.19.250.1:{port}/")
+    }
+
+    /// `mpirun` placing `ranks` ranks one per client namespace.
+    fn mpirun(&self, ranks: u32) -> Command {
+        let args = std::fs::read_to_string(self.state.join("mpirun-args")).unwrap();
+        let mut command = Command::new("mpirun");
+        command
+            .arg("--allow-run-as-root")
+            .args(args.split_whitespace())
+            .arg("-np")
+            .arg(ranks.to_string())
+            .env("IOPATH_HISTORY", history_path());
+        command
+    }
+}
+
+impl Drop for MpiLab {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+        let _ = Command::new(lab_script())
+            .args(["down", "--tag", self.tag])
+            .status();
+    }
+}
+
+fn lab_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mpi-lab")
+}
+
+/// Runs `iopath run ARGS --json FILE` from `ranks` clients of `lab` and reads the result.
+fn lab_run(lab: &MpiLab, ranks: u32, args: &[&str]) -> RunResult {
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("run.json");
+    let output = lab
+        .mpirun(ranks)
+        .arg(IOPATH)
+        .arg("run")
+        .args(args)
+        .args(["--duration", "3", "--ramp", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    read_result(&json)
+}
+
+fn cluster_verdict(result: &RunResult) -> &iopath::result::ClusterVerdict {
+    &result.cluster.as_ref().unwrap().verdicts[0]
+}
+
+#[test]
+fn clients_in_namespaces_add_their_links_until_the_servers_link_is_the_limit() {
+    if !have_tools()
+        || !support::require(
+            support::devices::is_root(),
+            "namespaces and tc need root (run as root)",
+        )
+        || !support::require(
+            support::devices::has_command("tc") && support::devices::has_command("unshare"),
+            "tc and unshare are not installed (apt-get install iproute2 util-linux)",
+        )
+    {
+        return;
+    }
+    let read = ["--rw", "read", "--bs", "1m", "--qd", "8", "--link", "1gbe"];
+    // Three clients, each behind its own 1 Gbit link, the server's link unshaped.
+    let mut lab = MpiLab::up("mpt", 3, "1g", "un");
+    let url = lab.serve(10809, &[], &[]);
+    let one = lab_run(&lab, 1, &[&[url.as_str()][..], &read].concat());
+    let three = lab_run(&lab, 3, &[&[url.as_str()][..], &read].concat());
+    let one_rate = one.tests[0].total.bytes_per_second;
+    let three_rate = three.tests[0].total.bytes_per_second;
+    assert!(
+        (three_rate / (3.0 * one_rate) - 1.0).abs() <= 0.10,
+        "three clients moved {three_rate:.0} B/s, one {one_rate:.0} B/s"
+    );
+    let cluster = three.cluster.as_ref().unwrap();
+    let hosts: Vec<&str> = cluster.ranks.iter().map(|r| r.host.as_str()).collect();
+    assert_eq!(hosts, ["c1", "c2", "c3"]);
+    let verdict = cluster_verdict(&three);
+    assert_eq!(
+        verdict.limit,
+        iopath::result::ClusterLimit::ClientLinks,
+        "{}",
+        verdict.evidence
+    );
+    assert!(verdict.straggler.is_none(), "{}", verdict.evidence);
+
+    // One client's export is rate-limited: that client is the straggler.
+    let slow = lab.serve(10810, &["--filter=rate"], &["rate=40M"]);
+    let map = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(map.path(), format!("c3 {slow}\n* {url}\n")).unwrap();
+    let map_flag = map.path().to_str().unwrap();
+    let mixed = lab_run(&lab, 3, &[&["--target-map", map_flag][..], &read].concat());
+    let straggler = cluster_verdict(&mixed)
+        .straggler
+        .clone()
+        .expect("a straggler");
+    assert_eq!((straggler.rank, straggler.host.as_str()), (2, "c3"));
+    drop(lab);
+
+    // The server's own link shaped to 2 Gbit: the three clients share it, and it is the limit.
+    let mut lab = MpiLab::up("mpt", 3, "1g", "2g");
+    let url = lab.serve(10809, &[], &[]);
+    let shared = lab_run(
+        &lab,
+        3,
+        &[&[url.as_str()][..], &read, &["--shared", "2x1gbe"]].concat(),
+    );
+    let verdict = cluster_verdict(&shared);
+    assert_eq!(
+        verdict.limit,
+        iopath::result::ClusterLimit::SharedLink,
+        "{}",
+        verdict.evidence
+    );
+    assert!(shared.tests[0].total.bytes_per_second < 0.8 * three_rate);
+}

@@ -1,6 +1,9 @@
-//! The verdict of a run from several clients (a multi-client run, docs/multi-host.md): whether
-//! the clients' CPUs, each client's own link, or a hop they all share is what limits the
-//! merged result, and which client, if any, is far behind the others.
+//! The verdict of a run from several clients (a multi-client run, docs/multi-host.md), in this
+//! order: a hop they all share (`--shared`: the server's link, the array) at
+//! [`HOP_FULL_PERCENT`] or more with every client's traffic added; the clients' CPUs (every
+//! client's own verdict is host-CPU-bound: add clients); each client's own link (every client
+//! is link-bound on a hop of its own). Beside it, the client, if any, far behind the others
+//! ([`STRAGGLER_SHARE`] of their median).
 //!
 //! It reads each client's own analysis (every client analyses its own figures against its own
 //! path before sending them) and the merged figures; it then makes the merged test's analysis
@@ -13,8 +16,6 @@ use crate::result::{
 };
 use std::collections::BTreeMap;
 
-/// A client whose busiest core is at least this busy is CPU-bound, percent.
-pub const CORE_FULL_PERCENT: f64 = 90.0;
 /// A hop at least this busy is the limit, percent.
 pub const HOP_FULL_PERCENT: f64 = 85.0;
 /// A client below this share of the others' median I/O rate is a straggler.
@@ -197,20 +198,6 @@ fn limit_of(
             "no client finished this test".into(),
         );
     }
-    let cores = busiest_cores(clients);
-    if cores.values().all(|&busy| busy >= CORE_FULL_PERCENT) {
-        let list: Vec<String> = cores
-            .iter()
-            .map(|(host, busy)| format!("{host} {busy:.0} %"))
-            .collect();
-        return (
-            ClusterLimit::ClientBound,
-            format!(
-                "every client's busiest core is full ({}): add clients",
-                list.join(", ")
-            ),
-        );
-    }
     if let Some(hop) = shared_hops(cluster, index, shared)
         .into_iter()
         .filter(|hop| hop.utilisation_percent >= HOP_FULL_PERCENT)
@@ -226,6 +213,25 @@ fn limit_of(
                     .max(hop.outbound_bytes_per_second)),
                 hop.utilisation_percent,
                 mb(hop.capacity_bytes_per_second as f64)
+            ),
+        );
+    }
+    let cores = busiest_cores(clients);
+    let cpu_bound = clients.iter().all(|(_, test)| {
+        test.analysis
+            .as_ref()
+            .is_some_and(|analysis| analysis.verdict == Verdict::HostCpuBound)
+    });
+    if cpu_bound {
+        let list: Vec<String> = cores
+            .iter()
+            .map(|(host, busy)| format!("{host} {busy:.0} %"))
+            .collect();
+        return (
+            ClusterLimit::ClientBound,
+            format!(
+                "every client is CPU-bound (busiest core: {}): add clients",
+                list.join(", ")
             ),
         );
     }
