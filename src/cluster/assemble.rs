@@ -18,6 +18,10 @@ pub struct ClientReport {
     pub clock_offset_ns: i64,
     /// The error bound of that offset, ns.
     pub clock_uncertainty_ns: u64,
+    /// Its time in the rendezvous's polls while its tests ran, ns.
+    pub sync_poll_ns: u64,
+    /// How many polls that was.
+    pub sync_polls: u64,
     /// Its result (`None`: it never reported).
     pub result: Option<RunResult>,
     /// Why it is counted as lost (`None`: it took part to the end).
@@ -87,6 +91,8 @@ pub fn assemble(own: RunResult, clients: Vec<ClientReport>, launcher: String) ->
                 local_rank: client.local_rank,
                 clock_offset_ns: client.clock_offset_ns,
                 clock_uncertainty_ns: client.clock_uncertainty_ns,
+                sync_poll_ns: client.sync_poll_ns,
+                sync_polls: client.sync_polls,
                 lost: client.lost,
                 host_info,
                 targets,
@@ -123,6 +129,8 @@ mod tests {
             local_rank: 0,
             clock_offset_ns: 0,
             clock_uncertainty_ns: 0,
+            sync_poll_ns: 0,
+            sync_polls: 0,
             result,
             lost: lost.map(str::to_string),
         }

@@ -28,6 +28,8 @@ pub const RESULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest wait for the others' results when the run was stopped (a signal from the launcher
 /// is followed by SIGKILL about a second later).
 pub const INTERRUPTED_RESULT_TIMEOUT: Duration = Duration::from_millis(600);
+/// How often, at most, a running test asks MPI for news (stops, heartbeats).
+const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often a rank sends its heartbeat while a test runs.
 const BEAT_EVERY: Duration = Duration::from_millis(500);
 /// Round trips measured per rank for its clock offset (the fastest is kept).
@@ -79,6 +81,13 @@ pub enum ClusterError {
     },
 }
 
+/// Time a rank spent in the rendezvous's polls while its tests ran (messages in and out).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+struct SyncCost {
+    poll_ns: u64,
+    polls: u64,
+}
+
 /// How a rank's part of the run ends.
 #[derive(Debug)]
 pub enum Finished {
@@ -115,8 +124,12 @@ enum Message {
     Beat { bytes: u64, io_count: u64 },
     /// Either way: stop the run now (why).
     Stop(String),
-    /// k → 0: the rank's result (JSON of its RunResult), or why it has none.
-    Result(Result<String, String>),
+    /// k → 0: the rank's result (JSON of its RunResult), or why it has none, and the time it
+    /// spent meeting the others while its tests ran.
+    Result {
+        result: Result<String, String>,
+        sync: SyncCost,
+    },
     /// 0 → k: the run is over; exit with this status (and whether a rank was lost).
     Done(i32, bool),
 }
@@ -168,6 +181,8 @@ struct Peer {
     result: Option<Result<String, String>>,
     /// It sent its result (kept once `result` is taken).
     reported: bool,
+    /// Its time in the rendezvous's polls.
+    sync: SyncCost,
     lost: Option<String>,
 }
 
@@ -194,6 +209,10 @@ pub struct MpiSession {
     gathered: bool,
     /// Rank k: rank 0's last word came, and no rank was lost (MPI can be finalised).
     clean_end: bool,
+    /// This rank's time in the rendezvous's polls.
+    sync: SyncCost,
+    /// When the rendezvous last asked MPI for news while a test ran.
+    last_poll: Option<Instant>,
 }
 
 impl MpiSession {
@@ -233,6 +252,8 @@ impl MpiSession {
             slowest_round_trip_ns: 0,
             gathered: false,
             clean_end: false,
+            sync: SyncCost::default(),
+            last_poll: None,
         })
     }
 
@@ -303,8 +324,9 @@ impl MpiSession {
             peer.last_heard = Some(now);
             match message {
                 Message::Arrived(index) => peer.arrived = Some(index),
-                Message::Result(result) => {
+                Message::Result { result, sync } => {
                     peer.result = Some(result);
+                    peer.sync = sync;
                     peer.reported = true;
                 }
                 Message::Stop(reason) => {
@@ -693,7 +715,8 @@ impl MpiSession {
                 self.send(0, &Message::Stop("interrupted".into()));
             }
             let json = own.and_then(|run| serde_json::to_string(&run).map_err(|e| e.to_string()));
-            self.send(0, &Message::Result(json));
+            let sync = self.sync;
+            self.send(0, &Message::Result { result: json, sync });
             let status =
                 self.wait_for("gathering the results", RESULT_TIMEOUT * 2, |m| match m {
                     Message::Done(status, lost) => Some((*status, *lost)),
@@ -741,6 +764,7 @@ impl MpiSession {
             }
             std::thread::sleep(Duration::from_micros(200));
         }
+        let own_sync = self.sync;
         let mut clients = Vec::with_capacity(self.peers.len());
         for (rank, peer) in self.peers.iter_mut().enumerate() {
             let mut lost = peer.lost.clone();
@@ -776,6 +800,16 @@ impl MpiSession {
                 },
                 clock_offset_ns: peer.offset_ns,
                 clock_uncertainty_ns: peer.uncertainty_ns,
+                sync_poll_ns: if rank == 0 {
+                    own_sync.poll_ns
+                } else {
+                    peer.sync.poll_ns
+                },
+                sync_polls: if rank == 0 {
+                    own_sync.polls
+                } else {
+                    peer.sync.polls
+                },
                 result,
                 lost,
             });
@@ -872,7 +906,26 @@ impl Rendezvous for MpiSession {
         started
     }
 
-    fn poll(&mut self, _elapsed_ns: u64, bytes: u64, io_count: u64) -> Option<String> {
+    fn poll(&mut self, elapsed_ns: u64, bytes: u64, io_count: u64) -> Option<String> {
+        // The coordinator wakes every few milliseconds; MPI is asked far less often (each
+        // call may yield the core when ranks outnumber cores).
+        if self
+            .last_poll
+            .is_some_and(|last| last.elapsed() < POLL_EVERY)
+        {
+            return self.stopped.clone();
+        }
+        let began = Instant::now();
+        self.last_poll = Some(began);
+        let answer = self.poll_inner(elapsed_ns, bytes, io_count);
+        self.sync.poll_ns += began.elapsed().as_nanos() as u64;
+        self.sync.polls += 1;
+        answer
+    }
+}
+
+impl MpiSession {
+    fn poll_inner(&mut self, _elapsed_ns: u64, bytes: u64, io_count: u64) -> Option<String> {
         if self.is_root() {
             if self.pump_root().is_err() {
                 return Some("a message could not be read".into());

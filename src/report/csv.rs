@@ -347,4 +347,22 @@ mod tests {
             "\"a,b\",\"say \"\"hi\"\"\",plain\r\n"
         );
     }
+
+    #[test]
+    fn a_multi_client_run_has_a_manager_row_per_host() {
+        let result = crate::support::fixtures::clustered();
+        let mut out = Vec::new();
+        write_iometer_csv(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let managers: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("MANAGER,"))
+            .collect();
+        // Two hosts, for each of the fixture's tests.
+        assert_eq!(managers.len(), 2 * result.tests.len());
+        assert!(managers[0].starts_with("MANAGER,node1,"));
+        assert!(managers[1].starts_with("MANAGER,node2,"));
+        let all = text.lines().find(|line| line.starts_with("ALL,")).unwrap();
+        assert_eq!(all.split(',').nth(3), Some("2"), "# Managers: {all}");
+    }
 }

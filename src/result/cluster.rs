@@ -92,6 +92,13 @@ pub struct RankResult {
     pub clock_offset_ns: i64,
     /// Half the round trip of that measurement, ns: the offset's error bound.
     pub clock_uncertainty_ns: u64,
+    /// Time it spent meeting the others while its tests ran (heartbeats, messages from rank
+    /// 0, checks for lost ranks), ns: the cost of running together.
+    #[serde(default)]
+    pub sync_poll_ns: u64,
+    /// How many times it looked (every few milliseconds of a test).
+    #[serde(default)]
+    pub sync_polls: u64,
     /// Why it is missing from the merged figures (`None` while it took part to the end).
     pub lost: Option<String>,
     /// Its machine (absent when lost before it reported).
