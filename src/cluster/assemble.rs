@@ -42,13 +42,26 @@ pub fn assemble(own: RunResult, clients: Vec<ClientReport>, launcher: String) ->
         .map(|result| result.tests.len())
         .max()
         .unwrap_or(0);
+    // The CPUs of every host once, however many of its clients took part.
+    let mut host_cpus: Vec<(&str, u32)> = Vec::new();
+    for result in &reported {
+        if !host_cpus
+            .iter()
+            .any(|(host, _)| *host == result.host.hostname)
+        {
+            host_cpus.push((&result.host.hostname, result.host.cpu_count));
+        }
+    }
+    let cpu_count = host_cpus.iter().map(|(_, cpus)| cpus).sum();
     let tests: Vec<TestResult> = (0..test_count)
         .filter_map(|index| {
             let parts: Vec<&TestResult> = reported
                 .iter()
                 .filter_map(|result| result.tests.get(index))
                 .collect();
-            merge_test(&parts)
+            let mut merged = merge_test(&parts)?;
+            merged.cpu.cpu_count = cpu_count;
+            Some(merged)
         })
         .collect();
     let mut warnings = own.warnings.clone();

@@ -159,7 +159,11 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     writeln!(
         out,
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs; core % = busiest core (all processes).",
-        result.host.cpu_count
+        result
+            .tests
+            .first()
+            .filter(|_| result.cluster.is_some())
+            .map_or(result.host.cpu_count, |test| test.cpu.cpu_count)
     )?;
     write_verdicts(result, out)?;
     if let Some(cluster) = &result.cluster {

@@ -133,7 +133,7 @@ pub(super) fn coordinate(
         if all_done {
             break;
         }
-        if !stop.is_raised() {
+        if rendezvous.polls() && !stop.is_raised() {
             let (bytes, io_count, _) = WorkerProgress::sum(progress);
             if rendezvous.poll(now_ns, bytes, io_count).is_some() {
                 stop.raise();

@@ -13,6 +13,10 @@ pub trait Rendezvous {
     /// Called by the coordinator every few milliseconds while a test runs, with the time since
     /// the start and this client's totals so far; `Some(reason)`: stop the test now.
     fn poll(&mut self, elapsed_ns: u64, bytes: u64, io_count: u64) -> Option<String>;
+    /// Whether [`Rendezvous::poll`] needs calling at all (a run from one process: no).
+    fn polls(&self) -> bool {
+        true
+    }
 }
 
 /// The rendezvous of a run from one process: the test starts a millisecond after its workers
@@ -27,5 +31,9 @@ impl Rendezvous for Alone {
 
     fn poll(&mut self, _elapsed_ns: u64, _bytes: u64, _io_count: u64) -> Option<String> {
         None
+    }
+
+    fn polls(&self) -> bool {
+        false
     }
 }

@@ -144,8 +144,9 @@ fn merge_errors<'a>(summaries: impl Iterator<Item = &'a ErrorSummary>) -> ErrorS
 }
 
 /// The CPU of several clients: their own time added, the longest wall time, the busiest
-/// worker thread of any. Cores are a host's: the merged figure keeps none (each client's
-/// cores stay in its own test).
+/// worker thread of any, their CPUs added (the caller counts a host shared by several clients
+/// once). Cores are a host's: the merged figure keeps none (each client's cores stay in its
+/// own test).
 pub fn merge_cpu<'a>(parts: impl Iterator<Item = &'a CpuResult>) -> CpuResult {
     let mut merged = CpuResult::default();
     for cpu in parts {
