@@ -38,6 +38,19 @@ pub fn launcher_rank() -> Option<u32> {
     .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
 }
 
+/// How many ranks the MPI launcher started, from the environment (`None`: not started by one).
+#[cfg(not(feature = "mpi"))]
+fn launcher_size() -> Option<u32> {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "PMIX_SIZE",
+        "SLURM_NTASKS",
+    ]
+    .iter()
+    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+}
+
 /// How a step ended for this process when it must not go on: the exit status (the message, if
 /// any, has been printed by the process that prints).
 pub struct Ended(pub i32);
@@ -52,6 +65,21 @@ impl Team {
                 Ok(session) => Ok(Team::Mpi(Box::new(session))),
                 Err(error) => Err(Ended(exit::fail(&exit::Failed(error.to_string())))),
             };
+        }
+        #[cfg(not(feature = "mpi"))]
+        if launcher_size().is_some_and(|size| size > 1) {
+            // Every rank would run alone and print its own figures as if they were the run's.
+            let message = Usage(
+                "started by an MPI launcher with several ranks, but this iopath was built \
+                 without MPI: build it with `cargo build --release --features mpi` \
+                 (docs/multi-host.md)"
+                    .into(),
+            );
+            return Err(Ended(if launcher_rank().unwrap_or(0) == 0 {
+                exit::fail(&message)
+            } else {
+                exit::BAD_INPUT
+            }));
         }
         let host = iopath::discovery::resources::describe(&iopath::discovery::HostView::live())
             .hostname
