@@ -21,6 +21,11 @@
 //! [`IoUringEngine::buffer_registration_error`] / [`IoUringEngine::file_registration_error`]
 //! say why something is not.
 //!
+//! A trim of a block device is the block layer's discard command (`IORING_OP_URING_CMD` with
+//! [`BLOCK_URING_CMD_DISCARD`], Linux 6.12 or later; `EOPNOTSUPP` before), a trim of a file an
+//! `IORING_OP_FALLOCATE` that punches a hole; both are queued like reads and writes, use no
+//! buffer, and complete with the trim's length when they succeed (the kernel answers 0).
+//!
 //! Memory safety rests on one rule: a slot's buffer is never touched by us, nor freed, while the
 //! kernel may still use it. A slot is busy from its submit to the completion that names it;
 //! submitting a busy slot is an error, [`Engine::buffer_mut`] on a busy slot panics, and dropping
@@ -48,6 +53,8 @@
 //! ```
 
 use super::buffer::BufferPool;
+use super::sys::PUNCH_HOLE_MODE;
+use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, EngineOptions, IoRequest};
 use crate::result::{Capabilities, Direction};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
@@ -58,6 +65,11 @@ use std::time::{Duration, Instant};
 
 /// Name of this engine on the command line and in errors.
 const ENGINE_NAME: &str = "io_uring";
+
+/// The block layer's io_uring command that discards a byte range (`BLOCK_URING_CMD_DISCARD`,
+/// `_IO(0x12, 0)` in `<linux/blkdev.h>`): the start in the entry's `addr`, the length in
+/// `addr3` (the first 8 bytes of its command area).
+pub const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
 
 /// Highest queue depth one engine accepts: the kernel's limit on submission queue entries
 /// (`IORING_MAX_ENTRIES`).
@@ -76,6 +88,36 @@ const DROP_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn probe() -> Result<(), io::Error> {
     let ring = IoUring::new(2)?;
     check_opcodes(&ring)
+}
+
+/// Checks, changing nothing, that this kernel's io_uring can discard on the block device open
+/// (for writing) as `file`: a discard command of 0 bytes is sent on a ring of one entry. A
+/// kernel that knows the command refuses the empty range with `EINVAL`; one before Linux 6.12
+/// (no io_uring command on block devices) answers `EOPNOTSUPP`, which is returned.
+pub fn probe_block_discard(file: &EngineFile) -> Result<(), io::Error> {
+    let mut ring = IoUring::new(1)?;
+    let entry = opcode::UringCmd16::new(types::Fd(file.as_raw_fd()), BLOCK_URING_CMD_DISCARD)
+        .addr(Some(0))
+        .build();
+    // SAFETY: the entry refers to no memory of ours; the descriptor outlives the ring, which is
+    // dropped after the one completion was reaped.
+    unsafe { ring.submission().push(&entry) }
+        .map_err(|_| io::Error::other("the probe ring is full"))?;
+    loop {
+        match ring.submit_and_wait(1) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            outcome => outcome?,
+        };
+        break;
+    }
+    let result = ring
+        .completion()
+        .next()
+        .map_or(-libc::EIO, |entry| entry.result());
+    match -result {
+        0 | libc::EINVAL => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// Checks that `ring` supports the opcodes this engine issues.
@@ -107,8 +149,17 @@ pub struct IoUringEngine {
     target_fds: Vec<types::Fd>,
     /// `FIXED_FILE` when the files are registered, empty otherwise.
     target_flags: squeue::Flags,
+    /// Every this-many-th submission carries `IOSQE_ASYNC` (0: none), as fio's `force_async`.
+    force_async_every: u32,
+    /// Submissions since the last one flagged `IOSQE_ASYNC`.
+    since_async: u32,
     /// Per slot: submitted and not yet reaped.
     busy: Vec<bool>,
+    /// Per slot: the length of the trim in flight there (0: not a trim), given back as its
+    /// result when the kernel answers 0.
+    trim_lengths: Vec<u32>,
+    /// How each file is trimmed (`None`: its kind could not be told; a trim fails).
+    trims: Vec<Option<LocalTrim>>,
     /// Number of busy slots.
     in_flight: u32,
     /// Why buffer registration was refused, when it was asked for.
@@ -192,7 +243,9 @@ impl IoUringEngine {
             )
         };
 
+        let trims = files.iter().map(|file| LocalTrim::of(file).ok()).collect();
         Ok(IoUringEngine {
+            trims,
             ring,
             buffers: ManuallyDrop::new(buffers),
             files,
@@ -204,7 +257,10 @@ impl IoUringEngine {
             },
             target_fds,
             target_flags,
+            force_async_every: options.force_async_every,
+            since_async: 0,
             busy: vec![false; queue_depth as usize],
+            trim_lengths: vec![0; queue_depth as usize],
             in_flight: 0,
             buffer_registration_error,
             file_registration_error,
@@ -222,6 +278,21 @@ impl IoUringEngine {
     /// registration was not asked for.
     pub fn file_registration_error(&self) -> Option<&io::Error> {
         self.file_registration_error.as_ref()
+    }
+
+    /// `ASYNC` for every `force_async_every`-th submission (counting this one), as fio's
+    /// `force_async=N` sets `IOSQE_ASYNC` on every Nth; empty otherwise.
+    #[inline]
+    fn async_flag(&mut self) -> squeue::Flags {
+        if self.force_async_every == 0 {
+            return squeue::Flags::empty();
+        }
+        self.since_async += 1;
+        if self.since_async < self.force_async_every {
+            return squeue::Flags::empty();
+        }
+        self.since_async = 0;
+        squeue::Flags::ASYNC
     }
 
     /// Number of entries in the submission queue that the kernel has not consumed yet.
@@ -252,15 +323,20 @@ impl IoUringEngine {
             if user_data == CANCEL_USER_DATA {
                 continue;
             }
+            let mut result = i64::from(entry.result());
             if let Some(busy) = self.busy.get_mut(user_data as usize)
                 && *busy
             {
                 *busy = false;
                 self.in_flight -= 1;
+                let trim_length = std::mem::take(&mut self.trim_lengths[user_data as usize]);
+                if trim_length > 0 && result == 0 {
+                    result = i64::from(trim_length);
+                }
             }
             completions[written] = Completion {
                 slot: user_data as u32,
-                result: i64::from(entry.result()),
+                result,
             };
             written += 1;
         }
@@ -385,8 +461,25 @@ impl Engine for IoUringEngine {
             (Direction::Write, false) => opcode::Write::new(target_fd, buffer, request.length)
                 .offset(request.offset)
                 .build(),
+            (Direction::Trim, _) => match self.trims[request.file as usize] {
+                Some(LocalTrim::Discard) => {
+                    let mut command = [0u8; 16];
+                    command[..8].copy_from_slice(&u64::from(request.length).to_ne_bytes());
+                    opcode::UringCmd16::new(target_fd, BLOCK_URING_CMD_DISCARD)
+                        .addr(Some(request.offset))
+                        .cmd(command)
+                        .build()
+                }
+                Some(LocalTrim::PunchHole) => {
+                    opcode::Fallocate::new(target_fd, u64::from(request.length))
+                        .offset(request.offset)
+                        .mode(PUNCH_HOLE_MODE)
+                        .build()
+                }
+                None => return Err(invalid_submit("the kind of the file to trim is unknown")),
+            },
         }
-        .flags(self.target_flags)
+        .flags(self.target_flags | self.async_flag())
         .user_data(u64::from(request.slot));
         // SAFETY: the entry names `length` bytes of this slot's buffer (checked above to fit)
         // and, for fixed buffers, the registered buffer of the same slot. The slot is marked busy
@@ -402,6 +495,11 @@ impl Engine for IoUringEngine {
             ));
         }
         self.busy[slot] = true;
+        self.trim_lengths[slot] = if request.direction == Direction::Trim {
+            request.length
+        } else {
+            0
+        };
         self.in_flight += 1;
         Ok(())
     }
@@ -502,11 +600,55 @@ mod tests {
         }
     }
 
+    #[test]
+    fn trims_of_a_file_punch_holes_and_complete_with_their_length() {
+        if !io_uring_works() {
+            return;
+        }
+        use std::os::unix::fs::MetadataExt;
+        let directory = tempfile::tempdir().unwrap();
+        let (path, file) = crate::engine::trim::written_file(directory.path(), 64 << 10, 0x77);
+        if crate::engine::trim::probe(&file, LocalTrim::PunchHole).is_err() {
+            crate::support::skip("the file system of the temporary directory has no holes");
+            return;
+        }
+        let before = file.metadata().unwrap().blocks();
+        for register in [false, true] {
+            let mut engine =
+                IoUringEngine::open(file.try_clone().unwrap(), &options(4, register)).unwrap();
+            for slot in 0..4u32 {
+                engine
+                    .submit(IoRequest {
+                        file: 0,
+                        slot,
+                        direction: Direction::Trim,
+                        offset: u64::from(slot) * 4096,
+                        length: 4096,
+                    })
+                    .unwrap();
+            }
+            flush_and_expect_whole(&mut engine);
+        }
+        crate::engine::trim::assert_hole_at_start(&path, 64 << 10, before, 16 << 10, 0x77);
+    }
+
     fn options(queue_depth: u32, register: bool) -> EngineOptions {
         EngineOptions {
             register,
             ..EngineOptions::new(queue_depth, 4096)
         }
+    }
+
+    /// Flushes `engine`, reaps its four requests in flight and checks that each moved 4096
+    /// bytes.
+    fn flush_and_expect_whole(engine: &mut IoUringEngine) {
+        engine.flush().unwrap();
+        let mut done = [Completion::default(); 4];
+        let mut reaped = 0;
+        while reaped < 4 {
+            reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+        }
+        assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
     }
 
     fn read_write_file() -> File {
@@ -552,6 +694,40 @@ mod tests {
             assert!(capabilities.registered_buffers, "root may pin 32 KiB");
             assert!(capabilities.registered_files);
         }
+    }
+
+    #[test]
+    fn force_async_flags_every_nth_submission_and_the_io_completes() {
+        if !io_uring_works() {
+            return;
+        }
+        let forced = EngineOptions {
+            force_async_every: 3,
+            ..options(4, false)
+        };
+        let mut engine = IoUringEngine::open(read_write_file(), &forced).unwrap();
+        let flags: Vec<bool> = (0..7)
+            .map(|_| engine.async_flag().contains(squeue::Flags::ASYNC))
+            .collect();
+        assert_eq!(flags, [false, false, true, false, false, true, false]);
+        // Real requests, some of them IOSQE_ASYNC, complete whole.
+        for round in 0..3u64 {
+            for slot in 0..4u32 {
+                engine.buffer_mut(slot as usize)[..4096].fill(slot as u8);
+                engine
+                    .submit(IoRequest {
+                        file: 0,
+                        slot,
+                        direction: Direction::Write,
+                        offset: (round * 4 + u64::from(slot)) * 4096,
+                        length: 4096,
+                    })
+                    .unwrap();
+            }
+            flush_and_expect_whole(&mut engine);
+        }
+        let plain = IoUringEngine::open(read_write_file(), &options(1, false));
+        assert!(plain.unwrap().async_flag().is_empty());
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod buffer;
 pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
+pub mod data_path;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
@@ -35,6 +36,7 @@ pub mod null;
 pub mod stop;
 pub mod sync;
 pub mod sys;
+pub mod trim;
 pub mod volume;
 
 pub use stop::StopSignal;
@@ -54,7 +56,7 @@ pub struct IoRequest {
     /// Which of the engine's files (0 for an engine on one file or volume): a worker that
     /// moves over several files (fio's `nrfiles`) opens one engine on all of them.
     pub file: u32,
-    /// Read or write.
+    /// Read, write or trim (a trim moves no data: its slot's buffer is not used).
     pub direction: Direction,
     /// Byte offset in the target.
     pub offset: u64,
@@ -67,7 +69,7 @@ pub struct IoRequest {
 pub struct Completion {
     /// The slot given at submit.
     pub slot: u32,
-    /// Bytes transferred, or a negative errno.
+    /// Bytes transferred (for a trim that succeeded, its whole length), or a negative errno.
     pub result: i64,
 }
 
@@ -231,12 +233,17 @@ pub struct EngineOptions {
     /// Protocol engines: what the probe found about the volume (its head left empty); every
     /// connection that finds something else is refused ([`EngineError::VolumeChanged`]).
     pub expected_volume: Option<NetworkVolumeInfo>,
+    /// io_uring: every this-many-th submission is flagged to be performed asynchronously
+    /// (`IOSQE_ASYNC`, fio's `force_async`); 0: none.
+    pub force_async_every: u32,
+    /// Sync engine: how each request's bytes move (pread/pwrite, a mapping or a pipe).
+    pub data_path: crate::result::DataPath,
 }
 
 impl EngineOptions {
     /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
-    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
-    /// and no expected volume.
+    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's,
+    /// no expected volume and no forced asynchronous submissions.
     pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
         EngineOptions {
             queue_depth,
@@ -247,6 +254,8 @@ impl EngineOptions {
             net_timeout: volume::DEFAULT_NET_TIMEOUT,
             stop: StopSignal::new(),
             expected_volume: None,
+            force_async_every: 0,
+            data_path: crate::result::DataPath::Pread,
         }
     }
 }

@@ -187,8 +187,8 @@ struct FioSync {
 /// What fio calls a group's aggregate: the group's bytes over its longest runtime.
 #[derive(Clone, Copy, Default)]
 struct GroupTotals {
-    bytes: [u64; 2],
-    longest_ns: [u64; 2],
+    bytes: [u64; 3],
+    longest_ns: [u64; 3],
 }
 
 impl GroupTotals {
@@ -249,7 +249,7 @@ fn build_jobs(result: &RunResult, tests: &[TestResult], plus: bool) -> Vec<FioJo
                 next_group += 1;
                 (next_group - 1, GroupTotals::default())
             });
-            for (direction, figures) in [&job.read, &job.write].into_iter().enumerate() {
+            for (direction, figures) in [&job.read, &job.write, &job.trim].into_iter().enumerate() {
                 if figures.io_count > 0 {
                     entry.1.bytes[direction] =
                         entry.1.bytes[direction].saturating_add(figures.bytes);
@@ -317,7 +317,8 @@ fn build_job(
     } else {
         0
     };
-    let continue_on_error = job.workload.continue_on_error;
+    let continue_on_error =
+        job.workload.continue_on_error || job.workload.error_policy.continue_on.contains(&true);
     FioJob {
         jobname: job.name.clone(),
         groupid,
@@ -335,7 +336,7 @@ fn build_job(
             totals.bytes_per_second(1),
             plus,
         ),
-        trim: empty_direction(),
+        trim: direction(&job.trim, job.measured_ns, totals.bytes_per_second(2), plus),
         sync: sync(job.fsync_ns, plus),
         job_runtime: ns_to_ms(job.measured_ns),
         usr_cpu: cpu_percent(test.cpu.user_ns),
@@ -404,9 +405,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
 
     let read = workload.access.read_percent().round() as u32;
     let random = workload.access.random_percent().round() as u32;
-    let base = match read {
-        100 => "read",
-        0 => "write",
+    let base = match (read, workload.trims(), workload.writes()) {
+        (_, true, true) => "trimwrite",
+        (_, true, false) => "trim",
+        (100, ..) => "read",
+        (0, ..) => "write",
         _ => "rw",
     };
     let pattern = if random == 0 {
@@ -500,11 +503,25 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
         options.push(("continue_on_error", "io".into()));
+    } else if let Some(value) = continue_on_error_value(&workload.error_policy) {
+        options.push(("continue_on_error", value.into()));
     }
     if job.worker_threads > 1 {
         options.push(("group_reporting", "1".into()));
     }
     options
+}
+
+/// fio's `continue_on_error` value for `policy`'s kinds (`None` when it continues on none).
+fn continue_on_error_value(policy: &crate::result::ErrorPolicy) -> Option<&'static str> {
+    match policy.continue_on {
+        [false, false, false] => None,
+        [true, false, false] => Some("read"),
+        [false, true, false] => Some("write"),
+        [true, true, false] => Some("io"),
+        [false, false, true] => Some("verify"),
+        _ => Some("all"),
+    }
 }
 
 /// fio's `bssplit` (`4k/60:64k/40`): each size's share of the I/Os, adding up to 100.
@@ -1034,6 +1051,24 @@ mod tests {
         let usr = fio["usr_cpu"].as_f64().unwrap();
         let sys = fio["sys_cpu"].as_f64().unwrap();
         assert!(usr + sys > 0.0 && usr + sys <= 100.0 * mixed().host.cpu_count as f64);
+    }
+
+    #[test]
+    fn trims_fill_the_trim_section_and_name_the_pattern() {
+        let mut result = mixed().clone();
+        let job = &mut result.tests[0].jobs[0];
+        job.trim = job.write.clone();
+        job.workload.access.lines[0].trim_percent = 50;
+        job.workload.access.lines[0].read_percent = 0;
+        let mut out = Vec::new();
+        write_fio_json(&result, false, &mut out).unwrap();
+        let json: Value = serde_json::from_slice(&out).unwrap();
+        let fio = &json["jobs"][0];
+        let figures = &result.tests[0].jobs[0].trim;
+        assert_eq!(fio["trim"]["total_ios"], figures.io_count);
+        assert_eq!(fio["trim"]["io_bytes"], figures.bytes);
+        assert_eq!(fio["trim"]["clat_ns"]["max"], figures.latency.max_ns);
+        assert_eq!(fio["job options"]["rw"], "randtrimwrite");
     }
 
     #[test]

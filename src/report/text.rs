@@ -5,8 +5,8 @@
 //! per test with its trust notes.
 
 use crate::result::{
-    ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, LatencyTargetResult,
-    RunResult, StopReason, TestResult,
+    ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
+    LatencyTargetResult, RunResult, StopReason, TestResult,
 };
 use crate::stats::merge::{host_tests, hosts};
 use crate::text::escape::escape_controls;
@@ -82,23 +82,15 @@ pub fn results_table(result: &RunResult) -> Table {
                 _ => " (error)",
             });
         }
-        let mixed = test.read.io_count > 0 && test.write.io_count > 0;
-        let main = if mixed {
-            &test.total
-        } else if test.write.io_count > 0 {
-            &test.write
-        } else {
-            &test.read
-        };
+        let direction = test.main_direction();
+        let mixed = direction == FigureDirection::Total;
+        let main = test.figures(direction);
         let confidence = test.analysis.as_ref().map(|a| &a.confidence);
-        let main_confidence = confidence.map(|c| {
-            if mixed {
-                &c.total
-            } else if test.write.io_count > 0 {
-                &c.write
-            } else {
-                &c.read
-            }
+        let main_confidence = confidence.map(|c| match direction {
+            FigureDirection::Total => &c.total,
+            FigureDirection::Write => &c.write,
+            FigureDirection::Trim => &c.trim,
+            FigureDirection::Read => &c.read,
         });
         let verdict_cell = |row: &mut Vec<String>, verdict: Option<&str>| {
             if show_verdict {
@@ -123,21 +115,33 @@ pub fn results_table(result: &RunResult) -> Table {
                     None,
                 ));
             }
-        } else if mixed {
-            rows.push(direction_cells(
-                "  read".into(),
-                &test.read,
-                test,
-                false,
-                confidence.map(|c| &c.read),
-            ));
-            rows.push(direction_cells(
-                "  write".into(),
-                &test.write,
-                test,
-                false,
-                confidence.map(|c| &c.write),
-            ));
+        } else {
+            if mixed {
+                rows.push(direction_cells(
+                    "  read".into(),
+                    &test.read,
+                    test,
+                    false,
+                    confidence.map(|c| &c.read),
+                ));
+                rows.push(direction_cells(
+                    "  write".into(),
+                    &test.write,
+                    test,
+                    false,
+                    confidence.map(|c| &c.write),
+                ));
+            }
+            // Trims beside other I/O (a trimwrite) get their own row.
+            if direction != FigureDirection::Trim && test.trim.io_count > 0 {
+                rows.push(direction_cells(
+                    "  trim".into(),
+                    &test.trim,
+                    test,
+                    false,
+                    confidence.map(|c| &c.trim),
+                ));
+            }
         }
         for mut row in rows {
             verdict_cell(&mut row, None);
@@ -177,6 +181,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
                 shown(&test.name),
                 test.errors.count
             )?;
+            if !test.errors.by_kind.is_empty() {
+                writeln!(out, "  by kind: {}", error_kinds(&test.errors.by_kind))?;
+            }
             for error in &test.errors.first {
                 writeln!(
                     out,
@@ -311,6 +318,27 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     Ok(())
+}
+
+/// Errors by kind and errno on one line: `write ENOSPC 3 (2 went on), read EIO 1`.
+fn error_kinds(counts: &[crate::result::ErrorCount]) -> String {
+    counts
+        .iter()
+        .map(|count| {
+            let went_on = match count.continued {
+                0 => String::new(),
+                all if all == count.count => " (all went on)".to_string(),
+                some => format!(" ({some} went on)"),
+            };
+            format!(
+                "{} {} {}{went_on}",
+                count.kind.name(),
+                escape_controls(&count.name),
+                count.count
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@
 //! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
 //! - [`workload`]: the workload as run and the sweep point;
 //! - [`job_controls`]: what a job asks of the runner beyond its I/O pattern;
+//! - [`io_handling`]: how a job's files are opened and its requests submitted;
+//! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
@@ -35,8 +37,10 @@ pub mod cluster;
 pub mod confirmation;
 pub mod cpu;
 pub mod engine;
+pub mod error_policy;
 pub mod histogram;
 pub mod host;
+pub mod io_handling;
 pub mod job_controls;
 pub mod link;
 pub mod path;
@@ -56,8 +60,10 @@ pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Strag
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
 pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
 pub use host::HostInfo;
+pub use io_handling::{AccessHint, DataPath, IoHandling};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
@@ -65,8 +71,8 @@ pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
 pub use target::{TargetInfo, TargetKind};
 pub use test::{
-    DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, LatencyTargetResult,
-    PERCENTILES, SteadyOutcome, StopReason, TestResult,
+    DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySummary,
+    LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
 pub use workload::{

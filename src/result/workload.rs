@@ -6,6 +6,8 @@
 //! (`crate::workload`).
 
 use super::engine::EngineKind;
+use super::error_policy::ErrorPolicy;
+use super::io_handling::IoHandling;
 use super::job_controls::JobControls;
 use super::write_data::WriteData;
 use serde::{Deserialize, Serialize};
@@ -56,8 +58,13 @@ pub struct Workload {
     pub engine: EngineKind,
     /// Register buffers and files with the kernel where the engine can.
     pub register_buffers: bool,
-    /// Keep going after an I/O error (errors are still counted).
+    /// Keep going after every I/O error, whatever its kind and errno (errors are still
+    /// counted); `errors` holds finer rules (fio's).
     pub continue_on_error: bool,
+    /// Which errors the job keeps going after, by kind and errno, and whether an error ending
+    /// the job ends the run (fio's `continue_on_error`, `ignore_error`, `exitall_on_error`).
+    #[serde(default, skip_serializing_if = "ErrorPolicy::is_default")]
+    pub error_policy: ErrorPolicy,
     /// Connections per worker to a network target (protocol engines; at least 1).
     #[serde(default = "one")]
     pub connections: u32,
@@ -77,10 +84,18 @@ pub struct Workload {
     /// workers.
     #[serde(default, skip_serializing_if = "WorkerFiles::is_default")]
     pub worker_files: WorkerFiles,
+    /// How the job's files are opened and its requests submitted (fio's `create_on_open`,
+    /// `fadvise_hint`, `force_async`).
+    #[serde(default, skip_serializing_if = "IoHandling::is_default")]
+    pub handling: IoHandling,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero_percent(percent: &u8) -> bool {
+    *percent == 0
 }
 
 /// How long a test runs.
@@ -117,6 +132,10 @@ pub struct AccessLine {
     pub weight: u32,
     /// Percentage of this line's I/Os that are reads.
     pub read_percent: u8,
+    /// Percentage of this line's I/Os that are trims (discards); the rest after reads and
+    /// trims are writes. Absent (0) in results written before trims existed.
+    #[serde(default, skip_serializing_if = "is_zero_percent")]
+    pub trim_percent: u8,
     /// Percentage of this line's I/Os that start at a random offset (else right after the
     /// previous I/O).
     pub random_percent: u8,
@@ -232,6 +251,10 @@ pub struct OffsetRules {
     /// Clone `c` of a job works on its region moved `c ×` this many bytes further (fio's
     /// `offset_increment`; clones are the workers sharing a target).
     pub clone_increment_bytes: u64,
+    /// Every trim is followed by a write of the same range (fio's `trimwrite` and
+    /// `randtrimwrite`): the I/Os alternate trim, write, trim, write, and only the trims draw
+    /// their offset and line.
+    pub write_after_trim: bool,
 }
 
 impl OffsetRules {

@@ -18,8 +18,9 @@ use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::cpu::host_cpu_count;
 use crate::result::{
-    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorSummary, JobResult,
+    LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo,
+    TestResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
@@ -228,7 +229,7 @@ pub fn run_test(
                         Err(_) => return,
                     };
                     drop(worker.engine);
-                    links.worker_ended(worker.job);
+                    links.worker_ended(worker.job, outcome.stop_reason == StopReason::Error);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
@@ -305,6 +306,53 @@ pub fn run_test(
     Ok(Some(TestRun { result, traces }))
 }
 
+/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
+/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
+/// map fills up, and when sequential I/O wraps on a job of one file.
+fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+    workload.buffered
+        && workload.handling.invalidate_cache
+        && matches!(workload.length, RunLength::Time { .. })
+        && (random_offsets(workload) || files == 1)
+}
+
+/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
+fn random_offsets(workload: &crate::result::Workload) -> bool {
+    workload
+        .access
+        .lines
+        .iter()
+        .any(|line| line.random_percent > 0)
+}
+
+/// The region of the `index`-th file of a set.
+fn target_region(regions: &[(u64, u64)], index: usize) -> (u64, u64) {
+    regions.get(index).copied().unwrap_or((0, 0))
+}
+
+/// What a job asks of the page cache for one of its files, on the worker's own descriptor:
+/// the cached pages of its region dropped (fio's `invalidate=1`) and the access-pattern hint
+/// (fio's `fadvise_hint`). Both only for buffered I/O, where the cache is in the path.
+fn prepare_cache(
+    file: &std::fs::File,
+    workload: &crate::result::Workload,
+    (offset, length): (u64, u64),
+) -> std::io::Result<()> {
+    if !workload.buffered {
+        return Ok(());
+    }
+    if workload.handling.invalidate_cache {
+        crate::targets::open::invalidate_cached_range(file, offset, length)?;
+    }
+    crate::targets::open::advise_access(
+        file,
+        offset,
+        length,
+        workload.handling.access_hint,
+        random_offsets(workload),
+    )
+}
+
 /// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
 /// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
@@ -325,6 +373,8 @@ fn open_job(
         connections: workload.connections.max(1),
         net_timeout: context.net_timeout,
         stop: context.stop.clone(),
+        force_async_every: workload.handling.force_async_every,
+        data_path: workload.handling.data_path,
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
@@ -366,6 +416,7 @@ fn open_job(
                 workload.access.min_write_size_bytes(),
                 regions.iter().map(|&(_, size)| size).sum(),
             );
+            let mut pass_files = Vec::new();
             let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -392,7 +443,7 @@ fn open_job(
                             }
                         };
                         let opened = handle.reopen(OpenRequest {
-                            write: workload.writes(),
+                            write: workload.modifies(),
                             direct: !workload.buffered,
                             dsync: workload.sync_writes,
                         })?;
@@ -403,6 +454,30 @@ fn open_job(
                             ));
                         }
                         direct &= opened.direct;
+                        if let Err(error) = prepare_cache(
+                            &opened.file,
+                            workload,
+                            target_region(&regions, files.len()),
+                        ) {
+                            let warning = format!(
+                                "{}: the page-cache advice (posix_fadvise) was refused: {error}",
+                                target.path.display()
+                            );
+                            if !warnings.contains(&warning) {
+                                warnings.push(warning);
+                            }
+                        }
+                        if invalidates_each_pass(workload, set_targets.len()) {
+                            pass_files.push(opened.file.try_clone().map_err(|source| {
+                                RunError::Engine {
+                                    target: target.path.display().to_string(),
+                                    source: crate::engine::EngineError::Setup {
+                                        engine: "sync",
+                                        source,
+                                    },
+                                }
+                            })?);
+                        }
                         files.push(opened.file);
                     }
                     (Endpoint::Files(files), shape.engine)
@@ -491,6 +566,8 @@ fn open_job(
                     length,
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
+                    error_policy: workload.error_policy.clone(),
+                    invalidate_each_pass: pass_files,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
@@ -574,19 +651,28 @@ fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> Direc
     }
 }
 
-/// Read, write and both of a set of worker outcomes, over `measured_ns`.
-fn directions(
-    outcomes: &[&WorkerOutcome],
-    measured_ns: u64,
-) -> (DirectionResult, DirectionResult, DirectionResult) {
+/// The figures of each direction of a set of worker outcomes, over `measured_ns`.
+struct Directions {
+    read: DirectionResult,
+    write: DirectionResult,
+    trim: DirectionResult,
+    /// Reads and writes together (trims move no data over the path).
+    total: DirectionResult,
+}
+
+/// Read, write, trim, and reads and writes together of a set of worker outcomes, over
+/// `measured_ns`.
+fn directions(outcomes: &[&WorkerOutcome], measured_ns: u64) -> Directions {
     let reads: Vec<_> = outcomes.iter().map(|o| &o.read).collect();
     let writes: Vec<_> = outcomes.iter().map(|o| &o.write).collect();
+    let trims: Vec<_> = outcomes.iter().map(|o| &o.trim).collect();
     let both: Vec<_> = reads.iter().chain(writes.iter()).copied().collect();
-    (
-        direction_result(&reads, measured_ns),
-        direction_result(&writes, measured_ns),
-        direction_result(&both, measured_ns),
-    )
+    Directions {
+        read: direction_result(&reads, measured_ns),
+        write: direction_result(&writes, measured_ns),
+        trim: direction_result(&trims, measured_ns),
+        total: direction_result(&both, measured_ns),
+    }
 }
 
 fn worst_stop_reason<'a>(outcomes: impl Iterator<Item = &'a WorkerOutcome>) -> StopReason {
@@ -605,12 +691,29 @@ fn error_summary<'a>(
     outcomes: impl Iterator<Item = &'a WorkerOutcome>,
     count: u64,
 ) -> ErrorSummary {
+    let outcomes: Vec<&WorkerOutcome> = outcomes.collect();
+    let mut by_kind: Vec<ErrorCount> = Vec::new();
+    for counted in outcomes.iter().flat_map(|o| &o.error_counts) {
+        match by_kind
+            .iter_mut()
+            .find(|c| c.kind == counted.kind && c.errno == counted.errno)
+        {
+            Some(total) => {
+                total.count += counted.count;
+                total.continued += counted.continued;
+            }
+            None => by_kind.push(counted.clone()),
+        }
+    }
+    by_kind.sort_by_key(|c| (c.kind, c.errno));
     ErrorSummary {
         count,
         first: outcomes
+            .iter()
             .flat_map(|o| o.errors.iter().cloned())
             .take(16)
             .collect(),
+        by_kind,
     }
 }
 
@@ -650,7 +753,12 @@ fn merge_test(
             .map(|(_, outcome)| outcome)
             .collect();
         let measured_ns = mine.iter().map(|o| o.window_end_ns).max().unwrap_or(0);
-        let (read, write, total) = directions(&mine, measured_ns);
+        let Directions {
+            read,
+            write,
+            trim,
+            total,
+        } = directions(&mine, measured_ns);
         for warning in setup.warnings {
             if !warnings.contains(&warning) {
                 warnings.push(warning);
@@ -682,10 +790,11 @@ fn merge_test(
             measured_ns,
             fsync_ns: mine.iter().map(|o| o.fsync_ns).max().unwrap_or(0),
             stop_reason: worst_stop_reason(mine.iter().copied()),
-            errors: error_summary(mine.iter().copied(), total.error_count),
+            errors: error_summary(mine.iter().copied(), total.error_count + trim.error_count),
             latency_target: latency_outcome(&job.workload, &mine, total.iops),
             read,
             write,
+            trim,
             total,
         });
     }
@@ -697,7 +806,12 @@ fn merge_test(
         ));
     }
     let measured_ns = jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
-    let (read, write, total) = directions(&everyone, measured_ns);
+    let Directions {
+        read,
+        write,
+        trim,
+        total,
+    } = directions(&everyone, measured_ns);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
     if cpu.wall_ns == 0 {
         cpu.wall_ns = measured_ns;
@@ -706,10 +820,14 @@ fn merge_test(
         name: test.name.clone(),
         measured_ns,
         stop_reason: worst_stop_reason(everyone.iter().copied()),
-        errors: error_summary(everyone.iter().copied(), total.error_count),
+        errors: error_summary(
+            everyone.iter().copied(),
+            total.error_count + trim.error_count,
+        ),
         jobs,
         read,
         write,
+        trim,
         total,
         cpu,
         warnings,

@@ -107,14 +107,15 @@ pub fn merge_points<'a>(series: impl Iterator<Item = &'a [IntervalPoint]>) -> Ve
     merged
 }
 
-/// Read, write and total of several parts (jobs or tests of the clients) over `measured_ns`.
+/// Read, write, trim and total of several parts (jobs or tests of the clients) over
+/// `measured_ns`.
 fn merge_directions<'a, T: 'a>(
     parts: &[&'a T],
     measured_ns: u64,
-    of: impl Fn(&'a T) -> [&'a DirectionResult; 3],
-) -> [DirectionResult; 3] {
-    let each: Vec<[&DirectionResult; 3]> = parts.iter().map(|part| of(part)).collect();
-    [0, 1, 2].map(|which| {
+    of: impl Fn(&'a T) -> [&'a DirectionResult; 4],
+) -> [DirectionResult; 4] {
+    let each: Vec<[&DirectionResult; 4]> = parts.iter().map(|part| of(part)).collect();
+    [0, 1, 2, 3].map(|which| {
         let direction: Vec<&DirectionResult> = each.iter().map(|three| three[which]).collect();
         merge_direction(&direction, measured_ns)
     })
@@ -162,8 +163,8 @@ pub fn merge_cpu<'a>(parts: impl Iterator<Item = &'a CpuResult>) -> CpuResult {
 fn merge_job(parts: &[&JobResult]) -> JobResult {
     let first = parts[0];
     let measured_ns = parts.iter().map(|job| job.measured_ns).max().unwrap_or(0);
-    let [read, write, total] = merge_directions(parts, measured_ns, |job| {
-        [&job.read, &job.write, &job.total]
+    let [read, write, trim, total] = merge_directions(parts, measured_ns, |job| {
+        [&job.read, &job.write, &job.trim, &job.total]
     });
     JobResult {
         measured_ns,
@@ -174,6 +175,7 @@ fn merge_job(parts: &[&JobResult]) -> JobResult {
         errors: merge_errors(parts.iter().map(|job| &job.errors)),
         read,
         write,
+        trim,
         total,
         ..first.clone()
     }
@@ -185,8 +187,8 @@ fn merge_job(parts: &[&JobResult]) -> JobResult {
 pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
     let first = *parts.first()?;
     let measured_ns = parts.iter().map(|test| test.measured_ns).max().unwrap_or(0);
-    let [read, write, total] = merge_directions(parts, measured_ns, |test| {
-        [&test.read, &test.write, &test.total]
+    let [read, write, trim, total] = merge_directions(parts, measured_ns, |test| {
+        [&test.read, &test.write, &test.trim, &test.total]
     });
     let job_count = parts.iter().map(|test| test.jobs.len()).min().unwrap_or(0);
     let jobs = (0..job_count)
@@ -207,6 +209,7 @@ pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
         stop_reason: worst_stop(parts.iter().map(|test| test.stop_reason)),
         read,
         write,
+        trim,
         total,
         cpu: merge_cpu(parts.iter().map(|test| &test.cpu)),
         errors: merge_errors(parts.iter().map(|test| &test.errors)),

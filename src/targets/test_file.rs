@@ -212,7 +212,8 @@ pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
 /// midway is refused up front, naming the directory, what is needed and what is free.
 ///
 /// Files are grouped by the file system of their directory (its device number), so two test
-/// files in one directory, or in two directories of one file system, are added up.
+/// files in one directory, or in two directories of one file system, are added up. A file
+/// system that counts no blocks at all (ramfs) is not checked.
 pub fn check_room_for(files: &[(&Path, u64)]) -> Result<(), TargetError> {
     use std::os::unix::fs::MetadataExt;
     let mut needs: Vec<(u64, &Path, u64, usize)> = Vec::new();
@@ -237,11 +238,16 @@ pub fn check_room_for(files: &[(&Path, u64)]) -> Result<(), TargetError> {
         }
     }
     for (_, directory, needed, count) in needs {
-        let free_bytes = sys::available_bytes(directory).map_err(|source| TargetError::Io {
-            path: directory.to_path_buf(),
-            operation: "statvfs",
-            source,
-        })?;
+        let free_bytes =
+            sys::counted_available_bytes(directory).map_err(|source| TargetError::Io {
+                path: directory.to_path_buf(),
+                operation: "statvfs",
+                source,
+            })?;
+        // A filesystem that counts no blocks (ramfs) cannot say; the fill finds out.
+        let Some(free_bytes) = free_bytes else {
+            continue;
+        };
         if needed > free_bytes {
             let files = if count == 1 {
                 "a test file".to_string()
@@ -287,6 +293,24 @@ pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File,
     }
 }
 
+/// Creates `path` (which must not exist) empty, marks it as created by iopath, and returns it
+/// still open (write-only): the file of a job whose writes extend it (fio's `create_on_open`).
+pub fn create_empty_test_file(path: &Path) -> Result<File, TargetError> {
+    let file = create_new(path)?;
+    match sys::set_xattr(&file, OWNERSHIP_XATTR, b"1") {
+        Err(error) if error.raw_os_error() != Some(libc::EOPNOTSUPP) => {
+            drop(file);
+            let _ = remove_if_created_here(path);
+            Err(TargetError::Io {
+                path: path.to_path_buf(),
+                operation: "mark the test file as created by iopath",
+                source: error,
+            })
+        }
+        _ => Ok(file),
+    }
+}
+
 /// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
 /// set, the partial file is removed and [`Creation::Stopped`] returned.
 pub fn create_test_file_unless_stopped(
@@ -308,18 +332,7 @@ fn create_registered(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<Creation, TargetError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| TargetError::Io {
-            path: path.to_path_buf(),
-            operation: "create the test file",
-            source,
-        })?;
-    record_created(path, &file);
+    let file = create_new(path)?;
     register_for_removal(path);
     let outcome = fill_and_mark(&file, size_bytes, seed, stop);
     if matches!(outcome, Ok(true)) {
@@ -401,6 +414,24 @@ pub fn is_created_by_iopath(path: &Path) -> bool {
 /// Whether the open `file` carries iopath's ownership mark (as [`is_created_by_iopath`]).
 pub fn is_marked_as_created(file: &File) -> bool {
     matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
+}
+
+/// Creates `path` (which must not exist), write-only, close-on-exec, and records it as
+/// created by this process.
+fn create_new(path: &Path) -> Result<File, TargetError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            operation: "create the test file",
+            source,
+        })?;
+    record_created(path, &file);
+    Ok(file)
 }
 
 /// A file this process created: where, and which inode on which device.

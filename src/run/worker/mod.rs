@@ -28,7 +28,7 @@ use super::progress::WorkerProgress;
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
 use crate::host::clock::{Clock, Ticks};
-use crate::result::{Direction, IoErrorRecord, LatencyTarget, StopReason};
+use crate::result::{Direction, ErrorCount, ErrorPolicy, IoErrorRecord, LatencyTarget, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::file_set::FileSetPlanner;
 use state::Worker;
@@ -75,8 +75,14 @@ pub struct WorkerPlan {
     pub length: WorkerLength,
     /// fdatasync at the end, inside the measured time.
     pub fsync_at_end: bool,
-    /// Keep going after an I/O error.
+    /// Keep going after every I/O error.
     pub continue_on_error: bool,
+    /// Which errors the worker goes on after, and what an error that stops it ends.
+    pub error_policy: ErrorPolicy,
+    /// Descriptors of the worker's files (in the planner's order) whose cached pages are
+    /// dropped each time a pass over one ends (a timed buffered fio job's `invalidate=1`);
+    /// empty: never.
+    pub invalidate_each_pass: Vec<std::fs::File>,
     /// Length of a series interval, ns.
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).
@@ -158,14 +164,31 @@ pub struct TracedIo {
     pub in_flight: u32,
 }
 
+/// A range of a worker's file its target no longer holds data for: one trim that completed in
+/// full. Every such trim passes through one method of the worker, the place where data
+/// verification learns which blocks were trimmed (see `state::Worker::trim_completed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrimmedRange {
+    /// Which of the worker's files ([`WorkerPlan::target_paths`]).
+    pub file: u32,
+    /// Byte offset in that file.
+    pub offset: u64,
+    /// Length, bytes.
+    pub length: u32,
+}
+
 /// What a worker measured.
 pub struct WorkerOutcome {
     /// Reads.
     pub read: DirectionRecorder,
     /// Writes.
     pub write: DirectionRecorder,
+    /// Trims (discards).
+    pub trim: DirectionRecorder,
     /// First errors with offsets.
     pub errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    pub error_counts: Vec<ErrorCount>,
     /// Why it stopped.
     pub stop_reason: StopReason,
     /// End of its measured window, ns after the measurement started.
@@ -189,12 +212,16 @@ impl WorkerOutcome {
     pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
         let mut read = DirectionRecorder::new(interval_ns, 0);
         let mut write = DirectionRecorder::new(interval_ns, 0);
+        let mut trim = DirectionRecorder::new(interval_ns, 0);
         read.finish();
         write.finish();
+        trim.finish();
         WorkerOutcome {
             read,
             write,
+            trim,
             errors: Vec::new(),
+            error_counts: Vec::new(),
             stop_reason,
             window_end_ns: 0,
             fsync_ns: 0,

@@ -7,13 +7,14 @@ use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::trace::IoTrace;
 use super::{
-    KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
-    stamp_block,
+    KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
+    WorkerPlan, stamp_block,
 };
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
-use crate::result::{Direction, IoErrorRecord, StopReason};
+use crate::result::error_policy::EIO;
+use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
 use std::sync::atomic::Ordering;
@@ -62,7 +63,7 @@ impl Queue {
 struct Search {
     search: LatencySearch,
     draining: Option<SearchStep>,
-    spare: Option<(DirectionRecorder, DirectionRecorder)>,
+    spare: Option<(DirectionRecorder, DirectionRecorder, DirectionRecorder)>,
     restarted: bool,
 }
 
@@ -124,7 +125,10 @@ pub(super) struct Worker<'a, E: Engine> {
     totals: Totals,
     read: DirectionRecorder,
     write: DirectionRecorder,
+    trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    error_counts: Vec<ErrorCount>,
     trace: IoTrace,
     writes_since_sync: u32,
     sync_pending: bool,
@@ -178,6 +182,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 spare: Some((
                     DirectionRecorder::new(plan.interval_ns, intervals),
                     DirectionRecorder::new(plan.interval_ns, intervals),
+                    DirectionRecorder::new(plan.interval_ns, intervals),
                 )),
                 restarted: false,
             }
@@ -190,7 +195,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         Worker {
             read: DirectionRecorder::new(plan.interval_ns, intervals),
             write: DirectionRecorder::new(plan.interval_ns, intervals),
+            trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
+            error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
             window: Window {
@@ -288,10 +295,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         search.draining = None;
         if step == SearchStep::FinalRun
-            && let Some((fresh_read, fresh_write)) = search.spare.take()
+            && let Some((fresh_read, fresh_write, fresh_trim)) = search.spare.take()
         {
             self.read = fresh_read;
             self.write = fresh_write;
+            self.trim = fresh_trim;
             self.window.measure_start = now;
             self.cpu_at_measure_start = Some(thread_cpu_ns());
             search.restarted = true;
@@ -398,11 +406,26 @@ impl<'a, E: Engine> Worker<'a, E> {
         match (self.paced.take(), self.links.pacer) {
             (Some(waiting), _) => waiting,
             (None, Some(pacer)) => {
-                let io = self.plan.planner.next_io();
+                let io = self.planned_io();
                 (io, pacer.claim(u64::from(io.length)))
             }
-            (None, None) => (self.plan.planner.next_io(), 0),
+            (None, None) => (self.planned_io(), 0),
         }
+    }
+
+    /// The planner's next I/O; when it begins a new pass over a file whose cache is dropped
+    /// each pass (fio's `invalidate=1` in a timed buffered job), the file's cached pages are
+    /// dropped first, as fio does when its random map fills up or its offset wraps.
+    #[inline]
+    fn planned_io(&mut self) -> PlannedIo {
+        let io = self.plan.planner.next_io();
+        if let Some(file) = self.plan.planner.pass_began()
+            && let Some(descriptor) = self.plan.invalidate_each_pass.get(file as usize)
+        {
+            // Advisory, as in fio: a refusal changes nothing but the cache.
+            let _ = crate::targets::open::invalidate_cached_range(descriptor, 0, 0);
+        }
+        io
     }
 
     /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
@@ -563,6 +586,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.record_error(slot, direction, completion.result);
             return;
         }
+        if direction == Direction::Trim {
+            self.trim_completed(TrimmedRange {
+                file: slot.file,
+                offset: slot.offset,
+                length: slot.length,
+            });
+        }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
         self.totals.completed_bytes += u64::from(slot.length);
         self.totals.completed_ios += 1;
@@ -581,19 +611,63 @@ impl<'a, E: Engine> Worker<'a, E> {
             let recorder = match direction {
                 Direction::Read => &mut self.read,
                 Direction::Write => &mut self.write,
+                Direction::Trim => &mut self.trim,
             };
             recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
             self.last_completion = self.now;
         }
     }
 
+    /// The one place every trim that completed in full passes through, ramp included, before
+    /// it is counted: from here on the target holds no data for `range` of the worker's file
+    /// `range.file` (a block device or iSCSI LUN reads it back as zeroes where it documents
+    /// so — `discard_zeroes_data`, LBPRZ —, a file with a punched hole as zeroes, an NBD export
+    /// as the server defines). Data verification marks the range trimmed here, so that a later
+    /// read of it is judged against "trimmed", not against the data written before; nothing
+    /// else needs it, so it keeps nothing yet. A failed or short trim does not come here (it
+    /// is an error of the trim direction, and the range's data is then unknown).
+    #[inline]
+    fn trim_completed(&mut self, range: TrimmedRange) {
+        let _ = range;
+    }
+
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
-    /// counted), keeps the first ones with their offsets, and stops the worker unless errors
-    /// may go on.
+    /// counted) through [`Worker::record_failure`].
     fn record_error(&mut self, slot: SlotState, direction: Direction, result: i64) {
+        // As in fio, a failed trim is of the write kind.
+        let kind = match direction {
+            Direction::Read => ErrorKind::Read,
+            Direction::Write | Direction::Trim => ErrorKind::Write,
+        };
+        let errno = if result < 0 { (-result) as i32 } else { 0 };
+        self.record_failure(kind, errno, slot, direction, || {
+            if result < 0 {
+                std::io::Error::from_raw_os_error(errno).to_string()
+            } else {
+                format!("short transfer: {result} of {} bytes", slot.length)
+            }
+        });
+    }
+
+    /// The one place a failed I/O is counted and judged: counted by direction and by kind and
+    /// errno (`errno` 0: a short transfer, judged as `EIO`), the first ones kept with their
+    /// offsets and `describe`'s words, and the worker stopped unless the job's error policy
+    /// lets it go on after this kind and errno. A verification mismatch (data read back that is
+    /// not what was written) is reported here as [`ErrorKind::Verify`] with
+    /// [`EILSEQ`](crate::result::error_policy::EILSEQ), so that
+    /// `continue_on_error=verify` and `ignore_error=,,…` apply to it as in fio.
+    fn record_failure(
+        &mut self,
+        kind: ErrorKind,
+        errno: i32,
+        slot: SlotState,
+        direction: Direction,
+        describe: impl FnOnce() -> String,
+    ) {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
+            Direction::Trim => self.trim.error_count += 1,
         }
         if self.errors.len() < KEPT_ERRORS_PER_WORKER {
             self.errors.push(IoErrorRecord {
@@ -606,14 +680,14 @@ impl<'a, E: Engine> Worker<'a, E> {
                 direction,
                 offset: slot.offset,
                 length: slot.length,
-                error: if result < 0 {
-                    std::io::Error::from_raw_os_error(-result as i32).to_string()
-                } else {
-                    format!("short transfer: {result} of {} bytes", slot.length)
-                },
+                error: describe(),
             });
         }
-        if !self.plan.continue_on_error {
+        let judged = if errno == 0 { EIO } else { errno };
+        let continues =
+            self.plan.continue_on_error || self.plan.error_policy.continues(kind, judged);
+        count_error(&mut self.error_counts, kind, errno, continues);
+        if !continues {
             self.stop(StopCause::IoError, self.now);
         }
     }
@@ -649,7 +723,13 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         if error_of_mine {
             self.ending.reason = Some(StopReason::Error);
-            self.links.error_stop.store(true, Ordering::Relaxed);
+            // An error of a job whose policy keeps it to its own scope stops this worker
+            // only; the test's links end the others when the worker has ended.
+            if cause == StopCause::EngineFailure
+                || self.plan.error_policy.error_ends == ErrorScope::Everything
+            {
+                self.links.error_stop.store(true, Ordering::Relaxed);
+            }
         } else if first {
             self.ending.reason = Some(self.links.run_stop_reason());
         }
@@ -695,6 +775,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
         self.read.finish();
         self.write.finish();
+        self.trim.finish();
         let restarted = self.search.as_ref().is_some_and(|search| search.restarted);
         let window_end_ns = match (self.window.duration_ns, ending, fsync_ns) {
             // A run that went its whole time measured exactly that time.
@@ -714,7 +795,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         WorkerOutcome {
             read: self.read,
             write: self.write,
+            trim: self.trim,
             errors: self.errors,
+            error_counts: self.error_counts,
             stop_reason,
             window_end_ns,
             fsync_ns,
@@ -762,4 +845,35 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Adds one error of `kind` and `errno` to `counts` (`continued`: the worker went on after it).
+fn count_error(counts: &mut Vec<ErrorCount>, kind: ErrorKind, errno: i32, continued: bool) {
+    let index = match counts
+        .iter()
+        .position(|count| count.kind == kind && count.errno == errno)
+    {
+        Some(index) => index,
+        None => {
+            counts.push(ErrorCount {
+                kind,
+                errno,
+                name: errno_name(errno),
+                count: 0,
+                continued: 0,
+            });
+            counts.len() - 1
+        }
+    };
+    counts[index].count += 1;
+    counts[index].continued += u64::from(continued);
+}
+
+/// The name of `errno` (`ENOSPC`), `short` for 0 (a short transfer), else `E<number>`.
+fn errno_name(errno: i32) -> String {
+    if errno == 0 {
+        return "short".to_string();
+    }
+    crate::workload::fio::error_values::errno_name(errno)
+        .map_or_else(|| format!("E{errno}"), str::to_string)
 }

@@ -69,9 +69,10 @@ pub fn map_job(
     workload.buffered = settings.buffered;
     workload.sync_writes = settings.sync_writes && settings.writes();
     workload.fsync_every_writes = settings.fsync_every_writes.filter(|_| settings.writes());
-    workload.fsync_at_end = settings.end_fsync.is_some() && settings.writes();
+    let modifies = settings.writes() || settings.pattern.trims();
+    workload.fsync_at_end = settings.end_fsync.is_some() && modifies;
     if let Some(at) = &settings.end_fsync
-        && !settings.writes()
+        && !modifies
     {
         notes.add(
             Some(at),
@@ -81,7 +82,11 @@ pub fn map_job(
     workload.write_data = super::data_checks::job_write_data(job, notes)?;
     workload.think_time_ns = settings.think_time_ns;
     workload.think_time_blocks = settings.think_time_blocks.max(1);
-    workload.continue_on_error = settings.continue_on_error;
+    workload.error_policy = crate::result::ErrorPolicy {
+        error_ends: extended_mapping::error_scope(job),
+        ..settings.error_policy.clone()
+    };
+    workload.handling = super::handling::io_handling(job, engine, notes)?;
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;
@@ -98,17 +103,6 @@ pub fn map_job(
             format!(
                 "job '{name}': rwmixread/rwmixwrite has no effect: rw names a single direction (as in fio)"
             ),
-        );
-    }
-    if settings.buffered
-        && engine != EngineKind::Null
-        && !engine.is_protocol()
-        && settings.pattern.random()
-        && settings.pattern.reads()
-    {
-        notes.add(
-            Some(&job.at),
-            format!("job '{name}': buffered random reads: fio hints the kernel (fadvise_hint=1, no read-ahead); iopath gives no hint, so read-ahead stays on"),
         );
     }
     let timed = overrides.duration.is_some() || overrides.bytes.is_some();
@@ -194,7 +188,10 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
         );
     }
     let shares = direction_shares(settings);
-    let random_everywhere = settings.pattern.random() && settings.random_percent == [100, 100];
+    let random_everywhere = settings.pattern.random()
+        && super::lines::issued_directions(settings)
+            .into_iter()
+            .all(|direction| settings.random_percent[direction] == 100);
     if random_everywhere {
         return;
     }
