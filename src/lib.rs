@@ -13,6 +13,7 @@
 //!
 //! ```text
 //!  cli (the binary: flags, streams, exit codes)
+//!  cluster
 //!  run · net · report
 //!  compare
 //!  workload · analysis
@@ -31,11 +32,13 @@
 //! - [`escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
+//! - [`cluster`]: runs from several clients at once (MPI), merged exactly;
 //! - [`net`]: raw TCP link tests; [`compare`]: several results side by side;
 //! - [`report`]: one exporter per format.
 
 pub mod analysis;
 pub mod bounded_read;
+pub mod cluster;
 pub mod compare;
 pub mod discovery;
 pub mod engine;

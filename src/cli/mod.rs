@@ -22,6 +22,7 @@ pub mod report_command;
 pub mod run_args;
 pub mod run_command;
 pub mod stale_files;
+pub mod team;
 
 use clap::{Parser, Subcommand};
 

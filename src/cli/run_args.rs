@@ -95,7 +95,7 @@ pub enum OutputFormat {
 }
 
 /// Flags of `iopath run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(after_help = "\
 Without workload flags, runs the default suite: SEQ 1 MiB read and write at QD 8, RND 4 KiB read
 and write at QD 32 and QD 1, SEQ 512 B read at QD 64; 5 s each after a 1 s ramp. Without a target,
@@ -124,6 +124,12 @@ pub struct RunArgs {
     /// (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
+
+    /// The targets of each host, from FILE: lines `HOST TARGET…` (`*` for any other host),
+    /// instead of TARGET arguments. Targets may name the client with {rank}, {host},
+    /// {local_rank} and {size} (multi-client runs: docs/multi-host.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "targets")]
+    pub target_map: Option<PathBuf>,
 
     /// The workload.
     #[command(flatten)]

@@ -5,9 +5,10 @@
 //! per test with its trust notes.
 
 use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, LatencyTargetResult,
-    RunResult, StopReason, TestResult,
+    ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
+    LatencyTargetResult, RunResult, StopReason, TestResult,
 };
+use crate::stats::merge::{host_tests, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
 use crate::units::{format_count, format_latency};
@@ -162,9 +163,16 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     writeln!(
         out,
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs; core % = busiest core (all processes).",
-        result.host.cpu_count
+        result
+            .tests
+            .first()
+            .filter(|_| result.cluster.is_some())
+            .map_or(result.host.cpu_count, |test| test.cpu.cpu_count)
     )?;
     write_verdicts(result, out)?;
+    if let Some(cluster) = &result.cluster {
+        write_clients(result, cluster, out)?;
+    }
     for test in &result.tests {
         if test.errors.count > 0 {
             writeln!(
@@ -199,6 +207,55 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
+    }
+    Ok(())
+}
+
+/// A multi-client run: who took part, then each test's figures host by host.
+fn write_clients(
+    result: &RunResult,
+    cluster: &ClusterResult,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let hosts = hosts(cluster);
+    let widest_offset = cluster
+        .ranks
+        .iter()
+        .map(|rank| rank.clock_offset_ns.unsigned_abs() + rank.clock_uncertainty_ns)
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "clients: {} ranks on {} host{} ({}); clocks aligned within {:.0} µs",
+        cluster.size,
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        escape_controls(&cluster.launcher),
+        widest_offset as f64 / 1e3
+    )?;
+    for (index, test) in result.tests.iter().enumerate() {
+        writeln!(out, "{} by host:", shown(&test.name))?;
+        for host in &hosts {
+            let Some(own) = host_tests(cluster, host).into_iter().nth(index) else {
+                continue;
+            };
+            let ranks: Vec<String> = cluster
+                .ranks
+                .iter()
+                .filter(|rank| rank.host == *host && rank.lost.is_none())
+                .map(|rank| rank.rank.to_string())
+                .collect();
+            writeln!(
+                out,
+                "  {} (rank {}): {:.0} IOPS, {:.1} MB/s, p99 {:.1} µs, busiest core {:.0} %",
+                escape_controls(host),
+                ranks.join(", "),
+                own.total.iops,
+                own.total.bytes_per_second / 1e6,
+                own.total.latency.percentile("99") as f64 / 1e3,
+                own.cpu.busiest_core_percent()
+            )?;
+        }
     }
     Ok(())
 }

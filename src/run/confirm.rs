@@ -357,6 +357,7 @@ fn run_experiment(
             trace: false,
             stamp_writes: context.options.stamp_writes,
             observer: &mut live,
+            rendezvous: &mut super::rendezvous::Alone,
         },
     );
     match outcome {

@@ -4,6 +4,8 @@
 
 use super::job_links::TestLinks;
 use super::progress::{LiveGroups, LiveSample, WorkerProgress, planned_test_ns};
+use super::rendezvous::Rendezvous;
+use crate::engine::StopSignal;
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::CpuSnapshot;
 use crate::result::CpuResult;
@@ -29,6 +31,8 @@ pub(super) struct Watch<'a> {
     /// The test's links: raising every job's finish flag ends the workers' window when the
     /// test has reached steady state.
     pub links: &'a TestLinks,
+    /// Raised when the rendezvous asks the test to stop.
+    pub stop: &'a StopSignal,
 }
 
 /// CPU used by the process and every core between the edges of the measured window.
@@ -95,10 +99,13 @@ fn live_sample(
 
 /// The coordinator's loop, until every worker has ended: a live sample each second to
 /// `observer` (per job and target as `groups` says), CPU snapshots at the window edges.
+/// `rendezvous` is asked at every wake-up whether to stop (a client of a multi-client run was
+/// lost, or stopped).
 pub(super) fn coordinate(
     watch: &Watch<'_>,
     groups: &mut LiveGroups,
     observer: &mut dyn FnMut(&LiveSample),
+    rendezvous: &mut dyn Rendezvous,
 ) -> Watched {
     let Watch {
         test,
@@ -108,6 +115,7 @@ pub(super) fn coordinate(
         finished,
         thread_count,
         links,
+        stop,
     } = *watch;
     let ramp_ns = test
         .jobs
@@ -152,6 +160,12 @@ pub(super) fn coordinate(
                 observer(&sample);
             }
             break;
+        }
+        if rendezvous.polls() && !stop.is_raised() {
+            let (bytes, io_count, _) = WorkerProgress::sum(progress);
+            if rendezvous.poll(now_ns, bytes, io_count).is_some() {
+                stop.raise();
+            }
         }
         if now_ns >= next_sample_ns {
             let (sample, totals) =

@@ -17,6 +17,7 @@ pub mod pacer;
 pub mod plan_error;
 pub mod prepare;
 pub mod progress;
+pub mod rendezvous;
 pub mod start_gate;
 pub mod test_runner;
 pub mod thread_start;
@@ -66,6 +67,9 @@ pub enum RunError {
     /// The worker threads did not all reach the start in time.
     #[error("the test could not start: {0}")]
     Start(start_gate::GateClosed),
+    /// The other clients of a multi-client run did not start the test together with this one.
+    #[error("the test could not start together with the other clients: {0}")]
+    Together(String),
 }
 
 impl RunError {
@@ -74,7 +78,10 @@ impl RunError {
         match self {
             RunError::Plan(_) => true,
             RunError::Target(error) => error.is_bad_input(),
-            RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
+            RunError::Engine { .. }
+            | RunError::Threads(_)
+            | RunError::Start(_)
+            | RunError::Together(_) => false,
         }
     }
 
@@ -134,7 +141,18 @@ pub fn execute(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, None)
+    execute_inner(prepared, stop, observer, None, &mut rendezvous::Alone)
+}
+
+/// [`execute`] as one client of a multi-client run: every test starts when `rendezvous`
+/// says, and stops when it asks.
+pub fn execute_together(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    rendezvous: &mut dyn rendezvous::Rendezvous,
+) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, None, rendezvous)
 }
 
 /// [`execute`], then, when every test has run, analyses the result (with `declared`) and runs
@@ -146,7 +164,13 @@ pub fn execute_and_confirm(
     observer: &mut dyn RunObserver,
     declared: &crate::analysis::DeclaredPath,
 ) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, Some(declared))
+    execute_inner(
+        prepared,
+        stop,
+        observer,
+        Some(declared),
+        &mut rendezvous::Alone,
+    )
 }
 
 fn execute_inner(
@@ -154,6 +178,7 @@ fn execute_inner(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     confirm_with: Option<&crate::analysis::DeclaredPath>,
+    rendezvous: &mut dyn rendezvous::Rendezvous,
 ) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
     let started_at = time::now_rfc3339();
@@ -198,6 +223,7 @@ fn execute_inner(
         warnings,
         link_tests: Vec::new(),
         paths: Vec::new(),
+        cluster: None,
     };
     observer.run_started(&result);
     let mut traces = Vec::new();
@@ -236,6 +262,7 @@ fn execute_inner(
                 trace: options.trace,
                 stamp_writes: options.stamp_writes,
                 observer: &mut live,
+                rendezvous: &mut *rendezvous,
             },
         );
         let run = match outcome {

@@ -5,6 +5,7 @@ use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
 use super::job_links::TestLinks;
 use super::progress::{LiveGroups, LiveSample, WorkerProgress};
+use super::rendezvous::Rendezvous;
 use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
@@ -95,6 +96,9 @@ pub struct TestContext<'a> {
     pub stamp_writes: bool,
     /// Receives a live sample once a second.
     pub observer: &'a mut dyn FnMut(&LiveSample),
+    /// Where the test meets the other clients of a multi-client run (the common start, a
+    /// stop from outside).
+    pub rendezvous: &'a mut dyn Rendezvous,
 }
 
 /// A finished test, with the issued I/O of every worker when tracing.
@@ -170,6 +174,7 @@ pub fn run_test(
         ..CpuResult::default()
     };
     let observer = context.observer;
+    let rendezvous = context.rendezvous;
     let mut steady = SteadyOutcome {
         criterion: test
             .settings
@@ -245,10 +250,19 @@ pub fn run_test(
         }
         let started = ready
             .wait(context.stop.flag(), START_TIMEOUT)
+            .map_err(RunError::Start)
             .and_then(|()| {
-                let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+                rendezvous.start_together(clock).map_err(|reason| {
+                    // The workers waiting at `go` are released unstarted.
+                    go.close();
+                    RunError::Together(reason)
+                })
+            })
+            .and_then(|start| {
                 start_tick.store(start, Ordering::Release);
-                go.wait(context.stop.flag(), START_TIMEOUT).map(|()| start)
+                go.wait(context.stop.flag(), START_TIMEOUT)
+                    .map(|()| start)
+                    .map_err(RunError::Start)
             });
         match started {
             Ok(start) => {
@@ -260,16 +274,17 @@ pub fn run_test(
                     finished: &finished,
                     thread_count: thread_count as u64,
                     links: &links,
+                    stop: context.stop,
                 };
-                let watched = coordinate(&watch, &mut live_groups, observer);
+                let watched = coordinate(&watch, &mut live_groups, observer, rendezvous);
                 if let Some(window) = watched.cpu {
                     window.apply_to(&mut cpu);
                 }
                 steady.attained_after_ns = watched.steady_after_ns;
                 None
             }
-            Err(GateClosed::Stopped { .. }) => None,
-            Err(closed) => Some(RunError::Start(closed)),
+            Err(RunError::Start(GateClosed::Stopped { .. })) => None,
+            Err(error) => Some(error),
         }
     });
     if let Some(error) = start_failure {
