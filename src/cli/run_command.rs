@@ -125,11 +125,20 @@ pub fn run(args: &RunArgs) -> i32 {
         || (result.partial && !stopped_by(StopReason::Error))
     {
         exit::INTERRUPTED
-    } else if stopped_by(StopReason::Error) {
+    } else if stopped_by(StopReason::Error) || bad_blocks(result) {
         exit::RUN_FAILED
     } else {
         exit::SUCCESS
     }
+}
+
+/// Whether verification found a bad block in any test.
+fn bad_blocks(result: &iopath::result::RunResult) -> bool {
+    result.tests.iter().any(|test| {
+        test.verification
+            .as_ref()
+            .is_some_and(|found| found.mismatch_count > 0)
+    })
 }
 
 /// What to say after a stop request, by how far the run got.

@@ -20,7 +20,8 @@
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
 //!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
-//! - [`link`]: link tests (`iopath net`).
+//! - [`link`]: link tests (`iopath net`);
+//! - [`verify`]: data verification asked for and found.
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
@@ -41,6 +42,7 @@ pub mod series;
 pub mod target;
 pub mod test;
 pub mod verdict;
+pub mod verify;
 pub mod workload;
 pub mod write_data;
 
@@ -63,6 +65,9 @@ pub use test::{
     PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
+pub use verify::{
+    KEPT_MISMATCHES, MismatchKind, VerificationResult, VerifyKind, VerifyMismatch, VerifySettings,
+};
 pub use workload::{
     AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
     SweepAxis, SweepValue, WorkerFiles, Workload, Zone,

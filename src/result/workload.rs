@@ -7,6 +7,7 @@
 
 use super::engine::EngineKind;
 use super::job_controls::JobControls;
+use super::verify::VerifySettings;
 use super::write_data::WriteData;
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +78,9 @@ pub struct Workload {
     /// workers.
     #[serde(default, skip_serializing_if = "WorkerFiles::is_default")]
     pub worker_files: WorkerFiles,
+    /// Data verification (`--verify`, fio's `verify=`); absent: data is not verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySettings>,
 }
 
 fn one() -> u32 {

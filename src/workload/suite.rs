@@ -54,6 +54,7 @@ pub fn base_workload() -> Workload {
         controls: Default::default(),
         worker_files: Default::default(),
         write_data: Default::default(),
+        verify: None,
     }
 }
 

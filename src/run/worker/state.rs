@@ -6,6 +6,7 @@
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::trace::IoTrace;
+use super::verify::{ReadBack, VerifyRun};
 use super::{
     KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
     stamp_block,
@@ -29,6 +30,10 @@ struct SlotState {
     length: u32,
     direction: Option<Direction>,
     submitted: Ticks,
+    /// In flight now.
+    busy: bool,
+    /// A read that overlapped a write in flight (its data may be either write's).
+    overlapped: bool,
 }
 
 /// The slots of the queue, sized to the queue depth before the start.
@@ -142,13 +147,17 @@ pub(super) struct Worker<'a, E: Engine> {
     flow_own: u64,
     /// The latest clock reading of the loop.
     now: Ticks,
+    /// Data verification, when the workload verifies.
+    verify: Option<VerifyRun>,
+    /// Why the read-back or the state file failed, if it did.
+    verify_failure: Option<String>,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
     /// A worker whose test starts at `start`, with every buffer sized.
     pub(super) fn new(
         engine: &'a mut E,
-        plan: WorkerPlan,
+        mut plan: WorkerPlan,
         links: WorkerLinks<'a>,
         clock: &'a Clock,
         start: Ticks,
@@ -182,6 +191,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 restarted: false,
             }
         });
+        let verify = plan.verify.take().map(VerifyRun::new);
         let trace_room = if plan.trace {
             IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
         } else {
@@ -213,6 +223,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             search,
             flow_own: 0,
             now: clock.now(),
+            verify,
+            verify_failure: None,
             engine,
             plan,
             links,
@@ -424,10 +436,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
             filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
-            if self.plan.stamp_writes {
+            if let Some(verify) = &mut self.verify {
+                verify.stamp(buffer, io.file, io.offset);
+                filled = true;
+            } else if self.plan.stamp_writes {
                 stamp_block(buffer, io.offset);
             }
         }
+        let overlapped = self.verify.is_some() && self.overlap_in_flight(io);
         let submitted = if filled || own_time {
             self.clock.now()
         } else {
@@ -439,6 +455,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             length: io.length,
             direction: Some(io.direction),
             submitted,
+            busy: true,
+            overlapped,
         };
         if self.plan.trace {
             self.trace.push(TracedIo {
@@ -469,6 +487,32 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.totals.issued_bytes += u64::from(io.length);
         self.totals.issued_ios += 1;
         Ok(submitted)
+    }
+
+    /// Whether `io` overlaps an I/O in flight of the other direction that may change what a
+    /// read sees; a write marks the reads it overlaps as such.
+    fn overlap_in_flight(&mut self, io: PlannedIo) -> bool {
+        let end = io.offset + u64::from(io.length);
+        let mut overlapped = false;
+        for slot in &mut self.queue.slots {
+            if slot.busy
+                && slot.file == io.file
+                && slot.offset < end
+                && io.offset < slot.offset + u64::from(slot.length)
+            {
+                match (slot.direction, io.direction) {
+                    (Some(Direction::Read), Direction::Write) => slot.overlapped = true,
+                    (Some(Direction::Write), _) => overlapped = true,
+                    _ => {}
+                }
+            }
+        }
+        overlapped
+    }
+
+    /// Whether the workload is only a read-back (fio's `verify_only`).
+    pub(super) fn verify_only(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::only)
     }
 
     /// Counts a write towards the periodic fdatasync; true when one is now due.
@@ -556,12 +600,32 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// `None` when it ended outside.
     fn record(&mut self, completion: Completion, elapsed_ns: Option<u64>) {
         let slot = self.queue.slots[completion.slot as usize];
+        self.queue.slots[completion.slot as usize].busy = false;
         self.queue.free.push(completion.slot);
         self.queue.in_flight -= 1;
         let direction = slot.direction.unwrap_or(Direction::Read);
         if completion.result != i64::from(slot.length) {
+            if let Some(verify) = &mut self.verify
+                && direction == Direction::Write
+            {
+                verify.write_failed(slot.file, slot.offset, slot.length);
+            }
             self.record_error(slot, direction, completion.result);
             return;
+        }
+        if direction == Direction::Read
+            && let Some(verify) = &mut self.verify
+        {
+            let buffer =
+                &mut self.engine.buffer_mut(completion.slot as usize)[..slot.length as usize];
+            let target = self
+                .plan
+                .target_paths
+                .get(slot.file as usize)
+                .map_or("", String::as_str);
+            if verify.check_read(target, buffer, slot.file, slot.offset, slot.overlapped) {
+                self.stop(StopCause::IoError, self.now);
+            }
         }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
         self.totals.completed_bytes += u64::from(slot.length);
@@ -693,6 +757,23 @@ impl<'a, E: Engine> Worker<'a, E> {
         let thread_cpu_ns = self
             .cpu_at_measure_start
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
+        let verification = self.verify.take().map(|verify| {
+            let read_back = ReadBack {
+                queue_depth: self.queue.depth,
+                buffer_bytes: self.plan.buffer_bytes,
+                targets: &self.plan.target_paths,
+                stops: [self.links.stop, self.links.error_stop],
+                clock,
+                engine: &mut *self.engine,
+            };
+            let completed = stop_reason == StopReason::Completed;
+            let (result, failure) = verify.finish(read_back, completed);
+            if failure.is_some() {
+                stop_reason = StopReason::Error;
+                self.verify_failure = failure;
+            }
+            result
+        });
         self.read.finish();
         self.write.finish();
         let restarted = self.search.as_ref().is_some_and(|search| search.restarted);
@@ -722,6 +803,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             trace,
             trace_overflow_ios,
             engine_failure: self.engine_failure,
+            verification,
+            verify_failure: self.verify_failure,
             latency_depth: self
                 .search
                 .map(|search| (search.search.depth(), search.search.met())),

@@ -1,0 +1,293 @@
+//! Verification inside a worker: stamping each write with its header, checking each read, and
+//! the read-back of every written block once the workload ends (fio's `do_verify`), or in
+//! place of the workload (`verify_only`).
+//!
+//! Reads of the workload are checked against the worker's [`Ledger`]: a block this worker
+//! wrote must hold that write; a block it did not write must hold an intact header or none
+//! (never written). A read that overlapped a write in flight (either order) could see either
+//! write, so it is counted as skipped, not checked. A write that failed leaves its blocks
+//! unknown (not checked again).
+
+use crate::engine::{Completion, Engine, EngineError, IoRequest};
+use crate::host::clock::Clock;
+use crate::result::{Direction, VerificationResult};
+use crate::verify::header::{BlockFormat, Expected};
+use crate::verify::ledger::Ledger;
+use crate::verify::log::{VerifyLog, VerifyPolicy};
+use crate::verify::state::VerifyState;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A ledger entry whose write failed: its contents are unknown.
+const UNKNOWN: u32 = u32::MAX;
+
+/// What a worker needs to verify, set up before the clock starts.
+pub struct WorkerVerify {
+    /// How blocks are stamped and checked.
+    pub format: BlockFormat,
+    /// This run's id, in every header it writes.
+    pub run_id: u64,
+    /// The blocks known to be written: empty, or loaded from an earlier run's state.
+    pub ledger: Ledger,
+    /// The run whose writes the ledger holds (this run, or the loaded state's).
+    pub ledger_run: u64,
+    /// Read back every written block once the workload ends.
+    pub after_writes: bool,
+    /// Run no workload: only read back (the ledger's blocks, or the whole region when it is
+    /// empty).
+    pub only: bool,
+    /// Whether a bad block stops the worker.
+    pub policy: VerifyPolicy,
+    /// Save the ledger here at the end.
+    pub state_save: Option<PathBuf>,
+    /// Whether the engine moves data (not the null engine): otherwise reads are not checked.
+    pub checks_data: bool,
+}
+
+/// Verification while a worker runs.
+pub(super) struct VerifyRun {
+    setup: WorkerVerify,
+    log: VerifyLog,
+    next_generation: u32,
+}
+
+impl VerifyRun {
+    pub(super) fn new(setup: WorkerVerify) -> Self {
+        let log = VerifyLog::new(setup.format.kind(), setup.run_id, setup.policy);
+        VerifyRun {
+            setup,
+            log,
+            next_generation: 1,
+        }
+    }
+
+    /// Whether the worker runs no workload.
+    pub(super) fn only(&self) -> bool {
+        self.setup.only
+    }
+
+    /// Stamps a write of `buffer` at `offset` of `file` and records it; returns its
+    /// generation.
+    pub(super) fn stamp(&mut self, buffer: &mut [u8], file: u32, offset: u64) -> u32 {
+        let generation = self.next_generation;
+        self.next_generation = match generation.wrapping_add(1) {
+            0 | UNKNOWN => 1,
+            next => next,
+        };
+        self.setup
+            .format
+            .stamp(buffer, offset, self.setup.run_id, u64::from(generation));
+        self.setup.ledger_run = self.setup.run_id;
+        self.setup
+            .ledger
+            .record(file, offset, buffer.len() as u64, generation);
+        generation
+    }
+
+    /// A write failed: its blocks hold unknown data.
+    pub(super) fn write_failed(&mut self, file: u32, offset: u64, length: u32) {
+        self.setup
+            .ledger
+            .record(file, offset, u64::from(length), UNKNOWN);
+    }
+
+    /// Checks a read of `buffer` at `offset` of `file` (`target` names it); true when the
+    /// worker must stop.
+    pub(super) fn check_read(
+        &mut self,
+        target: &str,
+        buffer: &mut [u8],
+        file: u32,
+        offset: u64,
+        overlapped: bool,
+    ) -> bool {
+        let interval = self.setup.format.interval();
+        let blocks = buffer.len().div_ceil(interval) as u64;
+        if overlapped || !self.setup.checks_data {
+            self.log.skipped(blocks);
+            return false;
+        }
+        let mut stop = false;
+        for (index, chunk) in buffer.chunks_mut(interval).enumerate() {
+            let at = offset + (index * interval) as u64;
+            let expected = match self.setup.ledger.generation(file, at) {
+                Some(UNKNOWN) => {
+                    self.log.skipped(1);
+                    continue;
+                }
+                Some(generation) => Expected::Written {
+                    run_id: self.setup.ledger_run,
+                    generation: u64::from(generation),
+                },
+                None => Expected::Unknown,
+            };
+            let check = self.setup.format.check(chunk, at, expected);
+            stop |= self.log.checked(target, at, chunk.len() as u32, check);
+        }
+        stop
+    }
+
+    /// Bad blocks so far.
+    pub(super) fn mismatch_count(&self) -> u64 {
+        self.log.mismatch_count()
+    }
+
+    /// Reads back what the worker must check after (or instead of) its workload, saves the
+    /// state when asked, and returns what every check found. `read_back` is false when the
+    /// workload stopped early (an error, an interrupt): its blocks are then only saved.
+    pub(super) fn finish<E: Engine>(
+        mut self,
+        mut read_back: ReadBack<'_, E>,
+        run_pass: bool,
+    ) -> (VerificationResult, Option<String>) {
+        let clock = read_back.clock;
+        let started = clock.now();
+        let mut failure = None;
+        let wants_pass = self.setup.only || self.setup.after_writes;
+        let stopped_at_first = self.setup.policy.stop_at_first && self.mismatch_count() > 0;
+        if run_pass
+            && wants_pass
+            && !stopped_at_first
+            && let Err(error) = read_back.run(&mut self)
+        {
+            failure = Some(error.to_string());
+        }
+        let verify_ns = clock.nanos_between(started, clock.now());
+        if let Some(path) = self.setup.state_save.take()
+            && !self.setup.only
+            && let Err(error) = (VerifyState {
+                run_id: self.setup.run_id,
+                ledger: self.setup.ledger.clone(),
+            })
+            .save(&path)
+        {
+            failure.get_or_insert(error.to_string());
+        }
+        (self.log.finish(verify_ns), failure)
+    }
+}
+
+/// The read-back: the engine, its queue and buffers, and the worker's targets.
+pub(super) struct ReadBack<'a, E: Engine> {
+    /// The worker's engine.
+    pub engine: &'a mut E,
+    /// Slots.
+    pub queue_depth: usize,
+    /// Bytes of a slot's buffer.
+    pub buffer_bytes: usize,
+    /// The worker's target paths.
+    pub targets: &'a [String],
+    /// The run's stop flags: the read-back ends when one is raised.
+    pub stops: [&'a AtomicBool; 2],
+    /// The run's clock.
+    pub clock: &'a Clock,
+}
+
+/// One read of the read-back.
+#[derive(Clone, Copy, Default)]
+struct Pending {
+    file: u32,
+    offset: u64,
+    length: u32,
+}
+
+impl<E: Engine> ReadBack<'_, E> {
+    /// The reads: runs of consecutive blocks to check (written ones, or every block of the
+    /// regions when nothing is known), each at most a buffer long.
+    fn reads(verify: &VerifyRun, buffer_bytes: usize) -> Vec<Pending> {
+        let ledger = &verify.setup.ledger;
+        let interval = ledger.interval;
+        let per_read = (buffer_bytes as u64 / interval).max(1);
+        let everything = ledger.written_blocks() == 0 && verify.setup.only;
+        let mut reads = Vec::new();
+        for (file, region) in ledger.regions.iter().enumerate() {
+            let mut run: Option<(u64, u64)> = None;
+            for (index, generation) in region.generations.iter().enumerate() {
+                let wanted = everything || (*generation != 0 && *generation != UNKNOWN);
+                let index = index as u64;
+                run = match (run, wanted) {
+                    (Some((first, count)), true) if first + count == index && count < per_read => {
+                        Some((first, count + 1))
+                    }
+                    (previous, wanted) => {
+                        if let Some((first, count)) = previous {
+                            reads.push(Pending {
+                                file: file as u32,
+                                offset: region.start + first * interval,
+                                length: (count * interval) as u32,
+                            });
+                        }
+                        wanted.then_some((index, 1))
+                    }
+                };
+            }
+            if let Some((first, count)) = run {
+                reads.push(Pending {
+                    file: file as u32,
+                    offset: region.start + first * interval,
+                    length: (count * interval) as u32,
+                });
+            }
+        }
+        reads
+    }
+
+    fn stopped(&self) -> bool {
+        self.stops.iter().any(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// Reads every block to check, `queue_depth` at a time, and checks each.
+    fn run(&mut self, verify: &mut VerifyRun) -> Result<(), EngineError> {
+        let reads = Self::reads(verify, self.buffer_bytes);
+        let depth = self.queue_depth.max(1);
+        let mut slots = vec![Pending::default(); depth];
+        let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+        let mut completions = vec![Completion::default(); depth];
+        let mut next = 0;
+        let mut in_flight = 0;
+        let mut stop = false;
+        while next < reads.len() || in_flight > 0 {
+            while !stop && next < reads.len() && !self.stopped() {
+                let Some(slot) = free.pop() else { break };
+                let read = reads[next];
+                next += 1;
+                slots[slot as usize] = read;
+                if let Err(error) = self.engine.submit(IoRequest {
+                    slot,
+                    file: read.file,
+                    direction: Direction::Read,
+                    offset: read.offset,
+                    length: read.length,
+                }) {
+                    free.push(slot);
+                    return Err(error);
+                }
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            self.engine.flush()?;
+            let reaped = self.engine.reap(1, &mut completions)?;
+            for completion in &completions[..reaped] {
+                let read = slots[completion.slot as usize];
+                free.push(completion.slot);
+                in_flight -= 1;
+                let target = self
+                    .targets
+                    .get(read.file as usize)
+                    .map_or("", String::as_str);
+                if completion.result != i64::from(read.length) {
+                    // A failed read is an I/O error, not a verdict on the data.
+                    let blocks = u64::from(read.length).div_ceil(verify.setup.ledger.interval);
+                    verify.log.skipped(blocks);
+                    continue;
+                }
+                let buffer =
+                    &mut self.engine.buffer_mut(completion.slot as usize)[..read.length as usize];
+                stop |= verify.check_read(target, buffer, read.file, read.offset, false);
+            }
+        }
+        Ok(())
+    }
+}
