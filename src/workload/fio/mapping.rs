@@ -82,6 +82,7 @@ pub fn map_job(
     workload.think_time_ns = settings.think_time_ns;
     workload.think_time_blocks = settings.think_time_blocks.max(1);
     workload.continue_on_error = settings.continue_on_error;
+    workload.verify = settings.verify.settings();
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;

@@ -199,6 +199,8 @@ pub struct JobSettings {
     /// Shares of the file, offset modifiers, placement, arrivals, exits, flows and latency
     /// targets.
     pub extended: super::extended::ExtendedSettings,
+    /// Verification options.
+    pub verify: super::verify_options::FioVerify,
 }
 
 impl JobSettings {
@@ -264,6 +266,7 @@ impl JobSettings {
             unlink: false,
             uri: None,
             extended: Default::default(),
+            verify: Default::default(),
         }
     }
 

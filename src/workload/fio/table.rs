@@ -17,6 +17,7 @@ pub use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
+use super::verify_options;
 use crate::result::{EndOthers, FileService};
 
 /// What iopath does with an option.
@@ -121,7 +122,7 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
 
 const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
-const VERIFY: &str = "iopath does not verify data yet";
+const VERIFY: &str = "iopath checks reads as they complete and reads every written block back after the workload; it does not interleave read-backs with the writes";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
@@ -1350,43 +1351,78 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "verify",
         aliases: &[],
-        mapping: "`0`/`none` only",
-        support: Support::Mapped(|_, input| one_of(input, &["0", "none"], VERIFY)),
+        mapping: "`crc32c` (`crc32c-intel`), `crc32`, `md5`, `sha256`, `xxhash` (XXH3), `meta`, `pattern`; `0`/`none` off; other kinds refused (`--verify`; docs/verify.md)",
+        support: Support::Mapped(verify_options::kind),
     },
     OptionSpec {
         name: "do_verify",
         aliases: &[],
-        mapping: "no effect without verify",
-        support: Support::Mapped(|_, input| {
-            input.flag()?;
-            Ok(())
-        }),
+        mapping: "read back and check every written block after the workload (default 1; `--verify-read-back`)",
+        support: Support::Mapped(verify_options::after_writes),
     },
     OptionSpec {
-        name: "verify_pattern",
-        aliases: &[
-            "verify_interval",
-            "verify_offset",
-            "verify_dump",
-            "verify_async",
-            "verify_async_cpus",
-            "verify_backlog",
-            "verify_backlog_batch",
-            "verify_only",
-            "verify_state_save",
-            "verify_state_load",
-            "experimental_verify",
-        ],
-        mapping: "refused",
-        support: Support::Refused(VERIFY),
+        name: "verify_only",
+        aliases: &[],
+        mapping: "no workload: only read and check the region, or the blocks a loaded state names (`--verify-only`)",
+        support: Support::Mapped(verify_options::only),
     },
     OptionSpec {
         name: "verify_fatal",
         aliases: &[],
+        mapping: "stop the job at the first bad block (default: check every block, then fail) (`--verify-fatal`)",
+        support: Support::Mapped(verify_options::fatal),
+    },
+    OptionSpec {
+        name: "verify_interval",
+        aliases: &[],
+        mapping: "bytes each header covers (default: the smallest block size) (`--verify-interval`)",
+        support: Support::Mapped(verify_options::interval),
+    },
+    OptionSpec {
+        name: "verify_offset",
+        aliases: &[],
+        mapping: "where the header sits in each interval (`--verify-offset`)",
+        support: Support::Mapped(verify_options::header_offset),
+    },
+    OptionSpec {
+        name: "verify_pattern",
+        aliases: &[],
+        mapping: "the bytes after each header are this pattern and are checked (`buffer_pattern` syntax; `%o` refused) (`--verify-pattern`)",
+        support: Support::Mapped(verify_options::pattern),
+    },
+    OptionSpec {
+        name: "verify_state_save",
+        aliases: &[],
+        mapping: "when set to 1, save each worker's written blocks to `JOB-N-verify.state` in the current directory (fio saves by default; iopath only when asked) (`--verify-state-save`)",
+        support: Support::Mapped(verify_options::state_save),
+    },
+    OptionSpec {
+        name: "verify_state_load",
+        aliases: &[],
+        mapping: "check exactly the blocks a saved state names, with `verify_only` (`--verify-state-load`)",
+        support: Support::Mapped(verify_options::state_load),
+    },
+    OptionSpec {
+        name: "verify_async",
+        aliases: &["verify_async_cpus"],
         mapping: "accepted with a note",
         support: Support::Accepted(
-            "iopath does not verify data (verify must be 0 or none), so there is no verification failure to stop at",
+            "iopath checks each block in the worker that read it, as it completes",
         ),
+    },
+    OptionSpec {
+        name: "verify_dump",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "bad blocks are described in the result (offset, expected, found, the run that wrote them), not dumped to files",
+        ),
+    },
+    OptionSpec {
+        name: "verify_backlog",
+        aliases: &["verify_backlog_batch", "experimental_verify"],
+        mapping: "refused",
+        support: Support::Refused(VERIFY),
     },
     OptionSpec {
         name: "trim_percentage",
@@ -1524,8 +1560,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "fill_device",
         aliases: &["fill_fs"],
-        mapping: "refused",
-        support: Support::Refused("writing until the device is full is not supported"),
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath writes the job's region once: the whole device or file when no size is given; a file is not grown until its file system is full",
+        ),
     },
     OptionSpec {
         name: "file_append",
