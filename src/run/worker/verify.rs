@@ -277,8 +277,9 @@ impl<E: Engine> ReadBack<'_, E> {
                     .targets
                     .get(read.file as usize)
                     .map_or("", String::as_str);
-                if completion.result != i64::from(read.length) {
-                    // A failed read is an I/O error, not a verdict on the data.
+                if stop || completion.result != i64::from(read.length) {
+                    // After a fatal bad block the rest is not checked; a failed read is an I/O
+                    // error, not a verdict on the data.
                     let blocks = u64::from(read.length).div_ceil(verify.setup.ledger.interval);
                     verify.log.skipped(blocks);
                     continue;
