@@ -1674,6 +1674,7 @@ mod tests {
         assert!(supported_names().any(|name| name == "bssplit"));
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
-        assert!(!supported_names().any(|name| name == "verify_pattern"));
+        assert!(supported_names().any(|name| name == "verify_pattern"));
+        assert!(!supported_names().any(|name| name == "verify_backlog"));
     }
 }
