@@ -200,7 +200,7 @@ pub struct JobSettings {
     /// targets.
     pub extended: super::extended::ExtendedSettings,
     /// Verification options.
-    pub verify: super::verify_options::FioVerify,
+    pub verify: FioVerify,
 }
 
 impl JobSettings {
@@ -275,5 +275,62 @@ impl JobSettings {
         self.pattern.writes()
             && !(matches!(self.pattern, Pattern::ReadWrite | Pattern::RandReadWrite)
                 && self.read_mix_percent == 100)
+    }
+}
+
+/// A job's verification options as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FioVerify {
+    /// `verify` (`None`: 0 or none).
+    pub kind: Option<crate::result::VerifyKind>,
+    /// `do_verify` (default 1).
+    pub after_writes: bool,
+    /// `verify_only`.
+    pub only: bool,
+    /// `verify_fatal`.
+    pub fatal: bool,
+    /// `verify_interval`, bytes.
+    pub interval_bytes: Option<u64>,
+    /// `verify_offset`, bytes.
+    pub header_offset_bytes: u64,
+    /// `verify_pattern`.
+    pub pattern: Option<crate::result::BufferPattern>,
+    /// `verify_state_save` given true.
+    pub state_save: bool,
+    /// `verify_state_load`.
+    pub state_load: bool,
+}
+
+impl Default for FioVerify {
+    fn default() -> Self {
+        FioVerify {
+            kind: None,
+            after_writes: true,
+            only: false,
+            fatal: false,
+            interval_bytes: None,
+            header_offset_bytes: 0,
+            pattern: None,
+            state_save: false,
+            state_load: false,
+        }
+    }
+}
+
+impl FioVerify {
+    /// The workload's settings (`None` when the job does not verify).
+    pub fn settings(&self) -> Option<crate::result::VerifySettings> {
+        let kind = self.kind?;
+        Some(crate::result::VerifySettings {
+            kind,
+            after_writes: self.after_writes,
+            only: self.only,
+            fatal: self.fatal,
+            interval_bytes: self.interval_bytes,
+            header_offset_bytes: self.header_offset_bytes,
+            pattern: self.pattern.clone(),
+            state_save: self.state_save,
+            state_load: self.state_load,
+        })
     }
 }

@@ -1,70 +1,13 @@
 //! fio's verification options (`verify`, `do_verify`, `verify_only`, `verify_fatal`,
 //! `verify_interval`, `verify_offset`, `verify_pattern`, `verify_state_save`,
-//! `verify_state_load`), read into a job's [`FioVerify`] and turned into the workload's
-//! [`VerifySettings`].
+//! `verify_state_load`), read into a job's
+//! [`FioVerify`](super::settings::FioVerify).
 
 use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
-use crate::result::{BufferPattern, VerifyKind, VerifySettings};
+use crate::result::BufferPattern;
 use crate::workload::verify_settings::parse_kind;
-
-/// A job's verification options as given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FioVerify {
-    /// `verify` (`None`: 0 or none).
-    pub kind: Option<VerifyKind>,
-    /// `do_verify` (default 1).
-    pub after_writes: bool,
-    /// `verify_only`.
-    pub only: bool,
-    /// `verify_fatal`.
-    pub fatal: bool,
-    /// `verify_interval`, bytes.
-    pub interval_bytes: Option<u64>,
-    /// `verify_offset`, bytes.
-    pub header_offset_bytes: u64,
-    /// `verify_pattern`.
-    pub pattern: Option<BufferPattern>,
-    /// `verify_state_save` given true.
-    pub state_save: bool,
-    /// `verify_state_load`.
-    pub state_load: bool,
-}
-
-impl Default for FioVerify {
-    fn default() -> Self {
-        FioVerify {
-            kind: None,
-            after_writes: true,
-            only: false,
-            fatal: false,
-            interval_bytes: None,
-            header_offset_bytes: 0,
-            pattern: None,
-            state_save: false,
-            state_load: false,
-        }
-    }
-}
-
-impl FioVerify {
-    /// The workload's settings (`None` when the job does not verify).
-    pub fn settings(&self) -> Option<VerifySettings> {
-        let kind = self.kind?;
-        Some(VerifySettings {
-            kind,
-            after_writes: self.after_writes,
-            only: self.only,
-            fatal: self.fatal,
-            interval_bytes: self.interval_bytes,
-            header_offset_bytes: self.header_offset_bytes,
-            pattern: self.pattern.clone(),
-            state_save: self.state_save,
-            state_load: self.state_load,
-        })
-    }
-}
 
 /// `verify`: 0/none, or a kind iopath has.
 pub fn kind(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
