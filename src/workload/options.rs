@@ -580,6 +580,20 @@ impl WorkloadOptions {
         }
     }
 
+    /// Sets the verify options that give `verify` (a job written back as TOML).
+    pub fn set_verify(&mut self, verify: &VerifySettings) {
+        self.verify = Some(verify.kind);
+        self.verify_read_back = (!verify.after_writes).then_some(false);
+        self.verify_only = verify.only;
+        self.verify_fatal = verify.fatal;
+        self.verify_interval = verify.interval_bytes;
+        self.verify_offset =
+            (verify.header_offset_bytes != 0).then_some(verify.header_offset_bytes);
+        self.verify_pattern = verify.pattern.clone();
+        self.verify_state_save = verify.state_save;
+        self.verify_state_load = verify.state_load;
+    }
+
     /// Whether any verify option was given.
     fn verifies(&self) -> bool {
         self.verify.is_some()
