@@ -14,7 +14,7 @@ use crate::result::{EngineKind, TargetInfo, TargetKind};
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
 use crate::targets::test_file::{
-    check_test_file_directory, default_test_file_size, temporary_test_file_path,
+    check_room_for, check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::workload::file_set::check_worker_files;
@@ -299,6 +299,17 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
     })
 }
 
+/// The files the run will create, with their sizes.
+fn files_to_create(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
+    targets
+        .iter()
+        .filter_map(|target| match target {
+            PendingTarget::Create { path, size, .. } => Some((path.as_path(), *size)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Checks everything before any I/O. Tests that would write to a target that may not be
 /// written (or that O_DIRECT forbids) are dropped with a warning when `drop_unwritable` (the
 /// default suite), else refused.
@@ -348,6 +359,7 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
+    check_room_for(&files_to_create(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests

@@ -207,6 +207,61 @@ pub fn default_test_file_size(directory: &Path) -> Result<u64, TargetError> {
     Ok(size_bytes)
 }
 
+/// Checks that the files to be created (path and size each) fit in the free space of their
+/// file systems, all of them together, before any is created: a run that would fill the disk
+/// midway is refused up front, naming the directory, what is needed and what is free.
+///
+/// Files are grouped by the file system of their directory (its device number), so two test
+/// files in one directory, or in two directories of one file system, are added up.
+pub fn check_room_for(files: &[(&Path, u64)]) -> Result<(), TargetError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut needs: Vec<(u64, &Path, u64, usize)> = Vec::new();
+    for &(path, size) in files {
+        let directory = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let device = std::fs::metadata(directory)
+            .map_err(|source| TargetError::Io {
+                path: directory.to_path_buf(),
+                operation: "stat",
+                source,
+            })?
+            .dev();
+        match needs.iter_mut().find(|need| need.0 == device) {
+            Some(need) => {
+                need.2 = need.2.saturating_add(size);
+                need.3 += 1;
+            }
+            None => needs.push((device, directory, size, 1)),
+        }
+    }
+    for (_, directory, needed, count) in needs {
+        let free_bytes = sys::available_bytes(directory).map_err(|source| TargetError::Io {
+            path: directory.to_path_buf(),
+            operation: "statvfs",
+            source,
+        })?;
+        if needed > free_bytes {
+            let files = if count == 1 {
+                "a test file".to_string()
+            } else {
+                format!("{count} test files")
+            };
+            return Err(TargetError::Unusable {
+                path: directory.to_path_buf(),
+                reason: format!(
+                    "{files} of {} in all would not fit: only {} are free; give a smaller \
+                     --size (or free some space)",
+                    crate::units::format_bytes(needed),
+                    crate::units::format_bytes(free_bytes),
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// How the creation of a test file ended.
 #[derive(Debug)]
 pub enum Creation {
@@ -595,6 +650,24 @@ mod tests {
         let path = directory.path().join("empty");
         create_test_file(&path, 0, 1).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn files_larger_than_the_free_space_are_refused_together() {
+        let directory = tempfile::tempdir().unwrap();
+        let free = sys::available_bytes(directory.path()).unwrap();
+        let one = directory.path().join("one");
+        let two = directory.path().join("two");
+        assert!(check_room_for(&[(&one, free / 4)]).is_ok());
+        // Each fits alone; together they do not.
+        let half_and_more = free / 2 + MIB;
+        assert!(check_room_for(&[(&one, half_and_more)]).is_ok());
+        let error = check_room_for(&[(&one, half_and_more), (&two, half_and_more)]).unwrap_err();
+        let message = error.to_string();
+        assert!(error.is_bad_input(), "{message}");
+        assert!(message.contains("2 test files"), "{message}");
+        assert!(message.contains("--size"), "{message}");
+        assert!(!one.exists() && !two.exists());
     }
 
     #[test]

@@ -36,6 +36,11 @@ fn bad_input_is_named_and_nothing_is_written() {
         (&["data.bin", "--rw", "read", "--sync"], "--sync"),
         (&[".", "--rw", "read"], "directory"),
         (
+            &["new.bin", "--size", "900t", "--rw", "read"],
+            "would not fit",
+        ),
+        (&["--size", "900t", "--rw", "read"], "--size"),
+        (
             &["data.bin", "--json", "/nonexistent-dir/x.json"],
             "nonexistent-dir",
         ),
