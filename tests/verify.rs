@@ -289,3 +289,55 @@ fn flipped_bits_in_a_loop_devices_backing_file_are_each_reported() {
     );
     assert_reported(&found, &offsets, "checksum");
 }
+
+#[test]
+fn fios_verify_examples_check_every_block_they_wrote() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
+    support::skip_unless!(corpus.is_dir(), "../shared/fio-examples is not here");
+    let directory = tempfile::tempdir().unwrap();
+    for (file, jobs) in [
+        ("basic-verify.fio", vec![("write-and-verify", 4096u64)]),
+        (
+            "surface-scan.fio",
+            vec![("write-phase", 0), ("verify-phase", 32768)],
+        ),
+    ] {
+        let json = directory.path().join("out.json");
+        let output = support::history::command(BINARY)
+            .current_dir(directory.path())
+            .arg("run")
+            .arg("--job")
+            .arg(corpus.join(file))
+            .args(["--size", "16m", "--json"])
+            .arg(&json)
+            .arg("target.dat")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let found: Vec<(String, u64, u64)> = result["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|test| test["jobs"].as_array().unwrap().clone())
+            .map(|job| {
+                (
+                    job["name"].as_str().unwrap().to_string(),
+                    job["verification"]["blocks_checked"].as_u64().unwrap(),
+                    job["verification"]["mismatch_count"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, u64, u64)> = jobs
+            .iter()
+            .map(|(name, checked)| (name.to_string(), *checked, 0))
+            .collect();
+        assert_eq!(found, expected, "{file}");
+        std::fs::remove_file(directory.path().join("target.dat")).unwrap();
+    }
+}

@@ -292,3 +292,65 @@ impl<E: Engine> ReadBack<'_, E> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{MismatchKind, VerifyKind};
+
+    fn run(fatal: bool) -> VerifyRun {
+        VerifyRun::new(WorkerVerify {
+            format: BlockFormat::new(VerifyKind::Crc32c, 4096, 0, None),
+            run_id: 77,
+            ledger: Ledger::new(4096, &[(0, 64 * 4096)]).unwrap(),
+            ledger_run: 77,
+            after_writes: true,
+            only: false,
+            policy: VerifyPolicy {
+                stop_at_first: fatal,
+            },
+            state_save: None,
+            checks_data: true,
+        })
+    }
+
+    #[test]
+    fn reads_are_checked_against_the_last_write_and_skipped_when_unsure() {
+        let mut verify = run(false);
+        let mut first = vec![1u8; 8192];
+        verify.stamp(&mut first, 0, 0);
+        let mut second = vec![2u8; 4096];
+        verify.stamp(&mut second, 0, 4096);
+        // Block 1 now holds the second write: the first write's copy of it is stale.
+        let mut stale = first.clone();
+        assert!(!verify.check_read("t", &mut stale, 0, 0, false));
+        let mut current = second.clone();
+        assert!(!verify.check_read("t", &mut current, 0, 4096, false));
+        // A read that overlapped a write in flight is not judged.
+        let mut unsure = first.clone();
+        assert!(!verify.check_read("t", &mut unsure, 0, 0, true));
+        // A failed write leaves its block unknown.
+        verify.write_failed(0, 8192, 4096);
+        let mut unknown = vec![0u8; 4096];
+        assert!(!verify.check_read("t", &mut unknown, 0, 8192, false));
+        // A block never written by this run, with no header: never written, not bad.
+        let mut blank = vec![0u8; 4096];
+        assert!(!verify.check_read("t", &mut blank, 0, 12288, false));
+        let result = verify.log.finish(0);
+        assert_eq!(result.mismatch_count, 1);
+        assert_eq!(result.mismatches[0].offset, 4096);
+        assert_eq!(result.mismatches[0].kind, MismatchKind::Stale);
+        assert_eq!(result.skipped_blocks, 2 + 1);
+        assert_eq!(result.never_written_blocks, 1);
+        assert_eq!(result.blocks_checked, 2 + 1 + 1);
+    }
+
+    #[test]
+    fn a_fatal_policy_stops_at_the_first_bad_block() {
+        let mut verify = run(true);
+        let mut block = vec![0u8; 4096];
+        verify.stamp(&mut block, 0, 0);
+        block[200] ^= 1;
+        assert!(verify.check_read("t", &mut block, 0, 0, false));
+    }
+}
