@@ -452,6 +452,7 @@ pub(super) fn check_budget(
             let engine = engine_of(set_targets[0]);
             check_queue_depth(&job.name, engine, shape.queue_depth).map_err(PlanError::from)?;
             let threads = u64::from(shape.workers_per_target);
+            let mut ledger_bytes = 0u64;
             let map_bytes: u64 = set_targets
                 .iter()
                 .map(|target| {
@@ -461,10 +462,14 @@ pub(super) fn check_budget(
                         PendingTarget::Create { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                     };
+                    ledger_bytes = ledger_bytes.saturating_add(
+                        crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
+                    );
                     crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
                 })
                 .fold(0u64, u64::saturating_add);
             let maps = threads.saturating_mul(map_bytes);
+            let ledgers = threads.saturating_mul(ledger_bytes);
             match demands
                 .iter_mut()
                 .find(|(known, demand)| *known == index && demand.engine == engine)
@@ -472,6 +477,7 @@ pub(super) fn check_budget(
                 Some((_, demand)) => {
                     demand.threads += threads;
                     demand.random_map_bytes = demand.random_map_bytes.saturating_add(maps);
+                    demand.verify_ledger_bytes = demand.verify_ledger_bytes.saturating_add(ledgers);
                 }
                 None => demands.push((
                     index,
@@ -485,6 +491,7 @@ pub(super) fn check_budget(
                         engine_mapped_depth: engine == EngineKind::Sync
                             && job.workload.queue_depth > 1,
                         random_map_bytes: maps,
+                        verify_ledger_bytes: ledgers,
                     },
                 )),
             }

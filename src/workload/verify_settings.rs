@@ -42,6 +42,18 @@ pub fn interval_bytes(workload: &Workload) -> u64 {
         .max(1)
 }
 
+/// Bytes of one worker's ledger on a target of `target_bytes` (0 when the workload does not
+/// verify): one `u32` per interval of its region.
+pub fn ledger_bytes(workload: &Workload, target_bytes: u64) -> u64 {
+    if workload.verify.is_none() {
+        return 0;
+    }
+    let region = workload
+        .region_size_bytes
+        .unwrap_or(target_bytes.saturating_sub(workload.region_offset_bytes));
+    (region / interval_bytes(workload)).saturating_mul(4)
+}
+
 /// Checks the verification settings of `workload` on a region of `region_bytes` per worker;
 /// the message says what does not fit and what to change.
 pub fn check(workload: &Workload, region_bytes: u64) -> Result<(), String> {
