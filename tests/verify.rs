@@ -341,3 +341,35 @@ fn fios_verify_examples_check_every_block_they_wrote() {
         std::fs::remove_file(directory.path().join("target.dat")).unwrap();
     }
 }
+
+#[test]
+fn a_verify_backlog_reads_back_while_the_workload_writes() {
+    let directory = tempfile::tempdir().unwrap();
+    let json_args = [
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--size",
+        "1m",
+        "--bytes",
+        "1m",
+        "--random-map",
+        "--verify",
+        "crc32c",
+        "--verify-backlog",
+        "16",
+        "--verify-read-back=false",
+    ];
+    let found = run(directory.path(), "backlog.bin", &json_args);
+    assert_eq!(found.status, 0, "{}", found.describe());
+    // Every write was read back in batches of 16 while the workload ran (256 = 16 × 16).
+    assert_eq!(
+        (found.checked(), found.bad()),
+        (BLOCKS, 0),
+        "{}",
+        found.describe()
+    );
+}

@@ -81,6 +81,10 @@ pub struct VerifySettings {
     /// `verify_pattern`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<BufferPattern>,
+    /// Read back and check the written blocks after every this many writes, while the
+    /// workload runs (fio's `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_writes: Option<u32>,
     /// Save which blocks were written, by which run, at the end (fio's `verify_state_save`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub state_save: bool,

@@ -584,6 +584,7 @@ fn worker_verify(
         },
         state_save: settings.state_save.then_some(state_path),
         checks_data: engine != EngineKind::Null,
+        backlog_writes: settings.backlog_writes.filter(|_| workload.writes()),
     }))
 }
 

@@ -522,6 +522,15 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub verify_pattern: Option<BufferPattern>,
+    /// After every N writes, read those blocks back and check them while the workload runs
+    /// (fio's verify_backlog; the reads count as reads, not towards --bytes).
+    #[arg(long, value_name = "N", value_parser = parse::blocks, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_blocks",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_backlog: Option<u32>,
     /// Save which blocks each worker wrote to JOB-N-verify.state in the current directory.
     #[arg(long, help_heading = "Verify")]
     #[serde(default, skip_serializing_if = "is_false")]
@@ -592,6 +601,7 @@ impl WorkloadOptions {
         self.verify_pattern = verify.pattern.clone();
         self.verify_state_save = verify.state_save;
         self.verify_state_load = verify.state_load;
+        self.verify_backlog = verify.backlog_writes;
     }
 
     /// Whether any verify option was given.
@@ -605,6 +615,7 @@ impl WorkloadOptions {
             || self.verify_pattern.is_some()
             || self.verify_state_save
             || self.verify_state_load
+            || self.verify_backlog.is_some()
     }
 
     /// Sets the verify options given (any of them turns verification on, crc32c unless
@@ -627,6 +638,9 @@ impl WorkloadOptions {
         verify.fatal |= self.verify_fatal;
         verify.state_save |= self.verify_state_save;
         verify.state_load |= self.verify_state_load;
+        if let Some(writes) = self.verify_backlog {
+            verify.backlog_writes = Some(writes);
+        }
         if let Some(interval) = self.verify_interval {
             verify.interval_bytes = Some(interval);
         }

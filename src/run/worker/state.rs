@@ -191,7 +191,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 restarted: false,
             }
         });
-        let verify = plan.verify.take().map(VerifyRun::new);
+        let depth = plan.queue_depth.max(1) as usize;
+        let verify = plan
+            .verify
+            .take()
+            .map(|verify| VerifyRun::new(verify, depth));
         let trace_room = if plan.trace {
             IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
         } else {
@@ -280,7 +284,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         } else if self.links.finish.load(Ordering::Relaxed) {
             self.ending.stopping = true;
             self.ending.finished_at = Some(now);
-        } else if self.budget_done() {
+        } else if self.budget_done() && !self.backlog_ready() && !self.backlog_may_fill() {
             self.ending.stopping = true;
         }
     }
@@ -351,7 +355,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut queued = 0usize;
         let mut wait_ns = 0;
         while self.queue.in_flight < depth_limit {
-            if self.budget_done() {
+            if self.budget_done() && !self.backlog_ready() {
                 break;
             }
             if batch_time < self.not_before {
@@ -365,7 +369,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
                 break;
             }
-            let (io, due_ns) = self.next_io();
+            // A read-back of the verify backlog goes first, outside the pacer and the budget.
+            let backlog_read = self.verify.as_mut().and_then(VerifyRun::backlog_read);
+            let (io, due_ns) = match backlog_read {
+                Some(read) => (read, 0),
+                None => self.next_io(),
+            };
             if due_ns > since_start {
                 wait_ns = due_ns - since_start;
                 self.paced = Some((io, due_ns));
@@ -373,7 +382,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
             // Requests handed to the device one by one get their own submission time.
             let own_time = self.plan.submit_batch == 1 && queued > 0;
-            let submitted = match self.issue(io, batch_time, own_time) {
+            let submitted = match self.issue(io, batch_time, own_time, backlog_read.is_none()) {
                 Ok(submitted) => submitted,
                 Err(error) => {
                     self.engine_failed(error);
@@ -425,6 +434,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         io: PlannedIo,
         batch_time: Ticks,
         own_time: bool,
+        budgeted: bool,
     ) -> Result<Ticks, EngineError> {
         let slot = self
             .queue
@@ -484,8 +494,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             return Err(error);
         }
         self.queue.in_flight += 1;
-        self.totals.issued_bytes += u64::from(io.length);
-        self.totals.issued_ios += 1;
+        if budgeted {
+            self.totals.issued_bytes += u64::from(io.length);
+            self.totals.issued_ios += 1;
+        }
         Ok(submitted)
     }
 
@@ -508,6 +520,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
         }
         overlapped
+    }
+
+    /// Whether writes in flight may still fill a verify backlog.
+    fn backlog_may_fill(&self) -> bool {
+        self.queue.in_flight > 0 && self.verify.as_ref().is_some_and(VerifyRun::has_backlog)
+    }
+
+    /// Whether a full verify backlog waits to be read back.
+    fn backlog_ready(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::backlog_ready)
     }
 
     /// Whether the workload is only a read-back (fio's `verify_only`).
@@ -538,7 +560,7 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     /// Whether an idle worker is done: it is stopping or has issued its budget.
     pub(super) fn nothing_left(&self) -> bool {
-        self.ending.stopping || self.budget_done()
+        self.ending.stopping || (self.budget_done() && !self.backlog_ready())
     }
 
     /// Waits `wait_ns` for the pacer or a think time (no longer than the window lasts), then
@@ -612,6 +634,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
             self.record_error(slot, direction, completion.result);
             return;
+        }
+        if direction == Direction::Write
+            && let Some(verify) = &mut self.verify
+        {
+            verify.write_completed(slot.file, slot.offset, slot.length);
         }
         if direction == Direction::Read
             && let Some(verify) = &mut self.verify

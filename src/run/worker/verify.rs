@@ -15,6 +15,7 @@ use crate::verify::header::{BlockFormat, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
 use crate::verify::state::VerifyState;
+use crate::workload::planner::PlannedIo;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,6 +43,17 @@ pub struct WorkerVerify {
     pub state_save: Option<PathBuf>,
     /// Whether the engine moves data (not the null engine): otherwise reads are not checked.
     pub checks_data: bool,
+    /// Read back the blocks of every this many writes while the workload runs.
+    pub backlog_writes: Option<u32>,
+}
+
+/// The writes waiting to be read back (fio's `verify_backlog`), room made before the start
+/// for a batch and the writes that complete while it is read back (the queue depth).
+struct Backlog {
+    every: usize,
+    written: std::collections::VecDeque<PlannedIo>,
+    /// Reads of the current batch handed out.
+    handed: usize,
 }
 
 /// Verification while a worker runs.
@@ -49,15 +61,22 @@ pub(super) struct VerifyRun {
     setup: WorkerVerify,
     log: VerifyLog,
     next_generation: u32,
+    backlog: Option<Backlog>,
 }
 
 impl VerifyRun {
-    pub(super) fn new(setup: WorkerVerify) -> Self {
+    pub(super) fn new(setup: WorkerVerify, queue_depth: usize) -> Self {
         let log = VerifyLog::new(setup.format.kind(), setup.run_id, setup.policy);
+        let backlog = setup.backlog_writes.map(|every| Backlog {
+            every: every.max(1) as usize,
+            written: std::collections::VecDeque::with_capacity(every.max(1) as usize + queue_depth),
+            handed: 0,
+        });
         VerifyRun {
             setup,
             log,
             next_generation: 1,
+            backlog,
         }
     }
 
@@ -82,6 +101,47 @@ impl VerifyRun {
             .ledger
             .record(file, offset, buffer.len() as u64, generation);
         generation
+    }
+
+    /// A write completed: it waits in the backlog, when there is one.
+    pub(super) fn write_completed(&mut self, file: u32, offset: u64, length: u32) {
+        if let Some(backlog) = &mut self.backlog {
+            backlog.written.push_back(PlannedIo {
+                direction: Direction::Read,
+                offset,
+                length,
+                pause_after_ns: 0,
+                file,
+            });
+        }
+    }
+
+    /// Whether writes are read back in batches while the workload runs.
+    pub(super) fn has_backlog(&self) -> bool {
+        self.backlog.is_some()
+    }
+
+    /// Whether the backlog holds its writes and waits to be read back.
+    pub(super) fn backlog_ready(&self) -> bool {
+        self.backlog.as_ref().is_some_and(|backlog| {
+            !backlog.written.is_empty()
+                && (backlog.handed > 0 || backlog.written.len() >= backlog.every)
+        })
+    }
+
+    /// The next read-back of the backlog, once it holds its writes; the backlog empties when
+    /// the last one is handed out.
+    pub(super) fn backlog_read(&mut self) -> Option<PlannedIo> {
+        if !self.backlog_ready() {
+            return None;
+        }
+        let backlog = self.backlog.as_mut()?;
+        let read = backlog.written.pop_front()?;
+        backlog.handed += 1;
+        if backlog.handed == backlog.every {
+            backlog.handed = 0;
+        }
+        Some(read)
     }
 
     /// A write failed: its blocks hold unknown data.
@@ -299,19 +359,23 @@ mod tests {
     use crate::result::{MismatchKind, VerifyKind};
 
     fn run(fatal: bool) -> VerifyRun {
-        VerifyRun::new(WorkerVerify {
-            format: BlockFormat::new(VerifyKind::Crc32c, 4096, 0, None),
-            run_id: 77,
-            ledger: Ledger::new(4096, &[(0, 64 * 4096)]).unwrap(),
-            ledger_run: 77,
-            after_writes: true,
-            only: false,
-            policy: VerifyPolicy {
-                stop_at_first: fatal,
+        VerifyRun::new(
+            WorkerVerify {
+                format: BlockFormat::new(VerifyKind::Crc32c, 4096, 0, None),
+                run_id: 77,
+                ledger: Ledger::new(4096, &[(0, 64 * 4096)]).unwrap(),
+                ledger_run: 77,
+                after_writes: true,
+                only: false,
+                policy: VerifyPolicy {
+                    stop_at_first: fatal,
+                },
+                state_save: None,
+                checks_data: true,
+                backlog_writes: None,
             },
-            state_save: None,
-            checks_data: true,
-        })
+            4,
+        )
     }
 
     #[test]

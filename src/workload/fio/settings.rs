@@ -295,6 +295,8 @@ pub struct FioVerify {
     pub header_offset_bytes: u64,
     /// `verify_pattern`.
     pub pattern: Option<crate::result::BufferPattern>,
+    /// `verify_backlog`.
+    pub backlog_writes: Option<u32>,
     /// `verify_state_save` given true.
     pub state_save: bool,
     /// `verify_state_load`.
@@ -311,6 +313,7 @@ impl Default for FioVerify {
             interval_bytes: None,
             header_offset_bytes: 0,
             pattern: None,
+            backlog_writes: None,
             state_save: false,
             state_load: false,
         }
@@ -329,6 +332,7 @@ impl FioVerify {
             interval_bytes: self.interval_bytes,
             header_offset_bytes: self.header_offset_bytes,
             pattern: self.pattern.clone(),
+            backlog_writes: self.backlog_writes,
             state_save: self.state_save,
             state_load: self.state_load,
         })

@@ -122,7 +122,7 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
 
 const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
-const VERIFY: &str = "iopath checks reads as they complete and reads every written block back after the workload; it does not interleave read-backs with the writes";
+const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
@@ -1420,7 +1420,19 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "verify_backlog",
-        aliases: &["verify_backlog_batch", "experimental_verify"],
+        aliases: &[],
+        mapping: "after every N writes, read those blocks back and check them while the workload runs (the reads count as reads; not towards `size`) (`--verify-backlog`)",
+        support: Support::Mapped(verify_options::backlog),
+    },
+    OptionSpec {
+        name: "verify_backlog_batch",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted("iopath reads the whole backlog back at once"),
+    },
+    OptionSpec {
+        name: "experimental_verify",
+        aliases: &[],
         mapping: "refused",
         support: Support::Refused(VERIFY),
     },
@@ -1675,6 +1687,6 @@ mod tests {
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
         assert!(supported_names().any(|name| name == "verify_pattern"));
-        assert!(!supported_names().any(|name| name == "verify_backlog"));
+        assert!(!supported_names().any(|name| name == "experimental_verify"));
     }
 }

@@ -486,9 +486,9 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nverify_backlog=16\n").unwrap_err();
+    let error = load("[a]\nexperimental_verify=1\n").unwrap_err();
     assert!(
-        error.message.contains("does not interleave"),
+        error.message.contains("not by replaying the workload"),
         "{}",
         error.message
     );
@@ -530,7 +530,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc64\nrw=trim\nnice=5\nverify_backlog=8\n",
+            "[a]\nsize=1m\nverify=crc64\nrw=trim\nnice=5\nexperimental_verify=1\n",
             &request,
         )
         .unwrap();
@@ -745,7 +745,7 @@ fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
 fn verify_options_map_to_the_workloads_verification() {
     use crate::result::VerifyKind;
     let loaded = load(
-        "[a]\nsize=1m\nrw=write\nbs=64k\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_state_save=1\n[b]\nsize=1m\nrw=read\nverify=crc32c-intel\nverify_only=1\nverify_state_load=1\nverify_offset=16\n[c]\nsize=1m\nverify=0\n",
+        "[a]\nsize=1m\nrw=write\nbs=64k\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_state_save=1\n[b]\nsize=1m\nrw=read\nverify=crc32c-intel\nverify_only=1\nverify_state_load=1\nverify_offset=16\nverify_backlog=32\n[c]\nsize=1m\nverify=0\n",
     )
     .unwrap();
     let jobs = &loaded.plan.tests[0].jobs;
@@ -761,6 +761,7 @@ fn verify_options_map_to_the_workloads_verification() {
     assert_eq!(b.kind, VerifyKind::Crc32c);
     assert!(b.only && b.state_load && b.after_writes);
     assert_eq!(b.header_offset_bytes, 16);
+    assert_eq!(b.backlog_writes, Some(32));
     assert!(jobs[2].workload.verify.is_none());
     let error = load("[a]\nsize=1m\nverify=sha512\n").unwrap_err();
     assert!(error.message.contains("sha512"), "{error}");

@@ -62,6 +62,16 @@ pub fn pattern(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionE
     Ok(())
 }
 
+/// `verify_backlog`: a count of writes (0: none).
+pub fn backlog(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    let text = input.text()?;
+    let writes: u32 = text
+        .parse()
+        .map_err(|_| OptionError::BadValue(format!("'{text}' is not a count of writes")))?;
+    s.verify.backlog_writes = (writes > 0).then_some(writes);
+    Ok(())
+}
+
 /// `verify_state_save`.
 pub fn state_save(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
     s.verify.state_save = input.flag()?;
