@@ -254,8 +254,7 @@ corpus! {
     perfkitbenchmarker_fio_job => "perfkitbenchmarker-fio-job.fio", Expect::Runs;
     phoronix_fio_randread_io_uring => "phoronix-fio-randread-io_uring.fio",
         refused(16, "force_async", "io_uring submission modes are not configurable");
-    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio",
-        refused(24, "verify=md5", "no data verification");
+    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio", Expect::Runs;
     spdk_vhost_default_performance => "spdk-vhost-default-performance.fio", Expect::Runs;
     tidb_randread_seqwrite_check => "tidb-randread-seqwrite-check.fio", Expect::Runs;
     virtualclient_oltp_c2_diskfill => "virtualclient-oltp-c2-diskfill.fio", Expect::Runs;

@@ -32,8 +32,6 @@ struct SlotState {
     submitted: Ticks,
     /// In flight now.
     busy: bool,
-    /// A read that overlapped a write in flight (its data may be either write's).
-    overlapped: bool,
 }
 
 /// The slots of the queue, sized to the queue depth before the start.
@@ -380,6 +378,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.paced = Some((io, due_ns));
                 break;
             }
+            if self.verify.is_some() && self.conflicts_in_flight(io) {
+                // Issued once the I/O it overlaps has completed.
+                self.paced = Some((io, due_ns));
+                break;
+            }
             // Requests handed to the device one by one get their own submission time.
             let own_time = self.plan.submit_batch == 1 && queued > 0;
             let submitted = match self.issue(io, batch_time, own_time, backlog_read.is_none()) {
@@ -453,7 +456,6 @@ impl<'a, E: Engine> Worker<'a, E> {
                 stamp_block(buffer, io.offset);
             }
         }
-        let overlapped = self.verify.is_some() && self.overlap_in_flight(io);
         let submitted = if filled || own_time {
             self.clock.now()
         } else {
@@ -466,7 +468,6 @@ impl<'a, E: Engine> Worker<'a, E> {
             direction: Some(io.direction),
             submitted,
             busy: true,
-            overlapped,
         };
         if self.plan.trace {
             self.trace.push(TracedIo {
@@ -501,25 +502,19 @@ impl<'a, E: Engine> Worker<'a, E> {
         Ok(submitted)
     }
 
-    /// Whether `io` overlaps an I/O in flight of the other direction that may change what a
-    /// read sees; a write marks the reads it overlaps as such.
-    fn overlap_in_flight(&mut self, io: PlannedIo) -> bool {
+    /// Whether `io` overlaps an I/O in flight of which one of the two writes: what the read
+    /// sees, or what the block ends up holding, could then be either write's (the device may
+    /// complete them in any order). A verifying worker holds such an I/O until the other has
+    /// completed (as fio's `serialize_overlap`).
+    fn conflicts_in_flight(&self, io: PlannedIo) -> bool {
         let end = io.offset + u64::from(io.length);
-        let mut overlapped = false;
-        for slot in &mut self.queue.slots {
-            if slot.busy
+        self.queue.slots.iter().any(|slot| {
+            slot.busy
                 && slot.file == io.file
                 && slot.offset < end
                 && io.offset < slot.offset + u64::from(slot.length)
-            {
-                match (slot.direction, io.direction) {
-                    (Some(Direction::Read), Direction::Write) => slot.overlapped = true,
-                    (Some(Direction::Write), _) => overlapped = true,
-                    _ => {}
-                }
-            }
-        }
-        overlapped
+                && (slot.direction == Some(Direction::Write) || io.direction == Direction::Write)
+        })
     }
 
     /// Whether writes in flight may still fill a verify backlog.
@@ -650,7 +645,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .target_paths
                 .get(slot.file as usize)
                 .map_or("", String::as_str);
-            if verify.check_read(target, buffer, slot.file, slot.offset, slot.overlapped) {
+            if verify.check_read(target, buffer, slot.file, slot.offset) {
                 self.stop(StopCause::IoError, self.now);
             }
         }
