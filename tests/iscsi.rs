@@ -20,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::devices::allocated_blocks;
 
 const IQN: &str = "iqn.2026-01.dev.iopath:test";
 const MIB: u64 = 1 << 20;
@@ -150,6 +151,22 @@ impl TgtServer {
             .args(arguments)
             .stdin(Stdio::null());
         command
+    }
+
+    /// Sets `params` (`readonly=1`, `thin_provisioning=1`) on LUN 1.
+    fn update_lun(&self, params: &str) {
+        self.tgtadm(&[
+            "--op",
+            "update",
+            "--mode",
+            "logicalunit",
+            "--tid",
+            "1",
+            "--lun",
+            "1",
+            "--params",
+            params,
+        ]);
     }
 
     /// Runs tgtadm and insists that it succeeds.
@@ -570,18 +587,7 @@ fn a_read_only_lun_is_reported_and_refuses_writes() {
     let Some(server) = TgtServer::start(8 * MIB) else {
         return;
     };
-    server.tgtadm(&[
-        "--op",
-        "update",
-        "--mode",
-        "logicalunit",
-        "--tid",
-        "1",
-        "--lun",
-        "1",
-        "--params",
-        "readonly=1",
-    ]);
+    server.update_lun("readonly=1");
     let target = server.target();
     let volume = iscsi::probe(&target, Duration::from_secs(30)).expect("probe");
     assert!(volume.read_only);
@@ -657,5 +663,87 @@ fn chap_credentials_come_from_the_environment() {
         admitted.status.success(),
         "{}",
         String::from_utf8_lossy(&admitted.stderr)
+    );
+}
+
+/// Runs `iopath ARGS` in `directory`: exit status and what it printed.
+fn iopath(directory: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(directory)
+        .args(args)
+        .output()
+        .expect("iopath runs");
+    (
+        output.status.code(),
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    )
+}
+
+#[test]
+fn trims_unmap_on_a_thin_lun_and_are_refused_on_a_thick_one() {
+    let Some(server) = TgtServer::start(16 * MIB) else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(7);
+    let data: Vec<u8> = (0..16 * MIB).map(|_| rng.u8(..)).collect();
+    std::fs::write(&server.backing, &data).unwrap();
+    let full = allocated_blocks(&server.backing);
+    let directory = tempfile::tempdir().unwrap();
+    let url = server.url(IQN, 1);
+    let json = directory.path().join("out.json");
+    let json_text = json.display().to_string();
+    let trims = [
+        "run",
+        &url,
+        "--rw",
+        "trim",
+        "--bs",
+        "1m",
+        "--bytes",
+        "16m",
+        "--qd",
+        "4",
+        "--allow-destructive",
+        "--json",
+        &json_text,
+    ];
+    // tgt's LUNs are thick unless told otherwise: no LBPME, no LBPU.
+    assert!(
+        !iscsi::probe(&server.target(), Duration::from_secs(30))
+            .unwrap()
+            .trim
+    );
+    let (status, output) = iopath(directory.path(), &trims);
+    assert_eq!(status, Some(2), "{output}");
+    for needle in [url.as_str(), "cannot trim", "UNMAP"] {
+        assert!(output.contains(needle), "{needle}: {output}");
+    }
+    assert_eq!(
+        std::fs::read(&server.backing).unwrap(),
+        data,
+        "nothing was unmapped"
+    );
+
+    server.update_lun("thin_provisioning=1");
+    assert!(
+        iscsi::probe(&server.target(), Duration::from_secs(30))
+            .unwrap()
+            .trim
+    );
+    let (status, output) = iopath(directory.path(), &trims);
+    assert_eq!(status, Some(0), "{output}");
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let trim = &result["tests"][0]["trim"];
+    assert_eq!(trim["io_count"], 16, "{trim}");
+    assert_eq!(trim["error_count"], 0);
+    assert!(trim["latency"]["mean_ns"].as_f64().unwrap() > 0.0);
+    let after = allocated_blocks(&server.backing);
+    assert!(
+        after < full / 8,
+        "{after} of {full} blocks left after UNMAP of all"
     );
 }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::devices::allocated_blocks;
 
 /// Block size of most requests.
 const BLOCK: usize = 4096;
@@ -1367,4 +1368,83 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
         "{}",
         outcome.stdout
     );
+}
+
+#[test]
+fn trims_reach_a_server_that_takes_them_and_are_refused_where_it_does_not() {
+    if !have("nbdkit") {
+        return;
+    }
+    // nbdkit's file plugin advertises trim and punches holes in its file for it.
+    let directory = tempfile::tempdir().unwrap();
+    let backing = directory.path().join("disk.img");
+    let mut rng = fastrand::Rng::with_seed(5);
+    let data: Vec<u8> = (0..8 << 20).map(|_| rng.u8(..)).collect();
+    std::fs::write(&backing, &data).unwrap();
+    let full = allocated_blocks(&backing);
+    let server = Server::nbdkit(&["file", backing.to_str().unwrap()]);
+    assert!(probe(&server.target("")).unwrap().trim);
+    let url = server.url("");
+    let json = directory.path().join("out.json");
+    let trims = [
+        "run", &url, "--rw", "trim", "--bs", "1m", "--bytes", "8m", "--qd", "4",
+    ];
+    let refused = iopath(directory.path(), &trims);
+    assert_eq!(refused.status, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--allow-destructive"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(allocated_blocks(&backing), full, "nothing was trimmed");
+    let json_text = json.display().to_string();
+    let allowed = [&trims[..], &["--allow-destructive", "--json", &json_text]].concat();
+    let outcome = iopath(directory.path(), &allowed);
+    assert_eq!(outcome.status, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let trim = &result["tests"][0]["trim"];
+    assert_eq!(trim["io_count"], 8, "{trim}");
+    assert_eq!(trim["bytes"], 8 << 20);
+    assert_eq!(trim["error_count"], 0);
+    assert!(trim["latency"]["mean_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        result["tests"][0]["total"]["io_count"], 0,
+        "trims move no data"
+    );
+    let after = allocated_blocks(&backing);
+    assert!(
+        after < full / 8,
+        "{after} of {full} blocks left after trimming all"
+    );
+
+    // A plugin without a trim method: the server does not advertise trims, and the run is
+    // refused before any I/O, naming the export.
+    let without = Server::nbdkit(&[
+        "eval",
+        "get_size=echo 8388608",
+        "pread=head -c $3 /dev/zero",
+        "pwrite=cat >/dev/null",
+    ]);
+    let url = without.url("");
+    assert!(!probe(&without.target("")).unwrap().trim);
+    let refused = iopath(
+        directory.path(),
+        &[
+            "run",
+            &url,
+            "--rw",
+            "randtrim",
+            "--bytes",
+            "64k",
+            "--allow-destructive",
+        ],
+    );
+    assert_eq!(refused.status, 2, "{}", refused.stderr);
+    for needle in [url.as_str(), "cannot trim", "NBD_FLAG_SEND_TRIM"] {
+        assert!(
+            refused.stderr.contains(needle),
+            "{needle}: {}",
+            refused.stderr
+        );
+    }
 }

@@ -373,3 +373,57 @@ fn a_verify_backlog_reads_back_while_the_workload_writes() {
         found.describe()
     );
 }
+
+#[test]
+fn trimmed_blocks_read_back_as_never_written_not_as_corrupt() {
+    let directory = tempfile::tempdir().unwrap();
+    write_clean(directory.path(), "data.bin", "crc32c", &[]);
+    // Holes punched in the first 16 blocks: read back, they hold no header.
+    let trimmed = run(
+        directory.path(),
+        "data.bin",
+        &[
+            "--rw",
+            "trim",
+            "--bs",
+            "4k",
+            "--size",
+            "1m",
+            "--bytes",
+            "64k",
+            "--verify",
+            "crc32c",
+            "--allow-destructive",
+        ],
+    );
+    assert_eq!(trimmed.status, 0, "{}", trimmed.describe());
+    assert_eq!(
+        (trimmed.checked(), trimmed.never_written(), trimmed.bad()),
+        (16, 16, 0),
+        "{}",
+        trimmed.describe()
+    );
+    // Trims and writes back in turn: every block holds its last write, or reads as trimmed.
+    let mixed = run(
+        directory.path(),
+        "data.bin",
+        &[
+            "--rw",
+            "randtrimwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--size",
+            "1m",
+            "--bytes",
+            "1m",
+            "--verify",
+            "crc32c",
+            "--allow-destructive",
+        ],
+    );
+    assert_eq!(mixed.status, 0, "{}", mixed.describe());
+    assert_eq!(mixed.bad(), 0, "{}", mixed.describe());
+    assert!(mixed.checked() > 0, "{}", mixed.describe());
+}

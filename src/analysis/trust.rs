@@ -15,8 +15,9 @@
 //! ```
 
 use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, HopUtilisation, IntervalPoint,
-    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
+    ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, HopUtilisation,
+    IntervalPoint, StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind,
+    TrustNote,
 };
 use crate::units::{format_bytes, format_percent, format_rate};
 
@@ -119,6 +120,7 @@ pub fn test_confidence(test: &TestResult) -> TestConfidence {
     TestConfidence {
         read: direction_confidence(&test.read),
         write: direction_confidence(&test.write),
+        trim: direction_confidence(&test.trim),
         total: direction_confidence(&test.total),
     }
 }
@@ -193,24 +195,23 @@ pub(super) struct TrustInputs<'a> {
 
 /// The direction a test is about: both when mixed, else the one that moved.
 pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static str) {
-    let mixed = test.read.io_count > 0 && test.write.io_count > 0;
-    if mixed {
-        (&test.total, "total")
-    } else if test.write.io_count > 0 {
-        (&test.write, "write")
-    } else {
-        (&test.read, "read")
-    }
+    let direction = test.main_direction();
+    let name = match direction {
+        FigureDirection::Total => "total",
+        other => other.name(),
+    };
+    (test.figures(direction), name)
 }
 
 fn main_confidence<'a>(
     test: &TestResult,
     confidence: &'a TestConfidence,
 ) -> &'a DirectionConfidence {
-    match main_direction(test).1 {
-        "total" => &confidence.total,
-        "write" => &confidence.write,
-        _ => &confidence.read,
+    match test.main_direction() {
+        FigureDirection::Total => &confidence.total,
+        FigureDirection::Write => &confidence.write,
+        FigureDirection::Trim => &confidence.trim,
+        FigureDirection::Read => &confidence.read,
     }
 }
 

@@ -366,9 +366,14 @@ impl Decision {
 
 fn classify(context: &Context) -> Decision {
     let test = context.test;
-    let (main, _) = main_direction(test);
+    let (main, direction) = main_direction(test);
     if main.io_count == 0 {
         return Decision::inconclusive(vec!["no I/O completed in the measured time".into()]);
+    }
+    if direction == "trim" {
+        return Decision::inconclusive(vec![
+            "a test of trims only: trims move no data over the path, so no hop's capacity explains their rate".into(),
+        ]);
     }
     if test
         .jobs

@@ -155,10 +155,7 @@ fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<(
     for (test_index, workers) in executed.traces.iter().enumerate() {
         for (worker_index, ios) in workers.iter().enumerate() {
             for io in ios {
-                let direction = match io.direction {
-                    iopath::result::Direction::Read => "read",
-                    iopath::result::Direction::Write => "write",
-                };
+                let direction = io.direction.name();
                 writeln!(
                     out,
                     "{test_index},{worker_index},{direction},{},{},{},{}",

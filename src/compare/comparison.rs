@@ -137,28 +137,7 @@ impl MetricValue {
     }
 }
 
-/// Which direction's figures a compared test shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FigureDirection {
-    /// Reads only.
-    Read,
-    /// Writes only.
-    Write,
-    /// Reads and writes together (mixed tests).
-    Total,
-}
-
-impl FigureDirection {
-    /// `read`, `write` or `read+write`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FigureDirection::Read => "read",
-            FigureDirection::Write => "write",
-            FigureDirection::Total => "read+write",
-        }
-    }
-}
+pub use crate::result::FigureDirection;
 
 /// One run's figures for one test.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

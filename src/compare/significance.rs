@@ -51,24 +51,22 @@ pub fn outcome(metric: Metric, baseline: &MetricValue, run: &MetricValue) -> Out
 }
 
 /// The direction whose figures stand for a test across runs: reads and writes together when
-/// any run mixed them, else the one direction every run did.
+/// any run mixed them, else the one direction every run did (see
+/// [`FigureDirection::of`]).
 pub fn figure_direction(tests: &[&TestResult]) -> FigureDirection {
     let reads = tests.iter().any(|test| test.read.io_count > 0);
     let writes = tests.iter().any(|test| test.write.io_count > 0);
-    match (reads, writes) {
-        (true, false) => FigureDirection::Read,
-        (false, true) => FigureDirection::Write,
-        _ => FigureDirection::Total,
+    let trims = tests.iter().any(|test| test.trim.io_count > 0);
+    match FigureDirection::of(reads, writes, trims) {
+        // No run did I/O at all: reads and writes together, as for a mix.
+        FigureDirection::Read if !reads => FigureDirection::Total,
+        direction => direction,
     }
 }
 
 /// The direction's figures of `test`.
 pub fn direction_of(test: &TestResult, direction: FigureDirection) -> &DirectionResult {
-    match direction {
-        FigureDirection::Read => &test.read,
-        FigureDirection::Write => &test.write,
-        FigureDirection::Total => &test.total,
-    }
+    test.figures(direction)
 }
 
 fn stored_confidence(
@@ -78,6 +76,7 @@ fn stored_confidence(
     match direction {
         FigureDirection::Read => &confidence.read,
         FigureDirection::Write => &confidence.write,
+        FigureDirection::Trim => &confidence.trim,
         FigureDirection::Total => &confidence.total,
     }
 }

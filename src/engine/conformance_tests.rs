@@ -2,8 +2,8 @@
 //! sync and io_uring engines (the latter with and without registered buffers and file) on real
 //! files in a temporary directory, and checks what the [`Engine`] contract promises — data at
 //! the right offsets, completions naming their slots, short reads at the end of the file,
-//! `reap` that never waits for what is not in flight, `sync_data`, `O_DIRECT`, and requests
-//! that name one of several files.
+//! `reap` that never waits for what is not in flight, `sync_data`, `O_DIRECT`, requests
+//! that name one of several files, and trims that complete with their length and leave zeroes.
 //!
 //! Engines that do not perform I/O (`performs_io == false`) are held to everything except the
 //! contents of the file and of read buffers.
@@ -258,6 +258,51 @@ fn writes_land_at_their_offsets() {
         if engine.capabilities().performs_io {
             drop(engine);
             check_file_holds_patterns(&path, &blocks);
+        }
+    }
+}
+
+#[test]
+fn trims_complete_with_their_length_and_leave_zeroes() {
+    let directory = tempfile::tempdir().unwrap();
+    for kind in engines_under_test() {
+        let path = directory.path().join(format!("{kind:?}"));
+        let file = open_read_write(&path, false).unwrap();
+        if super::trim::probe(&file, super::trim::LocalTrim::PunchHole).is_err() {
+            crate::support::skip("the temporary directory's file system has no holes");
+            return;
+        }
+        let mut engine = open_engine(kind, file, 8, BLOCK);
+        let blocks = scrambled_blocks(16);
+        write_blocks(engine.as_mut(), &blocks);
+        let trimmed: Vec<u64> = blocks.iter().copied().filter(|b| b % 2 == 0).collect();
+        let name = engine.name();
+        run_requests(
+            engine.as_mut(),
+            &block_requests(Direction::Trim, &trimmed),
+            |_, _| {},
+            |index, result, _| {
+                assert_eq!(
+                    result, BLOCK as i64,
+                    "{name}: trim of block {}",
+                    trimmed[index]
+                )
+            },
+        );
+        if engine.capabilities().performs_io {
+            drop(engine);
+            let data = std::fs::read(&path).unwrap();
+            for block in 0..16u64 {
+                let bytes = &data[block as usize * BLOCK..(block as usize + 1) * BLOCK];
+                if block % 2 == 0 {
+                    assert!(bytes.iter().all(|&b| b == 0), "{kind:?}: block {block}");
+                } else {
+                    assert!(
+                        bytes == &pattern(block, BLOCK)[..],
+                        "{kind:?}: block {block}"
+                    );
+                }
+            }
         }
     }
 }

@@ -21,6 +21,11 @@
 //! [`IoUringEngine::buffer_registration_error`] / [`IoUringEngine::file_registration_error`]
 //! say why something is not.
 //!
+//! A trim of a block device is the block layer's discard command (`IORING_OP_URING_CMD` with
+//! [`BLOCK_URING_CMD_DISCARD`], Linux 6.12 or later; `EOPNOTSUPP` before), a trim of a file an
+//! `IORING_OP_FALLOCATE` that punches a hole; both are queued like reads and writes, use no
+//! buffer, and complete with the trim's length when they succeed (the kernel answers 0).
+//!
 //! Memory safety rests on one rule: a slot's buffer is never touched by us, nor freed, while the
 //! kernel may still use it. A slot is busy from its submit to the completion that names it;
 //! submitting a busy slot is an error, [`Engine::buffer_mut`] on a busy slot panics, and dropping
@@ -48,6 +53,8 @@
 //! ```
 
 use super::buffer::BufferPool;
+use super::sys::PUNCH_HOLE_MODE;
+use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, EngineOptions, IoRequest};
 use crate::result::{Capabilities, Direction};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
@@ -58,6 +65,11 @@ use std::time::{Duration, Instant};
 
 /// Name of this engine on the command line and in errors.
 const ENGINE_NAME: &str = "io_uring";
+
+/// The block layer's io_uring command that discards a byte range (`BLOCK_URING_CMD_DISCARD`,
+/// `_IO(0x12, 0)` in `<linux/blkdev.h>`): the start in the entry's `addr`, the length in
+/// `addr3` (the first 8 bytes of its command area).
+pub const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
 
 /// Highest queue depth one engine accepts: the kernel's limit on submission queue entries
 /// (`IORING_MAX_ENTRIES`).
@@ -76,6 +88,36 @@ const DROP_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn probe() -> Result<(), io::Error> {
     let ring = IoUring::new(2)?;
     check_opcodes(&ring)
+}
+
+/// Checks, changing nothing, that this kernel's io_uring can discard on the block device open
+/// (for writing) as `file`: a discard command of 0 bytes is sent on a ring of one entry. A
+/// kernel that knows the command refuses the empty range with `EINVAL`; one before Linux 6.12
+/// (no io_uring command on block devices) answers `EOPNOTSUPP`, which is returned.
+pub fn probe_block_discard(file: &EngineFile) -> Result<(), io::Error> {
+    let mut ring = IoUring::new(1)?;
+    let entry = opcode::UringCmd16::new(types::Fd(file.as_raw_fd()), BLOCK_URING_CMD_DISCARD)
+        .addr(Some(0))
+        .build();
+    // SAFETY: the entry refers to no memory of ours; the descriptor outlives the ring, which is
+    // dropped after the one completion was reaped.
+    unsafe { ring.submission().push(&entry) }
+        .map_err(|_| io::Error::other("the probe ring is full"))?;
+    loop {
+        match ring.submit_and_wait(1) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            outcome => outcome?,
+        };
+        break;
+    }
+    let result = ring
+        .completion()
+        .next()
+        .map_or(-libc::EIO, |entry| entry.result());
+    match -result {
+        0 | libc::EINVAL => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// Checks that `ring` supports the opcodes this engine issues.
@@ -109,6 +151,11 @@ pub struct IoUringEngine {
     target_flags: squeue::Flags,
     /// Per slot: submitted and not yet reaped.
     busy: Vec<bool>,
+    /// Per slot: the length of the trim in flight there (0: not a trim), given back as its
+    /// result when the kernel answers 0.
+    trim_lengths: Vec<u32>,
+    /// How each file is trimmed (`None`: its kind could not be told; a trim fails).
+    trims: Vec<Option<LocalTrim>>,
     /// Number of busy slots.
     in_flight: u32,
     /// Why buffer registration was refused, when it was asked for.
@@ -192,7 +239,9 @@ impl IoUringEngine {
             )
         };
 
+        let trims = files.iter().map(|file| LocalTrim::of(file).ok()).collect();
         Ok(IoUringEngine {
+            trims,
             ring,
             buffers: ManuallyDrop::new(buffers),
             files,
@@ -205,6 +254,7 @@ impl IoUringEngine {
             target_fds,
             target_flags,
             busy: vec![false; queue_depth as usize],
+            trim_lengths: vec![0; queue_depth as usize],
             in_flight: 0,
             buffer_registration_error,
             file_registration_error,
@@ -252,15 +302,20 @@ impl IoUringEngine {
             if user_data == CANCEL_USER_DATA {
                 continue;
             }
+            let mut result = i64::from(entry.result());
             if let Some(busy) = self.busy.get_mut(user_data as usize)
                 && *busy
             {
                 *busy = false;
                 self.in_flight -= 1;
+                let trim_length = std::mem::take(&mut self.trim_lengths[user_data as usize]);
+                if trim_length > 0 && result == 0 {
+                    result = i64::from(trim_length);
+                }
             }
             completions[written] = Completion {
                 slot: user_data as u32,
-                result: i64::from(entry.result()),
+                result,
             };
             written += 1;
         }
@@ -385,6 +440,23 @@ impl Engine for IoUringEngine {
             (Direction::Write, false) => opcode::Write::new(target_fd, buffer, request.length)
                 .offset(request.offset)
                 .build(),
+            (Direction::Trim, _) => match self.trims[request.file as usize] {
+                Some(LocalTrim::Discard) => {
+                    let mut command = [0u8; 16];
+                    command[..8].copy_from_slice(&u64::from(request.length).to_ne_bytes());
+                    opcode::UringCmd16::new(target_fd, BLOCK_URING_CMD_DISCARD)
+                        .addr(Some(request.offset))
+                        .cmd(command)
+                        .build()
+                }
+                Some(LocalTrim::PunchHole) => {
+                    opcode::Fallocate::new(target_fd, u64::from(request.length))
+                        .offset(request.offset)
+                        .mode(PUNCH_HOLE_MODE)
+                        .build()
+                }
+                None => return Err(invalid_submit("the kind of the file to trim is unknown")),
+            },
         }
         .flags(self.target_flags)
         .user_data(u64::from(request.slot));
@@ -402,6 +474,11 @@ impl Engine for IoUringEngine {
             ));
         }
         self.busy[slot] = true;
+        self.trim_lengths[slot] = if request.direction == Direction::Trim {
+            request.length
+        } else {
+            0
+        };
         self.in_flight += 1;
         Ok(())
     }
@@ -500,6 +577,44 @@ mod tests {
                 false
             }
         }
+    }
+
+    #[test]
+    fn trims_of_a_file_punch_holes_and_complete_with_their_length() {
+        if !io_uring_works() {
+            return;
+        }
+        use std::os::unix::fs::MetadataExt;
+        let directory = tempfile::tempdir().unwrap();
+        let (path, file) = crate::engine::trim::written_file(directory.path(), 64 << 10, 0x77);
+        if crate::engine::trim::probe(&file, LocalTrim::PunchHole).is_err() {
+            crate::support::skip("the file system of the temporary directory has no holes");
+            return;
+        }
+        let before = file.metadata().unwrap().blocks();
+        for register in [false, true] {
+            let mut engine =
+                IoUringEngine::open(file.try_clone().unwrap(), &options(4, register)).unwrap();
+            for slot in 0..4u32 {
+                engine
+                    .submit(IoRequest {
+                        file: 0,
+                        slot,
+                        direction: Direction::Trim,
+                        offset: u64::from(slot) * 4096,
+                        length: 4096,
+                    })
+                    .unwrap();
+            }
+            engine.flush().unwrap();
+            let mut done = [Completion::default(); 4];
+            let mut reaped = 0;
+            while reaped < 4 {
+                reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+            }
+            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+        }
+        crate::engine::trim::assert_hole_at_start(&path, 64 << 10, before, 16 << 10, 0x77);
     }
 
     fn options(queue_depth: u32, register: bool) -> EngineOptions {

@@ -35,6 +35,7 @@ pub mod null;
 pub mod stop;
 pub mod sync;
 pub mod sys;
+pub mod trim;
 pub mod volume;
 
 pub use stop::StopSignal;
@@ -54,7 +55,7 @@ pub struct IoRequest {
     /// Which of the engine's files (0 for an engine on one file or volume): a worker that
     /// moves over several files (fio's `nrfiles`) opens one engine on all of them.
     pub file: u32,
-    /// Read or write.
+    /// Read, write or trim (a trim moves no data: its slot's buffer is not used).
     pub direction: Direction,
     /// Byte offset in the target.
     pub offset: u64,
@@ -67,7 +68,7 @@ pub struct IoRequest {
 pub struct Completion {
     /// The slot given at submit.
     pub slot: u32,
-    /// Bytes transferred, or a negative errno.
+    /// Bytes transferred (for a trim that succeeded, its whole length), or a negative errno.
     pub result: i64,
 }
 

@@ -1,10 +1,12 @@
-//! The sync engine: pread / pwrite, one request at a time.
+//! The sync engine: pread / pwrite, one request at a time; trims are `BLKDISCARD` on a block
+//! device and a punched hole in a file (see [`super::trim`]).
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
 //! files (a worker moving over a job's files); each request names its file.
 
 use super::buffer::BufferPool;
+use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
 use std::os::unix::fs::FileExt;
@@ -12,6 +14,8 @@ use std::os::unix::fs::FileExt;
 /// See the module documentation.
 pub struct SyncEngine {
     files: Vec<EngineFile>,
+    /// How each file is trimmed (`None`: its kind could not be told; a trim fails).
+    trims: Vec<Option<LocalTrim>>,
     buffers: BufferPool,
     capabilities: Capabilities,
     done: Option<Completion>,
@@ -27,6 +31,7 @@ impl SyncEngine {
     /// of `buffer_size` bytes.
     pub fn with_files(files: Vec<EngineFile>, buffer_size: usize) -> Self {
         SyncEngine {
+            trims: files.iter().map(|file| LocalTrim::of(file).ok()).collect(),
             files,
             buffers: BufferPool::new(1, buffer_size),
             capabilities: Capabilities {
@@ -74,6 +79,12 @@ impl Engine for SyncEngine {
                 file.read_at(&mut self.buffers.slot_mut(0)[..length], request.offset)
             }
             Direction::Write => file.write_at(&self.buffers.slot(0)[..length], request.offset),
+            Direction::Trim => match self.trims[request.file as usize] {
+                Some(how) => how
+                    .trim(file, request.offset, length as u64)
+                    .map(|()| length),
+                None => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            },
         };
         let result = match outcome {
             Ok(bytes) => bytes as i64,

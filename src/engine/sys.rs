@@ -157,6 +157,42 @@ impl DynamicLibrary {
     }
 }
 
+/// `BLKDISCARD` (`_IO(0x12, 119)` in `<linux/fs.h>`): discard a byte range of a block device.
+pub const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// Discards `length` bytes at `offset` of the block device open as `fd` (`BLKDISCARD`; both
+/// multiples of its logical block size). The descriptor must be open for writing. A `length`
+/// of 0 is refused by the kernel with `EINVAL` after it checked that the device can discard at
+/// all (`EOPNOTSUPP` when it cannot), which makes it a probe that changes nothing.
+pub fn discard(fd: RawFd, offset: u64, length: u64) -> io::Result<()> {
+    let range: [u64; 2] = [offset, length];
+    // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer, which points to
+    // `range`, live for the call.
+    let outcome = unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) };
+    if outcome < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Punches a hole of `length` bytes at `offset` into the file open as `fd`, keeping its size
+/// (`fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`): its blocks are freed and the range
+/// reads back as zeroes. `EOPNOTSUPP` where the file system cannot.
+pub fn punch_hole(fd: RawFd, offset: u64, length: u64) -> io::Result<()> {
+    let (Ok(offset), Ok(length)) = (i64::try_from(offset), i64::try_from(length)) else {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    // SAFETY: fallocate takes no pointers; a bad descriptor or range is an error return.
+    let outcome = unsafe { libc::fallocate(fd, PUNCH_HOLE_MODE, offset, length) };
+    if outcome < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The `fallocate` mode of a trim on a file: free the range, keep the size.
+pub const PUNCH_HOLE_MODE: c_int = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+
 /// The text of the last `dlopen`/`dlsym` failure of this thread.
 fn last_loader_error() -> String {
     // SAFETY: dlerror returns null or a NUL-terminated string valid until the next dl call on

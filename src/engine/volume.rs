@@ -24,6 +24,9 @@ pub struct NetworkVolumeInfo {
     pub fua: bool,
     /// The server supports TRIM / UNMAP.
     pub trim: bool,
+    /// Largest trim the server takes in one request, bytes (0: no limit announced; an iSCSI
+    /// LUN's MAXIMUM UNMAP LBA COUNT).
+    pub max_trim_bytes: u64,
     /// The first bytes of the volume (up to 68 KiB), for signature detection.
     pub head: Vec<u8>,
 }
@@ -107,6 +110,12 @@ impl NetworkVolumeInfo {
             "largest request",
             probed.max_request_bytes.into(),
             self.max_request_bytes.into(),
+            " bytes",
+        );
+        number(
+            "largest trim",
+            probed.max_trim_bytes,
+            self.max_trim_bytes,
             " bytes",
         );
         let mut flag = |what, probed: bool, found: bool| {

@@ -5,8 +5,10 @@
 //! one `WORKER` row per job. The columns are the subset of Iometer's result columns that
 //! iopath measures, in Iometer's order and with Iometer's names and units (rates per second,
 //! MB = 10^6 bytes for "(Decimal)" and 2^20 bytes for "(Binary)", response times in
-//! milliseconds), followed by one column Iometer does not have: the 99th percentile response
-//! time. [`COLUMNS`] lists them; docs/reports.md says where each value comes from.
+//! milliseconds), followed by columns Iometer does not have: the 99th percentile response
+//! time, and the trims (discards) — their IOPS, MB/s of discarded ranges, response times,
+//! errors, bytes and count; Iometer's totals are reads and writes. [`COLUMNS`] lists them;
+//! docs/reports.md says where each value comes from.
 //!
 //! ```no_run
 //! use iopath::report::{csv::write_iometer_csv, json::read_json};
@@ -20,7 +22,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 /// The header: Iometer's column names in Iometer's order, then iopath's additions.
-pub const COLUMNS: [&str; 32] = [
+pub const COLUMNS: [&str; 39] = [
     "Target Type",
     "Target Name",
     "Access Specification Name",
@@ -53,6 +55,13 @@ pub const COLUMNS: [&str; 32] = [
     "Queue Depth",
     "% CPU Utilization",
     "99th Percentile Response Time",
+    "Trim IOps",
+    "Trim MBps (Decimal)",
+    "Average Trim Response Time",
+    "Maximum Trim Response Time",
+    "Trim Errors",
+    "Bytes Trimmed",
+    "Trim I/Os",
 ];
 
 /// Writes the header and one `ALL` row per test and one `WORKER` row per job of `result`.
@@ -76,6 +85,7 @@ pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<
                     disks: targets.len(),
                     read: &test.read,
                     write: &test.write,
+                    trim: &test.trim,
                     total: &test.total,
                     errors: &test.errors,
                     queue_depth: (depths.len() == 1)
@@ -98,6 +108,7 @@ pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<
                         disks: disks.len(),
                         read: &job.read,
                         write: &job.write,
+                        trim: &job.trim,
                         total: &job.total,
                         errors: &job.errors,
                         queue_depth: Some(job.queue_depth_per_worker),
@@ -119,6 +130,7 @@ struct Figures<'a> {
     disks: usize,
     read: &'a DirectionResult,
     write: &'a DirectionResult,
+    trim: &'a DirectionResult,
     total: &'a DirectionResult,
     errors: &'a ErrorSummary,
     queue_depth: Option<u32>,
@@ -168,6 +180,13 @@ fn row(figures: Figures<'_>, cpu: Option<&CpuResult>) -> Vec<String> {
             .map(decimal)
             .unwrap_or_default(),
         decimal(figures.total.latency.percentile("99") as f64 / 1e6),
+        decimal(figures.trim.iops),
+        decimal_mb(figures.trim),
+        mean_ms(figures.trim),
+        max_ms(figures.trim),
+        figures.trim.error_count.to_string(),
+        figures.trim.bytes.to_string(),
+        figures.trim.io_count.to_string(),
     ]
 }
 

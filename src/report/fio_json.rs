@@ -172,8 +172,8 @@ struct FioSync {
 /// What fio calls a group's aggregate: the group's bytes over its longest runtime.
 #[derive(Clone, Copy, Default)]
 struct GroupTotals {
-    bytes: [u64; 2],
-    longest_ns: [u64; 2],
+    bytes: [u64; 3],
+    longest_ns: [u64; 3],
 }
 
 impl GroupTotals {
@@ -193,7 +193,7 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
                 next_group += 1;
                 (next_group - 1, GroupTotals::default())
             });
-            for (direction, figures) in [&job.read, &job.write].into_iter().enumerate() {
+            for (direction, figures) in [&job.read, &job.write, &job.trim].into_iter().enumerate() {
                 if figures.io_count > 0 {
                     entry.1.bytes[direction] =
                         entry.1.bytes[direction].saturating_add(figures.bytes);
@@ -287,7 +287,7 @@ fn build_job(
             totals.bytes_per_second(1),
             plus,
         ),
-        trim: empty_direction(),
+        trim: direction(&job.trim, job.measured_ns, totals.bytes_per_second(2), plus),
         sync: sync(job.fsync_ns, plus),
         job_runtime: ns_to_ms(job.measured_ns),
         usr_cpu: cpu_percent(test.cpu.user_ns),
@@ -354,9 +354,11 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
 
     let read = workload.access.read_percent().round() as u32;
     let random = workload.access.random_percent().round() as u32;
-    let base = match read {
-        100 => "read",
-        0 => "write",
+    let base = match (read, workload.trims(), workload.writes()) {
+        (_, true, true) => "trimwrite",
+        (_, true, false) => "trim",
+        (100, ..) => "read",
+        (0, ..) => "write",
         _ => "rw",
     };
     let pattern = if random == 0 {
@@ -984,6 +986,24 @@ mod tests {
         let usr = fio["usr_cpu"].as_f64().unwrap();
         let sys = fio["sys_cpu"].as_f64().unwrap();
         assert!(usr + sys > 0.0 && usr + sys <= 100.0 * mixed().host.cpu_count as f64);
+    }
+
+    #[test]
+    fn trims_fill_the_trim_section_and_name_the_pattern() {
+        let mut result = mixed().clone();
+        let job = &mut result.tests[0].jobs[0];
+        job.trim = job.write.clone();
+        job.workload.access.lines[0].trim_percent = 50;
+        job.workload.access.lines[0].read_percent = 0;
+        let mut out = Vec::new();
+        write_fio_json(&result, false, &mut out).unwrap();
+        let json: Value = serde_json::from_slice(&out).unwrap();
+        let fio = &json["jobs"][0];
+        let figures = &result.tests[0].jobs[0].trim;
+        assert_eq!(fio["trim"]["total_ios"], figures.io_count);
+        assert_eq!(fio["trim"]["io_bytes"], figures.bytes);
+        assert_eq!(fio["trim"]["clat_ns"]["max"], figures.latency.max_ns);
+        assert_eq!(fio["job options"]["rw"], "randtrimwrite");
     }
 
     #[test]

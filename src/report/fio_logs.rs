@@ -108,10 +108,11 @@ pub fn write_fio_logs(result: &RunResult, prefix: &Path) -> Result<Vec<PathBuf>,
 /// Writes one log of one job in fio's format.
 pub fn write_fio_log(job: &JobResult, kind: FioLogKind, out: &mut dyn Write) -> io::Result<()> {
     let block_size = job.workload.access.single_size().unwrap_or(0);
-    let directions: Vec<(u8, &DirectionResult)> = [(0u8, &job.read), (1, &job.write)]
-        .into_iter()
-        .filter(|(_, figures)| figures.io_count > 0)
-        .collect();
+    let directions: Vec<(u8, &DirectionResult)> =
+        [(0u8, &job.read), (1, &job.write), (2, &job.trim)]
+            .into_iter()
+            .filter(|(_, figures)| figures.io_count > 0)
+            .collect();
     let intervals = directions
         .iter()
         .map(|(_, figures)| figures.series.len())

@@ -110,13 +110,7 @@ fn write_confirmations(result: &RunResult, out: &mut dyn Write) -> io::Result<()
 
 /// Reads and writes together for a mixed test, else the one direction it did.
 fn main_figures(test: &TestResult) -> &DirectionResult {
-    if test.read.io_count > 0 && test.write.io_count > 0 {
-        &test.total
-    } else if test.write.io_count > 0 {
-        &test.write
-    } else {
-        &test.read
-    }
+    test.main_figures()
 }
 
 /// The test's name, with how it ended and its errors when that matters.

@@ -5,8 +5,8 @@
 //! per test with its trust notes.
 
 use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, LatencyTargetResult, RunResult,
-    StopReason, TestResult, VerificationResult,
+    ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, LatencyTargetResult,
+    RunResult, StopReason, TestResult, VerificationResult,
 };
 use crate::text::escape::escape_controls;
 use crate::text::shown;
@@ -81,23 +81,15 @@ pub fn results_table(result: &RunResult) -> Table {
                 _ => " (error)",
             });
         }
-        let mixed = test.read.io_count > 0 && test.write.io_count > 0;
-        let main = if mixed {
-            &test.total
-        } else if test.write.io_count > 0 {
-            &test.write
-        } else {
-            &test.read
-        };
+        let direction = test.main_direction();
+        let mixed = direction == FigureDirection::Total;
+        let main = test.figures(direction);
         let confidence = test.analysis.as_ref().map(|a| &a.confidence);
-        let main_confidence = confidence.map(|c| {
-            if mixed {
-                &c.total
-            } else if test.write.io_count > 0 {
-                &c.write
-            } else {
-                &c.read
-            }
+        let main_confidence = confidence.map(|c| match direction {
+            FigureDirection::Total => &c.total,
+            FigureDirection::Write => &c.write,
+            FigureDirection::Trim => &c.trim,
+            FigureDirection::Read => &c.read,
         });
         let verdict_cell = |row: &mut Vec<String>, verdict: Option<&str>| {
             if show_verdict {
@@ -122,21 +114,33 @@ pub fn results_table(result: &RunResult) -> Table {
                     None,
                 ));
             }
-        } else if mixed {
-            rows.push(direction_cells(
-                "  read".into(),
-                &test.read,
-                test,
-                false,
-                confidence.map(|c| &c.read),
-            ));
-            rows.push(direction_cells(
-                "  write".into(),
-                &test.write,
-                test,
-                false,
-                confidence.map(|c| &c.write),
-            ));
+        } else {
+            if mixed {
+                rows.push(direction_cells(
+                    "  read".into(),
+                    &test.read,
+                    test,
+                    false,
+                    confidence.map(|c| &c.read),
+                ));
+                rows.push(direction_cells(
+                    "  write".into(),
+                    &test.write,
+                    test,
+                    false,
+                    confidence.map(|c| &c.write),
+                ));
+            }
+            // Trims beside other I/O (a trimwrite) get their own row.
+            if direction != FigureDirection::Trim && test.trim.io_count > 0 {
+                rows.push(direction_cells(
+                    "  trim".into(),
+                    &test.trim,
+                    test,
+                    false,
+                    confidence.map(|c| &c.trim),
+                ));
+            }
         }
         for mut row in rows {
             verdict_cell(&mut row, None);

@@ -130,7 +130,10 @@ pub struct TestConfidence {
     pub read: DirectionConfidence,
     /// Writes.
     pub write: DirectionConfidence,
-    /// Both.
+    /// Trims (absent when there is no interval for them, as in tests without trims).
+    #[serde(default, skip_serializing_if = "DirectionConfidence::is_empty")]
+    pub trim: DirectionConfidence,
+    /// Reads and writes together.
     pub total: DirectionConfidence,
 }
 
@@ -141,6 +144,13 @@ pub struct DirectionConfidence {
     pub bytes_per_second: Option<ConfidenceInterval>,
     /// Of I/Os per second.
     pub iops: Option<ConfidenceInterval>,
+}
+
+impl DirectionConfidence {
+    /// Whether neither interval is known.
+    pub fn is_empty(&self) -> bool {
+        self.bytes_per_second.is_none() && self.iops.is_none()
+    }
 }
 
 /// A Student-t confidence interval of the mean of a per-interval series.

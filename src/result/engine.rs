@@ -19,6 +19,26 @@ pub enum Direction {
     Read,
     /// Data from memory to the target.
     Write,
+    /// The target drops the data of a range (a discard: BLKDISCARD, a punched hole, NBD's
+    /// TRIM, SCSI UNMAP); no data moves.
+    Trim,
+}
+
+impl Direction {
+    /// `read`, `write` or `trim` (as in results and fio's output).
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+            Direction::Trim => "trim",
+        }
+    }
+
+    /// Whether this I/O changes what the target holds (a write or a trim): the safety rules of
+    /// writes apply to both.
+    pub fn modifies(self) -> bool {
+        !matches!(self, Direction::Read)
+    }
 }
 
 /// What an engine can do, as typed fields rather than flag bits.

@@ -22,3 +22,18 @@ pub struct SparseHistogram {
     /// `[bucket index, count]` of every non-empty bucket.
     pub buckets: Vec<[u64; 2]>,
 }
+
+impl SparseHistogram {
+    /// A histogram without samples, in the layout of 64 sub-buckets per power of two.
+    pub fn empty() -> Self {
+        SparseHistogram {
+            sub_bucket_bits: 6,
+            count: 0,
+            sum_ns: 0,
+            sum_of_squares_ns2: 0,
+            min_ns: 0,
+            max_ns: 0,
+            buckets: Vec::new(),
+        }
+    }
+}

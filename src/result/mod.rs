@@ -61,8 +61,8 @@ pub use run::{HostInfo, RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
 pub use target::{TargetInfo, TargetKind};
 pub use test::{
-    DirectionResult, ErrorSummary, IoErrorRecord, JobResult, LatencySummary, LatencyTargetResult,
-    PERCENTILES, SteadyOutcome, StopReason, TestResult,
+    DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySummary,
+    LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
 pub use verify::{

@@ -37,7 +37,11 @@ pub struct TestResult {
     pub read: DirectionResult,
     /// Writes of every job together.
     pub write: DirectionResult,
-    /// Reads and writes of every job together.
+    /// Trims (discards) of every job together; absent from the JSON when the test issued none.
+    /// Their bytes are the lengths discarded: no data moves, so they are not in `total`.
+    #[serde(default, skip_serializing_if = "DirectionResult::is_unused")]
+    pub trim: DirectionResult,
+    /// Reads and writes of every job together (trims apart: they move no data over the path).
     pub total: DirectionResult,
     /// CPU used while measuring.
     pub cpu: CpuResult,
@@ -61,6 +65,71 @@ pub struct TestResult {
     /// What data verification found in every job together (absent when no job verified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationResult>,
+}
+
+impl TestResult {
+    /// The direction whose figures stand for this test as a whole: reads and writes together
+    /// when it mixed them, else the one it did — writes before trims (a trimwrite's writes move
+    /// its data), trims only when it did nothing else.
+    pub fn main_direction(&self) -> FigureDirection {
+        FigureDirection::of(
+            self.read.io_count > 0,
+            self.write.io_count > 0,
+            self.trim.io_count > 0,
+        )
+    }
+
+    /// The figures of `direction`.
+    pub fn figures(&self, direction: FigureDirection) -> &DirectionResult {
+        match direction {
+            FigureDirection::Read => &self.read,
+            FigureDirection::Write => &self.write,
+            FigureDirection::Trim => &self.trim,
+            FigureDirection::Total => &self.total,
+        }
+    }
+
+    /// The figures of [`TestResult::main_direction`].
+    pub fn main_figures(&self) -> &DirectionResult {
+        self.figures(self.main_direction())
+    }
+}
+
+/// Which direction's figures stand for a test (in tables, comparisons and verdicts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureDirection {
+    /// Reads only.
+    Read,
+    /// Writes only (or writes with trims: a trimwrite).
+    Write,
+    /// Trims only.
+    Trim,
+    /// Reads and writes together (mixed tests).
+    Total,
+}
+
+impl FigureDirection {
+    /// The direction of tests that read, wrote and trimmed as said: reads and writes together
+    /// when both, else writes, reads, or trims when nothing else (reads when nothing at all).
+    pub fn of(reads: bool, writes: bool, trims: bool) -> Self {
+        match (reads, writes, trims) {
+            (true, true, _) => FigureDirection::Total,
+            (false, true, _) => FigureDirection::Write,
+            (false, false, true) => FigureDirection::Trim,
+            _ => FigureDirection::Read,
+        }
+    }
+
+    /// `read`, `write`, `trim` or `read+write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureDirection::Read => "read",
+            FigureDirection::Write => "write",
+            FigureDirection::Trim => "trim",
+            FigureDirection::Total => "read+write",
+        }
+    }
 }
 
 fn is_zero(count: &u64) -> bool {
@@ -108,7 +177,10 @@ pub struct JobResult {
     pub read: DirectionResult,
     /// Writes.
     pub write: DirectionResult,
-    /// Reads and writes together.
+    /// Trims (discards); absent from the JSON when the job issued none. Not in `total`.
+    #[serde(default, skip_serializing_if = "DirectionResult::is_unused")]
+    pub trim: DirectionResult,
+    /// Reads and writes together (trims apart: they move no data over the path).
     pub total: DirectionResult,
     /// I/O errors.
     pub errors: ErrorSummary,
@@ -171,8 +243,31 @@ pub struct DirectionResult {
     pub histogram: SparseHistogram,
 }
 
+impl DirectionResult {
+    /// Whether this direction issued nothing (no I/O counted, none failed).
+    pub fn is_unused(&self) -> bool {
+        self.io_count == 0 && self.error_count == 0
+    }
+}
+
+impl Default for DirectionResult {
+    /// A direction that issued nothing (what an older result without trims reads as).
+    fn default() -> Self {
+        DirectionResult {
+            io_count: 0,
+            bytes: 0,
+            iops: 0.0,
+            bytes_per_second: 0.0,
+            latency: LatencySummary::default(),
+            error_count: 0,
+            series: Vec::new(),
+            histogram: SparseHistogram::empty(),
+        }
+    }
+}
+
 /// Latency figures, submission to completion.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Smallest, ns.
     pub min_ns: u64,

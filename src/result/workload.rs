@@ -87,6 +87,10 @@ fn one() -> u32 {
     1
 }
 
+fn is_zero_percent(percent: &u8) -> bool {
+    *percent == 0
+}
+
 /// How long a test runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -121,6 +125,10 @@ pub struct AccessLine {
     pub weight: u32,
     /// Percentage of this line's I/Os that are reads.
     pub read_percent: u8,
+    /// Percentage of this line's I/Os that are trims (discards); the rest after reads and
+    /// trims are writes. Absent (0) in results written before trims existed.
+    #[serde(default, skip_serializing_if = "is_zero_percent")]
+    pub trim_percent: u8,
     /// Percentage of this line's I/Os that start at a random offset (else right after the
     /// previous I/O).
     pub random_percent: u8,
@@ -236,6 +244,10 @@ pub struct OffsetRules {
     /// Clone `c` of a job works on its region moved `c ×` this many bytes further (fio's
     /// `offset_increment`; clones are the workers sharing a target).
     pub clone_increment_bytes: u64,
+    /// Every trim is followed by a write of the same range (fio's `trimwrite` and
+    /// `randtrimwrite`): the I/Os alternate trim, write, trim, write, and only the trims draw
+    /// their offset and line.
+    pub write_after_trim: bool,
 }
 
 impl OffsetRules {

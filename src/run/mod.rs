@@ -20,6 +20,7 @@ pub mod progress;
 pub mod start_gate;
 pub mod test_runner;
 pub mod thread_start;
+mod trim_check;
 pub mod worker;
 
 pub use plan_error::PlanError;

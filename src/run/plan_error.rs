@@ -76,6 +76,14 @@ pub enum PlanError {
         /// The server's largest request, bytes.
         limit_bytes: u64,
     },
+    /// A job trims (discards) a target that cannot: checked on the target before any I/O.
+    #[error("{target}: cannot trim: {reason}")]
+    CannotTrim {
+        /// The target, as given.
+        target: String,
+        /// Why, in words (and the kernel's or server's answer).
+        reason: String,
+    },
     /// The sync engine asked for on a network volume.
     #[error(
         "{target}: the sync engine works on local files; network targets use their protocol's \

@@ -4,6 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
 use crate::engine::network;
@@ -331,6 +332,9 @@ pub fn prepare(
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
+    for test in &plan.tests {
+        check_verified_targets_alone(test)?;
+    }
     for test in plan.tests.drain(..) {
         let refusal = test.jobs.iter().find_map(|job| {
             job.targets.iter().find_map(|&index| {
@@ -507,11 +511,11 @@ pub(super) fn check_budget(
     Ok(warnings)
 }
 
-/// Claims every block device some test writes, exclusively, for as long as the run lasts: once
+/// Claims every block device some test writes or trims, exclusively, for as long as the run lasts: once
 /// checked, nothing can mount or claim it before or while iopath writes it.
 fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        if !job.workload.writes() || job.workload.engine == EngineKind::Null {
+        if !job.workload.modifies() || job.workload.engine == EngineKind::Null {
             continue;
         }
         for &index in &job.targets {
@@ -591,6 +595,32 @@ fn check_request_size(
     })
 }
 
+/// Refuses a verifying job that shares a target with another job of its test when either
+/// writes: the other's writes and trims would change the blocks it checks while it runs.
+fn check_verified_targets_alone(test: &crate::workload::TestPlan) -> Result<(), PlanError> {
+    for (index, job) in test.jobs.iter().enumerate() {
+        if job.workload.verify.is_none() {
+            continue;
+        }
+        for (other_index, other) in test.jobs.iter().enumerate() {
+            let shared = other.targets.iter().any(|t| job.targets.contains(t));
+            if other_index != index
+                && shared
+                && (job.workload.modifies() || other.workload.modifies())
+            {
+                return Err(PlanError::Verify {
+                    job: job.name.clone(),
+                    problem: format!(
+                        "verify: job '{}' uses the same target at the same time and one of the two writes, so the blocks this job checks could change under it; give the jobs targets of their own, or run them one after the other (stonewall)",
+                        other.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
@@ -607,7 +637,7 @@ pub(super) fn check_job_against_target(
                 }
                 .into());
             }
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_volume_write_allowed(info, policy)?;
             }
             url_path = PathBuf::from(network.to_string());
@@ -620,7 +650,7 @@ pub(super) fn check_job_against_target(
             )
         }
         PendingTarget::Existing(handle) => {
-            if workload.writes() && workload.engine != EngineKind::Null {
+            if workload.modifies() && workload.engine != EngineKind::Null {
                 check_write_allowed(handle, policy)?;
             }
             let path = handle.path();
@@ -640,6 +670,15 @@ pub(super) fn check_job_against_target(
             (path.as_path(), *size, 512, 512, false)
         }
     };
+    check_trims(
+        job,
+        match target {
+            PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
+            PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
+            PendingTarget::Create { path, .. } => TrimTarget::Create(path),
+            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+        },
+    )?;
     let name = || path.display().to_string();
     let offset = workload.region_offset_bytes;
     if offset >= size {

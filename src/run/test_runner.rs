@@ -385,7 +385,7 @@ fn open_job(
                             }
                         };
                         let opened = handle.reopen(OpenRequest {
-                            write: workload.writes(),
+                            write: workload.modifies(),
                             direct: !workload.buffered,
                             dsync: workload.sync_writes,
                         })?;
@@ -577,7 +577,7 @@ fn worker_verify(
         run_id,
         ledger,
         ledger_run,
-        after_writes: settings.after_writes && workload.writes(),
+        after_writes: settings.after_writes && workload.modifies(),
         only: settings.only,
         policy: VerifyPolicy {
             stop_at_first: settings.fatal,
@@ -645,19 +645,28 @@ fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> Direc
     }
 }
 
-/// Read, write and both of a set of worker outcomes, over `measured_ns`.
-fn directions(
-    outcomes: &[&WorkerOutcome],
-    measured_ns: u64,
-) -> (DirectionResult, DirectionResult, DirectionResult) {
+/// The figures of each direction of a set of worker outcomes, over `measured_ns`.
+struct Directions {
+    read: DirectionResult,
+    write: DirectionResult,
+    trim: DirectionResult,
+    /// Reads and writes together (trims move no data over the path).
+    total: DirectionResult,
+}
+
+/// Read, write, trim, and reads and writes together of a set of worker outcomes, over
+/// `measured_ns`.
+fn directions(outcomes: &[&WorkerOutcome], measured_ns: u64) -> Directions {
     let reads: Vec<_> = outcomes.iter().map(|o| &o.read).collect();
     let writes: Vec<_> = outcomes.iter().map(|o| &o.write).collect();
+    let trims: Vec<_> = outcomes.iter().map(|o| &o.trim).collect();
     let both: Vec<_> = reads.iter().chain(writes.iter()).copied().collect();
-    (
-        direction_result(&reads, measured_ns),
-        direction_result(&writes, measured_ns),
-        direction_result(&both, measured_ns),
-    )
+    Directions {
+        read: direction_result(&reads, measured_ns),
+        write: direction_result(&writes, measured_ns),
+        trim: direction_result(&trims, measured_ns),
+        total: direction_result(&both, measured_ns),
+    }
 }
 
 fn worst_stop_reason<'a>(outcomes: impl Iterator<Item = &'a WorkerOutcome>) -> StopReason {
@@ -721,7 +730,12 @@ fn merge_test(
             .map(|(_, outcome)| outcome)
             .collect();
         let measured_ns = mine.iter().map(|o| o.window_end_ns).max().unwrap_or(0);
-        let (read, write, total) = directions(&mine, measured_ns);
+        let Directions {
+            read,
+            write,
+            trim,
+            total,
+        } = directions(&mine, measured_ns);
         for warning in setup.warnings {
             if !warnings.contains(&warning) {
                 warnings.push(warning);
@@ -765,11 +779,12 @@ fn merge_test(
             measured_ns,
             fsync_ns: mine.iter().map(|o| o.fsync_ns).max().unwrap_or(0),
             stop_reason: worst_stop_reason(mine.iter().copied()),
-            errors: error_summary(mine.iter().copied(), total.error_count),
+            errors: error_summary(mine.iter().copied(), total.error_count + trim.error_count),
             latency_target: latency_outcome(&job.workload, &mine, total.iops),
             verification: merged_verification(mine.iter().copied()),
             read,
             write,
+            trim,
             total,
         });
     }
@@ -781,7 +796,12 @@ fn merge_test(
         ));
     }
     let measured_ns = jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
-    let (read, write, total) = directions(&everyone, measured_ns);
+    let Directions {
+        read,
+        write,
+        trim,
+        total,
+    } = directions(&everyone, measured_ns);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
     if cpu.wall_ns == 0 {
         cpu.wall_ns = measured_ns;
@@ -790,10 +810,14 @@ fn merge_test(
         name: test.name.clone(),
         measured_ns,
         stop_reason: worst_stop_reason(everyone.iter().copied()),
-        errors: error_summary(everyone.iter().copied(), total.error_count),
+        errors: error_summary(
+            everyone.iter().copied(),
+            total.error_count + trim.error_count,
+        ),
         jobs,
         read,
         write,
+        trim,
         total,
         cpu,
         warnings,

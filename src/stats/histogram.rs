@@ -269,6 +269,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_stored_empty_histogram_is_that_of_an_empty_recorder() {
+        assert_eq!(
+            LatencyHistogram::new().to_sparse(),
+            crate::result::SparseHistogram::empty()
+        );
+    }
+
+    #[test]
     fn every_value_falls_in_its_bucket() {
         let mut value = 1u64;
         while value < u64::MAX / 3 {

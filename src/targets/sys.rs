@@ -58,6 +58,25 @@ pub(super) fn filesystem_magic(file: &File) -> io::Result<u32> {
 /// Bytes available to an unprivileged user on the filesystem holding `path`
 /// (`f_bavail * f_frsize`).
 pub(super) fn available_bytes(path: &Path) -> io::Result<u64> {
+    Ok(space(path)?.available)
+}
+
+/// Bytes available on the filesystem holding `path`, or `None` where the filesystem keeps no
+/// count at all (no blocks in total, as ramfs reports): nothing can be said about room there.
+pub(super) fn counted_available_bytes(path: &Path) -> io::Result<Option<u64>> {
+    let space = space(path)?;
+    Ok((space.total_blocks > 0).then_some(space.available))
+}
+
+/// What `statvfs` says about the room on a filesystem.
+struct Space {
+    /// Blocks in total (`f_blocks`); 0 on filesystems that count nothing.
+    total_blocks: u64,
+    /// Bytes available to an unprivileged user (`f_bavail * f_frsize`).
+    available: u64,
+}
+
+fn space(path: &Path) -> io::Result<Space> {
     let c_path = c_path(path)?;
     let mut buffer = MaybeUninit::<libc::statvfs>::zeroed();
     // SAFETY: `c_path` is a valid NUL-terminated string and `buffer` is a writable statvfs.
@@ -67,10 +86,12 @@ pub(super) fn available_bytes(path: &Path) -> io::Result<u64> {
     }
     // SAFETY: statvfs succeeded and filled the structure.
     let buffer = unsafe { buffer.assume_init() };
-    // Both fields are 32-bit on some targets, 64-bit here.
+    // The fields are 32-bit on some targets, 64-bit here.
     #[allow(clippy::useless_conversion)]
-    let bytes = u64::from(buffer.f_bavail).saturating_mul(u64::from(buffer.f_frsize));
-    Ok(bytes)
+    Ok(Space {
+        total_blocks: u64::from(buffer.f_blocks),
+        available: u64::from(buffer.f_bavail).saturating_mul(u64::from(buffer.f_frsize)),
+    })
 }
 
 /// Whether the calling process may write into `path` (`access(W_OK)`; also fails with EROFS on

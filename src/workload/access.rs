@@ -1,9 +1,11 @@
 //! Access specifications: each I/O draws one line first, so its size, direction and randomness
 //! are chosen together, as Iometer does.
 //!
-//! A line is `size:share:read%:random%[:align[:burst[:delay]]]`; a spec is lines separated by
-//! commas: `--spec "64k:30:100:100, 512:50:0:0, 1k:20:50:0"`. Shares are relative weights
-//! (Iometer's "% of access specification"; they need not add up to 100).
+//! A line is `size:share:read%:random%[:align[:burst[:delay[:trim%]]]]`; a spec is lines
+//! separated by commas: `--spec "64k:30:100:100, 512:50:0:0, 1k:20:50:0"`. Shares are relative
+//! weights (Iometer's "% of access specification"; they need not add up to 100). The eighth
+//! field, iopath's own, makes that share of the line's I/Os trims (discards): reads, trims and
+//! writes (the rest) then split the line (`4k:1:0:100:4k:1:0:100` trims only).
 //!
 //! fio's `bssplit` differs: fio draws the direction first and the size independently of it
 //! (from the direction's own split). iopath expresses both as lines: a fio workload becomes one
@@ -24,16 +26,22 @@ impl AccessLine {
             alignment_bytes: size_bytes,
             burst_length: 1,
             delay_ns: 0,
+            trim_percent: 0,
         }
     }
 
-    /// Reads `size:share:read%:random%[:align[:burst[:delay]]]`.
+    /// Percentage of this line's I/Os that are writes (what reads and trims leave).
+    pub fn write_percent(&self) -> u8 {
+        100u8.saturating_sub(self.read_percent.saturating_add(self.trim_percent))
+    }
+
+    /// Reads `size:share:read%:random%[:align[:burst[:delay[:trim%]]]]`.
     pub fn parse(text: &str) -> Result<Self, WorkloadError> {
         let fields: Vec<&str> = text.split(':').map(str::trim).collect();
-        if !(4..=7).contains(&fields.len()) {
+        if !(4..=8).contains(&fields.len()) {
             return Err(WorkloadError::part(
                 text,
-                "an access line is size:share:read%:random%[:align[:burst[:delay]]]",
+                "an access line is size:share:read%:random%[:align[:burst[:delay[:trim%]]]]",
             ));
         }
         let size_bytes = parse_size(fields[0])?;
@@ -71,6 +79,15 @@ impl AccessLine {
         if let Some(delay) = fields.get(6).filter(|f| !f.is_empty()) {
             line.delay_ns =
                 parse_delay(delay).map_err(|e| WorkloadError::part(text, e.to_string()))?;
+        }
+        if fields.get(7).is_some_and(|f| !f.is_empty()) {
+            line.trim_percent = number(7, "the trim percentage", 100)? as u8;
+            if u16::from(line.read_percent) + u16::from(line.trim_percent) > 100 {
+                return Err(WorkloadError::part(
+                    text,
+                    "the read and trim percentages add up to more than 100",
+                ));
+            }
         }
         Ok(line)
     }
@@ -164,15 +181,31 @@ impl AccessSpec {
             / total
     }
 
+    /// Overall share of trims, percent.
+    pub fn trim_percent(&self) -> f64 {
+        self.weighted(|l| l.trim_percent as f64)
+    }
+
     /// Whether any I/O may be a write.
     pub fn writes(&self) -> bool {
-        self.active_lines().any(|l| l.read_percent < 100)
+        self.active_lines().any(|l| l.write_percent() > 0)
+    }
+
+    /// Whether any I/O may be a trim (a discard).
+    pub fn trims(&self) -> bool {
+        self.active_lines().any(|l| l.trim_percent > 0)
+    }
+
+    /// Whether any I/O may change what the target holds (a write or a trim): the safety rules
+    /// of writes apply.
+    pub fn modifies(&self) -> bool {
+        self.writes() || self.trims()
     }
 
     /// Smallest transfer size of the lines that may write (0 when none writes).
     pub fn min_write_size_bytes(&self) -> u64 {
         self.active_lines()
-            .filter(|l| l.read_percent < 100)
+            .filter(|l| l.write_percent() > 0)
             .map(|l| l.size_bytes)
             .min()
             .unwrap_or(0)
@@ -203,15 +236,23 @@ impl std::fmt::Display for AccessSpec {
                     l.read_percent,
                     l.random_percent
                 );
-                if l.alignment_bytes != l.size_bytes || l.burst_length > 1 || l.delay_ns > 0 {
+                let trims = l.trim_percent > 0;
+                if l.alignment_bytes != l.size_bytes
+                    || l.burst_length > 1
+                    || l.delay_ns > 0
+                    || trims
+                {
                     text.push_str(&format!(":{}", format_size(l.alignment_bytes)));
                 }
-                if l.burst_length > 1 || l.delay_ns > 0 {
+                if l.burst_length > 1 || l.delay_ns > 0 || trims {
                     text.push_str(&format!(
                         ":{}:{}",
                         l.burst_length,
                         super::options::format_time(l.delay_ns)
                     ));
+                }
+                if trims {
+                    text.push_str(&format!(":{}", l.trim_percent));
                 }
                 text
             })
@@ -239,6 +280,21 @@ mod tests {
     }
 
     #[test]
+    fn a_trim_share_is_the_eighth_field_and_round_trips() {
+        let spec = AccessSpec::parse("4k:1:0:100:4k:1:0:100, 64k:1:20:0:64k:1:0:30").unwrap();
+        assert_eq!(spec.lines[0].trim_percent, 100);
+        assert_eq!(spec.lines[0].write_percent(), 0);
+        assert_eq!(spec.lines[1].write_percent(), 50);
+        assert!(spec.trims() && spec.writes() && spec.modifies());
+        assert!((spec.trim_percent() - 65.0).abs() < 1e-9);
+        assert_eq!(AccessSpec::parse(&spec.to_string()).unwrap(), spec);
+        let only_trims = AccessSpec::parse("4k:1:0:100:4k:1:0:100").unwrap();
+        assert!(!only_trims.writes() && !only_trims.reads() && only_trims.modifies());
+        let error = AccessSpec::parse("4k:1:60:0:4k:1:0:50").unwrap_err();
+        assert!(error.to_string().contains("more than 100"), "{error}");
+    }
+
+    #[test]
     fn bad_lines_are_named() {
         for bad in [
             "",
@@ -248,6 +304,7 @@ mod tests {
             "0:1:0:0",
             "4k:0:0:0",
             "4k:1:0:0:0",
+            "4k:1:0:0:4k:1:0:101",
         ] {
             let error = AccessSpec::parse(bad).unwrap_err();
             assert!(!error.to_string().is_empty(), "{bad}");

@@ -146,14 +146,18 @@ pub enum WorkloadError {
         /// The one block size.
         block_bytes: u64,
     },
-    /// A flag that shapes written data, on a workload that only reads.
-    #[error("{flag} shapes the data written, and this workload only reads")]
+    /// A flag that shapes written data, on a workload that writes nothing.
+    #[error(
+        "{flag} shapes the data written, and this workload writes nothing (it only reads or trims)"
+    )]
     DataFlagOnReads {
         /// The flag.
         flag: &'static str,
     },
-    /// `--sync` on a workload that only reads.
-    #[error("--sync only affects writes, and this workload only reads")]
+    /// `--sync` on a workload that writes nothing.
+    #[error(
+        "--sync only affects writes, and this workload writes nothing (it only reads or trims)"
+    )]
     SyncOnReads,
     /// A time limit on a test that runs for a time, not a byte count.
     #[error(

@@ -62,6 +62,14 @@ pub enum AccessPattern {
     Rw,
     /// Random mixed reads and writes.
     RandRw,
+    /// Sequential trims (discards).
+    Trim,
+    /// Random trims.
+    RandTrim,
+    /// Sequential trims, each followed by a write of the same range (fio's `trimwrite`).
+    TrimWrite,
+    /// Random trims, each followed by a write of the same range (fio's `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl AccessPattern {
@@ -74,7 +82,26 @@ impl AccessPattern {
             AccessPattern::RandWrite => (0, 100),
             AccessPattern::Rw => (50, 0),
             AccessPattern::RandRw => (50, 100),
+            AccessPattern::Trim | AccessPattern::TrimWrite => (0, 0),
+            AccessPattern::RandTrim | AccessPattern::RandTrimWrite => (0, 100),
         }
+    }
+
+    /// Percentage of trims this pattern means (the rest after reads are writes).
+    pub fn trim_percent(self) -> u8 {
+        match self {
+            AccessPattern::Trim | AccessPattern::RandTrim => 100,
+            AccessPattern::TrimWrite | AccessPattern::RandTrimWrite => 50,
+            _ => 0,
+        }
+    }
+
+    /// Whether every trim of this pattern is followed by a write of the same range.
+    pub fn write_after_trim(self) -> bool {
+        matches!(
+            self,
+            AccessPattern::TrimWrite | AccessPattern::RandTrimWrite
+        )
     }
 
     /// Whether the pattern mixes reads and writes (`rw`, `randrw`): only then does a read
@@ -92,6 +119,10 @@ impl AccessPattern {
             AccessPattern::RandWrite => "randwrite",
             AccessPattern::Rw => "rw",
             AccessPattern::RandRw => "randrw",
+            AccessPattern::Trim => "trim",
+            AccessPattern::RandTrim => "randtrim",
+            AccessPattern::TrimWrite => "trimwrite",
+            AccessPattern::RandTrimWrite => "randtrimwrite",
         }
     }
 
@@ -104,11 +135,15 @@ impl AccessPattern {
             "randwrite" => AccessPattern::RandWrite,
             "rw" | "readwrite" => AccessPattern::Rw,
             "randrw" => AccessPattern::RandRw,
+            "trim" => AccessPattern::Trim,
+            "randtrim" => AccessPattern::RandTrim,
+            "trimwrite" => AccessPattern::TrimWrite,
+            "randtrimwrite" => AccessPattern::RandTrimWrite,
             other => {
                 return Err(WorkloadError::Unknown {
                     kind: "pattern",
                     name: other.to_string(),
-                    choices: "choose read, write, randread, randwrite, rw or randrw".to_string(),
+                    choices: "choose read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite".to_string(),
                 });
             }
         })
@@ -126,6 +161,17 @@ impl Workload {
         self.access.reads()
     }
 
+    /// Whether any I/O of this workload trims (discards).
+    pub fn trims(&self) -> bool {
+        self.access.trims()
+    }
+
+    /// Whether any I/O of this workload changes what the target holds (writes or trims): the
+    /// safety rules of writes apply.
+    pub fn modifies(&self) -> bool {
+        self.access.modifies()
+    }
+
     /// Sets a simple workload: `mix` of block sizes, all lines with the same read and random
     /// percentages, random offsets aligned to `alignment_bytes`.
     pub fn set_simple(
@@ -135,12 +181,26 @@ impl Workload {
         random_percent: u8,
         alignment_bytes: u64,
     ) {
+        self.set_simple_with_trims(mix, read_percent, 0, random_percent, alignment_bytes);
+    }
+
+    /// As [`Workload::set_simple`], with `trim_percent` of the I/Os trims (writes are what
+    /// reads and trims leave).
+    pub fn set_simple_with_trims(
+        &mut self,
+        mix: &BlockSizeMix,
+        read_percent: u8,
+        trim_percent: u8,
+        random_percent: u8,
+        alignment_bytes: u64,
+    ) {
         self.access = AccessSpec {
             lines: mix
                 .shares
                 .iter()
                 .map(|share| AccessLine {
                     alignment_bytes,
+                    trim_percent,
                     ..AccessLine::new(
                         share.size_bytes,
                         share.percent,
@@ -156,12 +216,19 @@ impl Workload {
     pub fn summary(&self) -> String {
         let read = self.access.read_percent().round() as u32;
         let random = self.access.random_percent().round() as u32;
-        let pattern = match (read, random) {
-            (100, 0) => "read".to_string(),
-            (0, 0) => "write".to_string(),
-            (100, 100) => "randread".to_string(),
-            (0, 100) => "randwrite".to_string(),
-            (read, random) => format!("{read}% read {random}% random"),
+        let trim = self.access.trim_percent().round() as u32;
+        let then_write = self.offsets.write_after_trim;
+        let pattern = match (read, trim, random, then_write) {
+            (100, 0, 0, _) => "read".to_string(),
+            (0, 0, 0, _) => "write".to_string(),
+            (100, 0, 100, _) => "randread".to_string(),
+            (0, 0, 100, _) => "randwrite".to_string(),
+            (0, 100, 0, _) => "trim".to_string(),
+            (0, 100, 100, _) => "randtrim".to_string(),
+            (0, 50, 0, true) => "trimwrite".to_string(),
+            (0, 50, 100, true) => "randtrimwrite".to_string(),
+            (read, 0, random, _) => format!("{read}% read {random}% random"),
+            (read, trim, random, _) => format!("{read}% read {trim}% trim {random}% random"),
         };
         let sizes = match self.access.single_size() {
             Some(size) => crate::units::format_size(size),

@@ -130,7 +130,10 @@ fn is_false(value: &bool) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct WorkloadOptions {
-    /// Direction and pattern: read, write, randread, randwrite, rw, randrw.
+    /// Direction and pattern: read, write, randread, randwrite, rw, randrw; trim, randtrim
+    /// (discards: a block device's discard, a file's punched hole, NBD TRIM, SCSI UNMAP),
+    /// trimwrite, randtrimwrite (each trim followed by a write of the same range). Trims
+    /// destroy data as writes do and are refused where the target cannot discard.
     #[arg(long, value_name = "PATTERN", value_parser = parse::pattern, help_heading = "Workload")]
     #[serde(
         default,
@@ -166,8 +169,10 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub bs: Option<BlockSizeMix>,
-    /// Iometer access specification: lines of size:share:read%:random%[:align[:burst[:delay]]],
-    /// each I/O drawing its line first (size, direction and randomness chosen together).
+    /// Iometer access specification: lines of
+    /// size:share:read%:random%[:align[:burst[:delay[:trim%]]]], each I/O drawing its line
+    /// first (size, direction and randomness chosen together); the eighth field makes that
+    /// share of the line's I/Os trims.
     #[arg(long, value_name = "LINES", value_parser = parse::spec, help_heading = "Workload",
           conflicts_with_all = ["rw", "read_pct", "random_pct", "bs", "align"])]
     #[serde(
@@ -797,7 +802,7 @@ impl WorkloadOptions {
                 self.pattern().name()
             ));
         }
-        if self.fsync_at_end && !workload.writes() {
+        if self.fsync_at_end && !workload.modifies() {
             notes.push(
                 "--fsync-at-end has no effect: this workload only reads (as dd conv=fdatasync and fio end_fsync on reads)"
                     .into(),
@@ -830,12 +835,14 @@ impl WorkloadOptions {
                 .clone()
                 .unwrap_or_else(|| BlockSizeMix::single(4096));
             let alignment = self.align.unwrap_or(mix.min_bytes());
-            workload.set_simple(
+            workload.set_simple_with_trims(
                 &mix,
                 read_percent,
+                pattern.trim_percent(),
                 self.random_pct.unwrap_or(random_default),
                 alignment,
             );
+            workload.offsets.write_after_trim = pattern.write_after_trim();
         }
         self.apply_tuning(&mut workload);
         if let Some(bytes) = self.bytes {
@@ -871,8 +878,9 @@ impl WorkloadOptions {
         if self.sync && !workload.writes() {
             return Err(WorkloadError::SyncOnReads);
         }
-        // Nothing to flush after reads: accepted, with a note (see `notes`).
-        workload.fsync_at_end &= workload.writes();
+        // Nothing to flush after reads: accepted, with a note (see `notes`). Trims are made
+        // durable by the same fdatasync (a punched hole, a discard the device caches).
+        workload.fsync_at_end &= workload.modifies();
         Ok(workload)
     }
 }
@@ -998,7 +1006,7 @@ mod tests {
         assert_eq!(refused, WorkloadError::SyncOnReads);
         assert_eq!(
             refused.to_string(),
-            "--sync only affects writes, and this workload only reads"
+            "--sync only affects writes, and this workload writes nothing (it only reads or trims)"
         );
     }
 }

@@ -1,7 +1,9 @@
 //! Turns a [`Workload`] into the next I/O of one worker: direction, offset, length.
 //!
 //! Each I/O first draws its line of the access specification (size, read percentage, random
-//! percentage, alignment), then its direction from the line's read percentage, then whether it
+//! percentage, alignment), then its direction from the line's read and trim percentages (with
+//! [`OffsetRules::write_after_trim`], a trim's next I/O is a write of the same range, drawing
+//! nothing), then whether it
 //! is random (probability = the line's random percentage, Iometer's meaning):
 //! a random I/O starts at a uniformly drawn multiple of the alignment inside the region; any
 //! other I/O starts right after the previous one, wrapping to the region start at its end.
@@ -44,6 +46,7 @@ struct LineState {
     size_bytes: u64,
     cumulative_weight: u64,
     read_percent: u32,
+    trim_percent: u32,
     random_percent: u32,
     alignment_bytes: u64,
     sampler: SlotSampler,
@@ -76,6 +79,8 @@ pub struct IoPlanner {
     map: Option<(RandomMap, u64)>,
     /// Whether the last I/O began a new pass over the region.
     pass_start: PassStart,
+    /// The write that follows the last trim (`rules.write_after_trim`), offset and length.
+    write_after_trim: Option<(u64, u32)>,
 }
 
 /// Seed of worker `worker_index`'s generator for a workload seed.
@@ -105,6 +110,7 @@ impl IoPlanner {
                     size_bytes: line.size_bytes,
                     cumulative_weight: cumulative,
                     read_percent: line.read_percent as u32,
+                    trim_percent: line.trim_percent as u32,
                     random_percent: line.random_percent as u32,
                     alignment_bytes,
                     sampler: SlotSampler::new(&workload.distribution, slots, alignment_bytes),
@@ -137,6 +143,7 @@ impl IoPlanner {
             last_offset: region_start,
             map,
             pass_start: PassStart::No,
+            write_after_trim: None,
         }
     }
 
@@ -175,6 +182,16 @@ impl IoPlanner {
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
+        if let Some((offset, length)) = self.write_after_trim.take() {
+            self.pass_start = PassStart::No;
+            return PlannedIo {
+                direction: Direction::Write,
+                offset,
+                length,
+                pause_after_ns: 0,
+                file: 0,
+            };
+        }
         let index = if self.lines.len() == 1 {
             0
         } else {
@@ -187,12 +204,25 @@ impl IoPlanner {
         let line = &self.lines[index];
         let (read_percent, random_percent) = (line.read_percent, line.random_percent);
         let (size_bytes, alignment_bytes) = (line.size_bytes, line.alignment_bytes);
-        let direction = match read_percent {
-            100 => Direction::Read,
-            0 => Direction::Write,
-            percent => {
+        let direction = match (read_percent, line.trim_percent) {
+            (100, _) => Direction::Read,
+            (0, 0) => Direction::Write,
+            (percent, 0) => {
                 if self.rng.u32(0..100) < percent {
                     Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+            // A trim then a write of its range: every I/O drawn that is not a read trims.
+            (0, _) if self.rules.write_after_trim => Direction::Trim,
+            (0, 100) => Direction::Trim,
+            (percent, trim_percent) => {
+                let draw = self.rng.u32(0..100);
+                if draw < percent {
+                    Direction::Read
+                } else if draw < percent + trim_percent || self.rules.write_after_trim {
+                    Direction::Trim
                 } else {
                     Direction::Write
                 }
@@ -261,6 +291,9 @@ impl IoPlanner {
                 self.issued_since_think = 0;
                 pause_after_ns = pause_after_ns.max(self.think_time_ns);
             }
+        }
+        if direction == Direction::Trim && self.rules.write_after_trim {
+            self.write_after_trim = Some((offset, length as u32));
         }
         PlannedIo {
             direction,
@@ -390,6 +423,38 @@ mod tests {
         assert!(first.iter().all(|io| *io == again.next_io()));
         let mut other_seed = IoPlanner::new(&Workload { seed: 9, ..w }, 0, 1 << 30, 1, 2);
         assert!(first.iter().any(|io| *io != other_seed.next_io()));
+    }
+
+    #[test]
+    fn trims_take_their_share_and_a_trimwrite_writes_each_trimmed_range_next() {
+        let mut mixed = base_workload();
+        mixed.set_simple_with_trims(&BlockSizeMix::single(4096), 20, 30, 100, 4096);
+        let mut planner = IoPlanner::new(&mixed, 0, 1 << 30, 0, 1);
+        let total = 100_000;
+        let trims = (0..total)
+            .filter(|_| planner.next_io().direction == Direction::Trim)
+            .count();
+        let share = trims as f64 / total as f64 * 100.0;
+        assert!((share - 30.0).abs() < 1.0, "{share}");
+
+        for random in [0, 100] {
+            let mut trim_write = base_workload();
+            trim_write.set_simple_with_trims(&BlockSizeMix::single(8192), 0, 50, random, 8192);
+            trim_write.offsets.write_after_trim = true;
+            let mut planner = IoPlanner::new(&trim_write, 0, 1 << 20, 0, 1);
+            let ios: Vec<PlannedIo> = (0..1000).map(|_| planner.next_io()).collect();
+            for pair in ios.chunks(2) {
+                assert_eq!(pair[0].direction, Direction::Trim);
+                assert_eq!(pair[1].direction, Direction::Write);
+                assert_eq!(
+                    (pair[0].offset, pair[0].length),
+                    (pair[1].offset, pair[1].length)
+                );
+            }
+            if random == 0 {
+                assert_eq!(ios[2].offset, 8192, "the next trim follows the write");
+            }
+        }
     }
 
     #[test]

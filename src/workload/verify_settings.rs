@@ -88,7 +88,7 @@ pub fn check(workload: &Workload, region_bytes: u64) -> Result<(), String> {
             "verify: the region must start at a multiple of the verify interval ({interval} bytes)"
         ));
     }
-    if workload.workers > 1 && workload.offsets.clone_increment_bytes == 0 && workload.writes() {
+    if workload.workers > 1 && workload.offsets.clone_increment_bytes == 0 && workload.modifies() {
         return Err(
             "verify: with several workers on one region, each would overwrite blocks the others check; use one worker per target (numjobs=1) or regions of their own (offset_increment)"
                 .to_string(),
@@ -100,7 +100,7 @@ pub fn check(workload: &Workload, region_bytes: u64) -> Result<(), String> {
             "verify: {blocks} blocks of {interval} bytes are more than one worker tracks ({MAX_TRACKED_BLOCKS}); verify a smaller region (--size) or use a larger verify interval"
         ));
     }
-    if verify.state_load && !verify.only && workload.writes() {
+    if verify.state_load && !verify.only && workload.modifies() {
         return Err(
             "verify_state_load checks an earlier run's writes: use it with verify_only or a read-only workload"
                 .to_string(),

@@ -24,5 +24,6 @@ mod safety;
 mod stale_files;
 mod threads;
 mod trace;
+mod trim;
 mod verdicts;
 mod workloads;

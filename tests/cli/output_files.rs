@@ -5,6 +5,7 @@
 use crate::common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 const QUICK: &[&str] = &[
@@ -70,15 +71,32 @@ fn a_failed_run_keeps_every_old_output_file() {
     assert_eq!(run.status, 2, "{}", run.stderr);
     assert_untouched(dir.path(), &names);
 
-    // Failed while creating the test file (no room for it), after every check passed.
+    // Refused before the fill: the test file is larger than the free space.
     let point = dir.path().join("small");
     let Some(mount) = Mount::new(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"], &point) else {
         return;
     };
     let target = mount.point.join("big.bin");
-    let run = plain_in(
-        dir.path(),
-        &[
+    let too_big = [
+        "run",
+        target.to_str().unwrap(),
+        "--size",
+        "64m",
+        "--rw",
+        "read",
+    ];
+    let run = plain_in(dir.path(), &[&too_big[..], &outputs].concat());
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("would not fit"), "{}", run.stderr);
+    assert!(!target.exists());
+    assert_untouched(dir.path(), &names);
+
+    // Failed while creating the test file, after every check passed: the process may not
+    // write files beyond 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored, so the write fails with EFBIG).
+    let target = dir.path().join("big.bin");
+    let mut command = iopath();
+    command.current_dir(dir.path()).args(
+        [
             &[
                 "run",
                 target.to_str().unwrap(),
@@ -91,8 +109,25 @@ fn a_failed_run_keeps_every_old_output_file() {
         ]
         .concat(),
     );
+    // SAFETY: between fork and exec the closure only calls signal and setrlimit, both
+    // async-signal-safe, and touches no memory shared with the parent.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let run = into_run_output(command.output().expect("iopath runs"), None);
     assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(run.stderr.contains("big.bin"), "{}", run.stderr);
+    assert!(!target.exists(), "the partial test file was left");
     assert_untouched(dir.path(), &names);
     assert!(
         !list_dir(dir.path())

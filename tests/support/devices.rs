@@ -62,6 +62,14 @@ pub fn run(name: &str, args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// 512-byte blocks the file system holds for `path` (what a discard or a punched hole frees).
+pub fn allocated_blocks(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+        .blocks()
+}
+
 /// Makes a named pipe (FIFO) at `path`, readable and writable by the owner.
 pub fn make_fifo(path: &Path) {
     let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();

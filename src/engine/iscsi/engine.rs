@@ -32,7 +32,7 @@
 //! buffers.
 
 use super::ffi::{
-    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask,
+    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask, UnmapList,
 };
 use super::library::Library;
 use super::probe::read_capacity;
@@ -100,6 +100,9 @@ struct SlotRecord {
     slot: u32,
     session: usize,
     expected_bytes: u32,
+    /// The command moves no data of the slot (an UNMAP, whose few bytes of parameters are
+    /// libiscsi's): GOOD means all of `expected_bytes`, whatever residual the target reports.
+    no_data: bool,
     /// The slot's buffer as libiscsi's iovec; libiscsi keeps a pointer to it (and adjusts it
     /// while transferring) until the callback.
     iov: ScsiIovec,
@@ -133,6 +136,7 @@ impl CallbackTargets {
                 slot: slot as u32,
                 session: slot % connections,
                 expected_bytes: 0,
+                no_data: false,
                 iov: ScsiIovec {
                     iov_base: std::ptr::null_mut(),
                     iov_len: 0,
@@ -194,7 +198,7 @@ unsafe extern "C" fn io_finished(
     // SAFETY: see the function's contract. The task's residual is read only for GOOD and its
     // sense only for CHECK CONDITION, where libiscsi has filled them in.
     unsafe {
-        let residual = (status == SCSI_STATUS_GOOD && !task.is_null())
+        let residual = (status == SCSI_STATUS_GOOD && !task.is_null() && !(*record).no_data)
             .then(|| ((*task).residual_status, (*task).residual));
         let sense = (status == SCSI_STATUS_CHECK_CONDITION && !task.is_null())
             .then(|| ((*task).sense.key, (*task).sense.ascq));
@@ -439,7 +443,7 @@ impl Engine for IscsiEngine {
         if request.offset >= self.volume_size_bytes {
             let result = match request.direction {
                 Direction::Read => 0,
-                Direction::Write => -i64::from(libc::ENOSPC),
+                Direction::Write | Direction::Trim => -i64::from(libc::ENOSPC),
             };
             self.targets.ring().push(Completion {
                 slot: request.slot,
@@ -458,6 +462,7 @@ impl Engine for IscsiEngine {
         // callback runs meanwhile.
         let session_index = unsafe {
             (*record).expected_bytes = length;
+            (*record).no_data = request.direction == Direction::Trim;
             (*record).iov = ScsiIovec {
                 iov_base: buffer.cast(),
                 iov_len: length as usize,
@@ -491,6 +496,22 @@ impl Engine for IscsiEngine {
                     iov,
                     1,
                 ),
+                Direction::Trim => {
+                    let mut range = UnmapList {
+                        lba,
+                        num: length / block as u32,
+                    };
+                    (self.library.unmap_task)(
+                        context,
+                        lun,
+                        0,
+                        0,
+                        &raw mut range,
+                        1,
+                        io_finished,
+                        private_data,
+                    )
+                }
                 Direction::Write => (self.library.write16_iov_task)(
                     context,
                     lun,

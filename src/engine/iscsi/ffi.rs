@@ -151,8 +151,20 @@ pub struct ScsiTask {
     iovector_out: ScsiIovector,
 }
 
+/// `struct unmap_list`: one range of an UNMAP command (libiscsi copies it into the command's
+/// parameter data, so it need only live for the call).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct UnmapList {
+    /// First logical block.
+    pub lba: u64,
+    /// Number of blocks.
+    pub num: u32,
+}
+
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 const _: () = {
+    assert!(size_of::<UnmapList>() == 16);
     use std::mem::{offset_of, size_of};
     assert!(size_of::<ScsiSense>() == 16);
     assert!(offset_of!(ScsiSense, key) == 4);

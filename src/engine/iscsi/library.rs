@@ -6,7 +6,7 @@
 //! library loaded for the life of the process (it is never closed, so the function pointers
 //! stay valid). A missing library or symbol is an error naming what to install.
 
-use super::ffi::{CommandCallback, IscsiContext, ScsiIovec, ScsiTask};
+use super::ffi::{CommandCallback, IscsiContext, ScsiIovec, ScsiTask, UnmapList};
 use crate::engine::sys::DynamicLibrary;
 use libc::{c_char, c_int, c_uchar, c_void};
 use std::ffi::CStr;
@@ -115,6 +115,11 @@ libiscsi_functions! {
     synchronizecache16_task = c"iscsi_synchronizecache16_task":
         fn(*mut IscsiContext, c_int, u64, u32, c_int, c_int, CommandCallback, *mut c_void)
             -> *mut ScsiTask;
+    /// `iscsi_unmap_task(iscsi, lun, anchor, group, list, list_len, cb, private_data)`: UNMAP
+    /// of the ranges in `list` (copied into the command at once).
+    unmap_task = c"iscsi_unmap_task":
+        fn(*mut IscsiContext, c_int, c_int, c_int, *mut UnmapList, c_int, CommandCallback,
+            *mut c_void) -> *mut ScsiTask;
     /// `scsi_free_scsi_task(task)`.
     free_task = c"scsi_free_scsi_task": fn(*mut ScsiTask);
     /// `scsi_sense_ascq_str(ascq)`: a static description of an additional sense code.

@@ -28,7 +28,8 @@ pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeI
 fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> {
     check_is_disk(session)?;
     let capacity = read_capacity(session)?;
-    let max_transfer_blocks = block_limits(session).unwrap_or(0);
+    let limits = block_limits(session).unwrap_or_default();
+    let max_transfer_blocks = limits.max_transfer_blocks;
     let max_request_bytes =
         u32::try_from(u64::from(max_transfer_blocks) * u64::from(capacity.block_size_bytes))
             .unwrap_or(u32::MAX);
@@ -43,7 +44,10 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         // SYNCHRONIZE CACHE is part of every SBC disk's command set.
         flush: true,
         fua: flags.dpo_fua,
-        trim: capacity.thin_provisioned,
+        // UNMAP only where READ CAPACITY(16) says provisioning is managed (LBPME) and the
+        // Logical Block Provisioning VPD page lists UNMAP (LBPU).
+        trim: capacity.thin_provisioned && unmap_supported(session),
+        max_trim_bytes: u64::from(limits.max_unmap_blocks) * u64::from(capacity.block_size_bytes),
         head,
     })
 }
@@ -146,8 +150,17 @@ fn short_answer(what: &str) -> io::Error {
     )
 }
 
-/// The Block Limits VPD page's maximum transfer length, blocks (`None` when not offered).
-fn block_limits(session: &mut Session) -> Option<u32> {
+/// What the Block Limits VPD page (0xb0) says, in blocks; 0: no limit given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct BlockLimits {
+    /// MAXIMUM TRANSFER LENGTH.
+    max_transfer_blocks: u32,
+    /// MAXIMUM UNMAP LBA COUNT (0xffffffff, "no limit", reads as 0).
+    max_unmap_blocks: u32,
+}
+
+/// The Block Limits VPD page's limits (`None` when not offered).
+fn block_limits(session: &mut Session) -> Option<BlockLimits> {
     let page = session
         .run(
             "INQUIRY (Block Limits)",
@@ -160,7 +173,30 @@ fn block_limits(session: &mut Session) -> Option<u32> {
         .ok()?
         .check("INQUIRY")
         .ok()?;
-    parse_max_transfer_blocks(page.data_in())
+    parse_block_limits(page.data_in())
+}
+
+/// Whether the Logical Block Provisioning VPD page (0xb2) sets LBPU: the LUN accepts UNMAP
+/// (false when the page is not offered).
+fn unmap_supported(session: &mut Session) -> bool {
+    session
+        .run(
+            "INQUIRY (Logical Block Provisioning)",
+            session.timeout(),
+            |library, context, lun, callback, private| {
+                // SAFETY: as in `check_is_disk`.
+                unsafe { (library.inquiry_task)(context, lun, 1, 0xb2, 64, callback, private) }
+            },
+        )
+        .ok()
+        .and_then(|answer| answer.check("INQUIRY").ok())
+        .is_some_and(|page| parse_lbpu(page.data_in()))
+}
+
+/// The LBPU bit of a Logical Block Provisioning VPD page (byte 5, bit 7; the page code 0xb2
+/// in byte 1).
+fn parse_lbpu(data: &[u8]) -> bool {
+    data.get(1) == Some(&0xb2) && data.get(5).is_some_and(|byte| byte & 0x80 != 0)
 }
 
 /// Flags of the MODE SENSE(6) header.
@@ -298,11 +334,16 @@ fn parse_read_capacity10(data: &[u8]) -> Option<Capacity> {
 }
 
 /// MAXIMUM TRANSFER LENGTH of a Block Limits VPD page (0: no limit reported).
-fn parse_max_transfer_blocks(data: &[u8]) -> Option<u32> {
+fn parse_block_limits(data: &[u8]) -> Option<BlockLimits> {
     if *data.get(1)? != 0xb0 {
         return None;
     }
-    be_u32(data, 8)
+    Some(BlockLimits {
+        max_transfer_blocks: be_u32(data, 8)?,
+        max_unmap_blocks: be_u32(data, 20)
+            .filter(|&count| count != u32::MAX)
+            .unwrap_or(0),
+    })
 }
 
 /// WP (bit 7) and DPOFUA (bit 4) of the device-specific parameter of a MODE SENSE(6) header.
@@ -317,6 +358,18 @@ fn parse_mode_header(data: &[u8]) -> Option<ModeFlags> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unmap_bit_of_the_provisioning_page_is_read() {
+        let mut page = [0u8; 8];
+        page[1] = 0xb2;
+        assert!(!parse_lbpu(&page));
+        page[5] = 0x80;
+        assert!(parse_lbpu(&page));
+        assert!(!parse_lbpu(&page[..5]), "too short");
+        page[1] = 0xb0;
+        assert!(!parse_lbpu(&page), "another page");
+    }
 
     #[test]
     fn read_capacity_answers_are_parsed() {
@@ -349,9 +402,14 @@ mod tests {
         let mut limits = [0u8; 64];
         limits[1] = 0xb0;
         limits[8..12].copy_from_slice(&2048u32.to_be_bytes());
-        assert_eq!(parse_max_transfer_blocks(&limits), Some(2048));
+        limits[20..24].copy_from_slice(&u32::MAX.to_be_bytes());
+        let parsed = parse_block_limits(&limits).unwrap();
+        assert_eq!(parsed.max_transfer_blocks, 2048);
+        assert_eq!(parsed.max_unmap_blocks, 0, "no limit");
+        limits[20..24].copy_from_slice(&8192u32.to_be_bytes());
+        assert_eq!(parse_block_limits(&limits).unwrap().max_unmap_blocks, 8192);
         limits[1] = 0x80;
-        assert_eq!(parse_max_transfer_blocks(&limits), None);
+        assert_eq!(parse_block_limits(&limits), None);
 
         assert_eq!(
             parse_mode_header(&[0x23, 0, 0x90, 0]),

@@ -498,10 +498,17 @@ impl NbdEngine {
                 ),
             ));
         }
-        if request.direction == Direction::Write && self.export.flags.read_only() {
+        if request.direction.modifies() && self.export.flags.read_only() {
             return Err(invalid_submit(
                 io::ErrorKind::PermissionDenied,
-                "the export is read-only (the server refuses writes)".to_string(),
+                "the export is read-only (the server refuses writes and trims)".to_string(),
+            ));
+        }
+        if request.direction == Direction::Trim && !self.export.flags.trim() {
+            return Err(invalid_submit(
+                io::ErrorKind::Unsupported,
+                "the server does not accept trims (it does not advertise NBD_FLAG_SEND_TRIM)"
+                    .to_string(),
             ));
         }
         if let Some(sizes) = self.export.block_sizes {
@@ -584,6 +591,7 @@ impl Engine for NbdEngine {
         let (command, flags) = match request.direction {
             Direction::Read => (wire::CMD_READ, 0),
             Direction::Write => (wire::CMD_WRITE, self.write_flags),
+            Direction::Trim => (wire::CMD_TRIM, 0),
         };
         self.slots.begin(
             request.slot as usize,

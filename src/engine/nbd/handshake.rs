@@ -81,6 +81,8 @@ impl Export {
             flush: self.flags.flush(),
             fua: self.flags.fua(),
             trim: self.flags.trim(),
+            // NBD announces no limit of its own for trims (the largest request applies).
+            max_trim_bytes: 0,
             head: Vec::new(),
         }
     }

@@ -74,6 +74,9 @@ pub const CMD_WRITE: u16 = 1;
 pub const CMD_DISC: u16 = 2;
 /// Command: make completed writes durable.
 pub const CMD_FLUSH: u16 = 3;
+/// `NBD_CMD_TRIM`: the server may drop the data of a range (only where it advertises
+/// `NBD_FLAG_SEND_TRIM`); no payload either way.
+pub const CMD_TRIM: u16 = 4;
 /// Command flag: forced unit access (the reply waits until the data is durable).
 pub const CMD_FLAG_FUA: u16 = 1 << 0;
 

@@ -50,12 +50,16 @@ pub fn utilisation_bar(percent: f64) -> String {
     )
 }
 
-/// The directions of `test` that did any I/O, with their names: reads, then writes.
+/// The directions of `test` that did any I/O, with their names: reads, writes, then trims.
 pub fn directions(test: &TestResult) -> Vec<(&'static str, &DirectionResult)> {
-    [("read", &test.read), ("write", &test.write)]
-        .into_iter()
-        .filter(|(_, direction)| direction.io_count > 0)
-        .collect()
+    [
+        ("read", &test.read),
+        ("write", &test.write),
+        ("trim", &test.trim),
+    ]
+    .into_iter()
+    .filter(|(_, direction)| direction.io_count > 0)
+    .collect()
 }
 
 /// A duration in seconds with one decimal (`3.0 s`).

@@ -105,6 +105,9 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Section {
                 html.push_str(&row("read", test, FigureDirection::Read, true));
                 html.push_str(&row("write", test, FigureDirection::Write, true));
             }
+            if direction != FigureDirection::Trim && test.trim.io_count > 0 {
+                html.push_str(&row("trim", test, FigureDirection::Trim, true));
+            }
         }
         html.push_str("</tbody></table></div>");
         let analysed: Vec<&TestResult> = run

@@ -164,12 +164,27 @@ pub struct TracedIo {
     pub in_flight: u32,
 }
 
+/// A range of a worker's file its target no longer holds data for: one trim that completed in
+/// full. Every such trim passes through one method of the worker, the place where data
+/// verification learns which blocks were trimmed (see `state::Worker::trim_completed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrimmedRange {
+    /// Which of the worker's files ([`WorkerPlan::target_paths`]).
+    pub file: u32,
+    /// Byte offset in that file.
+    pub offset: u64,
+    /// Length, bytes.
+    pub length: u32,
+}
+
 /// What a worker measured.
 pub struct WorkerOutcome {
     /// Reads.
     pub read: DirectionRecorder,
     /// Writes.
     pub write: DirectionRecorder,
+    /// Trims (discards).
+    pub trim: DirectionRecorder,
     /// First errors with offsets.
     pub errors: Vec<IoErrorRecord>,
     /// Why it stopped.
@@ -199,11 +214,14 @@ impl WorkerOutcome {
     pub fn not_started(stop_reason: StopReason, interval_ns: u64) -> Self {
         let mut read = DirectionRecorder::new(interval_ns, 0);
         let mut write = DirectionRecorder::new(interval_ns, 0);
+        let mut trim = DirectionRecorder::new(interval_ns, 0);
         read.finish();
         write.finish();
+        trim.finish();
         WorkerOutcome {
             read,
             write,
+            trim,
             errors: Vec::new(),
             stop_reason,
             window_end_ns: 0,

@@ -8,8 +8,8 @@ use super::super::latency_search::{LatencySearch, SearchStep};
 use super::trace::IoTrace;
 use super::verify::{ReadBack, VerifyRun};
 use super::{
-    KEPT_ERRORS_PER_WORKER, TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan,
-    stamp_block,
+    KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
+    WorkerPlan, stamp_block,
 };
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
@@ -65,7 +65,7 @@ impl Queue {
 struct Search {
     search: LatencySearch,
     draining: Option<SearchStep>,
-    spare: Option<(DirectionRecorder, DirectionRecorder)>,
+    spare: Option<(DirectionRecorder, DirectionRecorder, DirectionRecorder)>,
     restarted: bool,
 }
 
@@ -127,6 +127,7 @@ pub(super) struct Worker<'a, E: Engine> {
     totals: Totals,
     read: DirectionRecorder,
     write: DirectionRecorder,
+    trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
     trace: IoTrace,
     writes_since_sync: u32,
@@ -185,6 +186,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 spare: Some((
                     DirectionRecorder::new(plan.interval_ns, intervals),
                     DirectionRecorder::new(plan.interval_ns, intervals),
+                    DirectionRecorder::new(plan.interval_ns, intervals),
                 )),
                 restarted: false,
             }
@@ -202,6 +204,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         Worker {
             read: DirectionRecorder::new(plan.interval_ns, intervals),
             write: DirectionRecorder::new(plan.interval_ns, intervals),
+            trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             trace: IoTrace::with_room(trace_room),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
@@ -302,10 +305,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         search.draining = None;
         if step == SearchStep::FinalRun
-            && let Some((fresh_read, fresh_write)) = search.spare.take()
+            && let Some((fresh_read, fresh_write, fresh_trim)) = search.spare.take()
         {
             self.read = fresh_read;
             self.write = fresh_write;
+            self.trim = fresh_trim;
             self.window.measure_start = now;
             self.cpu_at_measure_start = Some(thread_cpu_ns());
             search.restarted = true;
@@ -513,7 +517,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 && slot.file == io.file
                 && slot.offset < end
                 && io.offset < slot.offset + u64::from(slot.length)
-                && (slot.direction == Some(Direction::Write) || io.direction == Direction::Write)
+                && (slot.direction.is_some_and(|d| d != Direction::Read)
+                    || io.direction != Direction::Read)
         })
     }
 
@@ -623,7 +628,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let direction = slot.direction.unwrap_or(Direction::Read);
         if completion.result != i64::from(slot.length) {
             if let Some(verify) = &mut self.verify
-                && direction == Direction::Write
+                && direction != Direction::Read
             {
                 verify.write_failed(slot.file, slot.offset, slot.length);
             }
@@ -649,6 +654,13 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.stop(StopCause::IoError, self.now);
             }
         }
+        if direction == Direction::Trim {
+            self.trim_completed(TrimmedRange {
+                file: slot.file,
+                offset: slot.offset,
+                length: slot.length,
+            });
+        }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
         self.totals.completed_bytes += u64::from(slot.length);
         self.totals.completed_ios += 1;
@@ -667,9 +679,25 @@ impl<'a, E: Engine> Worker<'a, E> {
             let recorder = match direction {
                 Direction::Read => &mut self.read,
                 Direction::Write => &mut self.write,
+                Direction::Trim => &mut self.trim,
             };
             recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
             self.last_completion = self.now;
+        }
+    }
+
+    /// The one place every trim that completed in full passes through, ramp included, before
+    /// it is counted: from here on the target holds no data for `range` of the worker's file
+    /// `range.file` (a block device or iSCSI LUN reads it back as zeroes where it documents
+    /// so — `discard_zeroes_data`, LBPRZ —, a file with a punched hole as zeroes, an NBD export
+    /// as the server defines). Data verification marks the range trimmed here, so that a later
+    /// read of it is judged against "trimmed", not against the data written before; nothing
+    /// else needs it, so it keeps nothing yet. A failed or short trim does not come here (it
+    /// is an error of the trim direction, and the range's data is then unknown).
+    #[inline]
+    fn trim_completed(&mut self, range: TrimmedRange) {
+        if let Some(verify) = &mut self.verify {
+            verify.trimmed(range.file, range.offset, range.length);
         }
     }
 
@@ -680,6 +708,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
+            Direction::Trim => self.trim.error_count += 1,
         }
         if self.errors.len() < KEPT_ERRORS_PER_WORKER {
             self.errors.push(IoErrorRecord {
@@ -798,6 +827,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         });
         self.read.finish();
         self.write.finish();
+        self.trim.finish();
         let restarted = self.search.as_ref().is_some_and(|search| search.restarted);
         let window_end_ns = match (self.window.duration_ns, ending, fsync_ns) {
             // A run that went its whole time measured exactly that time.
@@ -817,6 +847,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         WorkerOutcome {
             read: self.read,
             write: self.write,
+            trim: self.trim,
             errors: self.errors,
             stop_reason,
             window_end_ns,

@@ -11,7 +11,7 @@
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::Clock;
 use crate::result::{Direction, VerificationResult};
-use crate::verify::header::{BlockFormat, Expected};
+use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
 use crate::verify::state::VerifyState;
@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A ledger entry whose write failed: its contents are unknown.
 const UNKNOWN: u32 = u32::MAX;
+/// A ledger entry of a trimmed block: it must read without a header (never written); a
+/// target may also return the old block after a discard, which is then not checked.
+const TRIMMED: u32 = u32::MAX - 1;
 
 /// What a worker needs to verify, set up before the clock starts.
 pub struct WorkerVerify {
@@ -90,7 +93,7 @@ impl VerifyRun {
     pub(super) fn stamp(&mut self, buffer: &mut [u8], file: u32, offset: u64) -> u32 {
         let generation = self.next_generation;
         self.next_generation = match generation.wrapping_add(1) {
-            0 | UNKNOWN => 1,
+            0 | UNKNOWN | TRIMMED => 1,
             next => next,
         };
         self.setup
@@ -144,6 +147,13 @@ impl VerifyRun {
         Some(read)
     }
 
+    /// A trim (discard) of these blocks completed.
+    pub(super) fn trimmed(&mut self, file: u32, offset: u64, length: u32) {
+        self.setup
+            .ledger
+            .record(file, offset, u64::from(length), TRIMMED);
+    }
+
     /// A write failed, or two writes in flight shared these blocks: they hold unknown data.
     pub(super) fn write_failed(&mut self, file: u32, offset: u64, length: u32) {
         self.setup
@@ -172,6 +182,16 @@ impl VerifyRun {
             let expected = match self.setup.ledger.generation(file, at) {
                 Some(UNKNOWN) => {
                     self.log.skipped(1);
+                    continue;
+                }
+                Some(TRIMMED) => {
+                    match self.setup.format.check(chunk, at, Expected::Unknown) {
+                        Check::NoHeader => {
+                            self.log
+                                .checked(target, at, chunk.len() as u32, Check::NoHeader);
+                        }
+                        _ => self.log.skipped(1),
+                    }
                     continue;
                 }
                 Some(generation) => Expected::Written {

@@ -38,9 +38,10 @@ pub struct Region {
     pub file_bytes: Option<u64>,
 }
 
-/// The smallest block the job issues in either direction (fio's minimum block size).
+/// The smallest block the job issues in any direction (fio's minimum block size).
 pub fn smallest_block(settings: &JobSettings) -> u64 {
-    (0..2)
+    super::lines::issued_directions(settings)
+        .into_iter()
         .map(|direction| match &settings.splits[direction] {
             Some(split) => split
                 .iter()
@@ -260,6 +261,7 @@ pub fn offset_rules(job: &JobDefinition, region: &Region, notes: &mut Notes) -> 
     let name = &job.section;
     let mut rules = OffsetRules {
         clone_increment_bytes: region.clone_increment_bytes,
+        write_after_trim: settings.pattern.write_after_trim(),
         ..OffsetRules::default()
     };
     match extended.modifier.as_ref().map(|set| set.value) {

@@ -4,10 +4,13 @@
 //! (`bs=4k,64k`, `bssplit=…,…`, `bsrange`). iopath draws a line, so each (direction, size) pair
 //! becomes a line weighted direction share × size share, reading 100 % or 0 %. When both
 //! directions use the same sizes, randomness and alignment, the lines are shared instead: one
-//! per size, each with the job's read percentage.
+//! per size, each with the job's read percentage. A trim pattern issues only the trim
+//! direction's sizes (`bs`'s third value): one line per size that trims every I/O (`trim`,
+//! `randtrim`), or half of them (`trimwrite`, `randtrimwrite`: each trim is followed by a write
+//! of the same range).
 
 use super::parsers::block_shares;
-use super::settings::{JobSettings, Pattern, READ, SplitShare, WRITE};
+use super::settings::{JobSettings, Pattern, READ, SplitShare, TRIM, WRITE};
 use crate::result::{AccessLine, AccessSpec};
 
 /// What one direction issues.
@@ -18,7 +21,7 @@ struct DirectionMix {
     alignment_bytes: u64,
 }
 
-/// Shares of reads and writes, percent.
+/// Shares of reads and writes, percent (both 0 for trim patterns: see [`issued_directions`]).
 pub fn direction_shares(settings: &JobSettings) -> [u8; 2] {
     match settings.pattern {
         Pattern::Read | Pattern::RandRead => [100, 0],
@@ -26,6 +29,17 @@ pub fn direction_shares(settings: &JobSettings) -> [u8; 2] {
         Pattern::ReadWrite | Pattern::RandReadWrite => {
             [settings.read_mix_percent, 100 - settings.read_mix_percent]
         }
+        Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite => [0, 0],
+    }
+}
+
+/// The per-direction indexes whose block sizes the job issues: reads and writes, or the trim
+/// direction alone for trim patterns (a trimwrite's write takes its trim's range).
+pub fn issued_directions(settings: &JobSettings) -> Vec<usize> {
+    if settings.pattern.trims() {
+        vec![TRIM]
+    } else {
+        vec![READ, WRITE]
     }
 }
 
@@ -65,13 +79,36 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
 
 /// The access lines of a job.
 pub fn access_spec(settings: &JobSettings) -> AccessSpec {
+    if settings.pattern.trims() {
+        let mix = direction_mix(settings, TRIM);
+        let trim_percent = if settings.pattern.write_after_trim() {
+            50
+        } else {
+            100
+        };
+        let lines: Vec<AccessLine> = mix
+            .shares
+            .iter()
+            .map(|share| AccessLine {
+                alignment_bytes: mix.alignment_bytes,
+                trim_percent,
+                ..AccessLine::new(
+                    share.size_bytes,
+                    share.share_hundredths,
+                    0,
+                    mix.random_percent,
+                )
+            })
+            .collect();
+        return reduced(lines);
+    }
     let shares = direction_shares(settings);
     let mixes = [READ, WRITE].map(|direction| direction_mix(settings, direction));
     let line = |share: &SplitShare, weight: u32, read: u8, mix: &DirectionMix| AccessLine {
         alignment_bytes: mix.alignment_bytes,
         ..AccessLine::new(share.size_bytes, weight, read, mix.random_percent)
     };
-    let mut lines: Vec<AccessLine> =
+    let lines: Vec<AccessLine> =
         if shares[READ] > 0 && shares[WRITE] > 0 && mixes[READ] == mixes[WRITE] {
             mixes[READ]
                 .shares
@@ -99,6 +136,11 @@ pub fn access_spec(settings: &JobSettings) -> AccessSpec {
                 })
                 .collect()
         };
+    reduced(lines)
+}
+
+/// `lines` without those of no weight, the weights divided by their greatest common divisor.
+fn reduced(mut lines: Vec<AccessLine>) -> AccessSpec {
     lines.retain(|line| line.weight > 0);
     let divisor = lines
         .iter()
@@ -137,7 +179,11 @@ mod tests {
     fn per_direction_block_sizes_become_weighted_lines() {
         let mut job = settings(Pattern::RandReadWrite);
         job.read_mix_percent = 60;
-        job.blocks = [BlockChoice::Fixed(4096), BlockChoice::Fixed(65536)];
+        job.blocks = [
+            BlockChoice::Fixed(4096),
+            BlockChoice::Fixed(65536),
+            BlockChoice::Fixed(65536),
+        ];
         let spec = access_spec(&job);
         assert_eq!(spec.lines.len(), 2);
         assert_eq!((spec.lines[0].size_bytes, spec.lines[0].weight), (4096, 3));
@@ -155,6 +201,7 @@ mod tests {
         job.splits = [
             Some(parsers::split("2k/50:4k/50", 1024).unwrap()),
             Some(parsers::split("4k/90:8k/10", 1024).unwrap()),
+            None,
         ];
         let spec = access_spec(&job);
         let summary: Vec<(u64, u32, u8, u8)> = spec
@@ -178,8 +225,8 @@ mod tests {
         let mut job = settings(Pattern::RandReadWrite);
         job.read_mix_percent = 80;
         let split = parsers::split("512/10:4k/60:64k/30", 1024).unwrap();
-        job.splits = [Some(split.clone()), Some(split)];
-        job.alignments = [Some(4096), Some(4096)];
+        job.splits = [Some(split.clone()), Some(split), None];
+        job.alignments = [Some(4096), Some(4096), None];
         let spec = access_spec(&job);
         assert_eq!(spec.lines.len(), 3);
         assert!(
@@ -195,9 +242,30 @@ mod tests {
     }
 
     #[test]
+    fn trim_patterns_issue_the_trim_sizes_only() {
+        let mut job = settings(Pattern::RandTrim);
+        job.blocks = [
+            BlockChoice::Fixed(4096),
+            BlockChoice::Fixed(8192),
+            BlockChoice::Fixed(1 << 20),
+        ];
+        let spec = access_spec(&job);
+        assert_eq!(spec.lines.len(), 1);
+        let line = &spec.lines[0];
+        assert_eq!((line.size_bytes, line.trim_percent), (1 << 20, 100));
+        assert_eq!((line.read_percent, line.random_percent), (0, 100));
+        assert!(spec.trims() && !spec.writes() && !spec.reads());
+        job.pattern = Pattern::TrimWrite;
+        let spec = access_spec(&job);
+        assert_eq!(spec.lines[0].trim_percent, 50);
+        assert_eq!(spec.lines[0].random_percent, 0);
+        assert!(spec.trims() && spec.writes());
+    }
+
+    #[test]
     fn percentage_random_applies_per_direction_to_random_patterns_only() {
         let mut job = settings(Pattern::RandReadWrite);
-        job.random_percent = [30, 70];
+        job.random_percent = [30, 70, 100];
         let spec = access_spec(&job);
         assert_eq!(
             spec.lines
@@ -207,7 +275,7 @@ mod tests {
             [30, 70]
         );
         let mut sequential = settings(Pattern::Read);
-        sequential.random_percent = [30, 70];
+        sequential.random_percent = [30, 70, 100];
         assert_eq!(access_spec(&sequential).lines[0].random_percent, 0);
         assert_eq!(mean_sizes(&sequential), [4096.0, 4096.0]);
     }

@@ -69,9 +69,10 @@ pub fn map_job(
     workload.buffered = settings.buffered;
     workload.sync_writes = settings.sync_writes && settings.writes();
     workload.fsync_every_writes = settings.fsync_every_writes.filter(|_| settings.writes());
-    workload.fsync_at_end = settings.end_fsync.is_some() && settings.writes();
+    let modifies = settings.writes() || settings.pattern.trims();
+    workload.fsync_at_end = settings.end_fsync.is_some() && modifies;
     if let Some(at) = &settings.end_fsync
-        && !settings.writes()
+        && !modifies
     {
         notes.add(
             Some(at),
@@ -195,7 +196,10 @@ fn sequential_notes(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) {
         );
     }
     let shares = direction_shares(settings);
-    let random_everywhere = settings.pattern.random() && settings.random_percent == [100, 100];
+    let random_everywhere = settings.pattern.random()
+        && super::lines::issued_directions(settings)
+            .into_iter()
+            .all(|direction| settings.random_percent[direction] == 100);
     if random_everywhere {
         return;
     }

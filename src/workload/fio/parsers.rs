@@ -51,11 +51,10 @@ pub fn pattern(text: &str, kb_base: u64) -> Result<(Pattern, Modifier), OptionEr
         "randwrite" => Pattern::RandWrite,
         "rw" | "readwrite" => Pattern::ReadWrite,
         "randrw" => Pattern::RandReadWrite,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(OptionError::Unsupported(
-                "iopath issues no trims (discards) yet".to_string(),
-            ));
-        }
+        "trim" => Pattern::Trim,
+        "randtrim" => Pattern::RandTrim,
+        "trimwrite" => Pattern::TrimWrite,
+        "randtrimwrite" => Pattern::RandTrimWrite,
         "filecreate" | "filestat" | "filedelete" => {
             return Err(OptionError::Unsupported(
                 "file-metadata workloads are not supported".to_string(),
@@ -63,7 +62,7 @@ pub fn pattern(text: &str, kb_base: u64) -> Result<(Pattern, Modifier), OptionEr
         }
         other => {
             return Err(OptionError::BadValue(format!(
-                "unknown pattern '{other}' (read, write, randread, randwrite, rw, readwrite, randrw)"
+                "unknown pattern '{other}' (read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite)"
             )));
         }
     };
@@ -413,7 +412,8 @@ mod tests {
         assert_eq!(rw_modifier("8", true, 1024), Ok(Modifier::Every(8)));
         assert_eq!(rw_modifier("1", true, 1024), Ok(Modifier::None));
         assert!(rw_modifier("0", true, 1024).is_err());
-        assert!(unsupported(pattern("randtrim", 1024)));
+        assert_eq!(pattern("randtrim", 1024), plain(Pattern::RandTrim));
+        assert_eq!(pattern("trimwrite", 1024), plain(Pattern::TrimWrite));
         assert!(matches!(
             pattern("raed", 1024),
             Err(OptionError::BadValue(_))

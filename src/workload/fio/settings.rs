@@ -21,6 +21,14 @@ pub enum Pattern {
     ReadWrite,
     /// `randrw`: random mix.
     RandReadWrite,
+    /// `trim`: sequential trims.
+    Trim,
+    /// `randtrim`: random trims.
+    RandTrim,
+    /// `trimwrite`: sequential trims, each followed by a write of the same blocks.
+    TrimWrite,
+    /// `randtrimwrite`: random trims, each followed by a write of the same blocks.
+    RandTrimWrite,
 }
 
 impl Pattern {
@@ -28,18 +36,42 @@ impl Pattern {
     pub fn random(self) -> bool {
         matches!(
             self,
-            Pattern::RandRead | Pattern::RandWrite | Pattern::RandReadWrite
+            Pattern::RandRead
+                | Pattern::RandWrite
+                | Pattern::RandReadWrite
+                | Pattern::RandTrim
+                | Pattern::RandTrimWrite
         )
     }
 
     /// Whether the pattern reads.
     pub fn reads(self) -> bool {
-        !matches!(self, Pattern::Write | Pattern::RandWrite)
+        matches!(
+            self,
+            Pattern::Read | Pattern::RandRead | Pattern::ReadWrite | Pattern::RandReadWrite
+        )
     }
 
     /// Whether the pattern writes.
     pub fn writes(self) -> bool {
-        !matches!(self, Pattern::Read | Pattern::RandRead)
+        !matches!(
+            self,
+            Pattern::Read | Pattern::RandRead | Pattern::Trim | Pattern::RandTrim
+        )
+    }
+
+    /// Whether the pattern trims (discards).
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite
+        )
+    }
+
+    /// Whether each trim is followed by a write of the same blocks (`trimwrite`,
+    /// `randtrimwrite`).
+    pub fn write_after_trim(self) -> bool {
+        matches!(self, Pattern::TrimWrite | Pattern::RandTrimWrite)
     }
 }
 
@@ -81,6 +113,8 @@ pub struct SteadySpec {
 pub const READ: usize = 0;
 /// Index of writes in per-direction arrays.
 pub const WRITE: usize = 1;
+/// Index of trims in per-direction arrays that have them (block sizes, alignments, random %).
+pub const TRIM: usize = 2;
 
 /// Everything one job asks for. `[global]` sections fill one of these that each new job starts
 /// from.
@@ -116,16 +150,16 @@ pub struct JobSettings {
     pub read_mix_percent: u8,
     /// Where `rwmixread` or `rwmixwrite` was set.
     pub read_mix_at: Option<Location>,
-    /// `percentage_random` per direction (default 100).
-    pub random_percent: [u8; 2],
+    /// `percentage_random` per direction, trims third (default 100).
+    pub random_percent: [u8; 3],
     /// Where `percentage_random` was set.
     pub random_percent_at: Option<Location>,
-    /// `bs` / `bsrange` per direction (default 4k).
-    pub blocks: [BlockChoice; 2],
+    /// `bs` / `bsrange` per direction, trims third (default 4k).
+    pub blocks: [BlockChoice; 3],
     /// `bssplit` per direction; wins over `bs`.
-    pub splits: [Option<Vec<SplitShare>>; 2],
+    pub splits: [Option<Vec<SplitShare>>; 3],
     /// `blockalign` per direction (default: the direction's smallest block).
-    pub alignments: [Option<u64>; 2],
+    pub alignments: [Option<u64>; 3],
     /// `iodepth` (default 1).
     pub iodepth: u32,
     /// `numjobs` (default 1).
@@ -222,11 +256,11 @@ impl JobSettings {
             pattern: Pattern::Read,
             read_mix_percent: 50,
             read_mix_at: None,
-            random_percent: [100, 100],
+            random_percent: [100, 100, 100],
             random_percent_at: None,
-            blocks: [BlockChoice::Fixed(4096); 2],
-            splits: [None, None],
-            alignments: [None, None],
+            blocks: [BlockChoice::Fixed(4096); 3],
+            splits: [None, None, None],
+            alignments: [None, None, None],
             iodepth: 1,
             numjobs: 1,
             engine: Set {

@@ -126,7 +126,7 @@ const VERIFY: &str = "iopath verifies from the header of each block and its own 
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
-const TRIM: &str = "iopath issues no trims (discards) yet";
+const TRIM_VERIFY: &str = "iopath does not trim a share of the blocks it verified (rw=trim, randtrim, trimwrite and randtrimwrite run, and verification knows a trimmed block: docs/verify.md)";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -433,7 +433,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "rw",
         aliases: &["readwrite"],
-        mapping: "read, write, randread, randwrite, rw/readwrite, randrw: direction shares and random % of the access lines; offset modifiers as in fio: `write:4k` leaves a 4k hole after each I/O, `read:-8k` steps back (backwards reads), `randread:8` draws a new random offset every 8 I/Os (the ones between follow `rw_sequencer`); trims are refused",
+        mapping: "read, write, randread, randwrite, rw/readwrite, randrw: direction shares and random % of the access lines; trim, randtrim: trims (discard, punched hole, NBD TRIM, SCSI UNMAP) of the trim block size (`bs`'s third value); trimwrite, randtrimwrite: each trim followed by a write of the same range; offset modifiers as in fio: `write:4k` leaves a 4k hole after each I/O, `read:-8k` steps back (backwards reads), `randread:8` draws a new random offset every 8 I/Os (the ones between follow `rw_sequencer`)",
         support: Support::Mapped(|s, input| {
             let (pattern, modifier) = parsers::pattern(input.text()?, s.kb_base)?;
             s.pattern = pattern;
@@ -481,9 +481,9 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "percentage_random",
         aliases: &[],
-        mapping: "random % of each direction's lines for rand* patterns (per direction: `read,write`)",
+        mapping: "random % of each direction's lines for rand* patterns (per direction: `read,write,trim`)",
         support: Support::Mapped(|s, input| {
-            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
                     s.random_percent[direction] = percent(part)?;
                 }
@@ -598,7 +598,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &["blocksize"],
         mapping: "block size per direction (`read,write[,trim]`; default 4k)",
         support: Support::Mapped(|s, input| {
-            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
                     s.blocks[direction] = parsers::fixed_block(part, s.kb_base)?;
                 }
@@ -611,7 +611,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &["blocksize_range"],
         mapping: "every multiple of the smallest size up to the largest, equal shares, per direction",
         support: Support::Mapped(|s, input| {
-            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
                     s.blocks[direction] = parsers::block_range(part, s.kb_base)?;
                 }
@@ -624,7 +624,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &[],
         mapping: "size/percent mix per direction (`2k/50:4k/50,4k/90:8k/10`); lines weighted direction share × size share",
         support: Support::Mapped(|s, input| {
-            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
                     s.splits[direction] = Some(parsers::split(part, s.kb_base)?);
                 }
@@ -637,7 +637,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &["ba"],
         mapping: "alignment of random offsets per direction (default: the direction's smallest block)",
         support: Support::Mapped(|s, input| {
-            for (direction, part) in per_direction(input.text()?).into_iter().take(2).enumerate() {
+            for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
                     let bytes = size(part, s.kb_base)?;
                     if bytes == 0 {
@@ -1440,7 +1440,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         name: "trim_percentage",
         aliases: &["trim_verify_zero", "trim_backlog", "trim_backlog_batch"],
         mapping: "refused",
-        support: Support::Refused(TRIM),
+        support: Support::Refused(TRIM_VERIFY),
     },
     // Steady state.
     OptionSpec {

@@ -492,8 +492,12 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nrw=randtrim\n").unwrap_err();
-    assert!(error.message.contains("'rw=randtrim'"), "{}", error.message);
+    let error = load("[a]\ntrim_percentage=10\n").unwrap_err();
+    assert!(
+        error.message.contains("'trim_percentage'") && error.message.contains("verify"),
+        "{}",
+        error.message
+    );
     let error = load("[a]\nioengine=posixaio\n").unwrap_err();
     assert!(
         error.message.contains("'ioengine=posixaio'"),
@@ -501,6 +505,25 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         error.message
     );
     assert_eq!(error.to_string().split(':').nth(1), Some("2"));
+}
+
+#[test]
+fn trim_patterns_map_to_trims_of_the_trim_block_size() {
+    let plan =
+        load("[t]\nsize=1m\nrw=randtrim\nbs=4k,8k,64k\n[tw]\nsize=1m\nrw=trimwrite\nbs=16k\n")
+            .unwrap()
+            .plan;
+    let trims = &plan.tests[0].jobs[0].workload;
+    assert_eq!(trims.access.lines.len(), 1);
+    let line = &trims.access.lines[0];
+    assert_eq!((line.size_bytes, line.trim_percent), (65536, 100));
+    assert_eq!(line.random_percent, 100);
+    assert!(trims.trims() && !trims.writes() && !trims.offsets.write_after_trim);
+    let trim_write = &plan.tests[0].jobs[1].workload;
+    let line = &trim_write.access.lines[0];
+    assert_eq!((line.size_bytes, line.trim_percent), (16384, 50));
+    assert_eq!(line.random_percent, 0);
+    assert!(trim_write.trims() && trim_write.writes() && trim_write.offsets.write_after_trim);
 }
 
 #[test]
@@ -530,7 +553,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc64\nrw=trim\nnice=5\nexperimental_verify=1\n",
+            "[a]\nsize=1m\nverify=crc64\ntrim_backlog=8\nnice=5\nexperimental_verify=1\n",
             &request,
         )
         .unwrap();
@@ -540,7 +563,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
         "{:?}",
         loaded.ignored
     );
-    assert!(loaded.ignored[1].ends_with(":4: rw=trim"));
+    assert!(loaded.ignored[1].ends_with(":4: trim_backlog=8"));
     assert!(matches!(
         loaded.plan.tests[0].jobs[0].workload.length,
         RunLength::Bytes { .. }
