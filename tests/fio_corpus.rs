@@ -286,7 +286,7 @@ corpus! {
     backwards_read => runs("backwards-read.fio");
     basic_verify => runs_on_target("basic-verify.fio");
     butterfly => runs_on_target("butterfly.fio");
-    enospc_pressure => refused("enospc-pressure.fio", 16, "continue_on_error");
+    enospc_pressure => refused("enospc-pressure.fio", 41, "create_on_open");
     example_latency_steadystate => runs_on_target("example_latency_steadystate.fio");
     fio_rand_rw => runs("fio-rand-RW.fio");
     fio_rand_read => runs("fio-rand-read.fio");

@@ -269,7 +269,8 @@ fn build_job(
     } else {
         0
     };
-    let continue_on_error = job.workload.continue_on_error;
+    let continue_on_error =
+        job.workload.continue_on_error || job.workload.error_policy.continue_on.contains(&true);
     FioJob {
         jobname: job.name.clone(),
         groupid,
@@ -452,11 +453,25 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
         options.push(("continue_on_error", "io".into()));
+    } else if let Some(value) = continue_on_error_value(&workload.error_policy) {
+        options.push(("continue_on_error", value.into()));
     }
     if job.worker_threads > 1 {
         options.push(("group_reporting", "1".into()));
     }
     options
+}
+
+/// fio's `continue_on_error` value for `policy`'s kinds (`None` when it continues on none).
+fn continue_on_error_value(policy: &crate::result::ErrorPolicy) -> Option<&'static str> {
+    match policy.continue_on {
+        [false, false, false] => None,
+        [true, false, false] => Some("read"),
+        [false, true, false] => Some("write"),
+        [true, true, false] => Some("io"),
+        [false, false, true] => Some("verify"),
+        _ => Some("all"),
+    }
 }
 
 /// fio's `bssplit` (`4k/60:64k/40`): each size's share of the I/Os, adding up to 100.

@@ -173,6 +173,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
                 shown(&test.name),
                 test.errors.count
             )?;
+            if !test.errors.by_kind.is_empty() {
+                writeln!(out, "  by kind: {}", error_kinds(&test.errors.by_kind))?;
+            }
             for error in &test.errors.first {
                 writeln!(
                     out,
@@ -307,6 +310,27 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     Ok(())
+}
+
+/// Errors by kind and errno on one line: `write ENOSPC 3 (2 went on), read EIO 1`.
+fn error_kinds(counts: &[crate::result::ErrorCount]) -> String {
+    counts
+        .iter()
+        .map(|count| {
+            let went_on = match count.continued {
+                0 => String::new(),
+                all if all == count.count => " (all went on)".to_string(),
+                some => format!(" ({some} went on)"),
+            };
+            format!(
+                "{} {} {}{went_on}",
+                count.kind.name(),
+                escape_controls(&count.name),
+                count.count
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

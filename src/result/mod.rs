@@ -16,6 +16,8 @@
 //! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
 //! - [`workload`]: the workload as run and the sweep point;
 //! - [`job_controls`]: what a job asks of the runner beyond its I/O pattern;
+//! - [`io_handling`]: how a job's files are opened and its requests submitted;
+//! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
@@ -33,7 +35,9 @@ pub mod analysis;
 pub mod confirmation;
 pub mod cpu;
 pub mod engine;
+pub mod error_policy;
 pub mod histogram;
+pub mod io_handling;
 pub mod job_controls;
 pub mod link;
 pub mod path;
@@ -53,7 +57,9 @@ pub use analysis::{
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
 pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
+pub use io_handling::{AccessHint, DataPath, IoHandling};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};

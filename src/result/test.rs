@@ -4,6 +4,7 @@
 use super::analysis::TestAnalysis;
 use super::cpu::CpuResult;
 use super::engine::{Direction, EngineReport};
+use super::error_policy::ErrorCount;
 use super::histogram::SparseHistogram;
 use super::series::IntervalPoint;
 use super::verify::VerificationResult;
@@ -296,6 +297,10 @@ pub struct ErrorSummary {
     pub count: u64,
     /// The first few, with where they happened.
     pub first: Vec<IoErrorRecord>,
+    /// Every failed I/O by kind and errno, in kind then errno order, with how many the jobs
+    /// went on after (their error policy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_kind: Vec<ErrorCount>,
 }
 
 /// One failed I/O.

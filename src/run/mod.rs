@@ -32,7 +32,9 @@ use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
-use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
+use crate::targets::test_file::{
+    Creation, TestFileGuard, create_empty_test_file, create_test_file_unless_stopped,
+};
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
@@ -259,7 +261,18 @@ fn execute_inner(
             }
         };
         observer.test_finished(&run.result);
-        let stopped = run.result.stop_reason != StopReason::Completed;
+        // An error ends the run unless every job that ended on one keeps its errors to a
+        // narrower scope (fio's default, and exitall_on_error without exit_what=all).
+        let stopped = match run.result.stop_reason {
+            StopReason::Completed => false,
+            StopReason::Interrupted => true,
+            StopReason::Error => {
+                run.result.jobs.iter().zip(&test.jobs).any(|(result, job)| {
+                    result.stop_reason == StopReason::Error
+                        && job.workload.error_policy.error_ends.ends_run()
+                }) || run.result.jobs.len() != test.jobs.len()
+            }
+        };
         result.tests.push(run.result);
         traces.push(run.traces);
         if stopped {
@@ -352,6 +365,22 @@ fn prepare_targets(
                 }
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file)?;
+                (path, local(handle), None)
+            }
+            PendingTarget::CreateEmpty {
+                path,
+                size,
+                temporary,
+            } => {
+                observer.creating_file(&path, 0);
+                let mut guard = TestFileGuard::new(path.clone());
+                let file = create_empty_test_file(&path)?;
+                if temporary {
+                    guards.push(guard);
+                } else {
+                    guard.keep();
+                }
+                let handle = TargetHandle::from_created(&path, file)?.with_planned_size(size);
                 (path, local(handle), None)
             }
             PendingTarget::Uncreated { path, size, .. } => {

@@ -169,6 +169,13 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// Will be created empty, not laid out and filled: only jobs whose writes extend their
+    /// files use it (fio's `create_on_open`); `size` bounds the offsets.
+    CreateEmpty {
+        path: PathBuf,
+        size: u64,
+        temporary: bool,
+    },
     /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
     /// file is never created, and its size only bounds the offsets.
     Uncreated {
@@ -213,6 +220,11 @@ impl PreparedRun {
                         path,
                         size,
                         temporary,
+                    }
+                    | PendingTarget::CreateEmpty {
+                        path,
+                        size,
+                        temporary,
                     },
                     true,
                 )
@@ -234,25 +246,61 @@ impl PreparedRun {
 /// [`PendingTarget::Uncreated`]: the null engine does no I/O, so filling a file for it would
 /// only cost time and space.
 fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
+    retag_files_to_create(
+        plan,
+        targets,
+        false,
+        |job| job.workload.engine == EngineKind::Null,
+        |path, size, temporary| PendingTarget::Uncreated {
+            path,
+            size,
+            temporary,
+        },
+    );
+}
+
+/// Turns each test file to create that only `create_on_open` jobs use into
+/// [`PendingTarget::CreateEmpty`]: fio creates such a file when the job opens it, empty, and
+/// the job's writes extend it.
+fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
+    retag_files_to_create(
+        plan,
+        targets,
+        true,
+        |job| job.workload.handling.create_on_open,
+        |path, size, temporary| PendingTarget::CreateEmpty {
+            path,
+            size,
+            temporary,
+        },
+    );
+}
+
+/// Replaces each [`PendingTarget::Create`] whose every job satisfies `all_jobs` (and that some
+/// job uses, when `used`) with what `retag` makes of its path, size and temporariness.
+fn retag_files_to_create(
+    plan: &Plan,
+    targets: &mut [PendingTarget],
+    used: bool,
+    all_jobs: impl Fn(&crate::workload::JobPlan) -> bool,
+    retag: impl Fn(PathBuf, u64, bool) -> PendingTarget,
+) {
     for (index, target) in targets.iter_mut().enumerate() {
-        let only_null = plan
+        let mut jobs = plan
             .tests
             .iter()
             .flat_map(|test| &test.jobs)
             .filter(|job| job.targets.contains(&index))
-            .all(|job| job.workload.engine == EngineKind::Null);
-        if only_null
+            .peekable();
+        if (!used || jobs.peek().is_some())
+            && jobs.all(&all_jobs)
             && let PendingTarget::Create {
                 path,
                 size,
                 temporary,
             } = target
         {
-            *target = PendingTarget::Uncreated {
-                path: std::mem::take(path),
-                size: *size,
-                temporary: *temporary,
-            };
+            *target = retag(std::mem::take(path), *size, *temporary);
         }
     }
 }
@@ -363,6 +411,7 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
+    create_on_open(&plan, &mut targets);
     check_room_for(&files_to_create(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
@@ -464,6 +513,7 @@ pub(super) fn check_budget(
                         PendingTarget::Existing(handle) => handle.info().size_bytes,
                         PendingTarget::Network(_, info, _) => info.size_bytes,
                         PendingTarget::Create { size, .. }
+                        | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                     };
                     ledger_bytes = ledger_bytes.saturating_add(
@@ -666,16 +716,18 @@ pub(super) fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } | PendingTarget::Uncreated { path, size, .. } => {
-            (path.as_path(), *size, 512, 512, false)
-        }
+        PendingTarget::Create { path, size, .. }
+        | PendingTarget::CreateEmpty { path, size, .. }
+        | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     check_trims(
         job,
         match target {
             PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
             PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
-            PendingTarget::Create { path, .. } => TrimTarget::Create(path),
+            PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
+                TrimTarget::Create(path)
+            }
             PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
         },
     )?;

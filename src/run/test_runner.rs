@@ -17,9 +17,9 @@ use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::cpu::host_cpu_count;
 use crate::result::{
-    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
-    VerificationResult,
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorKind, ErrorSummary,
+    JobResult, LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason,
+    TargetInfo, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
@@ -231,7 +231,7 @@ pub fn run_test(
                         Err(_) => return,
                     };
                     drop(worker.engine);
-                    links.worker_ended(worker.job);
+                    links.worker_ended(worker.job, outcome.stop_reason == StopReason::Error);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
@@ -298,6 +298,53 @@ pub fn run_test(
     Ok(Some(TestRun { result, traces }))
 }
 
+/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
+/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
+/// map fills up, and when sequential I/O wraps on a job of one file.
+fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+    workload.buffered
+        && workload.handling.invalidate_cache
+        && matches!(workload.length, RunLength::Time { .. })
+        && (random_offsets(workload) || files == 1)
+}
+
+/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
+fn random_offsets(workload: &crate::result::Workload) -> bool {
+    workload
+        .access
+        .lines
+        .iter()
+        .any(|line| line.random_percent > 0)
+}
+
+/// The region of the `index`-th file of a set.
+fn target_region(regions: &[(u64, u64)], index: usize) -> (u64, u64) {
+    regions.get(index).copied().unwrap_or((0, 0))
+}
+
+/// What a job asks of the page cache for one of its files, on the worker's own descriptor:
+/// the cached pages of its region dropped (fio's `invalidate=1`) and the access-pattern hint
+/// (fio's `fadvise_hint`). Both only for buffered I/O, where the cache is in the path.
+fn prepare_cache(
+    file: &std::fs::File,
+    workload: &crate::result::Workload,
+    (offset, length): (u64, u64),
+) -> std::io::Result<()> {
+    if !workload.buffered {
+        return Ok(());
+    }
+    if workload.handling.invalidate_cache {
+        crate::targets::open::invalidate_cached_range(file, offset, length)?;
+    }
+    crate::targets::open::advise_access(
+        file,
+        offset,
+        length,
+        workload.handling.access_hint,
+        random_offsets(workload),
+    )
+}
+
 /// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
 /// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
@@ -318,6 +365,8 @@ fn open_job(
         connections: workload.connections.max(1),
         net_timeout: context.net_timeout,
         stop: context.stop.clone(),
+        force_async_every: workload.handling.force_async_every,
+        data_path: workload.handling.data_path,
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
@@ -359,6 +408,7 @@ fn open_job(
                 workload.access.min_write_size_bytes(),
                 regions.iter().map(|&(_, size)| size).sum(),
             );
+            let mut pass_files = Vec::new();
             let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -396,6 +446,30 @@ fn open_job(
                             ));
                         }
                         direct &= opened.direct;
+                        if let Err(error) = prepare_cache(
+                            &opened.file,
+                            workload,
+                            target_region(&regions, files.len()),
+                        ) {
+                            let warning = format!(
+                                "{}: the page-cache advice (posix_fadvise) was refused: {error}",
+                                target.path.display()
+                            );
+                            if !warnings.contains(&warning) {
+                                warnings.push(warning);
+                            }
+                        }
+                        if invalidates_each_pass(workload, set_targets.len()) {
+                            pass_files.push(opened.file.try_clone().map_err(|source| {
+                                RunError::Engine {
+                                    target: target.path.display().to_string(),
+                                    source: crate::engine::EngineError::Setup {
+                                        engine: "sync",
+                                        source,
+                                    },
+                                }
+                            })?);
+                        }
                         files.push(opened.file);
                     }
                     (Endpoint::Files(files), shape.engine)
@@ -485,6 +559,8 @@ fn open_job(
                     length,
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
+                    error_policy: workload.error_policy.clone(),
+                    invalidate_each_pass: pass_files,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
@@ -579,8 +655,14 @@ fn worker_verify(
         ledger_run,
         after_writes: settings.after_writes && workload.modifies(),
         only: settings.only,
+        // fio's continue_on_error=verify (or an ignore_error list naming EILSEQ) keeps a
+        // verify_fatal job going.
         policy: VerifyPolicy {
-            stop_at_first: settings.fatal,
+            stop_at_first: settings.fatal
+                && !(workload.continue_on_error
+                    || workload
+                        .error_policy
+                        .continues(ErrorKind::Verify, crate::result::error_policy::EILSEQ)),
         },
         state_save: settings.state_save.then_some(state_path),
         checks_data: engine != EngineKind::Null,
@@ -685,12 +767,29 @@ fn error_summary<'a>(
     outcomes: impl Iterator<Item = &'a WorkerOutcome>,
     count: u64,
 ) -> ErrorSummary {
+    let outcomes: Vec<&WorkerOutcome> = outcomes.collect();
+    let mut by_kind: Vec<ErrorCount> = Vec::new();
+    for counted in outcomes.iter().flat_map(|o| &o.error_counts) {
+        match by_kind
+            .iter_mut()
+            .find(|c| c.kind == counted.kind && c.errno == counted.errno)
+        {
+            Some(total) => {
+                total.count += counted.count;
+                total.continued += counted.continued;
+            }
+            None => by_kind.push(counted.clone()),
+        }
+    }
+    by_kind.sort_by_key(|c| (c.kind, c.errno));
     ErrorSummary {
         count,
         first: outcomes
+            .iter()
             .flat_map(|o| o.errors.iter().cloned())
             .take(16)
             .collect(),
+        by_kind,
     }
 }
 

@@ -8,6 +8,7 @@ mod compare_single;
 mod completions;
 mod correctness;
 mod data;
+mod error_policies;
 mod errors;
 mod fio_files;
 mod fio_options;

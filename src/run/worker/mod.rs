@@ -29,7 +29,10 @@ use super::progress::WorkerProgress;
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
 use crate::host::clock::{Clock, Ticks};
-use crate::result::{Direction, IoErrorRecord, LatencyTarget, StopReason, VerificationResult};
+use crate::result::{
+    Direction, ErrorCount, ErrorPolicy, IoErrorRecord, LatencyTarget, StopReason,
+    VerificationResult,
+};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::file_set::FileSetPlanner;
 use state::Worker;
@@ -77,8 +80,14 @@ pub struct WorkerPlan {
     pub length: WorkerLength,
     /// fdatasync at the end, inside the measured time.
     pub fsync_at_end: bool,
-    /// Keep going after an I/O error.
+    /// Keep going after every I/O error.
     pub continue_on_error: bool,
+    /// Which errors the worker goes on after, and what an error that stops it ends.
+    pub error_policy: ErrorPolicy,
+    /// Descriptors of the worker's files (in the planner's order) whose cached pages are
+    /// dropped each time a pass over one ends (a timed buffered fio job's `invalidate=1`);
+    /// empty: never.
+    pub invalidate_each_pass: Vec<std::fs::File>,
     /// Length of a series interval, ns.
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).
@@ -187,6 +196,8 @@ pub struct WorkerOutcome {
     pub trim: DirectionRecorder,
     /// First errors with offsets.
     pub errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    pub error_counts: Vec<ErrorCount>,
     /// Why it stopped.
     pub stop_reason: StopReason,
     /// End of its measured window, ns after the measurement started.
@@ -223,6 +234,7 @@ impl WorkerOutcome {
             write,
             trim,
             errors: Vec::new(),
+            error_counts: Vec::new(),
             stop_reason,
             window_end_ns: 0,
             fsync_ns: 0,

@@ -14,7 +14,8 @@ use super::{
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
-use crate::result::{Direction, IoErrorRecord, StopReason};
+use crate::result::error_policy::{EILSEQ, EIO};
+use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
 use std::sync::atomic::Ordering;
@@ -129,6 +130,8 @@ pub(super) struct Worker<'a, E: Engine> {
     write: DirectionRecorder,
     trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    error_counts: Vec<ErrorCount>,
     trace: IoTrace,
     writes_since_sync: u32,
     sync_pending: bool,
@@ -206,6 +209,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             write: DirectionRecorder::new(plan.interval_ns, intervals),
             trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
+            error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
             window: Window {
@@ -426,11 +430,26 @@ impl<'a, E: Engine> Worker<'a, E> {
         match (self.paced.take(), self.links.pacer) {
             (Some(waiting), _) => waiting,
             (None, Some(pacer)) => {
-                let io = self.plan.planner.next_io();
+                let io = self.planned_io();
                 (io, pacer.claim(u64::from(io.length)))
             }
-            (None, None) => (self.plan.planner.next_io(), 0),
+            (None, None) => (self.planned_io(), 0),
         }
+    }
+
+    /// The planner's next I/O; when it begins a new pass over a file whose cache is dropped
+    /// each pass (fio's `invalidate=1` in a timed buffered job), the file's cached pages are
+    /// dropped first, as fio does when its random map fills up or its offset wraps.
+    #[inline]
+    fn planned_io(&mut self) -> PlannedIo {
+        let io = self.plan.planner.next_io();
+        if let Some(file) = self.plan.planner.pass_began()
+            && let Some(descriptor) = self.plan.invalidate_each_pass.get(file as usize)
+        {
+            // Advisory, as in fio: a refusal changes nothing but the cache.
+            let _ = crate::targets::open::invalidate_cached_range(descriptor, 0, 0);
+        }
+        io
     }
 
     /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
@@ -702,9 +721,38 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
-    /// counted), keeps the first ones with their offsets, and stops the worker unless errors
-    /// may go on.
+    /// counted) through [`Worker::record_failure`].
     fn record_error(&mut self, slot: SlotState, direction: Direction, result: i64) {
+        // As in fio, a failed trim is of the write kind.
+        let kind = match direction {
+            Direction::Read => ErrorKind::Read,
+            Direction::Write | Direction::Trim => ErrorKind::Write,
+        };
+        let errno = if result < 0 { (-result) as i32 } else { 0 };
+        self.record_failure(kind, errno, slot, direction, || {
+            if result < 0 {
+                std::io::Error::from_raw_os_error(errno).to_string()
+            } else {
+                format!("short transfer: {result} of {} bytes", slot.length)
+            }
+        });
+    }
+
+    /// The one place a failed I/O is counted and judged: counted by direction and by kind and
+    /// errno (`errno` 0: a short transfer, judged as `EIO`), the first ones kept with their
+    /// offsets and `describe`'s words, and the worker stopped unless the job's error policy
+    /// lets it go on after this kind and errno. A verification mismatch (data read back that is
+    /// not what was written) is reported here as [`ErrorKind::Verify`] with
+    /// [`EILSEQ`](crate::result::error_policy::EILSEQ), so that
+    /// `continue_on_error=verify` and `ignore_error=,,…` apply to it as in fio.
+    fn record_failure(
+        &mut self,
+        kind: ErrorKind,
+        errno: i32,
+        slot: SlotState,
+        direction: Direction,
+        describe: impl FnOnce() -> String,
+    ) {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
@@ -721,14 +769,14 @@ impl<'a, E: Engine> Worker<'a, E> {
                 direction,
                 offset: slot.offset,
                 length: slot.length,
-                error: if result < 0 {
-                    std::io::Error::from_raw_os_error(-result as i32).to_string()
-                } else {
-                    format!("short transfer: {result} of {} bytes", slot.length)
-                },
+                error: describe(),
             });
         }
-        if !self.plan.continue_on_error {
+        let judged = if errno == 0 { EIO } else { errno };
+        let continues =
+            self.plan.continue_on_error || self.plan.error_policy.continues(kind, judged);
+        count_error(&mut self.error_counts, kind, errno, continues);
+        if !continues {
             self.stop(StopCause::IoError, self.now);
         }
     }
@@ -764,7 +812,13 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         if error_of_mine {
             self.ending.reason = Some(StopReason::Error);
-            self.links.error_stop.store(true, Ordering::Relaxed);
+            // An error of a job whose policy keeps it to its own scope stops this worker
+            // only; the test's links end the others when the worker has ended.
+            if cause == StopCause::EngineFailure
+                || self.plan.error_policy.error_ends == ErrorScope::Everything
+            {
+                self.links.error_stop.store(true, Ordering::Relaxed);
+            }
         } else if first {
             self.ending.reason = Some(self.links.run_stop_reason());
         }
@@ -808,6 +862,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let thread_cpu_ns = self
             .cpu_at_measure_start
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
+        let fatal = self.verify.as_ref().is_some_and(VerifyRun::fatal);
         let verification = self.verify.take().map(|verify| {
             let read_back = ReadBack {
                 queue_depth: self.queue.depth,
@@ -819,6 +874,15 @@ impl<'a, E: Engine> Worker<'a, E> {
             };
             let completed = stop_reason == StopReason::Completed;
             let (result, failure) = verify.finish(read_back, completed);
+            // Every bad block is an error of the verify kind (EILSEQ, as fio has it), counted
+            // with the job's other errors; all but a fatal first one were gone on after.
+            if result.mismatch_count > 0 {
+                let stopped = u64::from(stop_reason == StopReason::Error && fatal);
+                for index in 0..result.mismatch_count {
+                    let continued = index + 1 < result.mismatch_count || stopped == 0;
+                    count_error(&mut self.error_counts, ErrorKind::Verify, EILSEQ, continued);
+                }
+            }
             if failure.is_some() {
                 stop_reason = StopReason::Error;
                 self.verify_failure = failure;
@@ -849,6 +913,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             write: self.write,
             trim: self.trim,
             errors: self.errors,
+            error_counts: self.error_counts,
             stop_reason,
             window_end_ns,
             fsync_ns,
@@ -898,4 +963,35 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Adds one error of `kind` and `errno` to `counts` (`continued`: the worker went on after it).
+fn count_error(counts: &mut Vec<ErrorCount>, kind: ErrorKind, errno: i32, continued: bool) {
+    let index = match counts
+        .iter()
+        .position(|count| count.kind == kind && count.errno == errno)
+    {
+        Some(index) => index,
+        None => {
+            counts.push(ErrorCount {
+                kind,
+                errno,
+                name: errno_name(errno),
+                count: 0,
+                continued: 0,
+            });
+            counts.len() - 1
+        }
+    };
+    counts[index].count += 1;
+    counts[index].continued += u64::from(continued);
+}
+
+/// The name of `errno` (`ENOSPC`), `short` for 0 (a short transfer), else `E<number>`.
+fn errno_name(errno: i32) -> String {
+    if errno == 0 {
+        return "short".to_string();
+    }
+    crate::workload::fio::error_values::errno_name(errno)
+        .map_or_else(|| format!("E{errno}"), str::to_string)
 }

@@ -142,6 +142,8 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         length,
         fsync_at_end: false,
         continue_on_error: false,
+        error_policy: Default::default(),
+        invalidate_each_pass: Vec::new(),
         interval_ns: 1_000_000_000,
         trace: true,
         stamp_writes: false,

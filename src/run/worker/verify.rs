@@ -83,6 +83,11 @@ impl VerifyRun {
         }
     }
 
+    /// Whether a bad block stops the worker.
+    pub(super) fn fatal(&self) -> bool {
+        self.setup.policy.stop_at_first
+    }
+
     /// Whether the worker runs no workload.
     pub(super) fn only(&self) -> bool {
         self.setup.only

@@ -216,8 +216,16 @@ pub struct JobSettings {
     pub allow_file_create: bool,
     /// `invalidate` (default true).
     pub invalidate: bool,
-    /// `continue_on_error`.
-    pub continue_on_error: bool,
+    /// `continue_on_error`, `ignore_error` and `exitall_on_error`.
+    pub error_policy: crate::result::ErrorPolicy,
+    /// Where `continue_on_error` or `ignore_error` was last set.
+    pub error_policy_at: Option<Location>,
+    /// `create_on_open`.
+    pub create_on_open: Option<Set<bool>>,
+    /// `fadvise_hint` (fio's default: by the job's pattern).
+    pub fadvise_hint: crate::result::AccessHint,
+    /// `force_async` (io_uring).
+    pub force_async: Option<Set<u32>>,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -292,7 +300,11 @@ impl JobSettings {
             number_ios: None,
             allow_file_create: true,
             invalidate: true,
-            continue_on_error: false,
+            error_policy: Default::default(),
+            error_policy_at: None,
+            create_on_open: None,
+            fadvise_hint: crate::result::AccessHint::ByPattern,
+            force_async: None,
             norandommap: false,
             steady: None,
             steady_duration: None,

@@ -3,7 +3,7 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::result::{AccessLine, EngineKind, OffsetDistribution, RunLength};
+use crate::result::{AccessHint, AccessLine, EngineKind, OffsetDistribution, RunLength};
 use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::workload::options::WorkloadOptions;
@@ -419,18 +419,99 @@ fn steady_state_becomes_the_test_criterion() {
 }
 
 #[test]
-fn buffered_jobs_drop_the_cache_unless_invalidate_is_off() {
+fn buffered_jobs_invalidate_their_own_files_unless_invalidate_is_off() {
     let loaded = load(
-        "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\ninvalidate=0\n[c]\nstonewall\nsize=1m\ndirect=1\n",
+        "[a]\nsize=1m\nrw=randread\n[b]\nstonewall\nsize=1m\ninvalidate=0\nfadvise_hint=0\n[c]\nstonewall\nsize=1m\ndirect=1\n[d]\nsize=1m\nfadvise_hint=sequential\n",
     )
     .unwrap();
-    let drops: Vec<bool> = loaded
+    let jobs: Vec<_> = loaded
         .plan
         .tests
         .iter()
-        .map(|t| t.settings.drop_caches_before)
+        .flat_map(|test| &test.jobs)
+        .map(|job| &job.workload.handling)
         .collect();
-    assert_eq!(drops, [true, false, false]);
+    // Never the whole page cache: each buffered job drops its own files' pages.
+    assert!(
+        loaded
+            .plan
+            .tests
+            .iter()
+            .all(|t| !t.settings.drop_caches_before)
+    );
+    assert_eq!(
+        jobs.iter().map(|h| h.invalidate_cache).collect::<Vec<_>>(),
+        [true, false, false, true]
+    );
+    assert_eq!(
+        jobs.iter().map(|h| h.access_hint).collect::<Vec<_>>(),
+        [
+            AccessHint::ByPattern,
+            AccessHint::None,
+            AccessHint::ByPattern,
+            AccessHint::Sequential
+        ]
+    );
+    assert!(load("[a]\nfadvise_hint=sideways\n").is_err());
+}
+
+#[test]
+fn create_on_open_and_force_async_are_read_as_fio_reads_them() {
+    let loaded = load(
+        "[w]\nrw=write\nsize=1m\ncreate_on_open=1\n[u]\nioengine=io_uring\niodepth=8\nsize=1m\nforce_async=4\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.handling.create_on_open);
+    assert_eq!(jobs[1].workload.handling.force_async_every, 4);
+    assert_eq!(jobs[0].workload.handling.force_async_every, 0);
+    let error = load("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n").unwrap_err();
+    assert!(
+        error.message.contains("create_on_open"),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.line, Some(4));
+}
+
+#[test]
+fn error_policies_are_read_as_fio_reads_them() {
+    use crate::result::{ErrorKind, ErrorScope};
+    let policy = |text: &str| {
+        load(&format!("[a]\nsize=1m\n{text}"))
+            .map(|loaded| loaded.plan.tests[0].jobs[0].workload.error_policy.clone())
+    };
+    let none = policy("").unwrap();
+    assert_eq!(none.error_ends, ErrorScope::Worker);
+    assert!(!none.continues(ErrorKind::Read, libc::EIO));
+    for (value, kinds) in [
+        ("none", [false, false, false]),
+        ("0", [false, false, false]),
+        ("read", [true, false, false]),
+        ("write", [false, true, false]),
+        ("io", [true, true, false]),
+        ("verify", [false, false, true]),
+        ("all", [true, true, true]),
+        ("1", [true, true, true]),
+    ] {
+        let read = policy(&format!("continue_on_error={value}\n")).unwrap();
+        assert_eq!(read.continue_on, kinds, "{value}");
+    }
+    assert!(policy("continue_on_error=some\n").is_err());
+    let all = policy("continue_on_error=all\n").unwrap();
+    assert!(all.continues(ErrorKind::Write, libc::EIO));
+    assert!(!all.continues(ErrorKind::Write, libc::ENOSPC));
+    let ignoring = policy("ignore_error=,ENOSPC:122\n").unwrap();
+    assert!(ignoring.continues(ErrorKind::Write, libc::ENOSPC));
+    assert!(ignoring.continues(ErrorKind::Write, 122));
+    assert!(!ignoring.continues(ErrorKind::Write, libc::EIO));
+    assert!(!ignoring.continues(ErrorKind::Read, libc::EIO));
+    let error = policy("ignore_error=EBOGUS\n").unwrap_err();
+    assert!(error.message.contains("EBOGUS"), "{}", error.message);
+    let exiting = policy("exitall_on_error\n").unwrap();
+    assert_eq!(exiting.error_ends, ErrorScope::Group);
+    let exiting = policy("exitall_on_error\nexit_what=all\n").unwrap();
+    assert_eq!(exiting.error_ends, ErrorScope::Run);
 }
 
 #[test]
@@ -498,12 +579,8 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nioengine=posixaio\n").unwrap_err();
-    assert!(
-        error.message.contains("'ioengine=posixaio'"),
-        "{}",
-        error.message
-    );
+    let error = load("[a]\nioengine=sg\n").unwrap_err();
+    assert!(error.message.contains("'ioengine=sg'"), "{}", error.message);
     assert_eq!(error.to_string().split(':').nth(1), Some("2"));
 }
 
