@@ -89,6 +89,10 @@ fn flipped_bits_in_a_file_are_each_reported_as_a_checksum_mismatch() {
     let offsets = verify::flip_blocks(&file, 0, &[3, 77, 78, 200, 255]);
     let found = run(directory.path(), "data.bin", &verify::check_args("crc32c"));
     assert_reported(&found, &offsets, "checksum");
+    // Each bad block is an error of the verify kind, EILSEQ as in fio.
+    assert_eq!(found.errors_by_kind[0]["kind"], "verify");
+    assert_eq!(found.errors_by_kind[0]["name"], "EILSEQ");
+    assert_eq!(found.errors_by_kind[0]["count"], 5);
     assert!(
         found
             .stdout

@@ -21,6 +21,8 @@ pub struct VerifyRun {
     pub stderr: String,
     /// The test's `verification`, when the run wrote a result.
     pub verification: Value,
+    /// The test's errors by kind and errno.
+    pub errors_by_kind: Value,
 }
 
 impl VerifyRun {
@@ -104,6 +106,7 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         verification: result["tests"][0]["verification"].clone(),
+        errors_by_kind: result["tests"][0]["errors"]["by_kind"].clone(),
     }
 }
 
