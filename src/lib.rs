@@ -41,6 +41,7 @@ pub mod discovery;
 pub mod engine;
 pub mod history;
 pub mod host;
+pub mod metrics;
 pub mod net;
 pub mod report;
 pub mod result;

@@ -3,6 +3,7 @@
 
 pub mod compare_command;
 pub mod completions_command;
+pub mod dashboard;
 pub mod exit;
 pub mod failure;
 pub mod forced_stop;

@@ -122,7 +122,8 @@ Examples:
   iopath run data.bin --rw write --bs 4k --bytes 1g --fsync-at-end
   iopath run data.bin --size 1g --rw randwrite --bs 4k --verify crc32c   (write, read back, check)
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
-  iopath run --json - > result.json")]
+  iopath run --json - > result.json
+  iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]
 pub struct RunArgs {
     /// Files or block devices. A missing file is created with --size; none: a temporary file
     /// (neither is created for the null engine, which does no I/O).
@@ -219,6 +220,23 @@ pub struct RunArgs {
     /// Do not keep this run in the local history (`iopath history`).
     #[arg(long, help_heading = "Output")]
     pub no_history: bool,
+    /// Show the run on a full-screen dashboard: per job and target MB/s, IOPS, p50/p99 latency
+    /// and their charts over the last minutes, the suite's progress and time left, the use
+    /// of each hop with a live counter (block device, NIC) against its capacity, CPU per
+    /// core. Keys: q stops the run and keeps the result so far (as Ctrl-C), p pauses the
+    /// display (not the I/O). The default on a terminal for runs planned to take 10 s or more;
+    /// without a terminal the plain progress is kept.
+    #[arg(long, help_heading = "Output", conflicts_with = "no_live")]
+    pub live: bool,
+    /// Never show the dashboard: the one progress line on a terminal.
+    #[arg(long, help_heading = "Output")]
+    pub no_live: bool,
+    /// Serve live metrics (OpenMetrics text, for Prometheus) on GET /metrics at ADDR while the
+    /// run goes on: PORT or :PORT (on 127.0.0.1), or HOST:PORT. Counters of I/Os and bytes
+    /// per direction, latency histograms, the current test and sweep point, each test's
+    /// verdict.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
+    pub metrics: Option<String>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

@@ -1,14 +1,19 @@
 //! `iopath run`: flags → plan → checks → run → table and JSON → exit status.
 
+use super::dashboard::Dashboard;
+use super::dashboard::state::PlannedTest;
 use super::exit::{self, Failed};
 use super::forced_stop::{self, RecordingObserver, Shared};
 use super::history_command::record_run;
-use super::live::TerminalObserver;
+use super::live::{DASHBOARD_AFTER_NS, TerminalObserver, on_a_terminal, planned_tests};
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
 use iopath::analysis::{DeclaredPath, analyse};
+use iopath::engine::StopSignal;
+use iopath::host::sys::in_terminal_foreground;
+use iopath::metrics::{MetricsServer, SharedMetrics, parse_metrics_address};
 use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, execute, execute_and_confirm, prepare};
 use std::io::Write;
@@ -34,6 +39,16 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(error) => return exit::fail(&error),
     };
     let machine_stdout = outputs.stdout_is_machine_readable();
+    let metrics_address = match args
+        .metrics
+        .as_deref()
+        .map(parse_metrics_address)
+        .transpose()
+    {
+        Ok(address) => address,
+        Err(error) => return exit::fail(&error),
+    };
+    let planned = planned_tests(&request.plan.tests);
     let shared = Shared::new(outputs);
     // From here on a signal stops the run, whatever it is doing.
     let stop = match forced_stop::install(shared.clone(), declared.clone()) {
@@ -59,13 +74,36 @@ pub fn run(args: &RunArgs) -> i32 {
         );
     }
     handle_stale_test_files(&prepared, args.remove_stale);
-    let mut observer =
-        RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
+    // Listening starts before any I/O: an address that cannot be used is bad input.
+    let metrics = match metrics_address {
+        Some(address) => {
+            let figures = SharedMetrics::default();
+            figures.lock().tests_planned = planned.len();
+            match MetricsServer::start(address, figures.clone()) {
+                Ok(server) => {
+                    eprintln!("metrics on http://{}/metrics", server.address());
+                    Some((server, figures))
+                }
+                Err(error) => return exit::fail(&error),
+            }
+        }
+        None => None,
+    };
+    let terminal = terminal_observer(args, machine_stdout, planned, &stop);
+    let mut observer = RecordingObserver::new(
+        terminal,
+        shared.clone(),
+        metrics.as_ref().map(|(_, figures)| figures.clone()),
+        declared.clone(),
+    );
     let executed = if confirms {
         execute_and_confirm(prepared, &stop, &mut observer, &declared)
     } else {
         execute(prepared, &stop, &mut observer)
     };
+    // The terminal is given back before anything else is printed.
+    observer.close();
+    drop(metrics);
     let mut executed = match executed {
         Ok(executed) => executed,
         Err(error) => return exit::fail(&error),
@@ -139,6 +177,47 @@ fn bad_blocks(result: &iopath::result::RunResult) -> bool {
             .as_ref()
             .is_some_and(|found| found.mismatch_count > 0)
     })
+}
+
+/// The live display: the dashboard when asked for (`--live`) or, unasked, on a terminal for a
+/// run planned to take [`DASHBOARD_AFTER_NS`] or more; the plain line otherwise.
+fn terminal_observer(
+    args: &RunArgs,
+    machine_stdout: bool,
+    planned: Vec<PlannedTest>,
+    stop: &StopSignal,
+) -> TerminalObserver {
+    let planned_ns: u64 = planned.iter().filter_map(|test| test.planned_ns).sum();
+    let wanted = args.live || (!args.no_live && planned_ns >= DASHBOARD_AFTER_NS);
+    if !wanted {
+        return TerminalObserver::new(machine_stdout);
+    }
+    if machine_stdout || !on_a_terminal() {
+        if args.live {
+            eprintln!(
+                "note: --live needs stdout and stderr on a terminal (and no JSON on stdout): \
+                 showing no dashboard"
+            );
+        }
+        return TerminalObserver::new(machine_stdout);
+    }
+    if !in_terminal_foreground() {
+        if args.live {
+            eprintln!(
+                "note: --live: iopath runs in the background of its terminal: showing no dashboard"
+            );
+        }
+        return TerminalObserver::new(machine_stdout);
+    }
+    match Dashboard::open(planned, stop.clone()) {
+        Ok(dashboard) => TerminalObserver::with_dashboard(dashboard),
+        Err(error) => {
+            eprintln!(
+                "note: the dashboard cannot use this terminal ({error}): showing the progress line"
+            );
+            TerminalObserver::new(machine_stdout)
+        }
+    }
 }
 
 /// What to say after a stop request, by how far the run got.

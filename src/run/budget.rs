@@ -44,6 +44,7 @@ use crate::engine::buffer::BUFFER_ALIGNMENT;
 use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
+use crate::stats::live::LIVE_BUCKET_COUNT;
 
 /// Largest share of `MemAvailable` a plan may take, percent.
 pub const MEMORY_SHARE_PERCENT: u64 = 50;
@@ -54,9 +55,10 @@ pub const MEMORY_SHARE_PERCENT: u64 = 50;
 /// gather entries).
 pub const PER_IO_STATE_BYTES: u64 = 256;
 
-/// Fixed state of each worker thread, bytes: its two latency histograms, plus an allowance for
-/// its interval series, the stack it touches and the kernel's own stack for the thread.
-pub const PER_WORKER_BYTES: u64 = 2 * (BUCKET_COUNT as u64 * 8) + 192 * 1024;
+/// Fixed state of each worker thread, bytes: its latency histograms (reads, writes, trims) and
+/// the live ones it publishes for the progress views, plus an allowance for its interval
+/// series, the stack it touches and the kernel's own stack for the thread.
+pub const PER_WORKER_BYTES: u64 = 3 * ((BUCKET_COUNT + LIVE_BUCKET_COUNT) as u64 * 8) + 192 * 1024;
 
 /// Most I/Os one engine instance keeps in flight; `None` when only memory bounds it (the null
 /// engine) and `Some(1)` for the sync engine, whose depth runs as workers.

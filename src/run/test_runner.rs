@@ -4,7 +4,7 @@
 use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
 use super::job_links::TestLinks;
-use super::progress::{LiveSample, WorkerProgress};
+use super::progress::{LiveGroups, LiveSample, WorkerProgress};
 use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
@@ -114,6 +114,8 @@ pub struct TestRun {
 
 struct WorkerSlot {
     job: usize,
+    /// What the live views call the worker's target (set of files).
+    target_label: String,
     engine: AnyEngine,
     plan: WorkerPlan,
     /// CPUs the worker thread runs on (empty: any).
@@ -158,6 +160,7 @@ pub fn run_test(
         .map(|job| workers.iter().filter(|worker| worker.job == job).count() as u64)
         .collect();
     let links = TestLinks::new(test, &job_workers);
+    let mut live_groups = live_groups(test, &workers);
     let pin_failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
@@ -265,7 +268,7 @@ pub fn run_test(
                     thread_count: thread_count as u64,
                     links: &links,
                 };
-                let watched = coordinate(&watch, observer);
+                let watched = coordinate(&watch, &mut live_groups, observer);
                 if let Some(window) = watched.cpu {
                     window.apply_to(&mut cpu);
                 }
@@ -343,6 +346,40 @@ fn prepare_cache(
         workload.handling.access_hint,
         random_offsets(workload),
     )
+}
+
+/// What the live views call a set of targets: the first, and how many more.
+fn target_label(targets: &[&PreparedTarget]) -> String {
+    let first = targets
+        .first()
+        .map(|target| target.path.display().to_string())
+        .unwrap_or_default();
+    match targets.len() {
+        0 | 1 => first,
+        count => format!("{first} (+{} more)", count - 1),
+    }
+}
+
+/// One live group per job and target, in the order the workers were opened.
+fn live_groups(test: &TestPlan, workers: &[WorkerSlot]) -> LiveGroups {
+    let mut names: Vec<(String, String)> = Vec::new();
+    let worker_group = workers
+        .iter()
+        .map(|worker| {
+            let name = (
+                test.jobs[worker.job].name.clone(),
+                worker.target_label.clone(),
+            );
+            names
+                .iter()
+                .position(|known| *known == name)
+                .unwrap_or_else(|| {
+                    names.push(name);
+                    names.len() - 1
+                })
+        })
+        .collect();
+    LiveGroups::new(names, worker_group)
 }
 
 /// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
@@ -541,6 +578,7 @@ fn open_job(
             let controls = &workload.controls;
             workers.push(WorkerSlot {
                 job: job_index,
+                target_label: target_label(&set_targets),
                 engine,
                 cpus: controls.cpus_of_worker(job_thread),
                 plan: WorkerPlan {

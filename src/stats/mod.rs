@@ -2,5 +2,6 @@
 //! merge. Pure: no I/O, no clock, nothing of the rest of iopath.
 
 pub mod histogram;
+pub mod live;
 pub mod recorder;
 pub mod series;

@@ -5,6 +5,7 @@
 
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
+use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
 use super::trace::IoTrace;
 use super::verify::{ReadBack, VerifyRun};
 use super::{
@@ -112,9 +113,9 @@ struct Ending {
 struct Totals {
     issued_bytes: u64,
     issued_ios: u64,
-    completed_bytes: u64,
-    completed_ios: u64,
-    completed_latency_ns: u64,
+    /// Completed reads, writes and trims (in [`DIRECTIONS`] order), published for the live
+    /// views.
+    completed: [DirectionTotals; 3],
 }
 
 /// One worker while it runs.
@@ -616,12 +617,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             let completion = self.queue.completions[index];
             self.record(completion, counted.then_some(elapsed_ns));
         }
-        let totals = self.totals;
-        self.links.progress.publish(
-            totals.completed_bytes,
-            totals.completed_ios,
-            totals.completed_latency_ns,
-        );
+        let progress = self.links.progress;
+        for (direction, totals) in DIRECTIONS.into_iter().zip(self.totals.completed) {
+            progress.direction(direction).publish(totals);
+        }
         let since_begin = self.clock.nanos_between(self.window.begin, now);
         if let Some(search) = &mut self.search
             && search.draining.is_none()
@@ -681,9 +680,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             });
         }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
-        self.totals.completed_bytes += u64::from(slot.length);
-        self.totals.completed_ios += 1;
-        self.totals.completed_latency_ns += latency_ns;
+        let completed = &mut self.totals.completed[direction_index(direction)];
+        completed.bytes += u64::from(slot.length);
+        completed.io_count += 1;
+        completed.latency_sum_ns += latency_ns;
+        self.links
+            .progress
+            .direction(direction)
+            .count_latency(latency_ns);
         if let Some(search) = &mut self.search
             && search.draining.is_none()
             && self.now >= self.window.measure_start
