@@ -53,6 +53,7 @@ pub mod stats;
 pub mod targets;
 pub mod text;
 pub mod units;
+pub mod verify;
 pub mod workload;
 
 // The tests' shared support (tests/support), whose paths name this crate `iopath` as the

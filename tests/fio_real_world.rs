@@ -250,8 +250,7 @@ corpus! {
     oci_block_volume_randreadwrite => "oci-block-volume-randreadwrite.fio", Expect::Runs;
     perfkitbenchmarker_fio_job => "perfkitbenchmarker-fio-job.fio", Expect::Runs;
     phoronix_fio_randread_io_uring => "phoronix-fio-randread-io_uring.fio", Expect::Runs;
-    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio",
-        refused(24, "verify=md5", "no data verification");
+    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio", Expect::Runs;
     spdk_vhost_default_performance => "spdk-vhost-default-performance.fio", Expect::Runs;
     tidb_randread_seqwrite_check => "tidb-randread-seqwrite-check.fio", Expect::Runs;
     virtualclient_oltp_c2_diskfill => "virtualclient-oltp-c2-diskfill.fio", Expect::Runs;

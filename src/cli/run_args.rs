@@ -111,11 +111,16 @@ directory, device node, FIFO or socket given as output is refused before any I/O
 stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
 file's directory are named; --remove-stale removes them (docs/safety.md).
 
+--verify writes a header into every block and checks every block read; a bad block (flipped
+bits, a torn, lost or misdirected write, stale data) fails the run with exit status 1, naming its
+offset, what was expected and found, and the run that wrote it (docs/verify.md).
+
 Examples:
   iopath run
   iopath run /dev/nvme0n1 --rw randread --bs 4k --qd 32 --duration 30
   iopath run data.bin --size 2g --rw randrw --read-pct 70 --random-pct 80 --bs 512/10,4k/60,64k/30
   iopath run data.bin --rw write --bs 4k --bytes 1g --fsync-at-end
+  iopath run data.bin --size 1g --rw randwrite --bs 4k --verify crc32c   (write, read back, check)
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json
   iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]

@@ -246,11 +246,20 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         || (result.partial && !stopped_by(StopReason::Error))
     {
         exit::INTERRUPTED
-    } else if stopped_by(StopReason::Error) {
+    } else if stopped_by(StopReason::Error) || bad_blocks(result) {
         exit::RUN_FAILED
     } else {
         exit::SUCCESS
     }
+}
+
+/// Whether verification found a bad block in any test.
+fn bad_blocks(result: &iopath::result::RunResult) -> bool {
+    result.tests.iter().any(|test| {
+        test.verification
+            .as_ref()
+            .is_some_and(|found| found.mismatch_count > 0)
+    })
 }
 
 /// The live display: the dashboard when asked for (`--live`) or, unasked, on a terminal for a

@@ -6,12 +6,12 @@
 
 use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
-    LatencyTargetResult, RunResult, StopReason, TestResult,
+    LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
 use crate::stats::merge::{host_tests, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
-use crate::units::{format_count, format_latency};
+use crate::units::{format_count, format_latency, format_size};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::io::Write;
@@ -198,6 +198,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     for job in result.tests.iter().flat_map(|test| &test.jobs) {
+        if let Some(verification) = &job.verification {
+            write_verification(&job.name, verification, out)?;
+        }
         if let Some(search) = &job.latency_target {
             writeln!(out, "{}", latency_target_line(&job.name, search))?;
         }
@@ -256,6 +259,52 @@ fn write_clients(
                 own.cpu.busiest_core_percent()
             )?;
         }
+    }
+    Ok(())
+}
+
+/// What a job's verification found: one summary line, then each kept bad block.
+fn write_verification(
+    name: &str,
+    found: &VerificationResult,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut line = format!(
+        "{}: verify {}: {} blocks checked ({}), {} bad",
+        shown(name),
+        found.kind.name(),
+        found.blocks_checked,
+        format_size(found.bytes_checked),
+        found.mismatch_count
+    );
+    if found.never_written_blocks > 0 {
+        line += &format!(", {} never written", found.never_written_blocks);
+    }
+    if found.skipped_blocks > 0 {
+        line += &format!(", {} not checked", found.skipped_blocks);
+    }
+    writeln!(out, "{line}; run {}", found.run_id)?;
+    for bad in &found.mismatches {
+        let by = bad.written_by_run.as_ref().map_or(String::new(), |run| {
+            format!(" [block written by run {run}]")
+        });
+        writeln!(
+            out,
+            "  BAD {} at offset {} ({} bytes): {}: expected {}, found {}{by}",
+            escape_controls(&bad.target),
+            bad.offset,
+            bad.length,
+            bad.kind.name(),
+            escape_controls(&bad.expected),
+            escape_controls(&bad.found)
+        )?;
+    }
+    if found.mismatch_count > found.mismatches.len() as u64 {
+        writeln!(
+            out,
+            "  … and {} more bad blocks",
+            found.mismatch_count - found.mismatches.len() as u64
+        )?;
     }
     Ok(())
 }

@@ -25,6 +25,7 @@
 //!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
 //! - [`link`]: link tests (`iopath net`);
 //! - [`cluster`]: the clients of a multi-client run and each one's own figures.
+//! - [`verify`]: data verification asked for and found.
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
@@ -49,6 +50,7 @@ pub mod series;
 pub mod target;
 pub mod test;
 pub mod verdict;
+pub mod verify;
 pub mod workload;
 pub mod write_data;
 
@@ -75,6 +77,9 @@ pub use test::{
     LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
+pub use verify::{
+    KEPT_MISMATCHES, MismatchKind, VerificationResult, VerifyKind, VerifyMismatch, VerifySettings,
+};
 pub use workload::{
     AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
     SweepAxis, SweepValue, WorkerFiles, Workload, Zone,

@@ -7,6 +7,7 @@ use super::engine::{Direction, EngineReport};
 use super::error_policy::ErrorCount;
 use super::histogram::SparseHistogram;
 use super::series::IntervalPoint;
+use super::verify::VerificationResult;
 use super::workload::{SweepValue, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,6 +63,9 @@ pub struct TestResult {
     /// Issued I/Os the I/O trace (`--trace-io`) had no room for (absent when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trace_overflow_ios: u64,
+    /// What data verification found in every job together (absent when no job verified).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationResult>,
 }
 
 impl TestResult {
@@ -185,6 +189,9 @@ pub struct JobResult {
     /// `latency_target`), when the job searched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetResult>,
+    /// What data verification found (absent when the job did not verify).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationResult>,
 }
 
 /// What a job's latency-target search found.

@@ -9,6 +9,7 @@ use super::engine::EngineKind;
 use super::error_policy::ErrorPolicy;
 use super::io_handling::IoHandling;
 use super::job_controls::JobControls;
+use super::verify::VerifySettings;
 use super::write_data::WriteData;
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +89,9 @@ pub struct Workload {
     /// `fadvise_hint`, `force_async`).
     #[serde(default, skip_serializing_if = "IoHandling::is_default")]
     pub handling: IoHandling,
+    /// Data verification (`--verify`, fio's `verify=`); absent: data is not verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySettings>,
 }
 
 fn one() -> u32 {

@@ -27,6 +27,7 @@
 //!     register_buffers: true,
 //!     engine_mapped_depth: false,
 //!     random_map_bytes: 0,
+//!     verify_ledger_bytes: 0,
 //! };
 //! let host = HostLimits {
 //!     mem_available_bytes: Some(16 << 30),
@@ -90,6 +91,9 @@ pub struct JobDemand {
     pub engine_mapped_depth: bool,
     /// The random maps of all the job's workers (fio's random map), bytes.
     pub random_map_bytes: u64,
+    /// The verification ledgers of all the job's workers (one `u32` per verified block),
+    /// bytes.
+    pub verify_ledger_bytes: u64,
 }
 
 impl JobDemand {
@@ -118,6 +122,7 @@ impl JobDemand {
             .saturating_mul(per_io.saturating_add(PER_WORKER_BYTES))
             .saturating_add(self.buffer_bytes())
             .saturating_add(self.random_map_bytes)
+            .saturating_add(self.verify_ledger_bytes)
     }
 
     /// Bytes the kernel would lock for registered io_uring buffers.
@@ -151,15 +156,28 @@ impl JobDemand {
         } else {
             String::new()
         };
+        let ledger = if self.verify_ledger_bytes > 0 {
+            format!(
+                " and {} of verification ledgers (a larger --verify-interval or a smaller region shrinks them)",
+                memory(self.verify_ledger_bytes)
+            )
+        } else {
+            String::new()
+        };
         format!(
             "'{}': {workers} x {} slot{} (--qd) x {} (largest --bs) = {} of buffers, plus {} of \
-             per-I/O and per-worker state{map}",
+             per-I/O and per-worker state{map}{ledger}",
             self.name,
             self.queue_depth,
             if self.queue_depth == 1 { "" } else { "s" },
             memory(self.slot_bytes()),
             memory(self.buffer_bytes()),
-            memory(self.memory_bytes() - self.buffer_bytes() - self.random_map_bytes),
+            memory(
+                self.memory_bytes()
+                    - self.buffer_bytes()
+                    - self.random_map_bytes
+                    - self.verify_ledger_bytes
+            ),
         )
     }
 }
@@ -390,6 +408,7 @@ mod tests {
             register_buffers: true,
             engine_mapped_depth: false,
             random_map_bytes: 0,
+            verify_ledger_bytes: 0,
         }
     }
 

@@ -235,6 +235,8 @@ fn execute_inner(
         &[]
     };
     let tests_started = std::time::Instant::now();
+    // Names this run in the header of every block it writes when verifying.
+    let verify_run_id = getrandom::u64().unwrap_or_else(|_| clock.now() ^ 0x696f_7061_7468);
     for (test, shapes) in tests.iter().zip(shapes.iter()) {
         if stop.is_raised() {
             partial = true;
@@ -261,6 +263,7 @@ fn execute_inner(
                 null_delay: options.null_delay,
                 trace: options.trace,
                 stamp_writes: options.stamp_writes,
+                verify_run_id,
                 observer: &mut live,
                 rendezvous: &mut *rendezvous,
             },

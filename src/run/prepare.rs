@@ -380,6 +380,9 @@ pub fn prepare(
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
+    for test in &plan.tests {
+        check_verified_targets_alone(test)?;
+    }
     for test in plan.tests.drain(..) {
         let refusal = test.jobs.iter().find_map(|job| {
             job.targets.iter().find_map(|&index| {
@@ -502,6 +505,7 @@ pub(super) fn check_budget(
             let engine = engine_of(set_targets[0]);
             check_queue_depth(&job.name, engine, shape.queue_depth).map_err(PlanError::from)?;
             let threads = u64::from(shape.workers_per_target);
+            let mut ledger_bytes = 0u64;
             let map_bytes: u64 = set_targets
                 .iter()
                 .map(|target| {
@@ -512,10 +516,14 @@ pub(super) fn check_budget(
                         | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                     };
+                    ledger_bytes = ledger_bytes.saturating_add(
+                        crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
+                    );
                     crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
                 })
                 .fold(0u64, u64::saturating_add);
             let maps = threads.saturating_mul(map_bytes);
+            let ledgers = threads.saturating_mul(ledger_bytes);
             match demands
                 .iter_mut()
                 .find(|(known, demand)| *known == index && demand.engine == engine)
@@ -523,6 +531,7 @@ pub(super) fn check_budget(
                 Some((_, demand)) => {
                     demand.threads += threads;
                     demand.random_map_bytes = demand.random_map_bytes.saturating_add(maps);
+                    demand.verify_ledger_bytes = demand.verify_ledger_bytes.saturating_add(ledgers);
                 }
                 None => demands.push((
                     index,
@@ -536,6 +545,7 @@ pub(super) fn check_budget(
                         engine_mapped_depth: engine == EngineKind::Sync
                             && job.workload.queue_depth > 1,
                         random_map_bytes: maps,
+                        verify_ledger_bytes: ledgers,
                     },
                 )),
             }
@@ -633,6 +643,32 @@ fn check_request_size(
         largest_bytes: largest,
         limit_bytes: limit,
     })
+}
+
+/// Refuses a verifying job that shares a target with another job of its test when either
+/// writes: the other's writes and trims would change the blocks it checks while it runs.
+fn check_verified_targets_alone(test: &crate::workload::TestPlan) -> Result<(), PlanError> {
+    for (index, job) in test.jobs.iter().enumerate() {
+        if job.workload.verify.is_none() {
+            continue;
+        }
+        for (other_index, other) in test.jobs.iter().enumerate() {
+            let shared = other.targets.iter().any(|t| job.targets.contains(t));
+            if other_index != index
+                && shared
+                && (job.workload.modifies() || other.workload.modifies())
+            {
+                return Err(PlanError::Verify {
+                    job: job.name.clone(),
+                    problem: format!(
+                        "verify: job '{}' uses the same target at the same time and one of the two writes, so the blocks this job checks could change under it; give the jobs targets of their own, or run them one after the other (stonewall)",
+                        other.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn check_job_against_target(

@@ -8,7 +8,7 @@ use super::progress::{LiveGroups, LiveSample, WorkerProgress};
 use super::rendezvous::Rendezvous;
 use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
-use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
+use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
 use super::{EffectiveShape, PlanError, RunError};
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::network_target::NetworkTarget;
@@ -18,18 +18,23 @@ use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::cpu::host_cpu_count;
 use crate::result::{
-    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorSummary, JobResult,
-    LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo,
-    TestResult,
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorKind, ErrorSummary,
+    JobResult, LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason,
+    TargetInfo, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::open::OpenRequest;
+use crate::verify::header::BlockFormat;
+use crate::verify::ledger::Ledger;
+use crate::verify::log::VerifyPolicy;
+use crate::verify::state::VerifyState;
 use crate::workload::file_set::FileSetPlanner;
 use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
+use crate::workload::verify_settings;
 use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -94,6 +99,8 @@ pub struct TestContext<'a> {
     pub trace: bool,
     /// Stamp written blocks with their offsets.
     pub stamp_writes: bool,
+    /// This run's id, in the header of every block it writes when verifying.
+    pub verify_run_id: u64,
     /// Receives a live sample once a second.
     pub observer: &'a mut dyn FnMut(&LiveSample),
     /// Where the test meets the other clients of a multi-client run (the common start, a
@@ -582,6 +589,7 @@ fn open_job(
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
+            let verify = worker_verify(job, job_thread, &regions, kind, context.verify_run_id)?;
             let controls = &workload.controls;
             workers.push(WorkerSlot {
                 job: job_index,
@@ -623,6 +631,8 @@ fn open_job(
                     latency_target: controls.latency_target,
                     flow_weight: controls.flow.map_or(0, |flow| u64::from(flow.weight)),
                     flow_sleep_ns: controls.flow.map_or(0, |flow| flow.sleep_ns),
+                    buffer_bytes: options.buffer_size,
+                    verify,
                 },
             });
             job_thread += 1;
@@ -644,6 +654,87 @@ fn open_job(
         direct,
         warnings,
     }))
+}
+
+/// The verification of worker `job_thread` of `job` on `regions` (`None` when the job does
+/// not verify): its format, an empty ledger or the state an earlier run saved, where to save
+/// its own.
+fn worker_verify(
+    job: &JobPlan,
+    job_thread: u32,
+    regions: &[(u64, u64)],
+    engine: EngineKind,
+    run_id: u64,
+) -> Result<Option<WorkerVerify>, RunError> {
+    let workload = &job.workload;
+    let Some(settings) = &workload.verify else {
+        return Ok(None);
+    };
+    let interval = verify_settings::interval_bytes(workload);
+    let ledger = Ledger::new(interval, regions).map_err(|error| PlanError::Verify {
+        job: job.name.clone(),
+        problem: error.to_string(),
+    })?;
+    let file_name: String = job
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let state_path = PathBuf::from(format!("{file_name}-{job_thread}-verify.state"));
+    let (ledger, ledger_run) = if settings.state_load {
+        let state = VerifyState::load(&state_path, &ledger).map_err(|error| PlanError::Verify {
+            job: job.name.clone(),
+            problem: error.to_string(),
+        })?;
+        (state.ledger, state.run_id)
+    } else {
+        (ledger, run_id)
+    };
+    Ok(Some(WorkerVerify {
+        format: BlockFormat::new(
+            settings.kind,
+            interval as usize,
+            settings.header_offset_bytes as usize,
+            settings.pattern.as_ref().map(|p| p.bytes().to_vec()),
+        ),
+        run_id,
+        ledger,
+        ledger_run,
+        after_writes: settings.after_writes && workload.modifies(),
+        only: settings.only,
+        // fio's continue_on_error=verify (or an ignore_error list naming EILSEQ) keeps a
+        // verify_fatal job going.
+        policy: VerifyPolicy {
+            stop_at_first: settings.fatal
+                && !(workload.continue_on_error
+                    || workload
+                        .error_policy
+                        .continues(ErrorKind::Verify, crate::result::error_policy::EILSEQ)),
+        },
+        state_save: settings.state_save.then_some(state_path),
+        checks_data: engine != EngineKind::Null,
+        backlog_writes: settings.backlog_writes.filter(|_| workload.writes()),
+    }))
+}
+
+/// What every worker's verification found together (`None` when none verified).
+fn merged_verification<'a>(
+    outcomes: impl Iterator<Item = &'a WorkerOutcome>,
+) -> Option<VerificationResult> {
+    let mut merged: Option<VerificationResult> = None;
+    for found in outcomes.filter_map(|o| o.verification.as_ref()) {
+        match &mut merged {
+            None => merged = Some(found.clone()),
+            Some(merged) => merged.absorb(found),
+        }
+    }
+    merged
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
@@ -802,6 +893,18 @@ fn merge_test(
                 warnings.push(warning);
             }
         }
+        for failure in mine.iter().filter_map(|o| o.verify_failure.as_ref()) {
+            let failure = format!("verification: {failure}");
+            if !warnings.contains(&failure) {
+                warnings.push(failure);
+            }
+        }
+        if job.workload.verify.is_some() && setup.engine.name == "null" {
+            let note = "verification: the null engine moves no data; headers were written, no read was checked".to_string();
+            if !warnings.contains(&note) {
+                warnings.push(note);
+            }
+        }
         for failure in mine.iter().filter_map(|o| o.engine_failure.as_ref()) {
             let failure = failure.to_string();
             if !warnings.contains(&failure) {
@@ -830,6 +933,7 @@ fn merge_test(
             stop_reason: worst_stop_reason(mine.iter().copied()),
             errors: error_summary(mine.iter().copied(), total.error_count + trim.error_count),
             latency_target: latency_outcome(&job.workload, &mine, total.iops),
+            verification: merged_verification(mine.iter().copied()),
             read,
             write,
             trim,
@@ -873,6 +977,7 @@ fn merge_test(
         steady_state: None,
         analysis: None,
         trace_overflow_ios,
+        verification: merged_verification(everyone.iter().copied()),
     }
 }
 

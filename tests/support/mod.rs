@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod history;
 pub mod process;
 pub mod skip;
+pub mod verify;
 
 pub use process::run_with_limit;
 pub use skip::{require, skip};

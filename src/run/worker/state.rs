@@ -7,6 +7,7 @@ use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
 use super::trace::IoTrace;
+use super::verify::{ReadBack, VerifyRun};
 use super::{
     KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
     WorkerPlan, stamp_block,
@@ -14,7 +15,7 @@ use super::{
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
-use crate::result::error_policy::EIO;
+use crate::result::error_policy::{EILSEQ, EIO};
 use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
@@ -31,6 +32,8 @@ struct SlotState {
     length: u32,
     direction: Option<Direction>,
     submitted: Ticks,
+    /// In flight now.
+    busy: bool,
 }
 
 /// The slots of the queue, sized to the queue depth before the start.
@@ -147,13 +150,17 @@ pub(super) struct Worker<'a, E: Engine> {
     flow_own: u64,
     /// The latest clock reading of the loop.
     now: Ticks,
+    /// Data verification, when the workload verifies.
+    verify: Option<VerifyRun>,
+    /// Why the read-back or the state file failed, if it did.
+    verify_failure: Option<String>,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
     /// A worker whose test starts at `start`, with every buffer sized.
     pub(super) fn new(
         engine: &'a mut E,
-        plan: WorkerPlan,
+        mut plan: WorkerPlan,
         links: WorkerLinks<'a>,
         clock: &'a Clock,
         start: Ticks,
@@ -188,6 +195,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 restarted: false,
             }
         });
+        let depth = plan.queue_depth.max(1) as usize;
+        let verify = plan
+            .verify
+            .take()
+            .map(|verify| VerifyRun::new(verify, depth));
         let trace_room = if plan.trace {
             IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
         } else {
@@ -221,6 +233,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             search,
             flow_own: 0,
             now: clock.now(),
+            verify,
+            verify_failure: None,
             engine,
             plan,
             links,
@@ -276,7 +290,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         } else if self.links.finish.load(Ordering::Relaxed) {
             self.ending.stopping = true;
             self.ending.finished_at = Some(now);
-        } else if self.budget_done() {
+        } else if self.budget_done() && !self.backlog_ready() && !self.backlog_may_fill() {
             self.ending.stopping = true;
         }
     }
@@ -348,7 +362,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut queued = 0usize;
         let mut wait_ns = 0;
         while self.queue.in_flight < depth_limit {
-            if self.budget_done() {
+            if self.budget_done() && !self.backlog_ready() {
                 break;
             }
             if batch_time < self.not_before {
@@ -362,15 +376,25 @@ impl<'a, E: Engine> Worker<'a, E> {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
                 break;
             }
-            let (io, due_ns) = self.next_io();
+            // A read-back of the verify backlog goes first, outside the pacer and the budget.
+            let backlog_read = self.verify.as_mut().and_then(VerifyRun::backlog_read);
+            let (io, due_ns) = match backlog_read {
+                Some(read) => (read, 0),
+                None => self.next_io(),
+            };
             if due_ns > since_start {
                 wait_ns = due_ns - since_start;
                 self.paced = Some((io, due_ns));
                 break;
             }
+            if self.verify.is_some() && self.conflicts_in_flight(io) {
+                // Issued once the I/O it overlaps has completed.
+                self.paced = Some((io, due_ns));
+                break;
+            }
             // Requests handed to the device one by one get their own submission time.
             let own_time = self.plan.submit_batch == 1 && queued > 0;
-            let submitted = match self.issue(io, batch_time, own_time) {
+            let submitted = match self.issue(io, batch_time, own_time, backlog_read.is_none()) {
                 Ok(submitted) => submitted,
                 Err(error) => {
                     self.engine_failed(error);
@@ -437,6 +461,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         io: PlannedIo,
         batch_time: Ticks,
         own_time: bool,
+        budgeted: bool,
     ) -> Result<Ticks, EngineError> {
         let slot = self
             .queue
@@ -448,7 +473,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
             filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
-            if self.plan.stamp_writes {
+            if let Some(verify) = &mut self.verify {
+                verify.stamp(buffer, io.file, io.offset);
+                filled = true;
+            } else if self.plan.stamp_writes {
                 stamp_block(buffer, io.offset);
             }
         }
@@ -463,6 +491,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             length: io.length,
             direction: Some(io.direction),
             submitted,
+            busy: true,
         };
         if self.plan.trace {
             self.trace.push(TracedIo {
@@ -490,9 +519,42 @@ impl<'a, E: Engine> Worker<'a, E> {
             return Err(error);
         }
         self.queue.in_flight += 1;
-        self.totals.issued_bytes += u64::from(io.length);
-        self.totals.issued_ios += 1;
+        if budgeted {
+            self.totals.issued_bytes += u64::from(io.length);
+            self.totals.issued_ios += 1;
+        }
         Ok(submitted)
+    }
+
+    /// Whether `io` overlaps an I/O in flight of which one of the two writes: what the read
+    /// sees, or what the block ends up holding, could then be either write's (the device may
+    /// complete them in any order). A verifying worker holds such an I/O until the other has
+    /// completed (as fio's `serialize_overlap`).
+    fn conflicts_in_flight(&self, io: PlannedIo) -> bool {
+        let end = io.offset + u64::from(io.length);
+        self.queue.slots.iter().any(|slot| {
+            slot.busy
+                && slot.file == io.file
+                && slot.offset < end
+                && io.offset < slot.offset + u64::from(slot.length)
+                && (slot.direction.is_some_and(|d| d != Direction::Read)
+                    || io.direction != Direction::Read)
+        })
+    }
+
+    /// Whether writes in flight may still fill a verify backlog.
+    fn backlog_may_fill(&self) -> bool {
+        self.queue.in_flight > 0 && self.verify.as_ref().is_some_and(VerifyRun::has_backlog)
+    }
+
+    /// Whether a full verify backlog waits to be read back.
+    fn backlog_ready(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::backlog_ready)
+    }
+
+    /// Whether the workload is only a read-back (fio's `verify_only`).
+    pub(super) fn verify_only(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::only)
     }
 
     /// Counts a write towards the periodic fdatasync; true when one is now due.
@@ -518,7 +580,7 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     /// Whether an idle worker is done: it is stopping or has issued its budget.
     pub(super) fn nothing_left(&self) -> bool {
-        self.ending.stopping || self.budget_done()
+        self.ending.stopping || (self.budget_done() && !self.backlog_ready())
     }
 
     /// Waits `wait_ns` for the pacer or a think time (no longer than the window lasts), then
@@ -578,12 +640,37 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// `None` when it ended outside.
     fn record(&mut self, completion: Completion, elapsed_ns: Option<u64>) {
         let slot = self.queue.slots[completion.slot as usize];
+        self.queue.slots[completion.slot as usize].busy = false;
         self.queue.free.push(completion.slot);
         self.queue.in_flight -= 1;
         let direction = slot.direction.unwrap_or(Direction::Read);
         if completion.result != i64::from(slot.length) {
+            if let Some(verify) = &mut self.verify
+                && direction != Direction::Read
+            {
+                verify.write_failed(slot.file, slot.offset, slot.length);
+            }
             self.record_error(slot, direction, completion.result);
             return;
+        }
+        if direction == Direction::Write
+            && let Some(verify) = &mut self.verify
+        {
+            verify.write_completed(slot.file, slot.offset, slot.length);
+        }
+        if direction == Direction::Read
+            && let Some(verify) = &mut self.verify
+        {
+            let buffer =
+                &mut self.engine.buffer_mut(completion.slot as usize)[..slot.length as usize];
+            let target = self
+                .plan
+                .target_paths
+                .get(slot.file as usize)
+                .map_or("", String::as_str);
+            if verify.check_read(target, buffer, slot.file, slot.offset) {
+                self.stop(StopCause::IoError, self.now);
+            }
         }
         if direction == Direction::Trim {
             self.trim_completed(TrimmedRange {
@@ -632,7 +719,9 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// is an error of the trim direction, and the range's data is then unknown).
     #[inline]
     fn trim_completed(&mut self, range: TrimmedRange) {
-        let _ = range;
+        if let Some(verify) = &mut self.verify {
+            verify.trimmed(range.file, range.offset, range.length);
+        }
     }
 
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
@@ -777,6 +866,33 @@ impl<'a, E: Engine> Worker<'a, E> {
         let thread_cpu_ns = self
             .cpu_at_measure_start
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
+        let fatal = self.verify.as_ref().is_some_and(VerifyRun::fatal);
+        let verification = self.verify.take().map(|verify| {
+            let read_back = ReadBack {
+                queue_depth: self.queue.depth,
+                buffer_bytes: self.plan.buffer_bytes,
+                targets: &self.plan.target_paths,
+                stops: [self.links.stop, self.links.error_stop],
+                clock,
+                engine: &mut *self.engine,
+            };
+            let completed = stop_reason == StopReason::Completed;
+            let (result, failure) = verify.finish(read_back, completed);
+            // Every bad block is an error of the verify kind (EILSEQ, as fio has it), counted
+            // with the job's other errors; all but a fatal first one were gone on after.
+            if result.mismatch_count > 0 {
+                let stopped = u64::from(stop_reason == StopReason::Error && fatal);
+                for index in 0..result.mismatch_count {
+                    let continued = index + 1 < result.mismatch_count || stopped == 0;
+                    count_error(&mut self.error_counts, ErrorKind::Verify, EILSEQ, continued);
+                }
+            }
+            if failure.is_some() {
+                stop_reason = StopReason::Error;
+                self.verify_failure = failure;
+            }
+            result
+        });
         self.read.finish();
         self.write.finish();
         self.trim.finish();
@@ -809,6 +925,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             trace,
             trace_overflow_ios,
             engine_failure: self.engine_failure,
+            verification,
+            verify_failure: self.verify_failure,
             latency_depth: self
                 .search
                 .map(|search| (search.search.depth(), search.search.met())),

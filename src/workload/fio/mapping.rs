@@ -87,6 +87,7 @@ pub fn map_job(
         ..settings.error_policy.clone()
     };
     workload.handling = super::handling::io_handling(job, engine, notes)?;
+    workload.verify = settings.verify.settings();
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;

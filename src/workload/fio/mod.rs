@@ -49,6 +49,7 @@ pub mod suffixes;
 pub mod suggestions;
 pub mod table;
 pub mod values;
+pub mod verify_options;
 
 #[cfg(test)]
 mod data_tests;

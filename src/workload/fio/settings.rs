@@ -241,6 +241,8 @@ pub struct JobSettings {
     /// Shares of the file, offset modifiers, placement, arrivals, exits, flows and latency
     /// targets.
     pub extended: super::extended::ExtendedSettings,
+    /// Verification options.
+    pub verify: FioVerify,
 }
 
 impl JobSettings {
@@ -310,6 +312,7 @@ impl JobSettings {
             unlink: false,
             uri: None,
             extended: Default::default(),
+            verify: Default::default(),
         }
     }
 
@@ -318,5 +321,66 @@ impl JobSettings {
         self.pattern.writes()
             && !(matches!(self.pattern, Pattern::ReadWrite | Pattern::RandReadWrite)
                 && self.read_mix_percent == 100)
+    }
+}
+
+/// A job's verification options as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FioVerify {
+    /// `verify` (`None`: 0 or none).
+    pub kind: Option<crate::result::VerifyKind>,
+    /// `do_verify` (default 1).
+    pub after_writes: bool,
+    /// `verify_only`.
+    pub only: bool,
+    /// `verify_fatal`.
+    pub fatal: bool,
+    /// `verify_interval`, bytes.
+    pub interval_bytes: Option<u64>,
+    /// `verify_offset`, bytes.
+    pub header_offset_bytes: u64,
+    /// `verify_pattern`.
+    pub pattern: Option<crate::result::BufferPattern>,
+    /// `verify_backlog`.
+    pub backlog_writes: Option<u32>,
+    /// `verify_state_save` given true.
+    pub state_save: bool,
+    /// `verify_state_load`.
+    pub state_load: bool,
+}
+
+impl Default for FioVerify {
+    fn default() -> Self {
+        FioVerify {
+            kind: None,
+            after_writes: true,
+            only: false,
+            fatal: false,
+            interval_bytes: None,
+            header_offset_bytes: 0,
+            pattern: None,
+            backlog_writes: None,
+            state_save: false,
+            state_load: false,
+        }
+    }
+}
+
+impl FioVerify {
+    /// The workload's settings (`None` when the job does not verify).
+    pub fn settings(&self) -> Option<crate::result::VerifySettings> {
+        let kind = self.kind?;
+        Some(crate::result::VerifySettings {
+            kind,
+            after_writes: self.after_writes,
+            only: self.only,
+            fatal: self.fatal,
+            interval_bytes: self.interval_bytes,
+            header_offset_bytes: self.header_offset_bytes,
+            pattern: self.pattern.clone(),
+            backlog_writes: self.backlog_writes,
+            state_save: self.state_save,
+            state_load: self.state_load,
+        })
     }
 }

@@ -17,6 +17,7 @@ pub use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
+use super::verify_options;
 use crate::result::{AccessHint, EndOthers, FileService};
 
 /// What iopath does with an option.
@@ -121,11 +122,11 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
 
 const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
-const VERIFY: &str = "iopath does not verify data yet";
+const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
-const TRIM_VERIFY: &str = "trims of verified blocks belong to verify, which iopath does not do (rw=trim, randtrim, trimwrite and randtrimwrite run)";
+const TRIM_VERIFY: &str = "iopath does not trim a share of the blocks it verified (rw=trim, randtrim, trimwrite and randtrimwrite run, and verification knows a trimmed block: docs/verify.md)";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -1363,32 +1364,88 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "verify",
         aliases: &[],
-        mapping: "`0`/`none` only",
-        support: Support::Mapped(|_, input| one_of(input, &["0", "none"], VERIFY)),
+        mapping: "`crc32c` (`crc32c-intel`), `crc32`, `md5`, `sha256`, `xxhash` (XXH3), `meta`, `pattern`; `0`/`none` off; other kinds refused (`--verify`; docs/verify.md)",
+        support: Support::Mapped(verify_options::kind),
     },
     OptionSpec {
         name: "do_verify",
         aliases: &[],
-        mapping: "no effect without verify",
-        support: Support::Mapped(|_, input| {
-            input.flag()?;
-            Ok(())
-        }),
+        mapping: "read back and check every written block after the workload (default 1; `--verify-read-back`)",
+        support: Support::Mapped(verify_options::after_writes),
+    },
+    OptionSpec {
+        name: "verify_only",
+        aliases: &[],
+        mapping: "no workload: only read and check the region, or the blocks a loaded state names (`--verify-only`)",
+        support: Support::Mapped(verify_options::only),
+    },
+    OptionSpec {
+        name: "verify_fatal",
+        aliases: &[],
+        mapping: "stop the job at the first bad block (default: check every block, then fail) (`--verify-fatal`)",
+        support: Support::Mapped(verify_options::fatal),
+    },
+    OptionSpec {
+        name: "verify_interval",
+        aliases: &[],
+        mapping: "bytes each header covers (default: the smallest block size) (`--verify-interval`)",
+        support: Support::Mapped(verify_options::interval),
+    },
+    OptionSpec {
+        name: "verify_offset",
+        aliases: &[],
+        mapping: "where the header sits in each interval (`--verify-offset`)",
+        support: Support::Mapped(verify_options::header_offset),
     },
     OptionSpec {
         name: "verify_pattern",
+        aliases: &[],
+        mapping: "the bytes after each header are this pattern and are checked (`buffer_pattern` syntax; `%o` refused) (`--verify-pattern`)",
+        support: Support::Mapped(verify_options::pattern),
+    },
+    OptionSpec {
+        name: "verify_state_save",
+        aliases: &[],
+        mapping: "when set to 1, save each worker's written blocks to `JOB-N-verify.state` in the current directory (fio saves by default; iopath only when asked) (`--verify-state-save`)",
+        support: Support::Mapped(verify_options::state_save),
+    },
+    OptionSpec {
+        name: "verify_state_load",
+        aliases: &[],
+        mapping: "check exactly the blocks a saved state names, with `verify_only` (`--verify-state-load`)",
+        support: Support::Mapped(verify_options::state_load),
+    },
+    OptionSpec {
+        name: "verify_async",
+        aliases: &["verify_async_cpus"],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath checks each block in the worker that read it, as it completes",
+        ),
+    },
+    OptionSpec {
+        name: "verify_dump",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "bad blocks are described in the result (offset, expected, found, the run that wrote them), not dumped to files",
+        ),
+    },
+    OptionSpec {
+        name: "verify_backlog",
+        aliases: &[],
+        mapping: "after every N writes, read those blocks back and check them while the workload runs (the reads count as reads; not towards `size`) (`--verify-backlog`)",
+        support: Support::Mapped(verify_options::backlog),
+    },
+    OptionSpec {
+        name: "verify_backlog_batch",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted("iopath reads the whole backlog back at once"),
+    },
+    OptionSpec {
+        name: "experimental_verify",
         aliases: &[
-            "verify_interval",
-            "verify_offset",
-            "verify_dump",
-            "verify_async",
-            "verify_async_cpus",
-            "verify_backlog",
-            "verify_backlog_batch",
-            "verify_only",
-            "verify_state_save",
-            "verify_state_load",
-            "experimental_verify",
             "verify_bytchk",
             "verify_header_seed",
             "verify_mode",
@@ -1398,14 +1455,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         ],
         mapping: "refused",
         support: Support::Refused(VERIFY),
-    },
-    OptionSpec {
-        name: "verify_fatal",
-        aliases: &[],
-        mapping: "accepted with a note",
-        support: Support::Accepted(
-            "iopath does not verify data (verify must be 0 or none), so there is no verification failure to stop at",
-        ),
     },
     OptionSpec {
         name: "trim_percentage",
@@ -1555,8 +1604,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "fill_device",
         aliases: &["fill_fs"],
-        mapping: "refused",
-        support: Support::Refused("writing until the device is full is not supported"),
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath writes the job's region once: the whole device or file when no size is given; a file is not grown until its file system is full",
+        ),
     },
     OptionSpec {
         name: "file_append",
@@ -2014,6 +2065,7 @@ mod tests {
         assert!(supported_names().any(|name| name == "bssplit"));
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
-        assert!(!supported_names().any(|name| name == "verify_pattern"));
+        assert!(supported_names().any(|name| name == "verify_pattern"));
+        assert!(!supported_names().any(|name| name == "experimental_verify"));
     }
 }

@@ -567,9 +567,9 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nverify_pattern=0xaa\n").unwrap_err();
+    let error = load("[a]\nexperimental_verify=1\n").unwrap_err();
     assert!(
-        error.message.contains("does not verify"),
+        error.message.contains("not by replaying the workload"),
         "{}",
         error.message
     );
@@ -630,13 +630,13 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc32c\ntrim_backlog=8\nnice=5\nfill_device=1\n",
+            "[a]\nsize=1m\nverify=crc64\ntrim_backlog=8\nnice=5\nexperimental_verify=1\n",
             &request,
         )
         .unwrap();
     assert_eq!(loaded.ignored.len(), 4, "{:?}", loaded.ignored);
     assert!(
-        loaded.ignored[0].ends_with("job.fio:3: verify=crc32c"),
+        loaded.ignored[0].ends_with("job.fio:3: verify=crc64"),
         "{:?}",
         loaded.ignored
     );
@@ -839,4 +839,30 @@ fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
         notes[1].contains(":8:") && notes[1].contains("job 'b'"),
         "{notes:?}"
     );
+}
+
+#[test]
+fn verify_options_map_to_the_workloads_verification() {
+    use crate::result::VerifyKind;
+    let loaded = load(
+        "[a]\nsize=1m\nrw=write\nbs=64k\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_state_save=1\n[b]\nsize=1m\nrw=read\nverify=crc32c-intel\nverify_only=1\nverify_state_load=1\nverify_offset=16\nverify_backlog=32\n[c]\nsize=1m\nverify=0\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    let a = jobs[0].workload.verify.as_ref().unwrap();
+    assert_eq!(a.kind, VerifyKind::Meta);
+    assert_eq!(a.interval_bytes, Some(512));
+    assert_eq!(
+        a.pattern.as_ref().unwrap().bytes(),
+        &[0xaa, 0x55, 0x5a, 0xa5]
+    );
+    assert!(!a.after_writes && a.fatal && a.state_save && !a.state_load);
+    let b = jobs[1].workload.verify.as_ref().unwrap();
+    assert_eq!(b.kind, VerifyKind::Crc32c);
+    assert!(b.only && b.state_load && b.after_writes);
+    assert_eq!(b.header_offset_bytes, 16);
+    assert_eq!(b.backlog_writes, Some(32));
+    assert!(jobs[2].workload.verify.is_none());
+    let error = load("[a]\nsize=1m\nverify=sha512\n").unwrap_err();
+    assert!(error.message.contains("sha512"), "{error}");
 }

@@ -338,6 +338,9 @@ fn workload_text(workload: &Workload) -> JobText {
             ));
         }
     }
+    if let Some(verify) = &workload.verify {
+        options.set_verify(verify);
+    }
     if workload.start_delay_ns != 0 {
         extras.push((
             keys::START_DELAY,
