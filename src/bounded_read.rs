@@ -44,6 +44,11 @@ impl FileLimit {
         what: "TOML job file",
         max_bytes: 1 << 20,
     };
+    /// A map of each host's targets (`iopath run --target-map`): 1 MiB.
+    pub const TARGET_MAP: FileLimit = FileLimit {
+        what: "target map",
+        max_bytes: 1 << 20,
+    };
     /// A cache iopath keeps for itself (the memory-copy measurement): 64 KiB.
     pub const CACHE_FILE: FileLimit = FileLimit {
         what: "cache file",

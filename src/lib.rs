@@ -13,6 +13,7 @@
 //!
 //! ```text
 //!  cli (the binary: flags, streams, exit codes)
+//!  cluster
 //!  run · net · report
 //!  compare
 //!  workload · analysis
@@ -31,16 +32,19 @@
 //! - [`escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
+//! - [`cluster`]: runs from several clients at once (MPI), merged exactly;
 //! - [`net`]: raw TCP link tests; [`compare`]: several results side by side;
 //! - [`report`]: one exporter per format.
 
 pub mod analysis;
 pub mod bounded_read;
+pub mod cluster;
 pub mod compare;
 pub mod discovery;
 pub mod engine;
 pub mod history;
 pub mod host;
+pub mod metrics;
 pub mod net;
 pub mod report;
 pub mod result;
@@ -49,6 +53,7 @@ pub mod stats;
 pub mod targets;
 pub mod text;
 pub mod units;
+pub mod verify;
 pub mod workload;
 
 // The tests' shared support (tests/support), whose paths name this crate `iopath` as the

@@ -6,7 +6,14 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Under an MPI launcher every rank parses the same flags: one says what is wrong.
+        Err(error) if cli::team::launcher_rank().is_some_and(|rank| rank != 0) => {
+            std::process::exit(error.exit_code())
+        }
+        Err(error) => error.exit(),
+    };
     let status = match &cli.command {
         Command::Run(args) => cli::run_command::run(args),
         Command::Presets => cli::presets_command::run(),

@@ -284,9 +284,9 @@ corpus! {
     mbs_clients => Case { size: "1m", ..runs("1mbs_clients.fio") };
     aio_read => runs_on_target("aio-read.fio");
     backwards_read => runs("backwards-read.fio");
-    basic_verify => refused("basic-verify.fio", 9, "verify");
+    basic_verify => runs_on_target("basic-verify.fio");
     butterfly => runs_on_target("butterfly.fio");
-    enospc_pressure => refused("enospc-pressure.fio", 16, "continue_on_error");
+    enospc_pressure => refused("enospc-pressure.fio", 41, "create_on_open");
     example_latency_steadystate => runs_on_target("example_latency_steadystate.fio");
     fio_rand_rw => runs("fio-rand-RW.fio");
     fio_rand_read => runs("fio-rand-read.fio");
@@ -311,7 +311,7 @@ corpus! {
     ssd_steadystate => runs_on_target("ssd-steadystate.fio");
     ssd_test => runs_on_target("ssd-test.fio");
     steadystate => runs_on_target("steadystate.fio");
-    surface_scan => refused("surface-scan.fio", 8, "verify");
+    surface_scan => runs_on_target("surface-scan.fio");
     tiobench_example => Case { size: "4m", ..runs("tiobench-example.fio") };
     zipf => runs("zipf.fio");
 }

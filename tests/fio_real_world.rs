@@ -231,14 +231,12 @@ corpus! {
     azure_disks_fiowrite => "azure-disks-fiowrite.fio", Expect::Runs;
     azure_netapp_files_8k_random_reads => "azure-netapp-files-8k-random-reads.fio", Expect::Runs;
     benchmark_operator_randread => "benchmark-operator-randread.fio", Expect::Runs;
-    benchmark_operator_write => "benchmark-operator-write.fio",
-        refused(29, "create_on_open", "files are always created and filled before the run");
+    benchmark_operator_write => "benchmark-operator-write.fio", Expect::Runs;
     ceph_bluestore => "ceph-bluestore.fio",
         refused(9, "ioengine=libfio_ceph_objectstore.so", "no external (Ceph objectstore) engine");
     dbench_read_seq => "dbench-read-seq.fio", Expect::Runs;
     dbench_rw_mix => "dbench-rw-mix.fio", Expect::Runs;
-    deepsea_cephfs_benchmark => "deepsea-cephfs-benchmark.fio",
-        refused(17, "a section is [name]", "a section name holding [ ] ' , is not read as fio does");
+    deepsea_cephfs_benchmark => "deepsea-cephfs-benchmark.fio", Expect::Runs;
     etcd_fdatasync_check => "etcd-fdatasync-check.fio", Expect::Runs;
     fio_plot_ceph_rbd => "fio-plot-ceph-rbd.fio",
         refused(7, "ioengine=rbd", "no Ceph RBD engine");
@@ -247,21 +245,17 @@ corpus! {
     gcp_pd_raw_read_iops => "gcp-pd-raw-read-iops.fio", Expect::Runs;
     gcp_pd_write_throughput => "gcp-pd-write-throughput.fio", Expect::Runs;
     kubestr_default => "kubestr-default.fio", Expect::Runs;
-    mountpoint_s3_mix_2r2w => "mountpoint-s3-mix-2r2w.fio",
-        refused(27, "create_on_open", "files are always created and filled before the run");
+    mountpoint_s3_mix_2r2w => "mountpoint-s3-mix-2r2w.fio", Expect::Runs;
     mountpoint_s3_rand_read_4t_direct => "mountpoint-s3-rand-read-4t-direct.fio", Expect::Runs;
     oci_block_volume_randreadwrite => "oci-block-volume-randreadwrite.fio", Expect::Runs;
     perfkitbenchmarker_fio_job => "perfkitbenchmarker-fio-job.fio", Expect::Runs;
-    phoronix_fio_randread_io_uring => "phoronix-fio-randread-io_uring.fio",
-        refused(16, "force_async", "io_uring submission modes are not configurable");
-    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio",
-        refused(24, "verify=md5", "no data verification");
+    phoronix_fio_randread_io_uring => "phoronix-fio-randread-io_uring.fio", Expect::Runs;
+    spdk_vhost_default_integrity => "spdk-vhost-default-integrity.fio", Expect::Runs;
     spdk_vhost_default_performance => "spdk-vhost-default-performance.fio", Expect::Runs;
     tidb_randread_seqwrite_check => "tidb-randread-seqwrite-check.fio", Expect::Runs;
     virtualclient_oltp_c2_diskfill => "virtualclient-oltp-c2-diskfill.fio", Expect::Runs;
     virtualclient_oltp_c2_operations_4k => "virtualclient-oltp-c2-operations-4k.fio", Expect::Runs;
-    xfstests_generic_095 => "xfstests-generic-095.fio",
-        refused(30, "ioengine=posixaio", "no posixaio engine (splice and mmap follow)");
+    xfstests_generic_095 => "xfstests-generic-095.fio", Expect::Runs;
     yugabyte_disk_benchmark => "yugabyte-disk-benchmark.fio", Expect::Runs;
     zfs_random_reads => "zfs-random-reads.fio", Expect::Runs;
     zfs_random_readwrite => "zfs-random-readwrite.fio", Expect::Runs;

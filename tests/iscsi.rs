@@ -549,6 +549,40 @@ fn the_binary_runs_against_an_iscsi_url() {
 }
 
 #[test]
+fn flipped_bits_behind_an_iscsi_lun_are_each_reported_and_clean_data_is_not() {
+    use support::verify::{self, BLOCKS};
+    let Some(server) = TgtServer::start(MIB) else {
+        return;
+    };
+    let directory = tempfile::tempdir().unwrap();
+    let url = server.url(IQN, 1);
+    let binary = env!("CARGO_BIN_EXE_iopath");
+    let mut write = verify::write_args("crc32c");
+    write.push("--allow-destructive".into());
+    let mut check = verify::check_args("crc32c");
+    check.push("--allow-destructive".into());
+    let written = verify::run(binary, directory.path(), &url, &write);
+    assert_eq!(written.status, 0, "{}", written.describe());
+    let clean = verify::run(binary, directory.path(), &url, &check);
+    assert_eq!(
+        (clean.status, clean.checked(), clean.bad()),
+        (0, BLOCKS, 0),
+        "{}",
+        clean.describe()
+    );
+    let offsets = verify::flip_blocks(&server.backing, 0, &[2, 50, 51, 250]);
+    let found = verify::run(binary, directory.path(), &url, &check);
+    assert_eq!((found.status, found.bad()), (1, 4), "{}", found.describe());
+    let mut reported = found.mismatches();
+    reported.sort();
+    let expected: Vec<(u64, String)> = offsets
+        .iter()
+        .map(|offset| (*offset, "checksum".to_string()))
+        .collect();
+    assert_eq!(reported, expected, "{}", found.describe());
+}
+
+#[test]
 fn a_read_only_lun_is_reported_and_refuses_writes() {
     let Some(server) = TgtServer::start(8 * MIB) else {
         return;

@@ -11,6 +11,8 @@ mod support;
 
 #[path = "nbd/hostile.rs"]
 mod hostile;
+#[path = "nbd/verify.rs"]
+mod verify;
 
 use hostile::{Export, HostileServer, Mode};
 use iopath::engine::nbd::{self, NbdEngine};

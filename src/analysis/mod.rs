@@ -9,7 +9,8 @@
 //!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
 //!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
-//!   data that compresses or repeats means for them.
+//!   data that compresses or repeats means for them; [`clients`]: the verdict of a run from
+//!   several clients (client-bound, each client's link, a shared link, a straggler).
 //!
 //! Everything here is a pure function of the RunResult, the facts discovery gathered and the
 //! [`HostFacts`]; only [`analyse`] and [`analyse_on`] ask [`crate::discovery`] to gather
@@ -24,6 +25,7 @@
 //!            find("1gbe").unwrap().payload_bytes_per_second());
 //! ```
 
+pub mod clients;
 pub mod confirmation;
 pub mod declared;
 pub mod links;
@@ -114,6 +116,8 @@ pub fn analyse_gathered(
         analysis.confirmation = confirmation;
         test.analysis = Some(analysis);
     }
+    // A run from several clients: the verdict across them (nothing for one client).
+    clients::analyse_clients(result, declared);
 }
 
 /// The path of one target with `declared` hops added: what `iopath path TARGET` shows.

@@ -135,6 +135,7 @@ pub fn test_on(
     let direct = !workload.buffered;
     let queue_depth = workload.queue_depth;
     let job = JobResult {
+        verification: None,
         name: "job".into(),
         group: 0,
         workload,
@@ -163,6 +164,7 @@ pub fn test_on(
         latency_target: None,
     };
     TestResult {
+        verification: None,
         name: "test".into(),
         jobs: vec![job],
         measured_ns: SECONDS * 1_000_000_000,

@@ -69,6 +69,7 @@ bad_input!(
     UrlError,
     DeclaredError,
     CompareError,
+    iopath::metrics::MetricsAddressError,
 );
 
 impl<E: Status + std::fmt::Debug> Status for InFile<'_, E> {

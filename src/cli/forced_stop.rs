@@ -6,13 +6,17 @@
 //! The outputs live behind one lock: whoever writes them (the run at its end, or a second
 //! signal) holds it until done, so they are never written twice or cut short.
 
+use super::dashboard::restore_terminal;
 use super::exit;
 use super::live::TerminalObserver;
 use super::messages::for_terminal;
 use super::outputs::Outputs;
-use iopath::analysis::{DeclaredPath, analyse};
+use iopath::analysis::{DeclaredPath, HostFacts, analyse, analyse_with};
+use iopath::discovery::Machine;
 use iopath::engine::StopSignal;
+use iopath::metrics::SharedMetrics;
 use iopath::result::RunResult;
+use iopath::result::StoragePath;
 use iopath::result::TestResult;
 use iopath::run::interrupt::{self, ForcedStop};
 use iopath::run::progress::LiveSample;
@@ -58,6 +62,7 @@ pub fn install(shared: Shared, declared: DeclaredPath) -> std::io::Result<StopSi
 
 /// A second signal: writes what the run has and ends the process with status 130.
 fn write_and_exit(shared: &Shared, declared: &DeclaredPath, forced: &ForcedStop) -> ! {
+    restore_terminal();
     for failure in &forced.removal_failures {
         eprintln!("error: {failure}");
     }
@@ -88,6 +93,7 @@ fn write_and_exit(shared: &Shared, declared: &DeclaredPath, forced: &ForcedStop)
 /// Installs handlers whose second signal only exits with 130 (commands without a run to save).
 pub fn install_plain() -> std::io::Result<StopSignal> {
     interrupt::install(|forced: ForcedStop| {
+        restore_terminal();
         for failure in &forced.removal_failures {
             eprintln!("error: {failure}");
         }
@@ -95,35 +101,110 @@ pub fn install_plain() -> std::io::Result<StopSignal> {
     })
 }
 
-/// The terminal's observer, keeping a copy of what the run has for a second signal.
+/// The terminal's observer, keeping a copy of what the run has for a second signal, and the
+/// figures `--metrics` serves.
 pub struct RecordingObserver {
     terminal: TerminalObserver,
     shared: Shared,
+    metrics: Option<SharedMetrics>,
+    declared: DeclaredPath,
+    /// The host's facts and the targets' paths, found once the targets are ready (when the
+    /// dashboard or the metrics need them).
+    analysed: Option<(HostFacts, Vec<StoragePath>)>,
 }
 
 impl RecordingObserver {
-    /// Observes for the terminal and keeps what the run has in `shared`.
-    pub fn new(terminal: TerminalObserver, shared: Shared) -> Self {
-        RecordingObserver { terminal, shared }
+    /// Observes for the terminal and keeps what the run has in `shared`; with `metrics`, also
+    /// keeps the figures it serves up to date, and each test's verdict.
+    pub fn new(
+        terminal: TerminalObserver,
+        shared: Shared,
+        metrics: Option<SharedMetrics>,
+        declared: DeclaredPath,
+    ) -> Self {
+        RecordingObserver {
+            terminal,
+            shared,
+            metrics,
+            declared,
+            analysed: None,
+        }
+    }
+
+    /// Ends the live display (the dashboard gives the terminal back) and prints what it held.
+    pub fn close(&mut self) {
+        self.terminal.close();
+    }
+
+    /// Analyses `test` alone, on the paths found when the run started: its verdict for the
+    /// metrics.
+    fn verdict_of(
+        &self,
+        header: &RunResult,
+        test: &TestResult,
+    ) -> Option<(String, Option<String>)> {
+        let (facts, paths) = self.analysed.as_ref()?;
+        let mut alone = RunResult {
+            tests: vec![test.clone()],
+            paths: paths.clone(),
+            ..header.clone()
+        };
+        alone.tests[0].analysis = None;
+        analyse_with(&mut alone, &self.declared, facts);
+        let analysis = alone.tests.pop()?.analysis?;
+        Some((analysis.verdict.name().to_string(), analysis.limiting_hop))
     }
 }
 
 impl RunObserver for RecordingObserver {
     fn run_started(&mut self, header: &RunResult) {
         self.shared.lock().result = Some(header.clone());
+        if self.terminal.has_dashboard() || self.metrics.is_some() {
+            let facts = Machine::this_host().host_facts();
+            let mut found = header.clone();
+            analyse_with(&mut found, &self.declared, &facts);
+            self.terminal.paths(&found.paths);
+            self.analysed = Some((facts, found.paths));
+        }
     }
 
     fn test_starting(&mut self, test: &TestPlan, shapes: &[EffectiveShape]) {
+        if let Some(metrics) = &self.metrics {
+            metrics
+                .lock()
+                .test_starting(&test.name, &test.settings.sweep);
+        }
         self.terminal.test_starting(test, shapes);
     }
 
     fn live(&mut self, sample: &LiveSample) {
+        if let Some(metrics) = &self.metrics {
+            metrics.lock().live(sample);
+        }
         self.terminal.live(sample);
     }
 
     fn test_finished(&mut self, result: &TestResult) {
-        if let Some(so_far) = self.shared.lock().result.as_mut() {
-            so_far.tests.push(result.clone());
+        let header = {
+            let mut so_far = self.shared.lock();
+            so_far.result.as_mut().map(|so_far| {
+                so_far.tests.push(result.clone());
+                RunResult {
+                    tests: Vec::new(),
+                    ..so_far.clone()
+                }
+            })
+        };
+        if let Some(metrics) = &self.metrics {
+            metrics.lock().test_finished();
+            if let Some((verdict, hop)) = header
+                .as_ref()
+                .and_then(|header| self.verdict_of(header, result))
+            {
+                metrics
+                    .lock()
+                    .verdict(&result.name, &verdict, hop.as_deref());
+            }
         }
         self.terminal.test_finished(result);
     }
@@ -133,6 +214,9 @@ impl RunObserver for RecordingObserver {
     }
 
     fn experiment_finished(&mut self) {
+        if let Some(metrics) = &self.metrics {
+            metrics.lock().test_finished();
+        }
         self.terminal.experiment_finished();
     }
 }

@@ -1,9 +1,11 @@
-//! What the user sees while a run goes on: a live line on a terminal (elapsed / total, MB/s,
-//! IOPS, each second) and the notes of each test. Nothing of the live line when stdout is not a
-//! terminal.
+//! What the user sees while a run goes on: on a terminal either the live line (elapsed /
+//! total, MB/s, IOPS, each second) or the dashboard (`--live`, [`super::dashboard`]), and the
+//! notes of each test. Nothing of either when stdout or stderr is not a terminal.
 
+use super::dashboard::state::PlannedTest;
+use super::dashboard::{Dashboard, Event};
 use super::messages::for_terminal;
-use iopath::result::TestResult;
+use iopath::result::{StoragePath, TestResult};
 use iopath::run::progress::LiveSample;
 use iopath::run::{EffectiveShape, RunObserver};
 use iopath::text::shown;
@@ -11,20 +13,88 @@ use iopath::workload::TestPlan;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-/// Prints progress to stderr.
+/// Runs planned to take at least this long get the dashboard on a terminal unasked.
+pub const DASHBOARD_AFTER_NS: u64 = 10_000_000_000;
+
+/// How progress is shown.
+enum Mode {
+    /// Nothing (not a terminal, or JSON on stdout).
+    Quiet,
+    /// The one live line on stderr.
+    Line,
+    /// The full-screen dashboard.
+    Dashboard(Dashboard),
+}
+
+/// Prints progress to stderr, or draws the dashboard there.
 pub struct TerminalObserver {
-    live: bool,
+    mode: Mode,
     line_open: bool,
+    /// Messages held while the dashboard has the screen, printed when it closes.
+    deferred: Vec<String>,
+}
+
+/// Whether both stdout and stderr are terminals.
+pub fn on_a_terminal() -> bool {
+    std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
 }
 
 impl TerminalObserver {
     /// Live line only when both stdout and stderr are terminals and stdout carries no JSON.
     pub fn new(json_on_stdout: bool) -> Self {
         TerminalObserver {
-            live: !json_on_stdout
-                && std::io::stdout().is_terminal()
-                && std::io::stderr().is_terminal(),
+            mode: if !json_on_stdout && on_a_terminal() {
+                Mode::Line
+            } else {
+                Mode::Quiet
+            },
             line_open: false,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Shows the run on `dashboard`.
+    pub fn with_dashboard(dashboard: Dashboard) -> Self {
+        TerminalObserver {
+            mode: Mode::Dashboard(dashboard),
+            line_open: false,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Whether the dashboard is showing.
+    pub fn has_dashboard(&self) -> bool {
+        matches!(self.mode, Mode::Dashboard(_))
+    }
+
+    /// Gives the dashboard the paths of the run's targets.
+    pub fn paths(&mut self, paths: &[StoragePath]) {
+        if let Mode::Dashboard(dashboard) = &self.mode {
+            dashboard.send(Event::Paths(paths.to_vec()));
+        }
+    }
+
+    /// Ends the live display: closes the dashboard (the terminal is given back) and prints
+    /// what was held meanwhile.
+    pub fn close(&mut self) {
+        self.close_line();
+        if let Mode::Dashboard(dashboard) = &mut self.mode {
+            dashboard.close();
+            self.mode = Mode::Quiet;
+        }
+        for message in self.deferred.drain(..) {
+            eprintln!("{message}");
+        }
+    }
+
+    /// Prints `message` on stderr, or holds it (and shows it) while the dashboard is open.
+    fn say(&mut self, message: String) {
+        match &self.mode {
+            Mode::Dashboard(dashboard) => {
+                dashboard.send(Event::Note(message.clone()));
+                self.deferred.push(message);
+            }
+            Mode::Quiet | Mode::Line => eprintln!("{message}"),
         }
     }
 
@@ -37,54 +107,85 @@ impl TerminalObserver {
     }
 }
 
+impl Drop for TerminalObserver {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl RunObserver for TerminalObserver {
-    fn test_starting(&mut self, _test: &TestPlan, _shapes: &[EffectiveShape]) {
+    fn test_starting(&mut self, test: &TestPlan, _shapes: &[EffectiveShape]) {
         self.close_line();
+        if let Mode::Dashboard(dashboard) = &self.mode {
+            dashboard.send(Event::TestStarting(test.name.clone()));
+        }
     }
 
     fn live(&mut self, sample: &LiveSample) {
-        if !self.live {
-            return;
+        match &self.mode {
+            Mode::Quiet => {}
+            // The last sample's interval may be a few milliseconds: nothing to chart.
+            Mode::Dashboard(_) | Mode::Line if sample.last => {}
+            Mode::Dashboard(dashboard) => dashboard.send(Event::Sample(sample.clone())),
+            Mode::Line => {
+                let total = sample
+                    .total_ns
+                    .map_or(String::new(), |t| format!(" / {} s", seconds(t)));
+                eprint!(
+                    "\r\x1b[2K{}  {:.0} s{total}{}  {:.1} MB/s  {:.0} IOPS",
+                    shown(&sample.test_name),
+                    sample.elapsed_ns as f64 / 1e9,
+                    if sample.ramping { " (ramp)" } else { "" },
+                    sample.bytes_per_second / 1e6,
+                    sample.iops
+                );
+                let _ = std::io::stderr().flush();
+                self.line_open = true;
+            }
         }
-        let total = sample
-            .total_ns
-            .map_or(String::new(), |t| format!(" / {} s", seconds(t)));
-        eprint!(
-            "\r\x1b[2K{}  {:.0} s{total}{}  {:.1} MB/s  {:.0} IOPS",
-            shown(&sample.test_name),
-            sample.elapsed_ns as f64 / 1e9,
-            if sample.ramping { " (ramp)" } else { "" },
-            sample.bytes_per_second / 1e6,
-            sample.iops
-        );
-        let _ = std::io::stderr().flush();
-        self.line_open = true;
     }
 
     fn experiment_finished(&mut self) {
         self.close_line();
+        if let Mode::Dashboard(dashboard) = &self.mode {
+            dashboard.send(Event::TestFinished);
+        }
     }
 
     fn test_finished(&mut self, result: &TestResult) {
         self.close_line();
+        if let Mode::Dashboard(dashboard) = &self.mode {
+            dashboard.send(Event::TestFinished);
+        }
         for warning in &result.warnings {
             if !warning.is_empty() {
-                eprintln!(
+                self.say(format!(
                     "warning: {}: {}",
                     shown(&result.name),
                     for_terminal(warning)
-                );
+                ));
             }
         }
     }
 
     fn creating_file(&mut self, path: &Path, size: u64) {
-        eprintln!(
+        self.say(format!(
             "creating {} ({} MiB of incompressible data)",
             for_terminal(path.display()),
             size >> 20
-        );
+        ));
     }
+}
+
+/// The run's tests and their planned lengths, for the dashboard's progress.
+pub fn planned_tests(tests: &[TestPlan]) -> Vec<PlannedTest> {
+    tests
+        .iter()
+        .map(|test| PlannedTest {
+            name: test.name.clone(),
+            planned_ns: iopath::run::progress::planned_test_ns(test),
+        })
+        .collect()
 }
 
 /// Whole seconds without decimals, others with one (`5`, `2.5`).

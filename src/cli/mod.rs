@@ -3,6 +3,7 @@
 
 pub mod compare_command;
 pub mod completions_command;
+pub mod dashboard;
 pub mod exit;
 pub mod failure;
 pub mod forced_stop;
@@ -21,6 +22,7 @@ pub mod report_command;
 pub mod run_args;
 pub mod run_command;
 pub mod stale_files;
+pub mod team;
 
 use clap::{Parser, Subcommand};
 

@@ -95,7 +95,7 @@ pub enum OutputFormat {
 }
 
 /// Flags of `iopath run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(after_help = "\
 Without workload flags, runs the default suite: SEQ 1 MiB read and write at QD 8, RND 4 KiB read
 and write at QD 32 and QD 1, SEQ 512 B read at QD 64; 5 s each after a 1 s ramp. Without a target,
@@ -111,18 +111,30 @@ directory, device node, FIFO or socket given as output is refused before any I/O
 stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
 file's directory are named; --remove-stale removes them (docs/safety.md).
 
+--verify writes a header into every block and checks every block read; a bad block (flipped
+bits, a torn, lost or misdirected write, stale data) fails the run with exit status 1, naming its
+offset, what was expected and found, and the run that wrote it (docs/verify.md).
+
 Examples:
   iopath run
   iopath run /dev/nvme0n1 --rw randread --bs 4k --qd 32 --duration 30
   iopath run data.bin --size 2g --rw randrw --read-pct 70 --random-pct 80 --bs 512/10,4k/60,64k/30
   iopath run data.bin --rw write --bs 4k --bytes 1g --fsync-at-end
+  iopath run data.bin --size 1g --rw randwrite --bs 4k --verify crc32c   (write, read back, check)
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
-  iopath run --json - > result.json")]
+  iopath run --json - > result.json
+  iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]
 pub struct RunArgs {
     /// Files or block devices. A missing file is created with --size; none: a temporary file
     /// (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
+
+    /// The targets of each host, from FILE: lines `HOST TARGET…` (`*` for any other host),
+    /// instead of TARGET arguments. Targets may name the client with {rank}, {host},
+    /// {local_rank} and {size} (multi-client runs: docs/multi-host.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "targets")]
+    pub target_map: Option<PathBuf>,
 
     /// The workload.
     #[command(flatten)]
@@ -214,6 +226,23 @@ pub struct RunArgs {
     /// Do not keep this run in the local history (`iopath history`).
     #[arg(long, help_heading = "Output")]
     pub no_history: bool,
+    /// Show the run on a full-screen dashboard: per job and target MB/s, IOPS, p50/p99 latency
+    /// and their charts over the last minutes, the suite's progress and time left, the use
+    /// of each hop with a live counter (block device, NIC) against its capacity, CPU per
+    /// core. Keys: q stops the run and keeps the result so far (as Ctrl-C), p pauses the
+    /// display (not the I/O). The default on a terminal for runs planned to take 10 s or more;
+    /// without a terminal the plain progress is kept.
+    #[arg(long, help_heading = "Output", conflicts_with = "no_live")]
+    pub live: bool,
+    /// Never show the dashboard: the one progress line on a terminal.
+    #[arg(long, help_heading = "Output")]
+    pub no_live: bool,
+    /// Serve live metrics (OpenMetrics text, for Prometheus) on GET /metrics at ADDR while the
+    /// run goes on: PORT or :PORT (on 127.0.0.1), or HOST:PORT. Counters of I/Os and bytes
+    /// per direction, latency histograms, the current test and sweep point, each test's
+    /// verdict.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
+    pub metrics: Option<String>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

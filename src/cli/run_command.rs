@@ -1,74 +1,188 @@
 //! `iopath run`: flags → plan → checks → run → table and JSON → exit status.
 
-use super::exit::{self, Failed};
+use super::dashboard::Dashboard;
+use super::dashboard::state::PlannedTest;
+use super::exit::{self, Failed, Usage};
 use super::forced_stop::{self, RecordingObserver, Shared};
 use super::history_command::record_run;
-use super::live::TerminalObserver;
+use super::live::{DASHBOARD_AFTER_NS, TerminalObserver, on_a_terminal, planned_tests};
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
+use super::team::{Ended, Gathered, Team};
 use iopath::analysis::{DeclaredPath, analyse};
+use iopath::engine::StopSignal;
+use iopath::host::sys::in_terminal_foreground;
+use iopath::metrics::{MetricsServer, SharedMetrics, parse_metrics_address};
 use iopath::result::StopReason;
-use iopath::run::{ExecutedRun, execute, execute_and_confirm, prepare};
+use iopath::run::{ExecutedRun, RunObserver, execute_and_confirm, execute_together, prepare};
+use iopath::workload::Plan;
 use std::io::Write;
 
-/// Runs `iopath run` and returns the exit status.
+/// Runs `iopath run` and returns the exit status (every rank of an MPI job runs it; rank 0
+/// prints and writes for all).
 pub fn run(args: &RunArgs) -> i32 {
-    let command_line: Vec<String> = std::env::args().collect();
-    let request = match args.to_request(command_line) {
-        Ok(request) => request,
-        Err(error) => return exit::fail(&error),
+    let mut team = match Team::join() {
+        Ok(team) => team,
+        Err(Ended(status)) => return status,
     };
-    for message in &request.messages {
-        eprintln!("{}", for_terminal(message));
+    let status = run_in(&mut team, args);
+    team.end(status);
+    status
+}
+
+/// Nothing to observe (the ranks of an MPI job other than rank 0).
+struct Quiet;
+
+impl RunObserver for Quiet {}
+
+/// What stops a client before any I/O.
+type Refusal = Box<dyn exit::Status>;
+
+fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
+    let command_line: Vec<String> = std::env::args().collect();
+    let request = team
+        .localise(args)
+        .map_err(|error| Box::new(error) as Refusal)
+        .and_then(|args| {
+            let request = args
+                .to_request(command_line)
+                .map_err(|error| Box::new(error) as Refusal)?;
+            Ok((args, request))
+        });
+    // Rank 0's plan is every client's; another client's own problem is told at the check.
+    let tests = match &request {
+        Ok((_, request)) => Ok(request.plan.tests.clone()),
+        Err(error) => Err(error.as_ref()),
+    };
+    let tests = match team.share_plan(tests) {
+        Ok(tests) => tests,
+        Err(Ended(status)) => return status,
+    };
+    let (args, mut request) = match request {
+        Ok(found) => found,
+        Err(error) => return refused(team, error.as_ref()),
+    };
+    request.plan.tests = tests;
+    if let Some(problem) = targets_missing(&request.plan) {
+        return refused(team, &Usage(problem));
+    }
+    if team.prints() {
+        for message in &request.messages {
+            eprintln!("{}", for_terminal(message));
+        }
     }
     let declared = match DeclaredPath::from_flags(&args.link, &args.path)
         .and_then(|declared| declared.with_shared(&args.shared))
     {
         Ok(declared) => declared,
-        Err(error) => return exit::fail(&error),
+        Err(error) => return refused(team, &error),
     };
-    let outputs = match Outputs::open(args) {
+    let outputs = match Outputs::open(&args) {
         Ok(outputs) => outputs,
-        Err(error) => return exit::fail(&error),
+        Err(error) => return refused(team, &error),
     };
     let machine_stdout = outputs.stdout_is_machine_readable();
+    let metrics_address = match args
+        .metrics
+        .as_deref()
+        .map(parse_metrics_address)
+        .transpose()
+    {
+        Ok(address) => address,
+        Err(error) => return refused(team, &error),
+    };
+    let planned = planned_tests(&request.plan.tests);
     let shared = Shared::new(outputs);
     // From here on a signal stops the run, whatever it is doing.
     let stop = match forced_stop::install(shared.clone(), declared.clone()) {
         Ok(stop) => stop,
         Err(error) => {
-            return exit::fail(&Failed(format!(
-                "cannot install the Ctrl-C handler: {error}"
-            )));
+            return refused(
+                team,
+                &Failed(format!("cannot install the Ctrl-C handler: {error}")),
+            );
         }
     };
     let confirms = request.options.confirm.is_on();
-    let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
-        Ok(prepared) => prepared,
-        Err(error) => return exit::fail(&error),
-    };
-    for warning in prepared.warnings() {
-        eprintln!("warning: {}", for_terminal(warning));
-    }
-    for (path, _, _) in prepared.files_not_created() {
-        eprintln!(
-            "note: the null engine does no I/O: no test file is created at {}",
-            for_terminal(path.display())
+    if confirms && team.is_cluster() {
+        return refused(
+            team,
+            &Usage(
+                "--confirm runs from one client only; leave it out of a multi-client run".into(),
+            ),
         );
     }
-    handle_stale_test_files(&prepared, args.remove_stale);
-    let mut observer =
-        RecordingObserver::new(TerminalObserver::new(machine_stdout), shared.clone());
-    let executed = if confirms {
-        execute_and_confirm(prepared, &stop, &mut observer, &declared)
-    } else {
-        execute(prepared, &stop, &mut observer)
+    let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
+        Ok(prepared) => prepared,
+        Err(error) => return refused(team, &error),
     };
-    let mut executed = match executed {
-        Ok(executed) => executed,
-        Err(error) => return exit::fail(&error),
+    // Listening starts before any I/O, on the client that prints (rank 0 of an MPI job): an
+    // address that cannot be used is bad input.
+    let metrics = match metrics_address.filter(|_| team.prints()) {
+        Some(address) => {
+            let figures = SharedMetrics::default();
+            figures.lock().tests_planned = planned.len();
+            match MetricsServer::start(address, figures.clone()) {
+                Ok(server) => Some((server, figures)),
+                Err(error) => return refused(team, &error),
+            }
+        }
+        None => None,
+    };
+    if let Err(Ended(status)) = team.agree_ready(None) {
+        return status;
+    }
+    if team.prints() {
+        for warning in prepared.warnings() {
+            eprintln!("warning: {}", for_terminal(warning));
+        }
+        for (path, _, _) in prepared.files_not_created() {
+            eprintln!(
+                "note: the null engine does no I/O: no test file is created at {}",
+                for_terminal(path.display())
+            );
+        }
+        if let Some((server, _)) = &metrics {
+            eprintln!("metrics on http://{}/metrics", server.address());
+        }
+    }
+    handle_stale_test_files(&prepared, args.remove_stale);
+    let mut recording = team.prints().then(|| {
+        RecordingObserver::new(
+            terminal_observer(&args, machine_stdout, planned, &stop),
+            shared.clone(),
+            metrics.as_ref().map(|(_, figures)| figures.clone()),
+            declared.clone(),
+        )
+    });
+    let mut quiet = Quiet;
+    let observer: &mut dyn RunObserver = match recording.as_mut() {
+        Some(recording) => recording,
+        None => &mut quiet,
+    };
+    let executed = if confirms {
+        execute_and_confirm(prepared, &stop, observer, &declared)
+    } else {
+        execute_together(prepared, &stop, observer, team.rendezvous())
+    };
+    // The terminal is given back before anything else is printed.
+    if let Some(recording) = recording.as_mut() {
+        recording.close();
+    }
+    drop(metrics);
+    // Every client's own figures are analysed against its own path, for the verdict across
+    // the clients (rank 0 then analyses the merged run).
+    let mut executed = executed;
+    if team.is_cluster()
+        && let Ok(executed) = executed.as_mut()
+    {
+        analyse(&mut executed.result, &declared);
+    }
+    let mut executed = match team.gather(executed, stop.is_raised()) {
+        Ok(Gathered::Report(executed)) => *executed,
+        Ok(Gathered::Exit(status)) | Err(Ended(status)) => return status,
     };
     // Held until the outputs are written: a second signal now waits for them.
     let mut so_far = shared.lock();
@@ -115,6 +229,13 @@ pub fn run(args: &RunArgs) -> i32 {
     if let Some(failure) = &executed.failure {
         return exit::fail_after_io(failure);
     }
+    let lost = team.lost(&executed);
+    for line in &lost {
+        eprintln!("error: {}", for_terminal(line));
+    }
+    if !lost.is_empty() {
+        return exit::RUN_FAILED;
+    }
     let interrupted = executed.interrupted || stop.is_raised();
     if interrupted {
         eprintln!("{}", interruption_note(result.tests.len(), result.partial));
@@ -125,11 +246,88 @@ pub fn run(args: &RunArgs) -> i32 {
         || (result.partial && !stopped_by(StopReason::Error))
     {
         exit::INTERRUPTED
-    } else if stopped_by(StopReason::Error) {
+    } else if stopped_by(StopReason::Error) || bad_blocks(result) {
         exit::RUN_FAILED
     } else {
         exit::SUCCESS
     }
+}
+
+/// Whether verification found a bad block in any test.
+fn bad_blocks(result: &iopath::result::RunResult) -> bool {
+    result.tests.iter().any(|test| {
+        test.verification
+            .as_ref()
+            .is_some_and(|found| found.mismatch_count > 0)
+    })
+}
+
+/// The live display: the dashboard when asked for (`--live`) or, unasked, on a terminal for a
+/// run planned to take [`DASHBOARD_AFTER_NS`] or more; the plain line otherwise.
+fn terminal_observer(
+    args: &RunArgs,
+    machine_stdout: bool,
+    planned: Vec<PlannedTest>,
+    stop: &StopSignal,
+) -> TerminalObserver {
+    let planned_ns: u64 = planned.iter().filter_map(|test| test.planned_ns).sum();
+    let wanted = args.live || (!args.no_live && planned_ns >= DASHBOARD_AFTER_NS);
+    if !wanted {
+        return TerminalObserver::new(machine_stdout);
+    }
+    if machine_stdout || !on_a_terminal() {
+        if args.live {
+            eprintln!(
+                "note: --live needs stdout and stderr on a terminal (and no JSON on stdout): \
+                 showing no dashboard"
+            );
+        }
+        return TerminalObserver::new(machine_stdout);
+    }
+    if !in_terminal_foreground() {
+        if args.live {
+            eprintln!(
+                "note: --live: iopath runs in the background of its terminal: showing no dashboard"
+            );
+        }
+        return TerminalObserver::new(machine_stdout);
+    }
+    match Dashboard::open(planned, stop.clone()) {
+        Ok(dashboard) => TerminalObserver::with_dashboard(dashboard),
+        Err(error) => {
+            eprintln!(
+                "note: the dashboard cannot use this terminal ({error}): showing the progress line"
+            );
+            TerminalObserver::new(machine_stdout)
+        }
+    }
+}
+
+/// This client cannot run (`error`): alone, it is printed; in an MPI job every client hears of
+/// it at the check before any I/O, and rank 0 prints it with this client's rank and host.
+fn refused(team: &mut Team, error: &dyn exit::Status) -> i32 {
+    match team.agree_ready(Some(error)) {
+        Err(Ended(status)) => status,
+        // Cannot happen: a failure is never agreed to.
+        Ok(()) => error.status(),
+    }
+}
+
+/// Whether the plan names targets this client does not have (rank 0's plan against fewer
+/// targets of its own).
+fn targets_missing(plan: &Plan) -> Option<String> {
+    let needed = plan
+        .tests
+        .iter()
+        .flat_map(|test| test.jobs.iter().flat_map(|job| job.targets.iter()))
+        .max()
+        .map_or(0, |index| index + 1);
+    (needed > plan.targets.len()).then(|| {
+        format!(
+            "the plan of rank 0 uses {needed} targets; this client has {} (give every client as many)",
+            plan.targets.len()
+        )
+    })
 }
 
 /// What to say after a stop request, by how far the run got.

@@ -38,6 +38,7 @@
 //! assert!(matches!(facts, PathFacts::Network(Some(_))));
 //! ```
 
+pub mod counters;
 pub mod facts;
 pub mod gather;
 pub mod host_view;

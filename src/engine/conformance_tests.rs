@@ -1,5 +1,6 @@
 //! One conformance suite for every engine: each test runs the same requests through the null,
-//! sync and io_uring engines (the latter with and without registered buffers and file) on real
+//! sync (pread/pwrite and through a pipe) and io_uring engines (the latter with and without
+//! registered buffers and file) on real
 //! files in a temporary directory, and checks what the [`Engine`] contract promises — data at
 //! the right offsets, completions naming their slots, short reads at the end of the file,
 //! `reap` that never waits for what is not in flight, `sync_data`, `O_DIRECT`, requests
@@ -27,13 +28,19 @@ const BLOCK: usize = 4096;
 enum EngineUnderTest {
     Null,
     Sync,
+    /// The sync engine moving bytes through a pipe (fio's splice engine).
+    SyncSplice,
     IoUringPlain,
     IoUringRegistered,
 }
 
 /// Every configuration this machine can run (io_uring ones only where the kernel offers it).
 fn engines_under_test() -> Vec<EngineUnderTest> {
-    let mut engines = vec![EngineUnderTest::Null, EngineUnderTest::Sync];
+    let mut engines = vec![
+        EngineUnderTest::Null,
+        EngineUnderTest::Sync,
+        EngineUnderTest::SyncSplice,
+    ];
     match io_uring::probe() {
         Ok(()) => engines.extend([
             EngineUnderTest::IoUringPlain,
@@ -76,6 +83,10 @@ fn open_engine_on_files(
             Clock::new(),
         )),
         EngineUnderTest::Sync => Box::new(SyncEngine::with_files(files, buffer_size)),
+        EngineUnderTest::SyncSplice => Box::new(
+            SyncEngine::with_data_path(files, buffer_size, super::data_path::DataPath::Splice)
+                .expect("a pipe opens"),
+        ),
         EngineUnderTest::IoUringPlain => Box::new(
             IoUringEngine::open_files(files, &io_uring_options(false)).expect("io_uring opens"),
         ),

@@ -149,6 +149,10 @@ pub struct IoUringEngine {
     target_fds: Vec<types::Fd>,
     /// `FIXED_FILE` when the files are registered, empty otherwise.
     target_flags: squeue::Flags,
+    /// Every this-many-th submission carries `IOSQE_ASYNC` (0: none), as fio's `force_async`.
+    force_async_every: u32,
+    /// Submissions since the last one flagged `IOSQE_ASYNC`.
+    since_async: u32,
     /// Per slot: submitted and not yet reaped.
     busy: Vec<bool>,
     /// Per slot: the length of the trim in flight there (0: not a trim), given back as its
@@ -253,6 +257,8 @@ impl IoUringEngine {
             },
             target_fds,
             target_flags,
+            force_async_every: options.force_async_every,
+            since_async: 0,
             busy: vec![false; queue_depth as usize],
             trim_lengths: vec![0; queue_depth as usize],
             in_flight: 0,
@@ -272,6 +278,21 @@ impl IoUringEngine {
     /// registration was not asked for.
     pub fn file_registration_error(&self) -> Option<&io::Error> {
         self.file_registration_error.as_ref()
+    }
+
+    /// `ASYNC` for every `force_async_every`-th submission (counting this one), as fio's
+    /// `force_async=N` sets `IOSQE_ASYNC` on every Nth; empty otherwise.
+    #[inline]
+    fn async_flag(&mut self) -> squeue::Flags {
+        if self.force_async_every == 0 {
+            return squeue::Flags::empty();
+        }
+        self.since_async += 1;
+        if self.since_async < self.force_async_every {
+            return squeue::Flags::empty();
+        }
+        self.since_async = 0;
+        squeue::Flags::ASYNC
     }
 
     /// Number of entries in the submission queue that the kernel has not consumed yet.
@@ -458,7 +479,7 @@ impl Engine for IoUringEngine {
                 None => return Err(invalid_submit("the kind of the file to trim is unknown")),
             },
         }
-        .flags(self.target_flags)
+        .flags(self.target_flags | self.async_flag())
         .user_data(u64::from(request.slot));
         // SAFETY: the entry names `length` bytes of this slot's buffer (checked above to fit)
         // and, for fixed buffers, the registered buffer of the same slot. The slot is marked busy
@@ -606,13 +627,7 @@ mod tests {
                     })
                     .unwrap();
             }
-            engine.flush().unwrap();
-            let mut done = [Completion::default(); 4];
-            let mut reaped = 0;
-            while reaped < 4 {
-                reaped += engine.reap(1, &mut done[reaped..]).unwrap();
-            }
-            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            flush_and_expect_whole(&mut engine);
         }
         crate::engine::trim::assert_hole_at_start(&path, 64 << 10, before, 16 << 10, 0x77);
     }
@@ -622,6 +637,18 @@ mod tests {
             register,
             ..EngineOptions::new(queue_depth, 4096)
         }
+    }
+
+    /// Flushes `engine`, reaps its four requests in flight and checks that each moved 4096
+    /// bytes.
+    fn flush_and_expect_whole(engine: &mut IoUringEngine) {
+        engine.flush().unwrap();
+        let mut done = [Completion::default(); 4];
+        let mut reaped = 0;
+        while reaped < 4 {
+            reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+        }
+        assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
     }
 
     fn read_write_file() -> File {
@@ -667,6 +694,40 @@ mod tests {
             assert!(capabilities.registered_buffers, "root may pin 32 KiB");
             assert!(capabilities.registered_files);
         }
+    }
+
+    #[test]
+    fn force_async_flags_every_nth_submission_and_the_io_completes() {
+        if !io_uring_works() {
+            return;
+        }
+        let forced = EngineOptions {
+            force_async_every: 3,
+            ..options(4, false)
+        };
+        let mut engine = IoUringEngine::open(read_write_file(), &forced).unwrap();
+        let flags: Vec<bool> = (0..7)
+            .map(|_| engine.async_flag().contains(squeue::Flags::ASYNC))
+            .collect();
+        assert_eq!(flags, [false, false, true, false, false, true, false]);
+        // Real requests, some of them IOSQE_ASYNC, complete whole.
+        for round in 0..3u64 {
+            for slot in 0..4u32 {
+                engine.buffer_mut(slot as usize)[..4096].fill(slot as u8);
+                engine
+                    .submit(IoRequest {
+                        file: 0,
+                        slot,
+                        direction: Direction::Write,
+                        offset: (round * 4 + u64::from(slot)) * 4096,
+                        length: 4096,
+                    })
+                    .unwrap();
+            }
+            flush_and_expect_whole(&mut engine);
+        }
+        let plain = IoUringEngine::open(read_write_file(), &options(1, false));
+        assert!(plain.unwrap().async_flag().is_empty());
     }
 
     #[test]

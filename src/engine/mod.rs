@@ -26,6 +26,7 @@ pub mod buffer;
 pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
+pub mod data_path;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
@@ -233,12 +234,17 @@ pub struct EngineOptions {
     /// Protocol engines: what the probe found about the volume (its head left empty); every
     /// connection that finds something else is refused ([`EngineError::VolumeChanged`]).
     pub expected_volume: Option<NetworkVolumeInfo>,
+    /// io_uring: every this-many-th submission is flagged to be performed asynchronously
+    /// (`IOSQE_ASYNC`, fio's `force_async`); 0: none.
+    pub force_async_every: u32,
+    /// Sync engine: how each request's bytes move (pread/pwrite, a mapping or a pipe).
+    pub data_path: crate::result::DataPath,
 }
 
 impl EngineOptions {
     /// Options for `queue_depth` slots of `buffer_size` bytes: registration tried, no write
-    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's
-    /// and no expected volume.
+    /// through, one connection, [`volume::DEFAULT_NET_TIMEOUT`], no stop signal of the run's,
+    /// no expected volume and no forced asynchronous submissions.
     pub fn new(queue_depth: u32, buffer_size: usize) -> Self {
         EngineOptions {
             queue_depth,
@@ -249,6 +255,8 @@ impl EngineOptions {
             net_timeout: volume::DEFAULT_NET_TIMEOUT,
             stop: StopSignal::new(),
             expected_volume: None,
+            force_async_every: 0,
+            data_path: crate::result::DataPath::Pread,
         }
     }
 }

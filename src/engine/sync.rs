@@ -1,11 +1,14 @@
-//! The sync engine: pread / pwrite, one request at a time; trims are `BLKDISCARD` on a block
-//! device and a punched hole in a file (see [`super::trim`]).
+//! The sync engine: one request at a time, its bytes moved by pread / pwrite, or (fio's
+//! `mmap` and `splice` engines) through a shared mapping of each file or a pipe
+//! ([`super::data_path`]); trims are `BLKDISCARD` on a block device and a punched hole in a
+//! file (see [`super::trim`]).
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
 //! files (a worker moving over a job's files); each request names its file.
 
 use super::buffer::BufferPool;
+use super::data_path::{DataPath, FileMapping, Pipe};
 use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
@@ -19,6 +22,17 @@ pub struct SyncEngine {
     buffers: BufferPool,
     capabilities: Capabilities,
     done: Option<Completion>,
+    moves: Moves,
+}
+
+/// How the bytes move, with what each way needs.
+enum Moves {
+    /// pread / pwrite.
+    Pread,
+    /// One mapping per file, in the files' order.
+    Mmap(Vec<FileMapping>),
+    /// One pipe for every request.
+    Splice(Pipe),
 }
 
 impl SyncEngine {
@@ -31,6 +45,7 @@ impl SyncEngine {
     /// of `buffer_size` bytes.
     pub fn with_files(files: Vec<EngineFile>, buffer_size: usize) -> Self {
         SyncEngine {
+            moves: Moves::Pread,
             trims: files.iter().map(|file| LocalTrim::of(file).ok()).collect(),
             files,
             buffers: BufferPool::new(1, buffer_size),
@@ -42,6 +57,36 @@ impl SyncEngine {
             },
             done: None,
         }
+    }
+}
+
+impl SyncEngine {
+    /// A sync engine on `files` whose requests move their bytes by `path`: the files are
+    /// mapped (each must not be empty) or a pipe is made first.
+    pub fn with_data_path(
+        files: Vec<EngineFile>,
+        buffer_size: usize,
+        path: DataPath,
+    ) -> Result<Self, EngineError> {
+        let setup = |source| EngineError::Setup {
+            engine: "sync",
+            source,
+        };
+        let moves = match path {
+            DataPath::Pread => Moves::Pread,
+            DataPath::Mmap => Moves::Mmap(
+                files
+                    .iter()
+                    .map(FileMapping::new)
+                    .collect::<Result<_, _>>()
+                    .map_err(setup)?,
+            ),
+            DataPath::Splice => Moves::Splice(Pipe::new(buffer_size).map_err(setup)?),
+        };
+        Ok(SyncEngine {
+            moves,
+            ..Self::with_files(files, buffer_size)
+        })
     }
 }
 
@@ -74,21 +119,35 @@ impl Engine for SyncEngine {
                 ),
             });
         };
-        let outcome = match request.direction {
-            Direction::Read => {
-                file.read_at(&mut self.buffers.slot_mut(0)[..length], request.offset)
-            }
-            Direction::Write => file.write_at(&self.buffers.slot(0)[..length], request.offset),
-            Direction::Trim => match self.trims[request.file as usize] {
-                Some(how) => how
-                    .trim(file, request.offset, length as u64)
-                    .map(|()| length),
-                None => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
-            },
-        };
-        let result = match outcome {
+        let offset = request.offset;
+        let status = |outcome: std::io::Result<usize>| match outcome {
             Ok(bytes) => bytes as i64,
             Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
+        };
+        let result = match (&mut self.moves, request.direction) {
+            // Every data path trims the same way.
+            (_, Direction::Trim) => status(match self.trims[request.file as usize] {
+                Some(how) => how.trim(file, offset, length as u64).map(|()| length),
+                None => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            }),
+            (Moves::Pread, Direction::Read) => {
+                status(file.read_at(&mut self.buffers.slot_mut(0)[..length], offset))
+            }
+            (Moves::Pread, Direction::Write) => {
+                status(file.write_at(&self.buffers.slot(0)[..length], offset))
+            }
+            (Moves::Mmap(maps), Direction::Read) => {
+                maps[request.file as usize].read(&mut self.buffers.slot_mut(0)[..length], offset)
+            }
+            (Moves::Mmap(maps), Direction::Write) => {
+                maps[request.file as usize].write(&self.buffers.slot(0)[..length], offset)
+            }
+            (Moves::Splice(pipe), Direction::Read) => {
+                pipe.read_file(file, &mut self.buffers.slot_mut(0)[..length], offset)
+            }
+            (Moves::Splice(pipe), Direction::Write) => {
+                pipe.write_file(file, &self.buffers.slot(0)[..length], offset)
+            }
         };
         self.done = Some(Completion {
             slot: request.slot,
@@ -119,6 +178,15 @@ impl Engine for SyncEngine {
     }
 
     fn sync_data(&mut self) -> Result<(), EngineError> {
+        if let Moves::Mmap(maps) = &self.moves {
+            for map in maps {
+                map.sync().map_err(|source| EngineError::Operation {
+                    engine: "sync",
+                    operation: "msync",
+                    source,
+                })?;
+            }
+        }
         for file in &self.files {
             file.sync_data().map_err(|source| EngineError::Operation {
                 engine: "sync",

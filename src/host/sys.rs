@@ -101,6 +101,15 @@ pub fn soft_limit(limit: Limit) -> Option<u64> {
     Some(value.rlim_cur)
 }
 
+/// Whether this process is in the foreground of the terminal on standard error: only then may
+/// it change the terminal's mode (a background process that tries is stopped by SIGTTOU).
+/// False when standard error is not a terminal.
+pub fn in_terminal_foreground() -> bool {
+    // SAFETY: tcgetpgrp and getpgrp only read the process's and the terminal's state; a
+    // descriptor that is not a terminal makes tcgetpgrp return -1, which never matches.
+    unsafe { libc::tcgetpgrp(libc::STDERR_FILENO) == libc::getpgrp() }
+}
+
 /// Whether this process runs as root (effective user 0).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.

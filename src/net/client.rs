@@ -149,6 +149,7 @@ impl LinkRun {
             warnings,
             link_tests: self.tests,
             paths: Vec::new(),
+            cluster: None,
         }
     }
 }

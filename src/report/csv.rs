@@ -1,8 +1,9 @@
 //! Iometer-style results CSV (`--csv FILE`), written from a [`RunResult`], for the
 //! spreadsheets and scripts that read Iometer's `results.csv`.
 //!
-//! One header line, then per test one `ALL` row (every job of the test together) followed by
-//! one `WORKER` row per job. The columns are the subset of Iometer's result columns that
+//! One header line, then per test one `ALL` row (every job of the test together), for a
+//! multi-client run one `MANAGER` row per host (its clients together), then one `WORKER` row
+//! per job. The columns are the subset of Iometer's result columns that
 //! iopath measures, in Iometer's order and with Iometer's names and units (rates per second,
 //! MB = 10^6 bytes for "(Decimal)" and 2^20 bytes for "(Binary)", response times in
 //! milliseconds), followed by columns Iometer does not have: the 99th percentile response
@@ -17,7 +18,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::result::{CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult};
+use crate::result::{
+    ClusterResult, CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult,
+};
+use crate::stats::merge::{host_tests, hosts};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
@@ -67,7 +71,7 @@ pub const COLUMNS: [&str; 39] = [
 /// Writes the header and one `ALL` row per test and one `WORKER` row per job of `result`.
 pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     write_row(out, COLUMNS.iter().map(|name| name.to_string()))?;
-    for test in &result.tests {
+    for (index, test) in result.tests.iter().enumerate() {
         let targets: BTreeSet<usize> = test
             .jobs
             .iter()
@@ -91,10 +95,14 @@ pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<
                     queue_depth: (depths.len() == 1)
                         .then(|| depths.first().copied())
                         .flatten(),
+                    managers: result.cluster.as_ref().map_or(1, |c| hosts(c).len()),
                 },
                 Some(&test.cpu),
             ),
         )?;
+        if let Some(cluster) = &result.cluster {
+            write_manager_rows(cluster, index, out)?;
+        }
         for job in &test.jobs {
             let disks: BTreeSet<usize> = job.target_indexes.iter().copied().collect();
             write_row(
@@ -112,11 +120,55 @@ pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<
                         total: &job.total,
                         errors: &job.errors,
                         queue_depth: Some(job.queue_depth_per_worker),
+                        managers: 1,
                     },
                     None,
                 ),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// A multi-client run: one `MANAGER` row per host for test `index` (Iometer's manager rows),
+/// with that host's clients merged and its own CPU.
+fn write_manager_rows(
+    cluster: &ClusterResult,
+    index: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for host in hosts(cluster) {
+        let Some(test) = host_tests(cluster, host).into_iter().nth(index) else {
+            continue;
+        };
+        let depths: BTreeSet<u32> = test.jobs.iter().map(|j| j.queue_depth_per_worker).collect();
+        write_row(
+            out,
+            row(
+                Figures {
+                    kind: "MANAGER",
+                    target: host,
+                    test: &test,
+                    workers: test.jobs.iter().map(|j| j.worker_threads).sum(),
+                    disks: test
+                        .jobs
+                        .iter()
+                        .flat_map(|job| job.target_indexes.iter())
+                        .collect::<BTreeSet<_>>()
+                        .len(),
+                    read: &test.read,
+                    write: &test.write,
+                    trim: &test.trim,
+                    total: &test.total,
+                    errors: &test.errors,
+                    queue_depth: (depths.len() == 1)
+                        .then(|| depths.first().copied())
+                        .flatten(),
+                    managers: 1,
+                },
+                Some(&test.cpu),
+            ),
+        )?;
     }
     Ok(())
 }
@@ -134,6 +186,7 @@ struct Figures<'a> {
     total: &'a DirectionResult,
     errors: &'a ErrorSummary,
     queue_depth: Option<u32>,
+    managers: usize,
 }
 
 fn row(figures: Figures<'_>, cpu: Option<&CpuResult>) -> Vec<String> {
@@ -146,7 +199,7 @@ fn row(figures: Figures<'_>, cpu: Option<&CpuResult>) -> Vec<String> {
         figures.kind.to_string(),
         figures.target.to_string(),
         figures.test.name.clone(),
-        "1".into(),
+        figures.managers.to_string(),
         figures.workers.to_string(),
         figures.disks.to_string(),
         decimal(figures.total.iops),
@@ -313,5 +366,23 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "\"a,b\",\"say \"\"hi\"\"\",plain\r\n"
         );
+    }
+
+    #[test]
+    fn a_multi_client_run_has_a_manager_row_per_host() {
+        let result = crate::support::fixtures::clustered();
+        let mut out = Vec::new();
+        write_iometer_csv(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let managers: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("MANAGER,"))
+            .collect();
+        // Two hosts, for each of the fixture's tests.
+        assert_eq!(managers.len(), 2 * result.tests.len());
+        assert!(managers[0].starts_with("MANAGER,node1,"));
+        assert!(managers[1].starts_with("MANAGER,node2,"));
+        let all = text.lines().find(|line| line.starts_with("ALL,")).unwrap();
+        assert_eq!(all.split(',').nth(3), Some("2"), "# Managers: {all}");
     }
 }

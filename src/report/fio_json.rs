@@ -8,6 +8,10 @@
 //! without samples (zeros), so that readers find every key they expect. The mapping, field by
 //! field, and every deviation are in docs/reports.md ("Formats other tools read").
 //!
+//! A multi-client run (docs/multi-host.md) is written in the layout of fio's client/server
+//! mode: `client_stats` instead of `jobs`, holding each host's jobs (with `hostname`) and then
+//! the merged jobs of every client, named "All clients".
+//!
 //! Latency is measured from submission to completion, which fio calls the total latency
 //! (`lat_ns`); iopath has no separate submission latency, so `clat_ns` and `lat_ns` carry the
 //! same figures and `slat_ns` is all zeros. Percentiles come from the same histogram fio uses
@@ -26,6 +30,7 @@ use crate::result::{
     TestResult,
 };
 use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
+use crate::stats::merge::{host_tests, hosts};
 use crate::units::format_size;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
@@ -78,7 +83,11 @@ struct FioReport {
     time: String,
     #[serde(rename = "global options")]
     global_options: Ordered<String>,
-    jobs: Vec<FioJob>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jobs: Option<Vec<FioJob>>,
+    /// A multi-client run: fio's client/server layout (each host's jobs, then "All clients").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_stats: Option<Vec<FioJob>>,
     disk_util: Vec<serde_json::Value>,
 }
 
@@ -117,6 +126,12 @@ struct FioJob {
     latency_percentile: f64,
     latency_window: u64,
     desc: String,
+    /// The client's host (client/server layout only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hostname: Option<String>,
+    /// fio's server port; iopath's clients listen on none (client/server layout only: 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    port: Option<u16>,
 }
 
 /// `read`, `write` or `trim` of a job.
@@ -184,9 +199,50 @@ impl GroupTotals {
 
 fn build_report(result: &RunResult, plus: bool) -> FioReport {
     let timestamp = parse_rfc3339(&result.started_at).unwrap_or(0);
+    let (jobs, client_stats) =
+        match &result.cluster {
+            None => (Some(build_jobs(result, &result.tests, plus)), None),
+            Some(cluster) => {
+                let mut clients = Vec::new();
+                for host in hosts(cluster) {
+                    let tests = host_tests(cluster, host);
+                    clients.extend(build_jobs(result, &tests, plus).into_iter().map(|job| {
+                        FioJob {
+                            hostname: Some(host.to_string()),
+                            port: Some(0),
+                            ..job
+                        }
+                    }));
+                }
+                clients.extend(
+                    build_jobs(result, &result.tests, plus)
+                        .into_iter()
+                        .map(|job| FioJob {
+                            jobname: "All clients".to_string(),
+                            ..job
+                        }),
+                );
+                (None, Some(clients))
+            }
+        };
+    let listed = jobs.as_ref().or(client_stats.as_ref());
+    FioReport {
+        fio_version: format!("iopath-{}", result.iopath_version),
+        timestamp,
+        timestamp_ms: timestamp * 1000,
+        time: format_ctime(timestamp),
+        global_options: shared_options(listed.map_or(&[][..], Vec::as_slice)),
+        jobs,
+        client_stats,
+        disk_util: Vec::new(),
+    }
+}
+
+/// One entry per job of each of `tests`, numbered into fio's reporting groups.
+fn build_jobs(result: &RunResult, tests: &[TestResult], plus: bool) -> Vec<FioJob> {
     let mut jobs = Vec::new();
     let mut next_group = 0u32;
-    for test in &result.tests {
+    for test in tests {
         let mut groups: BTreeMap<u32, (u32, GroupTotals)> = BTreeMap::new();
         for job in &test.jobs {
             let entry = groups.entry(job.group).or_insert_with(|| {
@@ -207,15 +263,7 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
             jobs.push(build_job(result, test, job, groupid, &totals, plus));
         }
     }
-    FioReport {
-        fio_version: format!("iopath-{}", result.iopath_version),
-        timestamp,
-        timestamp_ms: timestamp * 1000,
-        time: format_ctime(timestamp),
-        global_options: shared_options(&jobs),
-        jobs,
-        disk_util: Vec::new(),
-    }
+    jobs
 }
 
 /// The options every job has with the same value (fio's `[global]` section); each job's own
@@ -269,7 +317,8 @@ fn build_job(
     } else {
         0
     };
-    let continue_on_error = job.workload.continue_on_error;
+    let continue_on_error =
+        job.workload.continue_on_error || job.workload.error_policy.continue_on.contains(&true);
     FioJob {
         jobname: job.name.clone(),
         groupid,
@@ -308,6 +357,8 @@ fn build_job(
         latency_percentile: 100.0,
         latency_window: 0,
         desc: job.workload.summary(),
+        hostname: None,
+        port: None,
     }
 }
 
@@ -452,11 +503,25 @@ fn job_options(result: &RunResult, job: &JobResult) -> Vec<(&'static str, String
     options.push(("randseed", workload.seed.to_string()));
     if workload.continue_on_error {
         options.push(("continue_on_error", "io".into()));
+    } else if let Some(value) = continue_on_error_value(&workload.error_policy) {
+        options.push(("continue_on_error", value.into()));
     }
     if job.worker_threads > 1 {
         options.push(("group_reporting", "1".into()));
     }
     options
+}
+
+/// fio's `continue_on_error` value for `policy`'s kinds (`None` when it continues on none).
+fn continue_on_error_value(policy: &crate::result::ErrorPolicy) -> Option<&'static str> {
+    match policy.continue_on {
+        [false, false, false] => None,
+        [true, false, false] => Some("read"),
+        [false, true, false] => Some("write"),
+        [true, true, false] => Some("io"),
+        [false, false, true] => Some("verify"),
+        _ => Some("all"),
+    }
 }
 
 /// fio's `bssplit` (`4k/60:64k/40`): each size's share of the I/Os, adding up to 100.

@@ -5,12 +5,13 @@
 //! per test with its trust notes.
 
 use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, LatencyTargetResult,
-    RunResult, StopReason, TestResult,
+    ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
+    LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
+use crate::stats::merge::{host_tests, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
-use crate::units::{format_count, format_latency};
+use crate::units::{format_count, format_latency, format_size};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::io::Write;
@@ -162,9 +163,16 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     writeln!(
         out,
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs; core % = busiest core (all processes).",
-        result.host.cpu_count
+        result
+            .tests
+            .first()
+            .filter(|_| result.cluster.is_some())
+            .map_or(result.host.cpu_count, |test| test.cpu.cpu_count)
     )?;
     write_verdicts(result, out)?;
+    if let Some(cluster) = &result.cluster {
+        write_clients(result, cluster, out)?;
+    }
     for test in &result.tests {
         if test.errors.count > 0 {
             writeln!(
@@ -173,6 +181,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
                 shown(&test.name),
                 test.errors.count
             )?;
+            if !test.errors.by_kind.is_empty() {
+                writeln!(out, "  by kind: {}", error_kinds(&test.errors.by_kind))?;
+            }
             for error in &test.errors.first {
                 writeln!(
                     out,
@@ -187,6 +198,9 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     for job in result.tests.iter().flat_map(|test| &test.jobs) {
+        if let Some(verification) = &job.verification {
+            write_verification(&job.name, verification, out)?;
+        }
         if let Some(search) = &job.latency_target {
             writeln!(out, "{}", latency_target_line(&job.name, search))?;
         }
@@ -196,6 +210,101 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     }
     if result.partial {
         writeln!(out, "partial: the run stopped before every test was done")?;
+    }
+    Ok(())
+}
+
+/// A multi-client run: who took part, then each test's figures host by host.
+fn write_clients(
+    result: &RunResult,
+    cluster: &ClusterResult,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let hosts = hosts(cluster);
+    let widest_offset = cluster
+        .ranks
+        .iter()
+        .map(|rank| rank.clock_offset_ns.unsigned_abs() + rank.clock_uncertainty_ns)
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "clients: {} ranks on {} host{} ({}); clocks aligned within {:.0} µs",
+        cluster.size,
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        escape_controls(&cluster.launcher),
+        widest_offset as f64 / 1e3
+    )?;
+    for (index, test) in result.tests.iter().enumerate() {
+        writeln!(out, "{} by host:", shown(&test.name))?;
+        for host in &hosts {
+            let Some(own) = host_tests(cluster, host).into_iter().nth(index) else {
+                continue;
+            };
+            let ranks: Vec<String> = cluster
+                .ranks
+                .iter()
+                .filter(|rank| rank.host == *host && rank.lost.is_none())
+                .map(|rank| rank.rank.to_string())
+                .collect();
+            writeln!(
+                out,
+                "  {} (rank {}): {:.0} IOPS, {:.1} MB/s, p99 {:.1} µs, busiest core {:.0} %",
+                escape_controls(host),
+                ranks.join(", "),
+                own.total.iops,
+                own.total.bytes_per_second / 1e6,
+                own.total.latency.percentile("99") as f64 / 1e3,
+                own.cpu.busiest_core_percent()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// What a job's verification found: one summary line, then each kept bad block.
+fn write_verification(
+    name: &str,
+    found: &VerificationResult,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut line = format!(
+        "{}: verify {}: {} blocks checked ({}), {} bad",
+        shown(name),
+        found.kind.name(),
+        found.blocks_checked,
+        format_size(found.bytes_checked),
+        found.mismatch_count
+    );
+    if found.never_written_blocks > 0 {
+        line += &format!(", {} never written", found.never_written_blocks);
+    }
+    if found.skipped_blocks > 0 {
+        line += &format!(", {} not checked", found.skipped_blocks);
+    }
+    writeln!(out, "{line}; run {}", found.run_id)?;
+    for bad in &found.mismatches {
+        let by = bad.written_by_run.as_ref().map_or(String::new(), |run| {
+            format!(" [block written by run {run}]")
+        });
+        writeln!(
+            out,
+            "  BAD {} at offset {} ({} bytes): {}: expected {}, found {}{by}",
+            escape_controls(&bad.target),
+            bad.offset,
+            bad.length,
+            bad.kind.name(),
+            escape_controls(&bad.expected),
+            escape_controls(&bad.found)
+        )?;
+    }
+    if found.mismatch_count > found.mismatches.len() as u64 {
+        writeln!(
+            out,
+            "  … and {} more bad blocks",
+            found.mismatch_count - found.mismatches.len() as u64
+        )?;
     }
     Ok(())
 }
@@ -258,6 +367,27 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
         }
     }
     Ok(())
+}
+
+/// Errors by kind and errno on one line: `write ENOSPC 3 (2 went on), read EIO 1`.
+fn error_kinds(counts: &[crate::result::ErrorCount]) -> String {
+    counts
+        .iter()
+        .map(|count| {
+            let went_on = match count.continued {
+                0 => String::new(),
+                all if all == count.count => " (all went on)".to_string(),
+                some => format!(" ({some} went on)"),
+            };
+            format!(
+                "{} {} {}{went_on}",
+                count.kind.name(),
+                escape_controls(&count.name),
+                count.count
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -10,17 +10,22 @@
 //! (`iops`, `bytes_per_second`) are derived from them and stored for convenience.
 //!
 //! One file per area:
-//! - [`run`]: the run as a whole ([`RunResult`], [`HostInfo`], [`SCHEMA_VERSION`]);
+//! - [`run`]: the run as a whole ([`RunResult`], [`SCHEMA_VERSION`]); [`host`]: the machine
+//!   ([`HostInfo`]);
 //! - [`test`](mod@test): a test, its jobs and the figures of each direction;
 //! - [`cpu`]: CPU use while measuring;
 //! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
 //! - [`workload`]: the workload as run and the sweep point;
 //! - [`job_controls`]: what a job asks of the runner beyond its I/O pattern;
+//! - [`io_handling`]: how a job's files are opened and its requests submitted;
+//! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
 //! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
 //!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
-//! - [`link`]: link tests (`iopath net`).
+//! - [`link`]: link tests (`iopath net`);
+//! - [`cluster`]: the clients of a multi-client run and each one's own figures.
+//! - [`verify`]: data verification asked for and found.
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
@@ -29,10 +34,14 @@
 //! ```
 
 pub mod analysis;
+pub mod cluster;
 pub mod confirmation;
 pub mod cpu;
 pub mod engine;
+pub mod error_policy;
 pub mod histogram;
+pub mod host;
+pub mod io_handling;
 pub mod job_controls;
 pub mod link;
 pub mod path;
@@ -41,6 +50,7 @@ pub mod series;
 pub mod target;
 pub mod test;
 pub mod verdict;
+pub mod verify;
 pub mod workload;
 pub mod write_data;
 
@@ -48,14 +58,18 @@ pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
     QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote,
 };
+pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
 pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
+pub use host::HostInfo;
+pub use io_handling::{AccessHint, DataPath, IoHandling};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
-pub use run::{HostInfo, RunResult, SCHEMA_VERSION};
+pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
 pub use target::{TargetInfo, TargetKind};
 pub use test::{
@@ -63,6 +77,9 @@ pub use test::{
     LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
+pub use verify::{
+    KEPT_MISMATCHES, MismatchKind, VerificationResult, VerifyKind, VerifyMismatch, VerifySettings,
+};
 pub use workload::{
     AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
     SweepAxis, SweepValue, WorkerFiles, Workload, Zone,

@@ -1,6 +1,8 @@
 //! The run as a whole: schema version, who wrote it and when, the host, the targets, every
 //! test, the link tests and the storage path of every target.
 
+use super::cluster::ClusterResult;
+use super::host::HostInfo;
 use super::link::LinkTestResult;
 use super::path::StoragePath;
 use super::target::TargetInfo;
@@ -41,19 +43,8 @@ pub struct RunResult {
     /// analysis; empty when it did not run).
     #[serde(default)]
     pub paths: Vec<StoragePath>,
-}
-
-/// The machine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HostInfo {
-    /// Host name.
-    pub hostname: String,
-    /// Kernel release.
-    pub kernel: String,
-    /// CPU model name.
-    pub cpu_model: String,
-    /// Logical CPUs.
-    pub cpu_count: u32,
-    /// Installed memory, bytes.
-    pub memory_bytes: u64,
+    /// The clients of a multi-client run (absent for a run from one process): the tests then
+    /// hold every client's figures merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterResult>,
 }

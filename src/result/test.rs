@@ -4,8 +4,10 @@
 use super::analysis::TestAnalysis;
 use super::cpu::CpuResult;
 use super::engine::{Direction, EngineReport};
+use super::error_policy::ErrorCount;
 use super::histogram::SparseHistogram;
 use super::series::IntervalPoint;
+use super::verify::VerificationResult;
 use super::workload::{SweepValue, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,6 +63,9 @@ pub struct TestResult {
     /// Issued I/Os the I/O trace (`--trace-io`) had no room for (absent when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trace_overflow_ios: u64,
+    /// What data verification found in every job together (absent when no job verified).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationResult>,
 }
 
 impl TestResult {
@@ -184,6 +189,9 @@ pub struct JobResult {
     /// `latency_target`), when the job searched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetResult>,
+    /// What data verification found (absent when the job did not verify).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationResult>,
 }
 
 /// What a job's latency-target search found.
@@ -289,6 +297,10 @@ pub struct ErrorSummary {
     pub count: u64,
     /// The first few, with where they happened.
     pub first: Vec<IoErrorRecord>,
+    /// Every failed I/O by kind and errno, in kind then errno order, with how many the jobs
+    /// went on after (their error policy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_kind: Vec<ErrorCount>,
 }
 
 /// One failed I/O.

@@ -6,7 +6,10 @@
 //! (`crate::workload`).
 
 use super::engine::EngineKind;
+use super::error_policy::ErrorPolicy;
+use super::io_handling::IoHandling;
 use super::job_controls::JobControls;
+use super::verify::VerifySettings;
 use super::write_data::WriteData;
 use serde::{Deserialize, Serialize};
 
@@ -56,8 +59,13 @@ pub struct Workload {
     pub engine: EngineKind,
     /// Register buffers and files with the kernel where the engine can.
     pub register_buffers: bool,
-    /// Keep going after an I/O error (errors are still counted).
+    /// Keep going after every I/O error, whatever its kind and errno (errors are still
+    /// counted); `errors` holds finer rules (fio's).
     pub continue_on_error: bool,
+    /// Which errors the job keeps going after, by kind and errno, and whether an error ending
+    /// the job ends the run (fio's `continue_on_error`, `ignore_error`, `exitall_on_error`).
+    #[serde(default, skip_serializing_if = "ErrorPolicy::is_default")]
+    pub error_policy: ErrorPolicy,
     /// Connections per worker to a network target (protocol engines; at least 1).
     #[serde(default = "one")]
     pub connections: u32,
@@ -77,6 +85,13 @@ pub struct Workload {
     /// workers.
     #[serde(default, skip_serializing_if = "WorkerFiles::is_default")]
     pub worker_files: WorkerFiles,
+    /// How the job's files are opened and its requests submitted (fio's `create_on_open`,
+    /// `fadvise_hint`, `force_async`).
+    #[serde(default, skip_serializing_if = "IoHandling::is_default")]
+    pub handling: IoHandling,
+    /// Data verification (`--verify`, fio's `verify=`); absent: data is not verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySettings>,
 }
 
 fn one() -> u32 {

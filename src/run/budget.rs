@@ -27,6 +27,7 @@
 //!     register_buffers: true,
 //!     engine_mapped_depth: false,
 //!     random_map_bytes: 0,
+//!     verify_ledger_bytes: 0,
 //! };
 //! let host = HostLimits {
 //!     mem_available_bytes: Some(16 << 30),
@@ -43,6 +44,7 @@ use crate::engine::buffer::BUFFER_ALIGNMENT;
 use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
 use crate::stats::histogram::BUCKET_COUNT;
+use crate::stats::live::LIVE_BUCKET_COUNT;
 
 /// Largest share of `MemAvailable` a plan may take, percent.
 pub const MEMORY_SHARE_PERCENT: u64 = 50;
@@ -53,9 +55,10 @@ pub const MEMORY_SHARE_PERCENT: u64 = 50;
 /// gather entries).
 pub const PER_IO_STATE_BYTES: u64 = 256;
 
-/// Fixed state of each worker thread, bytes: its two latency histograms, plus an allowance for
-/// its interval series, the stack it touches and the kernel's own stack for the thread.
-pub const PER_WORKER_BYTES: u64 = 2 * (BUCKET_COUNT as u64 * 8) + 192 * 1024;
+/// Fixed state of each worker thread, bytes: its latency histograms (reads, writes, trims) and
+/// the live ones it publishes for the progress views, plus an allowance for its interval
+/// series, the stack it touches and the kernel's own stack for the thread.
+pub const PER_WORKER_BYTES: u64 = 3 * ((BUCKET_COUNT + LIVE_BUCKET_COUNT) as u64 * 8) + 192 * 1024;
 
 /// Most I/Os one engine instance keeps in flight; `None` when only memory bounds it (the null
 /// engine) and `Some(1)` for the sync engine, whose depth runs as workers.
@@ -88,6 +91,9 @@ pub struct JobDemand {
     pub engine_mapped_depth: bool,
     /// The random maps of all the job's workers (fio's random map), bytes.
     pub random_map_bytes: u64,
+    /// The verification ledgers of all the job's workers (one `u32` per verified block),
+    /// bytes.
+    pub verify_ledger_bytes: u64,
 }
 
 impl JobDemand {
@@ -116,6 +122,7 @@ impl JobDemand {
             .saturating_mul(per_io.saturating_add(PER_WORKER_BYTES))
             .saturating_add(self.buffer_bytes())
             .saturating_add(self.random_map_bytes)
+            .saturating_add(self.verify_ledger_bytes)
     }
 
     /// Bytes the kernel would lock for registered io_uring buffers.
@@ -149,15 +156,28 @@ impl JobDemand {
         } else {
             String::new()
         };
+        let ledger = if self.verify_ledger_bytes > 0 {
+            format!(
+                " and {} of verification ledgers (a larger --verify-interval or a smaller region shrinks them)",
+                memory(self.verify_ledger_bytes)
+            )
+        } else {
+            String::new()
+        };
         format!(
             "'{}': {workers} x {} slot{} (--qd) x {} (largest --bs) = {} of buffers, plus {} of \
-             per-I/O and per-worker state{map}",
+             per-I/O and per-worker state{map}{ledger}",
             self.name,
             self.queue_depth,
             if self.queue_depth == 1 { "" } else { "s" },
             memory(self.slot_bytes()),
             memory(self.buffer_bytes()),
-            memory(self.memory_bytes() - self.buffer_bytes() - self.random_map_bytes),
+            memory(
+                self.memory_bytes()
+                    - self.buffer_bytes()
+                    - self.random_map_bytes
+                    - self.verify_ledger_bytes
+            ),
         )
     }
 }
@@ -388,6 +408,7 @@ mod tests {
             register_buffers: true,
             engine_mapped_depth: false,
             random_map_bytes: 0,
+            verify_ledger_bytes: 0,
         }
     }
 

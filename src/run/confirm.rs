@@ -356,7 +356,10 @@ fn run_experiment(
             null_delay: context.options.null_delay,
             trace: false,
             stamp_writes: context.options.stamp_writes,
+            // Experiments repeat a test's I/O to see what limits it; their blocks are not kept.
+            verify_run_id: 0,
             observer: &mut live,
+            rendezvous: &mut super::rendezvous::Alone,
         },
     );
     match outcome {

@@ -3,12 +3,14 @@
 //! snapshots at the edges of the measured window.
 
 use super::job_links::TestLinks;
-use super::progress::{LiveSample, WorkerProgress};
+use super::progress::{LiveGroups, LiveSample, WorkerProgress, planned_test_ns};
+use super::rendezvous::Rendezvous;
+use crate::engine::StopSignal;
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::CpuSnapshot;
-use crate::result::{CpuResult, RunLength};
+use crate::result::CpuResult;
+use crate::workload::TestPlan;
 use crate::workload::steady::SteadyMetric;
-use crate::workload::{JobPlan, TestPlan};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -29,6 +31,8 @@ pub(super) struct Watch<'a> {
     /// The test's links: raising every job's finish flag ends the workers' window when the
     /// test has reached steady state.
     pub links: &'a TestLinks,
+    /// Raised when the rendezvous asks the test to stop.
+    pub stop: &'a StopSignal,
 }
 
 /// CPU used by the process and every core between the edges of the measured window.
@@ -60,24 +64,49 @@ fn snapshot(now_ns: u64) -> Snapshot {
     (now_ns, CpuSnapshot::now())
 }
 
-/// Planned end of a job's window after the common start, ns (None: ends with its bytes).
-fn planned_end_ns(job: &JobPlan) -> Option<u64> {
-    let workload = &job.workload;
-    match workload.length {
-        RunLength::Time { duration_ns } => {
-            let latest_start = workload
-                .controls
-                .start_delay_high_ns
-                .unwrap_or(workload.start_delay_ns);
-            Some(latest_start + workload.ramp_ns + duration_ns)
-        }
-        RunLength::Bytes { .. } => None,
-    }
+/// What a live sample is taken from.
+struct Sampling<'a> {
+    test: &'a TestPlan,
+    progress: &'a [WorkerProgress],
+    planned_end: Option<u64>,
+    ramp_ns: u64,
+}
+
+/// The live sample at `now_ns` (the last one was at `last_ns` with `last_totals`), and the
+/// totals it was taken at.
+fn live_sample(
+    sampling: &Sampling<'_>,
+    groups: &mut LiveGroups,
+    now_ns: u64,
+    last_ns: u64,
+    last_totals: (u64, u64, u64),
+) -> (LiveSample, (u64, u64, u64)) {
+    let totals = WorkerProgress::sum(sampling.progress);
+    let seconds = now_ns.saturating_sub(last_ns).max(1) as f64 / 1e9;
+    let ios = totals.1.saturating_sub(last_totals.1);
+    let sample = LiveSample {
+        test_name: sampling.test.name.clone(),
+        elapsed_ns: now_ns,
+        total_ns: sampling.planned_end,
+        ramping: now_ns < sampling.ramp_ns,
+        bytes_per_second: totals.0.saturating_sub(last_totals.0) as f64 / seconds,
+        iops: ios as f64 / seconds,
+        groups: groups.sample(sampling.progress, seconds),
+        last: false,
+    };
+    (sample, totals)
 }
 
 /// The coordinator's loop, until every worker has ended: a live sample each second to
-/// `observer`, CPU snapshots at the window edges.
-pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample)) -> Watched {
+/// `observer` (per job and target as `groups` says), CPU snapshots at the window edges.
+/// `rendezvous` is asked at every wake-up whether to stop (a client of a multi-client run was
+/// lost, or stopped).
+pub(super) fn coordinate(
+    watch: &Watch<'_>,
+    groups: &mut LiveGroups,
+    observer: &mut dyn FnMut(&LiveSample),
+    rendezvous: &mut dyn Rendezvous,
+) -> Watched {
     let Watch {
         test,
         clock,
@@ -86,6 +115,7 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         finished,
         thread_count,
         links,
+        stop,
     } = *watch;
     let ramp_ns = test
         .jobs
@@ -93,14 +123,16 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
         .map(|job| job.workload.start_delay_ns + job.workload.ramp_ns)
         .min()
         .unwrap_or(0);
-    let planned_end: Option<u64> = test
-        .jobs
-        .iter()
-        .map(planned_end_ns)
-        .try_fold(0u64, |latest, end| end.map(|end| latest.max(end)));
+    let planned_end = planned_test_ns(test);
     // With a final fdatasync the window ends when the workers do, not at the planned time.
     let window_end_ns =
         planned_end.filter(|_| !test.jobs.iter().any(|job| job.workload.fsync_at_end));
+    let sampling = Sampling {
+        test,
+        progress,
+        planned_end,
+        ramp_ns,
+    };
     let mut window_start_snapshot = None;
     let mut window_end_snapshot = None;
     let mut next_sample_ns = 1_000_000_000u64;
@@ -120,20 +152,24 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
             window_end_snapshot = Some(snapshot(now_ns));
         }
         if all_done {
+            // The last figures, from the last sample to the end: the totals then are final.
+            if now_ns > last_sample_ns {
+                let (mut sample, _) =
+                    live_sample(&sampling, groups, now_ns, last_sample_ns, last_totals);
+                sample.last = true;
+                observer(&sample);
+            }
             break;
         }
+        if rendezvous.polls() && !stop.is_raised() {
+            let (bytes, io_count, _) = WorkerProgress::sum(progress);
+            if rendezvous.poll(now_ns, bytes, io_count).is_some() {
+                stop.raise();
+            }
+        }
         if now_ns >= next_sample_ns {
-            let totals = WorkerProgress::sum(progress);
-            let seconds = (now_ns - last_sample_ns) as f64 / 1e9;
-            let ios = totals.1 - last_totals.1;
-            let sample = LiveSample {
-                test_name: test.name.clone(),
-                elapsed_ns: now_ns,
-                total_ns: planned_end,
-                ramping: now_ns < ramp_ns,
-                bytes_per_second: (totals.0 - last_totals.0) as f64 / seconds,
-                iops: ios as f64 / seconds,
-            };
+            let (sample, totals) =
+                live_sample(&sampling, groups, now_ns, last_sample_ns, last_totals);
             if let Some(criterion) = &test.settings.steady
                 && last_sample_ns >= ramp_ns.max(criterion.settle_ns)
                 && steady_after_ns.is_none()
@@ -141,7 +177,10 @@ pub(super) fn coordinate(watch: &Watch<'_>, observer: &mut dyn FnMut(&LiveSample
                 steady_samples.push(match criterion.metric {
                     SteadyMetric::Iops => sample.iops,
                     SteadyMetric::Bandwidth => sample.bytes_per_second,
-                    SteadyMetric::Latency => (totals.2 - last_totals.2) as f64 / ios.max(1) as f64,
+                    SteadyMetric::Latency => {
+                        let ios = totals.1 - last_totals.1;
+                        (totals.2 - last_totals.2) as f64 / ios.max(1) as f64
+                    }
                 });
                 if criterion.holds(&steady_samples) {
                     steady_after_ns = Some(now_ns - ramp_ns);

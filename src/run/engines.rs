@@ -68,9 +68,9 @@ impl AnyEngine {
             (EngineKind::IoUring, Endpoint::Files(files)) => {
                 AnyEngine::IoUring(Box::new(IoUringEngine::open_files(files, options)?))
             }
-            (EngineKind::Sync, Endpoint::Files(files)) if !files.is_empty() => {
-                AnyEngine::Sync(SyncEngine::with_files(files, options.buffer_size))
-            }
+            (EngineKind::Sync, Endpoint::Files(files)) if !files.is_empty() => AnyEngine::Sync(
+                SyncEngine::with_data_path(files, options.buffer_size, options.data_path)?,
+            ),
             (EngineKind::Nbd, Endpoint::Network(target)) => {
                 AnyEngine::Nbd(Box::new(NbdEngine::open(target, options)?))
             }

@@ -1,7 +1,8 @@
 //! What the jobs of one test share while it runs: each job's pacer (its rate caps over all
 //! its workers), the flows between jobs, and the flag that ends a job's window — raised by the
 //! coordinator when the test is steady, and by a job with `ends_others` (fio's `exitall`) when
-//! its last worker has ended, for the jobs of its group or of the whole test.
+//! its last worker has ended (or by one failing worker of a job with `exitall_on_error`), for
+//! the jobs of its group or of the whole test.
 //!
 //! ```
 //! use iopath::run::job_links::TestLinks;
@@ -18,13 +19,13 @@
 //! };
 //! let links = TestLinks::new(&test, &[1, 1]);
 //! assert!(!links.finish(1).load(std::sync::atomic::Ordering::Relaxed));
-//! links.worker_ended(0);
+//! links.worker_ended(0, false);
 //! assert!(links.finish(1).load(std::sync::atomic::Ordering::Relaxed));
 //! ```
 
 use super::flow::FlowGroup;
 use super::pacer::JobPacer;
-use crate::result::EndOthers;
+use crate::result::{EndOthers, ErrorScope};
 use crate::workload::TestPlan;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -36,6 +37,7 @@ pub struct TestLinks {
     finish: Vec<AtomicBool>,
     workers_left: Vec<AtomicU64>,
     ends_others: Vec<EndOthers>,
+    error_ends: Vec<ErrorScope>,
     groups: Vec<u32>,
     flow_weights: Vec<u64>,
 }
@@ -85,6 +87,11 @@ impl TestLinks {
                 .iter()
                 .map(|job| job.workload.controls.ends_others)
                 .collect(),
+            error_ends: test
+                .jobs
+                .iter()
+                .map(|job| job.workload.error_policy.error_ends)
+                .collect(),
             groups: test.jobs.iter().map(|job| job.group).collect(),
             flow_weights: test
                 .jobs
@@ -125,17 +132,31 @@ impl TestLinks {
         }
     }
 
-    /// A worker of `job` has ended: it leaves its flow, and when it was the job's last and
-    /// the job ends others, their windows end.
-    pub fn worker_ended(&self, job: usize) {
+    /// A worker of `job` has ended (`failed`: on an error): it leaves its flow; when it failed
+    /// and the job's error policy ends others (fio's `exitall_on_error`), their windows end;
+    /// when it was the job's last and the job ends others (`exitall`), their windows end.
+    pub fn worker_ended(&self, job: usize, failed: bool) {
         if let Some(flow) = self.flow(job) {
             flow.leave(self.flow_weights[job]);
+        }
+        if failed {
+            match self.error_ends[job] {
+                ErrorScope::Everything | ErrorScope::Worker => {}
+                ErrorScope::Group => self.end_others(job, EndOthers::Group),
+                ErrorScope::Test => self.end_others(job, EndOthers::Test),
+                ErrorScope::Run => self.end_others(job, EndOthers::Run),
+            }
         }
         let left = self.workers_left[job].fetch_sub(1, Ordering::AcqRel);
         if left != 1 {
             return;
         }
-        match self.ends_others[job] {
+        self.end_others(job, self.ends_others[job]);
+    }
+
+    /// Ends the windows of the jobs `scope` names, seen from `job`.
+    fn end_others(&self, job: usize, scope: EndOthers) {
+        match scope {
             EndOthers::None => {}
             EndOthers::Group => {
                 for (other, flag) in self.finish.iter().enumerate() {

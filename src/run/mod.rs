@@ -17,6 +17,7 @@ pub mod pacer;
 pub mod plan_error;
 pub mod prepare;
 pub mod progress;
+pub mod rendezvous;
 pub mod start_gate;
 pub mod test_runner;
 pub mod thread_start;
@@ -32,7 +33,9 @@ use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
-use crate::targets::test_file::{Creation, TestFileGuard, create_test_file_unless_stopped};
+use crate::targets::test_file::{
+    Creation, TestFileGuard, create_empty_test_file, create_test_file_unless_stopped,
+};
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
 use prepare::PendingTarget;
@@ -64,6 +67,9 @@ pub enum RunError {
     /// The worker threads did not all reach the start in time.
     #[error("the test could not start: {0}")]
     Start(start_gate::GateClosed),
+    /// The other clients of a multi-client run did not start the test together with this one.
+    #[error("the test could not start together with the other clients: {0}")]
+    Together(String),
 }
 
 impl RunError {
@@ -72,7 +78,10 @@ impl RunError {
         match self {
             RunError::Plan(_) => true,
             RunError::Target(error) => error.is_bad_input(),
-            RunError::Engine { .. } | RunError::Threads(_) | RunError::Start(_) => false,
+            RunError::Engine { .. }
+            | RunError::Threads(_)
+            | RunError::Start(_)
+            | RunError::Together(_) => false,
         }
     }
 
@@ -132,7 +141,18 @@ pub fn execute(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, None)
+    execute_inner(prepared, stop, observer, None, &mut rendezvous::Alone)
+}
+
+/// [`execute`] as one client of a multi-client run: every test starts when `rendezvous`
+/// says, and stops when it asks.
+pub fn execute_together(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    rendezvous: &mut dyn rendezvous::Rendezvous,
+) -> Result<ExecutedRun, RunError> {
+    execute_inner(prepared, stop, observer, None, rendezvous)
 }
 
 /// [`execute`], then, when every test has run, analyses the result (with `declared`) and runs
@@ -144,7 +164,13 @@ pub fn execute_and_confirm(
     observer: &mut dyn RunObserver,
     declared: &crate::analysis::DeclaredPath,
 ) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, Some(declared))
+    execute_inner(
+        prepared,
+        stop,
+        observer,
+        Some(declared),
+        &mut rendezvous::Alone,
+    )
 }
 
 fn execute_inner(
@@ -152,6 +178,7 @@ fn execute_inner(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     confirm_with: Option<&crate::analysis::DeclaredPath>,
+    rendezvous: &mut dyn rendezvous::Rendezvous,
 ) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
     let started_at = time::now_rfc3339();
@@ -196,6 +223,7 @@ fn execute_inner(
         warnings,
         link_tests: Vec::new(),
         paths: Vec::new(),
+        cluster: None,
     };
     observer.run_started(&result);
     let mut traces = Vec::new();
@@ -207,6 +235,8 @@ fn execute_inner(
         &[]
     };
     let tests_started = std::time::Instant::now();
+    // Names this run in the header of every block it writes when verifying.
+    let verify_run_id = getrandom::u64().unwrap_or_else(|_| clock.now() ^ 0x696f_7061_7468);
     for (test, shapes) in tests.iter().zip(shapes.iter()) {
         if stop.is_raised() {
             partial = true;
@@ -233,7 +263,9 @@ fn execute_inner(
                 null_delay: options.null_delay,
                 trace: options.trace,
                 stamp_writes: options.stamp_writes,
+                verify_run_id,
                 observer: &mut live,
+                rendezvous: &mut *rendezvous,
             },
         );
         let run = match outcome {
@@ -256,7 +288,18 @@ fn execute_inner(
             }
         };
         observer.test_finished(&run.result);
-        let stopped = run.result.stop_reason != StopReason::Completed;
+        // An error ends the run unless every job that ended on one keeps its errors to a
+        // narrower scope (fio's default, and exitall_on_error without exit_what=all).
+        let stopped = match run.result.stop_reason {
+            StopReason::Completed => false,
+            StopReason::Interrupted => true,
+            StopReason::Error => {
+                run.result.jobs.iter().zip(&test.jobs).any(|(result, job)| {
+                    result.stop_reason == StopReason::Error
+                        && job.workload.error_policy.error_ends.ends_run()
+                }) || run.result.jobs.len() != test.jobs.len()
+            }
+        };
         result.tests.push(run.result);
         traces.push(run.traces);
         if stopped {
@@ -349,6 +392,22 @@ fn prepare_targets(
                 }
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file)?;
+                (path, local(handle), None)
+            }
+            PendingTarget::CreateEmpty {
+                path,
+                size,
+                temporary,
+            } => {
+                observer.creating_file(&path, 0);
+                let mut guard = TestFileGuard::new(path.clone());
+                let file = create_empty_test_file(&path)?;
+                if temporary {
+                    guards.push(guard);
+                } else {
+                    guard.keep();
+                }
+                let handle = TargetHandle::from_created(&path, file)?.with_planned_size(size);
                 (path, local(handle), None)
             }
             PendingTarget::Uncreated { path, size, .. } => {

@@ -17,6 +17,14 @@ pub enum PlanError {
     /// The plan has no target.
     #[error("no target given")]
     NoTarget,
+    /// A job's verification cannot be set up (its state file, its tracking).
+    #[error("job '{job}': {problem}")]
+    Verify {
+        /// The job.
+        job: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A missing device under /dev (where iopath never creates a test file).
     #[error("{}: no such device (iopath never creates files under /dev)", path.display())]
     NoSuchDevice {

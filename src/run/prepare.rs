@@ -169,6 +169,13 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// Will be created empty, not laid out and filled: only jobs whose writes extend their
+    /// files use it (fio's `create_on_open`); `size` bounds the offsets.
+    CreateEmpty {
+        path: PathBuf,
+        size: u64,
+        temporary: bool,
+    },
     /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
     /// file is never created, and its size only bounds the offsets.
     Uncreated {
@@ -213,6 +220,11 @@ impl PreparedRun {
                         path,
                         size,
                         temporary,
+                    }
+                    | PendingTarget::CreateEmpty {
+                        path,
+                        size,
+                        temporary,
                     },
                     true,
                 )
@@ -234,25 +246,61 @@ impl PreparedRun {
 /// [`PendingTarget::Uncreated`]: the null engine does no I/O, so filling a file for it would
 /// only cost time and space.
 fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
+    retag_files_to_create(
+        plan,
+        targets,
+        false,
+        |job| job.workload.engine == EngineKind::Null,
+        |path, size, temporary| PendingTarget::Uncreated {
+            path,
+            size,
+            temporary,
+        },
+    );
+}
+
+/// Turns each test file to create that only `create_on_open` jobs use into
+/// [`PendingTarget::CreateEmpty`]: fio creates such a file when the job opens it, empty, and
+/// the job's writes extend it.
+fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
+    retag_files_to_create(
+        plan,
+        targets,
+        true,
+        |job| job.workload.handling.create_on_open,
+        |path, size, temporary| PendingTarget::CreateEmpty {
+            path,
+            size,
+            temporary,
+        },
+    );
+}
+
+/// Replaces each [`PendingTarget::Create`] whose every job satisfies `all_jobs` (and that some
+/// job uses, when `used`) with what `retag` makes of its path, size and temporariness.
+fn retag_files_to_create(
+    plan: &Plan,
+    targets: &mut [PendingTarget],
+    used: bool,
+    all_jobs: impl Fn(&crate::workload::JobPlan) -> bool,
+    retag: impl Fn(PathBuf, u64, bool) -> PendingTarget,
+) {
     for (index, target) in targets.iter_mut().enumerate() {
-        let only_null = plan
+        let mut jobs = plan
             .tests
             .iter()
             .flat_map(|test| &test.jobs)
             .filter(|job| job.targets.contains(&index))
-            .all(|job| job.workload.engine == EngineKind::Null);
-        if only_null
+            .peekable();
+        if (!used || jobs.peek().is_some())
+            && jobs.all(&all_jobs)
             && let PendingTarget::Create {
                 path,
                 size,
                 temporary,
             } = target
         {
-            *target = PendingTarget::Uncreated {
-                path: std::mem::take(path),
-                size: *size,
-                temporary: *temporary,
-            };
+            *target = retag(std::mem::take(path), *size, *temporary);
         }
     }
 }
@@ -332,6 +380,9 @@ pub fn prepare(
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
+    for test in &plan.tests {
+        check_verified_targets_alone(test)?;
+    }
     for test in plan.tests.drain(..) {
         let refusal = test.jobs.iter().find_map(|job| {
             job.targets.iter().find_map(|&index| {
@@ -360,6 +411,7 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
+    create_on_open(&plan, &mut targets);
     check_room_for(&files_to_create(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
@@ -453,6 +505,7 @@ pub(super) fn check_budget(
             let engine = engine_of(set_targets[0]);
             check_queue_depth(&job.name, engine, shape.queue_depth).map_err(PlanError::from)?;
             let threads = u64::from(shape.workers_per_target);
+            let mut ledger_bytes = 0u64;
             let map_bytes: u64 = set_targets
                 .iter()
                 .map(|target| {
@@ -460,12 +513,17 @@ pub(super) fn check_budget(
                         PendingTarget::Existing(handle) => handle.info().size_bytes,
                         PendingTarget::Network(_, info, _) => info.size_bytes,
                         PendingTarget::Create { size, .. }
+                        | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                     };
+                    ledger_bytes = ledger_bytes.saturating_add(
+                        crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
+                    );
                     crate::workload::target_fit::random_map_bytes(&job.workload, target_bytes)
                 })
                 .fold(0u64, u64::saturating_add);
             let maps = threads.saturating_mul(map_bytes);
+            let ledgers = threads.saturating_mul(ledger_bytes);
             match demands
                 .iter_mut()
                 .find(|(known, demand)| *known == index && demand.engine == engine)
@@ -473,6 +531,7 @@ pub(super) fn check_budget(
                 Some((_, demand)) => {
                     demand.threads += threads;
                     demand.random_map_bytes = demand.random_map_bytes.saturating_add(maps);
+                    demand.verify_ledger_bytes = demand.verify_ledger_bytes.saturating_add(ledgers);
                 }
                 None => demands.push((
                     index,
@@ -486,6 +545,7 @@ pub(super) fn check_budget(
                         engine_mapped_depth: engine == EngineKind::Sync
                             && job.workload.queue_depth > 1,
                         random_map_bytes: maps,
+                        verify_ledger_bytes: ledgers,
                     },
                 )),
             }
@@ -585,6 +645,32 @@ fn check_request_size(
     })
 }
 
+/// Refuses a verifying job that shares a target with another job of its test when either
+/// writes: the other's writes and trims would change the blocks it checks while it runs.
+fn check_verified_targets_alone(test: &crate::workload::TestPlan) -> Result<(), PlanError> {
+    for (index, job) in test.jobs.iter().enumerate() {
+        if job.workload.verify.is_none() {
+            continue;
+        }
+        for (other_index, other) in test.jobs.iter().enumerate() {
+            let shared = other.targets.iter().any(|t| job.targets.contains(t));
+            if other_index != index
+                && shared
+                && (job.workload.modifies() || other.workload.modifies())
+            {
+                return Err(PlanError::Verify {
+                    job: job.name.clone(),
+                    problem: format!(
+                        "verify: job '{}' uses the same target at the same time and one of the two writes, so the blocks this job checks could change under it; give the jobs targets of their own, or run them one after the other (stonewall)",
+                        other.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_job_against_target(
     job: &JobPlan,
     target: &PendingTarget,
@@ -630,16 +716,18 @@ pub(super) fn check_job_against_target(
                 info.kind == TargetKind::BlockDevice,
             )
         }
-        PendingTarget::Create { path, size, .. } | PendingTarget::Uncreated { path, size, .. } => {
-            (path.as_path(), *size, 512, 512, false)
-        }
+        PendingTarget::Create { path, size, .. }
+        | PendingTarget::CreateEmpty { path, size, .. }
+        | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
     };
     check_trims(
         job,
         match target {
             PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
             PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
-            PendingTarget::Create { path, .. } => TrimTarget::Create(path),
+            PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
+                TrimTarget::Create(path)
+            }
             PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
         },
     )?;

@@ -4,10 +4,11 @@
 use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
 use super::job_links::TestLinks;
-use super::progress::{LiveSample, WorkerProgress};
+use super::progress::{LiveGroups, LiveSample, WorkerProgress};
+use super::rendezvous::Rendezvous;
 use super::start_gate::{GateClosed, StartGate};
 use super::thread_start::{ThreadStartError, user_thread_limit};
-use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan};
+use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
 use super::{EffectiveShape, PlanError, RunError};
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::network_target::NetworkTarget;
@@ -17,17 +18,23 @@ use crate::engine::{EngineOptions, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::cpu::host_cpu_count;
 use crate::result::{
-    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorSummary, JobResult, LatencySummary,
-    LatencyTargetResult, RunLength, SteadyOutcome, StopReason, TargetInfo, TestResult,
+    CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorKind, ErrorSummary,
+    JobResult, LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason,
+    TargetInfo, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::recorder::DirectionRecorder;
 use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::open::OpenRequest;
+use crate::verify::header::BlockFormat;
+use crate::verify::ledger::Ledger;
+use crate::verify::log::VerifyPolicy;
+use crate::verify::state::VerifyState;
 use crate::workload::file_set::FileSetPlanner;
 use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
+use crate::workload::verify_settings;
 use crate::workload::{JobPlan, TestPlan};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -92,8 +99,13 @@ pub struct TestContext<'a> {
     pub trace: bool,
     /// Stamp written blocks with their offsets.
     pub stamp_writes: bool,
+    /// This run's id, in the header of every block it writes when verifying.
+    pub verify_run_id: u64,
     /// Receives a live sample once a second.
     pub observer: &'a mut dyn FnMut(&LiveSample),
+    /// Where the test meets the other clients of a multi-client run (the common start, a
+    /// stop from outside).
+    pub rendezvous: &'a mut dyn Rendezvous,
 }
 
 /// A finished test, with the issued I/O of every worker when tracing.
@@ -106,6 +118,8 @@ pub struct TestRun {
 
 struct WorkerSlot {
     job: usize,
+    /// What the live views call the worker's target (set of files).
+    target_label: String,
     engine: AnyEngine,
     plan: WorkerPlan,
     /// CPUs the worker thread runs on (empty: any).
@@ -150,6 +164,7 @@ pub fn run_test(
         .map(|job| workers.iter().filter(|worker| worker.job == job).count() as u64)
         .collect();
     let links = TestLinks::new(test, &job_workers);
+    let mut live_groups = live_groups(test, &workers);
     let pin_failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let progress: Vec<WorkerProgress> = (0..thread_count)
         .map(|_| WorkerProgress::default())
@@ -166,6 +181,7 @@ pub fn run_test(
         ..CpuResult::default()
     };
     let observer = context.observer;
+    let rendezvous = context.rendezvous;
     let mut steady = SteadyOutcome {
         criterion: test
             .settings
@@ -223,7 +239,7 @@ pub fn run_test(
                         Err(_) => return,
                     };
                     drop(worker.engine);
-                    links.worker_ended(worker.job);
+                    links.worker_ended(worker.job, outcome.stop_reason == StopReason::Error);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
                     finished.fetch_add(1, Ordering::Release);
@@ -241,10 +257,19 @@ pub fn run_test(
         }
         let started = ready
             .wait(context.stop.flag(), START_TIMEOUT)
+            .map_err(RunError::Start)
             .and_then(|()| {
-                let start = clock.now() + clock.ticks_for_nanos(1_000_000);
+                rendezvous.start_together(clock).map_err(|reason| {
+                    // The workers waiting at `go` are released unstarted.
+                    go.close();
+                    RunError::Together(reason)
+                })
+            })
+            .and_then(|start| {
                 start_tick.store(start, Ordering::Release);
-                go.wait(context.stop.flag(), START_TIMEOUT).map(|()| start)
+                go.wait(context.stop.flag(), START_TIMEOUT)
+                    .map(|()| start)
+                    .map_err(RunError::Start)
             });
         match started {
             Ok(start) => {
@@ -256,16 +281,17 @@ pub fn run_test(
                     finished: &finished,
                     thread_count: thread_count as u64,
                     links: &links,
+                    stop: context.stop,
                 };
-                let watched = coordinate(&watch, observer);
+                let watched = coordinate(&watch, &mut live_groups, observer, rendezvous);
                 if let Some(window) = watched.cpu {
                     window.apply_to(&mut cpu);
                 }
                 steady.attained_after_ns = watched.steady_after_ns;
                 None
             }
-            Err(GateClosed::Stopped { .. }) => None,
-            Err(closed) => Some(RunError::Start(closed)),
+            Err(RunError::Start(GateClosed::Stopped { .. })) => None,
+            Err(error) => Some(error),
         }
     });
     if let Some(error) = start_failure {
@@ -290,6 +316,87 @@ pub fn run_test(
     Ok(Some(TestRun { result, traces }))
 }
 
+/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
+/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
+/// map fills up, and when sequential I/O wraps on a job of one file.
+fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+    workload.buffered
+        && workload.handling.invalidate_cache
+        && matches!(workload.length, RunLength::Time { .. })
+        && (random_offsets(workload) || files == 1)
+}
+
+/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
+fn random_offsets(workload: &crate::result::Workload) -> bool {
+    workload
+        .access
+        .lines
+        .iter()
+        .any(|line| line.random_percent > 0)
+}
+
+/// The region of the `index`-th file of a set.
+fn target_region(regions: &[(u64, u64)], index: usize) -> (u64, u64) {
+    regions.get(index).copied().unwrap_or((0, 0))
+}
+
+/// What a job asks of the page cache for one of its files, on the worker's own descriptor:
+/// the cached pages of its region dropped (fio's `invalidate=1`) and the access-pattern hint
+/// (fio's `fadvise_hint`). Both only for buffered I/O, where the cache is in the path.
+fn prepare_cache(
+    file: &std::fs::File,
+    workload: &crate::result::Workload,
+    (offset, length): (u64, u64),
+) -> std::io::Result<()> {
+    if !workload.buffered {
+        return Ok(());
+    }
+    if workload.handling.invalidate_cache {
+        crate::targets::open::invalidate_cached_range(file, offset, length)?;
+    }
+    crate::targets::open::advise_access(
+        file,
+        offset,
+        length,
+        workload.handling.access_hint,
+        random_offsets(workload),
+    )
+}
+
+/// What the live views call a set of targets: the first, and how many more.
+fn target_label(targets: &[&PreparedTarget]) -> String {
+    let first = targets
+        .first()
+        .map(|target| target.path.display().to_string())
+        .unwrap_or_default();
+    match targets.len() {
+        0 | 1 => first,
+        count => format!("{first} (+{} more)", count - 1),
+    }
+}
+
+/// One live group per job and target, in the order the workers were opened.
+fn live_groups(test: &TestPlan, workers: &[WorkerSlot]) -> LiveGroups {
+    let mut names: Vec<(String, String)> = Vec::new();
+    let worker_group = workers
+        .iter()
+        .map(|worker| {
+            let name = (
+                test.jobs[worker.job].name.clone(),
+                worker.target_label.clone(),
+            );
+            names
+                .iter()
+                .position(|known| *known == name)
+                .unwrap_or_else(|| {
+                    names.push(name);
+                    names.len() - 1
+                })
+        })
+        .collect();
+    LiveGroups::new(names, worker_group)
+}
+
 /// Opens every worker of one job (files, engines, planners) before the clock starts; `None`
 /// when a stop request comes first (a job may have thousands of workers).
 fn open_job(
@@ -310,6 +417,8 @@ fn open_job(
         connections: workload.connections.max(1),
         net_timeout: context.net_timeout,
         stop: context.stop.clone(),
+        force_async_every: workload.handling.force_async_every,
+        data_path: workload.handling.data_path,
         ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
     };
     let mut warnings = shape.warnings.clone();
@@ -351,6 +460,7 @@ fn open_job(
                 workload.access.min_write_size_bytes(),
                 regions.iter().map(|&(_, size)| size).sum(),
             );
+            let mut pass_files = Vec::new();
             let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -388,6 +498,30 @@ fn open_job(
                             ));
                         }
                         direct &= opened.direct;
+                        if let Err(error) = prepare_cache(
+                            &opened.file,
+                            workload,
+                            target_region(&regions, files.len()),
+                        ) {
+                            let warning = format!(
+                                "{}: the page-cache advice (posix_fadvise) was refused: {error}",
+                                target.path.display()
+                            );
+                            if !warnings.contains(&warning) {
+                                warnings.push(warning);
+                            }
+                        }
+                        if invalidates_each_pass(workload, set_targets.len()) {
+                            pass_files.push(opened.file.try_clone().map_err(|source| {
+                                RunError::Engine {
+                                    target: target.path.display().to_string(),
+                                    source: crate::engine::EngineError::Setup {
+                                        engine: "sync",
+                                        source,
+                                    },
+                                }
+                            })?);
+                        }
                         files.push(opened.file);
                     }
                     (Endpoint::Files(files), shape.engine)
@@ -455,9 +589,11 @@ fn open_job(
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
+            let verify = worker_verify(job, job_thread, &regions, kind, context.verify_run_id)?;
             let controls = &workload.controls;
             workers.push(WorkerSlot {
                 job: job_index,
+                target_label: target_label(&set_targets),
                 engine,
                 cpus: controls.cpus_of_worker(job_thread),
                 plan: WorkerPlan {
@@ -476,6 +612,8 @@ fn open_job(
                     length,
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
+                    error_policy: workload.error_policy.clone(),
+                    invalidate_each_pass: pass_files,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     stamp_writes: context.stamp_writes,
@@ -493,6 +631,8 @@ fn open_job(
                     latency_target: controls.latency_target,
                     flow_weight: controls.flow.map_or(0, |flow| u64::from(flow.weight)),
                     flow_sleep_ns: controls.flow.map_or(0, |flow| flow.sleep_ns),
+                    buffer_bytes: options.buffer_size,
+                    verify,
                 },
             });
             job_thread += 1;
@@ -514,6 +654,87 @@ fn open_job(
         direct,
         warnings,
     }))
+}
+
+/// The verification of worker `job_thread` of `job` on `regions` (`None` when the job does
+/// not verify): its format, an empty ledger or the state an earlier run saved, where to save
+/// its own.
+fn worker_verify(
+    job: &JobPlan,
+    job_thread: u32,
+    regions: &[(u64, u64)],
+    engine: EngineKind,
+    run_id: u64,
+) -> Result<Option<WorkerVerify>, RunError> {
+    let workload = &job.workload;
+    let Some(settings) = &workload.verify else {
+        return Ok(None);
+    };
+    let interval = verify_settings::interval_bytes(workload);
+    let ledger = Ledger::new(interval, regions).map_err(|error| PlanError::Verify {
+        job: job.name.clone(),
+        problem: error.to_string(),
+    })?;
+    let file_name: String = job
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let state_path = PathBuf::from(format!("{file_name}-{job_thread}-verify.state"));
+    let (ledger, ledger_run) = if settings.state_load {
+        let state = VerifyState::load(&state_path, &ledger).map_err(|error| PlanError::Verify {
+            job: job.name.clone(),
+            problem: error.to_string(),
+        })?;
+        (state.ledger, state.run_id)
+    } else {
+        (ledger, run_id)
+    };
+    Ok(Some(WorkerVerify {
+        format: BlockFormat::new(
+            settings.kind,
+            interval as usize,
+            settings.header_offset_bytes as usize,
+            settings.pattern.as_ref().map(|p| p.bytes().to_vec()),
+        ),
+        run_id,
+        ledger,
+        ledger_run,
+        after_writes: settings.after_writes && workload.modifies(),
+        only: settings.only,
+        // fio's continue_on_error=verify (or an ignore_error list naming EILSEQ) keeps a
+        // verify_fatal job going.
+        policy: VerifyPolicy {
+            stop_at_first: settings.fatal
+                && !(workload.continue_on_error
+                    || workload
+                        .error_policy
+                        .continues(ErrorKind::Verify, crate::result::error_policy::EILSEQ)),
+        },
+        state_save: settings.state_save.then_some(state_path),
+        checks_data: engine != EngineKind::Null,
+        backlog_writes: settings.backlog_writes.filter(|_| workload.writes()),
+    }))
+}
+
+/// What every worker's verification found together (`None` when none verified).
+fn merged_verification<'a>(
+    outcomes: impl Iterator<Item = &'a WorkerOutcome>,
+) -> Option<VerificationResult> {
+    let mut merged: Option<VerificationResult> = None;
+    for found in outcomes.filter_map(|o| o.verification.as_ref()) {
+        match &mut merged {
+            None => merged = Some(found.clone()),
+            Some(merged) => merged.absorb(found),
+        }
+    }
+    merged
 }
 
 /// Bytes of a `--bytes` total that worker `index` of `count` issues: whole blocks when the
@@ -599,12 +820,29 @@ fn error_summary<'a>(
     outcomes: impl Iterator<Item = &'a WorkerOutcome>,
     count: u64,
 ) -> ErrorSummary {
+    let outcomes: Vec<&WorkerOutcome> = outcomes.collect();
+    let mut by_kind: Vec<ErrorCount> = Vec::new();
+    for counted in outcomes.iter().flat_map(|o| &o.error_counts) {
+        match by_kind
+            .iter_mut()
+            .find(|c| c.kind == counted.kind && c.errno == counted.errno)
+        {
+            Some(total) => {
+                total.count += counted.count;
+                total.continued += counted.continued;
+            }
+            None => by_kind.push(counted.clone()),
+        }
+    }
+    by_kind.sort_by_key(|c| (c.kind, c.errno));
     ErrorSummary {
         count,
         first: outcomes
+            .iter()
             .flat_map(|o| o.errors.iter().cloned())
             .take(16)
             .collect(),
+        by_kind,
     }
 }
 
@@ -655,6 +893,18 @@ fn merge_test(
                 warnings.push(warning);
             }
         }
+        for failure in mine.iter().filter_map(|o| o.verify_failure.as_ref()) {
+            let failure = format!("verification: {failure}");
+            if !warnings.contains(&failure) {
+                warnings.push(failure);
+            }
+        }
+        if job.workload.verify.is_some() && setup.engine.name == "null" {
+            let note = "verification: the null engine moves no data; headers were written, no read was checked".to_string();
+            if !warnings.contains(&note) {
+                warnings.push(note);
+            }
+        }
         for failure in mine.iter().filter_map(|o| o.engine_failure.as_ref()) {
             let failure = failure.to_string();
             if !warnings.contains(&failure) {
@@ -683,6 +933,7 @@ fn merge_test(
             stop_reason: worst_stop_reason(mine.iter().copied()),
             errors: error_summary(mine.iter().copied(), total.error_count + trim.error_count),
             latency_target: latency_outcome(&job.workload, &mine, total.iops),
+            verification: merged_verification(mine.iter().copied()),
             read,
             write,
             trim,
@@ -726,6 +977,7 @@ fn merge_test(
         steady_state: None,
         analysis: None,
         trace_overflow_ios,
+        verification: merged_verification(everyone.iter().copied()),
     }
 }
 

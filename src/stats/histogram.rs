@@ -33,23 +33,39 @@ pub const RELATIVE_ERROR: f64 = 1.0 / 128.0;
 /// Index of the bucket that counts `value`.
 #[inline]
 pub fn bucket_index(value: u64) -> usize {
-    if value < 2 * SUB_BUCKETS {
-        return value as usize;
-    }
-    let most_significant_bit = 63 - value.leading_zeros();
-    let shift = most_significant_bit - SUB_BUCKET_BITS;
-    (shift as u64 * SUB_BUCKETS + (value >> shift)) as usize
+    log_linear_index(value, SUB_BUCKET_BITS)
 }
 
 /// Smallest value counted by bucket `index`, and the bucket's width. An index past the last
 /// bucket (only a damaged saved histogram holds one) is read as the last bucket.
 pub fn bucket_bounds(index: usize) -> (u64, u64) {
-    let index = index.min(BUCKET_COUNT - 1) as u64;
-    if index < 2 * SUB_BUCKETS {
+    log_linear_bounds(index.min(BUCKET_COUNT - 1), SUB_BUCKET_BITS)
+}
+
+/// Index of `value` in a log-linear layout with `2^bits` buckets per power of two (values
+/// below `2^(bits+1)` counted exactly): the layout of this histogram with `bits` =
+/// [`SUB_BUCKET_BITS`], and of coarser ones ([`super::live`]).
+#[inline]
+pub fn log_linear_index(value: u64, bits: u32) -> usize {
+    let sub_buckets = 1u64 << bits;
+    if value < 2 * sub_buckets {
+        return value as usize;
+    }
+    let most_significant_bit = 63 - value.leading_zeros();
+    let shift = most_significant_bit - bits;
+    (shift as u64 * sub_buckets + (value >> shift)) as usize
+}
+
+/// Smallest value counted by bucket `index` of the layout of [`log_linear_index`], and the
+/// bucket's width.
+pub fn log_linear_bounds(index: usize, bits: u32) -> (u64, u64) {
+    let sub_buckets = 1u64 << bits;
+    let index = index as u64;
+    if index < 2 * sub_buckets {
         return (index, 1);
     }
-    let shift = index / SUB_BUCKETS - 1;
-    let mantissa = index - shift * SUB_BUCKETS;
+    let shift = index / sub_buckets - 1;
+    let mantissa = index - shift * sub_buckets;
     (mantissa << shift, 1u64 << shift)
 }
 

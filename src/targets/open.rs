@@ -24,7 +24,7 @@
 use super::sys;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
-use crate::result::TargetInfo;
+use crate::result::{AccessHint, TargetInfo};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -152,6 +152,13 @@ impl TargetHandle {
             info,
             claim: OnceLock::new(),
         })
+    }
+
+    /// The handle with its size taken as `size_bytes`: a file created empty for a job whose
+    /// writes extend it up to that size (fio's `create_on_open`).
+    pub fn with_planned_size(mut self, size_bytes: u64) -> Self {
+        self.info.size_bytes = self.info.size_bytes.max(size_bytes);
+        self
     }
 
     /// The path as given.
@@ -336,6 +343,34 @@ fn open_error(path: &Path, error: io::Error) -> TargetError {
 /// ```
 pub fn inspect(path: &Path) -> Result<TargetInfo, TargetError> {
     TargetHandle::open(path).map(|handle| handle.info().clone())
+}
+
+/// Gives the kernel `hint` for `length` bytes of `file` from `offset` (`posix_fadvise`; fio's
+/// `fadvise_hint`), `random` saying whether the job's offsets are random (for
+/// [`AccessHint::ByPattern`]). The advice holds for this open file description only, so each
+/// worker gives it on its own descriptor.
+pub fn advise_access(
+    file: &File,
+    offset: u64,
+    length: u64,
+    hint: AccessHint,
+    random: bool,
+) -> io::Result<()> {
+    let advice = match hint {
+        AccessHint::None => return Ok(()),
+        AccessHint::ByPattern if random => libc::POSIX_FADV_RANDOM,
+        AccessHint::ByPattern | AccessHint::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        AccessHint::Normal => libc::POSIX_FADV_NORMAL,
+        AccessHint::Random => libc::POSIX_FADV_RANDOM,
+    };
+    sys::fadvise(file, offset, length, advice)
+}
+
+/// Drops the clean cached pages of `length` bytes of `file` from `offset` and starts writing
+/// back its dirty ones (`POSIX_FADV_DONTNEED`), as fio's `invalidate=1` does for each file of
+/// a job before it starts; no root needed and nothing else's cache touched.
+pub fn invalidate_cached_range(file: &File, offset: u64, length: u64) -> io::Result<()> {
+    sys::fadvise(file, offset, length, libc::POSIX_FADV_DONTNEED)
 }
 
 #[cfg(test)]
@@ -595,5 +630,57 @@ mod tests {
         assert!(error.to_string().contains("busy"), "{error}");
         drop(handle);
         other.claim_exclusive().unwrap();
+    }
+
+    /// Pages of `path` in the page cache, as util-linux's fincore counts them.
+    fn cached_pages(path: &Path) -> Option<u64> {
+        let output = std::process::Command::new("fincore")
+            .args(["--bytes", "--noheadings", "--output", "PAGES"])
+            .arg(path)
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+    }
+
+    #[test]
+    fn invalidating_a_files_region_drops_its_cached_pages_and_hints_are_taken() {
+        if !crate::support::require(
+            crate::support::devices::tool("fincore").is_some(),
+            "fincore (util-linux) is not installed",
+        ) {
+            return;
+        }
+        let dir = crate::support::devices::disk_tempdir();
+        let path = dir.path().join("cached.bin");
+        std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
+        let file = File::open(&path).unwrap();
+        file.sync_all().unwrap();
+        let mut whole = vec![0u8; 16 << 20];
+        file.read_exact_at(&mut whole, 0).unwrap();
+        let Some(before) = cached_pages(&path) else {
+            crate::support::skip("fincore cannot count this file's pages");
+            return;
+        };
+        assert!(
+            before >= 3000,
+            "the file was read into the cache ({before} pages)"
+        );
+        invalidate_cached_range(&file, 0, 16 << 20).unwrap();
+        let after = cached_pages(&path).unwrap();
+        assert!(
+            after * 2 < before,
+            "the file's cached pages were dropped: {before} → {after} pages"
+        );
+        for hint in [
+            AccessHint::None,
+            AccessHint::ByPattern,
+            AccessHint::Normal,
+            AccessHint::Sequential,
+            AccessHint::Random,
+        ] {
+            for random in [false, true] {
+                advise_access(&file, 0, 16 << 20, hint, random).unwrap();
+            }
+        }
     }
 }

@@ -262,6 +262,27 @@ pub(super) fn drop_cached_pages(file: &File) {
     }
 }
 
+/// `posix_fadvise(file, offset, length, advice)` (`length` 0: to the end of the file); the
+/// error as the kernel gives it.
+pub(super) fn fadvise(
+    file: &File,
+    offset: u64,
+    length: u64,
+    advice: libc::c_int,
+) -> io::Result<()> {
+    let (Ok(offset), Ok(length)) = (libc::off_t::try_from(offset), libc::off_t::try_from(length))
+    else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    // SAFETY: plain syscall on an open fd with integer arguments.
+    let result = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, length, advice) };
+    // posix_fadvise returns the error number instead of setting errno.
+    if result != 0 {
+        return Err(io::Error::from_raw_os_error(result));
+    }
+    Ok(())
+}
+
 /// Starts writing back `length` bytes of `file` from `offset` (`sync_file_range`), and with
 /// `wait` waits for that range to be written first. Bounds how much of a file being filled
 /// sits dirty in the page cache, so the final fsync stays short. Advisory: failures are

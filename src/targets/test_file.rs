@@ -293,6 +293,24 @@ pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File,
     }
 }
 
+/// Creates `path` (which must not exist) empty, marks it as created by iopath, and returns it
+/// still open (write-only): the file of a job whose writes extend it (fio's `create_on_open`).
+pub fn create_empty_test_file(path: &Path) -> Result<File, TargetError> {
+    let file = create_new(path)?;
+    match sys::set_xattr(&file, OWNERSHIP_XATTR, b"1") {
+        Err(error) if error.raw_os_error() != Some(libc::EOPNOTSUPP) => {
+            drop(file);
+            let _ = remove_if_created_here(path);
+            Err(TargetError::Io {
+                path: path.to_path_buf(),
+                operation: "mark the test file as created by iopath",
+                source: error,
+            })
+        }
+        _ => Ok(file),
+    }
+}
+
 /// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
 /// set, the partial file is removed and [`Creation::Stopped`] returned.
 pub fn create_test_file_unless_stopped(
@@ -314,18 +332,7 @@ fn create_registered(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<Creation, TargetError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| TargetError::Io {
-            path: path.to_path_buf(),
-            operation: "create the test file",
-            source,
-        })?;
-    record_created(path, &file);
+    let file = create_new(path)?;
     register_for_removal(path);
     let outcome = fill_and_mark(&file, size_bytes, seed, stop);
     if matches!(outcome, Ok(true)) {
@@ -407,6 +414,24 @@ pub fn is_created_by_iopath(path: &Path) -> bool {
 /// Whether the open `file` carries iopath's ownership mark (as [`is_created_by_iopath`]).
 pub fn is_marked_as_created(file: &File) -> bool {
     matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
+}
+
+/// Creates `path` (which must not exist), write-only, close-on-exec, and records it as
+/// created by this process.
+fn create_new(path: &Path) -> Result<File, TargetError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            operation: "create the test file",
+            source,
+        })?;
+    record_created(path, &file);
+    Ok(file)
 }
 
 /// A file this process created: where, and which inode on which device.

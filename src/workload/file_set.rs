@@ -56,6 +56,8 @@ pub struct FileSetPlanner {
     map_ends_pass: bool,
     rng: fastrand::Rng,
     sampler: Option<SlotSampler>,
+    /// The file whose new pass the last I/O began, if it began one.
+    pass_began: Option<u32>,
 }
 
 impl FileSetPlanner {
@@ -85,6 +87,7 @@ impl FileSetPlanner {
             map_ends_pass: !timed,
             rng: fastrand::Rng::with_seed(seed ^ 0x4649_4c45_5345_5256),
             sampler,
+            pass_began: None,
         }
     }
 
@@ -118,12 +121,22 @@ impl FileSetPlanner {
         self
     }
 
+    /// The file whose new pass over its region the last I/O of [`FileSetPlanner::next_io`]
+    /// began (its random map filled up, or sequential I/O wrapped), if it began one: where fio
+    /// drops the file's cached pages in a timed buffered job (`invalidate=1`).
+    pub fn pass_began(&self) -> Option<u32> {
+        self.pass_began
+    }
+
     /// The next I/O, its `file` set.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
         if self.planners.len() == 1 {
-            return self.planners[0].next_io();
+            let io = self.planners[0].next_io();
+            self.pass_began = (self.planners[0].pass_start() != PassStart::No).then_some(0);
+            return io;
         }
+        self.pass_began = None;
         loop {
             let file = self.choose();
             let planner = &mut self.planners[file as usize];
@@ -131,6 +144,9 @@ impl FileSetPlanner {
                 Some(kept) => kept,
                 None => {
                     let io = planner.next_io();
+                    if planner.pass_start() != PassStart::No {
+                        self.pass_began = Some(file);
+                    }
                     let pass_over = match planner.pass_start() {
                         PassStart::No => false,
                         PassStart::Sequential => true,
@@ -416,6 +432,41 @@ mod tests {
             offsets,
             (0..16).map(|block| block * 4096).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn the_io_that_begins_a_new_pass_names_its_file() {
+        // 16 blocks a file: with the random map, every 16th I/O of one file begins a pass
+        // (the first pass begins with nothing to drop); without it, none does.
+        let mut one = set(&workload(100, true), 1, WorkerFiles::default(), true);
+        let began: Vec<usize> = (0..48)
+            .filter(|_| {
+                one.next_io();
+                one.pass_began().is_some()
+            })
+            .collect();
+        assert_eq!(began, [16, 32], "{began:?}");
+        let mut sequential = set(&workload(0, false), 1, WorkerFiles::default(), true);
+        let began: Vec<usize> = (0..40)
+            .filter(|_| {
+                sequential.next_io();
+                sequential.pass_began() == Some(0)
+            })
+            .collect();
+        assert_eq!(began, [16, 32]);
+        let mut unmapped = set(&workload(100, false), 1, WorkerFiles::default(), true);
+        assert!((0..64).all(|_| {
+            unmapped.next_io();
+            unmapped.pass_began().is_none()
+        }));
+        let mut two = set(&workload(100, true), 2, WorkerFiles::default(), true);
+        let files: Vec<u32> = (0..64)
+            .filter_map(|_| {
+                two.next_io();
+                two.pass_began()
+            })
+            .collect();
+        assert!(files.contains(&0) && files.contains(&1), "{files:?}");
     }
 
     #[test]

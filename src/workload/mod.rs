@@ -25,6 +25,7 @@ pub mod suite;
 pub mod sweep;
 pub mod target_fit;
 pub mod toml_job;
+pub mod verify_settings;
 pub mod write_data;
 
 pub use block_size::BlockSizeMix;

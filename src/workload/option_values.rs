@@ -153,6 +153,11 @@ pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, Worklo
     crate::result::BufferPattern::parse(text)
 }
 
+/// A verify kind: crc32c, crc32, md5, sha256, xxhash, meta or pattern.
+pub fn verify_kind(text: &str) -> Result<crate::result::VerifyKind, WorkloadError> {
+    super::verify_settings::parse_kind(text)
+}
+
 /// How duplicate buffers are chosen: repeat or working_set.
 pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, WorkloadError> {
     crate::result::DedupeMode::parse(text)

@@ -5,7 +5,7 @@
 
 use super::{AccessPattern, BlockSizeMix, WorkloadError, option_values as parse};
 use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution, RunLength, Workload};
-use crate::result::{BufferPattern, DedupeMode, WriteData};
+use crate::result::{BufferPattern, DedupeMode, VerifyKind, VerifySettings, WriteData};
 use crate::units::format_size;
 use clap::Args;
 use serde::de::Error as _;
@@ -61,6 +61,7 @@ deserialize_with!(de_seed, parse::seed, u64);
 deserialize_with!(de_boolean, parse::boolean, bool);
 deserialize_with!(de_buffer_pattern, parse::buffer_pattern, BufferPattern);
 deserialize_with!(de_dedupe_mode, parse::dedupe_mode, DedupeMode);
+deserialize_with!(de_verify_kind, parse::verify_kind, VerifyKind);
 
 fn ser_display<T: std::fmt::Display, S: Serializer>(
     value: &Option<T>,
@@ -81,6 +82,13 @@ fn ser_dedupe_mode<S: Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     ser_display(&value.map(DedupeMode::name), serializer)
+}
+
+fn ser_verify_kind<S: Serializer>(
+    value: &Option<VerifyKind>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(VerifyKind::name), serializer)
 }
 
 fn ser_time<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -458,6 +466,85 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub scramble_buffers: Option<bool>,
+    /// Verify the data: every written block carries a header (offset, length, generation,
+    /// run, checksum of KIND: crc32c, crc32, md5, sha256, xxhash; meta: the header alone;
+    /// pattern: --verify-pattern, no header); every read is checked, and every written block
+    /// is read back and checked after the workload. A bad block fails the run (exit 1). See
+    /// docs/verify.md.
+    #[arg(long, value_name = "KIND", value_parser = parse::verify_kind, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_verify_kind",
+        serialize_with = "ser_verify_kind",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify: Option<VerifyKind>,
+    /// Read back and check every written block after the workload (=false: only the
+    /// workload's own reads are checked; fio's do_verify). Default: on.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse::boolean, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_boolean",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_read_back: Option<bool>,
+    /// Run no workload: only read and check what an earlier run wrote (with
+    /// --verify-state-load exactly its blocks, else every block of the region; blocks without
+    /// a header count as never written).
+    #[arg(long, help_heading = "Verify")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_only: bool,
+    /// Stop at the first bad block (default: check everything, then fail).
+    #[arg(long, help_heading = "Verify")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_fatal: bool,
+    /// Bytes each header covers (default: the smallest block size; at least 80).
+    #[arg(long, value_name = "SIZE", value_parser = parse::positive_size, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_positive_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_interval: Option<u64>,
+    /// Where the header sits in each interval, bytes (default 0).
+    #[arg(long, value_name = "SIZE", value_parser = parse::size, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_size",
+        serialize_with = "ser_size",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_offset: Option<u64>,
+    /// The bytes after each header are this pattern and are checked (fio's buffer_pattern
+    /// syntax).
+    #[arg(long, value_name = "PATTERN", value_parser = parse::buffer_pattern, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_buffer_pattern",
+        serialize_with = "ser_display",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_pattern: Option<BufferPattern>,
+    /// After every N writes, read those blocks back and check them while the workload runs
+    /// (fio's verify_backlog; the reads count as reads, not towards --bytes).
+    #[arg(long, value_name = "N", value_parser = parse::blocks, help_heading = "Verify")]
+    #[serde(
+        default,
+        deserialize_with = "de_blocks",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_backlog: Option<u32>,
+    /// Save which blocks each worker wrote to JOB-N-verify.state in the current directory.
+    #[arg(long, help_heading = "Verify")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_save: bool,
+    /// Check the blocks a saved state names (with --verify-only: write in one run, verify in
+    /// the next).
+    #[arg(long, help_heading = "Verify")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_load: bool,
 }
 
 impl WorkloadOptions {
@@ -497,12 +584,76 @@ impl WorkloadOptions {
         workload.buffered |= self.buffered;
         workload.register_buffers &= !self.no_register;
         workload.continue_on_error |= self.continue_on_error;
+        self.apply_verify(workload);
         workload.offsets.random_map |= self.random_map;
         if let Some(duration_ns) = self.duration {
             workload.length = RunLength::Time { duration_ns };
         }
         if let Some(ramp_ns) = self.ramp {
             workload.ramp_ns = ramp_ns;
+        }
+    }
+
+    /// Sets the verify options that give `verify` (a job written back as TOML).
+    pub fn set_verify(&mut self, verify: &VerifySettings) {
+        self.verify = Some(verify.kind);
+        self.verify_read_back = (!verify.after_writes).then_some(false);
+        self.verify_only = verify.only;
+        self.verify_fatal = verify.fatal;
+        self.verify_interval = verify.interval_bytes;
+        self.verify_offset =
+            (verify.header_offset_bytes != 0).then_some(verify.header_offset_bytes);
+        self.verify_pattern = verify.pattern.clone();
+        self.verify_state_save = verify.state_save;
+        self.verify_state_load = verify.state_load;
+        self.verify_backlog = verify.backlog_writes;
+    }
+
+    /// Whether any verify option was given.
+    fn verifies(&self) -> bool {
+        self.verify.is_some()
+            || self.verify_read_back.is_some()
+            || self.verify_only
+            || self.verify_fatal
+            || self.verify_interval.is_some()
+            || self.verify_offset.is_some()
+            || self.verify_pattern.is_some()
+            || self.verify_state_save
+            || self.verify_state_load
+            || self.verify_backlog.is_some()
+    }
+
+    /// Sets the verify options given (any of them turns verification on, crc32c unless
+    /// --verify names another kind).
+    fn apply_verify(&self, workload: &mut crate::result::Workload) {
+        if !self.verifies() {
+            return;
+        }
+        let verify = workload.verify.get_or_insert_with(|| VerifySettings {
+            after_writes: true,
+            ..VerifySettings::default()
+        });
+        if let Some(kind) = self.verify {
+            verify.kind = kind;
+        }
+        if let Some(read_back) = self.verify_read_back {
+            verify.after_writes = read_back;
+        }
+        verify.only |= self.verify_only;
+        verify.fatal |= self.verify_fatal;
+        verify.state_save |= self.verify_state_save;
+        verify.state_load |= self.verify_state_load;
+        if let Some(writes) = self.verify_backlog {
+            verify.backlog_writes = Some(writes);
+        }
+        if let Some(interval) = self.verify_interval {
+            verify.interval_bytes = Some(interval);
+        }
+        if let Some(offset) = self.verify_offset {
+            verify.header_offset_bytes = offset;
+        }
+        if let Some(pattern) = &self.verify_pattern {
+            verify.pattern = Some(pattern.clone());
         }
     }
 

@@ -54,6 +54,9 @@ pub fn base_workload() -> Workload {
         controls: Default::default(),
         worker_files: Default::default(),
         write_data: Default::default(),
+        error_policy: Default::default(),
+        handling: Default::default(),
+        verify: None,
     }
 }
 

@@ -74,7 +74,8 @@ pub fn check(workload: &Workload, target_bytes: u64) -> Result<(), String> {
         .map(|line| line.alignment_bytes.max(1))
         .min()
         .unwrap_or(1);
-    workload.distribution.check_region(region, alignment)
+    workload.distribution.check_region(region, alignment)?;
+    super::verify_settings::check(workload, region)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 use crate::support::{require, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The iopath binary under test.
 pub fn iopath() -> Command {
@@ -186,4 +187,79 @@ pub fn spawn_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Child {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("iopath starts")
+}
+
+/// Whether `program` runs here; when it does not, the calling test is skipped (saying why),
+/// or fails when `CI` is set.
+pub fn tool_present(program: &str) -> bool {
+    let found = Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{program} is missing and CI is set (scripts/test installs it)"
+        );
+        eprintln!("skipped: {program} is not installed here");
+    }
+    found
+}
+
+/// Longest wait for nbdkit to come up.
+const NBDKIT_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// An nbdkit on a Unix socket in `dir`, killed on drop.
+pub struct Nbdkit {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Nbdkit {
+    /// Starts `nbdkit ARGS` serving on `dir/nbd.sock`, and waits until it has written its
+    /// pid file.
+    pub fn start(dir: &Path, args: &[&str]) -> Nbdkit {
+        let socket = dir.join("nbd.sock");
+        let pid_file = dir.join("nbdkit.pid");
+        let child = Command::new("nbdkit")
+            .arg("--exit-with-parent")
+            .arg("-U")
+            .arg(&socket)
+            .arg("-P")
+            .arg(&pid_file)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nbdkit starts");
+        let mut server = Nbdkit { child, socket };
+        let started = Instant::now();
+        while !std::fs::read_to_string(&pid_file).is_ok_and(|pid| !pid.trim().is_empty()) {
+            assert!(
+                server.child.try_wait().unwrap().is_none(),
+                "nbdkit exited at start"
+            );
+            assert!(
+                started.elapsed() < NBDKIT_START_TIMEOUT,
+                "nbdkit did not come up"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        server
+    }
+
+    /// The server's `nbd+unix://` URL.
+    pub fn url(&self) -> String {
+        format!("nbd+unix:///?socket={}", self.socket.display())
+    }
+}
+
+impl Drop for Nbdkit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -237,3 +237,25 @@ fn a_plan_beyond_memory_threads_or_engine_depth_is_refused_before_any_io() {
         );
     }
 }
+
+/// Under an MPI launcher with several ranks, a build without MPI refuses to run (each rank
+/// would otherwise run alone and print its figures as the run's): rank 0 says so, every rank
+/// exits with 2, and nothing is written.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_refuses_to_run_as_one_of_several_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rank, says) in [("0", true), ("1", false)] {
+        let output = iopath()
+            .current_dir(dir.path())
+            .env("OMPI_COMM_WORLD_SIZE", "2")
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .args(["run", "f.dat", "--size", "1m", "--duration", "0.1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.contains("built without MPI"), says, "{stderr}");
+        assert!(!dir.path().join("f.dat").exists());
+    }
+}

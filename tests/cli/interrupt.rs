@@ -5,7 +5,7 @@
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a first signal may take to end a run.
@@ -319,6 +319,61 @@ fn sigterm_during_a_job_start_delay_stops_at_once() {
     );
 }
 
+/// A signal while a job file's later files are being created stops the creation: the files
+/// done are kept (a job file's files stay, as in fio), the one being filled is removed.
+#[test]
+fn sigint_while_a_job_creates_its_files_stops_between_or_within_them() {
+    let dir = disk_tempdir();
+    std::fs::write(
+        dir.path().join("many.fio"),
+        "[many]\nnrfiles=40\nsize=4g\nrw=randread\nruntime=5\ntime_based=1\n",
+    )
+    .unwrap();
+    let mut run = Running::start(dir.path(), &["--job", "many.fio"]);
+    let started = Instant::now();
+    while !dir.path().join("many.0.1").exists() {
+        assert!(
+            started.elapsed() < PHASE_TIMEOUT,
+            "the second file was not begun"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    run.signal(libc::SIGINT);
+    let (status, _, stderr) = run.finish_within(FIRST_SIGNAL_BOUND);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(run.json()["partial"], true);
+    let files = list_dir(dir.path());
+    assert!(files.contains(&"many.0.0".to_string()), "{files:?}");
+    assert!(files.len() < 40, "the creation went on: {files:?}");
+    for file in files.iter().filter(|name| name.starts_with("many.0.")) {
+        let length = std::fs::metadata(dir.path().join(file)).unwrap().len();
+        assert_eq!(length, (4u64 << 30) / 40, "{file} is partial");
+    }
+}
+
+/// A signal during the start delay of a later test (after a stonewall) keeps the test that
+/// finished.
+#[test]
+fn sigterm_during_a_later_tests_start_delay_keeps_the_earlier_test() {
+    let dir = disk_tempdir();
+    std::fs::write(
+        dir.path().join("two.fio"),
+        "[a]\nfilename=d.bin\nsize=16m\nrw=randread\nruntime=1\ntime_based=1\n[b]\nstonewall\nfilename=d.bin\nsize=16m\nrw=randread\nstartdelay=60\nruntime=5\ntime_based=1\n",
+    )
+    .unwrap();
+    let mut run = Running::start(dir.path(), &["--job", "two.fio", "--ramp", "0"]);
+    run.wait_for_workers();
+    std::thread::sleep(Duration::from_millis(2500));
+    run.signal(libc::SIGTERM);
+    let (status, _, stderr) = run.finish_within(FIRST_SIGNAL_BOUND);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let json = run.json();
+    assert_eq!(json["partial"], true, "{json}");
+    assert_eq!(json["tests"][0]["stop_reason"], "completed", "{json}");
+    assert_eq!(json["tests"][1]["stop_reason"], "interrupted", "{json}");
+    assert_eq!(u64_at(&json, &["tests", "1", "total", "io_count"]), 0);
+}
+
 #[test]
 fn a_second_signal_ends_the_run_at_once_and_writes_what_it_has() {
     let dir = disk_tempdir();
@@ -334,72 +389,6 @@ fn a_second_signal_ends_the_run_at_once_and_writes_what_it_has() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(list_dir(dir.path()), ["out.json"], "{stderr}");
     assert_eq!(run.json()["partial"], true);
-}
-
-/// Whether `program` runs here; when it does not, the calling test is skipped (saying why),
-/// or fails when `CI` is set.
-fn tool_present(program: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is missing and CI is set (scripts/test installs it)"
-        );
-        eprintln!("skipped: {program} is not installed here");
-    }
-    found
-}
-
-/// An nbdkit on a Unix socket in `dir`, killed on drop.
-struct Nbdkit {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Nbdkit {
-    fn start(dir: &Path, args: &[&str]) -> Nbdkit {
-        let socket = dir.join("nbd.sock");
-        let pid_file = dir.join("nbdkit.pid");
-        let child = Command::new("nbdkit")
-            .arg("--exit-with-parent")
-            .arg("-U")
-            .arg(&socket)
-            .arg("-P")
-            .arg(&pid_file)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nbdkit starts");
-        let mut server = Nbdkit { child, socket };
-        let started = Instant::now();
-        while !std::fs::read_to_string(&pid_file).is_ok_and(|pid| !pid.trim().is_empty()) {
-            assert!(
-                server.child.try_wait().unwrap().is_none(),
-                "nbdkit exited at start"
-            );
-            assert!(started.elapsed() < PHASE_TIMEOUT, "nbdkit did not come up");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.socket.display())
-    }
-}
-
-impl Drop for Nbdkit {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A server that stops answering writes holds the first signal up (an I/O in flight is

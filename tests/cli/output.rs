@@ -172,6 +172,9 @@ fn help_shows_examples() {
         "--bytes",
         "--fsync-at-end",
         "--allow-destructive",
+        "--live",
+        "--no-live",
+        "--metrics",
     ] {
         assert!(run.stdout.contains(flag), "run --help lacks {flag}");
     }

@@ -34,3 +34,39 @@ pub fn mixed() -> &'static RunResult {
     static MIXED: OnceLock<RunResult> = OnceLock::new();
     MIXED.get_or_init(|| result("mixed"))
 }
+
+/// `mixed` as if run from three clients: ranks 0 and 1 on `node1`, rank 2 on `node2`, each with
+/// `mixed`'s own figures, and the merged tests three times its counts (a stand-in for the
+/// merge, which has tests of its own).
+pub fn clustered() -> RunResult {
+    use iopath::result::{ClusterResult, RankResult};
+    let mut result = mixed().clone();
+    let ranks = [(0, "node1", 0), (1, "node1", 1), (2, "node2", 0)]
+        .into_iter()
+        .map(|(rank, host, local_rank)| RankResult {
+            rank,
+            host: host.to_string(),
+            local_rank,
+            clock_offset_ns: 1_000 * i64::from(rank),
+            clock_uncertainty_ns: 500,
+            sync_poll_ns: 0,
+            sync_polls: 0,
+            lost: None,
+            host_info: Some(result.host.clone()),
+            targets: result.targets.clone(),
+            tests: result.tests.clone(),
+        })
+        .collect();
+    for test in &mut result.tests {
+        test.total.io_count *= 3;
+        test.total.iops *= 3.0;
+    }
+    result.cluster = Some(ClusterResult {
+        launcher: "Open MPI v4.1.4".into(),
+        size: 3,
+        ranks,
+        lost_ranks: Vec::new(),
+        verdicts: Vec::new(),
+    });
+    result
+}

@@ -12,6 +12,7 @@ pub mod history;
 pub mod nas;
 pub mod process;
 pub mod skip;
+pub mod verify;
 
 pub use process::run_with_limit;
 pub use skip::{require, skip};

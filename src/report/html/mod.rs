@@ -6,8 +6,9 @@
 //! are given, the comparison (the table of `iopath compare` and bars with ratios); sweep
 //! curves (IOPS against the swept value, latency against IOPS) where sweeps ran; for every
 //! test, MB/s and IOPS over time (the per-second series), the latency distribution (the
-//! stored histogram) and percentiles, and each hop's utilisation; the storage path of every
-//! target; host and workload details; and every trust note. Results without analysis
+//! stored histogram) and percentiles, and each hop's utilisation; for a multi-client run, the
+//! clients (the verdict across them, each host's and each rank's figures); the storage path
+//! of every target; host and workload details; and every trust note. Results without analysis
 //! (no `paths`, no `analysis`) render with those parts saying so.
 //!
 //! ```no_run
@@ -22,6 +23,7 @@
 pub mod escape;
 pub mod svg;
 
+mod clients;
 mod comparison;
 mod details;
 mod page;
@@ -101,6 +103,9 @@ pub fn write_report(report: &HtmlReport<'_>, out: &mut dyn Write) -> io::Result<
         sections.push(section);
     }
     sections.push(test_detail::section(&report.runs));
+    if let Some(section) = clients::section(&report.runs) {
+        sections.push(section);
+    }
     sections.push(path::section(&report.runs));
     sections.push(details::host_section(&report.runs));
     sections.push(details::trust_section(

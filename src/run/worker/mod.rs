@@ -21,6 +21,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod trace;
+mod verify;
 
 use super::flow::FlowGroup;
 use super::pacer::JobPacer;
@@ -28,11 +29,15 @@ use super::progress::WorkerProgress;
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
 use crate::host::clock::{Clock, Ticks};
-use crate::result::{Direction, IoErrorRecord, LatencyTarget, StopReason};
+use crate::result::{
+    Direction, ErrorCount, ErrorPolicy, IoErrorRecord, LatencyTarget, StopReason,
+    VerificationResult,
+};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::file_set::FileSetPlanner;
 use state::Worker;
 use std::sync::atomic::{AtomicBool, Ordering};
+pub use verify::WorkerVerify;
 
 /// Errors kept with their offsets per worker; later ones are only counted.
 pub const KEPT_ERRORS_PER_WORKER: usize = 16;
@@ -75,8 +80,14 @@ pub struct WorkerPlan {
     pub length: WorkerLength,
     /// fdatasync at the end, inside the measured time.
     pub fsync_at_end: bool,
-    /// Keep going after an I/O error.
+    /// Keep going after every I/O error.
     pub continue_on_error: bool,
+    /// Which errors the worker goes on after, and what an error that stops it ends.
+    pub error_policy: ErrorPolicy,
+    /// Descriptors of the worker's files (in the planner's order) whose cached pages are
+    /// dropped each time a pass over one ends (a timed buffered fio job's `invalidate=1`);
+    /// empty: never.
+    pub invalidate_each_pass: Vec<std::fs::File>,
     /// Length of a series interval, ns.
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).
@@ -101,6 +112,10 @@ pub struct WorkerPlan {
     /// How long the worker waits when it is ahead of its share of the flow, ns (0: a short
     /// slice).
     pub flow_sleep_ns: u64,
+    /// Bytes of each slot's buffer (the largest request).
+    pub buffer_bytes: usize,
+    /// Data verification, when the workload verifies.
+    pub verify: Option<WorkerVerify>,
 }
 
 /// Marker following the offset in a stamped block.
@@ -181,6 +196,8 @@ pub struct WorkerOutcome {
     pub trim: DirectionRecorder,
     /// First errors with offsets.
     pub errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    pub error_counts: Vec<ErrorCount>,
     /// Why it stopped.
     pub stop_reason: StopReason,
     /// End of its measured window, ns after the measurement started.
@@ -197,6 +214,10 @@ pub struct WorkerOutcome {
     pub engine_failure: Option<EngineError>,
     /// The depth the latency-target search ended at, and whether the target held there.
     pub latency_depth: Option<(u32, bool)>,
+    /// What data verification found (when the workload verifies).
+    pub verification: Option<VerificationResult>,
+    /// Why the read-back or the verify state file failed, if it did.
+    pub verify_failure: Option<String>,
 }
 
 impl WorkerOutcome {
@@ -213,6 +234,7 @@ impl WorkerOutcome {
             write,
             trim,
             errors: Vec::new(),
+            error_counts: Vec::new(),
             stop_reason,
             window_end_ns: 0,
             fsync_ns: 0,
@@ -221,6 +243,8 @@ impl WorkerOutcome {
             trace_overflow_ios: 0,
             engine_failure: None,
             latency_depth: None,
+            verification: None,
+            verify_failure: None,
         }
     }
 }
@@ -235,6 +259,9 @@ pub fn run_worker<E: Engine>(
 ) -> WorkerOutcome {
     let mut worker = Worker::new(engine, plan, links, clock, start);
     worker.wait_for_start();
+    if worker.verify_only() {
+        return worker.finish();
+    }
     loop {
         worker.look_for_the_end();
         worker.step_the_search();

@@ -5,7 +5,9 @@
 
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
+use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
 use super::trace::IoTrace;
+use super::verify::{ReadBack, VerifyRun};
 use super::{
     KEPT_ERRORS_PER_WORKER, TracedIo, TrimmedRange, WorkerLength, WorkerLinks, WorkerOutcome,
     WorkerPlan, stamp_block,
@@ -13,7 +15,8 @@ use super::{
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
-use crate::result::{Direction, IoErrorRecord, StopReason};
+use crate::result::error_policy::{EILSEQ, EIO};
+use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
 use std::sync::atomic::Ordering;
@@ -29,6 +32,8 @@ struct SlotState {
     length: u32,
     direction: Option<Direction>,
     submitted: Ticks,
+    /// In flight now.
+    busy: bool,
 }
 
 /// The slots of the queue, sized to the queue depth before the start.
@@ -108,9 +113,9 @@ struct Ending {
 struct Totals {
     issued_bytes: u64,
     issued_ios: u64,
-    completed_bytes: u64,
-    completed_ios: u64,
-    completed_latency_ns: u64,
+    /// Completed reads, writes and trims (in [`DIRECTIONS`] order), published for the live
+    /// views.
+    completed: [DirectionTotals; 3],
 }
 
 /// One worker while it runs.
@@ -126,6 +131,8 @@ pub(super) struct Worker<'a, E: Engine> {
     write: DirectionRecorder,
     trim: DirectionRecorder,
     errors: Vec<IoErrorRecord>,
+    /// Errors by kind and errno.
+    error_counts: Vec<ErrorCount>,
     trace: IoTrace,
     writes_since_sync: u32,
     sync_pending: bool,
@@ -143,13 +150,17 @@ pub(super) struct Worker<'a, E: Engine> {
     flow_own: u64,
     /// The latest clock reading of the loop.
     now: Ticks,
+    /// Data verification, when the workload verifies.
+    verify: Option<VerifyRun>,
+    /// Why the read-back or the state file failed, if it did.
+    verify_failure: Option<String>,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
     /// A worker whose test starts at `start`, with every buffer sized.
     pub(super) fn new(
         engine: &'a mut E,
-        plan: WorkerPlan,
+        mut plan: WorkerPlan,
         links: WorkerLinks<'a>,
         clock: &'a Clock,
         start: Ticks,
@@ -184,6 +195,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 restarted: false,
             }
         });
+        let depth = plan.queue_depth.max(1) as usize;
+        let verify = plan
+            .verify
+            .take()
+            .map(|verify| VerifyRun::new(verify, depth));
         let trace_room = if plan.trace {
             IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
         } else {
@@ -194,6 +210,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             write: DirectionRecorder::new(plan.interval_ns, intervals),
             trim: DirectionRecorder::new(plan.interval_ns, intervals),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
+            error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
             window: Window {
@@ -216,6 +233,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             search,
             flow_own: 0,
             now: clock.now(),
+            verify,
+            verify_failure: None,
             engine,
             plan,
             links,
@@ -271,7 +290,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         } else if self.links.finish.load(Ordering::Relaxed) {
             self.ending.stopping = true;
             self.ending.finished_at = Some(now);
-        } else if self.budget_done() {
+        } else if self.budget_done() && !self.backlog_ready() && !self.backlog_may_fill() {
             self.ending.stopping = true;
         }
     }
@@ -343,7 +362,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut queued = 0usize;
         let mut wait_ns = 0;
         while self.queue.in_flight < depth_limit {
-            if self.budget_done() {
+            if self.budget_done() && !self.backlog_ready() {
                 break;
             }
             if batch_time < self.not_before {
@@ -357,15 +376,25 @@ impl<'a, E: Engine> Worker<'a, E> {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
                 break;
             }
-            let (io, due_ns) = self.next_io();
+            // A read-back of the verify backlog goes first, outside the pacer and the budget.
+            let backlog_read = self.verify.as_mut().and_then(VerifyRun::backlog_read);
+            let (io, due_ns) = match backlog_read {
+                Some(read) => (read, 0),
+                None => self.next_io(),
+            };
             if due_ns > since_start {
                 wait_ns = due_ns - since_start;
                 self.paced = Some((io, due_ns));
                 break;
             }
+            if self.verify.is_some() && self.conflicts_in_flight(io) {
+                // Issued once the I/O it overlaps has completed.
+                self.paced = Some((io, due_ns));
+                break;
+            }
             // Requests handed to the device one by one get their own submission time.
             let own_time = self.plan.submit_batch == 1 && queued > 0;
-            let submitted = match self.issue(io, batch_time, own_time) {
+            let submitted = match self.issue(io, batch_time, own_time, backlog_read.is_none()) {
                 Ok(submitted) => submitted,
                 Err(error) => {
                     self.engine_failed(error);
@@ -402,11 +431,26 @@ impl<'a, E: Engine> Worker<'a, E> {
         match (self.paced.take(), self.links.pacer) {
             (Some(waiting), _) => waiting,
             (None, Some(pacer)) => {
-                let io = self.plan.planner.next_io();
+                let io = self.planned_io();
                 (io, pacer.claim(u64::from(io.length)))
             }
-            (None, None) => (self.plan.planner.next_io(), 0),
+            (None, None) => (self.planned_io(), 0),
         }
+    }
+
+    /// The planner's next I/O; when it begins a new pass over a file whose cache is dropped
+    /// each pass (fio's `invalidate=1` in a timed buffered job), the file's cached pages are
+    /// dropped first, as fio does when its random map fills up or its offset wraps.
+    #[inline]
+    fn planned_io(&mut self) -> PlannedIo {
+        let io = self.plan.planner.next_io();
+        if let Some(file) = self.plan.planner.pass_began()
+            && let Some(descriptor) = self.plan.invalidate_each_pass.get(file as usize)
+        {
+            // Advisory, as in fio: a refusal changes nothing but the cache.
+            let _ = crate::targets::open::invalidate_cached_range(descriptor, 0, 0);
+        }
+        io
     }
 
     /// Places `io` in a free slot, readies a write's buffer, and submits it; returns its
@@ -417,6 +461,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         io: PlannedIo,
         batch_time: Ticks,
         own_time: bool,
+        budgeted: bool,
     ) -> Result<Ticks, EngineError> {
         let slot = self
             .queue
@@ -428,7 +473,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
             filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
-            if self.plan.stamp_writes {
+            if let Some(verify) = &mut self.verify {
+                verify.stamp(buffer, io.file, io.offset);
+                filled = true;
+            } else if self.plan.stamp_writes {
                 stamp_block(buffer, io.offset);
             }
         }
@@ -443,6 +491,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             length: io.length,
             direction: Some(io.direction),
             submitted,
+            busy: true,
         };
         if self.plan.trace {
             self.trace.push(TracedIo {
@@ -470,9 +519,42 @@ impl<'a, E: Engine> Worker<'a, E> {
             return Err(error);
         }
         self.queue.in_flight += 1;
-        self.totals.issued_bytes += u64::from(io.length);
-        self.totals.issued_ios += 1;
+        if budgeted {
+            self.totals.issued_bytes += u64::from(io.length);
+            self.totals.issued_ios += 1;
+        }
         Ok(submitted)
+    }
+
+    /// Whether `io` overlaps an I/O in flight of which one of the two writes: what the read
+    /// sees, or what the block ends up holding, could then be either write's (the device may
+    /// complete them in any order). A verifying worker holds such an I/O until the other has
+    /// completed (as fio's `serialize_overlap`).
+    fn conflicts_in_flight(&self, io: PlannedIo) -> bool {
+        let end = io.offset + u64::from(io.length);
+        self.queue.slots.iter().any(|slot| {
+            slot.busy
+                && slot.file == io.file
+                && slot.offset < end
+                && io.offset < slot.offset + u64::from(slot.length)
+                && (slot.direction.is_some_and(|d| d != Direction::Read)
+                    || io.direction != Direction::Read)
+        })
+    }
+
+    /// Whether writes in flight may still fill a verify backlog.
+    fn backlog_may_fill(&self) -> bool {
+        self.queue.in_flight > 0 && self.verify.as_ref().is_some_and(VerifyRun::has_backlog)
+    }
+
+    /// Whether a full verify backlog waits to be read back.
+    fn backlog_ready(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::backlog_ready)
+    }
+
+    /// Whether the workload is only a read-back (fio's `verify_only`).
+    pub(super) fn verify_only(&self) -> bool {
+        self.verify.as_ref().is_some_and(VerifyRun::only)
     }
 
     /// Counts a write towards the periodic fdatasync; true when one is now due.
@@ -498,7 +580,7 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     /// Whether an idle worker is done: it is stopping or has issued its budget.
     pub(super) fn nothing_left(&self) -> bool {
-        self.ending.stopping || self.budget_done()
+        self.ending.stopping || (self.budget_done() && !self.backlog_ready())
     }
 
     /// Waits `wait_ns` for the pacer or a think time (no longer than the window lasts), then
@@ -535,12 +617,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             let completion = self.queue.completions[index];
             self.record(completion, counted.then_some(elapsed_ns));
         }
-        let totals = self.totals;
-        self.links.progress.publish(
-            totals.completed_bytes,
-            totals.completed_ios,
-            totals.completed_latency_ns,
-        );
+        let progress = self.links.progress;
+        for (direction, totals) in DIRECTIONS.into_iter().zip(self.totals.completed) {
+            progress.direction(direction).publish(totals);
+        }
         let since_begin = self.clock.nanos_between(self.window.begin, now);
         if let Some(search) = &mut self.search
             && search.draining.is_none()
@@ -560,12 +640,37 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// `None` when it ended outside.
     fn record(&mut self, completion: Completion, elapsed_ns: Option<u64>) {
         let slot = self.queue.slots[completion.slot as usize];
+        self.queue.slots[completion.slot as usize].busy = false;
         self.queue.free.push(completion.slot);
         self.queue.in_flight -= 1;
         let direction = slot.direction.unwrap_or(Direction::Read);
         if completion.result != i64::from(slot.length) {
+            if let Some(verify) = &mut self.verify
+                && direction != Direction::Read
+            {
+                verify.write_failed(slot.file, slot.offset, slot.length);
+            }
             self.record_error(slot, direction, completion.result);
             return;
+        }
+        if direction == Direction::Write
+            && let Some(verify) = &mut self.verify
+        {
+            verify.write_completed(slot.file, slot.offset, slot.length);
+        }
+        if direction == Direction::Read
+            && let Some(verify) = &mut self.verify
+        {
+            let buffer =
+                &mut self.engine.buffer_mut(completion.slot as usize)[..slot.length as usize];
+            let target = self
+                .plan
+                .target_paths
+                .get(slot.file as usize)
+                .map_or("", String::as_str);
+            if verify.check_read(target, buffer, slot.file, slot.offset) {
+                self.stop(StopCause::IoError, self.now);
+            }
         }
         if direction == Direction::Trim {
             self.trim_completed(TrimmedRange {
@@ -575,9 +680,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             });
         }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
-        self.totals.completed_bytes += u64::from(slot.length);
-        self.totals.completed_ios += 1;
-        self.totals.completed_latency_ns += latency_ns;
+        let completed = &mut self.totals.completed[direction_index(direction)];
+        completed.bytes += u64::from(slot.length);
+        completed.io_count += 1;
+        completed.latency_sum_ns += latency_ns;
+        self.links
+            .progress
+            .direction(direction)
+            .count_latency(latency_ns);
         if let Some(search) = &mut self.search
             && search.draining.is_none()
             && self.now >= self.window.measure_start
@@ -609,13 +719,44 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// is an error of the trim direction, and the range's data is then unknown).
     #[inline]
     fn trim_completed(&mut self, range: TrimmedRange) {
-        let _ = range;
+        if let Some(verify) = &mut self.verify {
+            verify.trimmed(range.file, range.offset, range.length);
+        }
     }
 
     /// Counts a failed or short transfer (a short one is not retried and its bytes are not
-    /// counted), keeps the first ones with their offsets, and stops the worker unless errors
-    /// may go on.
+    /// counted) through [`Worker::record_failure`].
     fn record_error(&mut self, slot: SlotState, direction: Direction, result: i64) {
+        // As in fio, a failed trim is of the write kind.
+        let kind = match direction {
+            Direction::Read => ErrorKind::Read,
+            Direction::Write | Direction::Trim => ErrorKind::Write,
+        };
+        let errno = if result < 0 { (-result) as i32 } else { 0 };
+        self.record_failure(kind, errno, slot, direction, || {
+            if result < 0 {
+                std::io::Error::from_raw_os_error(errno).to_string()
+            } else {
+                format!("short transfer: {result} of {} bytes", slot.length)
+            }
+        });
+    }
+
+    /// The one place a failed I/O is counted and judged: counted by direction and by kind and
+    /// errno (`errno` 0: a short transfer, judged as `EIO`), the first ones kept with their
+    /// offsets and `describe`'s words, and the worker stopped unless the job's error policy
+    /// lets it go on after this kind and errno. A verification mismatch (data read back that is
+    /// not what was written) is reported here as [`ErrorKind::Verify`] with
+    /// [`EILSEQ`](crate::result::error_policy::EILSEQ), so that
+    /// `continue_on_error=verify` and `ignore_error=,,…` apply to it as in fio.
+    fn record_failure(
+        &mut self,
+        kind: ErrorKind,
+        errno: i32,
+        slot: SlotState,
+        direction: Direction,
+        describe: impl FnOnce() -> String,
+    ) {
         match direction {
             Direction::Read => self.read.error_count += 1,
             Direction::Write => self.write.error_count += 1,
@@ -632,14 +773,14 @@ impl<'a, E: Engine> Worker<'a, E> {
                 direction,
                 offset: slot.offset,
                 length: slot.length,
-                error: if result < 0 {
-                    std::io::Error::from_raw_os_error(-result as i32).to_string()
-                } else {
-                    format!("short transfer: {result} of {} bytes", slot.length)
-                },
+                error: describe(),
             });
         }
-        if !self.plan.continue_on_error {
+        let judged = if errno == 0 { EIO } else { errno };
+        let continues =
+            self.plan.continue_on_error || self.plan.error_policy.continues(kind, judged);
+        count_error(&mut self.error_counts, kind, errno, continues);
+        if !continues {
             self.stop(StopCause::IoError, self.now);
         }
     }
@@ -675,7 +816,13 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         if error_of_mine {
             self.ending.reason = Some(StopReason::Error);
-            self.links.error_stop.store(true, Ordering::Relaxed);
+            // An error of a job whose policy keeps it to its own scope stops this worker
+            // only; the test's links end the others when the worker has ended.
+            if cause == StopCause::EngineFailure
+                || self.plan.error_policy.error_ends == ErrorScope::Everything
+            {
+                self.links.error_stop.store(true, Ordering::Relaxed);
+            }
         } else if first {
             self.ending.reason = Some(self.links.run_stop_reason());
         }
@@ -719,6 +866,33 @@ impl<'a, E: Engine> Worker<'a, E> {
         let thread_cpu_ns = self
             .cpu_at_measure_start
             .map_or(0, |at_start| thread_cpu_ns() - at_start);
+        let fatal = self.verify.as_ref().is_some_and(VerifyRun::fatal);
+        let verification = self.verify.take().map(|verify| {
+            let read_back = ReadBack {
+                queue_depth: self.queue.depth,
+                buffer_bytes: self.plan.buffer_bytes,
+                targets: &self.plan.target_paths,
+                stops: [self.links.stop, self.links.error_stop],
+                clock,
+                engine: &mut *self.engine,
+            };
+            let completed = stop_reason == StopReason::Completed;
+            let (result, failure) = verify.finish(read_back, completed);
+            // Every bad block is an error of the verify kind (EILSEQ, as fio has it), counted
+            // with the job's other errors; all but a fatal first one were gone on after.
+            if result.mismatch_count > 0 {
+                let stopped = u64::from(stop_reason == StopReason::Error && fatal);
+                for index in 0..result.mismatch_count {
+                    let continued = index + 1 < result.mismatch_count || stopped == 0;
+                    count_error(&mut self.error_counts, ErrorKind::Verify, EILSEQ, continued);
+                }
+            }
+            if failure.is_some() {
+                stop_reason = StopReason::Error;
+                self.verify_failure = failure;
+            }
+            result
+        });
         self.read.finish();
         self.write.finish();
         self.trim.finish();
@@ -743,6 +917,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             write: self.write,
             trim: self.trim,
             errors: self.errors,
+            error_counts: self.error_counts,
             stop_reason,
             window_end_ns,
             fsync_ns,
@@ -750,6 +925,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             trace,
             trace_overflow_ios,
             engine_failure: self.engine_failure,
+            verification,
+            verify_failure: self.verify_failure,
             latency_depth: self
                 .search
                 .map(|search| (search.search.depth(), search.search.met())),
@@ -790,4 +967,35 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Adds one error of `kind` and `errno` to `counts` (`continued`: the worker went on after it).
+fn count_error(counts: &mut Vec<ErrorCount>, kind: ErrorKind, errno: i32, continued: bool) {
+    let index = match counts
+        .iter()
+        .position(|count| count.kind == kind && count.errno == errno)
+    {
+        Some(index) => index,
+        None => {
+            counts.push(ErrorCount {
+                kind,
+                errno,
+                name: errno_name(errno),
+                count: 0,
+                continued: 0,
+            });
+            counts.len() - 1
+        }
+    };
+    counts[index].count += 1;
+    counts[index].continued += u64::from(continued);
+}
+
+/// The name of `errno` (`ENOSPC`), `short` for 0 (a short transfer), else `E<number>`.
+fn errno_name(errno: i32) -> String {
+    if errno == 0 {
+        return "short".to_string();
+    }
+    crate::workload::fio::error_values::errno_name(errno)
+        .map_or_else(|| format!("E{errno}"), str::to_string)
 }

@@ -133,6 +133,8 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         4096,
     );
     WorkerPlan {
+        buffer_bytes: 4096,
+        verify: None,
         target_paths: vec!["scripted".to_string()],
         target_indexes: vec![0],
         planner: FileSetPlanner::single(IoPlanner::new(&workload, 0, 64 << 20, 0, 1)),
@@ -140,6 +142,8 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         length,
         fsync_at_end: false,
         continue_on_error: false,
+        error_policy: Default::default(),
+        invalidate_each_pass: Vec::new(),
         interval_ns: 1_000_000_000,
         trace: true,
         stamp_writes: false,

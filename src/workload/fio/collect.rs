@@ -87,7 +87,8 @@ pub fn collect(
             .position(|entry| matches!(entry, Entry::Section { .. }))
             .map_or(entries.len(), |offset| index + 1 + offset);
         let options = &entries[index + 1..end];
-        let is_global = name == "global";
+        // fio takes every section whose name starts with `global` as a global one.
+        let is_global = name.starts_with("global");
         if !is_global {
             limits
                 .check_jobs(jobs.len() + 1)

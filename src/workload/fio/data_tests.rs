@@ -148,8 +148,8 @@ fn command_line_data_flags_apply_on_top_of_a_job() {
 fn harmless_options_are_accepted_with_one_note_each() {
     let options = [
         (
-            "verify_fatal=0",
-            "verify_fatal: iopath does not verify data",
+            "verify_async=2",
+            "verify_async: iopath checks each block in the worker that read it",
         ),
         (
             "disk_util=1",

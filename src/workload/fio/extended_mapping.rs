@@ -13,7 +13,7 @@ use super::notes::Notes;
 use super::settings::{BlockChoice, JobSettings, Pattern};
 use crate::result::OffsetDistribution;
 use crate::result::OffsetRules;
-use crate::result::{Flow, JobControls, LatencyTarget};
+use crate::result::{EndOthers, Flow, JobControls, LatencyTarget};
 use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 
@@ -356,14 +356,6 @@ pub fn controls(
     if extended.exitall.is_some() {
         controls.ends_others = extended.exit_what;
     }
-    if let Some(set) = &extended.exitall_on_error
-        && settings.continue_on_error
-    {
-        notes.add(
-            Some(&set.at),
-            format!("job '{name}': with continue_on_error the job does not end on an error, so exitall_on_error does not end the others"),
-        );
-    }
     if let Some(set) = &extended.numa_mem_policy {
         notes.add(
             Some(&set.at),
@@ -493,4 +485,19 @@ fn latency_target(job: &JobDefinition) -> Result<Option<LatencyTarget>, JobFileE
         percentile: extended.latency_percentile,
         keep_running: extended.latency_run,
     }))
+}
+
+/// What an error ending one of the job's workers ends besides it: the worker alone (fio's
+/// default), or with `exitall_on_error` the jobs `exit_what` names.
+pub fn error_scope(job: &JobDefinition) -> crate::result::ErrorScope {
+    use crate::result::ErrorScope;
+    let extended = &job.settings.extended;
+    if extended.exitall_on_error.is_none() {
+        return ErrorScope::Worker;
+    }
+    match extended.exit_what {
+        EndOthers::None | EndOthers::Group => ErrorScope::Group,
+        EndOthers::Test => ErrorScope::Test,
+        EndOthers::Run => ErrorScope::Run,
+    }
 }

@@ -82,7 +82,12 @@ pub fn map_job(
     workload.write_data = super::data_checks::job_write_data(job, notes)?;
     workload.think_time_ns = settings.think_time_ns;
     workload.think_time_blocks = settings.think_time_blocks.max(1);
-    workload.continue_on_error = settings.continue_on_error;
+    workload.error_policy = crate::result::ErrorPolicy {
+        error_ends: extended_mapping::error_scope(job),
+        ..settings.error_policy.clone()
+    };
+    workload.handling = super::handling::io_handling(job, engine, notes)?;
+    workload.verify = settings.verify.settings();
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;
@@ -99,17 +104,6 @@ pub fn map_job(
             format!(
                 "job '{name}': rwmixread/rwmixwrite has no effect: rw names a single direction (as in fio)"
             ),
-        );
-    }
-    if settings.buffered
-        && engine != EngineKind::Null
-        && !engine.is_protocol()
-        && settings.pattern.random()
-        && settings.pattern.reads()
-    {
-        notes.add(
-            Some(&job.at),
-            format!("job '{name}': buffered random reads: fio hints the kernel (fadvise_hint=1, no read-ahead); iopath gives no hint, so read-ahead stays on"),
         );
     }
     let timed = overrides.duration.is_some() || overrides.bytes.is_some();

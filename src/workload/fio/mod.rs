@@ -29,11 +29,13 @@ pub mod arithmetic;
 pub mod collect;
 pub mod data_checks;
 pub mod data_options;
+pub mod error_values;
 pub mod expand;
 pub mod extended;
 pub mod extended_mapping;
 pub mod extended_values;
 pub mod files;
+pub mod handling;
 pub mod input;
 pub mod lines;
 pub mod location;
@@ -47,11 +49,14 @@ pub mod suffixes;
 pub mod suggestions;
 pub mod table;
 pub mod values;
+pub mod verify_options;
 
 #[cfg(test)]
 mod data_tests;
 #[cfg(test)]
 mod extended_tests;
+#[cfg(test)]
+mod howto_names;
 #[cfg(test)]
 mod tests;
 

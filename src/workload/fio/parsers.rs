@@ -89,6 +89,24 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
             EngineKind::Sync,
             Some("runs as iopath's sync engine (pread/pwrite, one I/O in flight per worker)"),
         ),
+        "posixaio" => (
+            EngineKind::Sync,
+            Some(
+                "posixaio runs as iopath's sync engine: glibc's POSIX AIO hands each open file's requests to one helper thread that performs them one after another with pread/pwrite, so a job on one file has one I/O in flight whatever its iodepth, as with sync (on several files fio may have one per file in flight, iopath one)",
+            ),
+        ),
+        "mmap" => (
+            EngineKind::Sync,
+            Some(
+                "mmap runs as iopath's sync engine moving each request's bytes through a shared mapping of the file, as fio's mmap engine (an I/O error under the mapping ends the run with SIGBUS, as it ends fio)",
+            ),
+        ),
+        "splice" => (
+            EngineKind::Sync,
+            Some(
+                "splice runs as iopath's sync engine moving each request's bytes through a pipe (splice and vmsplice), as fio's splice engine",
+            ),
+        ),
         "null" => (EngineKind::Null, None),
         "nbd" => (
             EngineKind::Nbd,
@@ -104,7 +122,7 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
         ),
         other => {
             return Err(OptionError::Unsupported(format!(
-                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync as sync, null, nbd and libiscsi)"
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd and libiscsi)"
             )));
         }
     })
@@ -431,7 +449,10 @@ mod tests {
         assert_eq!(engine("null").unwrap(), (EngineKind::Null, None));
         assert_eq!(engine("libiscsi").unwrap().0, EngineKind::Iscsi);
         assert_eq!(engine("nbd").unwrap().0, EngineKind::Nbd);
-        assert!(unsupported(engine("posixaio")));
+        assert_eq!(engine("posixaio").unwrap().0, EngineKind::Sync);
+        assert_eq!(engine("splice").unwrap().0, EngineKind::Sync);
+        assert_eq!(engine("mmap").unwrap().0, EngineKind::Sync);
+        assert!(unsupported(engine("sg")));
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! `wait_for_previous`), which starts a new test once all before it have ended. Reporting groups
 //! follow fio: `stonewall` or `new_group` starts a new group when the current one has jobs.
 //!
-//! Per test: the page cache is dropped before it when a buffered job keeps fio's `invalidate=1`,
-//! and fio's steady-state options become the test's steady-state criterion.
+//! Per test: fio's steady-state options become the test's steady-state criterion (a buffered
+//! job's `invalidate=1` drops the cached pages of its own files when it starts: see
+//! [`super::handling`]).
 
 use super::collect::JobDefinition;
 use super::expand::Environment;
@@ -11,7 +12,6 @@ use super::extended_mapping::MappingContext;
 use super::location::Set;
 use super::mapping::{MappedJob, map_job};
 use super::notes::Notes;
-use crate::result::EngineKind;
 use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::steady::SteadyCriterion;
@@ -108,7 +108,7 @@ pub fn build_plan(
     let mut tests = Vec::new();
     for phase in phases {
         let settings = TestSettings {
-            drop_caches_before: drop_caches(&phase, notes),
+            drop_caches_before: false,
             steady: steady_criterion(&phase, request, ignored)?,
             ..TestSettings::default()
         };
@@ -139,23 +139,6 @@ fn test_name(jobs: &[JobPlan]) -> String {
             many.len()
         ),
     }
-}
-
-/// fio invalidates the cache of a buffered job's files before it starts (`invalidate=1`).
-fn drop_caches(phase: &[(&JobDefinition, JobPlan)], notes: &mut Notes) -> bool {
-    let drop = phase.iter().any(|(job, plan)| {
-        plan.workload.buffered
-            && job.settings.invalidate
-            && plan.workload.engine != EngineKind::Null
-            && !plan.workload.engine.is_protocol()
-    });
-    if drop {
-        notes.add(
-            None,
-            "buffered jobs keep fio's invalidate=1: iopath drops the page cache before each of their tests (the whole cache, as root; fio drops only the job's files); set invalidate=0 to keep it",
-        );
-    }
-    drop
 }
 
 /// The test's steady-state criterion from its jobs' `steadystate` options.

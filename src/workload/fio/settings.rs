@@ -216,8 +216,16 @@ pub struct JobSettings {
     pub allow_file_create: bool,
     /// `invalidate` (default true).
     pub invalidate: bool,
-    /// `continue_on_error`.
-    pub continue_on_error: bool,
+    /// `continue_on_error`, `ignore_error` and `exitall_on_error`.
+    pub error_policy: crate::result::ErrorPolicy,
+    /// Where `continue_on_error` or `ignore_error` was last set.
+    pub error_policy_at: Option<Location>,
+    /// `create_on_open`.
+    pub create_on_open: Option<Set<bool>>,
+    /// `fadvise_hint` (fio's default: by the job's pattern).
+    pub fadvise_hint: crate::result::AccessHint,
+    /// `force_async` (io_uring).
+    pub force_async: Option<Set<u32>>,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -233,6 +241,8 @@ pub struct JobSettings {
     /// Shares of the file, offset modifiers, placement, arrivals, exits, flows and latency
     /// targets.
     pub extended: super::extended::ExtendedSettings,
+    /// Verification options.
+    pub verify: FioVerify,
 }
 
 impl JobSettings {
@@ -290,7 +300,11 @@ impl JobSettings {
             number_ios: None,
             allow_file_create: true,
             invalidate: true,
-            continue_on_error: false,
+            error_policy: Default::default(),
+            error_policy_at: None,
+            create_on_open: None,
+            fadvise_hint: crate::result::AccessHint::ByPattern,
+            force_async: None,
             norandommap: false,
             steady: None,
             steady_duration: None,
@@ -298,6 +312,7 @@ impl JobSettings {
             unlink: false,
             uri: None,
             extended: Default::default(),
+            verify: Default::default(),
         }
     }
 
@@ -306,5 +321,66 @@ impl JobSettings {
         self.pattern.writes()
             && !(matches!(self.pattern, Pattern::ReadWrite | Pattern::RandReadWrite)
                 && self.read_mix_percent == 100)
+    }
+}
+
+/// A job's verification options as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FioVerify {
+    /// `verify` (`None`: 0 or none).
+    pub kind: Option<crate::result::VerifyKind>,
+    /// `do_verify` (default 1).
+    pub after_writes: bool,
+    /// `verify_only`.
+    pub only: bool,
+    /// `verify_fatal`.
+    pub fatal: bool,
+    /// `verify_interval`, bytes.
+    pub interval_bytes: Option<u64>,
+    /// `verify_offset`, bytes.
+    pub header_offset_bytes: u64,
+    /// `verify_pattern`.
+    pub pattern: Option<crate::result::BufferPattern>,
+    /// `verify_backlog`.
+    pub backlog_writes: Option<u32>,
+    /// `verify_state_save` given true.
+    pub state_save: bool,
+    /// `verify_state_load`.
+    pub state_load: bool,
+}
+
+impl Default for FioVerify {
+    fn default() -> Self {
+        FioVerify {
+            kind: None,
+            after_writes: true,
+            only: false,
+            fatal: false,
+            interval_bytes: None,
+            header_offset_bytes: 0,
+            pattern: None,
+            backlog_writes: None,
+            state_save: false,
+            state_load: false,
+        }
+    }
+}
+
+impl FioVerify {
+    /// The workload's settings (`None` when the job does not verify).
+    pub fn settings(&self) -> Option<crate::result::VerifySettings> {
+        let kind = self.kind?;
+        Some(crate::result::VerifySettings {
+            kind,
+            after_writes: self.after_writes,
+            only: self.only,
+            fatal: self.fatal,
+            interval_bytes: self.interval_bytes,
+            header_offset_bytes: self.header_offset_bytes,
+            pattern: self.pattern.clone(),
+            backlog_writes: self.backlog_writes,
+            state_save: self.state_save,
+            state_load: self.state_load,
+        })
     }
 }

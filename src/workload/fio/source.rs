@@ -32,6 +32,8 @@ pub const MAX_ENTRIES: usize = 1 << 18;
 
 /// Longest line read, in bytes (fio's own limit is 8 KiB).
 const MAX_LINE_BYTES: usize = 64 * 1024;
+/// The longest section name fio reads (its `[%255[^\n]]`).
+const MAX_SECTION_NAME_BYTES: usize = 255;
 
 /// One meaningful line of a job file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,9 +168,16 @@ impl Reader<'_> {
             let Some(name) = rest.strip_suffix(']') else {
                 return Err(at.error(format!("'{line}': a section is [name]")));
             };
-            let name = name.trim();
-            if name.is_empty() || name.contains(['[', ']']) {
+            // As fio's ini reader: the name is everything between the line's first `[` and
+            // its last character (`[4w_4k_['read', 'write']]` is `4w_4k_['read', 'write']`),
+            // blanks inside kept, at most 255 bytes.
+            if name.trim().is_empty() {
                 return Err(at.error(format!("'{line}': a section is [name]")));
+            }
+            if name.len() > MAX_SECTION_NAME_BYTES {
+                return Err(at.error(format!(
+                    "'{line}': a section name is at most {MAX_SECTION_NAME_BYTES} bytes (as in fio)"
+                )));
             }
             self.entries.push(Entry::Section {
                 name: name.to_string(),
@@ -284,6 +293,31 @@ mod tests {
                 ("size".into(), Some("64m\tfilename=x".into()), 8),
             ]
         );
+    }
+
+    #[test]
+    fn a_section_name_is_read_as_fio_reads_it() {
+        let entries = read_text(&[(
+            "job.fio",
+            "[4w_4k_['read', 'write']]\n[ spaced name ]\n[]\n",
+        )])
+        .unwrap_err();
+        assert_eq!(entries.line, Some(3), "{}", entries.message);
+        let entries = read_text(&[(
+            "job.fio",
+            "[4w_4k_['read', 'write']]\nrw=read\n[ spaced name ] ; comment\n",
+        )])
+        .unwrap();
+        let names: Vec<&str> = entries
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Section { name, .. } => Some(name.as_str()),
+                Entry::Option { .. } => None,
+            })
+            .collect();
+        assert_eq!(names, ["4w_4k_['read', 'write']", " spaced name "]);
+        let long = format!("[{}]\n", "x".repeat(256));
+        assert!(read_text(&[("job.fio", long.as_str())]).is_err());
     }
 
     #[test]

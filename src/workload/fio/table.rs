@@ -17,7 +17,8 @@ pub use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
-use crate::result::{EndOthers, FileService};
+use super::verify_options;
+use crate::result::{AccessHint, EndOthers, FileService};
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -121,11 +122,11 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
 
 const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
-const VERIFY: &str = "iopath does not verify data yet";
+const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
-const TRIM_VERIFY: &str = "trims of verified blocks belong to verify, which iopath does not do (rw=trim, randtrim, trimwrite and randtrimwrite run)";
+const TRIM_VERIFY: &str = "iopath does not trim a share of the blocks it verified (rw=trim, randtrim, trimwrite and randtrimwrite run, and verification knows a trimmed block: docs/verify.md)";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -582,13 +583,21 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "fadvise_hint",
         aliases: &[],
-        mapping: "`0` only: iopath gives the kernel no access-pattern hint",
-        support: Support::Mapped(|_, input| {
-            one_of(
-                input,
-                &["0"],
-                "iopath gives the kernel no access-pattern hint (posix_fadvise)",
-            )
+        mapping: "the access-pattern hint (`posix_fadvise`) on each buffered file a worker opens: `1` (fio's default) random or sequential by the job's pattern, `0` none, or `sequential`, `random`, `normal`",
+        support: Support::Mapped(|s, input| {
+            s.fadvise_hint = match input.text()? {
+                "1" | "true" | "yes" | "on" => AccessHint::ByPattern,
+                "0" | "false" | "no" | "off" => AccessHint::None,
+                "sequential" => AccessHint::Sequential,
+                "random" => AccessHint::Random,
+                "normal" => AccessHint::Normal,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}' is not 0, 1, sequential, random or normal"
+                    )));
+                }
+            };
+            Ok(())
         }),
     },
     // Block sizes.
@@ -853,14 +862,19 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "hipri",
-        aliases: &[
-            "sqthread_poll",
-            "sqthread_poll_cpu",
-            "nowait",
-            "force_async",
-        ],
+        aliases: &["sqthread_poll", "sqthread_poll_cpu", "nowait"],
         mapping: "refused",
         support: Support::Refused("io_uring polling and submission modes are not configurable"),
+    },
+    OptionSpec {
+        name: "force_async",
+        aliases: &[],
+        mapping: "io_uring: every Nth submission carries `IOSQE_ASYNC` (the kernel performs it from a worker thread), as fio does; `0` none",
+        support: Support::Mapped(|s, input| {
+            let every = integer(input.text()?, 0, u64::from(u32::MAX))? as u32;
+            s.force_async = Some(input.set(every));
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "numjobs",
@@ -1230,7 +1244,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "exitall_on_error",
         aliases: &[],
-        mapping: "accepted: iopath already ends the whole run when a job stops on an error (without `continue_on_error`)",
+        mapping: "when the job ends on an error, every running job ends too and no later test runs (without it only the failing job ends, as in fio)",
         support: Support::Mapped(|s, input| {
             s.extended.exitall_on_error = input.flag()?.then(|| input.set(()));
             Ok(())
@@ -1350,43 +1364,97 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "verify",
         aliases: &[],
-        mapping: "`0`/`none` only",
-        support: Support::Mapped(|_, input| one_of(input, &["0", "none"], VERIFY)),
+        mapping: "`crc32c` (`crc32c-intel`), `crc32`, `md5`, `sha256`, `xxhash` (XXH3), `meta`, `pattern`; `0`/`none` off; other kinds refused (`--verify`; docs/verify.md)",
+        support: Support::Mapped(verify_options::kind),
     },
     OptionSpec {
         name: "do_verify",
         aliases: &[],
-        mapping: "no effect without verify",
-        support: Support::Mapped(|_, input| {
-            input.flag()?;
-            Ok(())
-        }),
+        mapping: "read back and check every written block after the workload (default 1; `--verify-read-back`)",
+        support: Support::Mapped(verify_options::after_writes),
     },
     OptionSpec {
-        name: "verify_pattern",
-        aliases: &[
-            "verify_interval",
-            "verify_offset",
-            "verify_dump",
-            "verify_async",
-            "verify_async_cpus",
-            "verify_backlog",
-            "verify_backlog_batch",
-            "verify_only",
-            "verify_state_save",
-            "verify_state_load",
-            "experimental_verify",
-        ],
-        mapping: "refused",
-        support: Support::Refused(VERIFY),
+        name: "verify_only",
+        aliases: &[],
+        mapping: "no workload: only read and check the region, or the blocks a loaded state names (`--verify-only`)",
+        support: Support::Mapped(verify_options::only),
     },
     OptionSpec {
         name: "verify_fatal",
         aliases: &[],
+        mapping: "stop the job at the first bad block (default: check every block, then fail) (`--verify-fatal`)",
+        support: Support::Mapped(verify_options::fatal),
+    },
+    OptionSpec {
+        name: "verify_interval",
+        aliases: &[],
+        mapping: "bytes each header covers (default: the smallest block size) (`--verify-interval`)",
+        support: Support::Mapped(verify_options::interval),
+    },
+    OptionSpec {
+        name: "verify_offset",
+        aliases: &[],
+        mapping: "where the header sits in each interval (`--verify-offset`)",
+        support: Support::Mapped(verify_options::header_offset),
+    },
+    OptionSpec {
+        name: "verify_pattern",
+        aliases: &[],
+        mapping: "the bytes after each header are this pattern and are checked (`buffer_pattern` syntax; `%o` refused) (`--verify-pattern`)",
+        support: Support::Mapped(verify_options::pattern),
+    },
+    OptionSpec {
+        name: "verify_state_save",
+        aliases: &[],
+        mapping: "when set to 1, save each worker's written blocks to `JOB-N-verify.state` in the current directory (fio saves by default; iopath only when asked) (`--verify-state-save`)",
+        support: Support::Mapped(verify_options::state_save),
+    },
+    OptionSpec {
+        name: "verify_state_load",
+        aliases: &[],
+        mapping: "check exactly the blocks a saved state names, with `verify_only` (`--verify-state-load`)",
+        support: Support::Mapped(verify_options::state_load),
+    },
+    OptionSpec {
+        name: "verify_async",
+        aliases: &["verify_async_cpus"],
         mapping: "accepted with a note",
         support: Support::Accepted(
-            "iopath does not verify data (verify must be 0 or none), so there is no verification failure to stop at",
+            "iopath checks each block in the worker that read it, as it completes",
         ),
+    },
+    OptionSpec {
+        name: "verify_dump",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "bad blocks are described in the result (offset, expected, found, the run that wrote them), not dumped to files",
+        ),
+    },
+    OptionSpec {
+        name: "verify_backlog",
+        aliases: &[],
+        mapping: "after every N writes, read those blocks back and check them while the workload runs (the reads count as reads; not towards `size`) (`--verify-backlog`)",
+        support: Support::Mapped(verify_options::backlog),
+    },
+    OptionSpec {
+        name: "verify_backlog_batch",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted("iopath reads the whole backlog back at once"),
+    },
+    OptionSpec {
+        name: "experimental_verify",
+        aliases: &[
+            "verify_bytchk",
+            "verify_header_seed",
+            "verify_mode",
+            "verify_pattern_interval",
+            "verify_policy",
+            "verify_write_sequence",
+        ],
+        mapping: "refused",
+        support: Support::Refused(VERIFY),
     },
     OptionSpec {
         name: "trim_percentage",
@@ -1442,30 +1510,42 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "continue_on_error",
         aliases: &[],
-        mapping: "none/0: stop at the first error; all/1: keep going (`continue_on_error`); per-kind values refused",
+        mapping: "which kinds of error the job keeps going after, as fio: `none`/`0`, `read`, `write`, `io` (read and write), `verify`, `all`/`1`; only errors whose errno is in the kind's `ignore_error` list (`EIO` and `EILSEQ` unless given) — any other error ends the job",
         support: Support::Mapped(|s, input| {
-            s.continue_on_error = match input.text()? {
-                "none" | "0" => false,
-                "all" | "1" => true,
-                other @ ("read" | "write" | "io" | "verify") => {
-                    return Err(OptionError::Unsupported(format!(
-                        "iopath keeps going after every error or none ({other} errors only: use all or none)"
-                    )));
-                }
+            s.error_policy.continue_on = match input.text()? {
+                "none" | "0" => [false, false, false],
+                "read" => [true, false, false],
+                "write" => [false, true, false],
+                "io" => [true, true, false],
+                "verify" => [false, false, true],
+                "all" | "1" => [true, true, true],
                 other => {
                     return Err(OptionError::BadValue(format!(
-                        "'{other}' is not none, read, write, io, verify or all"
+                        "'{other}' is not none, read, write, io, verify, all, 0 or 1"
                     )));
                 }
             };
+            s.error_policy_at = Some(input.set(()).at);
             Ok(())
         }),
     },
     OptionSpec {
         name: "ignore_error",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("errors cannot be ignored by kind; see continue_on_error"),
+        mapping: "errnos the job keeps going after, per kind: `READ,WRITE,VERIFY` lists of names (`ENOSPC`) or numbers joined by `:` (`ignore_error=,ENOSPC:EDQUOT`); a kind's list replaces its default (`EIO`, `EILSEQ`) and turns continuing on for it, as in fio",
+        support: Support::Mapped(|s, input| {
+            for (kind, list) in super::error_values::ignore_lists(input.text()?)?
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(list) = list {
+                    s.error_policy.continue_on[kind] = true;
+                    s.error_policy.ignore[kind] = Some(list);
+                }
+            }
+            s.error_policy_at = Some(input.set(()).at);
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "error_dump",
@@ -1524,8 +1604,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "fill_device",
         aliases: &["fill_fs"],
-        mapping: "refused",
-        support: Support::Refused("writing until the device is full is not supported"),
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath writes the job's region once: the whole device or file when no size is given; a file is not grown until its file system is full",
+        ),
     },
     OptionSpec {
         name: "file_append",
@@ -1535,7 +1617,16 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "create_on_open",
-        aliases: &["create_only", "pre_read", "opendir"],
+        aliases: &[],
+        mapping: "`1`: a file the job would create is not laid out and filled first; it is created empty when opened and the job's writes extend it, as in fio (write-only jobs; an existing file is used as it is)",
+        support: Support::Mapped(|s, input| {
+            s.create_on_open = Some(input.set(input.flag()?));
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "create_only",
+        aliases: &["pre_read", "opendir"],
         mapping: "refused",
         support: Support::Refused(
             "iopath creates and fills missing files before the run and keeps them open",
@@ -1552,6 +1643,8 @@ pub static OPTIONS: &[OptionSpec] = &[
             "replay_align",
             "replay_scale",
             "replay_skip",
+            "merge_blktrace_scalars",
+            "merge_blktrace_iters",
         ],
         mapping: "refused",
         support: Support::Refused(REPLAY),
@@ -1599,6 +1692,329 @@ pub static OPTIONS: &[OptionSpec] = &[
             Ok(())
         }),
     },
+    // Options of fio's other engines and features iopath does not have.
+    OptionSpec {
+        name: "http_host",
+        aliases: &[
+            "http_mode",
+            "http_object_mode",
+            "http_pass",
+            "http_user",
+            "http_verbose",
+            "https",
+            "http_s3_key",
+            "http_s3_keyid",
+            "http_s3_region",
+            "http_s3_security_token",
+            "http_s3_sse_customer_algorithm",
+            "http_s3_sse_customer_key",
+            "http_s3_storage_class",
+            "http_swift_auth_token",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's http (S3, Swift, WebDAV) engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "xnvme_async",
+        aliases: &[
+            "xnvme_sync",
+            "xnvme_admin",
+            "xnvme_dev_nsid",
+            "xnvme_dev_subnqn",
+            "xnvme_mem",
+            "xnvme_iovec",
+        ],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's xnvme engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "libblkio_driver",
+        aliases: &[
+            "libblkio_path",
+            "libblkio_pre_connect_props",
+            "libblkio_pre_start_props",
+            "libblkio_num_entries",
+            "libblkio_queue_size",
+            "libblkio_vectored",
+            "libblkio_wait_mode",
+            "libblkio_write_zeroes_on_trim",
+            "libblkio_force_enable_completion_eventfd",
+        ],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libblkio engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "rbdname",
+        aliases: &[
+            "clustername",
+            "clientname",
+            "pool",
+            "conf",
+            "busy_poll",
+            "touch_objects",
+            "rbd_encryption_format",
+            "rbd_encryption_passphrase",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's Ceph (rbd, rados) engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "cont",
+        aliases: &["chunk_size", "object_class"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's DAOS dfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "namenode",
+        aliases: &["hdfsdirectory"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libhdfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "nfs_url",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's libnfs engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "hostname",
+        aliases: &[
+            "port",
+            "interface",
+            "ttl",
+            "listen",
+            "pingpong",
+            "window_size",
+            "mss",
+            "nodelay",
+            "protocol",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's net / netsplice engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "verb",
+        aliases: &["bindname"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's rdma engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cmd_type",
+        aliases: &[
+            "cdb_len",
+            "read_mode",
+            "write_mode",
+            "readfua",
+            "writefua",
+            "sg_write_mode",
+            "stream_id",
+            "pi_act",
+            "pi_chk",
+            "apptag",
+            "apptag_mask",
+            "md_per_io_size",
+            "fdp",
+            "dataplacement",
+            "plids",
+            "plid_select",
+            "dp_scheme",
+            "num_range",
+        ],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's passthrough engines (io_uring_cmd, sg, xnvme), which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "donorname",
+        aliases: &["inplace"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's e4defrag engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "skip_bad",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's mtd engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "stat_type",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's filestat engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "program",
+        aliases: &["arguments", "grace_time", "std_redirect"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's exec engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cpuload",
+        aliases: &["cpumode", "cpuchunks", "exit_on_io_done"],
+        mapping: "refused",
+        support: Support::Refused("an option of fio's cpuio engine, which iopath does not have"),
+    },
+    OptionSpec {
+        name: "cuda_io",
+        aliases: &["gpu_dev_ids", "rocm_io"],
+        mapping: "refused",
+        support: Support::Refused("GPU memory (cuda_io, rocm_io) is not supported"),
+    },
+    OptionSpec {
+        name: "no_completion_thread",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused(
+            "an option of fio's windowsaio engine, which iopath does not have",
+        ),
+    },
+    OptionSpec {
+        name: "cmdprio",
+        aliases: &[
+            "cmdprio_bssplit",
+            "cmdprio_class",
+            "cmdprio_hint",
+            "priohint",
+        ],
+        mapping: "refused",
+        support: Support::Refused(PLACEMENT),
+    },
+    OptionSpec {
+        name: "zonerange",
+        aliases: &[
+            "zonesize",
+            "zonecapacity",
+            "zoneskip",
+            "max_open_zones",
+            "job_max_open_zones",
+            "ignore_zone_limits",
+            "zone_reset_frequency",
+            "zone_reset_threshold",
+            "read_beyond_wp",
+            "write_zone_remainders",
+            "recover_zbd_write_error",
+        ],
+        mapping: "refused",
+        support: Support::Refused("zoned block devices are not supported (zonemode=none only)"),
+    },
+    OptionSpec {
+        name: "sprandom",
+        aliases: &["spr_cs", "spr_num_regions", "spr_op"],
+        mapping: "refused",
+        support: Support::Refused("fio's SSD preconditioning pattern (sprandom) is not supported"),
+    },
+    OptionSpec {
+        name: "profile",
+        aliases: &["load", "block", "numruns", "dir", "prep"],
+        mapping: "refused",
+        support: Support::Refused(
+            "fio's built-in profiles (act, tiobench) are not supported; iopath has its own presets (iopath presets)",
+        ),
+    },
+    OptionSpec {
+        name: "ramp_size",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("a ramp by bytes is not supported; use ramp_time"),
+    },
+    OptionSpec {
+        name: "write_hint",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("write lifetime hints (F_SET_RW_HINT) are not given"),
+    },
+    OptionSpec {
+        name: "end_syncfs",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("syncfs at the end is not supported; use end_fsync"),
+    },
+    OptionSpec {
+        name: "uncached",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("uncached buffered I/O (RWF_DONTCACHE) is not supported"),
+    },
+    OptionSpec {
+        name: "atomic",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("torn-write-protected (RWF_ATOMIC) writes are not supported"),
+    },
+    OptionSpec {
+        name: "hipri_percentage",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("io_uring polling and submission modes are not configurable"),
+    },
+    OptionSpec {
+        name: "serialize_overlap",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("iopath does not hold back an I/O that overlaps one in flight"),
+    },
+    OptionSpec {
+        name: "thinkcycles",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused("a think time in CPU cycles is not supported; use thinktime"),
+    },
+    OptionSpec {
+        name: "block_error_percentiles",
+        aliases: &[],
+        mapping: "refused",
+        support: Support::Refused(
+            "the histogram of failed trim blocks is not kept (errors are counted by kind and errno)",
+        ),
+    },
+    OptionSpec {
+        name: "nonvectored",
+        aliases: &["libaio_vectored"],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath's io_uring (and libaio, which runs as io_uring) issues non-vectored READ and WRITE",
+        ),
+    },
+    OptionSpec {
+        name: "userspace_reap",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "libaio runs as io_uring, whose completions are reaped from the shared ring without a system call",
+        ),
+    },
+    OptionSpec {
+        name: "filetype",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted(
+            "iopath examines every target through its open descriptor; the assumed type changes nothing measured",
+        ),
+    },
+    OptionSpec {
+        name: "comm",
+        aliases: &[],
+        mapping: "accepted with a note",
+        support: Support::Accepted("the process name changes nothing measured"),
+    },
+    OptionSpec {
+        name: "job_start_clock_id",
+        aliases: &[
+            "log_alternate_epoch_clock_id",
+            "log_issue_time",
+            "log_compression_cpus",
+            "log_window_value",
+        ],
+        mapping: "accepted with a note",
+        support: Support::Accepted(LOGS),
+    },
 ];
 
 #[cfg(test)]
@@ -1621,6 +2037,19 @@ mod tests {
     }
 
     #[test]
+    fn every_option_of_fios_howto_has_a_status() {
+        let missing: Vec<&str> = super::super::howto_names::FIO_HOWTO_OPTIONS
+            .iter()
+            .copied()
+            .filter(|name| find(name).is_none())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "fio options without a status: {missing:?}"
+        );
+    }
+
+    #[test]
     fn the_compatibility_document_carries_the_table() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio-compatibility.md");
         let document = std::fs::read_to_string(path).expect("docs/fio-compatibility.md");
@@ -1636,6 +2065,7 @@ mod tests {
         assert!(supported_names().any(|name| name == "bssplit"));
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
-        assert!(!supported_names().any(|name| name == "verify_pattern"));
+        assert!(supported_names().any(|name| name == "verify_pattern"));
+        assert!(!supported_names().any(|name| name == "experimental_verify"));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::result::{AccessLine, EngineKind, OffsetDistribution, RunLength};
+use crate::result::{AccessHint, AccessLine, EngineKind, OffsetDistribution, RunLength};
 use crate::targets::TargetSpec;
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::workload::options::WorkloadOptions;
@@ -419,18 +419,99 @@ fn steady_state_becomes_the_test_criterion() {
 }
 
 #[test]
-fn buffered_jobs_drop_the_cache_unless_invalidate_is_off() {
+fn buffered_jobs_invalidate_their_own_files_unless_invalidate_is_off() {
     let loaded = load(
-        "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\ninvalidate=0\n[c]\nstonewall\nsize=1m\ndirect=1\n",
+        "[a]\nsize=1m\nrw=randread\n[b]\nstonewall\nsize=1m\ninvalidate=0\nfadvise_hint=0\n[c]\nstonewall\nsize=1m\ndirect=1\n[d]\nsize=1m\nfadvise_hint=sequential\n",
     )
     .unwrap();
-    let drops: Vec<bool> = loaded
+    let jobs: Vec<_> = loaded
         .plan
         .tests
         .iter()
-        .map(|t| t.settings.drop_caches_before)
+        .flat_map(|test| &test.jobs)
+        .map(|job| &job.workload.handling)
         .collect();
-    assert_eq!(drops, [true, false, false]);
+    // Never the whole page cache: each buffered job drops its own files' pages.
+    assert!(
+        loaded
+            .plan
+            .tests
+            .iter()
+            .all(|t| !t.settings.drop_caches_before)
+    );
+    assert_eq!(
+        jobs.iter().map(|h| h.invalidate_cache).collect::<Vec<_>>(),
+        [true, false, false, true]
+    );
+    assert_eq!(
+        jobs.iter().map(|h| h.access_hint).collect::<Vec<_>>(),
+        [
+            AccessHint::ByPattern,
+            AccessHint::None,
+            AccessHint::ByPattern,
+            AccessHint::Sequential
+        ]
+    );
+    assert!(load("[a]\nfadvise_hint=sideways\n").is_err());
+}
+
+#[test]
+fn create_on_open_and_force_async_are_read_as_fio_reads_them() {
+    let loaded = load(
+        "[w]\nrw=write\nsize=1m\ncreate_on_open=1\n[u]\nioengine=io_uring\niodepth=8\nsize=1m\nforce_async=4\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.handling.create_on_open);
+    assert_eq!(jobs[1].workload.handling.force_async_every, 4);
+    assert_eq!(jobs[0].workload.handling.force_async_every, 0);
+    let error = load("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n").unwrap_err();
+    assert!(
+        error.message.contains("create_on_open"),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.line, Some(4));
+}
+
+#[test]
+fn error_policies_are_read_as_fio_reads_them() {
+    use crate::result::{ErrorKind, ErrorScope};
+    let policy = |text: &str| {
+        load(&format!("[a]\nsize=1m\n{text}"))
+            .map(|loaded| loaded.plan.tests[0].jobs[0].workload.error_policy.clone())
+    };
+    let none = policy("").unwrap();
+    assert_eq!(none.error_ends, ErrorScope::Worker);
+    assert!(!none.continues(ErrorKind::Read, libc::EIO));
+    for (value, kinds) in [
+        ("none", [false, false, false]),
+        ("0", [false, false, false]),
+        ("read", [true, false, false]),
+        ("write", [false, true, false]),
+        ("io", [true, true, false]),
+        ("verify", [false, false, true]),
+        ("all", [true, true, true]),
+        ("1", [true, true, true]),
+    ] {
+        let read = policy(&format!("continue_on_error={value}\n")).unwrap();
+        assert_eq!(read.continue_on, kinds, "{value}");
+    }
+    assert!(policy("continue_on_error=some\n").is_err());
+    let all = policy("continue_on_error=all\n").unwrap();
+    assert!(all.continues(ErrorKind::Write, libc::EIO));
+    assert!(!all.continues(ErrorKind::Write, libc::ENOSPC));
+    let ignoring = policy("ignore_error=,ENOSPC:122\n").unwrap();
+    assert!(ignoring.continues(ErrorKind::Write, libc::ENOSPC));
+    assert!(ignoring.continues(ErrorKind::Write, 122));
+    assert!(!ignoring.continues(ErrorKind::Write, libc::EIO));
+    assert!(!ignoring.continues(ErrorKind::Read, libc::EIO));
+    let error = policy("ignore_error=EBOGUS\n").unwrap_err();
+    assert!(error.message.contains("EBOGUS"), "{}", error.message);
+    let exiting = policy("exitall_on_error\n").unwrap();
+    assert_eq!(exiting.error_ends, ErrorScope::Group);
+    let exiting = policy("exitall_on_error\nexit_what=all\n").unwrap();
+    assert_eq!(exiting.error_ends, ErrorScope::Run);
 }
 
 #[test]
@@ -486,9 +567,9 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nverify_pattern=0xaa\n").unwrap_err();
+    let error = load("[a]\nexperimental_verify=1\n").unwrap_err();
     assert!(
-        error.message.contains("does not verify"),
+        error.message.contains("not by replaying the workload"),
         "{}",
         error.message
     );
@@ -498,12 +579,8 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nioengine=posixaio\n").unwrap_err();
-    assert!(
-        error.message.contains("'ioengine=posixaio'"),
-        "{}",
-        error.message
-    );
+    let error = load("[a]\nioengine=sg\n").unwrap_err();
+    assert!(error.message.contains("'ioengine=sg'"), "{}", error.message);
     assert_eq!(error.to_string().split(':').nth(1), Some("2"));
 }
 
@@ -553,13 +630,13 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc32c\ntrim_backlog=8\nnice=5\nfill_device=1\n",
+            "[a]\nsize=1m\nverify=crc64\ntrim_backlog=8\nnice=5\nexperimental_verify=1\n",
             &request,
         )
         .unwrap();
     assert_eq!(loaded.ignored.len(), 4, "{:?}", loaded.ignored);
     assert!(
-        loaded.ignored[0].ends_with("job.fio:3: verify=crc32c"),
+        loaded.ignored[0].ends_with("job.fio:3: verify=crc64"),
         "{:?}",
         loaded.ignored
     );
@@ -762,4 +839,30 @@ fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
         notes[1].contains(":8:") && notes[1].contains("job 'b'"),
         "{notes:?}"
     );
+}
+
+#[test]
+fn verify_options_map_to_the_workloads_verification() {
+    use crate::result::VerifyKind;
+    let loaded = load(
+        "[a]\nsize=1m\nrw=write\nbs=64k\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_state_save=1\n[b]\nsize=1m\nrw=read\nverify=crc32c-intel\nverify_only=1\nverify_state_load=1\nverify_offset=16\nverify_backlog=32\n[c]\nsize=1m\nverify=0\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    let a = jobs[0].workload.verify.as_ref().unwrap();
+    assert_eq!(a.kind, VerifyKind::Meta);
+    assert_eq!(a.interval_bytes, Some(512));
+    assert_eq!(
+        a.pattern.as_ref().unwrap().bytes(),
+        &[0xaa, 0x55, 0x5a, 0xa5]
+    );
+    assert!(!a.after_writes && a.fatal && a.state_save && !a.state_load);
+    let b = jobs[1].workload.verify.as_ref().unwrap();
+    assert_eq!(b.kind, VerifyKind::Crc32c);
+    assert!(b.only && b.state_load && b.after_writes);
+    assert_eq!(b.header_offset_bytes, 16);
+    assert_eq!(b.backlog_writes, Some(32));
+    assert!(jobs[2].workload.verify.is_none());
+    let error = load("[a]\nsize=1m\nverify=sha512\n").unwrap_err();
+    assert!(error.message.contains("sha512"), "{error}");
 }

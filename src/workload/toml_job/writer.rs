@@ -275,6 +275,16 @@ fn workload_text(workload: &Workload) -> JobText {
             "not written: CPU placement, Poisson arrivals, start-delay ranges, exitall, flows or the latency target of the job (no key holds them)".to_string(),
         );
     }
+    if !workload.handling.is_default() {
+        comments.push(
+            "not written: create_on_open, the access-pattern hint or force_async of the job (no key holds them)".to_string(),
+        );
+    }
+    if !workload.error_policy.is_default() {
+        comments.push(
+            "not written: the job's error policy by kind and errno, or exitall_on_error (no key holds them; continue_on_error keeps going after every error)".to_string(),
+        );
+    }
     match workload.length {
         RunLength::Time { duration_ns } => {
             options.duration = Some(duration_ns);
@@ -327,6 +337,9 @@ fn workload_text(workload: &Workload) -> JobText {
                 "not written: data settings ({data}): this job never writes"
             ));
         }
+    }
+    if let Some(verify) = &workload.verify {
+        options.set_verify(verify);
     }
     if workload.start_delay_ns != 0 {
         extras.push((

@@ -1,0 +1,14 @@
+//! Runs driven from several clients at once: every MPI rank (`mpirun`, `srun`) is one client
+//! running the same plan against its own targets, started together on one clock; rank 0
+//! merges what they measured exactly ([`crate::stats::merge`]) into one
+//! [`RunResult`](crate::result::RunResult)
+//! whose [`ClusterResult`](crate::result::ClusterResult) keeps each client's own figures.
+//!
+//! The transport is MPI when iopath is built with the `mpi` feature ([`mpi`]); the merge, the
+//! target templates ([`templates`]) and the assembled result ([`assemble`]) are plain code,
+//! built and tested without it.
+
+pub mod assemble;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod templates;

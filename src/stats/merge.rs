@@ -1,0 +1,256 @@
+//! Exact merges of what several clients measured in the same test: counts and bytes add up,
+//! histograms add bucket by bucket (so a cluster percentile is the percentile of every I/O of
+//! every client, within the histogram's stated error), series add interval by interval (the
+//! clients' intervals are aligned on one start).
+//!
+//! ```
+//! use iopath::stats::merge::merge_direction;
+//! use iopath::result::DirectionResult;
+//! use iopath::stats::histogram::LatencyHistogram;
+//! use iopath::result::LatencySummary;
+//!
+//! let direction = |latencies: &[u64]| {
+//!     let mut histogram = LatencyHistogram::new();
+//!     latencies.iter().for_each(|&l| histogram.record(l));
+//!     DirectionResult {
+//!         io_count: histogram.count(),
+//!         bytes: histogram.count() * 4096,
+//!         iops: 0.0,
+//!         bytes_per_second: 0.0,
+//!         latency: LatencySummary::from_histogram(&histogram),
+//!         error_count: 0,
+//!         series: Vec::new(),
+//!         histogram: histogram.to_sparse(),
+//!     }
+//! };
+//! let merged = merge_direction(&[&direction(&[100, 200]), &direction(&[300])], 1_000_000_000);
+//! assert_eq!(merged.io_count, 3);
+//! assert_eq!(merged.bytes, 3 * 4096);
+//! assert_eq!(merged.latency.max_ns, 300);
+//! ```
+
+use crate::result::{
+    ClusterResult, CpuResult, DirectionResult, ErrorSummary, IntervalPoint, JobResult,
+    LatencySummary, RankResult, StopReason, TestResult,
+};
+use crate::stats::histogram::LatencyHistogram;
+
+/// The first few I/O errors a merged summary keeps (as a test of one client does).
+const ERRORS_KEPT: usize = 16;
+
+/// The figures of one direction of several clients together over `measured_ns`: exact sums
+/// of counts, bytes and errors, the histograms merged bucket by bucket (a histogram that
+/// cannot be read back counts as empty), the series added interval by interval.
+pub fn merge_direction(parts: &[&DirectionResult], measured_ns: u64) -> DirectionResult {
+    let mut histogram = LatencyHistogram::new();
+    let mut bytes = 0u64;
+    let mut error_count = 0u64;
+    for part in parts {
+        if let Some(own) = LatencyHistogram::from_sparse(&part.histogram) {
+            histogram.merge(&own);
+        }
+        bytes += part.bytes;
+        error_count += part.error_count;
+    }
+    let io_count = histogram.count();
+    let seconds = measured_ns as f64 / 1e9;
+    let rate = |amount: u64| {
+        if seconds > 0.0 {
+            amount as f64 / seconds
+        } else {
+            0.0
+        }
+    };
+    DirectionResult {
+        io_count,
+        bytes,
+        iops: rate(io_count),
+        bytes_per_second: rate(bytes),
+        latency: LatencySummary::from_histogram(&histogram),
+        error_count,
+        series: merge_points(parts.iter().map(|part| part.series.as_slice())),
+        histogram: histogram.to_sparse(),
+    }
+}
+
+/// Adds aligned series interval by interval: bytes and I/Os exactly, the mean weighted by
+/// each client's I/Os; an interval's p99 is the highest of the clients' (an upper bound: the
+/// stored points keep no histogram of their own).
+pub fn merge_points<'a>(series: impl Iterator<Item = &'a [IntervalPoint]>) -> Vec<IntervalPoint> {
+    let mut merged: Vec<IntervalPoint> = Vec::new();
+    let mut latency_sums: Vec<u128> = Vec::new();
+    for points in series {
+        for (index, point) in points.iter().enumerate() {
+            if index == merged.len() {
+                merged.push(IntervalPoint {
+                    bytes: 0,
+                    io_count: 0,
+                    mean_latency_ns: 0,
+                    p99_latency_ns: 0,
+                    ..point.clone()
+                });
+                latency_sums.push(0);
+            }
+            let into = &mut merged[index];
+            into.duration_ns = into.duration_ns.max(point.duration_ns);
+            into.bytes += point.bytes;
+            into.io_count += point.io_count;
+            into.p99_latency_ns = into.p99_latency_ns.max(point.p99_latency_ns);
+            latency_sums[index] += u128::from(point.mean_latency_ns) * u128::from(point.io_count);
+        }
+    }
+    for (point, sum) in merged.iter_mut().zip(latency_sums) {
+        if point.io_count > 0 {
+            point.mean_latency_ns = (sum / u128::from(point.io_count)) as u64;
+        }
+    }
+    merged
+}
+
+/// Read, write, trim and total of several parts (jobs or tests of the clients) over
+/// `measured_ns`.
+fn merge_directions<'a, T: 'a>(
+    parts: &[&'a T],
+    measured_ns: u64,
+    of: impl Fn(&'a T) -> [&'a DirectionResult; 4],
+) -> [DirectionResult; 4] {
+    let each: Vec<[&DirectionResult; 4]> = parts.iter().map(|part| of(part)).collect();
+    [0, 1, 2, 3].map(|which| {
+        let direction: Vec<&DirectionResult> = each.iter().map(|three| three[which]).collect();
+        merge_direction(&direction, measured_ns)
+    })
+}
+
+/// The worst of several stop reasons (an error over an interruption over completion).
+pub fn worst_stop(reasons: impl Iterator<Item = StopReason>) -> StopReason {
+    reasons.fold(StopReason::Completed, |worst, reason| {
+        match (worst, reason) {
+            (StopReason::Error, _) | (_, StopReason::Error) => StopReason::Error,
+            (StopReason::Interrupted, _) | (_, StopReason::Interrupted) => StopReason::Interrupted,
+            _ => StopReason::Completed,
+        }
+    })
+}
+
+fn merge_errors<'a>(summaries: impl Iterator<Item = &'a ErrorSummary>) -> ErrorSummary {
+    let mut merged = ErrorSummary::default();
+    for summary in summaries {
+        merged.count += summary.count;
+        let room = ERRORS_KEPT.saturating_sub(merged.first.len());
+        merged
+            .first
+            .extend(summary.first.iter().take(room).cloned());
+    }
+    merged
+}
+
+/// The CPU of several clients: their own time added, the longest wall time, the busiest
+/// worker thread of any, their CPUs added (the caller counts a host shared by several clients
+/// once). Cores are a host's: the merged figure keeps none (each client's cores stay in its
+/// own test).
+pub fn merge_cpu<'a>(parts: impl Iterator<Item = &'a CpuResult>) -> CpuResult {
+    let mut merged = CpuResult::default();
+    for cpu in parts {
+        merged.wall_ns = merged.wall_ns.max(cpu.wall_ns);
+        merged.user_ns += cpu.user_ns;
+        merged.system_ns += cpu.system_ns;
+        merged.cpu_count += cpu.cpu_count;
+        merged.busiest_thread_ns = merged.busiest_thread_ns.max(cpu.busiest_thread_ns);
+    }
+    merged
+}
+
+fn merge_job(parts: &[&JobResult]) -> JobResult {
+    let first = parts[0];
+    let measured_ns = parts.iter().map(|job| job.measured_ns).max().unwrap_or(0);
+    let [read, write, trim, total] = merge_directions(parts, measured_ns, |job| {
+        [&job.read, &job.write, &job.trim, &job.total]
+    });
+    JobResult {
+        measured_ns,
+        worker_threads: parts.iter().map(|job| job.worker_threads).sum(),
+        fsync_ns: parts.iter().map(|job| job.fsync_ns).max().unwrap_or(0),
+        direct: parts.iter().all(|job| job.direct),
+        stop_reason: worst_stop(parts.iter().map(|job| job.stop_reason)),
+        errors: merge_errors(parts.iter().map(|job| &job.errors)),
+        read,
+        write,
+        trim,
+        total,
+        ..first.clone()
+    }
+}
+
+/// One test as every client ran it (the same plan, so the same jobs in the same order): the
+/// merged figures, without an analysis (the merged run is analysed afresh). `None` when no
+/// client ran it.
+pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
+    let first = *parts.first()?;
+    let measured_ns = parts.iter().map(|test| test.measured_ns).max().unwrap_or(0);
+    let [read, write, trim, total] = merge_directions(parts, measured_ns, |test| {
+        [&test.read, &test.write, &test.trim, &test.total]
+    });
+    let job_count = parts.iter().map(|test| test.jobs.len()).min().unwrap_or(0);
+    let jobs = (0..job_count)
+        .map(|index| {
+            let same: Vec<&JobResult> = parts.iter().map(|test| &test.jobs[index]).collect();
+            merge_job(&same)
+        })
+        .collect();
+    let mut warnings: Vec<String> = Vec::new();
+    for warning in parts.iter().flat_map(|test| &test.warnings) {
+        if !warnings.contains(warning) {
+            warnings.push(warning.clone());
+        }
+    }
+    Some(TestResult {
+        jobs,
+        measured_ns,
+        stop_reason: worst_stop(parts.iter().map(|test| test.stop_reason)),
+        read,
+        write,
+        trim,
+        total,
+        cpu: merge_cpu(parts.iter().map(|test| &test.cpu)),
+        errors: merge_errors(parts.iter().map(|test| &test.errors)),
+        warnings,
+        analysis: None,
+        trace_overflow_ios: parts.iter().map(|test| test.trace_overflow_ios).sum(),
+        ..first.clone()
+    })
+}
+
+/// The tests of every client on `host`, merged: one host's figures (and its cores), whatever
+/// number of clients it ran.
+pub fn host_tests(cluster: &ClusterResult, host: &str) -> Vec<TestResult> {
+    let on_host: Vec<&RankResult> = cluster
+        .ranks
+        .iter()
+        .filter(|rank| rank.host == host && rank.lost.is_none())
+        .collect();
+    let test_count = on_host.iter().map(|r| r.tests.len()).max().unwrap_or(0);
+    (0..test_count)
+        .filter_map(|index| {
+            let parts: Vec<&TestResult> = on_host
+                .iter()
+                .filter_map(|rank| rank.tests.get(index))
+                .collect();
+            let mut merged = merge_test(&parts)?;
+            // The cores and CPUs are the host's, the same for each of its clients.
+            merged.cpu.cores = parts[0].cpu.cores.clone();
+            merged.cpu.cpu_count = parts[0].cpu.cpu_count;
+            Some(merged)
+        })
+        .collect()
+}
+
+/// The hosts of a cluster, in the order of their first rank.
+pub fn hosts(cluster: &ClusterResult) -> Vec<&str> {
+    let mut hosts: Vec<&str> = Vec::new();
+    for rank in &cluster.ranks {
+        if !hosts.contains(&rank.host.as_str()) {
+            hosts.push(&rank.host);
+        }
+    }
+    hosts
+}

@@ -1,0 +1,54 @@
+//! How a fio job's files are opened and its requests submitted: `create_on_open`,
+//! `fadvise_hint`, `invalidate`, `force_async` and the data path of `ioengine=mmap` or
+//! `splice` into [`IoHandling`].
+
+use super::collect::JobDefinition;
+use super::notes::Notes;
+use crate::result::{DataPath, EngineKind, IoHandling};
+use crate::workload::job_file::JobFileError;
+
+/// The job's [`IoHandling`] on `engine`; a job that reads with `create_on_open=1` is refused
+/// (its files would be read before anything wrote them).
+pub fn io_handling(
+    job: &JobDefinition,
+    engine: EngineKind,
+    notes: &mut Notes,
+) -> Result<IoHandling, JobFileError> {
+    let settings = &job.settings;
+    let name = &job.section;
+    let local = engine != EngineKind::Null && !engine.is_protocol();
+    let create_on_open = match &settings.create_on_open {
+        Some(set) if set.value && settings.pattern.reads() => {
+            return Err(set.at.error(format!(
+                "job '{name}': create_on_open=1 with reads: its files would be read before anything wrote them (use it on write-only jobs)"
+            )));
+        }
+        Some(set) => set.value && local,
+        None => false,
+    };
+    let force_async_every = match &settings.force_async {
+        Some(set) if set.value > 0 && engine != EngineKind::IoUring => {
+            notes.add(
+                Some(&set.at),
+                format!(
+                    "job '{name}': force_async has no effect: the job does not run on io_uring"
+                ),
+            );
+            0
+        }
+        Some(set) => set.value,
+        None => 0,
+    };
+    let data_path = match (engine, settings.engine.value.0.as_str()) {
+        (EngineKind::Sync, "mmap") => DataPath::Mmap,
+        (EngineKind::Sync, "splice") => DataPath::Splice,
+        _ => DataPath::Pread,
+    };
+    Ok(IoHandling {
+        data_path,
+        create_on_open,
+        access_hint: settings.fadvise_hint,
+        invalidate_cache: settings.invalidate && settings.buffered && local,
+        force_async_every,
+    })
+}

@@ -1,0 +1,179 @@
+//! Data verification over NBD: a scripted nbdkit `sh` plugin in front of a backing file that
+//! acknowledges and drops chosen writes (lost writes) and answers chosen reads with another
+//! offset's block (misdirected reads); nbdkit's `file` plugin restarted on an older copy of its
+//! file (stale data after a restart). Every fault is reported once, by offset and kind; clean
+//! data reports none.
+
+use super::{Server, have};
+use crate::support::verify::{self, BLOCK, BLOCKS, VerifyRun};
+use std::path::{Path, PathBuf};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
+
+/// The plugin: serves `disk`; writes at an offset listed in `drop` are acknowledged and
+/// dropped; a read at the first offset of a line of `misdirect` returns the second's block.
+const PLUGIN: &str = r#"#!/bin/bash
+dir="$(dirname "$0")"
+disk="$dir/disk.img"
+case "$1" in
+  get_size) stat -L -c %s "$disk" ;;
+  can_write|can_flush) exit 0 ;;
+  flush) exit 0 ;;
+  pread)
+    count=$3; offset=$4
+    to=$(awk -v o="$offset" '$1 == o { print $2 }' "$dir/misdirect")
+    if [ -n "$to" ]; then offset=$to; fi
+    dd if="$disk" bs="$count" count=1 skip="$offset" iflag=skip_bytes status=none ;;
+  pwrite)
+    count=$3; offset=$4
+    if grep -qx "$offset" "$dir/drop"; then cat >/dev/null; exit 0; fi
+    dd of="$disk" bs="$count" count=1 iflag=fullblock seek="$offset" oflag=seek_bytes \
+       conv=notrunc status=none ;;
+  *) exit 2 ;;
+esac
+"#;
+
+/// A directory with the plugin, a zeroed 1 MiB disk, and the blocks to drop and misdirect.
+fn scripted(drop: &[u64], misdirect: &[(u64, u64)]) -> (tempfile::TempDir, PathBuf) {
+    let directory = tempfile::tempdir().unwrap();
+    let script = directory.path().join("plugin.sh");
+    std::fs::write(&script, PLUGIN).unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    let disk = directory.path().join("disk.img");
+    std::fs::File::create(&disk)
+        .unwrap()
+        .set_len(BLOCKS * BLOCK)
+        .unwrap();
+    let lines: String = drop
+        .iter()
+        .map(|block| format!("{}\n", block * BLOCK))
+        .collect();
+    std::fs::write(directory.path().join("drop"), lines).unwrap();
+    let lines: String = misdirect
+        .iter()
+        .map(|(from, to)| format!("{} {}\n", from * BLOCK, to * BLOCK))
+        .collect();
+    std::fs::write(directory.path().join("misdirect"), lines).unwrap();
+    (directory, script)
+}
+
+/// Writes the region and reads it back in one run (fio's default verify).
+fn write_then_verify(directory: &Path, url: &str) -> VerifyRun {
+    verify::run(
+        BINARY,
+        directory,
+        url,
+        &[
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--bytes",
+            "1m",
+            "--size",
+            "1m",
+            "--verify",
+            "crc32c",
+            "--allow-destructive",
+        ],
+    )
+}
+
+fn sorted(found: &VerifyRun) -> Vec<(u64, String)> {
+    let mut reported = found.mismatches();
+    reported.sort();
+    reported
+}
+
+#[test]
+fn lost_writes_and_misdirected_reads_over_nbd_are_each_reported() {
+    if !have("nbdkit") {
+        return;
+    }
+    let (directory, script) = scripted(&[7, 8, 150], &[(20, 21), (200, 100)]);
+    let server = Server::nbdkit(&["sh", script.to_str().unwrap()]);
+    let found = write_then_verify(directory.path(), &server.url(""));
+    assert_eq!(found.status, 1, "{}", found.describe());
+    assert_eq!(
+        (found.checked(), found.bad()),
+        (BLOCKS, 5),
+        "{}",
+        found.describe()
+    );
+    let expected: Vec<(u64, String)> = [
+        (7, "never_written"),
+        (8, "never_written"),
+        (20, "wrong_offset"),
+        (150, "never_written"),
+        (200, "wrong_offset"),
+    ]
+    .iter()
+    .map(|(block, kind)| (block * BLOCK, kind.to_string()))
+    .collect();
+    assert_eq!(sorted(&found), expected, "{}", found.describe());
+}
+
+#[test]
+fn a_clean_nbd_export_reports_no_bad_block() {
+    if !have("nbdkit") {
+        return;
+    }
+    let (directory, script) = scripted(&[], &[]);
+    let server = Server::nbdkit(&["sh", script.to_str().unwrap()]);
+    let found = write_then_verify(directory.path(), &server.url(""));
+    assert_eq!(found.status, 0, "{}", found.describe());
+    assert_eq!((found.checked(), found.bad()), (BLOCKS, 0));
+}
+
+#[test]
+fn an_nbd_server_restarted_on_an_older_copy_serves_stale_blocks() {
+    if !have("nbdkit") {
+        return;
+    }
+    let directory = tempfile::tempdir().unwrap();
+    let disk = directory.path().join("disk.img");
+    let older = directory.path().join("older.img");
+    std::fs::File::create(&disk)
+        .unwrap()
+        .set_len(BLOCKS * BLOCK)
+        .unwrap();
+    let disk_arg = format!("file={}", disk.display());
+    let mut args = verify::write_args("md5");
+    args.push("--allow-destructive".into());
+    let mut check = verify::check_args("md5");
+    check.push("--allow-destructive".into());
+    let server = Server::nbdkit(&["file", &disk_arg]);
+    let first = verify::run(BINARY, directory.path(), &server.url(""), &args);
+    assert_eq!(first.status, 0, "{}", first.describe());
+    std::fs::copy(&disk, &older).unwrap();
+    let second = verify::run(BINARY, directory.path(), &server.url(""), &args);
+    assert_eq!(second.status, 0, "{}", second.describe());
+    let clean = verify::run(BINARY, directory.path(), &server.url(""), &check);
+    assert_eq!((clean.status, clean.bad()), (0, 0), "{}", clean.describe());
+    drop(server);
+    // The server comes back from the older copy.
+    std::fs::copy(&older, &disk).unwrap();
+    let server = Server::nbdkit(&["file", &disk_arg]);
+    let found = verify::run(BINARY, directory.path(), &server.url(""), &check);
+    assert_eq!(
+        (found.status, found.bad()),
+        (1, BLOCKS),
+        "{}",
+        found.describe()
+    );
+    assert!(
+        sorted(&found).iter().all(|(_, kind)| kind == "stale"),
+        "{}",
+        found.describe()
+    );
+    assert_eq!(
+        found.verification["mismatches"][0]["written_by_run"].as_str(),
+        Some(first.run_id().as_str())
+    );
+}
