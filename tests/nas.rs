@@ -17,6 +17,7 @@ use support::nas::{GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, Samba
 const TIMEOUT: Duration = Duration::from_secs(10);
 const BLOCK: usize = 64 * 1024;
 const BLOCKS: usize = 64;
+const MIB: usize = 1 << 20;
 
 /// The URL of `name` on `server`, with its MOUNT port (no portmapper asked).
 fn url(server: &GaneshaServer, name: &str) -> NfsUrl {
@@ -31,12 +32,13 @@ fn pattern(index: usize, buffer: &mut [u8]) {
     }
 }
 
-/// Moves every block of the file once in `direction` at queue depth `depth`, checking each
-/// completion; returns the bytes moved.
+/// Moves `count` blocks of `block_size` bytes once in `direction` at queue depth `depth`,
+/// checking each completion; returns the bytes moved.
 fn move_blocks(
     engine: &mut NfsEngine,
     direction: Direction,
     depth: usize,
+    (block_size, count): (usize, usize),
     check: &mut dyn FnMut(usize, &[u8]),
 ) -> u64 {
     let mut next = 0usize;
@@ -45,11 +47,11 @@ fn move_blocks(
     let mut done = vec![Completion::default(); depth];
     let mut finished = 0;
     let mut bytes = 0u64;
-    while finished < BLOCKS {
-        while next < BLOCKS {
+    while finished < count {
+        while next < count {
             let Some(slot) = free.pop() else { break };
             if direction == Direction::Write {
-                pattern(next, &mut engine.buffer_mut(slot as usize)[..BLOCK]);
+                pattern(next, &mut engine.buffer_mut(slot as usize)[..block_size]);
             }
             block_of_slot[slot as usize] = next;
             engine
@@ -57,8 +59,8 @@ fn move_blocks(
                     slot,
                     file: 0,
                     direction,
-                    offset: (next * BLOCK) as u64,
-                    length: BLOCK as u32,
+                    offset: (next * block_size) as u64,
+                    length: block_size as u32,
                 })
                 .expect("submit");
             next += 1;
@@ -66,12 +68,15 @@ fn move_blocks(
         engine.flush().expect("flush");
         let reaped = engine.reap(1, &mut done).expect("reap");
         for completion in &done[..reaped] {
-            assert_eq!(completion.result, BLOCK as i64, "{completion:?}");
+            assert_eq!(completion.result, block_size as i64, "{completion:?}");
             let block = block_of_slot[completion.slot as usize];
-            check(block, &engine.buffer_mut(completion.slot as usize)[..BLOCK]);
+            check(
+                block,
+                &engine.buffer_mut(completion.slot as usize)[..block_size],
+            );
             free.push(completion.slot);
             finished += 1;
-            bytes += BLOCK as u64;
+            bytes += block_size as u64;
         }
     }
     bytes
@@ -99,13 +104,25 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
     let mut options = EngineOptions::new(8, BLOCK);
     options.net_timeout = TIMEOUT;
     let mut engine = NfsEngine::open(&url, handle.clone(), &options).expect("the engine opens");
-    let written = move_blocks(&mut engine, Direction::Write, 8, &mut |_, _| {});
+    let written = move_blocks(
+        &mut engine,
+        Direction::Write,
+        8,
+        (BLOCK, BLOCKS),
+        &mut |_, _| {},
+    );
     engine.sync_data().expect("COMMIT");
     let mut expected = vec![0u8; BLOCK];
-    let read = move_blocks(&mut engine, Direction::Read, 8, &mut |block, data| {
-        pattern(block, &mut expected);
-        assert!(data == expected.as_slice(), "block {block} differs");
-    });
+    let read = move_blocks(
+        &mut engine,
+        Direction::Read,
+        8,
+        (BLOCK, BLOCKS),
+        &mut |block, data| {
+            pattern(block, &mut expected);
+            assert!(data == expected.as_slice(), "block {block} differs");
+        },
+    );
     drop(engine);
 
     // The server's own view: the file's size and content.
@@ -136,6 +153,47 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
     );
     nfs::remove_file(&url, &found, TIMEOUT).expect("the file is removed");
     assert!(!on_server.exists());
+}
+
+#[test]
+fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let url = url(&server, "big.bin");
+    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
+    let limits = missing.limits;
+    assert!(
+        limits.write_max_bytes >= MIB as u32 && limits.read_max_bytes >= MIB as u32,
+        "the server takes less than 1 MiB per call: {limits:?}"
+    );
+    let handle = nfs::create_file(&url, &missing, TIMEOUT).expect("created");
+    let mut options = EngineOptions::new(8, MIB);
+    options.net_timeout = TIMEOUT;
+    options.write_through = true;
+    let mut engine = NfsEngine::open(&url, handle, &options).expect("opens");
+    let written = move_blocks(&mut engine, Direction::Write, 8, (MIB, 24), &mut |_, _| {});
+    let mut expected = vec![0u8; MIB];
+    let read = move_blocks(
+        &mut engine,
+        Direction::Read,
+        8,
+        (MIB, 24),
+        &mut |block, data| {
+            pattern(block, &mut expected);
+            assert!(data == expected.as_slice(), "block {block} differs");
+        },
+    );
+    assert_eq!((written, read), (24 * MIB as u64, 24 * MIB as u64));
+    let content = std::fs::read(server.export_directory().join("big.bin")).unwrap();
+    assert_eq!(content.len(), 24 * MIB);
+    for (block, data) in content.chunks_exact(MIB).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
+    }
 }
 
 #[test]
