@@ -82,13 +82,21 @@ fn move_blocks(
     bytes
 }
 
+/// A read-write export, the URL of `name` on it (not there yet) and what `find` says of it;
+/// `None` when the server cannot run here (the test was skipped).
+fn export_without(name: &str) -> Option<(GaneshaServer, NfsUrl, nfs::NfsFile)> {
+    let server = GaneshaServer::start("RW")?;
+    let url = url(&server, name);
+    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
+    assert!(missing.existing.is_none(), "no {name} yet");
+    Some((server, url, missing))
+}
+
 #[test]
 fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
-    let Some(server) = GaneshaServer::start("RW") else {
+    let Some((server, url, missing)) = export_without("test.bin") else {
         return;
     };
-    let url = url(&server, "test.bin");
-    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
     assert!(missing.existing.is_none(), "no file yet");
     assert!(!missing.read_only);
     assert_eq!(missing.export, "/export");
@@ -157,11 +165,9 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
 
 #[test]
 fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
-    let Some(server) = GaneshaServer::start("RW") else {
+    let Some((server, url, missing)) = export_without("big.bin") else {
         return;
     };
-    let url = url(&server, "big.bin");
-    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
     let limits = missing.limits;
     assert!(
         limits.write_max_bytes >= MIB as u32 && limits.read_max_bytes >= MIB as u32,
