@@ -32,6 +32,7 @@ pub mod iscsi;
 pub mod nbd;
 pub mod network;
 pub mod network_target;
+pub mod nfs;
 pub mod null;
 pub mod stop;
 pub mod sync;

@@ -6,6 +6,10 @@
 //! - `iscsi://HOST[:PORT]/TARGET-IQN/LUN` (port 3260 by default). CHAP credentials come from the
 //!   environment (`IOPATH_ISCSI_USER`, `IOPATH_ISCSI_PASSWORD`), never from the command line.
 //!
+//!
+//! `smb://` and `nfs://` are recognised and refused as not supported yet (the NFSv3 client in
+//! [`crate::engine::nfs`] is not wired to runs).
+//!
 //! ```
 //! use iopath::engine::network_target::NetworkTarget;
 //! let target = NetworkTarget::parse("nbd://127.0.0.1:10809/disk").unwrap();
@@ -88,7 +92,12 @@ fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
     }
 }
 
-fn split_host_port(authority: &str, default_port: u16, url: &str) -> Result<TcpAddress, UrlError> {
+/// `HOST[:PORT]` (IPv6 in brackets) with `default_port` when none is given; errors name `url`.
+pub(crate) fn split_host_port(
+    authority: &str,
+    default_port: u16,
+    url: &str,
+) -> Result<TcpAddress, UrlError> {
     if authority.contains('@') {
         return Err(refuse(
             url,
@@ -131,9 +140,16 @@ impl NetworkTarget {
 
     /// Whether `text` looks like a network URL (and should be parsed as one).
     pub fn is_url(text: &str) -> bool {
-        ["nbd://", "nbd+unix://", "nbds://", "iscsi://"]
-            .iter()
-            .any(|scheme| text.starts_with(scheme))
+        [
+            "nbd://",
+            "nbd+unix://",
+            "nbds://",
+            "iscsi://",
+            "smb://",
+            "nfs://",
+        ]
+        .iter()
+        .any(|scheme| text.starts_with(scheme))
     }
 
     /// Reads an `nbd://`, `nbd+unix://` or `iscsi://` URL.
@@ -179,6 +195,17 @@ impl NetworkTarget {
                 target_iqn: target_iqn.to_string(),
                 lun,
             });
+        }
+        for (scheme, protocol) in [("smb://", "SMB"), ("nfs://", "NFS")] {
+            if url.starts_with(scheme) {
+                return Err(refuse(
+                    url,
+                    format!(
+                        "{protocol} targets ({scheme}) are not supported yet (use nbd:// or \
+                         iscsi://, or a file on a mounted share)"
+                    ),
+                ));
+            }
         }
         Err(refuse(
             url,

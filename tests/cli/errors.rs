@@ -41,6 +41,14 @@ fn bad_input_is_named_and_nothing_is_written() {
         ),
         (&["--size", "900t", "--rw", "read"], "--size"),
         (
+            &["smb://user@127.0.0.1/share/f", "--rw", "read"],
+            "not supported yet",
+        ),
+        (
+            &["nfs://127.0.0.1/export/f", "--rw", "read"],
+            "not supported yet",
+        ),
+        (
             &["data.bin", "--json", "/nonexistent-dir/x.json"],
             "nonexistent-dir",
         ),

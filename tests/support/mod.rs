@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod devices;
 pub mod fixtures;
 pub mod history;
+pub mod nas;
 pub mod process;
 pub mod skip;
 pub mod verify;

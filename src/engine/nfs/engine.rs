@@ -1,0 +1,566 @@
+//! [`NfsEngine`]: NFSv3 READ and WRITE pipelined on one TCP connection, one RPC per I/O and up
+//! to the queue depth in flight.
+//!
+//! - **Transaction ids carry slots.** A call's xid is `sequence << 16 | slot`, so a reply finds
+//!   its slot without a table, and a reply for a slot that is not waiting (or for an older
+//!   sequence) is a protocol error, not a silent mix-up.
+//! - **Sends never block.** Calls are encoded into one outgoing buffer at submit and sent by
+//!   `flush` with `MSG_DONTWAIT`; when the socket's send buffer is full the engine reads
+//!   replies meanwhile (keeping them for `reap`), so a server that answers before it reads on
+//!   cannot deadlock against us however large the writes in flight.
+//! - **Bounded reads.** Replies are received into one buffer (several small replies in one
+//!   `recv`) and parsed where they lie; a reply may not exceed the slot buffer size plus
+//!   [`REPLY_OVERHEAD_BYTES`], checked on each record mark before its bytes are awaited. The
+//!   server must send something at least once per network timeout; once the run's stop signal
+//!   is raised, requests in flight get [`STOP_GRACE`] instead.
+//! - **Durability.** Writes are `FILE_SYNC` with `EngineOptions::write_through`, else
+//!   `UNSTABLE`; [`Engine::sync_data`] then sends COMMIT (with nothing in flight).
+//! - **Failures.** An NFS status other than OK is a completion with the matching negative
+//!   errno (`EACCES`, `ENOSPC`, `EROFS`, `ESTALE` …); a dead or lying connection fails
+//!   `flush` / `reap` with an [`EngineError`] naming the operation.
+
+use super::nfs3::{self, NFS_PROGRAM, Stability, procedure, skip_wcc_data, status_errno};
+use super::rpc::{self, Credentials, call_header, finish_record};
+use super::target::NfsUrl;
+use super::xdr::{Decoder, Encoder};
+use crate::engine::volume::STOP_GRACE;
+use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, sys};
+use crate::result::{Capabilities, Direction};
+use std::collections::VecDeque;
+use std::io;
+use std::io::IoSliceMut;
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+use std::time::Instant;
+
+/// Highest queue depth of one engine (slots are the low 16 bits of an xid, one value kept for
+/// COMMIT).
+pub const MAX_QUEUE_DEPTH: u32 = 0xFFFF;
+/// Bytes a READ or WRITE reply may carry besides the data: RPC header with the largest
+/// verifier, status and attributes.
+pub const REPLY_OVERHEAD_BYTES: usize = 1024;
+/// Longest single blocking receive: the stop signal and the deadline are looked at this often.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+/// Receive buffer beyond two of the longest replies (many small replies arrive in one `recv`).
+const RECEIVE_EXTRA_BYTES: usize = 64 * 1024;
+/// The slot value of a COMMIT's xid.
+const COMMIT_SLOT: u32 = 0xFFFF;
+const ENGINE: &str = "nfs";
+
+#[derive(Debug)]
+struct Slot {
+    buffer: Vec<u8>,
+    /// The xid of the call in flight, if one is.
+    waiting: Option<(u32, Direction, u32)>,
+}
+
+/// The NFSv3 engine on one file.
+#[derive(Debug)]
+pub struct NfsEngine {
+    stream: TcpStream,
+    handle: Vec<u8>,
+    credentials: Credentials,
+    stability: Stability,
+    slots: Vec<Slot>,
+    outgoing: Encoder,
+    /// Bytes received and not parsed yet: `incoming[parsed..filled]`.
+    incoming: Vec<u8>,
+    parsed: usize,
+    filled: usize,
+    /// A reply that came in several fragments, put together.
+    record: Vec<u8>,
+    /// The longest reply accepted, bytes.
+    max_record: usize,
+    ready: VecDeque<Completion>,
+    in_flight: usize,
+    sequence: u32,
+    timeout: Duration,
+    stop: StopSignal,
+    server: String,
+    capabilities: Capabilities,
+}
+
+fn operation(operation: &'static str, source: io::Error) -> EngineError {
+    EngineError::Operation {
+        engine: ENGINE,
+        operation,
+        source,
+    }
+}
+
+fn protocol(problem: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, problem)
+}
+
+impl NfsEngine {
+    /// Connects to the NFS service of `url` for I/O on the file `handle` (found by
+    /// [`super::find`] or made by [`super::create_file`]).
+    pub fn open(
+        url: &NfsUrl,
+        handle: Vec<u8>,
+        options: &EngineOptions,
+    ) -> Result<Self, EngineError> {
+        let setup = |source| EngineError::Setup {
+            engine: ENGINE,
+            source,
+        };
+        if options.queue_depth == 0 || options.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(setup(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "queue depth {} (1 to {MAX_QUEUE_DEPTH})",
+                    options.queue_depth
+                ),
+            )));
+        }
+        // Each blocking receive ends after a slice, to look at the deadline and the run's stop
+        // signal.
+        let stream = rpc::connect(&url.server.host, url.server.port, options.net_timeout)
+            .and_then(|stream| stream.set_read_timeout(Some(WAIT_SLICE)).map(|()| stream))
+            .map_err(|error| {
+                setup(io::Error::new(
+                    error.kind(),
+                    format!("{}: {error}", url.server),
+                ))
+            })?;
+        let slots = (0..options.queue_depth)
+            .map(|_| Slot {
+                buffer: vec![0; options.buffer_size],
+                waiting: None,
+            })
+            .collect();
+        let call_bytes = 256 + options.buffer_size;
+        Ok(NfsEngine {
+            stream,
+            handle,
+            credentials: Credentials::of_process(),
+            stability: if options.write_through {
+                Stability::FileSync
+            } else {
+                Stability::Unstable
+            },
+            slots,
+            outgoing: Encoder {
+                bytes: Vec::with_capacity(call_bytes * options.queue_depth as usize),
+            },
+            incoming: vec![
+                0;
+                2 * (options.buffer_size + REPLY_OVERHEAD_BYTES) + RECEIVE_EXTRA_BYTES
+            ],
+            parsed: 0,
+            filled: 0,
+            record: Vec::new(),
+            max_record: options.buffer_size + REPLY_OVERHEAD_BYTES,
+            ready: VecDeque::with_capacity(options.queue_depth as usize),
+            in_flight: 0,
+            sequence: 0,
+            timeout: options.net_timeout,
+            stop: options.stop.clone(),
+            server: url.server.to_string(),
+            capabilities: Capabilities {
+                max_queue_depth: options.queue_depth,
+                registered_buffers: false,
+                registered_files: false,
+                performs_io: true,
+            },
+        })
+    }
+
+    /// How writes are made durable: `FILE_SYNC` on each, or `UNSTABLE` and COMMIT at
+    /// [`Engine::sync_data`].
+    pub fn stability(&self) -> Stability {
+        self.stability
+    }
+
+    fn next_xid(&mut self, slot: u32) -> u32 {
+        self.sequence = self.sequence.wrapping_add(1);
+        (self.sequence << 16) | slot
+    }
+
+    /// Sends everything queued; reads replies into `ready` while the socket cannot take more.
+    fn send_queued(&mut self) -> io::Result<()> {
+        let mut sent = 0;
+        while sent < self.outgoing.bytes.len() {
+            let rest = &self.outgoing.bytes[sent..];
+            let iovec = libc::iovec {
+                iov_base: rest.as_ptr().cast_mut().cast(),
+                iov_len: rest.len(),
+            };
+            // SAFETY: the socket is open while `self` lives, and `iovec` describes `rest`,
+            // borrowed from `self.outgoing` for the call.
+            match unsafe { sys::send_vectored(self.stream.as_raw_fd(), &[iovec]) } {
+                Ok(taken) => sent += taken,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    let mut fds = [libc::pollfd {
+                        fd: self.stream.as_raw_fd(),
+                        events: libc::POLLIN | libc::POLLOUT,
+                        revents: 0,
+                    }];
+                    if sys::poll(&mut fds, self.timeout)? == 0 {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "{} took no request and sent no reply for {:?}",
+                                self.server, self.timeout
+                            ),
+                        ));
+                    }
+                    if fds[0].revents & libc::POLLIN != 0 {
+                        let completion = self.receive()?;
+                        self.ready.push_back(completion);
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        self.outgoing.bytes.clear();
+        Ok(())
+    }
+
+    /// Receives more bytes into `incoming`, waiting (a slice at a time) until some arrive,
+    /// the server made no progress for the timeout, or the run stopped and requests in flight
+    /// had [`STOP_GRACE`].
+    fn fill(&mut self) -> io::Result<()> {
+        if self.parsed > 0 {
+            self.incoming.copy_within(self.parsed..self.filled, 0);
+            self.filled -= self.parsed;
+            self.parsed = 0;
+        }
+        let started = Instant::now();
+        loop {
+            let wait = if self.stop.is_raised() {
+                STOP_GRACE.min(self.timeout)
+            } else {
+                self.timeout
+            };
+            let fd = self.stream.as_raw_fd();
+            let mut slice = [IoSliceMut::new(&mut self.incoming[self.filled..])];
+            match sys::receive_vectored(fd, &mut slice, true) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{} closed the connection", self.server),
+                    ));
+                }
+                Ok(received) => {
+                    self.filled += received;
+                    return Ok(());
+                }
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if started.elapsed() >= wait {
+                        let why = if self.stop.is_raised() {
+                            "the run stopped and "
+                        } else {
+                            ""
+                        };
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("{why}{} sent no reply within {wait:?}", self.server),
+                        ));
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The next whole reply, waiting for it: a range of `incoming` (one fragment, the usual
+    /// case) or, for a reply in several fragments, `record`.
+    fn next_record(&mut self) -> io::Result<(usize, usize, bool)> {
+        let mut pieces = 0usize;
+        self.record.clear();
+        loop {
+            while self.filled - self.parsed < 4 {
+                self.fill()?;
+            }
+            let at = self.parsed;
+            let mark = u32::from_be_bytes([
+                self.incoming[at],
+                self.incoming[at + 1],
+                self.incoming[at + 2],
+                self.incoming[at + 3],
+            ]);
+            let length = (mark & 0x7FFF_FFFF) as usize;
+            if self.record.len() + length > self.max_record {
+                return Err(protocol(format!(
+                    "{} sent a reply of more than {} bytes",
+                    self.server, self.max_record
+                )));
+            }
+            while self.filled - self.parsed < 4 + length {
+                self.fill()?;
+            }
+            let start = self.parsed + 4;
+            self.parsed = start + length;
+            let last = mark & 0x8000_0000 != 0;
+            if last && pieces == 0 {
+                return Ok((start, start + length, false));
+            }
+            self.record
+                .extend_from_slice(&self.incoming[start..start + length]);
+            pieces += 1;
+            if last {
+                return Ok((0, self.record.len(), true));
+            }
+        }
+    }
+
+    /// Reads one reply (waiting up to the timeout) and finishes its slot.
+    fn receive(&mut self) -> io::Result<Completion> {
+        let (start, end, assembled) = self.next_record()?;
+        let reply = if assembled {
+            &self.record[start..end]
+        } else {
+            &self.incoming[start..end]
+        };
+        let mut decoder = Decoder::new(reply);
+        let xid = rpc::reply_header(&mut decoder).map_err(|error| protocol(error.to_string()))?;
+        let slot = xid & 0xFFFF;
+        if slot == COMMIT_SLOT {
+            return Err(protocol(format!(
+                "{} answered a COMMIT that was not sent",
+                self.server
+            )));
+        }
+        let waiting = self
+            .slots
+            .get(slot as usize)
+            .and_then(|entry| entry.waiting)
+            .filter(|(expected, _, _)| *expected == xid);
+        let Some((_, direction, length)) = waiting else {
+            return Err(protocol(format!(
+                "{} answered a call that was not made (xid {xid:#x})",
+                self.server
+            )));
+        };
+        let result = Self::decode_result(
+            &mut decoder,
+            direction,
+            length,
+            &mut self.slots[slot as usize].buffer,
+        )
+        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
+        self.slots[slot as usize].waiting = None;
+        self.in_flight -= 1;
+        Ok(Completion { slot, result })
+    }
+
+    /// Whether `incoming` holds a whole record already (no need to wait for the socket).
+    fn has_whole_record(&self) -> bool {
+        let available = self.filled - self.parsed;
+        if available < 4 {
+            return false;
+        }
+        let at = self.parsed;
+        let mark = u32::from_be_bytes([
+            self.incoming[at],
+            self.incoming[at + 1],
+            self.incoming[at + 2],
+            self.incoming[at + 3],
+        ]);
+        available >= 4 + (mark & 0x7FFF_FFFF) as usize
+    }
+
+    fn decode_result(
+        decoder: &mut Decoder<'_>,
+        direction: Direction,
+        length: u32,
+        buffer: &mut [u8],
+    ) -> Result<i64, super::xdr::XdrError> {
+        let status = decoder.u32("status")?;
+        match direction {
+            Direction::Read => {
+                nfs3::post_op_attributes(decoder)?;
+                if status != 0 {
+                    return Ok(status_errno(status));
+                }
+                decoder.u32("count")?;
+                decoder.bool("eof")?;
+                let data = decoder.opaque(length as usize, "read data")?;
+                buffer[..data.len()].copy_from_slice(data);
+                Ok(data.len() as i64)
+            }
+            _ => {
+                skip_wcc_data(decoder)?;
+                if status != 0 {
+                    return Ok(status_errno(status));
+                }
+                let count = decoder.u32("count")?;
+                if count > length {
+                    return Err(super::xdr::XdrError(format!(
+                        "{count} bytes written of a {length}-byte write"
+                    )));
+                }
+                Ok(i64::from(count))
+            }
+        }
+    }
+}
+
+impl Engine for NfsEngine {
+    fn name(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
+        &mut self.slots[slot].buffer
+    }
+
+    fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
+        let invalid = |problem: String| {
+            operation(
+                "submit",
+                io::Error::new(io::ErrorKind::InvalidInput, problem),
+            )
+        };
+        let Some(slot) = self.slots.get(request.slot as usize) else {
+            return Err(invalid(format!(
+                "slot {} of {}",
+                request.slot,
+                self.slots.len()
+            )));
+        };
+        if slot.waiting.is_some() {
+            return Err(invalid(format!("slot {} is busy", request.slot)));
+        }
+        if request.length as usize > slot.buffer.len() {
+            return Err(invalid(format!(
+                "{} bytes in a {}-byte slot",
+                request.length,
+                slot.buffer.len()
+            )));
+        }
+        let procedure = match request.direction {
+            Direction::Read => procedure::READ,
+            Direction::Write => procedure::WRITE,
+            other => {
+                return Err(operation(
+                    "submit",
+                    io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        format!("NFSv3 has no {other:?} (not supported yet)"),
+                    ),
+                ));
+            }
+        };
+        let xid = self.next_xid(request.slot);
+        let start = call_header(
+            &mut self.outgoing,
+            xid,
+            NFS_PROGRAM,
+            3,
+            procedure,
+            &self.credentials,
+        );
+        self.outgoing
+            .opaque(&self.handle)
+            .u64(request.offset)
+            .u32(request.length);
+        if request.direction == Direction::Write {
+            self.outgoing.u32(self.stability as u32);
+            self.outgoing
+                .opaque(&self.slots[request.slot as usize].buffer[..request.length as usize]);
+        }
+        finish_record(&mut self.outgoing, start);
+        self.slots[request.slot as usize].waiting = Some((xid, request.direction, request.length));
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), EngineError> {
+        self.send_queued()
+            .map_err(|error| operation("flush", error))
+    }
+
+    fn reap(
+        &mut self,
+        min_completions: usize,
+        completions: &mut [Completion],
+    ) -> Result<usize, EngineError> {
+        let mut written = 0;
+        while written < completions.len() {
+            if let Some(completion) = self.ready.pop_front() {
+                completions[written] = completion;
+                written += 1;
+                continue;
+            }
+            if self.in_flight == 0 {
+                break;
+            }
+            if written >= min_completions && !self.has_whole_record() {
+                let mut fds = [libc::pollfd {
+                    fd: self.stream.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                if sys::poll(&mut fds, Duration::ZERO).map_err(|error| operation("reap", error))?
+                    == 0
+                {
+                    break;
+                }
+            }
+            completions[written] = self.receive().map_err(|error| operation("reap", error))?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    fn sync_data(&mut self) -> Result<(), EngineError> {
+        if self.stability == Stability::FileSync {
+            return Ok(());
+        }
+        let failed = |error: io::Error| operation("COMMIT", error);
+        if self.in_flight > 0 || !self.outgoing.bytes.is_empty() {
+            return Err(failed(io::Error::other("requests are still in flight")));
+        }
+        self.sequence = self.sequence.wrapping_add(1);
+        let xid = (self.sequence << 16) | COMMIT_SLOT;
+        let start = call_header(
+            &mut self.outgoing,
+            xid,
+            NFS_PROGRAM,
+            3,
+            procedure::COMMIT,
+            &self.credentials,
+        );
+        self.outgoing.opaque(&self.handle).u64(0).u32(0);
+        finish_record(&mut self.outgoing, start);
+        self.send_queued().map_err(failed)?;
+        let (start, end, assembled) = self.next_record().map_err(failed)?;
+        let reply = if assembled {
+            &self.record[start..end]
+        } else {
+            &self.incoming[start..end]
+        };
+        let mut decoder = Decoder::new(reply);
+        let replied =
+            rpc::reply_header(&mut decoder).map_err(|error| failed(protocol(error.to_string())))?;
+        if replied != xid {
+            return Err(failed(protocol(format!(
+                "{} answered another call (xid {replied:#x})",
+                self.server
+            ))));
+        }
+        let status = decoder
+            .u32("status")
+            .map_err(|error| failed(protocol(error.to_string())))?;
+        if status != 0 {
+            return Err(failed(io::Error::other(format!(
+                "{}: {}",
+                self.server,
+                nfs3::status_text(status)
+            ))));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,412 @@
+//! NFSv3 (RFC 1813) and MOUNT v3 as iopath uses them: the procedure numbers, the few result
+//! structures it reads, status codes in words and as errno values, and [`Nfs3Session`], the
+//! blocking calls made before the run (MNT, LOOKUP, GETATTR, ACCESS, FSINFO, FSSTAT, CREATE,
+//! REMOVE, COMMIT).
+
+use super::rpc::{Credentials, RpcConnection, RpcError};
+use super::xdr::{Decoder, Encoder, XdrError};
+use std::time::Duration;
+
+/// The portmapper (rpcbind) program.
+pub const PORTMAP_PROGRAM: u32 = 100_000;
+/// The portmapper's port.
+pub const PORTMAP_PORT: u16 = 111;
+/// The MOUNT program.
+pub const MOUNT_PROGRAM: u32 = 100_005;
+/// The NFS program.
+pub const NFS_PROGRAM: u32 = 100_003;
+/// The NFS port when the URL names none.
+pub const NFS_PORT: u16 = 2049;
+/// The longest NFSv3 file handle.
+pub const MAX_HANDLE_BYTES: usize = 64;
+
+/// NFSv3 procedure numbers.
+pub mod procedure {
+    /// GETATTR.
+    pub const GETATTR: u32 = 1;
+    /// LOOKUP.
+    pub const LOOKUP: u32 = 3;
+    /// ACCESS.
+    pub const ACCESS: u32 = 4;
+    /// READ.
+    pub const READ: u32 = 6;
+    /// WRITE.
+    pub const WRITE: u32 = 7;
+    /// CREATE.
+    pub const CREATE: u32 = 8;
+    /// REMOVE.
+    pub const REMOVE: u32 = 12;
+    /// FSSTAT.
+    pub const FSSTAT: u32 = 18;
+    /// FSINFO.
+    pub const FSINFO: u32 = 19;
+    /// COMMIT.
+    pub const COMMIT: u32 = 21;
+}
+
+/// How durable a WRITE must be when the server answers (`stable_how`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stability {
+    /// The server may cache the data until a COMMIT.
+    Unstable = 0,
+    /// Data (not all metadata) is on stable storage.
+    DataSync = 1,
+    /// Data and metadata are on stable storage.
+    FileSync = 2,
+}
+
+/// An NFS or MOUNT status other than OK, in words.
+pub fn status_text(status: u32) -> &'static str {
+    match status {
+        1 => "not owner (NFS3ERR_PERM)",
+        2 => "no such file or directory (NFS3ERR_NOENT)",
+        5 => "I/O error (NFS3ERR_IO)",
+        6 => "no such device (NFS3ERR_NXIO)",
+        13 => "access denied (NFS3ERR_ACCES)",
+        17 => "file exists (NFS3ERR_EXIST)",
+        20 => "not a directory (NFS3ERR_NOTDIR)",
+        21 => "is a directory (NFS3ERR_ISDIR)",
+        22 => "invalid argument (NFS3ERR_INVAL)",
+        27 => "file too large (NFS3ERR_FBIG)",
+        28 => "no space left (NFS3ERR_NOSPC)",
+        30 => "read-only file system (NFS3ERR_ROFS)",
+        63 => "name too long (NFS3ERR_NAMETOOLONG)",
+        69 => "quota exceeded (NFS3ERR_DQUOT)",
+        70 => "stale file handle (NFS3ERR_STALE)",
+        10001 => "bad file handle (NFS3ERR_BADHANDLE)",
+        10004 => "operation not supported (NFS3ERR_NOTSUPP)",
+        10006 => "server fault (NFS3ERR_SERVERFAULT)",
+        10008 => "server busy, try later (NFS3ERR_JUKEBOX)",
+        _ => "error",
+    }
+}
+
+/// An NFS status other than OK as a negative errno for a completion (the NFSv3 codes below
+/// 10000 are the errno values of the same name).
+pub fn status_errno(status: u32) -> i64 {
+    let errno = match status {
+        1..=9999 => status as i32,
+        10001 => libc::ESTALE,
+        10004 => libc::EOPNOTSUPP,
+        10008 => libc::EAGAIN,
+        _ => libc::EIO,
+    };
+    -i64::from(errno)
+}
+
+/// The file types of `ftype3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// Anything else (device, link, socket, fifo).
+    Other(u32),
+}
+
+/// The parts of `fattr3` iopath uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attributes {
+    /// What the object is.
+    pub file_type: FileType,
+    /// Permission bits.
+    pub mode: u32,
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// Bytes the server has allocated.
+    pub used_bytes: u64,
+}
+
+/// Reads an `fattr3`.
+pub fn attributes(decoder: &mut Decoder<'_>) -> Result<Attributes, XdrError> {
+    let file_type = match decoder.u32("file type")? {
+        1 => FileType::Regular,
+        2 => FileType::Directory,
+        other => FileType::Other(other),
+    };
+    let mode = decoder.u32("mode")?;
+    decoder.skip(12, "nlink, uid, gid")?;
+    let size_bytes = decoder.u64("size")?;
+    let used_bytes = decoder.u64("used")?;
+    decoder.skip(8 + 8 + 8 + 24, "rdev, fsid, fileid, times")?;
+    Ok(Attributes {
+        file_type,
+        mode,
+        size_bytes,
+        used_bytes,
+    })
+}
+
+/// Reads a `post_op_attr`.
+pub fn post_op_attributes(decoder: &mut Decoder<'_>) -> Result<Option<Attributes>, XdrError> {
+    if decoder.bool("attributes follow")? {
+        attributes(decoder).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Skips a `wcc_data` (attributes before and after).
+pub fn skip_wcc_data(decoder: &mut Decoder<'_>) -> Result<(), XdrError> {
+    if decoder.bool("pre-operation attributes follow")? {
+        decoder.skip(24, "pre-operation attributes")?;
+    }
+    post_op_attributes(decoder).map(|_| ())
+}
+
+/// Why a call of an [`Nfs3Session`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NfsError {
+    /// The RPC failed (connection, refusal, malformed reply).
+    #[error("{0}")]
+    Rpc(#[from] RpcError),
+    /// The server answered with a status other than OK.
+    #[error("{operation} {subject}: {}", status_text(*status))]
+    Status {
+        /// The procedure, in words.
+        operation: &'static str,
+        /// What it was about (a path).
+        subject: String,
+        /// The NFS or MOUNT status.
+        status: u32,
+    },
+}
+
+impl From<XdrError> for NfsError {
+    fn from(error: XdrError) -> Self {
+        NfsError::Rpc(RpcError::Malformed(error))
+    }
+}
+
+/// What FSINFO says about transfer sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferLimits {
+    /// Largest READ, bytes.
+    pub read_max_bytes: u32,
+    /// Preferred READ, bytes.
+    pub read_preferred_bytes: u32,
+    /// Largest WRITE, bytes.
+    pub write_max_bytes: u32,
+    /// Preferred WRITE, bytes.
+    pub write_preferred_bytes: u32,
+}
+
+/// What FSSTAT says about space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    /// Size of the file system, bytes.
+    pub total_bytes: u64,
+    /// Free bytes available to this user.
+    pub available_bytes: u64,
+}
+
+/// Asks the portmapper at `host` for the TCP port of `program` `version` (0: not registered).
+pub fn portmap_lookup(
+    host: &str,
+    program: u32,
+    version: u32,
+    timeout: Duration,
+) -> Result<u16, RpcError> {
+    let mut connection =
+        RpcConnection::open(host, PORTMAP_PORT, timeout, Credentials::of_process())?;
+    let mut arguments = Encoder::default();
+    arguments.u32(program).u32(version).u32(6).u32(0);
+    let reply = connection.call(PORTMAP_PROGRAM, 2, 3, &arguments.bytes)?;
+    let port = Decoder::new(&reply).u32("port")?;
+    u16::try_from(port).map_err(|_| XdrError(format!("port {port}")).into())
+}
+
+/// Asks MOUNT v3 at `host:port` for the root handle of `export`.
+pub fn mount(
+    host: &str,
+    port: u16,
+    export: &str,
+    timeout: Duration,
+    credentials: &Credentials,
+) -> Result<Vec<u8>, NfsError> {
+    let mut connection =
+        RpcConnection::open(host, port, timeout, credentials.clone()).map_err(RpcError::from)?;
+    let mut arguments = Encoder::default();
+    arguments.opaque(export.as_bytes());
+    let reply = connection.call(MOUNT_PROGRAM, 3, 1, &arguments.bytes)?;
+    let mut decoder = Decoder::new(&reply);
+    let status = decoder.u32("mount status")?;
+    if status != 0 {
+        return Err(NfsError::Status {
+            operation: "MOUNT",
+            subject: export.to_string(),
+            status,
+        });
+    }
+    Ok(decoder
+        .opaque(MAX_HANDLE_BYTES, "root file handle")?
+        .to_vec())
+}
+
+/// The blocking NFSv3 calls made before and after the run, on one connection.
+#[derive(Debug)]
+pub struct Nfs3Session {
+    connection: RpcConnection,
+}
+
+impl Nfs3Session {
+    /// Connects to the NFS service at `host:port`.
+    pub fn open(
+        host: &str,
+        port: u16,
+        timeout: Duration,
+        credentials: Credentials,
+    ) -> Result<Self, NfsError> {
+        Ok(Nfs3Session {
+            connection: RpcConnection::open(host, port, timeout, credentials)
+                .map_err(RpcError::from)?,
+        })
+    }
+
+    fn call(
+        &mut self,
+        procedure: u32,
+        arguments: &Encoder,
+        operation: &'static str,
+        subject: &str,
+    ) -> Result<(Vec<u8>, usize), NfsError> {
+        let reply = self
+            .connection
+            .call(NFS_PROGRAM, 3, procedure, &arguments.bytes)?;
+        let mut decoder = Decoder::new(&reply);
+        let status = decoder.u32("status")?;
+        if status != 0 {
+            return Err(NfsError::Status {
+                operation,
+                subject: subject.to_string(),
+                status,
+            });
+        }
+        let position = decoder.position();
+        Ok((reply, position))
+    }
+
+    /// The attributes of `handle`.
+    pub fn getattr(&mut self, handle: &[u8], subject: &str) -> Result<Attributes, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle);
+        let (reply, at) = self.call(procedure::GETATTR, &arguments, "GETATTR", subject)?;
+        Ok(attributes(&mut Decoder::new(&reply[at..]))?)
+    }
+
+    /// The handle of `name` in `directory`.
+    pub fn lookup(
+        &mut self,
+        directory: &[u8],
+        name: &str,
+        subject: &str,
+    ) -> Result<Vec<u8>, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(directory).opaque(name.as_bytes());
+        let (reply, at) = self.call(procedure::LOOKUP, &arguments, "LOOKUP", subject)?;
+        Ok(Decoder::new(&reply[at..])
+            .opaque(MAX_HANDLE_BYTES, "file handle")?
+            .to_vec())
+    }
+
+    /// Which of the `wanted` ACCESS bits the server grants on `handle`.
+    pub fn access(&mut self, handle: &[u8], wanted: u32, subject: &str) -> Result<u32, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle).u32(wanted);
+        let (reply, at) = self.call(procedure::ACCESS, &arguments, "ACCESS", subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        post_op_attributes(&mut decoder)?;
+        Ok(decoder.u32("access")?)
+    }
+
+    /// Transfer sizes of the file system holding `handle`.
+    pub fn fsinfo(&mut self, handle: &[u8], subject: &str) -> Result<TransferLimits, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle);
+        let (reply, at) = self.call(procedure::FSINFO, &arguments, "FSINFO", subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        post_op_attributes(&mut decoder)?;
+        let read_max_bytes = decoder.u32("rtmax")?;
+        let read_preferred_bytes = decoder.u32("rtpref")?;
+        decoder.u32("rtmult")?;
+        let write_max_bytes = decoder.u32("wtmax")?;
+        let write_preferred_bytes = decoder.u32("wtpref")?;
+        Ok(TransferLimits {
+            read_max_bytes,
+            read_preferred_bytes,
+            write_max_bytes,
+            write_preferred_bytes,
+        })
+    }
+
+    /// Space of the file system holding `handle`.
+    pub fn fsstat(&mut self, handle: &[u8], subject: &str) -> Result<Space, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle);
+        let (reply, at) = self.call(procedure::FSSTAT, &arguments, "FSSTAT", subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        post_op_attributes(&mut decoder)?;
+        let total_bytes = decoder.u64("tbytes")?;
+        decoder.u64("fbytes")?;
+        let available_bytes = decoder.u64("abytes")?;
+        Ok(Space {
+            total_bytes,
+            available_bytes,
+        })
+    }
+
+    /// Creates `name` in `directory` (GUARDED: an existing file is an error) with mode 0644
+    /// and returns its handle.
+    pub fn create(
+        &mut self,
+        directory: &[u8],
+        name: &str,
+        subject: &str,
+    ) -> Result<Vec<u8>, NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(directory).opaque(name.as_bytes());
+        // GUARDED; sattr3: mode 0644, no uid, gid or size, times not changed.
+        arguments
+            .u32(1)
+            .u32(1)
+            .u32(0o644)
+            .u32(0)
+            .u32(0)
+            .u32(0)
+            .u32(0)
+            .u32(0);
+        let (reply, at) = self.call(procedure::CREATE, &arguments, "CREATE", subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        if decoder.bool("handle follows")? {
+            Ok(decoder.opaque(MAX_HANDLE_BYTES, "file handle")?.to_vec())
+        } else {
+            self.lookup(directory, name, subject)
+        }
+    }
+
+    /// Removes `name` from `directory`.
+    pub fn remove(&mut self, directory: &[u8], name: &str, subject: &str) -> Result<(), NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(directory).opaque(name.as_bytes());
+        self.call(procedure::REMOVE, &arguments, "REMOVE", subject)
+            .map(|_| ())
+    }
+
+    /// Commits every unstable write to `handle`; returns the write verifier.
+    pub fn commit(&mut self, handle: &[u8], subject: &str) -> Result<[u8; 8], NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle).u64(0).u32(0);
+        let (reply, at) = self.call(procedure::COMMIT, &arguments, "COMMIT", subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        skip_wcc_data(&mut decoder)?;
+        let mut verifier = [0u8; 8];
+        verifier.copy_from_slice(decoder.fixed(8, "write verifier")?);
+        Ok(verifier)
+    }
+}
+
+/// The ACCESS bits of writing: MODIFY and EXTEND.
+pub const ACCESS_WRITE: u32 = 0x04 | 0x08;
+/// The ACCESS bit of reading.
+pub const ACCESS_READ: u32 = 0x01;

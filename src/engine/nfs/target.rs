@@ -1,0 +1,306 @@
+//! `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]` and finding the file it names:
+//! MOUNT for the export's root handle (the longest leading part of the path the server
+//! exports), LOOKUP for each directory below it and for the file, GETATTR, ACCESS and FSINFO
+//! for what the run needs to know.
+
+use super::nfs3::{
+    self, ACCESS_WRITE, Attributes, FileType, NFS_PORT, Nfs3Session, NfsError, TransferLimits,
+};
+use super::rpc::Credentials;
+use crate::engine::network_target::{TcpAddress, UrlError};
+use std::time::Duration;
+
+/// An `nfs://` URL, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NfsUrl {
+    /// The server's NFS service.
+    pub server: TcpAddress,
+    /// The MOUNT service's port when the URL names one (else the portmapper is asked).
+    pub mount_port: Option<u16>,
+    /// The path of the file on the server, export included (`/export/dir/file`).
+    pub path: String,
+}
+
+fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
+    UrlError {
+        url: url.to_string(),
+        problem: problem.into(),
+    }
+}
+
+impl NfsUrl {
+    /// Reads `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]`.
+    ///
+    /// ```
+    /// use iopath::engine::nfs::NfsUrl;
+    /// let url = NfsUrl::parse("nfs://127.0.0.1:2050/srv/data/file?mountport=2050").unwrap();
+    /// assert_eq!(url.server.port, 2050);
+    /// assert_eq!(url.path, "/srv/data/file");
+    /// assert!(NfsUrl::parse("nfs://host/srv/file?version=4.1").is_err());
+    /// ```
+    pub fn parse(url: &str) -> Result<Self, UrlError> {
+        let rest = url
+            .strip_prefix("nfs://")
+            .ok_or_else(|| refuse(url, "not an nfs:// URL"))?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = rest
+            .split_once('/')
+            .ok_or_else(|| refuse(url, "expected nfs://HOST[:PORT]/EXPORT/PATH/FILE"))?;
+        if authority.contains('@') {
+            return Err(refuse(
+                url,
+                "NFS sends this process's user and group (AUTH_SYS); no user belongs in the URL",
+            ));
+        }
+        let server = crate::engine::network_target::split_host_port(authority, NFS_PORT, url)?;
+        let path = format!("/{}", path.trim_end_matches('/'));
+        if path == "/" || path.split('/').any(|part| part == "." || part == "..") {
+            return Err(refuse(url, "the path must name a file below an export"));
+        }
+        let mut mount_port = None;
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            match pair.split_once('=') {
+                Some(("mountport", port)) => {
+                    mount_port = Some(
+                        port.parse::<u16>()
+                            .ok()
+                            .filter(|p| *p > 0)
+                            .ok_or_else(|| refuse(url, format!("'{port}' is not a port")))?,
+                    );
+                }
+                Some(("version", "3")) => {}
+                Some(("version", other)) => {
+                    return Err(refuse(
+                        url,
+                        format!("NFS version {other} is not supported yet (only version=3)"),
+                    ));
+                }
+                _ => {
+                    return Err(refuse(
+                        url,
+                        format!("unknown option '{pair}' (mountport, version)"),
+                    ));
+                }
+            }
+        }
+        Ok(NfsUrl {
+            server,
+            mount_port,
+            path,
+        })
+    }
+}
+
+impl std::fmt::Display for NfsUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "nfs://{}{}", self.server, self.path)?;
+        if let Some(port) = self.mount_port {
+            write!(f, "?mountport={port}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_a_file_below_an_export() {
+        let url = NfsUrl::parse("nfs://[::1]/srv/a/b").unwrap();
+        assert_eq!(
+            (url.server.host.as_str(), url.server.port),
+            ("::1", NFS_PORT)
+        );
+        assert_eq!(url.to_string(), "nfs://[::1]:2049/srv/a/b");
+        for (bad, named) in [
+            ("nfs://user@host/srv/f", "no user"),
+            ("nfs://host", "expected"),
+            ("nfs://host/", "must name a file"),
+            ("nfs://host/srv/../etc/f", "must name a file"),
+            ("nfs://host/srv/f?version=4.1", "not supported yet"),
+            ("nfs://host/srv/f?mountport=0", "not a port"),
+            ("nfs://host/srv/f?rsize=4096", "unknown option"),
+            ("nfs://host:99999/srv/f", "not a port"),
+        ] {
+            let error = NfsUrl::parse(bad).expect_err(bad).to_string();
+            assert!(
+                error.starts_with(bad) && error.contains(named),
+                "{bad}: {error}"
+            );
+        }
+    }
+}
+
+/// The file an `nfs://` URL names, as found on the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NfsFile {
+    /// The export that holds it.
+    pub export: String,
+    /// The handle of the directory that holds it.
+    pub directory_handle: Vec<u8>,
+    /// Its name in that directory.
+    pub name: String,
+    /// Its handle and attributes, when it exists.
+    pub existing: Option<(Vec<u8>, Attributes)>,
+    /// Transfer sizes of its file system.
+    pub limits: TransferLimits,
+    /// Whether this user may not write it (or, when missing, create it).
+    pub read_only: bool,
+}
+
+/// Why an `nfs://` target cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {problem}")]
+pub struct NfsTargetError {
+    /// The target.
+    pub url: String,
+    /// What went wrong.
+    pub problem: String,
+    /// The server could not be reached at all (connection refused, timed out).
+    pub unreachable: bool,
+}
+
+fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
+    let unreachable = matches!(&error, NfsError::Rpc(super::rpc::RpcError::Io(_)));
+    NfsTargetError {
+        url: url.to_string(),
+        problem: format!("{what}: {error}"),
+        unreachable,
+    }
+}
+
+/// Finds the file `url` names (see the module documentation), within `timeout` for each
+/// connection and reply.
+pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> {
+    let credentials = Credentials::of_process();
+    let host = url.server.host.as_str();
+    let mount_port = match url.mount_port {
+        Some(port) => port,
+        None => match nfs3::portmap_lookup(host, nfs3::MOUNT_PROGRAM, 3, timeout) {
+            Ok(port) if port > 0 => port,
+            _ => url.server.port,
+        },
+    };
+    let parts: Vec<&str> = url.path.split('/').filter(|p| !p.is_empty()).collect();
+    let (directories, name) = parts.split_at(parts.len() - 1);
+    // The longest leading part of the directories that the server exports.
+    let mut mounted = None;
+    let mut last_error = None;
+    for length in (0..=directories.len()).rev() {
+        let export = format!("/{}", directories[..length].join("/"));
+        match nfs3::mount(host, mount_port, &export, timeout, &credentials) {
+            Ok(handle) => {
+                mounted = Some((export, handle, length));
+                break;
+            }
+            Err(error @ NfsError::Rpc(_)) => {
+                return Err(failed(url, &format!("MOUNT at port {mount_port}"), error));
+            }
+            Err(error) => {
+                if last_error.is_none() {
+                    last_error = Some(error);
+                }
+            }
+        }
+    }
+    let Some((export, root, below)) = mounted else {
+        let error = last_error.expect("at least one MOUNT was tried");
+        return Err(failed(
+            url,
+            "no export of the server holds this path",
+            error,
+        ));
+    };
+    let mut session = Nfs3Session::open(host, url.server.port, timeout, credentials)
+        .map_err(|error| failed(url, "NFS", error))?;
+    let mut directory = root;
+    let mut walked = export.clone();
+    for part in &directories[below..] {
+        walked = format!("{}/{part}", walked.trim_end_matches('/'));
+        directory = session
+            .lookup(&directory, part, &walked)
+            .map_err(|error| failed(url, "the directory", error))?;
+    }
+    let name = name[0].to_string();
+    let limits = session
+        .fsinfo(&directory, &walked)
+        .map_err(|error| failed(url, "FSINFO", error))?;
+    let existing = match session.lookup(&directory, &name, &url.path) {
+        Ok(handle) => {
+            let attributes = session
+                .getattr(&handle, &url.path)
+                .map_err(|error| failed(url, "the file", error))?;
+            if attributes.file_type != FileType::Regular {
+                return Err(NfsTargetError {
+                    url: url.to_string(),
+                    problem: "not a regular file".into(),
+                    unreachable: false,
+                });
+            }
+            Some((handle, attributes))
+        }
+        Err(NfsError::Status { status: 2, .. }) => None,
+        Err(error) => return Err(failed(url, "the file", error)),
+    };
+    let checked = existing.as_ref().map_or(&directory, |(handle, _)| handle);
+    let granted = session
+        .access(checked, ACCESS_WRITE, &url.path)
+        .map_err(|error| failed(url, "ACCESS", error))?;
+    Ok(NfsFile {
+        export,
+        directory_handle: directory,
+        name,
+        existing,
+        limits,
+        read_only: granted & ACCESS_WRITE == 0,
+    })
+}
+
+/// Creates the missing file `file` names (GUARDED: a file that appeared meanwhile is an
+/// error, never overwritten) and returns its handle.
+pub fn create_file(
+    url: &NfsUrl,
+    file: &NfsFile,
+    timeout: Duration,
+) -> Result<Vec<u8>, NfsTargetError> {
+    let mut session = Nfs3Session::open(
+        &url.server.host,
+        url.server.port,
+        timeout,
+        Credentials::of_process(),
+    )
+    .map_err(|error| failed(url, "NFS", error))?;
+    session
+        .create(&file.directory_handle, &file.name, &url.path)
+        .map_err(|error| failed(url, "creating the test file", error))
+}
+
+/// Removes the file `file` names (a test file iopath created).
+pub fn remove_file(url: &NfsUrl, file: &NfsFile, timeout: Duration) -> Result<(), NfsTargetError> {
+    let mut session = Nfs3Session::open(
+        &url.server.host,
+        url.server.port,
+        timeout,
+        Credentials::of_process(),
+    )
+    .map_err(|error| failed(url, "NFS", error))?;
+    session
+        .remove(&file.directory_handle, &file.name, &url.path)
+        .map_err(|error| failed(url, "removing the test file", error))
+}
+
+/// The size the server reports for the file `handle` now.
+pub fn file_size(url: &NfsUrl, handle: &[u8], timeout: Duration) -> Result<u64, NfsTargetError> {
+    let mut session = Nfs3Session::open(
+        &url.server.host,
+        url.server.port,
+        timeout,
+        Credentials::of_process(),
+    )
+    .map_err(|error| failed(url, "NFS", error))?;
+    session
+        .getattr(handle, &url.path)
+        .map(|attributes| attributes.size_bytes)
+        .map_err(|error| failed(url, "GETATTR", error))
+}

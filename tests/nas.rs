@@ -1,0 +1,425 @@
+//! NAS targets against real servers on loopback (tests/support/nas.rs): nfs-ganesha for the
+//! NFSv3 engine, Samba's smbd for the SMB servers' set-up. Each test starts its own server
+//! with a temporary export or share and stops it on drop.
+//!
+//! Skipped where the servers cannot run (not root; nfs-ganesha, nfs-ganesha-vfs, rpcbind or
+//! samba not installed), or failed under CI (tests/support).
+
+mod support;
+
+use iopath::engine::nfs::{self, NfsEngine, NfsUrl};
+use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+use iopath::result::Direction;
+use std::process::Command;
+use std::time::Duration;
+use support::nas::{GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const BLOCK: usize = 64 * 1024;
+const BLOCKS: usize = 64;
+const MIB: usize = 1 << 20;
+
+/// The URL of `name` on `server`, with its MOUNT port (no portmapper asked).
+fn url(server: &GaneshaServer, name: &str) -> NfsUrl {
+    NfsUrl::parse(&server.url(name)).expect("a valid URL")
+}
+
+/// Block `index`'s pattern: every 8 bytes hold the block's index and their own offset.
+fn pattern(index: usize, buffer: &mut [u8]) {
+    for (word, chunk) in buffer.chunks_exact_mut(8).enumerate() {
+        let value = ((index as u64) << 32) | word as u64;
+        chunk.copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// Moves `count` blocks of `block_size` bytes once in `direction` at queue depth `depth`,
+/// checking each completion; returns the bytes moved.
+fn move_blocks(
+    engine: &mut NfsEngine,
+    direction: Direction,
+    depth: usize,
+    (block_size, count): (usize, usize),
+    check: &mut dyn FnMut(usize, &[u8]),
+) -> u64 {
+    let mut next = 0usize;
+    let mut block_of_slot = vec![0usize; depth];
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut done = vec![Completion::default(); depth];
+    let mut finished = 0;
+    let mut bytes = 0u64;
+    while finished < count {
+        while next < count {
+            let Some(slot) = free.pop() else { break };
+            if direction == Direction::Write {
+                pattern(next, &mut engine.buffer_mut(slot as usize)[..block_size]);
+            }
+            block_of_slot[slot as usize] = next;
+            engine
+                .submit(IoRequest {
+                    slot,
+                    file: 0,
+                    direction,
+                    offset: (next * block_size) as u64,
+                    length: block_size as u32,
+                })
+                .expect("submit");
+            next += 1;
+        }
+        engine.flush().expect("flush");
+        let reaped = engine.reap(1, &mut done).expect("reap");
+        for completion in &done[..reaped] {
+            assert_eq!(completion.result, block_size as i64, "{completion:?}");
+            let block = block_of_slot[completion.slot as usize];
+            check(
+                block,
+                &engine.buffer_mut(completion.slot as usize)[..block_size],
+            );
+            free.push(completion.slot);
+            finished += 1;
+            bytes += block_size as u64;
+        }
+    }
+    bytes
+}
+
+/// A read-write export, the URL of `name` on it (not there yet) and what `find` says of it;
+/// `None` when the server cannot run here (the test was skipped).
+fn export_without(name: &str) -> Option<(GaneshaServer, NfsUrl, nfs::NfsFile)> {
+    let server = GaneshaServer::start("RW")?;
+    let url = url(&server, name);
+    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
+    assert!(missing.existing.is_none(), "no {name} yet");
+    Some((server, url, missing))
+}
+
+#[test]
+fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
+    let Some((server, url, missing)) = export_without("test.bin") else {
+        return;
+    };
+    assert!(missing.existing.is_none(), "no file yet");
+    assert!(!missing.read_only);
+    assert_eq!(missing.export, "/export");
+    assert!(
+        missing.limits.read_max_bytes >= BLOCK as u32,
+        "{:?}",
+        missing.limits
+    );
+    let handle = nfs::create_file(&url, &missing, TIMEOUT).expect("the file is created");
+    let on_server = server.export_directory().join("test.bin");
+    assert!(on_server.exists());
+
+    let mut options = EngineOptions::new(8, BLOCK);
+    options.net_timeout = TIMEOUT;
+    let mut engine = NfsEngine::open(&url, handle.clone(), &options).expect("the engine opens");
+    let written = move_blocks(
+        &mut engine,
+        Direction::Write,
+        8,
+        (BLOCK, BLOCKS),
+        &mut |_, _| {},
+    );
+    engine.sync_data().expect("COMMIT");
+    let mut expected = vec![0u8; BLOCK];
+    let read = move_blocks(
+        &mut engine,
+        Direction::Read,
+        8,
+        (BLOCK, BLOCKS),
+        &mut |block, data| {
+            pattern(block, &mut expected);
+            assert!(data == expected.as_slice(), "block {block} differs");
+        },
+    );
+    drop(engine);
+
+    // The server's own view: the file's size and content.
+    let total = (BLOCKS * BLOCK) as u64;
+    assert_eq!(written, total);
+    assert_eq!(read, total);
+    assert_eq!(
+        nfs::file_size(&url, &handle, TIMEOUT).expect("GETATTR"),
+        total
+    );
+    let content = std::fs::read(&on_server).expect("the exported file");
+    assert_eq!(content.len() as u64, total);
+    for (block, data) in content.chunks_exact(BLOCK).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
+    }
+
+    // Without ?mountport= the portmapper names the MOUNT port.
+    let by_portmapper =
+        NfsUrl::parse(&format!("nfs://127.0.0.1:{}/export/test.bin", server.port)).unwrap();
+    let found = nfs::find(&by_portmapper, TIMEOUT).expect("the file is found");
+    assert_eq!(
+        found.existing.as_ref().map(|(_, a)| a.size_bytes),
+        Some(total)
+    );
+    nfs::remove_file(&url, &found, TIMEOUT).expect("the file is removed");
+    assert!(!on_server.exists());
+}
+
+#[test]
+fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
+    let Some((server, url, missing)) = export_without("big.bin") else {
+        return;
+    };
+    let limits = missing.limits;
+    assert!(
+        limits.write_max_bytes >= MIB as u32 && limits.read_max_bytes >= MIB as u32,
+        "the server takes less than 1 MiB per call: {limits:?}"
+    );
+    let handle = nfs::create_file(&url, &missing, TIMEOUT).expect("created");
+    let mut options = EngineOptions::new(8, MIB);
+    options.net_timeout = TIMEOUT;
+    options.write_through = true;
+    let mut engine = NfsEngine::open(&url, handle, &options).expect("opens");
+    let written = move_blocks(&mut engine, Direction::Write, 8, (MIB, 24), &mut |_, _| {});
+    let mut expected = vec![0u8; MIB];
+    let read = move_blocks(
+        &mut engine,
+        Direction::Read,
+        8,
+        (MIB, 24),
+        &mut |block, data| {
+            pattern(block, &mut expected);
+            assert!(data == expected.as_slice(), "block {block} differs");
+        },
+    );
+    assert_eq!((written, read), (24 * MIB as u64, 24 * MIB as u64));
+    let content = std::fs::read(server.export_directory().join("big.bin")).unwrap();
+    assert_eq!(content.len(), 24 * MIB);
+    for (block, data) in content.chunks_exact(MIB).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
+    }
+}
+
+#[test]
+fn nfs_file_sync_writes_need_no_commit_and_short_reads_stop_at_the_end() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    std::fs::write(server.export_directory().join("small"), vec![7u8; 6000]).expect("a file");
+    let url = url(&server, "small");
+    let (handle, attributes) = nfs::find(&url, TIMEOUT)
+        .expect("found")
+        .existing
+        .expect("exists");
+    assert_eq!(attributes.size_bytes, 6000);
+    let mut options = EngineOptions::new(2, 8192);
+    options.write_through = true;
+    let mut engine = NfsEngine::open(&url, handle, &options).expect("opens");
+    assert_eq!(engine.stability(), nfs::nfs3::Stability::FileSync);
+    let request = |slot, direction, offset| IoRequest {
+        slot,
+        file: 0,
+        direction,
+        offset,
+        length: 8192,
+    };
+    engine.submit(request(0, Direction::Read, 0)).unwrap();
+    engine.submit(request(1, Direction::Read, 4096)).unwrap();
+    engine.flush().unwrap();
+    let mut done = [Completion::default(); 2];
+    let mut results = Vec::new();
+    while results.len() < 2 {
+        let reaped = engine.reap(1, &mut done).unwrap();
+        results.extend(done[..reaped].iter().map(|c| (c.slot, c.result)));
+    }
+    results.sort();
+    assert_eq!(results, vec![(0, 6000), (1, 6000 - 4096)]);
+    assert!(engine.buffer_mut(0)[..6000].iter().all(|byte| *byte == 7));
+    engine.sync_data().expect("nothing to commit");
+}
+
+#[test]
+fn nfs_errors_name_the_target() {
+    // Nothing listens: unreachable, and the message names the URL.
+    let port = support::nas::free_port();
+    let unreachable =
+        NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/f?mountport={port}")).unwrap();
+    let error = nfs::find(&unreachable, TIMEOUT).expect_err("nothing listens");
+    assert!(error.unreachable, "{error}");
+    assert!(
+        error.to_string().contains(&unreachable.to_string()),
+        "{error}"
+    );
+
+    let Some(server) = GaneshaServer::start("RO") else {
+        return;
+    };
+    // A path under no export.
+    let wrong = NfsUrl::parse(&format!(
+        "nfs://127.0.0.1:{}/nowhere/f?mountport={}",
+        server.port, server.mount_port
+    ))
+    .unwrap();
+    let error = nfs::find(&wrong, TIMEOUT)
+        .expect_err("no such export")
+        .to_string();
+    assert!(
+        error.contains("no export") && error.contains("/nowhere/f"),
+        "{error}"
+    );
+    // A missing directory below the export.
+    let error = nfs::find(&url(&server, "missing/f"), TIMEOUT)
+        .expect_err("no directory")
+        .to_string();
+    assert!(error.contains("no such file or directory"), "{error}");
+    // A read-only export: found read-only, and a write fails with an errno, not a panic.
+    std::fs::write(server.export_directory().join("ro"), vec![1u8; 8192]).unwrap();
+    let url = url(&server, "ro");
+    let file = nfs::find(&url, TIMEOUT).expect("found");
+    assert!(file.read_only, "the export is read-only");
+    let (handle, _) = file.existing.expect("exists");
+    let mut engine = NfsEngine::open(&url, handle, &EngineOptions::new(1, 4096)).unwrap();
+    engine
+        .submit(IoRequest {
+            slot: 0,
+            file: 0,
+            direction: Direction::Write,
+            offset: 0,
+            length: 4096,
+        })
+        .unwrap();
+    engine.flush().unwrap();
+    let mut done = [Completion::default(); 1];
+    assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
+    assert!(
+        [
+            -i64::from(libc::EROFS),
+            -i64::from(libc::EACCES),
+            -i64::from(libc::EPERM)
+        ]
+        .contains(&done[0].result),
+        "{:?}",
+        done[0]
+    );
+    assert_eq!(
+        std::fs::read(server.export_directory().join("ro")).unwrap(),
+        vec![1u8; 8192]
+    );
+}
+
+#[test]
+fn nfs_a_server_that_dies_fails_the_engine_with_a_message() {
+    let Some(mut server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    std::fs::write(server.export_directory().join("f"), vec![0u8; 65536]).unwrap();
+    let url = url(&server, "f");
+    let (handle, _) = nfs::find(&url, TIMEOUT).unwrap().existing.unwrap();
+    let mut options = EngineOptions::new(4, 4096);
+    options.net_timeout = Duration::from_secs(3);
+    let mut engine = NfsEngine::open(&url, handle, &options).unwrap();
+    server.kill();
+    let outcome = engine
+        .submit(IoRequest {
+            slot: 0,
+            file: 0,
+            direction: Direction::Read,
+            offset: 0,
+            length: 4096,
+        })
+        .and_then(|()| engine.flush())
+        .and_then(|()| engine.reap(1, &mut [Completion::default(); 4]));
+    let error = outcome.expect_err("the server is gone").to_string();
+    assert!(error.starts_with("nfs:"), "{error}");
+}
+
+#[test]
+fn samba_serves_its_share_to_its_user_only() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let Some(smbclient) = support::devices::required_tool("smbclient", "smbclient") else {
+        return;
+    };
+    std::fs::write(server.share_directory().join("hello"), b"hello over SMB").unwrap();
+    let share = format!("//127.0.0.1/{SAMBA_SHARE}");
+    let output = Command::new(&smbclient)
+        .args(["-p", &server.port.to_string(), &share, "-U"])
+        .arg(format!("{SAMBA_USER}%{SAMBA_PASSWORD}"))
+        .args(["-c", "get hello -"])
+        .output()
+        .expect("smbclient runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("hello over SMB"),
+        "{text} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let refused = Command::new(&smbclient)
+        .args(["-p", &server.port.to_string(), &share, "-U"])
+        .arg(format!("{SAMBA_USER}%wrong"))
+        .args(["-c", "ls"])
+        .output()
+        .expect("smbclient runs");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("NT_STATUS_LOGON_FAILURE"));
+}
+
+#[test]
+fn nfs_a_silent_or_lying_server_fails_the_engine_in_bounded_time() {
+    use std::io::Write;
+    use std::net::TcpListener;
+    use std::time::Instant;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/f?mountport={port}")).unwrap();
+    let read = IoRequest {
+        slot: 0,
+        file: 0,
+        direction: Direction::Read,
+        offset: 0,
+        length: 4096,
+    };
+    let mut done = [Completion::default(); 2];
+
+    // Silent: the wait ends after the network timeout.
+    let mut options = EngineOptions::new(2, 4096);
+    options.net_timeout = Duration::from_secs(1);
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &options).unwrap();
+    let _silent = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    let started = Instant::now();
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    assert!(error.contains("no reply within"), "{error}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1) && started.elapsed() < Duration::from_secs(5)
+    );
+
+    // Silent, with the run stopping: the wait ends after the stop grace, not the timeout.
+    options.net_timeout = Duration::from_secs(60);
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &options).unwrap();
+    let _silent_too = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    options.stop.raise();
+    let started = Instant::now();
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    assert!(error.contains("the run stopped"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Lying: a reply to a call never made is a protocol error, not a completion.
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &EngineOptions::new(2, 4096)).unwrap();
+    let (mut liar, _) = listener.accept().unwrap();
+    engine.submit(read).unwrap();
+    engine.flush().unwrap();
+    let mut reply = Vec::new();
+    for word in [0x8000_0018u32, 0xDEAD_0001, 1, 0, 0, 0, 0] {
+        reply.extend_from_slice(&word.to_be_bytes());
+    }
+    liar.write_all(&reply).unwrap();
+    let error = engine.reap(1, &mut done).expect_err("a lie").to_string();
+    assert!(error.contains("not made"), "{error}");
+}

@@ -1,0 +1,388 @@
+//! Real NAS servers for tests, on loopback, each with a temporary share or export and stopped
+//! on drop even when an assertion fails:
+//!
+//! - [`SambaServer`]: Samba's `smbd` (Debian: samba) on a free port with one share over a
+//!   temporary directory and one user in a temporary password database;
+//! - [`GaneshaServer`]: nfs-ganesha with its VFS FSAL (Debian: nfs-ganesha, nfs-ganesha-vfs)
+//!   exporting a temporary directory over NFSv3 and NFSv4 on a free port, MOUNT on another
+//!   (ganesha does not answer MOUNT on the NFS port even when told to use it for both).
+//!
+//! Both need root (ganesha's VFS FSAL opens files by handle; smbd switches users). Where the
+//! machine cannot run one, the constructor skips the calling test through [`require`] and
+//! returns `None`. nfs-ganesha registers with rpcbind and waits a long time for one that is
+//! absent, so [`GaneshaServer::start`] starts the system's `rpcbind` when none answers (and
+//! leaves it running: it is a shared system service, not the test's).
+
+use super::devices::{is_root, required_tool, tool};
+use super::require;
+use std::fs::File;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to listen after it was started.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A free TCP port on loopback (free when asked; the server takes it a moment later).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+/// Waits until `daemon` listens on `port` of loopback and, when `ready_line` is given, its
+/// `log` holds that line; an error says why not.
+fn wait_for_port(
+    daemon: &mut Child,
+    port: u16,
+    log: &Path,
+    ready_line: Option<&str>,
+) -> Result<(), String> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if let Ok(Some(status)) = daemon.try_wait() {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(8).collect();
+            return Err(format!("it exited at start ({status}): {tail:?}"));
+        }
+        let logged = ready_line
+            .is_none_or(|line| std::fs::read_to_string(log).is_ok_and(|text| text.contains(line)));
+        if logged && TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "it did not listen on port {port} in {START_TIMEOUT:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stops `daemon`: SIGTERM (to its whole process group with `group`, when it leads one of
+/// its own), then SIGKILL after `grace`.
+fn stop(daemon: &mut Child, grace: Duration, group: bool) {
+    if let Ok(None) = daemon.try_wait() {
+        let pid = daemon.id() as libc::pid_t;
+        // SAFETY: kill has no memory preconditions; the pid is our own child's, not yet
+        // reaped (so neither it nor its group id can have been reused).
+        unsafe { libc::kill(if group { -pid } else { pid }, libc::SIGTERM) };
+        let deadline = Instant::now() + grace;
+        while matches!(daemon.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}
+
+/// The Samba user the tests log in as (a system account made once, without a home or shell).
+pub const SAMBA_USER: &str = "iopathsmb";
+/// That user's password (in the server's temporary password database only).
+pub const SAMBA_PASSWORD: &str = "iopath-test-secret";
+/// The share's name.
+pub const SAMBA_SHARE: &str = "share";
+
+/// A private `smbd` on loopback with one share.
+pub struct SambaServer {
+    daemon: Child,
+    /// The SMB port.
+    pub port: u16,
+    directory: tempfile::TempDir,
+}
+
+impl SambaServer {
+    /// Starts smbd with the share [`SAMBA_SHARE`] over an empty temporary directory, written
+    /// to by [`SAMBA_USER`] (password [`SAMBA_PASSWORD`]); `global` adds lines to its
+    /// `[global]` section (`server smb encrypt = required`). `None` when it cannot run here
+    /// (the test was skipped).
+    pub fn start(global: &[&str]) -> Option<SambaServer> {
+        if !require(is_root(), "not root (smbd needs root)") {
+            return None;
+        }
+        let smbd = required_tool("smbd", "samba")?;
+        let pdbedit = required_tool("pdbedit", "samba")?;
+        let known = Command::new("id").arg(SAMBA_USER).output();
+        if !known.is_ok_and(|output| output.status.success()) {
+            let useradd = required_tool("useradd", "passwd")?;
+            let made = Command::new(useradd)
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                ])
+                .arg(SAMBA_USER)
+                .status()
+                .expect("useradd runs");
+            assert!(made.success(), "useradd {SAMBA_USER} failed");
+        }
+        let mut attempts = 0;
+        loop {
+            let directory = tempfile::tempdir().expect("a temporary directory");
+            let root = directory.path();
+            for sub in [
+                "share", "private", "lock", "state", "cache", "pid", "ncalrpc",
+            ] {
+                std::fs::create_dir(root.join(sub)).expect("a server directory");
+            }
+            let port = free_port();
+            let config = root.join("smb.conf");
+            let at = |sub: &str| root.join(sub).display().to_string();
+            let mut text = format!(
+                "[global]\n  server role = standalone server\n  smb ports = {port}\n  \
+                 interfaces = 127.0.0.1\n  bind interfaces only = yes\n  private dir = {}\n  \
+                 lock directory = {}\n  state directory = {}\n  cache directory = {}\n  \
+                 pid directory = {}\n  ncalrpc dir = {}\n  passdb backend = tdbsam:{}/passdb.tdb\n  \
+                 log file = {}/smbd.log\n  log level = 1\n  disable spoolss = yes\n  \
+                 load printers = no\n  printcap name = /dev/null\n  map to guest = never\n  \
+                 server min protocol = SMB2_10\n",
+                at("private"),
+                at("lock"),
+                at("state"),
+                at("cache"),
+                at("pid"),
+                at("ncalrpc"),
+                at("private"),
+                root.display(),
+            );
+            for line in global {
+                text.push_str(&format!("  {line}\n"));
+            }
+            text.push_str(&format!(
+                "[{SAMBA_SHARE}]\n  path = {}\n  read only = no\n  valid users = {SAMBA_USER}\n  \
+                 force user = root\n",
+                at("share")
+            ));
+            std::fs::write(&config, text).expect("smb.conf");
+            let mut add_user = Command::new(&pdbedit)
+                .arg("-s")
+                .arg(&config)
+                .args(["-a", "-t", "-u", SAMBA_USER])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("pdbedit runs");
+            {
+                use std::io::Write;
+                let mut input = add_user.stdin.take().expect("pdbedit's stdin");
+                let _ = write!(input, "{SAMBA_PASSWORD}\n{SAMBA_PASSWORD}\n");
+            }
+            assert!(
+                add_user.wait().expect("pdbedit ends").success(),
+                "pdbedit failed"
+            );
+            let log = root.join("smbd.out");
+            // Its own process group: smbd signals its whole group when it stops.
+            let daemon = Command::new(&smbd)
+                .process_group(0)
+                .args(["--foreground", "--no-process-group", "-s"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(File::create(&log).expect("a log file"))
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("smbd starts");
+            let mut server = SambaServer {
+                daemon,
+                port,
+                directory,
+            };
+            match wait_for_port(&mut server.daemon, port, &log, None) {
+                Ok(()) => return Some(server),
+                Err(error) if attempts < 5 => {
+                    attempts += 1;
+                    eprintln!("smbd did not start ({error}); trying another port");
+                }
+                Err(error) => panic!("smbd did not start: {error}"),
+            }
+        }
+    }
+
+    /// The directory the share serves (to put files in and check them).
+    pub fn share_directory(&self) -> PathBuf {
+        self.directory.path().join("share")
+    }
+
+    /// `smb://USER@127.0.0.1:PORT/share/NAME`.
+    pub fn url(&self, name: &str) -> String {
+        format!(
+            "smb://{SAMBA_USER}@127.0.0.1:{}/{SAMBA_SHARE}/{name}",
+            self.port
+        )
+    }
+
+    /// Kills smbd at once.
+    pub fn kill(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+impl Drop for SambaServer {
+    fn drop(&mut self) {
+        stop(&mut self.daemon, Duration::from_secs(5), true);
+    }
+}
+
+/// The pseudo path of the export (NFSv4, and NFSv3 MOUNT since `Mount_Path_Pseudo` is set).
+pub const GANESHA_EXPORT: &str = "/export";
+
+/// A private nfs-ganesha on loopback exporting one temporary directory. One runs at a time on
+/// the machine (a lock file held for its life): each registers its programs with the shared
+/// rpcbind and removes what another one registered, which makes one that starts beside
+/// another fail.
+pub struct GaneshaServer {
+    daemon: Child,
+    _one_at_a_time: File,
+    /// The NFS port.
+    pub port: u16,
+    /// The MOUNT port.
+    pub mount_port: u16,
+    directory: tempfile::TempDir,
+}
+
+/// Whether an rpcbind answers on loopback (started when none does).
+fn ensure_rpcbind() -> bool {
+    let answers = || TcpStream::connect(("127.0.0.1", 111)).is_ok();
+    if answers() {
+        return true;
+    }
+    let Some(rpcbind) = tool("rpcbind") else {
+        return false;
+    };
+    // rpcbind forks into the background and stays: a system service shared by all tests.
+    let started = Command::new(rpcbind)
+        .arg("-w")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while started && !answers() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    answers()
+}
+
+impl GaneshaServer {
+    /// Starts nfs-ganesha exporting an empty temporary directory read-write (`access_type =
+    /// "RO"` for a read-only export) as [`GANESHA_EXPORT`], root not squashed. `None` when it
+    /// cannot run here (the test was skipped).
+    pub fn start(access_type: &str) -> Option<GaneshaServer> {
+        if !require(is_root(), "not root (nfs-ganesha's VFS FSAL needs root)") {
+            return None;
+        }
+        let ganesha = required_tool("ganesha.nfsd", "nfs-ganesha")?;
+        let has_vfs = ["/usr/lib/x86_64-linux-gnu/ganesha", "/usr/lib/ganesha"]
+            .iter()
+            .any(|dir| Path::new(dir).join("libfsalvfs.so").exists());
+        if !require(
+            has_vfs,
+            "nfs-ganesha's VFS FSAL is not installed (apt-get install nfs-ganesha-vfs)",
+        ) {
+            return None;
+        }
+        if !require(
+            ensure_rpcbind(),
+            "no rpcbind answers and none could be started (apt-get install rpcbind)",
+        ) {
+            return None;
+        }
+        let lock = File::create(std::env::temp_dir().join("iopath-tests-ganesha.lock"))
+            .expect("the ganesha lock file");
+        // SAFETY: flock has no memory preconditions; the descriptor is open for the call.
+        let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+        assert_eq!(locked, 0, "locking the ganesha lock file");
+        let mut attempts = 0;
+        loop {
+            let directory = tempfile::tempdir().expect("a temporary directory");
+            let root = directory.path();
+            std::fs::create_dir(root.join("export")).expect("the export directory");
+            std::fs::create_dir(root.join("recovery")).expect("the recovery directory");
+            let port = free_port();
+            let mount_port = free_port();
+            let config = root.join("ganesha.conf");
+            std::fs::write(
+                &config,
+                format!(
+                    "NFS_CORE_PARAM {{\n  Bind_Addr = 127.0.0.1;\n  NFS_Port = {port};\n  \
+                     MNT_Port = {mount_port};\n  Enable_NLM = false;\n  Enable_RQUOTA = false;\n  \
+                     Enable_UDP = false;\n  Mount_Path_Pseudo = true;\n  Protocols = 3, 4;\n}}\n\
+                     NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {}; }}\n\
+                     NFS_KRB5 {{ Active_krb5 = false; }}\n\
+                     EXPORT {{\n  Export_Id = 1;\n  Path = {};\n  Pseudo = {GANESHA_EXPORT};\n  \
+                     Access_Type = {access_type};\n  Squash = No_Root_Squash;\n  SecType = sys;\n  \
+                     Protocols = 3, 4;\n  Transports = TCP;\n  FSAL {{ Name = VFS; }}\n}}\n",
+                    root.join("recovery").display(),
+                    root.join("export").display(),
+                ),
+            )
+            .expect("ganesha.conf");
+            let log = root.join("ganesha.log");
+            let daemon = Command::new(&ganesha)
+                .arg("-F")
+                .arg("-f")
+                .arg(&config)
+                .arg("-L")
+                .arg(&log)
+                .arg("-p")
+                .arg(root.join("ganesha.pid"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("ganesha.nfsd starts");
+            let mut server = GaneshaServer {
+                daemon,
+                _one_at_a_time: lock.try_clone().expect("the lock file"),
+                port,
+                mount_port,
+                directory,
+            };
+            match wait_for_port(
+                &mut server.daemon,
+                port,
+                &log,
+                Some("NFS SERVER INITIALIZED"),
+            ) {
+                Ok(()) => return Some(server),
+                Err(error) if attempts < 5 => {
+                    attempts += 1;
+                    eprintln!("nfs-ganesha did not start ({error}); trying another port");
+                }
+                Err(error) => panic!("nfs-ganesha did not start: {error}"),
+            }
+        }
+    }
+
+    /// The exported directory (to put files in and check them).
+    pub fn export_directory(&self) -> PathBuf {
+        self.directory.path().join("export")
+    }
+
+    /// `nfs://127.0.0.1:PORT/export/NAME?mountport=MOUNT-PORT`.
+    pub fn url(&self, name: &str) -> String {
+        format!(
+            "nfs://127.0.0.1:{}{GANESHA_EXPORT}/{name}?mountport={}",
+            self.port, self.mount_port
+        )
+    }
+
+    /// Kills the server at once (connections drop).
+    pub fn kill(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+impl Drop for GaneshaServer {
+    fn drop(&mut self) {
+        stop(&mut self.daemon, Duration::from_secs(5), false);
+    }
+}
