@@ -79,8 +79,9 @@ fn stop(daemon: &mut Child, grace: Duration, group: bool) {
     let _ = daemon.wait();
 }
 
-/// The Samba user the tests log in as (a system account made once, without a home or shell).
-pub const SAMBA_USER: &str = "iopathsmb";
+/// The Samba user the tests log in as: the account the tests run as (root), known to the
+/// server through its temporary password database only, so no system account is made.
+pub const SAMBA_USER: &str = "root";
 /// That user's password (in the server's temporary password database only).
 pub const SAMBA_PASSWORD: &str = "iopath-test-secret";
 /// The share's name.
@@ -105,21 +106,6 @@ impl SambaServer {
         }
         let smbd = required_tool("smbd", "samba")?;
         let pdbedit = required_tool("pdbedit", "samba")?;
-        let known = Command::new("id").arg(SAMBA_USER).output();
-        if !known.is_ok_and(|output| output.status.success()) {
-            let useradd = required_tool("useradd", "passwd")?;
-            let made = Command::new(useradd)
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                ])
-                .arg(SAMBA_USER)
-                .status()
-                .expect("useradd runs");
-            assert!(made.success(), "useradd {SAMBA_USER} failed");
-        }
         let mut attempts = 0;
         loop {
             let directory = tempfile::tempdir().expect("a temporary directory");
