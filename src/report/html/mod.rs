@@ -32,6 +32,7 @@ mod path;
 mod summary;
 mod sweeps;
 mod test_detail;
+mod verification;
 
 use crate::compare::labels::labels_of;
 use crate::compare::{CompareOptions, Comparison, LabeledRun, compare};
@@ -103,6 +104,9 @@ pub fn write_report(report: &HtmlReport<'_>, out: &mut dyn Write) -> io::Result<
         sections.push(section);
     }
     sections.push(test_detail::section(&report.runs));
+    if let Some(section) = verification::section(&report.runs) {
+        sections.push(section);
+    }
     if let Some(section) = clients::section(&report.runs) {
         sections.push(section);
     }
