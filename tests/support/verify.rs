@@ -191,6 +191,13 @@ pub fn flip_blocks(path: &Path, region_start: u64, blocks: &[u64]) -> Vec<u64> {
 pub fn tear(path: &Path, older: &Path, region_start: u64, block: u64) -> u64 {
     let offset = region_start + block * BLOCK;
     let half = BLOCK / 2;
-    write_at(path, offset + half, &read_at(older, offset + half, half));
+    let old_half = read_at(older, offset + half, half);
+    // A tear between two identical halves changes nothing: the injection must change bytes.
+    assert_ne!(
+        old_half,
+        read_at(path, offset + half, half),
+        "the older copy's half of block {block} equals the current one: write it differently"
+    );
+    write_at(path, offset + half, &old_half);
     offset
 }
