@@ -6,7 +6,7 @@
 use crate::common::*;
 use iopath::history::{Filter, History};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// A scratch directory and the history database in it.
 struct Scratch {
@@ -21,13 +21,17 @@ impl Scratch {
         Scratch { dir, history }
     }
 
-    fn iopath(&self, args: &[&str]) -> RunOutput {
-        let output: Output = iopath()
+    /// The binary in the scratch directory, keeping its runs in the scratch history.
+    fn command(&self) -> Command {
+        let mut command = iopath();
+        command
             .current_dir(self.dir.path())
-            .env("IOPATH_HISTORY", &self.history)
-            .args(args)
-            .output()
-            .expect("iopath runs");
+            .env("IOPATH_HISTORY", &self.history);
+        command
+    }
+
+    fn iopath(&self, args: &[&str]) -> RunOutput {
+        let output: Output = self.command().args(args).output().expect("iopath runs");
         into_run_output(output, None)
     }
 
@@ -155,9 +159,8 @@ fn runs_finishing_at_once_are_all_kept() {
     let scratch = Scratch::new();
     let mut children = Vec::new();
     for index in 0..8 {
-        let child = iopath()
-            .current_dir(scratch.dir.path())
-            .env("IOPATH_HISTORY", &scratch.history)
+        let child = scratch
+            .command()
             .args([
                 "run",
                 "t.dat",
