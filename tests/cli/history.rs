@@ -42,20 +42,7 @@ impl Scratch {
 
     /// A null-engine run of `duration` with `extra` flags.
     fn run_for(&self, duration: &str, extra: &[&str]) -> RunOutput {
-        let mut args = vec![
-            "run",
-            "t.dat",
-            "--size",
-            "1m",
-            "--engine",
-            "null",
-            "--rw",
-            "randread",
-            "--ramp",
-            "0",
-            "--duration",
-            duration,
-        ];
+        let mut args = null_run("randread", duration);
         args.extend_from_slice(extra);
         self.iopath(&args)
     }
@@ -67,6 +54,24 @@ impl Scratch {
             .unwrap()
             .len()
     }
+}
+
+/// The arguments of a null-engine run of `rw` over a 1 MiB t.dat for `duration`, no ramp.
+fn null_run<'a>(rw: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "t.dat",
+        "--size",
+        "1m",
+        "--engine",
+        "null",
+        "--rw",
+        rw,
+        "--ramp",
+        "0",
+        "--duration",
+        duration,
+    ]
 }
 
 #[test]
@@ -161,21 +166,8 @@ fn runs_finishing_at_once_are_all_kept() {
     for index in 0..8 {
         let child = scratch
             .command()
-            .args([
-                "run",
-                "t.dat",
-                "--size",
-                "1m",
-                "--engine",
-                "null",
-                "--rw",
-                "read",
-                "--duration",
-                "0.3",
-                "--ramp",
-                "0",
-                "--label",
-            ])
+            .args(null_run("read", "0.3"))
+            .arg("--label")
             .arg(format!("together{index}"))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
