@@ -54,6 +54,23 @@ fn wait_for_port(
     }
 }
 
+/// The server `start` starts on ports free when asked; when another process took one first
+/// (`start` fails: the server it made is dropped, and stopped), tried again on other ports,
+/// up to five times more.
+fn start_on_a_free_port<T>(daemon: &str, mut start: impl FnMut() -> Result<T, String>) -> T {
+    let mut attempts = 0;
+    loop {
+        match start() {
+            Ok(server) => return server,
+            Err(error) if attempts < 5 => {
+                attempts += 1;
+                eprintln!("{daemon} did not start ({error}); trying another port");
+            }
+            Err(error) => panic!("{daemon} did not start: {error}"),
+        }
+    }
+}
+
 /// Stops `daemon`: SIGTERM (to its whole process group with `group`, when it leads one of
 /// its own), then SIGKILL after `grace`.
 fn stop(daemon: &mut Child, grace: Duration, group: bool) {
@@ -98,8 +115,7 @@ impl SambaServer {
         }
         let smbd = required_tool("smbd", "samba")?;
         let pdbedit = required_tool("pdbedit", "samba")?;
-        let mut attempts = 0;
-        loop {
+        Some(start_on_a_free_port("smbd", || {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             for sub in [
@@ -170,15 +186,8 @@ impl SambaServer {
                 port,
                 directory,
             };
-            match wait_for_port(&mut server.daemon, port, &log, None) {
-                Ok(()) => return Some(server),
-                Err(error) if attempts < 5 => {
-                    attempts += 1;
-                    eprintln!("smbd did not start ({error}); trying another port");
-                }
-                Err(error) => panic!("smbd did not start: {error}"),
-            }
-        }
+            wait_for_port(&mut server.daemon, port, &log, None).map(|()| server)
+        }))
     }
 
     /// The directory the share serves (to put files in and check them).
@@ -277,8 +286,7 @@ impl GaneshaServer {
         // SAFETY: flock has no memory preconditions; the descriptor is open for the call.
         let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
         assert_eq!(locked, 0, "locking the ganesha lock file");
-        let mut attempts = 0;
-        loop {
+        Some(start_on_a_free_port("nfs-ganesha", || {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             std::fs::create_dir(root.join("export")).expect("the export directory");
@@ -323,20 +331,14 @@ impl GaneshaServer {
                 mount_port,
                 directory,
             };
-            match wait_for_port(
+            wait_for_port(
                 &mut server.daemon,
                 port,
                 &log,
                 Some("NFS SERVER INITIALIZED"),
-            ) {
-                Ok(()) => return Some(server),
-                Err(error) if attempts < 5 => {
-                    attempts += 1;
-                    eprintln!("nfs-ganesha did not start ({error}); trying another port");
-                }
-                Err(error) => panic!("nfs-ganesha did not start: {error}"),
-            }
-        }
+            )
+            .map(|()| server)
+        }))
     }
 
     /// The exported directory (to put files in and check them).
