@@ -67,21 +67,7 @@ fn write_then_verify(directory: &Path, url: &str) -> VerifyRun {
         BINARY,
         directory,
         url,
-        &[
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--qd",
-            "4",
-            "--bytes",
-            "1m",
-            "--size",
-            "1m",
-            "--verify",
-            "crc32c",
-            "--allow-destructive",
-        ],
+        &verify::region_args("crc32c", &["--allow-destructive"]),
     )
 }
 
