@@ -199,6 +199,11 @@ impl BlockFormat {
         self.kind
     }
 
+    /// Whether [`BlockFormat::stamp`] writes a pattern over every byte of a write.
+    pub fn has_pattern(&self) -> bool {
+        self.pattern.is_some()
+    }
+
     fn has_header(&self) -> bool {
         self.kind != VerifyKind::Pattern
     }

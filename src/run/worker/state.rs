@@ -472,12 +472,18 @@ impl<'a, E: Engine> Worker<'a, E> {
         if io.direction == Direction::Write {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
-            filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
             if let Some(verify) = &mut self.verify {
+                // A verify pattern is written over every byte: nothing to prepare under it.
+                if !verify.writes_pattern() {
+                    self.plan.data.prepare_write(buffer, io.offset, read_into);
+                }
                 verify.stamp(buffer, io.file, io.offset);
                 filled = true;
-            } else if self.plan.stamp_writes {
-                stamp_block(buffer, io.offset);
+            } else {
+                filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
+                if self.plan.stamp_writes {
+                    stamp_block(buffer, io.offset);
+                }
             }
         }
         let submitted = if filled || own_time {
