@@ -246,7 +246,7 @@ impl VerifyRun {
             && !self.setup.only
             && let Err(error) = (VerifyState {
                 run_id: self.setup.run_id,
-                ledger: self.setup.ledger.clone(),
+                ledger: self.setup.ledger,
             })
             .save(&path)
         {
