@@ -221,7 +221,7 @@ fn fill_reducible(reducible: &Reducible, seed: u64, buffer: &mut [u8]) {
 }
 
 /// Repeats `pattern` over `buffer` from its first byte (zeros for an empty pattern).
-fn repeat_pattern(buffer: &mut [u8], pattern: &[u8]) {
+pub fn repeat_pattern(buffer: &mut [u8], pattern: &[u8]) {
     if pattern.is_empty() {
         buffer.fill(0);
         return;

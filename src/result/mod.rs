@@ -85,3 +85,13 @@ pub use workload::{
     SweepAxis, SweepValue, WorkerFiles, Workload, Zone,
 };
 pub use write_data::{BufferPattern, DedupeMode, WriteData};
+
+/// Whether a flag is off: the `skip_serializing_if` of flags a result leaves out when unset.
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// Whether a count is 0: the `skip_serializing_if` of counts a result leaves out when none.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}

@@ -6,6 +6,7 @@ use super::cpu::CpuResult;
 use super::engine::{Direction, EngineReport};
 use super::error_policy::ErrorCount;
 use super::histogram::SparseHistogram;
+use super::is_zero;
 use super::series::IntervalPoint;
 use super::verify::VerificationResult;
 use super::workload::{SweepValue, Workload};
@@ -131,10 +132,6 @@ impl FigureDirection {
             FigureDirection::Total => "read+write",
         }
     }
-}
-
-fn is_zero(count: &u64) -> bool {
-    *count == 0
 }
 
 /// The outcome of a steady-state criterion.

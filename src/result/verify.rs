@@ -4,6 +4,7 @@
 //! a count of all). The header every verified block carries is described in docs/verify.md.
 
 use super::write_data::BufferPattern;
+use super::{is_false, is_zero};
 use serde::{Deserialize, Serialize};
 
 /// Mismatches kept with their details per job and per test; later ones are only counted.
@@ -95,14 +96,6 @@ pub struct VerifySettings {
 
 fn yes() -> bool {
     true
-}
-
-fn is_false(value: &bool) -> bool {
-    !*value
-}
-
-fn is_zero(value: &u64) -> bool {
-    *value == 0
 }
 
 /// What a block held instead of what was written there.

@@ -1,6 +1,7 @@
 //! What writes carry: the data settings of a workload (compression, dedupe, a pattern, zeros,
 //! refills, scrambling), as given.
 
+use super::is_false;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How duplicate buffers are chosen.
@@ -52,10 +53,6 @@ impl WriteData {
     pub fn is_default(&self) -> bool {
         *self == WriteData::default()
     }
-}
-
-fn is_false(value: &bool) -> bool {
-    !*value
 }
 
 fn is_repeat(mode: &DedupeMode) -> bool {

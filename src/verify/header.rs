@@ -37,6 +37,7 @@
 //! ```
 
 use super::checksum::{Digest, MAX_DIGEST_BYTES};
+use crate::engine::buffer_fill::repeat_pattern;
 use crate::result::{MismatchKind, VerifyKind};
 
 /// Bytes of a header.
@@ -198,6 +199,11 @@ impl BlockFormat {
         self.kind
     }
 
+    /// Whether [`BlockFormat::stamp`] writes a pattern over every byte of a write.
+    pub fn has_pattern(&self) -> bool {
+        self.pattern.is_some()
+    }
+
     fn has_header(&self) -> bool {
         self.kind != VerifyKind::Pattern
     }
@@ -207,9 +213,7 @@ impl BlockFormat {
     pub fn stamp(&self, buffer: &mut [u8], offset: u64, run_id: u64, generation: u64) {
         for (index, chunk) in buffer.chunks_mut(self.interval).enumerate() {
             if let Some(pattern) = &self.pattern {
-                for (byte, value) in chunk.iter_mut().zip(pattern.iter().cycle()) {
-                    *byte = *value;
-                }
+                repeat_pattern(chunk, pattern);
             }
             if self.has_header() && chunk.len() >= self.header_offset + HEADER_BYTES {
                 let fields = HeaderFields {
@@ -249,7 +253,7 @@ impl BlockFormat {
     /// interval's header is zeroed in the process (the buffer is a read's, used once).
     pub fn check(&self, chunk: &mut [u8], offset: u64, expected: Expected) -> Check {
         if !self.has_header() {
-            return self.check_pattern(chunk, 0, offset, expected);
+            return self.check_pattern(chunk, 0, expected);
         }
         let at = self.header_offset;
         if chunk.len() < at + HEADER_BYTES {
@@ -352,7 +356,7 @@ impl BlockFormat {
                 header_run,
             });
         }
-        match self.check_pattern(chunk, at + HEADER_BYTES, offset, expected) {
+        match self.check_pattern(chunk, at + HEADER_BYTES, expected) {
             Check::Bad(fault) => Check::Bad(Fault {
                 header_run,
                 ..fault
@@ -363,7 +367,7 @@ impl BlockFormat {
 
     /// Compares the bytes of `chunk` from `from` on with the pattern (bytes before the header
     /// too when it does not sit at the start).
-    fn check_pattern(&self, chunk: &[u8], from: usize, _offset: u64, expected: Expected) -> Check {
+    fn check_pattern(&self, chunk: &[u8], from: usize, expected: Expected) -> Check {
         let Some(pattern) = &self.pattern else {
             return Check::Good;
         };

@@ -68,15 +68,27 @@ impl Ledger {
         ((index as usize) < region.generations.len()).then_some((file as usize, index as usize))
     }
 
-    /// Records a write of `length` bytes at `offset` of `file` as generation `generation`.
+    /// Records a write of `length` bytes at `offset` of `file` as generation `generation`:
+    /// the interval of each of its steps `offset`, `offset + interval`, … that falls in the
+    /// region, set in one slice.
     pub fn record(&mut self, file: u32, offset: u64, length: u64, generation: u32) {
-        let mut at = offset;
-        while at < offset + length {
-            if let Some((file, index)) = self.index(file, at) {
-                self.regions[file].generations[index] = generation;
-            }
-            at += self.interval;
+        let interval = self.interval;
+        let Some(region) = self.regions.get_mut(file as usize) else {
+            return;
+        };
+        let end = offset + length;
+        // The first step at or past the region's start.
+        let first_at = match region.start.checked_sub(offset) {
+            Some(before) if before > 0 => offset + before.div_ceil(interval) * interval,
+            _ => offset,
+        };
+        if first_at >= end {
+            return;
         }
+        let blocks = region.generations.len() as u64;
+        let first = ((first_at - region.start) / interval).min(blocks);
+        let last = (first + (end - first_at).div_ceil(interval)).min(blocks);
+        region.generations[first as usize..last as usize].fill(generation);
     }
 
     /// The generation the interval at `offset` of `file` was last written with, if it was.
@@ -91,5 +103,40 @@ impl Ledger {
             .iter()
             .map(|r| r.generations.iter().filter(|g| **g != 0).count() as u64)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write recorded one step at a time: the interval of `offset`, `offset + interval`, …
+    /// below `offset + length`, where it falls in the region.
+    fn record_step_by_step(ledger: &mut Ledger, file: u32, offset: u64, length: u64, value: u32) {
+        let mut at = offset;
+        while at < offset + length {
+            if let Some((file, index)) = ledger.index(file, at) {
+                ledger.regions[file].generations[index] = value;
+            }
+            at += ledger.interval;
+        }
+    }
+
+    #[test]
+    fn a_write_marks_the_intervals_its_steps_fall_in_even_unaligned_or_past_the_region() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for interval in [512u64, 4096, 1000] {
+            let regions = [(8192, 40 * interval), (0, 7 * interval + 100)];
+            let mut ledger = Ledger::new(interval, &regions).unwrap();
+            let mut reference = ledger.clone();
+            for generation in 1..2000 {
+                let file = rng.u32(0..3);
+                let offset = rng.u64(0..60 * interval);
+                let length = rng.u64(0..12 * interval);
+                ledger.record(file, offset, length, generation);
+                record_step_by_step(&mut reference, file, offset, length, generation);
+                assert_eq!(ledger, reference, "{file} {offset} {length} at {interval}");
+            }
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 use super::{Server, have};
 use crate::support::verify::{self, BLOCK, BLOCKS, VerifyRun};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
@@ -38,11 +39,7 @@ fn scripted(drop: &[u64], misdirect: &[(u64, u64)]) -> (tempfile::TempDir, PathB
     let directory = tempfile::tempdir().unwrap();
     let script = directory.path().join("plugin.sh");
     std::fs::write(&script, PLUGIN).unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let disk = directory.path().join("disk.img");
     std::fs::File::create(&disk)
         .unwrap()
@@ -67,21 +64,7 @@ fn write_then_verify(directory: &Path, url: &str) -> VerifyRun {
         BINARY,
         directory,
         url,
-        &[
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--qd",
-            "4",
-            "--bytes",
-            "1m",
-            "--size",
-            "1m",
-            "--verify",
-            "crc32c",
-            "--allow-destructive",
-        ],
+        &verify::region_args("crc32c", &["--allow-destructive"]),
     )
 }
 

@@ -111,34 +111,27 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
 }
 
 /// The arguments of a run that writes the whole 1 MiB region once, sequentially, in 4 KiB
-/// blocks with `kind` headers, saves its state and does not read back.
-pub fn write_args(kind: &str) -> Vec<String> {
+/// blocks with `kind` headers, and reads it back (fio's default verify); `more` follow.
+pub fn region_args(kind: &str, more: &[&str]) -> Vec<String> {
     [
-        "--rw",
-        "write",
-        "--bs",
-        "4k",
-        "--qd",
-        "4",
-        "--bytes",
-        "1m",
-        "--size",
-        "1m",
-        "--verify",
+        "--rw", "write", "--bs", "4k", "--qd", "4", "--bytes", "1m", "--size", "1m", "--verify",
         kind,
-        "--verify-read-back=false",
-        "--verify-state-save",
     ]
-    .map(String::from)
-    .to_vec()
+    .iter()
+    .chain(more)
+    .map(|arg| arg.to_string())
+    .collect()
+}
+
+/// The arguments of a run that writes the region ([`region_args`]), saves its state and does
+/// not read back.
+pub fn write_args(kind: &str) -> Vec<String> {
+    region_args(kind, &["--verify-read-back=false", "--verify-state-save"])
 }
 
 /// The arguments of a run that only checks the blocks the saved state names.
 pub fn check_args(kind: &str) -> Vec<String> {
-    let mut args = write_args(kind);
-    args.truncate(args.len() - 2);
-    args.extend(["--verify-only", "--verify-state-load"].map(String::from));
-    args
+    region_args(kind, &["--verify-only", "--verify-state-load"])
 }
 
 /// Flips bit `bit` of the byte at `offset` of `path`.

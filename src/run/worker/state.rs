@@ -472,12 +472,18 @@ impl<'a, E: Engine> Worker<'a, E> {
         if io.direction == Direction::Write {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
-            filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
             if let Some(verify) = &mut self.verify {
+                // A verify pattern is written over every byte: nothing to prepare under it.
+                if !verify.writes_pattern() {
+                    self.plan.data.prepare_write(buffer, io.offset, read_into);
+                }
                 verify.stamp(buffer, io.file, io.offset);
                 filled = true;
-            } else if self.plan.stamp_writes {
-                stamp_block(buffer, io.offset);
+            } else {
+                filled = self.plan.data.prepare_write(buffer, io.offset, read_into);
+                if self.plan.stamp_writes {
+                    stamp_block(buffer, io.offset);
+                }
             }
         }
         let submitted = if filled || own_time {
@@ -779,7 +785,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let judged = if errno == 0 { EIO } else { errno };
         let continues =
             self.plan.continue_on_error || self.plan.error_policy.continues(kind, judged);
-        count_error(&mut self.error_counts, kind, errno, continues);
+        count_errors(&mut self.error_counts, kind, errno, 1, u64::from(continues));
         if !continues {
             self.stop(StopCause::IoError, self.now);
         }
@@ -882,10 +888,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             // with the job's other errors; all but a fatal first one were gone on after.
             if result.mismatch_count > 0 {
                 let stopped = u64::from(stop_reason == StopReason::Error && fatal);
-                for index in 0..result.mismatch_count {
-                    let continued = index + 1 < result.mismatch_count || stopped == 0;
-                    count_error(&mut self.error_counts, ErrorKind::Verify, EILSEQ, continued);
-                }
+                count_errors(
+                    &mut self.error_counts,
+                    ErrorKind::Verify,
+                    EILSEQ,
+                    result.mismatch_count,
+                    result.mismatch_count - stopped,
+                );
             }
             if failure.is_some() {
                 stop_reason = StopReason::Error;
@@ -969,11 +978,17 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
     }
 }
 
-/// Adds one error of `kind` and `errno` to `counts` (`continued`: the worker went on after it).
-fn count_error(counts: &mut Vec<ErrorCount>, kind: ErrorKind, errno: i32, continued: bool) {
+/// Adds `count` errors of `kind` and `errno` to `counts`, `continued` of them gone on after.
+fn count_errors(
+    counts: &mut Vec<ErrorCount>,
+    kind: ErrorKind,
+    errno: i32,
+    count: u64,
+    continued: u64,
+) {
     let index = match counts
         .iter()
-        .position(|count| count.kind == kind && count.errno == errno)
+        .position(|entry| entry.kind == kind && entry.errno == errno)
     {
         Some(index) => index,
         None => {
@@ -987,8 +1002,8 @@ fn count_error(counts: &mut Vec<ErrorCount>, kind: ErrorKind, errno: i32, contin
             counts.len() - 1
         }
     };
-    counts[index].count += 1;
-    counts[index].continued += u64::from(continued);
+    counts[index].count += count;
+    counts[index].continued += continued;
 }
 
 /// The name of `errno` (`ENOSPC`), `short` for 0 (a short transfer), else `E<number>`.

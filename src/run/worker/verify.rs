@@ -93,6 +93,11 @@ impl VerifyRun {
         self.setup.only
     }
 
+    /// Whether stamping a write fills every byte of it (a verify pattern).
+    pub(super) fn writes_pattern(&self) -> bool {
+        self.setup.format.has_pattern()
+    }
+
     /// Stamps a write of `buffer` at `offset` of `file` and records it; returns its
     /// generation.
     pub(super) fn stamp(&mut self, buffer: &mut [u8], file: u32, offset: u64) -> u32 {
@@ -241,7 +246,7 @@ impl VerifyRun {
             && !self.setup.only
             && let Err(error) = (VerifyState {
                 run_id: self.setup.run_id,
-                ledger: self.setup.ledger.clone(),
+                ledger: self.setup.ledger,
             })
             .save(&path)
         {
