@@ -13,7 +13,7 @@ use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use serde_json::Value;
 use std::fs::File;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use support::devices::allocated_blocks;
+use support::free_port;
 
 const IQN: &str = "iqn.2026-01.dev.iopath:test";
 const MIB: u64 = 1 << 20;
@@ -54,14 +55,6 @@ fn missing_prerequisite() -> Option<String> {
         }
     }
     iscsi::libiscsi_available().err().map(|e| e.to_string())
-}
-
-/// A free TCP port on loopback (free when asked; tgtd takes it a moment later).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
 }
 
 /// A tgtd management channel number that no tgtd on this machine uses now.

@@ -243,7 +243,7 @@ fn nfs_file_sync_writes_need_no_commit_and_short_reads_stop_at_the_end() {
 #[test]
 fn nfs_errors_name_the_target() {
     // Nothing listens: unreachable, and the message names the URL.
-    let port = support::nas::free_port();
+    let port = support::free_port();
     let unreachable =
         NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/f?mountport={port}")).unwrap();
     let error = nfs::find(&unreachable, TIMEOUT).expect_err("nothing listens");

@@ -22,12 +22,12 @@ use iopath::engine::volume::NetworkVolumeInfo;
 use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use serde_json::Value;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use support::devices::allocated_blocks;
+use support::free_port;
 
 /// Block size of most requests.
 const BLOCK: usize = 4096;
@@ -58,15 +58,6 @@ fn have(program: &str) -> bool {
         found,
         format_args!("{program} is not installed (apt-get install nbdkit qemu-utils)"),
     )
-}
-
-/// A TCP port nobody listens on right now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Server {

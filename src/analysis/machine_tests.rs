@@ -91,13 +91,14 @@ fn utilisation(analysis: &TestAnalysis, key: &str) -> f64 {
 
 const MIB: f64 = 1_048_576.0;
 
-#[test]
-fn a_2gfc_hba_on_a_pcix_bus() {
-    let (machine, target) = fc_2g_pcix();
-    let seen = discover(&machine, target, &[]);
-    let path = &seen.path;
-    assert_eq!(seen.info.kind, TargetKind::BlockDevice);
-    assert_eq!(seen.info.size_bytes, 2 << 40);
+/// Checks that `path` runs from the page cache and the disk over a Fibre Channel link of
+/// `gfc` GFC (hop `fc_key`) to a bus slot (hop `bus_key`, named `bus_name`, carrying what the
+/// catalog's link `bus_link` carries); returns the FC and bus hops.
+fn fc_link_over_bus<'a>(
+    path: &'a StoragePath,
+    (fc_key, gfc): (&str, u32),
+    (bus_key, bus_name, bus_link): (&str, &str, &str),
+) -> (&'a Hop, &'a Hop) {
     assert_eq!(
         kinds(path),
         [
@@ -109,23 +110,40 @@ fn a_2gfc_hba_on_a_pcix_bus() {
         "{}",
         describe(path)
     );
-    let fc = hop(path, "fc:host2");
-    assert_eq!(fc.name, "2GFC");
-    assert_eq!(fc.protocol.as_deref(), Some("fcp"));
+    let fc = hop(path, fc_key);
+    assert_eq!(fc.name, format!("{gfc}GFC"));
     assert_eq!(
         capacity(fc),
-        links::fibre_channel(2).unwrap().payload_bytes_per_second()
+        links::fibre_channel(gfc)
+            .unwrap()
+            .payload_bytes_per_second()
     );
-    let bus = hop(path, "pci:0000:03:00.0");
-    assert_eq!(bus.name, "PCI-X 133");
+    let bus = hop(path, bus_key);
+    assert_eq!(bus.name, bus_name);
+    assert_eq!(
+        capacity(bus),
+        links::find(bus_link).unwrap().payload_bytes_per_second()
+    );
+    (fc, bus)
+}
+
+#[test]
+fn a_2gfc_hba_on_a_pcix_bus() {
+    let (machine, target) = fc_2g_pcix();
+    let seen = discover(&machine, target, &[]);
+    let path = &seen.path;
+    assert_eq!(seen.info.kind, TargetKind::BlockDevice);
+    assert_eq!(seen.info.size_bytes, 2 << 40);
+    let (fc, bus) = fc_link_over_bus(
+        path,
+        ("fc:host2", 2),
+        ("pci:0000:03:00.0", "PCI-X 133", "pcix133"),
+    );
+    assert_eq!(fc.protocol.as_deref(), Some("fcp"));
     assert!(
         bus.description.contains("device PCI-X 133 capable"),
         "{}",
         bus.description
-    );
-    assert_eq!(
-        capacity(bus),
-        links::find("pcix133").unwrap().payload_bytes_per_second()
     );
     assert!(hop(path, "block:sdb").description.contains("DGC RAID 0"));
 
@@ -151,28 +169,12 @@ fn a_2gfc_hba_on_pcie_x8_is_bound_by_its_fc_link_not_the_bus() {
     let (machine, target) = fc_2g_pcie();
     let seen = discover(&machine, target, &[]);
     let path = &seen.path;
-    assert_eq!(
-        kinds(path),
-        [
-            HopKind::PageCache,
-            HopKind::Disk,
-            HopKind::FibreChannelLink,
-            HopKind::Bus
-        ],
-        "{}",
-        describe(path)
+    let (fc, bus) = fc_link_over_bus(
+        path,
+        ("fc:host6", 2),
+        ("pci:0000:00:04.0", "PCIe 1.0 x8", "pcie1x8"),
     );
-    let fc = hop(path, "fc:host6");
-    assert_eq!(fc.name, "2GFC");
-    let two_gfc = links::fibre_channel(2).unwrap().payload_bytes_per_second();
-    assert_eq!(capacity(fc), two_gfc);
-    let bus = hop(path, "pci:0000:00:04.0");
-    assert_eq!(bus.name, "PCIe 1.0 x8");
-    assert_eq!(
-        capacity(bus),
-        links::find("pcie1x8").unwrap().payload_bytes_per_second()
-    );
-    assert!(capacity(bus) > 8 * two_gfc, "{}", describe(path));
+    assert!(capacity(bus) > 8 * capacity(fc), "{}", describe(path));
     assert!(hop(path, "block:sdb").description.contains("DGC RAID 0"));
 
     // 200 MB/s: 97 % of 2GFC; the PCIe 1.0 x8 link is at about a ninth.
@@ -187,33 +189,15 @@ fn a_4gfc_hba_on_a_pcix_2_bus_is_bound_by_its_fc_link() {
     let (machine, target) = fc_4g_pcix();
     let seen = discover(&machine, target, &[]);
     let path = &seen.path;
-    assert_eq!(
-        kinds(path),
-        [
-            HopKind::PageCache,
-            HopKind::Disk,
-            HopKind::FibreChannelLink,
-            HopKind::Bus
-        ],
-        "{}",
-        describe(path)
+    let (_, bus) = fc_link_over_bus(
+        path,
+        ("fc:host7", 4),
+        ("pci:0000:00:06.0", "PCI-X 266", "pcix266"),
     );
-    let fc = hop(path, "fc:host7");
-    assert_eq!(fc.name, "4GFC");
-    assert_eq!(
-        capacity(fc),
-        links::fibre_channel(4).unwrap().payload_bytes_per_second()
-    );
-    let bus = hop(path, "pci:0000:00:06.0");
-    assert_eq!(bus.name, "PCI-X 266");
     assert!(
         bus.description.contains("device PCI-X 266 capable"),
         "{}",
         bus.description
-    );
-    assert_eq!(
-        capacity(bus),
-        links::find("pcix266").unwrap().payload_bytes_per_second()
     );
     // The narrowest hop with a capacity is the FC port, not the PCI-X 2.0 bus.
     let narrowest = path

@@ -34,8 +34,8 @@ pub use crate::result::DataPath;
 /// Shortest whole transfer a pipe is asked to hold (a pipe's default capacity).
 const PIPE_DEFAULT_BYTES: usize = 64 * 1024;
 
-/// `-errno` of `error` (EIO when it has none).
-fn negative_errno(error: &io::Error) -> i64 {
+/// `-errno` of `error` (EIO when it has none), as a completion carries a failure.
+pub(super) fn negative_errno(error: &io::Error) -> i64 {
     -i64::from(error.raw_os_error().unwrap_or(libc::EIO))
 }
 

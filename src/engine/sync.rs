@@ -8,7 +8,7 @@
 //! files (a worker moving over a job's files); each request names its file.
 
 use super::buffer::BufferPool;
-use super::data_path::{DataPath, FileMapping, Pipe};
+use super::data_path::{DataPath, FileMapping, Pipe, negative_errno};
 use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
@@ -58,9 +58,7 @@ impl SyncEngine {
             done: None,
         }
     }
-}
 
-impl SyncEngine {
     /// A sync engine on `files` whose requests move their bytes by `path`: the files are
     /// mapped (each must not be empty) or a pipe is made first.
     pub fn with_data_path(
@@ -122,7 +120,7 @@ impl Engine for SyncEngine {
         let offset = request.offset;
         let status = |outcome: std::io::Result<usize>| match outcome {
             Ok(bytes) => bytes as i64,
-            Err(error) => -(error.raw_os_error().unwrap_or(libc::EIO) as i64),
+            Err(error) => negative_errno(&error),
         };
         let result = match (&mut self.moves, request.direction) {
             // Every data path trims the same way.

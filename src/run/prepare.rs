@@ -348,8 +348,9 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
     })
 }
 
-/// The files the run will create, with their sizes.
-fn files_to_create(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
+/// The test files the run fills before its tests start, with their sizes (not those created
+/// empty for the jobs' writes to extend, nor those left uncreated).
+fn files_to_fill(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
     targets
         .iter()
         .filter_map(|target| match target {
@@ -412,7 +413,7 @@ pub fn prepare(
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
     create_on_open(&plan, &mut targets);
-    check_room_for(&files_to_create(&targets))?;
+    check_room_for(&files_to_fill(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<EffectiveShape>> = plan
         .tests

@@ -256,10 +256,7 @@ pub(super) fn preallocate(file: &File, length: u64) -> io::Result<()> {
 /// Asks the kernel to drop `file`'s clean cached pages, so a test does not start with the
 /// whole file in the page cache. Advisory: failures are ignored.
 pub(super) fn drop_cached_pages(file: &File) {
-    // SAFETY: plain syscall on an open fd with integer arguments; the result is advisory.
-    unsafe {
-        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
-    }
+    let _ = fadvise(file, 0, 0, libc::POSIX_FADV_DONTNEED);
 }
 
 /// `posix_fadvise(file, offset, length, advice)` (`length` 0: to the end of the file); the

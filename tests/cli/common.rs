@@ -189,25 +189,6 @@ pub fn spawn_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Child {
         .expect("iopath starts")
 }
 
-/// Whether `program` runs here; when it does not, the calling test is skipped (saying why),
-/// or fails when `CI` is set.
-pub fn tool_present(program: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is missing and CI is set (scripts/test installs it)"
-        );
-        eprintln!("skipped: {program} is not installed here");
-    }
-    found
-}
-
 /// Longest wait for nbdkit to come up.
 const NBDKIT_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 

@@ -55,7 +55,7 @@ fn by_kind(json: &Value, test: usize) -> Vec<(String, String, u64, u64)> {
 
 #[test]
 fn continue_on_error_goes_on_after_the_kinds_it_names_and_eio_only() {
-    if !tool_present("nbdkit") {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
     let reads_fail = ["error-pread=EIO", "error-pread-rate=5%"];
@@ -105,7 +105,7 @@ fn continue_on_error_goes_on_after_the_kinds_it_names_and_eio_only() {
 
 #[test]
 fn ignore_error_lists_replace_the_default_errnos_per_kind() {
-    if !tool_present("nbdkit") {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
     let writes_fail = ["error-pwrite=ENOSPC", "error-pwrite-rate=5%"];
@@ -159,7 +159,7 @@ fn ignore_error_lists_replace_the_default_errnos_per_kind() {
 
 #[test]
 fn an_error_ends_its_own_job_unless_exitall_on_error_ends_the_others() {
-    if !tool_present("nbdkit") {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
     // One read in five fails (the reader ends within its first few I/Os, and the probe before

@@ -6,7 +6,7 @@
 use crate::common::*;
 use iopath::history::{Filter, History};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// A scratch directory and the history database in it.
 struct Scratch {
@@ -21,13 +21,17 @@ impl Scratch {
         Scratch { dir, history }
     }
 
-    fn iopath(&self, args: &[&str]) -> RunOutput {
-        let output: Output = iopath()
+    /// The binary in the scratch directory, keeping its runs in the scratch history.
+    fn command(&self) -> Command {
+        let mut command = iopath();
+        command
             .current_dir(self.dir.path())
-            .env("IOPATH_HISTORY", &self.history)
-            .args(args)
-            .output()
-            .expect("iopath runs");
+            .env("IOPATH_HISTORY", &self.history);
+        command
+    }
+
+    fn iopath(&self, args: &[&str]) -> RunOutput {
+        let output: Output = self.command().args(args).output().expect("iopath runs");
         into_run_output(output, None)
     }
 
@@ -38,20 +42,7 @@ impl Scratch {
 
     /// A null-engine run of `duration` with `extra` flags.
     fn run_for(&self, duration: &str, extra: &[&str]) -> RunOutput {
-        let mut args = vec![
-            "run",
-            "t.dat",
-            "--size",
-            "1m",
-            "--engine",
-            "null",
-            "--rw",
-            "randread",
-            "--ramp",
-            "0",
-            "--duration",
-            duration,
-        ];
+        let mut args = null_run("randread", duration);
         args.extend_from_slice(extra);
         self.iopath(&args)
     }
@@ -63,6 +54,24 @@ impl Scratch {
             .unwrap()
             .len()
     }
+}
+
+/// The arguments of a null-engine run of `rw` over a 1 MiB t.dat for `duration`, no ramp.
+fn null_run<'a>(rw: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "t.dat",
+        "--size",
+        "1m",
+        "--engine",
+        "null",
+        "--rw",
+        rw,
+        "--ramp",
+        "0",
+        "--duration",
+        duration,
+    ]
 }
 
 #[test]
@@ -155,24 +164,10 @@ fn runs_finishing_at_once_are_all_kept() {
     let scratch = Scratch::new();
     let mut children = Vec::new();
     for index in 0..8 {
-        let child = iopath()
-            .current_dir(scratch.dir.path())
-            .env("IOPATH_HISTORY", &scratch.history)
-            .args([
-                "run",
-                "t.dat",
-                "--size",
-                "1m",
-                "--engine",
-                "null",
-                "--rw",
-                "read",
-                "--duration",
-                "0.3",
-                "--ramp",
-                "0",
-                "--label",
-            ])
+        let child = scratch
+            .command()
+            .args(null_run("read", "0.3"))
+            .arg("--label")
             .arg(format!("together{index}"))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())

@@ -395,7 +395,7 @@ fn a_second_signal_ends_the_run_at_once_and_writes_what_it_has() {
 /// waited for); the second ends the run at once and writes the test that had finished.
 #[test]
 fn a_second_signal_writes_the_finished_tests_while_a_server_stalls() {
-    if !tool_present("nbdkit") {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
     let server_dir = tempfile::tempdir().unwrap();

@@ -14,9 +14,9 @@
 //! leaves it running: it is a shared system service, not the test's).
 
 use super::devices::{is_root, required_tool, tool};
-use super::require;
+use super::{free_port, require};
 use std::fs::File;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,14 +24,6 @@ use std::time::{Duration, Instant};
 
 /// How long a server may take to listen after it was started.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A free TCP port on loopback (free when asked; the server takes it a moment later).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
 
 /// Waits until `daemon` listens on `port` of loopback and, when `ready_line` is given, its
 /// `log` holds that line; an error says why not.
@@ -59,6 +51,23 @@ fn wait_for_port(
             ));
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The server `start` starts on ports free when asked; when another process took one first
+/// (`start` fails: the server it made is dropped, and stopped), tried again on other ports,
+/// up to five times more.
+fn start_on_a_free_port<T>(daemon: &str, mut start: impl FnMut() -> Result<T, String>) -> T {
+    let mut attempts = 0;
+    loop {
+        match start() {
+            Ok(server) => return server,
+            Err(error) if attempts < 5 => {
+                attempts += 1;
+                eprintln!("{daemon} did not start ({error}); trying another port");
+            }
+            Err(error) => panic!("{daemon} did not start: {error}"),
+        }
     }
 }
 
@@ -106,8 +115,7 @@ impl SambaServer {
         }
         let smbd = required_tool("smbd", "samba")?;
         let pdbedit = required_tool("pdbedit", "samba")?;
-        let mut attempts = 0;
-        loop {
+        Some(start_on_a_free_port("smbd", || {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             for sub in [
@@ -178,15 +186,8 @@ impl SambaServer {
                 port,
                 directory,
             };
-            match wait_for_port(&mut server.daemon, port, &log, None) {
-                Ok(()) => return Some(server),
-                Err(error) if attempts < 5 => {
-                    attempts += 1;
-                    eprintln!("smbd did not start ({error}); trying another port");
-                }
-                Err(error) => panic!("smbd did not start: {error}"),
-            }
-        }
+            wait_for_port(&mut server.daemon, port, &log, None).map(|()| server)
+        }))
     }
 
     /// The directory the share serves (to put files in and check them).
@@ -285,8 +286,7 @@ impl GaneshaServer {
         // SAFETY: flock has no memory preconditions; the descriptor is open for the call.
         let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
         assert_eq!(locked, 0, "locking the ganesha lock file");
-        let mut attempts = 0;
-        loop {
+        Some(start_on_a_free_port("nfs-ganesha", || {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             std::fs::create_dir(root.join("export")).expect("the export directory");
@@ -331,20 +331,14 @@ impl GaneshaServer {
                 mount_port,
                 directory,
             };
-            match wait_for_port(
+            wait_for_port(
                 &mut server.daemon,
                 port,
                 &log,
                 Some("NFS SERVER INITIALIZED"),
-            ) {
-                Ok(()) => return Some(server),
-                Err(error) if attempts < 5 => {
-                    attempts += 1;
-                    eprintln!("nfs-ganesha did not start ({error}); trying another port");
-                }
-                Err(error) => panic!("nfs-ganesha did not start: {error}"),
-            }
-        }
+            )
+            .map(|()| server)
+        }))
     }
 
     /// The exported directory (to put files in and check them).

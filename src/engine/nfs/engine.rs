@@ -279,14 +279,7 @@ impl NfsEngine {
             while self.filled - self.parsed < 4 {
                 self.fill()?;
             }
-            let at = self.parsed;
-            let mark = u32::from_be_bytes([
-                self.incoming[at],
-                self.incoming[at + 1],
-                self.incoming[at + 2],
-                self.incoming[at + 3],
-            ]);
-            let length = (mark & 0x7FFF_FFFF) as usize;
+            let (length, last) = self.mark_at_parsed();
             if self.record.len() + length > self.max_record {
                 return Err(protocol(format!(
                     "{} sent a reply of more than {} bytes",
@@ -298,7 +291,6 @@ impl NfsEngine {
             }
             let start = self.parsed + 4;
             self.parsed = start + length;
-            let last = mark & 0x8000_0000 != 0;
             if last && pieces == 0 {
                 return Ok((start, start + length, false));
             }
@@ -357,14 +349,19 @@ impl NfsEngine {
         if available < 4 {
             return false;
         }
+        available >= 4 + self.mark_at_parsed().0
+    }
+
+    /// The record mark at the start of the unparsed bytes of `incoming` (at least four):
+    /// the fragment's length and whether it is the record's last.
+    fn mark_at_parsed(&self) -> (usize, bool) {
         let at = self.parsed;
-        let mark = u32::from_be_bytes([
+        rpc::record_mark([
             self.incoming[at],
             self.incoming[at + 1],
             self.incoming[at + 2],
             self.incoming[at + 3],
-        ]);
-        available >= 4 + (mark & 0x7FFF_FFFF) as usize
+        ])
     }
 
     fn decode_result(

@@ -1,7 +1,7 @@
 //! NFSv3 (RFC 1813) and MOUNT v3 as iopath uses them: the procedure numbers, the few result
 //! structures it reads, status codes in words and as errno values, and [`Nfs3Session`], the
-//! blocking calls made before the run (MNT, LOOKUP, GETATTR, ACCESS, FSINFO, FSSTAT, CREATE,
-//! REMOVE, COMMIT).
+//! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, ACCESS, FSINFO, FSSTAT,
+//! CREATE, REMOVE); the engine sends its own COMMIT on its pipelined connection.
 
 use super::rpc::{Credentials, RpcConnection, RpcError};
 use super::xdr::{Decoder, Encoder, XdrError};
@@ -391,18 +391,6 @@ impl Nfs3Session {
         arguments.opaque(directory).opaque(name.as_bytes());
         self.call(procedure::REMOVE, &arguments, "REMOVE", subject)
             .map(|_| ())
-    }
-
-    /// Commits every unstable write to `handle`; returns the write verifier.
-    pub fn commit(&mut self, handle: &[u8], subject: &str) -> Result<[u8; 8], NfsError> {
-        let mut arguments = Encoder::default();
-        arguments.opaque(handle).u64(0).u32(0);
-        let (reply, at) = self.call(procedure::COMMIT, &arguments, "COMMIT", subject)?;
-        let mut decoder = Decoder::new(&reply[at..]);
-        skip_wcc_data(&mut decoder)?;
-        let mut verifier = [0u8; 8];
-        verifier.copy_from_slice(decoder.fixed(8, "write verifier")?);
-        Ok(verifier)
     }
 }
 

@@ -1,8 +1,8 @@
 //! ONC RPC version 2 (RFC 5531) over TCP with record marking: the call header with AUTH_SYS
 //! credentials, the reply header, and one blocking connection for the calls made before the
 //! run (portmapper, MOUNT, LOOKUP, GETATTR …). The pipelined READ/WRITE path in
-//! `super::engine` builds its calls with [`call_header`] and reads replies with
-//! [`read_record`] on the same socket type.
+//! `super::engine` builds its calls with [`call_header`] and splits its replies with
+//! [`record_mark`] on the same socket type.
 //!
 //! Everything read from a server is bounded: a record may not exceed the caller's limit
 //! (checked on each fragment header before its bytes are read), and every wait is bounded by
@@ -106,6 +106,13 @@ pub fn finish_record(encoder: &mut Encoder, start: usize) {
     encoder.bytes[start..start + 4].copy_from_slice(&(LAST_FRAGMENT | length).to_be_bytes());
 }
 
+/// The fragment length and last-fragment bit of a record mark (its four bytes as sent).
+#[inline]
+pub fn record_mark(mark: [u8; 4]) -> (usize, bool) {
+    let mark = u32::from_be_bytes(mark);
+    ((mark & !LAST_FRAGMENT) as usize, mark & LAST_FRAGMENT != 0)
+}
+
 /// Reads one whole record (all its fragments) into `record` (cleared first); a record longer
 /// than `limit` bytes is an error before its bytes are read.
 pub fn read_record(stream: &mut impl Read, record: &mut Vec<u8>, limit: usize) -> io::Result<()> {
@@ -113,8 +120,7 @@ pub fn read_record(stream: &mut impl Read, record: &mut Vec<u8>, limit: usize) -
     loop {
         let mut mark = [0u8; 4];
         stream.read_exact(&mut mark)?;
-        let mark = u32::from_be_bytes(mark);
-        let length = (mark & !LAST_FRAGMENT) as usize;
+        let (length, last) = record_mark(mark);
         let start = record.len();
         if start + length > limit {
             return Err(io::Error::new(
@@ -124,7 +130,7 @@ pub fn read_record(stream: &mut impl Read, record: &mut Vec<u8>, limit: usize) -
         }
         record.resize(start + length, 0);
         stream.read_exact(&mut record[start..])?;
-        if mark & LAST_FRAGMENT != 0 {
+        if last {
             return Ok(());
         }
     }

@@ -170,6 +170,18 @@ fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
     }
 }
 
+/// A session with `url`'s server as this process, within `timeout` for each connection and
+/// reply.
+fn session(url: &NfsUrl, timeout: Duration) -> Result<Nfs3Session, NfsTargetError> {
+    Nfs3Session::open(
+        &url.server.host,
+        url.server.port,
+        timeout,
+        Credentials::of_process(),
+    )
+    .map_err(|error| failed(url, "NFS", error))
+}
+
 /// Finds the file `url` names (see the module documentation), within `timeout` for each
 /// connection and reply.
 pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> {
@@ -264,13 +276,7 @@ pub fn create_file(
     file: &NfsFile,
     timeout: Duration,
 ) -> Result<Vec<u8>, NfsTargetError> {
-    let mut session = Nfs3Session::open(
-        &url.server.host,
-        url.server.port,
-        timeout,
-        Credentials::of_process(),
-    )
-    .map_err(|error| failed(url, "NFS", error))?;
+    let mut session = session(url, timeout)?;
     session
         .create(&file.directory_handle, &file.name, &url.path)
         .map_err(|error| failed(url, "creating the test file", error))
@@ -278,13 +284,7 @@ pub fn create_file(
 
 /// Removes the file `file` names (a test file iopath created).
 pub fn remove_file(url: &NfsUrl, file: &NfsFile, timeout: Duration) -> Result<(), NfsTargetError> {
-    let mut session = Nfs3Session::open(
-        &url.server.host,
-        url.server.port,
-        timeout,
-        Credentials::of_process(),
-    )
-    .map_err(|error| failed(url, "NFS", error))?;
+    let mut session = session(url, timeout)?;
     session
         .remove(&file.directory_handle, &file.name, &url.path)
         .map_err(|error| failed(url, "removing the test file", error))
@@ -292,13 +292,7 @@ pub fn remove_file(url: &NfsUrl, file: &NfsFile, timeout: Duration) -> Result<()
 
 /// The size the server reports for the file `handle` now.
 pub fn file_size(url: &NfsUrl, handle: &[u8], timeout: Duration) -> Result<u64, NfsTargetError> {
-    let mut session = Nfs3Session::open(
-        &url.server.host,
-        url.server.port,
-        timeout,
-        Credentials::of_process(),
-    )
-    .map_err(|error| failed(url, "NFS", error))?;
+    let mut session = session(url, timeout)?;
     session
         .getattr(handle, &url.path)
         .map(|attributes| attributes.size_bytes)

@@ -103,11 +103,6 @@ impl<'a> Decoder<'a> {
         Ok(data)
     }
 
-    /// Reads fixed-length opaque data of `length` bytes (a multiple of four).
-    pub fn fixed(&mut self, length: usize, what: &str) -> Result<&'a [u8], XdrError> {
-        self.take(length, what)
-    }
-
     /// Skips `length` bytes.
     pub fn skip(&mut self, length: usize, what: &str) -> Result<(), XdrError> {
         self.take(length, what).map(|_| ())

@@ -216,10 +216,9 @@ pub struct JobSettings {
     pub allow_file_create: bool,
     /// `invalidate` (default true).
     pub invalidate: bool,
-    /// `continue_on_error`, `ignore_error` and `exitall_on_error`.
+    /// `continue_on_error` and `ignore_error` (what an error ends, from `exitall_on_error`,
+    /// is set when the job is mapped).
     pub error_policy: crate::result::ErrorPolicy,
-    /// Where `continue_on_error` or `ignore_error` was last set.
-    pub error_policy_at: Option<Location>,
     /// `create_on_open`.
     pub create_on_open: Option<Set<bool>>,
     /// `fadvise_hint` (fio's default: by the job's pattern).
@@ -301,7 +300,6 @@ impl JobSettings {
             allow_file_create: true,
             invalidate: true,
             error_policy: Default::default(),
-            error_policy_at: None,
             create_on_open: None,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,

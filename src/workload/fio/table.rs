@@ -1525,7 +1525,6 @@ pub static OPTIONS: &[OptionSpec] = &[
                     )));
                 }
             };
-            s.error_policy_at = Some(input.set(()).at);
             Ok(())
         }),
     },
@@ -1543,7 +1542,6 @@ pub static OPTIONS: &[OptionSpec] = &[
                     s.error_policy.ignore[kind] = Some(list);
                 }
             }
-            s.error_policy_at = Some(input.set(()).at);
             Ok(())
         }),
     },
