@@ -8,7 +8,7 @@ use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
     LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
-use crate::stats::merge::{host_tests, hosts};
+use crate::stats::merge::{host_ranks, host_test, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
 use crate::units::{format_count, format_latency, format_size};
@@ -239,13 +239,11 @@ fn write_clients(
     for (index, test) in result.tests.iter().enumerate() {
         writeln!(out, "{} by host:", shown(&test.name))?;
         for host in &hosts {
-            let Some(own) = host_tests(cluster, host).into_iter().nth(index) else {
+            let Some(own) = host_test(cluster, host, index) else {
                 continue;
             };
-            let ranks: Vec<String> = cluster
-                .ranks
+            let ranks: Vec<String> = host_ranks(cluster, host)
                 .iter()
-                .filter(|rank| rank.host == *host && rank.lost.is_none())
                 .map(|rank| rank.rank.to_string())
                 .collect();
             writeln!(
