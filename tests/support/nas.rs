@@ -14,9 +14,10 @@
 //! leaves it running: it is a shared system service, not the test's).
 
 use super::devices::{is_root, required_tool, tool};
+pub use super::process::free_port;
 use super::require;
 use std::fs::File;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,14 +25,6 @@ use std::time::{Duration, Instant};
 
 /// How long a server may take to listen after it was started.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A free TCP port on loopback (free when asked; the server takes it a moment later).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
 
 /// Waits until `daemon` listens on `port` of loopback and, when `ready_line` is given, its
 /// `log` holds that line; an error says why not.
