@@ -86,12 +86,7 @@ pub fn results_table(result: &RunResult) -> Table {
         let mixed = direction == FigureDirection::Total;
         let main = test.figures(direction);
         let confidence = test.analysis.as_ref().map(|a| &a.confidence);
-        let main_confidence = confidence.map(|c| match direction {
-            FigureDirection::Total => &c.total,
-            FigureDirection::Write => &c.write,
-            FigureDirection::Trim => &c.trim,
-            FigureDirection::Read => &c.read,
-        });
+        let main_confidence = confidence.map(|c| c.direction(direction));
         let verdict_cell = |row: &mut Vec<String>, verdict: Option<&str>| {
             if show_verdict {
                 row.push(verdict.unwrap_or("").to_string());
