@@ -9,7 +9,7 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Under an MPI launcher every rank parses the same flags: one says what is wrong.
-        Err(error) if cli::team::launcher_rank().is_some_and(|rank| rank != 0) => {
+        Err(error) if iopath::cluster::launcher::rank().is_some_and(|rank| rank != 0) => {
             std::process::exit(error.exit_code())
         }
         Err(error) => error.exit(),

@@ -64,11 +64,7 @@ impl Nbdkit {
     fn start(filters: &[&str], extra: &[&str]) -> Nbdkit {
         let directory = tempfile::tempdir().unwrap();
         let stats = directory.path().join("stats.txt");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = support::process::free_port();
         let mut command = Command::new("nbdkit");
         command
             .args([

@@ -203,18 +203,6 @@ pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static s
     (test.figures(direction), name)
 }
 
-fn main_confidence<'a>(
-    test: &TestResult,
-    confidence: &'a TestConfidence,
-) -> &'a DirectionConfidence {
-    match test.main_direction() {
-        FigureDirection::Total => &confidence.total,
-        FigureDirection::Write => &confidence.write,
-        FigureDirection::Trim => &confidence.trim,
-        FigureDirection::Read => &confidence.read,
-    }
-}
-
 /// Bytes a test can touch: the region of each of its targets, counted once per target.
 pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u64 {
     let mut regions: Vec<(usize, u64)> = Vec::new();
@@ -300,7 +288,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             );
         }
     }
-    let main_ci = main_confidence(test, inputs.confidence);
+    let main_ci = inputs.confidence.direction(test.main_direction());
     let margin = main_ci
         .bytes_per_second
         .as_ref()

@@ -175,10 +175,7 @@ fn utilisation(load: &HopLoad) -> HopUtilisation {
     let inbound = load.inbound_data + load.overhead_in;
     let outbound = load.outbound_data + load.overhead_out;
     let cap = capacity.payload_bytes_per_second.max(1) as f64;
-    let bytes_percent = match capacity.duplex {
-        Duplex::Full => inbound.max(outbound) / cap * 100.0,
-        Duplex::Half => (inbound + outbound) / cap * 100.0,
-    };
+    let bytes_percent = capacity.duplex.carried(inbound, outbound) / cap * 100.0;
     let iops_percent = capacity
         .iops
         .map_or(0.0, |iops| load.iops / iops.max(1) as f64 * 100.0);
@@ -586,10 +583,12 @@ fn page_cache_reads(context: &Context) -> Option<Decision> {
 
 /// The payload rate through a hop: the busier direction, or both for a shared hop.
 fn data_rate(load: &HopLoad) -> f64 {
-    match load.hop.capacity.as_ref().map(|c| c.duplex) {
-        Some(Duplex::Half) => load.inbound_data + load.outbound_data,
-        _ => load.inbound_data.max(load.outbound_data),
-    }
+    let duplex = load
+        .hop
+        .capacity
+        .as_ref()
+        .map_or(Duplex::Full, |c| c.duplex);
+    duplex.carried(load.inbound_data, load.outbound_data)
 }
 
 /// `1GbE (TCP/IP MTU 1500 payload 117.7 MB/s)`, `eth0 (10GbE TCP/IP MTU 9000 payload …)`,
@@ -723,20 +722,11 @@ fn hop_bound(context: &Context) -> Option<Decision> {
     let load = &context.loads[index];
     let capacity = load.hop.capacity.as_ref()?;
     let siblings = sibling_hops(context, index);
-    let bytes_percent = {
-        let cap = capacity.payload_bytes_per_second.max(1) as f64;
-        match capacity.duplex {
-            Duplex::Full => {
-                hop.inbound_bytes_per_second
-                    .max(hop.outbound_bytes_per_second)
-                    / cap
-                    * 100.0
-            }
-            Duplex::Half => {
-                (hop.inbound_bytes_per_second + hop.outbound_bytes_per_second) / cap * 100.0
-            }
-        }
-    };
+    let bytes_percent = capacity
+        .duplex
+        .carried(hop.inbound_bytes_per_second, hop.outbound_bytes_per_second)
+        / capacity.payload_bytes_per_second.max(1) as f64
+        * 100.0;
     let mut evidence = if capacity.iops.is_some() && bytes_percent < hop.utilisation_percent {
         format!(
             "{} = {} of {}'s {}",

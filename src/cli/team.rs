@@ -10,6 +10,7 @@ use super::exit::{self, Status, Usage};
 use super::messages::for_terminal;
 use super::run_args::RunArgs;
 use iopath::bounded_read::{FileLimit, read_text};
+use iopath::cluster::launcher;
 use iopath::cluster::templates::{ClientIdentity, expand, targets_from_map};
 use iopath::run::rendezvous::{Alone, Rendezvous};
 use iopath::run::{ExecutedRun, RunError};
@@ -25,32 +26,6 @@ pub enum Team {
     Mpi(Box<iopath::cluster::mpi::MpiSession>),
 }
 
-/// This process's rank as its MPI launcher (`mpirun`, `mpiexec`, `srun`) set it in the
-/// environment, before MPI is started (`None`: not started by one).
-pub fn launcher_rank() -> Option<u32> {
-    [
-        "OMPI_COMM_WORLD_RANK",
-        "PMI_RANK",
-        "PMIX_RANK",
-        "SLURM_PROCID",
-    ]
-    .iter()
-    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
-}
-
-/// How many ranks the MPI launcher started, from the environment (`None`: not started by one).
-#[cfg(not(feature = "mpi"))]
-fn launcher_size() -> Option<u32> {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "PMIX_SIZE",
-        "SLURM_NTASKS",
-    ]
-    .iter()
-    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
-}
-
 /// How a step ended for this process when it must not go on: the exit status (the message, if
 /// any, has been printed by the process that prints).
 pub struct Ended(pub i32);
@@ -60,14 +35,14 @@ impl Team {
     /// built with the `mpi` feature), otherwise one process.
     pub fn join() -> Result<Team, Ended> {
         #[cfg(feature = "mpi")]
-        if iopath::cluster::mpi::launched_by_mpi() {
+        if launcher::launched() {
             return match iopath::cluster::mpi::MpiSession::start() {
                 Ok(session) => Ok(Team::Mpi(Box::new(session))),
                 Err(error) => Err(Ended(exit::fail(&exit::Failed(error.to_string())))),
             };
         }
         #[cfg(not(feature = "mpi"))]
-        if launcher_size().is_some_and(|size| size > 1) {
+        if launcher::size().is_some_and(|size| size > 1) {
             // Every rank would run alone and print its own figures as if they were the run's.
             let message = Usage(
                 "started by an MPI launcher with several ranks, but this iopath was built \
@@ -75,7 +50,7 @@ impl Team {
                  (docs/multi-host.md)"
                     .into(),
             );
-            return Err(Ended(if launcher_rank().unwrap_or(0) == 0 {
+            return Err(Ended(if launcher::rank().unwrap_or(0) == 0 {
                 exit::fail(&message)
             } else {
                 exit::BAD_INPUT

@@ -5,10 +5,12 @@
 //! whose [`ClusterResult`](crate::result::ClusterResult) keeps each client's own figures.
 //!
 //! The transport is MPI when iopath is built with the `mpi` feature ([`mpi`]); the merge, the
-//! target templates ([`templates`]) and the assembled result ([`assemble`]) are plain code,
+//! target templates ([`templates`]), the assembled result ([`assemble`]) and what the launcher
+//! says ([`launcher`]) are plain code,
 //! built and tested without it.
 
 pub mod assemble;
+pub mod launcher;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod templates;

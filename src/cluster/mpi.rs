@@ -8,6 +8,7 @@
 //! [`LOST_AFTER`] while a test runs is lost, and the others stop within that time.
 
 use super::assemble::{ClientReport, assemble};
+use super::launcher;
 use super::templates::ClientIdentity;
 use crate::host::clock::{Clock, Ticks};
 use crate::result::RunResult;
@@ -141,34 +142,6 @@ fn wall_ns() -> i64 {
         .map_or(0, |since| since.as_nanos() as i64)
 }
 
-/// Whether this process was started by an MPI launcher (`mpirun`, `mpiexec`, `srun`): only
-/// then does iopath start MPI.
-pub fn launched_by_mpi() -> bool {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "PMIX_RANK",
-        "MPI_LOCALNRANKS",
-    ]
-    .iter()
-    .any(|name| std::env::var_os(name).is_some())
-}
-
-/// This rank's rank on its host, as the launcher says (0 when it does not). Not asked of MPI:
-/// a collective operation would connect every rank to every other, and a rank that died would
-/// then break ranks that never talk to it.
-fn local_rank() -> u32 {
-    [
-        "OMPI_COMM_WORLD_LOCAL_RANK",
-        "MPI_LOCALRANKID",
-        "SLURM_LOCALID",
-        "PMIX_LOCAL_RANK",
-    ]
-    .iter()
-    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
-    .unwrap_or(0)
-}
-
 /// What rank 0 keeps of each other rank.
 #[derive(Debug, Default)]
 struct Peer {
@@ -226,7 +199,9 @@ impl MpiSession {
         let identity = ClientIdentity {
             rank: world.rank() as u32,
             size: world.size() as u32,
-            local_rank: local_rank(),
+            // Not asked of MPI: a collective operation would connect every rank to every
+            // other, and a rank that died would then break ranks that never talk to it.
+            local_rank: launcher::local_rank().unwrap_or(0),
             host,
         };
         let launcher = mpi::environment::library_version()

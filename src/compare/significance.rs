@@ -24,10 +24,7 @@ use super::comparison::{
 };
 use super::matching::MatchedTest;
 use crate::analysis::trust::{confidence_interval, direction_confidence};
-use crate::result::{
-    ConfidenceInterval, DirectionConfidence, DirectionResult, RunResult, StopReason,
-    TestConfidence, TestResult,
-};
+use crate::result::{ConfidenceInterval, DirectionResult, RunResult, StopReason, TestResult};
 use crate::targets::test_file::temporary_test_file_pid;
 
 /// Whether `run` differs from `baseline` in `metric` beyond their 95 % intervals.
@@ -69,18 +66,6 @@ pub fn direction_of(test: &TestResult, direction: FigureDirection) -> &Direction
     test.figures(direction)
 }
 
-fn stored_confidence(
-    confidence: &TestConfidence,
-    direction: FigureDirection,
-) -> &DirectionConfidence {
-    match direction {
-        FigureDirection::Read => &confidence.read,
-        FigureDirection::Write => &confidence.write,
-        FigureDirection::Trim => &confidence.trim,
-        FigureDirection::Total => &confidence.total,
-    }
-}
-
 /// Per-second mean and p99 latencies of the full intervals of `direction` (those as long as
 /// the longest, with at least one I/O).
 pub fn latency_samples(direction: &DirectionResult) -> (Vec<f64>, Vec<f64>) {
@@ -109,7 +94,7 @@ pub fn test_figures(label: &str, test: &TestResult, direction: FigureDirection) 
     let figures = direction_of(test, direction);
     let computed;
     let confidence = match &test.analysis {
-        Some(analysis) => stored_confidence(&analysis.confidence, direction),
+        Some(analysis) => analysis.confidence.direction(direction),
         None => {
             computed = direction_confidence(figures);
             &computed

@@ -1,6 +1,6 @@
 //! What the metrics endpoint shows, kept up to date by the run's observer.
 
-use crate::result::{SweepAxis, SweepValue};
+use crate::result::SweepValue;
 use crate::run::progress::{LiveGroup, LiveSample};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -69,14 +69,7 @@ impl MetricsState {
 pub fn sweep_text(sweep: &[SweepValue]) -> String {
     sweep
         .iter()
-        .map(|point| {
-            let axis = match point.axis {
-                SweepAxis::Qd => "qd",
-                SweepAxis::Bs => "bs",
-                SweepAxis::Workers => "workers",
-            };
-            format!("{axis}={}", point.value)
-        })
+        .map(|point| format!("{}={}", point.axis.name(), point.value))
         .collect::<Vec<_>>()
         .join(",")
 }

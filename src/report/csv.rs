@@ -21,7 +21,7 @@
 use crate::result::{
     ClusterResult, CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult,
 };
-use crate::stats::merge::{host_tests, hosts};
+use crate::stats::merge::{host_test, hosts};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
@@ -71,35 +71,9 @@ pub const COLUMNS: [&str; 39] = [
 /// Writes the header and one `ALL` row per test and one `WORKER` row per job of `result`.
 pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     write_row(out, COLUMNS.iter().map(|name| name.to_string()))?;
+    let managers = result.cluster.as_ref().map_or(1, |c| hosts(c).len());
     for (index, test) in result.tests.iter().enumerate() {
-        let targets: BTreeSet<usize> = test
-            .jobs
-            .iter()
-            .flat_map(|job| job.target_indexes.iter().copied())
-            .collect();
-        let depths: BTreeSet<u32> = test.jobs.iter().map(|j| j.queue_depth_per_worker).collect();
-        write_row(
-            out,
-            row(
-                Figures {
-                    kind: "ALL",
-                    target: "All",
-                    test,
-                    workers: test.jobs.iter().map(|j| j.worker_threads).sum(),
-                    disks: targets.len(),
-                    read: &test.read,
-                    write: &test.write,
-                    trim: &test.trim,
-                    total: &test.total,
-                    errors: &test.errors,
-                    queue_depth: (depths.len() == 1)
-                        .then(|| depths.first().copied())
-                        .flatten(),
-                    managers: result.cluster.as_ref().map_or(1, |c| hosts(c).len()),
-                },
-                Some(&test.cpu),
-            ),
-        )?;
+        write_row(out, test_row("ALL", "All", test, managers))?;
         if let Some(cluster) = &result.cluster {
             write_manager_rows(cluster, index, out)?;
         }
@@ -138,39 +112,41 @@ fn write_manager_rows(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     for host in hosts(cluster) {
-        let Some(test) = host_tests(cluster, host).into_iter().nth(index) else {
-            continue;
-        };
-        let depths: BTreeSet<u32> = test.jobs.iter().map(|j| j.queue_depth_per_worker).collect();
-        write_row(
-            out,
-            row(
-                Figures {
-                    kind: "MANAGER",
-                    target: host,
-                    test: &test,
-                    workers: test.jobs.iter().map(|j| j.worker_threads).sum(),
-                    disks: test
-                        .jobs
-                        .iter()
-                        .flat_map(|job| job.target_indexes.iter())
-                        .collect::<BTreeSet<_>>()
-                        .len(),
-                    read: &test.read,
-                    write: &test.write,
-                    trim: &test.trim,
-                    total: &test.total,
-                    errors: &test.errors,
-                    queue_depth: (depths.len() == 1)
-                        .then(|| depths.first().copied())
-                        .flatten(),
-                    managers: 1,
-                },
-                Some(&test.cpu),
-            ),
-        )?;
+        if let Some(test) = host_test(cluster, host, index) {
+            write_row(out, test_row("MANAGER", host, &test, 1))?;
+        }
     }
     Ok(())
+}
+
+/// The row of a whole test (`ALL`) or of one host's part of it (`MANAGER`): every job
+/// together, with the test's CPU; a queue depth only when every job has the same.
+fn test_row(kind: &str, target: &str, test: &TestResult, managers: usize) -> Vec<String> {
+    let disks: BTreeSet<usize> = test
+        .jobs
+        .iter()
+        .flat_map(|job| job.target_indexes.iter().copied())
+        .collect();
+    let depths: BTreeSet<u32> = test.jobs.iter().map(|j| j.queue_depth_per_worker).collect();
+    row(
+        Figures {
+            kind,
+            target,
+            test,
+            workers: test.jobs.iter().map(|j| j.worker_threads).sum(),
+            disks: disks.len(),
+            read: &test.read,
+            write: &test.write,
+            trim: &test.trim,
+            total: &test.total,
+            errors: &test.errors,
+            queue_depth: (depths.len() == 1)
+                .then(|| depths.first().copied())
+                .flatten(),
+            managers,
+        },
+        Some(&test.cpu),
+    )
 }
 
 /// What one row is made of.

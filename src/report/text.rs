@@ -8,7 +8,7 @@ use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
     LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
-use crate::stats::merge::{host_tests, hosts};
+use crate::stats::merge::{host_ranks, host_test, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
 use crate::units::{format_count, format_latency, format_size};
@@ -86,12 +86,7 @@ pub fn results_table(result: &RunResult) -> Table {
         let mixed = direction == FigureDirection::Total;
         let main = test.figures(direction);
         let confidence = test.analysis.as_ref().map(|a| &a.confidence);
-        let main_confidence = confidence.map(|c| match direction {
-            FigureDirection::Total => &c.total,
-            FigureDirection::Write => &c.write,
-            FigureDirection::Trim => &c.trim,
-            FigureDirection::Read => &c.read,
-        });
+        let main_confidence = confidence.map(|c| c.direction(direction));
         let verdict_cell = |row: &mut Vec<String>, verdict: Option<&str>| {
             if show_verdict {
                 row.push(verdict.unwrap_or("").to_string());
@@ -239,13 +234,11 @@ fn write_clients(
     for (index, test) in result.tests.iter().enumerate() {
         writeln!(out, "{} by host:", shown(&test.name))?;
         for host in &hosts {
-            let Some(own) = host_tests(cluster, host).into_iter().nth(index) else {
+            let Some(own) = host_test(cluster, host, index) else {
                 continue;
             };
-            let ranks: Vec<String> = cluster
-                .ranks
+            let ranks: Vec<String> = host_ranks(cluster, host)
                 .iter()
-                .filter(|rank| rank.host == *host && rank.lost.is_none())
                 .map(|rank| rank.rank.to_string())
                 .collect();
             writeln!(

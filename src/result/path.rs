@@ -158,6 +158,17 @@ pub enum Duplex {
     Half,
 }
 
+impl Duplex {
+    /// What `inbound` and `outbound` (bytes/s) take of the capacity: the larger of the two
+    /// on a full-duplex hop, their sum on a half-duplex one.
+    pub fn carried(self, inbound: f64, outbound: f64) -> f64 {
+        match self {
+            Duplex::Full => inbound.max(outbound),
+            Duplex::Half => inbound + outbound,
+        }
+    }
+}
+
 /// Queue limits and settings of a block device, from sysfs.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueLimits {

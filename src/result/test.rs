@@ -1,7 +1,7 @@
 //! One test of a run: its jobs, the figures of each direction (counts, rates, latency
 //! summary, per-second series, histogram), why it stopped, its I/O errors.
 
-use super::analysis::TestAnalysis;
+use super::analysis::{DirectionConfidence, TestAnalysis, TestConfidence};
 use super::cpu::CpuResult;
 use super::engine::{Direction, EngineReport};
 use super::error_policy::ErrorCount;
@@ -314,4 +314,16 @@ pub struct IoErrorRecord {
     /// What happened, as the system describes the errno ("No space left on device (os error
     /// 28)") or "short transfer: N of M bytes".
     pub error: String,
+}
+
+impl TestConfidence {
+    /// The intervals of `direction` (as [`TestResult::figures`]).
+    pub fn direction(&self, direction: FigureDirection) -> &DirectionConfidence {
+        match direction {
+            FigureDirection::Read => &self.read,
+            FigureDirection::Write => &self.write,
+            FigureDirection::Trim => &self.trim,
+            FigureDirection::Total => &self.total,
+        }
+    }
 }

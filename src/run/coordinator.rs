@@ -81,8 +81,16 @@ fn live_sample(
     last_ns: u64,
     last_totals: (u64, u64, u64),
 ) -> (LiveSample, (u64, u64, u64)) {
-    let totals = WorkerProgress::sum(sampling.progress);
     let seconds = now_ns.saturating_sub(last_ns).max(1) as f64 / 1e9;
+    let groups = groups.sample(sampling.progress, seconds);
+    // Every worker is in one group: the groups' totals are the test's.
+    let totals = groups.iter().flat_map(|group| group.directions()).fold(
+        (0, 0, 0),
+        |(b, i, l), (_, direction)| {
+            let own = direction.totals;
+            (b + own.bytes, i + own.io_count, l + own.latency_sum_ns)
+        },
+    );
     let ios = totals.1.saturating_sub(last_totals.1);
     let sample = LiveSample {
         test_name: sampling.test.name.clone(),
@@ -91,7 +99,7 @@ fn live_sample(
         ramping: now_ns < sampling.ramp_ns,
         bytes_per_second: totals.0.saturating_sub(last_totals.0) as f64 / seconds,
         iops: ios as f64 / seconds,
-        groups: groups.sample(sampling.progress, seconds),
+        groups,
         last: false,
     };
     (sample, totals)

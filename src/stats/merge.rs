@@ -220,27 +220,39 @@ pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
     })
 }
 
-/// The tests of every client on `host`, merged: one host's figures (and its cores), whatever
-/// number of clients it ran.
-pub fn host_tests(cluster: &ClusterResult, host: &str) -> Vec<TestResult> {
-    let on_host: Vec<&RankResult> = cluster
+/// The clients on `host` that were not lost, in rank order.
+pub fn host_ranks<'a>(cluster: &'a ClusterResult, host: &str) -> Vec<&'a RankResult> {
+    cluster
         .ranks
         .iter()
         .filter(|rank| rank.host == host && rank.lost.is_none())
+        .collect()
+}
+
+/// Test `index` of every client on `host`, merged: one host's figures (and its cores),
+/// whatever number of clients it ran; `None` when none of them ran it.
+pub fn host_test(cluster: &ClusterResult, host: &str, index: usize) -> Option<TestResult> {
+    merge_host_test(&host_ranks(cluster, host), index)
+}
+
+fn merge_host_test(on_host: &[&RankResult], index: usize) -> Option<TestResult> {
+    let parts: Vec<&TestResult> = on_host
+        .iter()
+        .filter_map(|rank| rank.tests.get(index))
         .collect();
+    let mut merged = merge_test(&parts)?;
+    // The cores and CPUs are the host's, the same for each of its clients.
+    merged.cpu.cores = parts[0].cpu.cores.clone();
+    merged.cpu.cpu_count = parts[0].cpu.cpu_count;
+    Some(merged)
+}
+
+/// The tests of every client on `host`, merged ([`host_test`] of each).
+pub fn host_tests(cluster: &ClusterResult, host: &str) -> Vec<TestResult> {
+    let on_host = host_ranks(cluster, host);
     let test_count = on_host.iter().map(|r| r.tests.len()).max().unwrap_or(0);
     (0..test_count)
-        .filter_map(|index| {
-            let parts: Vec<&TestResult> = on_host
-                .iter()
-                .filter_map(|rank| rank.tests.get(index))
-                .collect();
-            let mut merged = merge_test(&parts)?;
-            // The cores and CPUs are the host's, the same for each of its clients.
-            merged.cpu.cores = parts[0].cpu.cores.clone();
-            merged.cpu.cpu_count = parts[0].cpu.cpu_count;
-            Some(merged)
-        })
+        .filter_map(|index| merge_host_test(&on_host, index))
         .collect()
 }
 

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use crate::support::devices::has_command;
+use crate::support::process::free_port;
 use crate::support::skip_unless;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -12,14 +13,6 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A loopback port nobody listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
-}
 
 /// `GET path` on 127.0.0.1:port: the status code and the body.
 fn get(port: u16, path: &str) -> Option<(u16, String)> {

@@ -14,17 +14,8 @@ pub mod process;
 pub mod skip;
 pub mod verify;
 
-pub use process::run_with_limit;
+pub use process::{free_port, run_with_limit};
 pub use skip::{require, skip};
-
-/// A free TCP port on loopback (free when asked; the server a test starts takes it a moment
-/// later).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
 
 /// Returns from the calling test unless `available` holds: see [`skip::require`].
 /// `skip_unless!(has_command("fio"), "fio is not installed (apt-get install fio)")`.

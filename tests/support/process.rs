@@ -1,5 +1,6 @@
-//! Running a program from a test, bounded in time.
+//! Running a program from a test, bounded in time, and a port for a server it starts.
 
+use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,4 +27,12 @@ pub fn run_with_limit(command: &mut Command, limit: Duration) -> (i32, String) {
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// A free TCP port on loopback (free when asked; the server takes it a moment later).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
 }

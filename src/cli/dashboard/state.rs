@@ -291,10 +291,7 @@ impl DashboardState {
                     late.0.saturating_sub(early.0) as f64 / seconds,
                     late.1.saturating_sub(early.1) as f64 / seconds,
                 );
-                let carried = match hop.duplex {
-                    Duplex::Full => rates.0.max(rates.1),
-                    Duplex::Half => rates.0 + rates.1,
-                };
+                let carried = hop.duplex.carried(rates.0, rates.1);
                 hop.rates = rates;
                 hop.utilisation = Some(carried / hop.capacity_bytes_per_second.max(1) as f64);
             }

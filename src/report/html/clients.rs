@@ -7,7 +7,7 @@ use super::page::Section;
 use super::parts::num;
 use crate::compare::LabeledRun;
 use crate::result::{ClusterResult, TestResult};
-use crate::stats::merge::{host_tests, hosts};
+use crate::stats::merge::{host_ranks, host_test, hosts};
 use std::fmt::Write;
 
 /// One row: who, and their figures in a test.
@@ -49,14 +49,12 @@ fn cluster_html(html: &mut String, cluster: &ClusterResult, tests: &[TestResult]
         }
         html.push_str(r#"<div class="table-wrap"><table><thead><tr><th>host / rank</th><th>ranks</th><th class="num">IOPS</th><th class="num">MB/s</th><th class="num">mean µs</th><th class="num">p99 µs</th><th class="num">busiest core %</th><th>clock offset</th></tr></thead><tbody>"#);
         for host in hosts(cluster) {
-            let ranks: Vec<String> = cluster
-                .ranks
+            let ranks: Vec<String> = host_ranks(cluster, host)
                 .iter()
-                .filter(|rank| rank.host == host && rank.lost.is_none())
                 .map(|rank| rank.rank.to_string())
                 .collect();
-            if let Some(merged) = host_tests(cluster, host).get(index) {
-                row(html, host, &ranks.join(", "), merged, "");
+            if let Some(merged) = host_test(cluster, host, index) {
+                row(html, host, &ranks.join(", "), &merged, "");
             }
             for rank in cluster.ranks.iter().filter(|rank| rank.host == host) {
                 let who = format!("  rank {}", rank.rank);
