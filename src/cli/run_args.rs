@@ -126,7 +126,8 @@ Examples:
   iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]
 pub struct RunArgs {
     /// Files or block devices. A missing file is created with --size; none: a temporary file
-    /// (neither is created for the null engine, which does no I/O).
+    /// (neither is created for the null engine, which does no I/O). With --job, directories
+    /// stand for fio's --directory: each job's files are made in them.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 

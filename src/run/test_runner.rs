@@ -633,6 +633,8 @@ fn open_job(
                     flow_sleep_ns: controls.flow.map_or(0, |flow| flow.sleep_ns),
                     buffer_bytes: options.buffer_size,
                     verify,
+                    empty_reads_complete: workload.handling.create_on_open
+                        && kind == EngineKind::IoUring,
                 },
             });
             job_thread += 1;

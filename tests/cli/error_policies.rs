@@ -252,3 +252,47 @@ fn a_full_filesystem_is_ignored_only_when_enospc_is_listed() {
         going_on.stdout
     );
 }
+
+/// A job that reads the file `create_on_open` creates reads past what its writes laid out: fio's
+/// io_uring and libaio engines complete such a read with no data (no error), its sync engines
+/// fail it with `EIO` ("full resid"), which `continue_on_error=write` does not cover.
+#[test]
+fn reads_past_a_file_created_at_open_are_empty_on_io_uring_and_eio_on_sync() {
+    let dir = disk_tempdir();
+    let run_job = |engine: &str| {
+        let _ = std::fs::remove_file(dir.path().join("grown.dat"));
+        std::fs::write(
+            dir.path().join("grow.fio"),
+            format!(
+                "[grow]\nioengine={engine}\nfilename=grown.dat\nsize=4m\nbs=4k\nrw=randrw\n\
+                 create_on_open=1\ncontinue_on_error=write\nignore_error=,ENOSPC\n"
+            ),
+        )
+        .unwrap();
+        run_in(
+            dir.path(),
+            &["--job", "grow.fio", "--duration", "0.5", "--ramp", "0"],
+        )
+    };
+    let uring = run_job("io_uring");
+    assert_eq!(uring.status, 0, "{}", uring.stderr);
+    let job = &uring.json()["tests"][0]["jobs"][0];
+    let reads = job["read"]["io_count"].as_u64().unwrap();
+    let read_bytes = job["read"]["bytes"].as_u64().unwrap();
+    assert!(reads > 0, "{job}");
+    assert!(
+        read_bytes < reads * 4096,
+        "some reads past the end got no data: {reads} reads, {read_bytes} bytes"
+    );
+    assert_eq!(job["errors"]["count"], 0, "{job}");
+
+    let sync = run_job("psync");
+    assert_eq!(sync.status, 1, "{}", sync.stderr);
+    let rows = by_kind(sync.json(), 0);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str(), rows[0].3),
+        ("read", "short", 0),
+        "{rows:?}"
+    );
+}

@@ -116,6 +116,12 @@ pub struct WorkerPlan {
     pub buffer_bytes: usize,
     /// Data verification, when the workload verifies.
     pub verify: Option<WorkerVerify>,
+    /// A read that gets no data (at or past the end of a file that `create_on_open` created
+    /// and the job's writes extend) completes as a read of no bytes, not as an error: what fio's
+    /// libaio and io_uring engines do (io_u.c, `io_completed`: a full residual with no error).
+    /// Without it such a read is a short read, judged as `EIO` (fio's sync engines: backend.c,
+    /// `io_queue_event`, "full resid").
+    pub empty_reads_complete: bool,
 }
 
 /// Marker following the offset in a stamped block.

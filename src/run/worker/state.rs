@@ -650,7 +650,10 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.queue.free.push(completion.slot);
         self.queue.in_flight -= 1;
         let direction = slot.direction.unwrap_or(Direction::Read);
-        if completion.result != i64::from(slot.length) {
+        let empty_read = direction == Direction::Read
+            && completion.result == 0
+            && self.plan.empty_reads_complete;
+        if completion.result != i64::from(slot.length) && !empty_read {
             if let Some(verify) = &mut self.verify
                 && direction != Direction::Read
             {
@@ -665,6 +668,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             verify.write_completed(slot.file, slot.offset, slot.length);
         }
         if direction == Direction::Read
+            && !empty_read
             && let Some(verify) = &mut self.verify
         {
             let buffer =
@@ -686,8 +690,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             });
         }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
+        let bytes = if empty_read {
+            0
+        } else {
+            u64::from(slot.length)
+        };
         let completed = &mut self.totals.completed[direction_index(direction)];
-        completed.bytes += u64::from(slot.length);
+        completed.bytes += bytes;
         completed.io_count += 1;
         completed.latency_sum_ns += latency_ns;
         self.links
@@ -710,7 +719,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Direction::Write => &mut self.write,
                 Direction::Trim => &mut self.trim,
             };
-            recorder.record(elapsed_ns, latency_ns, u64::from(slot.length));
+            recorder.record(elapsed_ns, latency_ns, bytes);
             self.last_completion = self.now;
         }
     }

@@ -135,6 +135,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
     WorkerPlan {
         buffer_bytes: 4096,
         verify: None,
+        empty_reads_complete: false,
         target_paths: vec!["scripted".to_string()],
         target_indexes: vec![0],
         planner: FileSetPlanner::single(IoPlanner::new(&workload, 0, 64 << 20, 0, 1)),

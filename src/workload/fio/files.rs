@@ -2,6 +2,8 @@
 //!
 //! - `filename=a:b` (or targets given on the command line, like fio's `--filename`): every clone
 //!   shares these files; each of the `numjobs` workers moves over all of them.
+//! - directories given on the command line (every target an existing directory) stand for
+//!   fio's `--directory`: they replace each job's `directory`, and its files are named in them.
 //! - otherwise each clone has its own `nrfiles` files named `$jobname.$jobnum.$filenum` (or by
 //!   `filename_format`) in `directory` (several directories go round robin to the clones) or
 //!   the current directory; one worker moves over each clone's files.
@@ -55,7 +57,12 @@ pub fn job_files(
     if engine.is_protocol() {
         return protocol_files(job, request, engine);
     }
-    if request.targets.is_empty()
+    let command_line_directories = directory_targets(&request.targets);
+    let directories: Vec<String> = match &command_line_directories {
+        Some(directories) => directories.clone(),
+        None => settings.directories.clone(),
+    };
+    if (request.targets.is_empty() || command_line_directories.is_some())
         && settings.filenames.is_none()
         && u64::from(clones) * u64::from(settings.nrfiles) > MAX_GENERATED_FILES
     {
@@ -64,31 +71,32 @@ pub fn job_files(
             job.section
         )));
     }
-    let (paths, shared): (Vec<(PathBuf, bool)>, bool) = if !request.targets.is_empty() {
-        let paths = request.targets.iter().map(|p| (p.clone(), true)).collect();
-        (paths, true)
-    } else if let Some(names) = &settings.filenames {
-        let directory = settings.directories.first().map(PathBuf::from);
-        let paths = names
-            .value
-            .iter()
-            .map(|name| {
-                let path = PathBuf::from(name);
-                match &directory {
-                    Some(directory) if path.is_relative() => (directory.join(path), false),
-                    _ => (path, false),
-                }
-            })
-            .collect();
-        (paths, true)
-    } else if settings.nrfiles == 1
-        && settings.filename_format.is_none()
-        && is_existing_device(&job.section)
-    {
-        (vec![(PathBuf::from(&job.section), false)], true)
-    } else {
-        (generated_paths(&job.section, settings), false)
-    };
+    let (paths, shared): (Vec<(PathBuf, bool)>, bool) =
+        if !request.targets.is_empty() && command_line_directories.is_none() {
+            let paths = request.targets.iter().map(|p| (p.clone(), true)).collect();
+            (paths, true)
+        } else if let Some(names) = &settings.filenames {
+            let directory = directories.first().map(PathBuf::from);
+            let paths = names
+                .value
+                .iter()
+                .map(|name| {
+                    let path = PathBuf::from(name);
+                    match &directory {
+                        Some(directory) if path.is_relative() => (directory.join(path), false),
+                        _ => (path, false),
+                    }
+                })
+                .collect();
+            (paths, true)
+        } else if settings.nrfiles == 1
+            && settings.filename_format.is_none()
+            && is_existing_device(&job.section)
+        {
+            (vec![(PathBuf::from(&job.section), false)], true)
+        } else {
+            (generated_paths(&job.section, settings, &directories), false)
+        };
     let files_per_clone = if shared {
         paths.len() as u32
     } else {
@@ -271,8 +279,24 @@ fn per_file_size(
     }
 }
 
-/// Generated names: `$jobname.$jobnum.$filenum` (or `filename_format`) per clone and file.
-fn generated_paths(section: &str, settings: &JobSettings) -> Vec<(PathBuf, bool)> {
+/// The targets of the command line when every one is an existing directory (fio's
+/// `--directory`), as the directories a job's files are named in.
+fn directory_targets(targets: &[PathBuf]) -> Option<Vec<String>> {
+    (!targets.is_empty() && targets.iter().all(|target| target.is_dir())).then(|| {
+        targets
+            .iter()
+            .map(|target| target.to_string_lossy().into_owned())
+            .collect()
+    })
+}
+
+/// Generated names: `$jobname.$jobnum.$filenum` (or `filename_format`) per clone and file, in
+/// `directories` (round robin over the clones) or the current directory.
+fn generated_paths(
+    section: &str,
+    settings: &JobSettings,
+    directories: &[String],
+) -> Vec<(PathBuf, bool)> {
     let mut paths = Vec::new();
     for clone in 0..settings.numjobs {
         for file in 0..settings.nrfiles {
@@ -283,7 +307,7 @@ fn generated_paths(section: &str, settings: &JobSettings) -> Vec<(PathBuf, bool)
                     .replace("$filenum", &file.to_string()),
                 None => format!("{section}.{clone}.{file}"),
             };
-            let path = match settings.directories.as_slice() {
+            let path = match directories {
                 [] => PathBuf::from(name),
                 directories => {
                     Path::new(&directories[clone as usize % directories.len()]).join(name)

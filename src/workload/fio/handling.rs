@@ -7,8 +7,9 @@ use super::notes::Notes;
 use crate::result::{DataPath, EngineKind, IoHandling};
 use crate::workload::job_file::JobFileError;
 
-/// The job's [`IoHandling`] on `engine`; a job that reads with `create_on_open=1` is refused
-/// (its files would be read before anything wrote them).
+/// The job's [`IoHandling`] on `engine`. A job that reads with `create_on_open=1` reads files
+/// that start empty, as in fio: a read past what its writes have laid out gets no data (see
+/// docs/fio-compatibility.md, "create_on_open").
 pub fn io_handling(
     job: &JobDefinition,
     engine: EngineKind,
@@ -17,15 +18,10 @@ pub fn io_handling(
     let settings = &job.settings;
     let name = &job.section;
     let local = engine != EngineKind::Null && !engine.is_protocol();
-    let create_on_open = match &settings.create_on_open {
-        Some(set) if set.value && settings.pattern.reads() => {
-            return Err(set.at.error(format!(
-                "job '{name}': create_on_open=1 with reads: its files would be read before anything wrote them (use it on write-only jobs)"
-            )));
-        }
-        Some(set) => set.value && local,
-        None => false,
-    };
+    let create_on_open = settings
+        .create_on_open
+        .as_ref()
+        .is_some_and(|set| set.value && local);
     let force_async_every = match &settings.force_async {
         Some(set) if set.value > 0 && engine != EngineKind::IoUring => {
             notes.add(

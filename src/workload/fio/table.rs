@@ -1616,7 +1616,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "create_on_open",
         aliases: &[],
-        mapping: "`1`: a file the job would create is not laid out and filled first; it is created empty when opened and the job's writes extend it, as in fio (write-only jobs; an existing file is used as it is)",
+        mapping: "`1`: a file the job would create is not laid out and filled first; it is created empty when opened and the job's writes extend it, as in fio (an existing file is used as it is); a read past what the writes laid out gets no data: on io_uring (and `libaio`) it completes as a read of 0 bytes, on the sync engines it fails as a short read (`EIO`), as in fio",
         support: Support::Mapped(|s, input| {
             s.create_on_open = Some(input.set(input.flag()?));
             Ok(())

@@ -465,13 +465,14 @@ fn create_on_open_and_force_async_are_read_as_fio_reads_them() {
     assert!(jobs[0].workload.handling.create_on_open);
     assert_eq!(jobs[1].workload.handling.force_async_every, 4);
     assert_eq!(jobs[0].workload.handling.force_async_every, 0);
-    let error = load("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n").unwrap_err();
+    // A job that reads a file created at open reads what its writes laid out, as in fio.
+    let loaded = load("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n").unwrap();
     assert!(
-        error.message.contains("create_on_open"),
-        "{}",
-        error.message
+        loaded.plan.tests[0].jobs[0]
+            .workload
+            .handling
+            .create_on_open
     );
-    assert_eq!(error.line, Some(4));
 }
 
 #[test]
@@ -555,6 +556,43 @@ fn overrides_and_command_line_targets_apply_to_every_job() {
             }
         );
     }
+}
+
+#[test]
+fn a_directory_on_the_command_line_replaces_each_jobs_directory() {
+    let dir = JobDir::new();
+    let scratch = dir.dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let request = JobFileRequest {
+        overrides: WorkloadOptions {
+            size: Some(MIB),
+            ..WorkloadOptions::default()
+        },
+        targets: vec![scratch.clone()],
+        ..JobFileRequest::default()
+    };
+    let loaded = dir
+        .load(
+            "[global]\ndirectory=/scratch\n[a]\nfilename=shared\n[b]\nfilename=shared\n[c]\n",
+            &request,
+        )
+        .unwrap();
+    let paths: Vec<&Path> = loaded
+        .plan
+        .targets
+        .iter()
+        .map(|spec| path_of(spec).0)
+        .collect();
+    assert_eq!(
+        paths,
+        [scratch.join("shared").as_path(), &scratch.join("c.0.0")]
+    );
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(
+        (jobs[0].targets.as_slice(), jobs[1].targets.as_slice()),
+        (&[0][..], &[0][..])
+    );
+    assert_eq!(jobs[2].targets, [1]);
 }
 
 #[test]
