@@ -434,3 +434,107 @@ fn trimmed_blocks_read_back_as_never_written_not_as_corrupt() {
     assert_eq!(mixed.bad(), 0, "{}", mixed.describe());
     assert!(mixed.checked() > 0, "{}", mixed.describe());
 }
+
+/// fio's trims of verified blocks: half the completed writes are picked, and after every 16
+/// writes 8 of them are trimmed; checked with `trim_verify_zero=1` (fio's default).
+const TRIM_JOB: &str = "[tv]\nsize=1m\nbs=4k\nrw=randwrite\nnumber_ios=256\nverify=crc32c\n\
+    trim_percentage=50\ntrim_backlog=16\ntrim_backlog_batch=8\nverify_state_save=1\n";
+
+/// Runs `iopath run --job JOB_FILE TARGET ARGS --json FILE` in `directory`: the exit status,
+/// stderr and test 0 of the result.
+fn run_job(
+    directory: &Path,
+    job: &str,
+    target: &str,
+    args: &[&str],
+) -> (i32, String, serde_json::Value) {
+    std::fs::write(directory.join("job.fio"), job).unwrap();
+    let json = directory.join("job.json");
+    let _ = std::fs::remove_file(&json);
+    let output = support::history::command(BINARY)
+        .current_dir(directory)
+        .args(["run", "--job", "job.fio", target, "--ramp", "0"])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let result: serde_json::Value = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        result["tests"][0].clone(),
+    )
+}
+
+/// Trims were issued and every trimmed block read back as zeroes, none bad.
+fn assert_trimmed_zeroes(test: &serde_json::Value) {
+    let trims = test["trim"]["io_count"].as_u64().unwrap_or(0);
+    let found = &test["verification"];
+    let trimmed = found["trimmed_blocks_checked"].as_u64().unwrap_or(0);
+    assert!(trims > 0 && trimmed > 0, "{test}");
+    assert!(
+        trimmed <= trims,
+        "{trimmed} trimmed blocks checked of {trims} trims"
+    );
+    assert!(
+        found["blocks_checked"].as_u64().unwrap() > trimmed,
+        "{found}"
+    );
+    assert_eq!(found["mismatch_count"], 0, "{found}");
+}
+
+#[test]
+fn verified_blocks_trimmed_on_a_file_read_back_as_zeroes_and_a_filled_one_is_caught() {
+    let directory = tempfile::tempdir().unwrap();
+    let (status, stderr, test) = run_job(directory.path(), TRIM_JOB, "tv.dat", &[]);
+    assert_eq!(status, 0, "{stderr}\n{test}");
+    assert_trimmed_zeroes(&test);
+    // The holes are real: the file holds fewer blocks than its 1 MiB.
+    let target = directory.path().join("tv.dat");
+    assert!(support::devices::allocated_blocks(&target) < (1 << 20) / 512);
+
+    // A trimmed block that reads back with data is reported as such.
+    let file = std::fs::File::open(&target).unwrap();
+    // SAFETY: lseek on a descriptor we own; it takes no pointers.
+    let hole = unsafe { libc::lseek(std::os::fd::AsRawFd::as_raw_fd(&file), 0, libc::SEEK_HOLE) };
+    assert!(
+        hole >= 0 && (hole as u64) < 1 << 20,
+        "a hole in {}",
+        target.display()
+    );
+    verify::write_at(&target, hole as u64 + 100, b"not zero");
+    let check = TRIM_JOB.replace("verify_state_save=1", "verify_only=1\nverify_state_load=1");
+    let (status, stderr, test) = run_job(directory.path(), &check, "tv.dat", &[]);
+    assert_eq!(status, 1, "{stderr}\n{test}");
+    let found = &test["verification"];
+    assert_eq!(found["mismatch_count"], 1, "{found}");
+    assert_eq!(found["mismatches"][0]["kind"], "not_zero_after_trim");
+    assert_eq!(found["mismatches"][0]["offset"], hole, "{found}");
+    assert_eq!(found["mismatches"][0]["found"], "byte 100: 0x6e");
+}
+
+#[test]
+fn verified_blocks_trimmed_on_a_loop_device_read_back_as_zeroes() {
+    let Some(device) = LoopDevice::attach_zeroed(4) else {
+        return;
+    };
+    let directory = tempfile::tempdir().unwrap();
+    let target = device.path().display().to_string();
+    for engine in ["sync", "io_uring"] {
+        // Direct I/O: a discard of a range whose written pages are still dirty in the
+        // device's page cache fails with EBUSY (the kernel cannot drop them).
+        let job = TRIM_JOB.replace("[tv]\n", &format!("[tv]\nioengine={engine}\ndirect=1\n"));
+        let (status, stderr, test) =
+            run_job(directory.path(), &job, &target, &["--allow-destructive"]);
+        if engine == "io_uring" && status == 2 && stderr.contains("Linux 6.12") {
+            support::skip::kernel_lacks("io_uring's block discard command (Linux 6.12)");
+            continue;
+        }
+        assert_eq!(status, 0, "{engine}: {stderr}\n{test}");
+        assert_trimmed_zeroes(&test);
+    }
+}

@@ -273,6 +273,9 @@ fn write_verification(
     if found.never_written_blocks > 0 {
         line += &format!(", {} never written", found.never_written_blocks);
     }
+    if found.trimmed_blocks_checked > 0 {
+        line += &format!(", {} trimmed (zeroes)", found.trimmed_blocks_checked);
+    }
     if found.skipped_blocks > 0 {
         line += &format!(", {} not checked", found.skipped_blocks);
     }

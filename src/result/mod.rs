@@ -79,6 +79,7 @@ pub use test::{
 pub use verdict::Verdict;
 pub use verify::{
     KEPT_MISMATCHES, MismatchKind, VerificationResult, VerifyKind, VerifyMismatch, VerifySettings,
+    VerifyTrim,
 };
 pub use workload::{
     AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,

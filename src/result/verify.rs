@@ -92,6 +92,27 @@ pub struct VerifySettings {
     /// Check against the state an earlier run saved (fio's `verify_state_load`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub state_load: bool,
+    /// Trim a share of the written blocks while the workload runs, and check them as trimmed
+    /// (fio's `trim_percentage`, `trim_backlog`, `trim_backlog_batch`, `trim_verify_zero`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<VerifyTrim>,
+}
+
+/// Verified blocks trimmed after they were written (fio's `trim_percentage` with
+/// `trim_backlog`): each completed write is picked with `percent` % odds; after every
+/// `backlog_writes` writes the worker trims `batch` of the picked ones before it goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyTrim {
+    /// Share of the completed writes picked for trimming, percent (1–100).
+    pub percent: u8,
+    /// Trim after every this many completed writes (fio's `trim_backlog`).
+    pub backlog_writes: u32,
+    /// Trims issued each time (fio's `trim_backlog_batch`; by default `backlog_writes`).
+    pub batch: u32,
+    /// A trimmed block must read back as zeroes (fio's `trim_verify_zero`, on by default);
+    /// off: a trimmed block reads as never written, or is not checked when it still holds its
+    /// old data.
+    pub verify_zero: bool,
 }
 
 fn yes() -> bool {
@@ -117,6 +138,8 @@ pub enum MismatchKind {
     Checksum,
     /// Bytes differ from the verify pattern.
     Pattern,
+    /// A block trimmed with `trim_verify_zero` reads back with a byte that is not zero.
+    NotZeroAfterTrim,
 }
 
 impl MismatchKind {
@@ -129,6 +152,7 @@ impl MismatchKind {
             MismatchKind::Stale => "stale",
             MismatchKind::Checksum => "checksum",
             MismatchKind::Pattern => "pattern",
+            MismatchKind::NotZeroAfterTrim => "not_zero_after_trim",
         }
     }
 }
@@ -168,6 +192,10 @@ pub struct VerificationResult {
     pub never_written_blocks: u64,
     /// Blocks read but not checked: a write to them was in flight, or the engine moves no data.
     pub skipped_blocks: u64,
+    /// Of the blocks checked, those trimmed after they were written that had to read as zeroes
+    /// (`trim_verify_zero`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trimmed_blocks_checked: u64,
     /// Every block that did not verify.
     pub mismatch_count: u64,
     /// The first [`KEPT_MISMATCHES`], in the order found.
@@ -183,6 +211,7 @@ impl VerificationResult {
         self.bytes_checked += other.bytes_checked;
         self.never_written_blocks += other.never_written_blocks;
         self.skipped_blocks += other.skipped_blocks;
+        self.trimmed_blocks_checked += other.trimmed_blocks_checked;
         self.mismatch_count += other.mismatch_count;
         let room = KEPT_MISMATCHES.saturating_sub(self.mismatches.len());
         self.mismatches

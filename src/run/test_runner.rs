@@ -722,6 +722,8 @@ fn worker_verify(
         state_save: settings.state_save.then_some(state_path),
         checks_data: engine != EngineKind::Null,
         backlog_writes: settings.backlog_writes.filter(|_| workload.writes()),
+        trim: settings.trim.filter(|_| workload.writes()),
+        trim_seed: worker_seed(workload.seed, job_thread) ^ 0x7452_494d,
     }))
 }
 

@@ -28,11 +28,21 @@ pub(super) enum TrimTarget<'a> {
     Nothing,
 }
 
-/// Refuses `job` on `target` when the job trims and the target cannot.
+/// Refuses `job` on `target` when the job trims (its workload, or the trims of verified blocks)
+/// and the target cannot, or when trimmed blocks must read back as zeroes
+/// (`trim_verify_zero`) and the target does not document that they do.
 pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), PlanError> {
     let workload = &job.workload;
-    if !workload.trims() || workload.engine == EngineKind::Null {
+    let verify_trim = workload
+        .verify
+        .as_ref()
+        .and_then(|verify| verify.trim)
+        .filter(|_| workload.writes());
+    if !(workload.trims() || verify_trim.is_some()) || workload.engine == EngineKind::Null {
         return Ok(());
+    }
+    if verify_trim.is_some_and(|trim| trim.verify_zero) {
+        check_zeroes_after_trim(&target)?;
     }
     match target {
         TrimTarget::Network(network, volume) if !volume.trim => Err(PlanError::CannotTrim {
@@ -120,3 +130,45 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
         }
     }
 }
+
+/// Refuses a target whose trimmed blocks are not documented to read back as zeroes: a file
+/// with a punched hole reads zeroes (fallocate(2)), and so does a loop device, whose discard
+/// punches a hole in its backing file; another block device need not (the kernel no longer
+/// promises `discard_zeroes_data`), nor an NBD export (the protocol leaves a trimmed range's
+/// contents to the server), nor an iSCSI LUN (iopath does not read its LBPRZ bit).
+fn check_zeroes_after_trim(target: &TrimTarget<'_>) -> Result<(), PlanError> {
+    const ADVICE: &str = "use trim_verify_zero=0 to check trimmed blocks as never written";
+    let refused = |target: String, why: &str| PlanError::CannotTrim {
+        target,
+        reason: format!("trim_verify_zero=1, but {why}; {ADVICE}"),
+    };
+    match target {
+        TrimTarget::Network(network @ NetworkTarget::Nbd { .. }, _) => Err(refused(
+            network.to_string(),
+            "an NBD server need not read a trimmed range back as zeroes (the protocol leaves it to the server)",
+        )),
+        TrimTarget::Network(network @ NetworkTarget::Iscsi { .. }, _) => Err(refused(
+            network.to_string(),
+            "iopath does not read whether the LUN returns zeroes after UNMAP (LBPRZ)",
+        )),
+        TrimTarget::Existing(handle) => {
+            use std::os::unix::fs::{FileTypeExt, MetadataExt};
+            let path = handle.path();
+            let metadata = std::fs::metadata(path)
+                .map_err(|error| refused(path.display().to_string(), &error.to_string()))?;
+            if metadata.file_type().is_block_device() && libc::major(metadata.rdev()) != LOOP_MAJOR
+            {
+                return Err(refused(
+                    path.display().to_string(),
+                    "a block device need not read discarded blocks back as zeroes (only a loop \
+                     device, which punches a hole in its backing file, does)",
+                ));
+            }
+            Ok(())
+        }
+        TrimTarget::Create(_) | TrimTarget::Nothing => Ok(()),
+    }
+}
+
+/// The major number of loop devices (Linux's `LOOP_MAJOR`).
+const LOOP_MAJOR: u32 = 7;

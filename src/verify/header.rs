@@ -82,6 +82,8 @@ pub enum Evidence {
     Header(HeaderFields),
     /// No header: every byte zero.
     Zeros,
+    /// Every byte zero, as a trimmed block must read (`trim_verify_zero`).
+    TrimmedZeros,
     /// No header: other bytes.
     NoHeader,
     /// A damaged header (its own check fails); the offset it names.
@@ -425,6 +427,7 @@ impl Evidence {
                 fields.generation
             ),
             Evidence::Zeros => "no header (all zeros)".to_string(),
+            Evidence::TrimmedZeros => "all zeros (trimmed)".to_string(),
             Evidence::NoHeader => "no header".to_string(),
             Evidence::DamagedHeader { offset } => {
                 format!("a damaged header (naming offset {offset})")

@@ -16,10 +16,22 @@
 //! let result = log.finish(0);
 //! assert_eq!((result.blocks_checked, result.mismatch_count), (2, 1));
 //! assert_eq!(result.mismatches[0].offset, 4096);
+//!
+//! let mut log = VerifyLog::new(VerifyKind::Crc32c, 7, VerifyPolicy { stop_at_first: false });
+//! assert!(!log.checked_trimmed("disk", 0, &[0; 512]));
+//! let mut block = [0u8; 512];
+//! block[17] = 0x3f;
+//! assert!(!log.checked_trimmed("disk", 512, &block));
+//! let result = log.finish(0);
+//! assert_eq!((result.trimmed_blocks_checked, result.mismatch_count), (2, 1));
+//! assert_eq!(result.mismatches[0].kind, MismatchKind::NotZeroAfterTrim);
+//! assert_eq!(result.mismatches[0].found, "byte 17: 0x3f");
 //! ```
 
-use super::header::{Check, Fault, run_id_text};
-use crate::result::{KEPT_MISMATCHES, VerificationResult, VerifyKind, VerifyMismatch};
+use super::header::{Check, Evidence, Fault, run_id_text};
+use crate::result::{
+    KEPT_MISMATCHES, MismatchKind, VerificationResult, VerifyKind, VerifyMismatch,
+};
 
 /// What a bad block does to the worker that found it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +75,29 @@ impl VerifyLog {
             Check::Bad(fault) => {
                 self.mismatch(target, offset, length, fault);
                 self.policy.stop_at_first
+            }
+        }
+    }
+
+    /// Checks one interval of `target` that was trimmed after it was written and must read as
+    /// zeroes (`trim_verify_zero`): counted as checked and as trimmed, and a bad block naming
+    /// the first byte that is not zero; true when the worker must stop.
+    pub fn checked_trimmed(&mut self, target: &str, offset: u64, data: &[u8]) -> bool {
+        self.result.trimmed_blocks_checked += 1;
+        let length = data.len() as u32;
+        match data.iter().position(|byte| *byte != 0) {
+            None => self.checked(target, offset, length, Check::Good),
+            Some(at) => {
+                let fault = Fault {
+                    kind: MismatchKind::NotZeroAfterTrim,
+                    expected: Evidence::TrimmedZeros,
+                    found: Evidence::Byte {
+                        at: at as u32,
+                        value: data[at],
+                    },
+                    header_run: None,
+                };
+                self.checked(target, offset, length, Check::Bad(fault))
             }
         }
     }

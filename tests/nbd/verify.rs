@@ -160,3 +160,62 @@ fn an_nbd_server_restarted_on_an_older_copy_serves_stale_blocks() {
         Some(first.run_id().as_str())
     );
 }
+
+/// fio's `trim_verify_zero=1` needs a target that reads trimmed blocks back as zeroes; NBD leaves
+/// a trimmed range's contents to the server, so it is refused before any I/O (exit 2) and runs
+/// with `trim_verify_zero=0`, trimmed blocks then read as never written.
+#[test]
+fn trims_of_verified_blocks_over_nbd_need_trim_verify_zero_off() {
+    if !have("nbdkit") {
+        return;
+    }
+    let server = Server::nbdkit(&["memory", "1M"]);
+    let directory = tempfile::tempdir().unwrap();
+    let run_job = |zero: u8| {
+        std::fs::write(
+            directory.path().join("job.fio"),
+            format!(
+                "[tv]\nioengine=nbd\nsize=1m\nbs=4k\nrw=randwrite\nnumber_ios=256\nverify=crc32c\n\
+                 trim_percentage=50\ntrim_backlog=16\ntrim_verify_zero={zero}\n"
+            ),
+        )
+        .unwrap();
+        let json = directory.path().join("out.json");
+        let _ = std::fs::remove_file(&json);
+        let output = crate::support::history::command(BINARY)
+            .current_dir(directory.path())
+            .args([
+                "run",
+                "--job",
+                "job.fio",
+                &server.url(""),
+                "--allow-destructive",
+            ])
+            .args(["--ramp", "0", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        let result: serde_json::Value = std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            result,
+        )
+    };
+    let (status, stderr, result) = run_job(1);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("trim_verify_zero"), "{stderr}");
+    assert!(result.is_null(), "a refused run wrote a result");
+    let (status, stderr, result) = run_job(0);
+    assert_eq!(status, 0, "{stderr}");
+    let test = &result["tests"][0];
+    assert!(test["trim"]["io_count"].as_u64().unwrap() > 0, "{test}");
+    assert_eq!(test["verification"]["mismatch_count"], 0, "{test}");
+    assert!(
+        test["verification"]["trimmed_blocks_checked"].is_null(),
+        "{test}"
+    );
+}

@@ -14,7 +14,7 @@ use std::fmt::Write;
 fn verification_html(html: &mut String, test: &str, found: &VerificationResult) {
     let _ = write!(
         html,
-        "<h3>{}</h3><p>verify {}: {} blocks checked ({}), <b>{} bad</b>, {} never written, {} \
+        "<h3>{}</h3><p>verify {}: {} blocks checked ({}), <b>{} bad</b>, {} never written, {}{} \
          not checked; run {}</p>",
         escape(test),
         found.kind.name(),
@@ -22,6 +22,11 @@ fn verification_html(html: &mut String, test: &str, found: &VerificationResult) 
         format_size(found.bytes_checked),
         found.mismatch_count,
         found.never_written_blocks,
+        if found.trimmed_blocks_checked > 0 {
+            format!("{} trimmed (zeroes), ", found.trimmed_blocks_checked)
+        } else {
+            String::new()
+        },
         found.skipped_blocks,
         escape(&found.run_id)
     );

@@ -376,8 +376,13 @@ impl<'a, E: Engine> Worker<'a, E> {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
                 break;
             }
-            // A read-back of the verify backlog goes first, outside the pacer and the budget.
-            let backlog_read = self.verify.as_mut().and_then(VerifyRun::backlog_read);
+            // A read-back of the verify backlog goes first, then a trim of a picked written
+            // block (fio's trim_backlog), both outside the pacer and the budget.
+            let backlog_read = self.verify.as_mut().and_then(|verify| {
+                verify
+                    .backlog_read()
+                    .or_else(|| self.paced.is_none().then(|| verify.trim_next()).flatten())
+            });
             let (io, due_ns) = match backlog_read {
                 Some(read) => (read, 0),
                 None => self.next_io(),

@@ -10,7 +10,7 @@
 
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::Clock;
-use crate::result::{Direction, VerificationResult};
+use crate::result::{Direction, VerificationResult, VerifyTrim};
 use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
@@ -48,6 +48,11 @@ pub struct WorkerVerify {
     pub checks_data: bool,
     /// Read back the blocks of every this many writes while the workload runs.
     pub backlog_writes: Option<u32>,
+    /// Trim a share of the written blocks while the workload runs (fio's `trim_percentage`
+    /// with `trim_backlog`).
+    pub trim: Option<VerifyTrim>,
+    /// Seed of the draw that picks the writes to trim.
+    pub trim_seed: u64,
 }
 
 /// The writes waiting to be read back (fio's `verify_backlog`), room made before the start
@@ -59,12 +64,32 @@ struct Backlog {
     handed: usize,
 }
 
+/// The written blocks picked for trimming (fio's trim list), room made before the start.
+struct TrimPicks {
+    settings: VerifyTrim,
+    rng: fastrand::Rng,
+    picked: std::collections::VecDeque<PlannedIo>,
+    /// Writes completed since the last batch began.
+    writes_since: u32,
+    /// Trims of the current batch still to hand out.
+    batch_left: u32,
+}
+
+impl TrimPicks {
+    /// Most picks kept waiting: two batches and a queue of writes; a pick beyond is dropped
+    /// (the block stays written), so that the list never grows on the I/O path.
+    fn capacity(settings: VerifyTrim, queue_depth: usize) -> usize {
+        2 * settings.batch.max(settings.backlog_writes).max(1) as usize + queue_depth
+    }
+}
+
 /// Verification while a worker runs.
 pub(super) struct VerifyRun {
     setup: WorkerVerify,
     log: VerifyLog,
     next_generation: u32,
     backlog: Option<Backlog>,
+    trims: Option<TrimPicks>,
 }
 
 impl VerifyRun {
@@ -75,11 +100,22 @@ impl VerifyRun {
             written: std::collections::VecDeque::with_capacity(every.max(1) as usize + queue_depth),
             handed: 0,
         });
+        let trims = setup.trim.map(|settings| TrimPicks {
+            settings,
+            rng: fastrand::Rng::with_seed(setup.trim_seed),
+            picked: std::collections::VecDeque::with_capacity(TrimPicks::capacity(
+                settings,
+                queue_depth,
+            )),
+            writes_since: 0,
+            batch_left: 0,
+        });
         VerifyRun {
             setup,
             log,
             next_generation: 1,
             backlog,
+            trims,
         }
     }
 
@@ -116,17 +152,49 @@ impl VerifyRun {
         generation
     }
 
-    /// A write completed: it waits in the backlog, when there is one.
+    /// A write completed: it waits in the backlog, when there is one, and is picked for
+    /// trimming with the odds asked for (fio's `io_u_should_trim`, when the write is logged).
     pub(super) fn write_completed(&mut self, file: u32, offset: u64, length: u32) {
+        let io = PlannedIo {
+            direction: Direction::Read,
+            offset,
+            length,
+            pause_after_ns: 0,
+            file,
+        };
         if let Some(backlog) = &mut self.backlog {
-            backlog.written.push_back(PlannedIo {
-                direction: Direction::Read,
-                offset,
-                length,
-                pause_after_ns: 0,
-                file,
-            });
+            backlog.written.push_back(io);
         }
+        if let Some(trims) = &mut self.trims {
+            trims.writes_since = trims.writes_since.saturating_add(1);
+            let capacity = trims.picked.capacity();
+            if trims.rng.u8(0..100) < trims.settings.percent && trims.picked.len() < capacity {
+                trims.picked.push_back(PlannedIo {
+                    direction: Direction::Trim,
+                    ..io
+                });
+            }
+        }
+    }
+
+    /// The next trim of a picked block: once `trim_backlog` writes have completed since the
+    /// last batch, a batch of `trim_backlog_batch` picks is handed out, oldest first (fio's
+    /// `check_get_trim`).
+    pub(super) fn trim_next(&mut self) -> Option<PlannedIo> {
+        let trims = self.trims.as_mut()?;
+        if trims.picked.is_empty() {
+            trims.batch_left = 0;
+            return None;
+        }
+        if trims.batch_left == 0 {
+            if trims.writes_since < trims.settings.backlog_writes.max(1) {
+                return None;
+            }
+            trims.writes_since = 0;
+            trims.batch_left = trims.settings.batch.max(1);
+        }
+        trims.batch_left -= 1;
+        trims.picked.pop_front()
     }
 
     /// Whether writes are read back in batches while the workload runs.
@@ -192,6 +260,10 @@ impl VerifyRun {
             let expected = match self.setup.ledger.generation(file, at) {
                 Some(UNKNOWN) => {
                     self.log.skipped(1);
+                    continue;
+                }
+                Some(TRIMMED) if self.setup.trim.is_some_and(|trim| trim.verify_zero) => {
+                    stop |= self.log.checked_trimmed(target, at, chunk);
                     continue;
                 }
                 Some(TRIMMED) => {
@@ -410,6 +482,8 @@ mod tests {
                 state_save: None,
                 checks_data: true,
                 backlog_writes: None,
+                trim: None,
+                trim_seed: 0,
             },
             4,
         )

@@ -345,6 +345,14 @@ pub struct FioVerify {
     pub state_save: bool,
     /// `verify_state_load`.
     pub state_load: bool,
+    /// `trim_percentage` (0: none).
+    pub trim_percent: u8,
+    /// `trim_backlog`, writes (0: none).
+    pub trim_backlog_writes: u32,
+    /// `trim_backlog_batch` (0: `trim_backlog`).
+    pub trim_batch: u32,
+    /// `trim_verify_zero` (default 1).
+    pub trim_verify_zero: bool,
 }
 
 impl Default for FioVerify {
@@ -360,6 +368,10 @@ impl Default for FioVerify {
             backlog_writes: None,
             state_save: false,
             state_load: false,
+            trim_percent: 0,
+            trim_backlog_writes: 0,
+            trim_batch: 0,
+            trim_verify_zero: true,
         }
     }
 }
@@ -379,6 +391,23 @@ impl FioVerify {
             backlog_writes: self.backlog_writes,
             state_save: self.state_save,
             state_load: self.state_load,
+            trim: self.trim(),
+        })
+    }
+
+    /// The trims of verified blocks: fio trims only with both `trim_percentage` and
+    /// `trim_backlog` (init.c: `td->trim_verify`; io_u.c: `check_get_trim`).
+    pub fn trim(&self) -> Option<crate::result::VerifyTrim> {
+        let percent = self.trim_percent;
+        (percent > 0 && self.trim_backlog_writes > 0).then_some(crate::result::VerifyTrim {
+            percent,
+            backlog_writes: self.trim_backlog_writes,
+            batch: if self.trim_batch == 0 {
+                self.trim_backlog_writes
+            } else {
+                self.trim_batch
+            },
+            verify_zero: self.trim_verify_zero,
         })
     }
 }

@@ -126,7 +126,6 @@ const VERIFY: &str = "iopath verifies from the header of each block and its own 
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
 const REPLAY: &str = "iopath does not replay I/O logs";
-const TRIM_VERIFY: &str = "iopath does not trim a share of the blocks it verified (rw=trim, randtrim, trimwrite and randtrimwrite run, and verification knows a trimmed block: docs/verify.md)";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -1458,9 +1457,27 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "trim_percentage",
-        aliases: &["trim_verify_zero", "trim_backlog", "trim_backlog_batch"],
-        mapping: "refused",
-        support: Support::Refused(TRIM_VERIFY),
+        aliases: &[],
+        mapping: "with `verify` and `trim_backlog`: this share of the completed writes is picked to be trimmed (a discard, a punched hole) while the workload runs, and checked as trimmed when read back (docs/verify.md); without `trim_backlog` nothing is trimmed, as in fio",
+        support: Support::Mapped(verify_options::trim_percent),
+    },
+    OptionSpec {
+        name: "trim_backlog",
+        aliases: &[],
+        mapping: "after every N completed writes, trim a batch of the picked blocks before going on (the trims count as trims; not towards `size`)",
+        support: Support::Mapped(verify_options::trim_backlog),
+    },
+    OptionSpec {
+        name: "trim_backlog_batch",
+        aliases: &[],
+        mapping: "trims in each batch (default: `trim_backlog`)",
+        support: Support::Mapped(verify_options::trim_batch),
+    },
+    OptionSpec {
+        name: "trim_verify_zero",
+        aliases: &[],
+        mapping: "`1` (the default): a trimmed block must read back as zeroes (`not_zero_after_trim` otherwise), and a target that does not document zeroes after a trim is refused (exit 2); `0`: a trimmed block reads as never written, or is not checked",
+        support: Support::Mapped(verify_options::trim_verify_zero),
     },
     // Steady state.
     OptionSpec {

@@ -611,12 +611,8 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\ntrim_percentage=10\n").unwrap_err();
-    assert!(
-        error.message.contains("'trim_percentage'") && error.message.contains("verify"),
-        "{}",
-        error.message
-    );
+    let error = load("[a]\nverify=crc32c\ntrim_percentage=101\n").unwrap_err();
+    assert!(error.message.contains("percentage"), "{}", error.message);
     let error = load("[a]\nioengine=sg\n").unwrap_err();
     assert!(error.message.contains("'ioengine=sg'"), "{}", error.message);
     assert_eq!(error.to_string().split(':').nth(1), Some("2"));
@@ -668,7 +664,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc64\ntrim_backlog=8\nnice=5\nexperimental_verify=1\n",
+            "[a]\nsize=1m\nverify=crc64\nverify_header_seed=0\nnice=5\nexperimental_verify=1\n",
             &request,
         )
         .unwrap();
@@ -678,11 +674,46 @@ fn ignore_unsupported_lists_what_it_skipped() {
         "{:?}",
         loaded.ignored
     );
-    assert!(loaded.ignored[1].ends_with(":4: trim_backlog=8"));
+    assert!(loaded.ignored[1].ends_with(":4: verify_header_seed=0"));
     assert!(matches!(
         loaded.plan.tests[0].jobs[0].workload.length,
         RunLength::Bytes { .. }
     ));
+}
+
+#[test]
+fn trims_of_verified_blocks_are_read_as_fio_reads_them() {
+    use crate::result::VerifyTrim;
+    let trim = |text: &str| {
+        load(text).unwrap().plan.tests[0].jobs[0]
+            .workload
+            .verify
+            .as_ref()
+            .and_then(|verify| verify.trim)
+    };
+    let base = "[a]\nsize=1m\nrw=randwrite\nverify=crc32c\ntrim_percentage=10\n";
+    // As in fio, nothing is trimmed without trim_backlog.
+    assert_eq!(trim(base), None);
+    assert_eq!(
+        trim(&format!("{base}trim_backlog=4\n")),
+        Some(VerifyTrim {
+            percent: 10,
+            backlog_writes: 4,
+            batch: 4,
+            verify_zero: true
+        })
+    );
+    assert_eq!(
+        trim(&format!(
+            "{base}trim_backlog=4\ntrim_backlog_batch=2\ntrim_verify_zero=0\n"
+        )),
+        Some(VerifyTrim {
+            percent: 10,
+            backlog_writes: 4,
+            batch: 2,
+            verify_zero: false
+        })
+    );
 }
 
 #[test]

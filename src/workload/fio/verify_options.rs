@@ -1,6 +1,7 @@
 //! fio's verification options (`verify`, `do_verify`, `verify_only`, `verify_fatal`,
 //! `verify_interval`, `verify_offset`, `verify_pattern`, `verify_state_save`,
-//! `verify_state_load`), read into a job's
+//! `verify_state_load`, and the trims of verified blocks: `trim_percentage`, `trim_backlog`,
+//! `trim_backlog_batch`, `trim_verify_zero`), read into a job's
 //! [`FioVerify`](super::settings::FioVerify).
 
 use super::input::Input;
@@ -81,5 +82,42 @@ pub fn state_save(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), Opti
 /// `verify_state_load`.
 pub fn state_load(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
     s.verify.state_load = input.flag()?;
+    Ok(())
+}
+
+/// A count (`trim_backlog`, `trim_backlog_batch`).
+fn count(input: &mut Input<'_>, what: &str) -> Result<u32, OptionError> {
+    let text = input.text()?;
+    text.parse()
+        .map_err(|_| OptionError::BadValue(format!("'{text}' is not a count of {what}")))
+}
+
+/// `trim_percentage`: 0 to 100.
+pub fn trim_percent(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    let text = input.text()?;
+    let percent: u8 = text
+        .parse()
+        .ok()
+        .filter(|percent| *percent <= 100)
+        .ok_or_else(|| OptionError::BadValue(format!("'{text}' is not a percentage (0 to 100)")))?;
+    s.verify.trim_percent = percent;
+    Ok(())
+}
+
+/// `trim_backlog`: a count of writes (0: none).
+pub fn trim_backlog(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    s.verify.trim_backlog_writes = count(input, "writes")?;
+    Ok(())
+}
+
+/// `trim_backlog_batch`: a count of trims (0: as many as `trim_backlog`).
+pub fn trim_batch(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    s.verify.trim_batch = count(input, "trims")?;
+    Ok(())
+}
+
+/// `trim_verify_zero`.
+pub fn trim_verify_zero(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    s.verify.trim_verify_zero = input.flag()?;
     Ok(())
 }
