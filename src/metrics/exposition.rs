@@ -215,6 +215,7 @@ mod tests {
             read,
             write: LiveDirection::default(),
             trim: LiveDirection::default(),
+            verify: None,
         }];
         state.test_finished();
         state.verdict("a \"quoted\" test", "link-bound", Some("eth1"));

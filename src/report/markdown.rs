@@ -1,6 +1,6 @@
 //! A compact Markdown summary (`--md`) for pasting into tickets and chats: the host and every
 //! target in a short list, then one table row per test with MB/s, IOPS, mean and p99 latency
-//! and CPU.
+//! and CPU, and for each job that verified its data what was checked and the first bad blocks.
 //!
 //! ```markdown
 //! - **Host:** vm: Intel(R) Xeon(R) Processor, 2 CPUs, 23.5 GiB RAM, Linux 6.18.44
@@ -23,6 +23,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::verification;
 use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
 use crate::text::escape::{escape_controls, needs_escape};
 use crate::text::shorten::{SHOWN_CHARS, shorten};
@@ -82,7 +83,51 @@ pub fn write_markdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()>
         "MB/s = 10^6 bytes/s; latency = submission to completion; CPU % = iopath's user+system share of all {} CPUs.",
         host.cpu_count
     )?;
+    write_verification(result, out)?;
     write_confirmations(result, out)
+}
+
+/// Bad blocks listed per job; the rest are counted.
+const LISTED_BAD_BLOCKS: usize = 3;
+
+/// One line per job that verified its data (docs/verify.md): what was checked and how many
+/// blocks were bad, then the first bad blocks with their kind and offset.
+fn write_verification(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let verified = result
+        .tests
+        .iter()
+        .flat_map(|test| &test.jobs)
+        .filter_map(|job| Some((job, job.verification.as_ref()?)));
+    let mut first = true;
+    for (job, found) in verified {
+        if std::mem::take(&mut first) {
+            writeln!(out)?;
+        }
+        let bad = if found.mismatch_count > 0 {
+            " **BAD DATA**"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "- **{}**:{bad} {}",
+            escape_name(&job.name),
+            escape(&verification::summary(found))
+        )?;
+        for mismatch in found.mismatches.iter().take(LISTED_BAD_BLOCKS) {
+            writeln!(
+                out,
+                "  - {} {}",
+                code(&mismatch.target),
+                escape(&verification::mismatch(mismatch, |text| text.to_string()))
+            )?;
+        }
+        let more = found.mismatch_count - found.mismatches.len().min(LISTED_BAD_BLOCKS) as u64;
+        if more > 0 {
+            writeln!(out, "  - … and {more} more bad blocks")?;
+        }
+    }
+    Ok(())
 }
 
 /// One line per test whose verdict was put to an experiment (`--confirm`).
@@ -135,7 +180,7 @@ fn describe_target(target: &TargetInfo) -> String {
         TargetKind::Iscsi => "iSCSI LUN",
     };
     let mut parts = vec![
-        format!("`{}`: {kind}", target.path.replace('`', "'")),
+        format!("{}: {kind}", code(&target.path)),
         binary_size(target.size_bytes),
     ];
     match (&target.filesystem, &target.device) {
@@ -157,6 +202,11 @@ fn describe_target(target: &TargetInfo) -> String {
         parts.push("created by iopath".into());
     }
     parts.join(", ")
+}
+
+/// `text` as inline code: backquotes turned into quotes, control characters made visible.
+fn code(text: &str) -> String {
+    format!("`{}`", escape_controls(text).replace('`', "'"))
 }
 
 /// Bytes in the largest binary unit that keeps one decimal (`16 MiB`, `23.5 GiB`).
@@ -248,6 +298,46 @@ mod tests {
             );
         }
         assert!(text.ends_with("CPUs.\n"));
+    }
+
+    #[test]
+    fn verifying_jobs_show_their_checks_and_first_bad_blocks() {
+        use crate::result::{MismatchKind, VerificationResult, VerifyKind, VerifyMismatch};
+        let mut result = mixed().clone();
+        let bad = |offset: u64| VerifyMismatch {
+            target: "f|.dat".into(),
+            offset,
+            length: 4096,
+            kind: MismatchKind::Checksum,
+            expected: "crc32c 1a2b3c4d".into(),
+            found: "crc32c 00000000".into(),
+            written_by_run: Some("667dfe27783aff36".into()),
+        };
+        result.tests[0].jobs[0].verification = Some(VerificationResult {
+            kind: VerifyKind::Crc32c,
+            run_id: "0123456789abcdef".into(),
+            blocks_checked: 256,
+            bytes_checked: 1 << 20,
+            mismatch_count: 20,
+            mismatches: (0..16).map(|block| bad(block * 8192)).collect(),
+            ..VerificationResult::default()
+        });
+        let mut out = Vec::new();
+        write_markdown(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let job = escape_name(&result.tests[0].jobs[0].name);
+        assert!(
+            text.contains(&format!(
+                "- **{job}**: **BAD DATA** verify crc32c: 256 blocks checked (1m), 20 bad; run \
+                 0123456789abcdef\n  - `f|.dat` at offset 0 (4096 bytes): checksum: expected \
+                 crc32c 1a2b3c4d, found crc32c 00000000 \\[block written by run \
+                 667dfe27783aff36\\]\n  - `f|.dat` at offset 8192 "
+            )),
+            "{text}"
+        );
+        assert!(text.contains("  - … and 17 more bad blocks\n"), "{text}");
+        // Without verification, no such lines.
+        assert!(!markdown().contains("blocks checked"));
     }
 
     #[test]

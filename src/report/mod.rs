@@ -16,3 +16,4 @@ pub mod markdown;
 pub mod output_file;
 pub mod path;
 pub mod text;
+pub mod verification;

@@ -4,6 +4,7 @@
 //! per-second rates) on MB/s and IOPS, a verdict column, and below the table one evidence line
 //! per test with its trust notes.
 
+use super::verification;
 use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
     LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
@@ -11,7 +12,7 @@ use crate::result::{
 use crate::stats::merge::{host_ranks, host_test, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
-use crate::units::{format_count, format_latency, format_size};
+use crate::units::{format_count, format_latency};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use std::io::Write;
@@ -262,45 +263,18 @@ fn write_verification(
     found: &VerificationResult,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let mut line = format!(
-        "{}: verify {}: {} blocks checked ({}), {} bad",
-        shown(name),
-        found.kind.name(),
-        found.blocks_checked,
-        format_size(found.bytes_checked),
-        found.mismatch_count
-    );
-    if found.never_written_blocks > 0 {
-        line += &format!(", {} never written", found.never_written_blocks);
-    }
-    if found.trimmed_blocks_checked > 0 {
-        line += &format!(", {} trimmed (zeroes)", found.trimmed_blocks_checked);
-    }
-    if found.skipped_blocks > 0 {
-        line += &format!(", {} not checked", found.skipped_blocks);
-    }
-    writeln!(out, "{line}; run {}", found.run_id)?;
+    writeln!(out, "{}: {}", shown(name), verification::summary(found))?;
     for bad in &found.mismatches {
-        let by = bad.written_by_run.as_ref().map_or(String::new(), |run| {
-            format!(" [block written by run {run}]")
-        });
         writeln!(
             out,
-            "  BAD {} at offset {} ({} bytes): {}: expected {}, found {}{by}",
+            "  BAD {} {}",
             escape_controls(&bad.target),
-            bad.offset,
-            bad.length,
-            bad.kind.name(),
-            escape_controls(&bad.expected),
-            escape_controls(&bad.found)
+            verification::mismatch(bad, |text| escape_controls(text).into_owned())
         )?;
     }
-    if found.mismatch_count > found.mismatches.len() as u64 {
-        writeln!(
-            out,
-            "  … and {} more bad blocks",
-            found.mismatch_count - found.mismatches.len() as u64
-        )?;
+    let more = verification::more_bad_blocks(found);
+    if more > 0 {
+        writeln!(out, "  … and {more} more bad blocks")?;
     }
     Ok(())
 }

@@ -143,6 +143,17 @@ pub enum MismatchKind {
 }
 
 impl MismatchKind {
+    /// Every kind.
+    pub const ALL: [MismatchKind; 7] = [
+        MismatchKind::NeverWritten,
+        MismatchKind::BadHeader,
+        MismatchKind::WrongOffset,
+        MismatchKind::Stale,
+        MismatchKind::Checksum,
+        MismatchKind::Pattern,
+        MismatchKind::NotZeroAfterTrim,
+    ];
+
     /// The name used in results and reports.
     pub fn name(self) -> &'static str {
         match self {

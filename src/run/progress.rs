@@ -1,10 +1,11 @@
 //! Live progress: each worker publishes its running totals per direction through relaxed
 //! atomics (plain loads and stores on the hot path: only the owning worker writes them, so no
 //! read-modify-write and no lock), and counts each latency in a coarse live histogram
-//! ([`crate::stats::live`]). The coordinator reads them once a second into a [`LiveSample`]:
-//! the one snapshot that the progress line, the dashboard and `--metrics` all read.
+//! ([`crate::stats::live`]), and a verifying worker its verification counts. The coordinator
+//! reads them once a second into a [`LiveSample`]: the one snapshot that the progress line, the
+//! dashboard and `--metrics` all read.
 
-use crate::result::{Direction, RunLength};
+use crate::result::{Direction, MismatchKind, RunLength, VerificationResult};
 use crate::stats::live::{LIVE_BUCKET_COUNT, live_bucket_index, live_percentile};
 use crate::workload::{JobPlan, TestPlan};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,12 +89,95 @@ pub fn direction_index(direction: Direction) -> usize {
     }
 }
 
+/// What a worker's data verification has found so far, as the live views show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveVerify {
+    /// Blocks (header intervals) checked.
+    pub blocks_checked: u64,
+    /// Bad blocks.
+    pub mismatch_count: u64,
+    /// The kind and offset of the first bad block.
+    pub first_mismatch: Option<(MismatchKind, u64)>,
+}
+
+impl LiveVerify {
+    /// The counts of `found`, and its first bad block.
+    pub fn of(found: &VerificationResult) -> Self {
+        LiveVerify {
+            blocks_checked: found.blocks_checked,
+            mismatch_count: found.mismatch_count,
+            first_mismatch: found.mismatches.first().map(|bad| (bad.kind, bad.offset)),
+        }
+    }
+
+    /// Adds `other`'s counts; the first bad block stays the one already known, if any.
+    pub fn absorb(&mut self, other: LiveVerify) {
+        self.blocks_checked += other.blocks_checked;
+        self.mismatch_count += other.mismatch_count;
+        self.first_mismatch = self.first_mismatch.or(other.first_mismatch);
+    }
+}
+
+/// A worker's running verification counts (only the owning worker writes them).
+#[derive(Debug, Default)]
+pub struct VerifyProgress {
+    /// Whether the worker verifies at all.
+    verifies: std::sync::atomic::AtomicBool,
+    blocks_checked: AtomicU64,
+    mismatch_count: AtomicU64,
+    /// 1 + the index of the first bad block's kind in [`MismatchKind::ALL`]; 0: none yet.
+    first_kind: AtomicU64,
+    first_offset: AtomicU64,
+}
+
+impl VerifyProgress {
+    /// Publishes what the worker's checks found so far (owning worker only).
+    #[inline]
+    pub fn publish(&self, found: LiveVerify) {
+        self.verifies.store(true, Ordering::Relaxed);
+        self.blocks_checked
+            .store(found.blocks_checked, Ordering::Relaxed);
+        self.mismatch_count
+            .store(found.mismatch_count, Ordering::Relaxed);
+        if let Some((kind, offset)) = found.first_mismatch
+            && self.first_kind.load(Ordering::Relaxed) == 0
+        {
+            let index = MismatchKind::ALL
+                .iter()
+                .position(|k| *k == kind)
+                .unwrap_or(0);
+            self.first_offset.store(offset, Ordering::Relaxed);
+            self.first_kind.store(index as u64 + 1, Ordering::Release);
+        }
+    }
+
+    /// What was published, or `None` when the worker has not published (it does not verify,
+    /// or has checked nothing yet).
+    pub fn read(&self) -> Option<LiveVerify> {
+        if !self.verifies.load(Ordering::Relaxed) {
+            return None;
+        }
+        let kind = self.first_kind.load(Ordering::Acquire);
+        let first_mismatch = (kind > 0)
+            .then(|| MismatchKind::ALL.get(kind as usize - 1).copied())
+            .flatten()
+            .map(|kind| (kind, self.first_offset.load(Ordering::Relaxed)));
+        Some(LiveVerify {
+            blocks_checked: self.blocks_checked.load(Ordering::Relaxed),
+            mismatch_count: self.mismatch_count.load(Ordering::Relaxed),
+            first_mismatch,
+        })
+    }
+}
+
 /// Running totals of one worker, including the ramp. Aligned to its own cache lines, so that
 /// workers never write into a line another worker writes.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub struct WorkerProgress {
     directions: [DirectionProgress; 3],
+    /// Data verification's counts.
+    pub verify: VerifyProgress,
 }
 
 impl WorkerProgress {
@@ -161,6 +245,9 @@ pub struct LiveGroup {
     pub write: LiveDirection,
     /// Trims (discards).
     pub trim: LiveDirection,
+    /// What the group's data verification found so far (`None`: it does not verify, or has
+    /// checked nothing yet).
+    pub verify: Option<LiveVerify>,
 }
 
 impl LiveGroup {
@@ -233,6 +320,12 @@ impl LiveGroups {
                 source.add_buckets_to(&mut slot.latency_buckets);
             }
         }
+        let mut verify: Vec<Option<LiveVerify>> = vec![None; self.names.len()];
+        for (worker, &group) in progress.iter().zip(&self.worker_group) {
+            if let (Some(found), Some(slot)) = (worker.verify.read(), verify.get_mut(group)) {
+                slot.get_or_insert_with(LiveVerify::default).absorb(found);
+            }
+        }
         let seconds = seconds.max(1e-9);
         let mut interval = vec![0u64; LIVE_BUCKET_COUNT];
         for (current, last) in now.iter_mut().zip(&self.last) {
@@ -257,6 +350,7 @@ impl LiveGroups {
                 read: now[index * 3].clone(),
                 write: now[index * 3 + 1].clone(),
                 trim: now[index * 3 + 2].clone(),
+                verify: verify[index],
             })
             .collect();
         self.last = now;

@@ -122,6 +122,11 @@ impl VerifyLog {
         }
     }
 
+    /// What the checks found so far (`verify_ns` not yet set).
+    pub fn so_far(&self) -> &VerificationResult {
+        &self.result
+    }
+
     /// Bad blocks so far.
     pub fn mismatch_count(&self) -> u64 {
         self.result.mismatch_count

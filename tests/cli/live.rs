@@ -271,3 +271,36 @@ fn without_a_terminal_live_says_so_and_draws_nothing() {
     let run = run_in(dir.path(), &["--engine", "null", "--live", "--no-live"]);
     run.expect_status(2);
 }
+
+/// A verifying run shows, under the figures, the blocks its checks have covered and the bad
+/// ones: a clean file reads `0 bad` as the counts grow.
+#[test]
+fn the_dashboard_shows_what_verification_has_checked() {
+    skip_unless!(
+        has_command("tmux"),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-verify-{}", std::process::id()),
+    };
+    start_in_tmux(
+        dir.path(),
+        &tmux,
+        "data.bin --size 4m --rw randrw --bs 4k --qd 4 --rate-iops 2000 --verify crc32c \
+         --duration 30 --ramp 0 --live",
+    );
+    let screen = tmux.wait_for("the checks", Duration::from_secs(60), |screen| {
+        screen.contains("verify ") && screen.contains("blocks checked, 0 bad")
+    });
+    let line = screen
+        .lines()
+        .find(|line| line.contains("blocks checked"))
+        .unwrap();
+    assert!(line.contains("data.bin"), "{line}");
+    tmux.command(&["send-keys", "-t", "live", "q"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(20)),
+        "130"
+    );
+}

@@ -54,6 +54,16 @@ pub struct Row {
     pub p99_ns: Option<u64>,
 }
 
+/// One line of the verification panel: what a job's checks on a target found so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyLine {
+    /// `verify JOB on TARGET: 1,234 blocks checked, 0 bad` (with the first bad block's kind
+    /// and offset when there is one).
+    pub text: String,
+    /// Whether a bad block was found.
+    pub bad: bool,
+}
+
 /// A hop with a live counter, and its use in the last second.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveHop {
@@ -170,6 +180,35 @@ impl DashboardState {
         } else {
             String::new()
         };
+    }
+
+    /// What the verifying jobs of the test running have checked so far, one line per job and
+    /// target (none when no job verifies).
+    pub fn verification(&self) -> Vec<VerifyLine> {
+        let Some(sample) = &self.sample else {
+            return Vec::new();
+        };
+        sample
+            .groups
+            .iter()
+            .filter_map(|group| {
+                let found = group.verify?;
+                let mut text = format!(
+                    "verify {} on {}: {} blocks checked, {} bad",
+                    group.job,
+                    group.target,
+                    iopath::units::format_count(found.blocks_checked as f64),
+                    iopath::units::format_count(found.mismatch_count as f64)
+                );
+                if let Some((kind, offset)) = found.first_mismatch {
+                    text.push_str(&format!(" (first: {} at offset {offset})", kind.name()));
+                }
+                Some(VerifyLine {
+                    text,
+                    bad: found.mismatch_count > 0,
+                })
+            })
+            .collect()
     }
 
     /// A test starts: `index` among the run's tests.
@@ -440,5 +479,72 @@ mod tests {
             planned_ns: None,
         });
         assert_eq!(state.progress(), None, "a byte-count test: unknown");
+    }
+}
+
+#[cfg(test)]
+mod verification_tests {
+    use super::*;
+    use iopath::result::MismatchKind;
+    use iopath::run::progress::{LiveGroup, LiveVerify};
+
+    fn group(job: &str, verify: Option<LiveVerify>) -> LiveGroup {
+        LiveGroup {
+            job: job.into(),
+            target: "data.bin".into(),
+            read: Default::default(),
+            write: Default::default(),
+            trim: Default::default(),
+            verify,
+        }
+    }
+
+    #[test]
+    fn verifying_jobs_show_their_checks_and_first_bad_block() {
+        let mut state = DashboardState::new(Vec::new());
+        assert!(state.verification().is_empty());
+        let sample = LiveSample {
+            test_name: "t".into(),
+            elapsed_ns: 0,
+            total_ns: None,
+            ramping: false,
+            bytes_per_second: 0.0,
+            iops: 0.0,
+            groups: vec![
+                group(
+                    "clean",
+                    Some(LiveVerify {
+                        blocks_checked: 12_345,
+                        mismatch_count: 0,
+                        first_mismatch: None,
+                    }),
+                ),
+                group("plain", None),
+                group(
+                    "hurt",
+                    Some(LiveVerify {
+                        blocks_checked: 80,
+                        mismatch_count: 3,
+                        first_mismatch: Some((MismatchKind::Checksum, 8192)),
+                    }),
+                ),
+            ],
+            last: false,
+        };
+        state.sample(sample, Instant::now());
+        let lines = state.verification();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            VerifyLine {
+                text: "verify clean on data.bin: 12,345 blocks checked, 0 bad".into(),
+                bad: false
+            }
+        );
+        assert_eq!(
+            lines[1].text,
+            "verify hurt on data.bin: 80 blocks checked, 3 bad (first: checksum at offset 8192)"
+        );
+        assert!(lines[1].bad);
     }
 }

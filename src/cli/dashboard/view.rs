@@ -2,7 +2,7 @@
 //! each job and target's figures, charts of the last minutes, the hops with a live counter
 //! and the CPU of every core.
 
-use super::state::{CHART_SECONDS, DashboardState, Series};
+use super::state::{CHART_SECONDS, DashboardState, Series, VerifyLine};
 use iopath::text::shown;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -60,15 +60,18 @@ pub fn bar(share: f64, width: usize) -> String {
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, state: &DashboardState) {
     let rows = state.rows.len().max(1) as u16;
-    let [header, table, charts, bottom] = Layout::vertical([
+    let verification = state.verification();
+    let [header, table, checks, charts, bottom] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(rows + 3),
+        Constraint::Length(verification.len().min(6) as u16),
         Constraint::Min(8),
         Constraint::Length((state.hops.len().max(state.cores.len()).max(1) as u16 + 2).min(12)),
     ])
     .areas(frame.area());
     frame.render_widget(Paragraph::new(header_lines(state)), header);
     draw_table(frame, state, table);
+    draw_verification(frame, &verification, checks);
     let [throughput, iops, latency_area] = Layout::horizontal([
         Constraint::Ratio(1, 3),
         Constraint::Ratio(1, 3),
@@ -212,6 +215,19 @@ fn draw_table(frame: &mut Frame<'_>, state: &DashboardState, area: Rect) {
             .block(Block::bordered().title(title)),
         area,
     );
+}
+
+/// One line per verifying job and target: blocks checked, bad blocks (red when any) and the
+/// first bad block's kind and offset.
+fn draw_verification(frame: &mut Frame<'_>, lines: &[VerifyLine], area: Rect) {
+    let lines: Vec<Line<'_>> = lines
+        .iter()
+        .map(|line| {
+            let colour = if line.bad { Color::Red } else { Color::Green };
+            Line::styled(shown(&line.text).to_string(), Style::default().fg(colour))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn chart(frame: &mut Frame<'_>, area: Rect, title: &str, now: f64, series: &[ChartLine<'_>]) {

@@ -478,9 +478,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             let read_into = self.queue.slots[slot as usize].direction == Some(Direction::Read);
             let buffer = &mut self.engine.buffer_mut(slot as usize)[..io.length as usize];
             if let Some(verify) = &mut self.verify {
-                // A verify pattern is written over every byte: nothing to prepare under it.
+                // Every verified write carries data of its own, as fio draws a new seed for
+                // each: the buffer is filled anew as the plan says (fresh random bytes, or new
+                // reducible chunks at the asked shares), so that no two writes of a block share
+                // their payload. A verify pattern is written over every byte: nothing under it.
                 if !verify.writes_pattern() {
-                    self.plan.data.prepare_write(buffer, io.offset, read_into);
+                    self.plan.data.fill(buffer);
                 }
                 verify.stamp(buffer, io.file, io.offset);
                 filled = true;
@@ -683,7 +686,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .target_paths
                 .get(slot.file as usize)
                 .map_or("", String::as_str);
-            if verify.check_read(target, buffer, slot.file, slot.offset) {
+            let stop = verify.check_read(target, buffer, slot.file, slot.offset);
+            self.links.progress.verify.publish(verify.live());
+            if stop {
                 self.stop(StopCause::IoError, self.now);
             }
         }
@@ -895,6 +900,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 stops: [self.links.stop, self.links.error_stop],
                 clock,
                 engine: &mut *self.engine,
+                progress: &self.links.progress.verify,
             };
             let completed = stop_reason == StopReason::Completed;
             let (result, failure) = verify.finish(read_back, completed);

@@ -40,6 +40,10 @@ struct ScriptedEngine<'a> {
     raise_after: Option<(u64, &'a AtomicBool)>,
     /// Numbers of the reaped I/Os, in completion order.
     completed: Vec<u64>,
+    /// Keep a copy of every write's bytes, in submission order.
+    keep_writes: bool,
+    /// The bytes of each write, when kept.
+    written: Vec<Vec<u8>>,
 }
 
 impl<'a> ScriptedEngine<'a> {
@@ -54,6 +58,8 @@ impl<'a> ScriptedEngine<'a> {
             special: None,
             raise_after: None,
             completed: Vec::new(),
+            keep_writes: false,
+            written: Vec::new(),
         }
     }
 }
@@ -74,6 +80,10 @@ impl Engine for ScriptedEngine<'_> {
             busy.clone().all(|(_, r)| r.slot != request.slot),
             "slot reused while busy"
         );
+        if self.keep_writes && request.direction == Direction::Write {
+            let bytes = &self.buffers[request.slot as usize][..request.length as usize];
+            self.written.push(bytes.to_vec());
+        }
         self.queued.push((self.submitted, request));
         self.submitted += 1;
         if let Some((after, flag)) = self.raise_after
@@ -366,4 +376,44 @@ fn an_io_limit_bounds_the_trace_room_and_nothing_overflows() {
     assert_eq!(outcome.trace.len(), 10);
     assert_eq!(outcome.trace.capacity(), 10, "room reserved once, exactly");
     assert_eq!(outcome.trace_overflow_ios, 0);
+}
+
+#[test]
+fn every_verified_write_carries_fresh_data() {
+    use crate::result::VerifyKind;
+    use crate::verify::header::BlockFormat;
+    use crate::verify::ledger::Ledger;
+    use crate::verify::log::VerifyPolicy;
+    let flags = Flags::default();
+    let mut engine = ScriptedEngine::new(2);
+    engine.keep_writes = true;
+    let mut verifying = plan("4k", 0, 2, bytes(64 * 4096));
+    verifying.verify = Some(WorkerVerify {
+        format: BlockFormat::new(VerifyKind::Crc32c, 4096, 0, None),
+        run_id: 5,
+        ledger: Ledger::new(4096, &[(0, 64 << 20)]).unwrap(),
+        ledger_run: 5,
+        after_writes: false,
+        only: false,
+        policy: VerifyPolicy::default(),
+        state_save: None,
+        checks_data: true,
+        backlog_writes: None,
+        trim: None,
+        trim_seed: 0,
+    });
+    let outcome = run(&mut engine, verifying, &flags);
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    assert_eq!(engine.written.len(), 64);
+    // Past the 80-byte header, two writes from the same two slots agree only by chance (about
+    // one byte in 256); a buffer merely scrambled would keep most of its bytes.
+    for pair in engine.written.windows(3) {
+        let (first, third) = (&pair[0][80..], &pair[2][80..]);
+        let same = first.iter().zip(third).filter(|(a, b)| a == b).count();
+        assert!(
+            same * 50 < first.len(),
+            "{same} of {} bytes repeat",
+            first.len()
+        );
+    }
 }

@@ -11,6 +11,7 @@
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::Clock;
 use crate::result::{Direction, VerificationResult, VerifyTrim};
+use crate::run::progress::{LiveVerify, VerifyProgress};
 use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
@@ -288,6 +289,11 @@ impl VerifyRun {
         stop
     }
 
+    /// What the checks found so far, for the live views.
+    pub(super) fn live(&self) -> LiveVerify {
+        LiveVerify::of(self.log.so_far())
+    }
+
     /// Bad blocks so far.
     pub(super) fn mismatch_count(&self) -> u64 {
         self.log.mismatch_count()
@@ -342,6 +348,8 @@ pub(super) struct ReadBack<'a, E: Engine> {
     pub stops: [&'a AtomicBool; 2],
     /// The run's clock.
     pub clock: &'a Clock,
+    /// Where the worker publishes its verification counts for the live views.
+    pub progress: &'a VerifyProgress,
 }
 
 /// One read of the read-back.
@@ -456,6 +464,7 @@ impl<E: Engine> ReadBack<'_, E> {
                 let buffer =
                     &mut self.engine.buffer_mut(completion.slot as usize)[..read.length as usize];
                 stop |= verify.check_read(target, buffer, read.file, read.offset);
+                self.progress.publish(verify.live());
             }
         }
         Ok(())
