@@ -579,3 +579,103 @@ fn clients_in_namespaces_add_their_links_until_the_servers_link_is_the_limit() {
     );
     assert!(shared.tests[0].total.bytes_per_second < 0.8 * three_rate);
 }
+
+/// Flips one bit in the middle of 4 KiB block `block` of `path`.
+fn flip_bit_in_block(path: &Path, block: u64) {
+    let offset = block * 4096 + 2048;
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[offset as usize] ^= 0x10;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn verification_of_every_rank_is_merged_and_each_bad_block_names_its_rank() {
+    if !support::require(
+        support::devices::has_command("mpirun"),
+        "mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)",
+    ) {
+        return;
+    }
+    let directory = tempfile::tempdir().unwrap();
+    let target = directory.path().join("vr-{rank}.bin");
+    let run = |only: bool, json: &Path| {
+        let mut command = mpirun(2);
+        command
+            .current_dir(directory.path())
+            .arg(IOPATH)
+            .arg("run")
+            .arg(&target)
+            .args([
+                "--size", "1m", "--rw", "write", "--bs", "4k", "--bytes", "1m",
+            ])
+            .args(["--qd", "4", "--ramp", "0", "--verify", "crc32c"])
+            .arg(if only {
+                "--verify-only"
+            } else {
+                "--verify-read-back=false"
+            })
+            .arg("--json")
+            .arg(json);
+        command.output().unwrap()
+    };
+    // Each rank writes its own file with headers; then one block of rank 0's file and two of
+    // rank 1's get a flipped bit; a verify-only run checks every block of both.
+    let written = run(false, &directory.path().join("written.json"));
+    assert!(
+        written.status.success(),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    flip_bit_in_block(&directory.path().join("vr-0.bin"), 3);
+    flip_bit_in_block(&directory.path().join("vr-1.bin"), 7);
+    flip_bit_in_block(&directory.path().join("vr-1.bin"), 9);
+    let json = directory.path().join("checked.json");
+    let checked = run(true, &json);
+    assert_eq!(
+        checked.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let result = read_result(&json);
+    let cluster = result.cluster.as_ref().expect("a cluster section");
+    let merged = result.tests[0].verification.as_ref().expect("verification");
+    let ranks: Vec<&iopath::result::VerificationResult> = cluster
+        .ranks
+        .iter()
+        .map(|rank| rank.tests[0].verification.as_ref().unwrap())
+        .collect();
+    // Counts summed over the ranks: 256 blocks each, three bad.
+    assert_eq!(
+        merged.blocks_checked,
+        ranks.iter().map(|found| found.blocks_checked).sum::<u64>()
+    );
+    assert_eq!(merged.blocks_checked, 512);
+    assert_eq!(merged.mismatch_count, 3);
+    let mut found: Vec<(Option<u32>, u64, &str)> = merged
+        .mismatches
+        .iter()
+        .map(|bad| (bad.rank, bad.offset, bad.kind.name()))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            (Some(0), 3 * 4096, "checksum"),
+            (Some(1), 7 * 4096, "checksum"),
+            (Some(1), 9 * 4096, "checksum")
+        ]
+    );
+    // The job's figures are merged too, and the text report names the rank.
+    let job = result.tests[0].jobs[0].verification.as_ref().unwrap();
+    assert_eq!((job.blocks_checked, job.mismatch_count), (512, 3));
+    let verify_errors = result.tests[0]
+        .errors
+        .by_kind
+        .iter()
+        .find(|count| count.kind == iopath::result::ErrorKind::Verify)
+        .expect("verify errors counted");
+    assert_eq!(verify_errors.count, 3);
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert!(stdout.contains("[found by rank 1]"), "{stdout}");
+}

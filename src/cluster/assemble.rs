@@ -28,10 +28,31 @@ pub struct ClientReport {
     pub lost: Option<String>,
 }
 
+/// Names `rank` in every bad block `result` keeps, so that the merged run's first bad blocks
+/// say which client found each.
+fn name_rank_in_mismatches(result: &mut RunResult, rank: u32) {
+    for test in &mut result.tests {
+        let jobs = test.jobs.iter_mut().map(|job| &mut job.verification);
+        for found in std::iter::once(&mut test.verification)
+            .chain(jobs)
+            .flatten()
+        {
+            for mismatch in &mut found.mismatches {
+                mismatch.rank = Some(rank);
+            }
+        }
+    }
+}
+
 /// The run of every client: rank 0's run (`own`: command line, host, targets, start time)
 /// with the tests of every client that reported merged, and the clients listed in
 /// [`RunResult::cluster`]. The run is partial when any client's is or any was lost.
-pub fn assemble(own: RunResult, clients: Vec<ClientReport>, launcher: String) -> RunResult {
+pub fn assemble(own: RunResult, mut clients: Vec<ClientReport>, launcher: String) -> RunResult {
+    for client in &mut clients {
+        if let Some(result) = &mut client.result {
+            name_rank_in_mismatches(result, client.rank);
+        }
+    }
     let reported: Vec<&RunResult> = clients
         .iter()
         .filter(|client| client.lost.is_none())

@@ -312,6 +312,7 @@ mod tests {
             expected: "crc32c 1a2b3c4d".into(),
             found: "crc32c 00000000".into(),
             written_by_run: Some("667dfe27783aff36".into()),
+            rank: None,
         };
         result.tests[0].jobs[0].verification = Some(VerificationResult {
             kind: VerifyKind::Crc32c,

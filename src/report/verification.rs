@@ -38,15 +38,19 @@ pub fn summary(found: &VerificationResult) -> String {
     line + &format!("; run {}", found.run_id)
 }
 
-/// `at offset N (B bytes): KIND: expected …, found …[ [block written by run ID]]`, with
+/// `at offset N (B bytes): KIND: expected …, found …[ [block written by run ID]][ [found by
+/// rank R]]`, with
 /// `escape` applied to what the result holds as given (the target, named before, is left to
 /// the caller).
 pub fn mismatch(bad: &VerifyMismatch, escape: impl Fn(&str) -> String) -> String {
     let by = bad.written_by_run.as_ref().map_or(String::new(), |run| {
         format!(" [block written by run {}]", escape(run))
     });
+    let rank = bad
+        .rank
+        .map_or(String::new(), |rank| format!(" [found by rank {rank}]"));
     format!(
-        "at offset {} ({} bytes): {}: expected {}, found {}{by}",
+        "at offset {} ({} bytes): {}: expected {}, found {}{by}{rank}",
         bad.offset,
         bad.length,
         bad.kind.name(),

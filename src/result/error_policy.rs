@@ -123,3 +123,21 @@ pub struct ErrorCount {
     /// Of them, those the job kept going after (its error policy allowed it).
     pub continued: u64,
 }
+
+/// Adds `counted` into `totals`: to the row of its kind and errno, or as a new row, keeping
+/// the rows in kind then errno order (how workers' and clients' counts are put together).
+pub fn add_error_count(totals: &mut Vec<ErrorCount>, counted: &ErrorCount) {
+    match totals
+        .iter_mut()
+        .find(|total| total.kind == counted.kind && total.errno == counted.errno)
+    {
+        Some(total) => {
+            total.count += counted.count;
+            total.continued += counted.continued;
+        }
+        None => {
+            totals.push(counted.clone());
+            totals.sort_by_key(|total| (total.kind, total.errno));
+        }
+    }
+}

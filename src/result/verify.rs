@@ -186,6 +186,9 @@ pub struct VerifyMismatch {
     /// The run whose header the block carries (16 hex digits), when it has a readable one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_by_run: Option<String>,
+    /// The client (MPI rank) whose check found it, in a run of several clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
 }
 
 /// What verification found in one job or test.

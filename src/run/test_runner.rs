@@ -827,18 +827,8 @@ fn error_summary<'a>(
     let outcomes: Vec<&WorkerOutcome> = outcomes.collect();
     let mut by_kind: Vec<ErrorCount> = Vec::new();
     for counted in outcomes.iter().flat_map(|o| &o.error_counts) {
-        match by_kind
-            .iter_mut()
-            .find(|c| c.kind == counted.kind && c.errno == counted.errno)
-        {
-            Some(total) => {
-                total.count += counted.count;
-                total.continued += counted.continued;
-            }
-            None => by_kind.push(counted.clone()),
-        }
+        crate::result::error_policy::add_error_count(&mut by_kind, counted);
     }
-    by_kind.sort_by_key(|c| (c.kind, c.errno));
     ErrorSummary {
         count,
         first: outcomes

@@ -29,9 +29,10 @@
 //! assert_eq!(merged.latency.max_ns, 300);
 //! ```
 
+use crate::result::error_policy::add_error_count;
 use crate::result::{
     ClusterResult, CpuResult, DirectionResult, ErrorSummary, IntervalPoint, JobResult,
-    LatencySummary, RankResult, StopReason, TestResult,
+    LatencySummary, RankResult, StopReason, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
 
@@ -140,6 +141,24 @@ fn merge_errors<'a>(summaries: impl Iterator<Item = &'a ErrorSummary>) -> ErrorS
         merged
             .first
             .extend(summary.first.iter().take(room).cloned());
+        for counted in &summary.by_kind {
+            add_error_count(&mut merged.by_kind, counted);
+        }
+    }
+    merged
+}
+
+/// The verification of several clients: counts added, the first bad blocks kept in the
+/// clients' order (each names its rank when the caller tagged it); `None` when none verified.
+fn merge_verification<'a>(
+    parts: impl Iterator<Item = Option<&'a VerificationResult>>,
+) -> Option<VerificationResult> {
+    let mut merged: Option<VerificationResult> = None;
+    for found in parts.flatten() {
+        match &mut merged {
+            None => merged = Some(found.clone()),
+            Some(merged) => merged.absorb(found),
+        }
     }
     merged
 }
@@ -173,6 +192,7 @@ fn merge_job(parts: &[&JobResult]) -> JobResult {
         direct: parts.iter().all(|job| job.direct),
         stop_reason: worst_stop(parts.iter().map(|job| job.stop_reason)),
         errors: merge_errors(parts.iter().map(|job| &job.errors)),
+        verification: merge_verification(parts.iter().map(|job| job.verification.as_ref())),
         read,
         write,
         trim,
@@ -213,6 +233,7 @@ pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
         total,
         cpu: merge_cpu(parts.iter().map(|test| &test.cpu)),
         errors: merge_errors(parts.iter().map(|test| &test.errors)),
+        verification: merge_verification(parts.iter().map(|test| test.verification.as_ref())),
         warnings,
         analysis: None,
         trace_overflow_ios: parts.iter().map(|test| test.trace_overflow_ios).sum(),

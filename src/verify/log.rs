@@ -118,6 +118,7 @@ impl VerifyLog {
                 expected: fault.expected.describe(),
                 found: fault.found.describe(),
                 written_by_run: fault.header_run.map(run_id_text),
+                rank: None,
             });
         }
     }

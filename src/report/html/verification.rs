@@ -38,7 +38,10 @@ fn verification_html(html: &mut String, test: &str, found: &VerificationResult) 
         let _ = write!(
             html,
             "<tr><td>{}</td>{}{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&bad.target),
+            escape(&match bad.rank {
+                Some(rank) => format!("{} (rank {rank})", bad.target),
+                None => bad.target.clone(),
+            }),
             num(&bad.offset.to_string()),
             num(&bad.length.to_string()),
             bad.kind.name(),
@@ -105,6 +108,7 @@ mod tests {
                 expected: "offset 8192".into(),
                 found: "offset 12288".into(),
                 written_by_run: Some("00000000000000aa".into()),
+                rank: None,
             }],
             ..VerificationResult::default()
         });
