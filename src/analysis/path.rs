@@ -226,6 +226,7 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
     match info.kind {
         TargetKind::Nbd => return Some("nbd".into()),
         TargetKind::Iscsi => return Some("iscsi".into()),
+        TargetKind::Nfs => return Some("nfs".into()),
         _ => {}
     }
     path.hops
@@ -519,6 +520,26 @@ mod tests {
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
         path.hops.iter().map(|hop| hop.kind).collect()
+    }
+
+    #[test]
+    fn a_file_on_an_nfs_export_names_its_protocol_hop_with_rsize_and_wsize() {
+        let info = TargetInfo {
+            created_by_iopath: true,
+            transfer_sizes: Some(crate::result::TransferSizes {
+                read_bytes: 1 << 20,
+                write_bytes: 1 << 20,
+            }),
+            ..TargetInfo::unexamined("nfs://10.0.0.9/srv/t.bin".into(), TargetKind::Nfs, 1 << 30)
+        };
+        let path = build(&info, &PathFacts::Network(None), &facts());
+        assert_eq!(path.hops[0].name, "NFSv3");
+        assert_eq!(
+            path.hops[0].description,
+            "NFSv3/TCP, rsize/wsize 1.0 MiB, nfs://10.0.0.9:2049/srv/t.bin, test file written by \
+             iopath and removed after the run"
+        );
+        assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nfs"));
     }
 
     #[test]
