@@ -46,6 +46,15 @@ fn command(directory: &Path, target: &str, args: &[&str], json: &Path) -> Comman
     command
 }
 
+/// Starts `iopath run TARGET ARGS …` in `directory`, its output piped.
+fn spawn(directory: &Path, target: &str, args: &[&str], json: &Path) -> std::process::Child {
+    command(directory, target, args, json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath runs")
+}
+
 fn finish(output: std::process::Output, json: &Path) -> Outcome {
     Outcome {
         status: output.status.code().unwrap_or(-1),
@@ -321,7 +330,7 @@ fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
     foreign_file(&server, "f.bin", 8 * MIB, 0);
     let json = work.path().join("out.json");
     let url = server.url("f.bin");
-    let child = command(
+    let child = spawn(
         work.path(),
         &url,
         &[
@@ -335,11 +344,7 @@ fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
             "30",
         ],
         &json,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("iopath runs");
+    );
     std::thread::sleep(Duration::from_secs(2));
     server.kill();
     let started = Instant::now();
@@ -361,7 +366,7 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
     let work = tempfile::tempdir().unwrap();
     let json = work.path().join("out.json");
     let on_server = server.export_directory().join("stopped.bin");
-    let child = command(
+    let child = spawn(
         work.path(),
         &server.url("stopped.bin"),
         &[
@@ -375,11 +380,7 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
             "60",
         ],
         &json,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("iopath runs");
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while !on_server.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
