@@ -397,3 +397,31 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
         outcome.output
     );
 }
+
+#[test]
+fn nfs_a_test_file_replaced_on_the_server_is_not_removed() {
+    use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
+    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let url = NfsUrl::parse(&server.url("swap.bin")).unwrap();
+    let timeout = Duration::from_secs(10);
+    let mut remote = NfsRemoteFile::find(&url, timeout).expect("the export is found");
+    assert_eq!(remote.existing_size().unwrap(), None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let file = create_test_file(Box::new(remote), MIB, 7, &stop)
+        .expect("created and filled")
+        .expect("not stopped");
+    let on_server = server.export_directory().join("swap.bin");
+    assert_eq!(std::fs::metadata(&on_server).unwrap().len(), MIB);
+    // Another client replaces it (through the server, as a client would): iopath must leave
+    // the new file alone.
+    let found = iopath::engine::nfs::find(&url, timeout).unwrap();
+    iopath::engine::nfs::remove_file(&url, &found, timeout).unwrap();
+    let missing = iopath::engine::nfs::find(&url, timeout).unwrap();
+    iopath::engine::nfs::create_file(&url, &missing, timeout).unwrap();
+    let error = file.remove().expect_err("not iopath's file any more");
+    assert!(error.problem.contains("left in place"), "{error}");
+    assert!(on_server.exists(), "the other client's file is still there");
+}
