@@ -538,6 +538,9 @@ fn open_job(
                 engine_report = Some(EngineReport {
                     name: name.to_string(),
                     capabilities,
+                    write_stability: engine
+                        .write_stability(workload.fsync_at_end)
+                        .filter(|_| workload.writes()),
                 });
             }
             let mut data = BufferFiller::new(
@@ -652,6 +655,7 @@ fn open_job(
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
+            write_stability: None,
         }),
         direct,
         warnings,
@@ -1004,6 +1008,7 @@ mod tests {
             engine: EngineReport {
                 name: "null".into(),
                 capabilities: Default::default(),
+                write_stability: None,
             },
             direct: false,
             warnings: Vec::new(),

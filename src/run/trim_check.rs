@@ -56,6 +56,7 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                          does not set LBPME, or the Logical Block Provisioning VPD page does \
                          not set LBPU)"
                 }
+                NetworkTarget::Nfs { .. } => "NFSv3 has no way to discard a range of a file",
             }
             .to_string(),
         }),
@@ -151,6 +152,8 @@ fn check_zeroes_after_trim(target: &TrimTarget<'_>) -> Result<(), PlanError> {
             network.to_string(),
             "iopath does not read whether the LUN returns zeroes after UNMAP (LBPRZ)",
         )),
+        // NFSv3 cannot trim at all: refused as such below.
+        TrimTarget::Network(NetworkTarget::Nfs { .. }, _) => Ok(()),
         TrimTarget::Existing(handle) => {
             use std::os::unix::fs::{FileTypeExt, MetadataExt};
             let path = handle.path();
