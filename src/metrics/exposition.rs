@@ -9,7 +9,9 @@
 //!   of two nanoseconds from 2^10 ns (≈ 1 µs) to 2^34 ns (≈ 17 s), exact at each bound;
 //! - `iopath_tests_planned`, `iopath_tests_started`, `iopath_test_elapsed_seconds` — gauges
 //!   of the suite's progress; `iopath_test_info` names the test running now;
-//! - `iopath_verdict_info` — each analysed test's verdict and limiting hop.
+//! - `iopath_verdict_info` — each analysed test's verdict and limiting hop;
+//! - `iopath_verify_blocks_checked_total`, `iopath_verify_mismatches_total` — counters of the
+//!   blocks data verification checked and found bad, per job and target that verifies.
 //!
 //! ```
 //! use iopath::metrics::{MetricsState, render};
@@ -21,7 +23,7 @@
 //! ```
 
 use super::state::MetricsState;
-use crate::run::progress::LiveDirection;
+use crate::run::progress::{LiveDirection, LiveVerify};
 use crate::stats::live::count_below;
 use std::fmt::Write as _;
 
@@ -127,6 +129,50 @@ pub fn render(state: &MetricsState) -> String {
             figures.totals.latency_sum_ns as f64 / 1e9
         );
     }
+    let verifying: Vec<(String, LiveVerify)> = state
+        .tests
+        .iter()
+        .flat_map(|test| test.groups.iter().map(move |group| (test, group)))
+        .filter_map(|(test, group)| {
+            let found = group.verify?;
+            let labels = format!(
+                "test=\"{}\",sweep=\"{}\",job=\"{}\",target=\"{}\"",
+                label(&test.name),
+                label(&test.sweep),
+                label(&group.job),
+                label(&group.target)
+            );
+            Some((labels, found))
+        })
+        .collect();
+    if !verifying.is_empty() {
+        family(
+            &mut out,
+            "iopath_verify_blocks_checked",
+            "counter",
+            "Blocks data verification has checked since the test started.",
+        );
+        for (labels, found) in &verifying {
+            let _ = writeln!(
+                out,
+                "iopath_verify_blocks_checked_total{{{labels}}} {}",
+                found.blocks_checked
+            );
+        }
+        family(
+            &mut out,
+            "iopath_verify_mismatches",
+            "counter",
+            "Bad blocks data verification has found since the test started.",
+        );
+        for (labels, found) in &verifying {
+            let _ = writeln!(
+                out,
+                "iopath_verify_mismatches_total{{{labels}}} {}",
+                found.mismatch_count
+            );
+        }
+    }
     family(
         &mut out,
         "iopath_tests_planned",
@@ -187,7 +233,7 @@ pub fn render(state: &MetricsState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::progress::{DirectionTotals, LiveDirection, LiveGroup};
+    use crate::run::progress::{DirectionTotals, LiveDirection, LiveGroup, LiveVerify};
     use crate::stats::live::{LIVE_BUCKET_COUNT, live_bucket_index};
 
     #[test]
@@ -215,7 +261,11 @@ mod tests {
             read,
             write: LiveDirection::default(),
             trim: LiveDirection::default(),
-            verify: None,
+            verify: Some(LiveVerify {
+                blocks_checked: 12,
+                mismatch_count: 1,
+                first_mismatch: None,
+            }),
         }];
         state.test_finished();
         state.verdict("a \"quoted\" test", "link-bound", Some("eth1"));
@@ -227,6 +277,9 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(&format!("iopath_bytes_total{{{labels}}} 16384\n")));
+        let job = r#"test="a \"quoted\" test",sweep="",job="job\\1",target="/dev/x\ny""#;
+        assert!(text.contains(&format!("iopath_verify_blocks_checked_total{{{job}}} 12\n")));
+        assert!(text.contains(&format!("iopath_verify_mismatches_total{{{job}}} 1\n")));
         assert!(text.contains(&format!(
             "iopath_latency_seconds_bucket{{{labels},le=\"0.000001024\"}} 0\n"
         )));
