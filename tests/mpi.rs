@@ -316,19 +316,24 @@ fn rank_process(mark: &str, rank: u32) -> Option<u32> {
         })
 }
 
-#[test]
-fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
-    if !have_tools() {
-        return;
-    }
+/// How a run of 4 ranks ended after rank 2 was sent `signal` mid-run.
+struct Faulted {
+    status: std::process::ExitStatus,
+    stderr: String,
+    result: RunResult,
+    /// When the signal was sent, from the start of `mpirun`.
+    signalled_after: Duration,
+}
+
+/// Runs 4 ranks of a 30 s test (with `mpirun_args`), sends rank 2 `signal` after 4 s, and
+/// waits (at most 20 s) for `mpirun` to end. Every rank left is killed at the end.
+fn fault_rank_2(signal: &str, mpirun_args: &[&str]) -> Faulted {
     let directory = tempfile::tempdir().unwrap();
     let json = directory.path().join("run.json");
-    let mark = format!("{}-{:?}", std::process::id(), Instant::now());
+    let mark = format!("{}-{:?}-{signal}", std::process::id(), Instant::now());
     let started = Instant::now();
     let mut child = mpirun(4)
-        // Open MPI would otherwise end the whole job as soon as a rank dies, before rank 0
-        // could write what the others measured (docs/multi-host.md).
-        .args(["--mca", "orte_abort_on_non_zero_status", "0"])
+        .args(mpirun_args)
         .env("IOPATH_TEST_MARK", &mark)
         .arg(IOPATH)
         .args(["run", "--engine", "null", "--rw", "randread", "--bs", "4k"])
@@ -340,49 +345,120 @@ fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
         .unwrap();
     std::thread::sleep(Duration::from_secs(4));
     let victim = rank_process(&mark, 2).expect("rank 2 runs");
-    let killed_after = started.elapsed();
+    let signalled_after = started.elapsed();
     Command::new("kill")
-        .args(["-KILL", &victim.to_string()])
+        .arg(format!("-{signal}"))
+        .arg(victim.to_string())
         .status()
         .unwrap();
-    let killed = Instant::now();
-    let deadline = killed + Duration::from_secs(20);
+    let signalled = Instant::now();
+    let deadline = signalled + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
+            break Some(status);
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("mpirun still runs 20 s after a rank was killed");
+            break None;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let ended_after_kill = killed.elapsed();
+    let ended_after = signalled.elapsed();
+    // Whatever happened, nothing of the run is left behind (a stopped rank is woken to die).
+    for rank in 0..4 {
+        if let Some(pid) = rank_process(&mark, rank) {
+            let _ = Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("mpirun still runs 20 s after rank 2 was sent SIG{signal}");
+    };
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success(), "{stderr}");
     assert!(
-        ended_after_kill < Duration::from_secs(10),
-        "the run ended {ended_after_kill:?} after the kill"
+        ended_after < Duration::from_secs(10),
+        "the run ended {ended_after:?} after SIG{signal}\n{stderr}"
     );
-    assert!(stderr.contains("rank 2 on "), "{stderr}");
-    let result = read_result(&json);
+    assert!(json.exists(), "no result file\n{stderr}");
+    Faulted {
+        status,
+        stderr,
+        result: read_result(&json),
+        signalled_after,
+    }
+}
+
+/// The partial result names rank 2 as lost, the others stopped within 5 s of the fault, and
+/// their figures are kept.
+fn assert_rank_2_lost(faulted: &Faulted) {
+    let result = &faulted.result;
     assert!(result.partial);
     let cluster = result.cluster.as_ref().unwrap();
-    assert_eq!(cluster.lost_ranks, [2]);
+    assert_eq!(cluster.lost_ranks, [2], "{}", faulted.stderr);
     assert!(cluster.ranks[2].lost.is_some());
-    // The others stopped within 5 s of the kill, and their figures are kept.
     let measured = Duration::from_nanos(result.tests[0].measured_ns);
     assert!(
-        measured < killed_after + Duration::from_secs(5),
-        "measured {measured:?}, killed after {killed_after:?}"
+        measured < faulted.signalled_after + Duration::from_secs(5),
+        "measured {measured:?}, signalled after {:?}",
+        faulted.signalled_after
     );
     let kept: u64 = [0, 1, 3]
         .iter()
         .map(|&rank| cluster.ranks[rank].tests[0].total.io_count)
         .sum();
     assert!(kept > 0);
+    assert!(
+        [0, 1, 3]
+            .iter()
+            .all(|&rank| cluster.ranks[rank].lost.is_none())
+    );
     assert_eq!(result.tests[0].total.io_count, kept);
+}
+
+#[test]
+fn a_rank_killed_mid_run_under_open_mpis_defaults_leaves_the_partial_result() {
+    if !have_tools() {
+        return;
+    }
+    // Open MPI ends the job when a rank dies: SIGTERM to the others a second later, SIGKILL
+    // a second after that; rank 0 writes the partial result in between.
+    let faulted = fault_rank_2("KILL", &[]);
+    assert!(!faulted.status.success(), "{}", faulted.stderr);
+    // mpirun's own status: the dead rank's signal (128 + 9).
+    assert_eq!(faulted.status.code(), Some(137), "{}", faulted.stderr);
+    assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+    assert_rank_2_lost(&faulted);
+}
+
+#[test]
+fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
+    if !have_tools() {
+        return;
+    }
+    // Told not to end the job on a death, Open MPI leaves it to iopath: the rank is lost
+    // after 3 s of silence, and rank 0 ends the job (MPI_Abort with 1); mpirun still
+    // reports the dead rank's signal.
+    let faulted = fault_rank_2("KILL", &["--mca", "orte_abort_on_non_zero_status", "0"]);
+    assert_eq!(faulted.status.code(), Some(137), "{}", faulted.stderr);
+    assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+    assert_rank_2_lost(&faulted);
+}
+
+#[test]
+fn a_rank_that_hangs_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
+    if !have_tools() {
+        return;
+    }
+    let faulted = fault_rank_2("STOP", &[]);
+    assert_eq!(faulted.status.code(), Some(1), "{}", faulted.stderr);
+    assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+    assert_rank_2_lost(&faulted);
 }
 
 /// The clients and server of scripts/mpi-lab (namespaces on a bridge), removed when dropped.

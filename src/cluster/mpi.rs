@@ -33,6 +33,9 @@ pub const INTERRUPTED_RESULT_TIMEOUT: Duration = Duration::from_millis(600);
 const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often a rank sends its heartbeat while a test runs.
 const BEAT_EVERY: Duration = Duration::from_millis(500);
+/// A rank heard from this lately is alive enough to be sent a message: a rank that died was
+/// silent for longer when the stop comes (Open MPI signals the others a second after a death).
+const FRESH: Duration = Duration::from_millis(600);
 /// Round trips measured per rank for its clock offset (the fastest is kept).
 const CLOCK_ROUNDS: usize = 8;
 /// How far ahead of the instant rank 0 picks the start lies, beyond the slowest round trip.
@@ -157,6 +160,8 @@ struct Peer {
     /// Its time in the rendezvous's polls.
     sync: SyncCost,
     lost: Option<String>,
+    /// The run was stopped and this rank has not been told yet (it is told when next heard).
+    stop_owed: bool,
 }
 
 /// One rank of a multi-client run over MPI.
@@ -297,6 +302,14 @@ impl MpiSession {
             let now = Instant::now();
             let peer = &mut self.peers[rank as usize];
             peer.last_heard = Some(now);
+            if peer.stop_owed && peer.lost.is_none() {
+                // It is alive: it has just spoken.
+                peer.stop_owed = false;
+                if let Some(reason) = self.stopped.clone() {
+                    self.send(rank, &Message::Stop(reason));
+                }
+            }
+            let peer = &mut self.peers[rank as usize];
             match message {
                 Message::Arrived(index) => peer.arrived = Some(index),
                 Message::Result { result, sync } => {
@@ -330,27 +343,27 @@ impl MpiSession {
         Ok(())
     }
 
-    /// Rank 0: stops every rank still running (once).
+    /// Rank 0: stops every rank still running (once): at once the ranks heard from within
+    /// [`FRESH`], the others when they are next heard from. A rank that died may not be sent
+    /// anything: Open MPI connects anew to send, and a connection that fails aborts the
+    /// sender (its `ob1` layer calls `ompi_rte_abort` whatever the communicator's error
+    /// handler), which would lose the partial result.
     fn stop_everyone(&mut self, reason: &str) {
         if self.stopped.is_some() {
             return;
         }
         self.stopped = Some(reason.to_string());
         for rank in 1..self.identity.size {
-            if self.answers(rank) {
+            let peer = &mut self.peers[rank as usize];
+            if peer.lost.is_some() {
+                continue;
+            }
+            if peer.last_heard.is_none_or(|heard| heard.elapsed() <= FRESH) {
                 self.send(rank, &Message::Stop(reason.to_string()));
+            } else {
+                peer.stop_owed = true;
             }
         }
-    }
-
-    /// Rank 0: whether `rank` is worth a message: not lost, and heard from lately (a
-    /// connection to a dead rank fails, which MPI may take as fatal).
-    fn answers(&self, rank: u32) -> bool {
-        let peer = &self.peers[rank as usize];
-        peer.lost.is_none()
-            && peer
-                .last_heard
-                .is_none_or(|heard| heard.elapsed() <= BEAT_EVERY * 3)
     }
 
     /// Rank k: waits for a message from rank 0 that `pick` takes, pumping meanwhile.
