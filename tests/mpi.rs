@@ -220,6 +220,32 @@ fn four_ranks_merge_exactly_and_agree_with_the_server() {
         (low..=high).contains(&p99),
         "cluster p99 {p99} ns outside the bucket [{low}, {high}] of the concatenated samples"
     );
+    // Each second's cluster p99 is the p99 of the ranks' I/Os of that second together (their
+    // interval histograms merged bucket by bucket): it lies between the ranks' own p99s of
+    // that second, as a percentile of a union does, and its I/Os are their sum.
+    for (index, point) in merged.total.series.iter().enumerate() {
+        let own: Vec<&iopath::result::IntervalPoint> = ranks
+            .iter()
+            .filter_map(|test| test.total.series.get(index))
+            .filter(|point| point.io_count > 0)
+            .collect();
+        assert_eq!(
+            point.io_count,
+            own.iter().map(|point| point.io_count).sum::<u64>()
+        );
+        if point.io_count == 0 {
+            continue;
+        }
+        let lowest = own.iter().map(|point| point.p99_latency_ns).min().unwrap();
+        let highest = own.iter().map(|point| point.p99_latency_ns).max().unwrap();
+        assert!(
+            (lowest..=highest).contains(&point.p99_latency_ns),
+            "second {index}: cluster p99 {} outside the ranks' [{lowest}, {highest}]",
+            point.p99_latency_ns
+        );
+        // The buckets served the merge only.
+        assert!(point.latency_buckets.is_empty());
+    }
     // The server counted the same reads, within 1 % (its count includes the probes and the
     // I/Os in flight when the window closed).
     let difference = server_reads.abs_diff(sum) as f64 / sum as f64;
