@@ -43,6 +43,8 @@ const ALIVE_MARGIN_NS: i64 = 20_000_000;
 const CLOCK_ROUNDS: usize = 8;
 /// How far ahead of the instant rank 0 picks the start lies, beyond the slowest round trip.
 const START_MARGIN_NS: i64 = 20_000_000;
+/// How long a rank that ends cleanly reads the messages still coming before MPI is finalised.
+const DRAIN_FOR: Duration = Duration::from_millis(100);
 /// The one MPI tag iopath's messages use.
 const TAG: i32 = 0x10_9a;
 
@@ -219,12 +221,7 @@ impl MpiSession {
             host,
         };
         let launcher = mpi::environment::library_version()
-            .map(|version| {
-                let first = version.lines().next().unwrap_or("MPI");
-                let name = first.split(',').next().unwrap_or(first);
-                name.trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                    .to_string()
-            })
+            .map(|version| launcher::library_name(&version))
             .unwrap_or_else(|_| "MPI".into());
         let peers = (0..identity.size).map(|_| Peer::default()).collect();
         Ok(MpiSession {
@@ -873,6 +870,13 @@ impl MpiSession {
         // Pending requests must not be dropped (MPI may still write their status).
         std::mem::forget(std::mem::take(&mut self.sending));
         if clean {
+            // Heartbeats sent before rank 0's last word are read, not left to the MPI library
+            // to warn about at the end (MPICH's UCX layer does).
+            let deadline = Instant::now() + DRAIN_FOR;
+            while Instant::now() < deadline {
+                let _ = self.receive_all();
+                std::thread::sleep(Duration::from_millis(1));
+            }
             drop(universe);
         } else if self.is_root() && self.lost_any() {
             // The result is written; the launcher ends every rank left (a lost one may hang)
