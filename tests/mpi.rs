@@ -738,3 +738,83 @@ fn clients_in_namespaces_add_their_links_until_the_servers_link_is_the_limit() {
     );
     assert!(shared.tests[0].total.bytes_per_second < 0.8 * three_rate);
 }
+
+/// A one-node Slurm cluster (scripts/slurm-lab), stopped when dropped.
+struct SlurmLab {
+    conf: PathBuf,
+}
+
+impl SlurmLab {
+    fn up() -> SlurmLab {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-lab");
+        let output = Command::new(&script).arg("up").output().unwrap();
+        assert!(
+            output.status.success(),
+            "slurm-lab up: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let state = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        SlurmLab {
+            conf: Path::new(&state).join("slurm.conf"),
+        }
+    }
+}
+
+impl Drop for SlurmLab {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-lab");
+        let _ = Command::new(script).arg("down").status();
+    }
+}
+
+#[test]
+fn four_tasks_of_srun_are_four_clients_merged_exactly() {
+    if !have_tools()
+        || !open_mpi_only()
+        || !support::require(
+            support::devices::is_root(),
+            "slurmd needs root (run as root)",
+        )
+        || !support::require(
+            support::devices::has_command("slurmctld") && support::devices::has_command("srun"),
+            "Slurm is not installed (apt-get install slurm-wlm)",
+        )
+    {
+        return;
+    }
+    let lab = SlurmLab::up();
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("run.json");
+    let output = Command::new("srun")
+        .env("SLURM_CONF", &lab.conf)
+        .env("IOPATH_HISTORY", history_path())
+        .args(["--mpi=pmix", "-n", "4", "--time", "2"])
+        .arg(IOPATH)
+        .args(["run", "--engine", "null", "--rw", "randread", "--bs", "4k"])
+        .args(["--duration", "2", "--ramp", "0", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result = read_result(&json);
+    let cluster = result.cluster.as_ref().expect("a cluster section");
+    assert_eq!(cluster.size, 4);
+    assert!(cluster.lost_ranks.is_empty());
+    // Every task is a client, with its rank on the node from Slurm.
+    let mut local: Vec<u32> = cluster.ranks.iter().map(|rank| rank.local_rank).collect();
+    local.sort();
+    assert_eq!(local, [0, 1, 2, 3]);
+    let sum: u64 = cluster
+        .ranks
+        .iter()
+        .map(|rank| rank.tests[0].total.io_count)
+        .sum();
+    assert!(
+        cluster
+            .ranks
+            .iter()
+            .all(|rank| rank.tests[0].total.io_count > 0)
+    );
+    assert_eq!(result.tests[0].total.io_count, sum);
+}
