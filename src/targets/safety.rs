@@ -53,15 +53,21 @@ pub fn check_volume_write_allowed(
     let path = Path::new(&info.path);
     check_not_read_only(info)?;
     match info.kind {
-        TargetKind::File => {
+        TargetKind::File | TargetKind::Nfs => {
             if info.created_by_iopath || policy.allow_destructive {
                 Ok(())
             } else {
+                let place = if info.kind == TargetKind::Nfs {
+                    " on the server"
+                } else {
+                    ""
+                };
                 Err(refused(
                     path,
-                    "the file exists and was not created by iopath; pass --allow-destructive to \
-                     overwrite its contents"
-                        .to_string(),
+                    format!(
+                        "the file exists{place} and was not created by iopath; pass \
+                         --allow-destructive to overwrite its contents"
+                    ),
                 ))
             }
         }
