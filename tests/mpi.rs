@@ -640,8 +640,15 @@ impl Drop for MpiLab {
     }
 }
 
+/// One of the project's scripts/.
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+}
+
 fn lab_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mpi-lab")
+    script("mpi-lab")
 }
 
 /// Runs `iopath run ARGS --json FILE` from `ranks` clients of `lab` and reads the result.
@@ -746,8 +753,10 @@ struct SlurmLab {
 
 impl SlurmLab {
     fn up() -> SlurmLab {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-lab");
-        let output = Command::new(&script).arg("up").output().unwrap();
+        let output = Command::new(script("slurm-lab"))
+            .arg("up")
+            .output()
+            .unwrap();
         assert!(
             output.status.success(),
             "slurm-lab up: {}",
@@ -762,8 +771,7 @@ impl SlurmLab {
 
 impl Drop for SlurmLab {
     fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-lab");
-        let _ = Command::new(script).arg("down").status();
+        let _ = Command::new(script("slurm-lab")).arg("down").status();
     }
 }
 
