@@ -16,34 +16,78 @@ use std::time::{Duration, Instant};
 /// The binary under test.
 const IOPATH: &str = env!("CARGO_BIN_EXE_iopath");
 
-/// Whether OpenMPI's launcher and nbdkit are here; skips the calling test when not.
+/// The MPI the binary under test was built against, and whose launcher runs it: Open MPI
+/// (`mpirun`), or MPICH (`mpiexec.mpich`, Hydra) with `IOPATH_TEST_MPI=mpich` (scripts/test
+/// builds iopath against MPICH in a target directory of its own for that).
+#[derive(Clone, Copy, PartialEq)]
+enum Mpi {
+    OpenMpi,
+    Mpich,
+}
+
+fn mpi() -> Mpi {
+    match std::env::var("IOPATH_TEST_MPI").as_deref() {
+        Ok("mpich") => Mpi::Mpich,
+        _ => Mpi::OpenMpi,
+    }
+}
+
+/// Whether the launcher and nbdkit are here; skips the calling test when not.
 fn have_tools() -> bool {
+    let launcher = match mpi() {
+        Mpi::OpenMpi => support::require(
+            support::devices::has_command("mpirun"),
+            "mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)",
+        ),
+        Mpi::Mpich => support::require(
+            support::devices::has_command("mpiexec.mpich"),
+            "mpiexec.mpich is not installed (apt-get install mpich libmpich-dev)",
+        ),
+    };
+    launcher
+        && support::require(
+            support::devices::has_command("nbdkit"),
+            "nbdkit is not installed (apt-get install nbdkit)",
+        )
+}
+
+/// Whether the calling test can run under this MPI: those built on Open MPI's own settings
+/// (its rsh agent, its `--mca` parameters) need Open MPI.
+fn open_mpi_only() -> bool {
     support::require(
-        support::devices::has_command("mpirun"),
-        "mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)",
-    ) && support::require(
-        support::devices::has_command("nbdkit"),
-        "nbdkit is not installed (apt-get install nbdkit)",
+        mpi() == Mpi::OpenMpi,
+        "this test uses Open MPI's own launcher settings (IOPATH_TEST_MPI=mpich is set)",
     )
 }
 
-/// `mpirun` for `ranks` ranks on this machine (as root too, more ranks than cores), its
+/// The launcher for `ranks` ranks on this machine (as root too, more ranks than cores), its
 /// transport on loopback.
 fn mpirun(ranks: u32) -> Command {
-    let mut command = Command::new("mpirun");
-    command
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(ranks.to_string())
-        .args([
-            "--mca",
-            "btl",
-            "self,tcp",
-            "--mca",
-            "btl_tcp_if_include",
-            "lo",
-        ])
-        .args(["--mca", "oob_tcp_if_include", "lo"])
-        .env("IOPATH_HISTORY", history_path());
+    let mut command = match mpi() {
+        Mpi::OpenMpi => {
+            let mut command = Command::new("mpirun");
+            command
+                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+                .arg(ranks.to_string())
+                .args([
+                    "--mca",
+                    "btl",
+                    "self,tcp",
+                    "--mca",
+                    "btl_tcp_if_include",
+                    "lo",
+                ])
+                .args(["--mca", "oob_tcp_if_include", "lo"]);
+            command
+        }
+        Mpi::Mpich => {
+            // Hydra passes the environment on, and runs as root without being asked.
+            let mut command = Command::new("mpiexec.mpich");
+            command.args(["-n", &ranks.to_string()]);
+            command
+        }
+    };
+    command.env("IOPATH_HISTORY", history_path());
     command
 }
 
@@ -220,6 +264,32 @@ fn four_ranks_merge_exactly_and_agree_with_the_server() {
         (low..=high).contains(&p99),
         "cluster p99 {p99} ns outside the bucket [{low}, {high}] of the concatenated samples"
     );
+    // Each second's cluster p99 is the p99 of the ranks' I/Os of that second together (their
+    // interval histograms merged bucket by bucket): it lies between the ranks' own p99s of
+    // that second, as a percentile of a union does, and its I/Os are their sum.
+    for (index, point) in merged.total.series.iter().enumerate() {
+        let own: Vec<&iopath::result::IntervalPoint> = ranks
+            .iter()
+            .filter_map(|test| test.total.series.get(index))
+            .filter(|point| point.io_count > 0)
+            .collect();
+        assert_eq!(
+            point.io_count,
+            own.iter().map(|point| point.io_count).sum::<u64>()
+        );
+        if point.io_count == 0 {
+            continue;
+        }
+        let lowest = own.iter().map(|point| point.p99_latency_ns).min().unwrap();
+        let highest = own.iter().map(|point| point.p99_latency_ns).max().unwrap();
+        assert!(
+            (lowest..=highest).contains(&point.p99_latency_ns),
+            "second {index}: cluster p99 {} outside the ranks' [{lowest}, {highest}]",
+            point.p99_latency_ns
+        );
+        // The buckets served the merge only.
+        assert!(point.latency_buckets.is_empty());
+    }
     // The server counted the same reads, within 1 % (its count includes the probes and the
     // I/Os in flight when the window closed).
     let difference = server_reads.abs_diff(sum) as f64 / sum as f64;
@@ -302,7 +372,10 @@ fn a_rank_that_cannot_open_its_target_stops_all_before_io_naming_its_host() {
 /// The process of rank `rank` of the run marked `mark` (an environment variable the ranks
 /// inherit), found in /proc.
 fn rank_process(mark: &str, rank: u32) -> Option<u32> {
-    let wanted_rank = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let wanted_rank = match mpi() {
+        Mpi::OpenMpi => format!("OMPI_COMM_WORLD_RANK={rank}"),
+        Mpi::Mpich => format!("PMI_RANK={rank}"),
+    };
     let wanted_mark = format!("IOPATH_TEST_MARK={mark}");
     std::fs::read_dir("/proc")
         .ok()?
@@ -316,19 +389,24 @@ fn rank_process(mark: &str, rank: u32) -> Option<u32> {
         })
 }
 
-#[test]
-fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
-    if !have_tools() {
-        return;
-    }
+/// How a run of 4 ranks ended after rank 2 was sent `signal` mid-run.
+struct Faulted {
+    status: std::process::ExitStatus,
+    stderr: String,
+    result: RunResult,
+    /// When the signal was sent, from the start of `mpirun`.
+    signalled_after: Duration,
+}
+
+/// Runs 4 ranks of a 30 s test (with `mpirun_args`), sends rank 2 `signal` after 4 s, and
+/// waits (at most 20 s) for `mpirun` to end. Every rank left is killed at the end.
+fn fault_rank_2(signal: &str, mpirun_args: &[&str]) -> Faulted {
     let directory = tempfile::tempdir().unwrap();
     let json = directory.path().join("run.json");
-    let mark = format!("{}-{:?}", std::process::id(), Instant::now());
+    let mark = format!("{}-{:?}-{signal}", std::process::id(), Instant::now());
     let started = Instant::now();
     let mut child = mpirun(4)
-        // Open MPI would otherwise end the whole job as soon as a rank dies, before rank 0
-        // could write what the others measured (docs/multi-host.md).
-        .args(["--mca", "orte_abort_on_non_zero_status", "0"])
+        .args(mpirun_args)
         .env("IOPATH_TEST_MARK", &mark)
         .arg(IOPATH)
         .args(["run", "--engine", "null", "--rw", "randread", "--bs", "4k"])
@@ -340,49 +418,129 @@ fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
         .unwrap();
     std::thread::sleep(Duration::from_secs(4));
     let victim = rank_process(&mark, 2).expect("rank 2 runs");
-    let killed_after = started.elapsed();
+    let signalled_after = started.elapsed();
     Command::new("kill")
-        .args(["-KILL", &victim.to_string()])
+        .arg(format!("-{signal}"))
+        .arg(victim.to_string())
         .status()
         .unwrap();
-    let killed = Instant::now();
-    let deadline = killed + Duration::from_secs(20);
+    let signalled = Instant::now();
+    let deadline = signalled + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
+            break Some(status);
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("mpirun still runs 20 s after a rank was killed");
+            break None;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let ended_after_kill = killed.elapsed();
+    let ended_after = signalled.elapsed();
+    // Whatever happened, nothing of the run is left behind (a stopped rank is woken to die).
+    for rank in 0..4 {
+        if let Some(pid) = rank_process(&mark, rank) {
+            let _ = Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("mpirun still runs 20 s after rank 2 was sent SIG{signal}");
+    };
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success(), "{stderr}");
     assert!(
-        ended_after_kill < Duration::from_secs(10),
-        "the run ended {ended_after_kill:?} after the kill"
+        ended_after < Duration::from_secs(10),
+        "the run ended {ended_after:?} after SIG{signal}\n{stderr}"
     );
-    assert!(stderr.contains("rank 2 on "), "{stderr}");
-    let result = read_result(&json);
+    assert!(json.exists(), "no result file\n{stderr}");
+    Faulted {
+        status,
+        stderr,
+        result: read_result(&json),
+        signalled_after,
+    }
+}
+
+/// The partial result names rank 2 as lost, the others stopped within 5 s of the fault, and
+/// their figures are kept.
+fn assert_rank_2_lost(faulted: &Faulted) {
+    let result = &faulted.result;
     assert!(result.partial);
     let cluster = result.cluster.as_ref().unwrap();
-    assert_eq!(cluster.lost_ranks, [2]);
+    assert_eq!(cluster.lost_ranks, [2], "{}", faulted.stderr);
     assert!(cluster.ranks[2].lost.is_some());
-    // The others stopped within 5 s of the kill, and their figures are kept.
     let measured = Duration::from_nanos(result.tests[0].measured_ns);
     assert!(
-        measured < killed_after + Duration::from_secs(5),
-        "measured {measured:?}, killed after {killed_after:?}"
+        measured < faulted.signalled_after + Duration::from_secs(5),
+        "measured {measured:?}, signalled after {:?}",
+        faulted.signalled_after
     );
     let kept: u64 = [0, 1, 3]
         .iter()
         .map(|&rank| cluster.ranks[rank].tests[0].total.io_count)
         .sum();
     assert!(kept > 0);
+    assert!(
+        [0, 1, 3]
+            .iter()
+            .all(|&rank| cluster.ranks[rank].lost.is_none())
+    );
     assert_eq!(result.tests[0].total.io_count, kept);
+}
+
+#[test]
+fn a_rank_killed_mid_run_under_open_mpis_defaults_leaves_the_partial_result() {
+    if !have_tools() || !open_mpi_only() {
+        return;
+    }
+    // Open MPI ends the job when a rank dies: SIGCONT to the others, SIGTERM a second later,
+    // SIGKILL a second after that; rank 0 writes the partial result in between.
+    let faulted = fault_rank_2("KILL", &[]);
+    assert!(!faulted.status.success(), "{}", faulted.stderr);
+    // mpirun's own status: the dead rank's signal (128 + 9).
+    assert_eq!(faulted.status.code(), Some(137), "{}", faulted.stderr);
+    assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+    assert_rank_2_lost(&faulted);
+}
+
+#[test]
+fn a_rank_killed_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
+    if !have_tools() || !open_mpi_only() {
+        return;
+    }
+    // Told not to end the job on a death, Open MPI leaves it to iopath: the rank is lost
+    // after 3 s of silence, and rank 0 ends the job (MPI_Abort with 1); mpirun still
+    // reports the dead rank's signal.
+    let faulted = fault_rank_2("KILL", &["--mca", "orte_abort_on_non_zero_status", "0"]);
+    assert_eq!(faulted.status.code(), Some(137), "{}", faulted.stderr);
+    assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+    assert_rank_2_lost(&faulted);
+}
+
+#[test]
+fn a_rank_that_hangs_mid_run_stops_the_others_and_is_named_in_the_partial_result() {
+    if !have_tools() {
+        return;
+    }
+    let faulted = fault_rank_2("STOP", &[]);
+    match mpi() {
+        // Rank 0 ends the job with MPI_Abort(1), and mpirun exits with that.
+        Mpi::OpenMpi => {
+            assert_eq!(faulted.status.code(), Some(1), "{}", faulted.stderr);
+            assert!(faulted.stderr.contains("rank 2 on "), "{}", faulted.stderr);
+        }
+        // Hydra kills every rank at the MPI_Abort, and exits with the status of whichever it
+        // saw end first (1, or 9 for a rank it killed), at times before rank 0's last lines
+        // reached it: the result file is what counts.
+        Mpi::Mpich => assert!(!faulted.status.success(), "{}", faulted.stderr),
+    }
+    assert_rank_2_lost(&faulted);
 }
 
 /// The clients and server of scripts/mpi-lab (namespaces on a bridge), removed when dropped.
@@ -482,8 +640,15 @@ impl Drop for MpiLab {
     }
 }
 
+/// One of the project's scripts/.
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+}
+
 fn lab_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mpi-lab")
+    script("mpi-lab")
 }
 
 /// Runs `iopath run ARGS --json FILE` from `ranks` clients of `lab` and reads the result.
@@ -514,6 +679,7 @@ fn cluster_verdict(result: &RunResult) -> &iopath::result::ClusterVerdict {
 #[test]
 fn clients_in_namespaces_add_their_links_until_the_servers_link_is_the_limit() {
     if !have_tools()
+        || !open_mpi_only()
         || !support::require(
             support::devices::is_root(),
             "namespaces and tc need root (run as root)",
@@ -678,4 +844,85 @@ fn verification_of_every_rank_is_merged_and_each_bad_block_names_its_rank() {
     assert_eq!(verify_errors.count, 3);
     let stdout = String::from_utf8_lossy(&checked.stdout);
     assert!(stdout.contains("[found by rank 1]"), "{stdout}");
+}
+
+/// A one-node Slurm cluster (scripts/slurm-lab), stopped when dropped.
+struct SlurmLab {
+    conf: PathBuf,
+}
+
+impl SlurmLab {
+    fn up() -> SlurmLab {
+        let output = Command::new(script("slurm-lab"))
+            .arg("up")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "slurm-lab up: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let state = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        SlurmLab {
+            conf: Path::new(&state).join("slurm.conf"),
+        }
+    }
+}
+
+impl Drop for SlurmLab {
+    fn drop(&mut self) {
+        let _ = Command::new(script("slurm-lab")).arg("down").status();
+    }
+}
+
+#[test]
+fn four_tasks_of_srun_are_four_clients_merged_exactly() {
+    if !have_tools()
+        || !open_mpi_only()
+        || !support::require(
+            support::devices::is_root(),
+            "slurmd needs root (run as root)",
+        )
+        || !support::require(
+            support::devices::has_command("slurmctld") && support::devices::has_command("srun"),
+            "Slurm is not installed (apt-get install slurm-wlm)",
+        )
+    {
+        return;
+    }
+    let lab = SlurmLab::up();
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("run.json");
+    let output = Command::new("srun")
+        .env("SLURM_CONF", &lab.conf)
+        .env("IOPATH_HISTORY", history_path())
+        .args(["--mpi=pmix", "-n", "4", "--time", "2"])
+        .arg(IOPATH)
+        .args(["run", "--engine", "null", "--rw", "randread", "--bs", "4k"])
+        .args(["--duration", "2", "--ramp", "0", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result = read_result(&json);
+    let cluster = result.cluster.as_ref().expect("a cluster section");
+    assert_eq!(cluster.size, 4);
+    assert!(cluster.lost_ranks.is_empty());
+    // Every task is a client, with its rank on the node from Slurm.
+    let mut local: Vec<u32> = cluster.ranks.iter().map(|rank| rank.local_rank).collect();
+    local.sort();
+    assert_eq!(local, [0, 1, 2, 3]);
+    let sum: u64 = cluster
+        .ranks
+        .iter()
+        .map(|rank| rank.tests[0].total.io_count)
+        .sum();
+    assert!(
+        cluster
+            .ranks
+            .iter()
+            .all(|rank| rank.tests[0].total.io_count > 0)
+    );
+    assert_eq!(result.tests[0].total.io_count, sum);
 }

@@ -39,6 +39,7 @@ pub fn direction(
                 io_count: bytes / io_bytes,
                 mean_latency_ns: latency_ns as u64,
                 p99_latency_ns: (latency_ns * 2.0) as u64,
+                latency_buckets: Vec::new(),
             }
         })
         .collect();

@@ -416,6 +416,7 @@ mod tests {
             io_count: bytes / 4096,
             mean_latency_ns: 100_000,
             p99_latency_ns: 200_000,
+            latency_buckets: Vec::new(),
         }
     }
 

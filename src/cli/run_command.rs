@@ -105,6 +105,14 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             );
         }
     };
+    if team.is_cluster()
+        && let Err(error) = iopath::run::interrupt::stop_on_continue(&stop)
+    {
+        return refused(
+            team,
+            &Failed(format!("cannot install the SIGCONT handler: {error}")),
+        );
+    }
     let confirms = request.options.confirm.is_on();
     if confirms && team.is_cluster() {
         return refused(

@@ -3,7 +3,7 @@
 //! client's own figures, its clock offset, and the clients that were lost.
 
 use crate::result::{ClusterResult, RankResult, RunResult, TestResult};
-use crate::stats::merge::merge_test;
+use crate::stats::merge::{drop_interval_buckets, merge_test};
 
 /// What rank 0 knows of one client at the end of a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +82,8 @@ pub fn assemble(own: RunResult, mut clients: Vec<ClientReport>, launcher: String
                 .collect();
             let mut merged = merge_test(&parts)?;
             merged.cpu.cpu_count = cpu_count;
+            // The intervals were merged bucket by bucket; the buckets are saved nowhere.
+            drop_interval_buckets(&mut merged);
             Some(merged)
         })
         .collect();
@@ -115,10 +117,11 @@ pub fn assemble(own: RunResult, mut clients: Vec<ClientReport>, launcher: String
     let ranks = clients
         .into_iter()
         .map(|client| {
-            let (host_info, targets, tests) = match client.result {
+            let (host_info, targets, mut tests) = match client.result {
                 Some(result) => (Some(result.host), result.targets, result.tests),
                 None => (None, Vec::new(), Vec::new()),
             };
+            tests.iter_mut().for_each(drop_interval_buckets);
             RankResult {
                 rank: client.rank,
                 host: client.host,

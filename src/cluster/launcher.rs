@@ -50,3 +50,46 @@ pub fn local_rank() -> Option<u32> {
         "PMIX_LOCAL_RANK",
     ])
 }
+
+/// The name and version of an MPI library from its version string (`MPI_Get_library_version`):
+/// `Open MPI v4.1.4`, `MPICH 4.0.2`.
+pub fn library_name(version: &str) -> String {
+    let first = version
+        .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+        .lines()
+        .next()
+        .unwrap_or("");
+    let name = first
+        .split(',')
+        .next()
+        .unwrap_or(first)
+        .replace("Version:", "");
+    let words: Vec<&str> = name.split_whitespace().collect();
+    if words.is_empty() {
+        "MPI".into()
+    } else {
+        words.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::library_name;
+
+    #[test]
+    fn library_names_keep_the_name_and_version() {
+        assert_eq!(
+            library_name(
+                "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022\0"
+            ),
+            "Open MPI v4.1.4"
+        );
+        assert_eq!(
+            library_name(
+                "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 12:34:45 CDT 2022\n"
+            ),
+            "MPICH 4.0.2"
+        );
+        assert_eq!(library_name("\0"), "MPI");
+    }
+}

@@ -33,10 +33,18 @@ pub const INTERRUPTED_RESULT_TIMEOUT: Duration = Duration::from_millis(600);
 const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often a rank sends its heartbeat while a test runs.
 const BEAT_EVERY: Duration = Duration::from_millis(500);
+/// A rank heard from this lately is alive enough to be told at once that the run stops, when
+/// the stop is not a signal's (a rank that died then was silent for longer: 3 s for a lost one).
+const FRESH: Duration = Duration::from_millis(600);
+/// How far after rank 0's stop, beyond the clock offset's error, a heartbeat must have been
+/// sent to prove its rank alive after the stop, ns.
+const ALIVE_MARGIN_NS: i64 = 20_000_000;
 /// Round trips measured per rank for its clock offset (the fastest is kept).
 const CLOCK_ROUNDS: usize = 8;
 /// How far ahead of the instant rank 0 picks the start lies, beyond the slowest round trip.
 const START_MARGIN_NS: i64 = 20_000_000;
+/// How long a rank that ends cleanly reads the messages still coming before MPI is finalised.
+const DRAIN_FOR: Duration = Duration::from_millis(100);
 /// The one MPI tag iopath's messages use.
 const TAG: i32 = 0x10_9a;
 
@@ -121,8 +129,12 @@ enum Message {
     Arrived(u32),
     /// 0 → k: start test `index` at this wall time of the receiving rank (ns).
     Start { index: u32, at_ns: i64 },
-    /// k → 0: alive, with its totals so far in the running test.
-    Beat { bytes: u64, io_count: u64 },
+    /// k → 0: alive at its wall time `sent_ns`, with its totals so far in the running test.
+    Beat {
+        sent_ns: i64,
+        bytes: u64,
+        io_count: u64,
+    },
     /// Either way: stop the run now (why).
     Stop(String),
     /// k → 0: the rank's result (JSON of its RunResult), or why it has none, and the time it
@@ -157,6 +169,8 @@ struct Peer {
     /// Its time in the rendezvous's polls.
     sync: SyncCost,
     lost: Option<String>,
+    /// The run was stopped and this rank has not been told yet (it is told when next heard).
+    stop_owed: bool,
 }
 
 /// One rank of a multi-client run over MPI.
@@ -173,6 +187,8 @@ pub struct MpiSession {
     inbox: Vec<Message>,
     /// Why the run was stopped from outside (a lost rank, a stop elsewhere).
     stopped: Option<String>,
+    /// Rank 0: its wall time when it stopped the run, ns.
+    stopped_at_ns: i64,
     /// Tests started so far.
     tests_started: u32,
     last_beat: Option<Instant>,
@@ -205,12 +221,7 @@ impl MpiSession {
             host,
         };
         let launcher = mpi::environment::library_version()
-            .map(|version| {
-                let first = version.lines().next().unwrap_or("MPI");
-                let name = first.split(',').next().unwrap_or(first);
-                name.trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                    .to_string()
-            })
+            .map(|version| launcher::library_name(&version))
             .unwrap_or_else(|_| "MPI".into());
         let peers = (0..identity.size).map(|_| Peer::default()).collect();
         Ok(MpiSession {
@@ -222,6 +233,7 @@ impl MpiSession {
             peers,
             inbox: Vec::new(),
             stopped: None,
+            stopped_at_ns: 0,
             tests_started: 0,
             last_beat: None,
             slowest_round_trip_ns: 0,
@@ -297,6 +309,19 @@ impl MpiSession {
             let now = Instant::now();
             let peer = &mut self.peers[rank as usize];
             peer.last_heard = Some(now);
+            if let Message::Beat { sent_ns, .. } = message
+                && peer.stop_owed
+                && peer.lost.is_none()
+                && sent_ns - peer.offset_ns
+                    > self.stopped_at_ns + peer.uncertainty_ns as i64 + ALIVE_MARGIN_NS
+            {
+                // It was alive after the stop: it can be told.
+                peer.stop_owed = false;
+                if let Some(reason) = self.stopped.clone() {
+                    self.send(rank, &Message::Stop(reason));
+                }
+            }
+            let peer = &mut self.peers[rank as usize];
             match message {
                 Message::Arrived(index) => peer.arrived = Some(index),
                 Message::Result { result, sync } => {
@@ -306,7 +331,7 @@ impl MpiSession {
                 }
                 Message::Stop(reason) => {
                     let reason = format!("rank {rank} on {} stopped: {reason}", peer.host);
-                    self.stop_everyone(&reason);
+                    self.stop_everyone(&reason, true);
                 }
                 // Heartbeats only say the rank is alive; late clock answers are not needed.
                 _ => {}
@@ -330,27 +355,31 @@ impl MpiSession {
         Ok(())
     }
 
-    /// Rank 0: stops every rank still running (once).
-    fn stop_everyone(&mut self, reason: &str) {
+    /// Rank 0: stops every rank still running (once). A rank that died may not be sent
+    /// anything: Open MPI connects anew to send, and a connection that fails aborts the sender
+    /// (its `ob1` layer calls `ompi_rte_abort` whatever the communicator's error handler),
+    /// which would lose the partial result. So a rank is told when a heartbeat it sent after
+    /// the stop comes (its clock offset accounted for); with `at_once`, a rank heard from
+    /// within [`FRESH`] is told at once — not when a signal stopped the run: the launcher
+    /// signals the ranks within milliseconds of a death, when the dead rank may still seem
+    /// fresh (and signals every rank, so every rank stops on its own anyway).
+    fn stop_everyone(&mut self, reason: &str, at_once: bool) {
         if self.stopped.is_some() {
             return;
         }
         self.stopped = Some(reason.to_string());
+        self.stopped_at_ns = wall_ns();
         for rank in 1..self.identity.size {
-            if self.answers(rank) {
+            let peer = &mut self.peers[rank as usize];
+            if peer.lost.is_some() {
+                continue;
+            }
+            if at_once && peer.last_heard.is_none_or(|heard| heard.elapsed() <= FRESH) {
                 self.send(rank, &Message::Stop(reason.to_string()));
+            } else {
+                peer.stop_owed = true;
             }
         }
-    }
-
-    /// Rank 0: whether `rank` is worth a message: not lost, and heard from lately (a
-    /// connection to a dead rank fails, which MPI may take as fatal).
-    fn answers(&self, rank: u32) -> bool {
-        let peer = &self.peers[rank as usize];
-        peer.lost.is_none()
-            && peer
-                .last_heard
-                .is_none_or(|heard| heard.elapsed() <= BEAT_EVERY * 3)
     }
 
     /// Rank k: waits for a message from rank 0 that `pick` takes, pumping meanwhile.
@@ -592,7 +621,7 @@ impl MpiSession {
                     "rank {rank} on {} failed: {reason}",
                     self.peers[rank as usize].host
                 );
-                self.stop_everyone(&reason);
+                self.stop_everyone(&reason, true);
                 return Err(reason);
             }
             if Instant::now() >= deadline {
@@ -601,7 +630,7 @@ impl MpiSession {
                     self.peers[rank as usize].host,
                     ARRIVAL_TIMEOUT.as_secs()
                 );
-                self.stop_everyone(&reason);
+                self.stop_everyone(&reason, true);
                 return Err(reason);
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -671,7 +700,7 @@ impl MpiSession {
                 );
                 let host = peer.host.clone();
                 self.peers[rank as usize].lost = Some(reason.clone());
-                self.stop_everyone(&format!("rank {rank} on {host} was lost: {reason}"));
+                self.stop_everyone(&format!("rank {rank} on {host} was lost: {reason}"), true);
             }
         }
     }
@@ -704,7 +733,7 @@ impl MpiSession {
         let own = match own {
             Ok(run) => run,
             Err(reason) => {
-                self.stop_everyone(&format!("rank 0 failed: {reason}"));
+                self.stop_everyone(&format!("rank 0 failed: {reason}"), true);
                 return Err(ClusterError::RanksFailed {
                     bad_input: false,
                     failures: vec![(0, self.identity.host.clone(), reason)],
@@ -712,7 +741,7 @@ impl MpiSession {
             }
         };
         if interrupted {
-            self.stop_everyone("rank 0 was interrupted");
+            self.stop_everyone("rank 0 was interrupted", false);
         }
         self.gathered = true;
         // Interrupted (Ctrl-C on mpirun signals every rank, and kills them a moment later),
@@ -841,6 +870,13 @@ impl MpiSession {
         // Pending requests must not be dropped (MPI may still write their status).
         std::mem::forget(std::mem::take(&mut self.sending));
         if clean {
+            // Heartbeats sent before rank 0's last word are read, not left to the MPI library
+            // to warn about at the end (MPICH's UCX layer does).
+            let deadline = Instant::now() + DRAIN_FOR;
+            while Instant::now() < deadline {
+                let _ = self.receive_all();
+                std::thread::sleep(Duration::from_millis(1));
+            }
             drop(universe);
         } else if self.is_root() && self.lost_any() {
             // The result is written; the launcher ends every rank left (a lost one may hang)
@@ -864,7 +900,12 @@ impl MpiSession {
             .is_none_or(|beat| beat.elapsed() >= BEAT_EVERY)
         {
             self.last_beat = Some(Instant::now());
-            self.send(0, &Message::Beat { bytes, io_count });
+            let beat = Message::Beat {
+                sent_ns: wall_ns(),
+                bytes,
+                io_count,
+            };
+            self.send(0, &beat);
         }
     }
 }
@@ -896,6 +937,12 @@ impl Rendezvous for MpiSession {
         self.sync.poll_ns += began.elapsed().as_nanos() as u64;
         self.sync.polls += 1;
         answer
+    }
+
+    fn keeps_interval_buckets(&self) -> bool {
+        // Rank 0 merges every rank's intervals bucket by bucket (an exact cluster p99 per
+        // second); the buckets go no further than the merge.
+        true
     }
 }
 

@@ -21,6 +21,7 @@ fn set_series(direction: &mut DirectionResult, megabytes_per_second: &[f64], lat
                 io_count: bytes / 4096,
                 mean_latency_ns: (latency_us * 1e3) as u64,
                 p99_latency_ns: (latency_us * 3e3) as u64,
+                latency_buckets: Vec::new(),
             }
         })
         .collect();

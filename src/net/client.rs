@@ -485,6 +485,7 @@ fn measure(
                     io_count: 0,
                     mean_latency_ns: 0,
                     p99_latency_ns: 0,
+                    latency_buckets: Vec::new(),
                 };
                 on_interval(LinkDirection::Send, &point);
                 server_points.push(point);

@@ -362,6 +362,7 @@ impl WindowSampler {
             io_count: 0,
             mean_latency_ns: 0,
             p99_latency_ns: 0,
+            latency_buckets: Vec::new(),
         };
         self.last_elapsed_ns = elapsed_ns;
         self.last_total = total.max(self.last_total);

@@ -17,4 +17,10 @@ pub struct IntervalPoint {
     pub mean_latency_ns: u64,
     /// 99th percentile latency of those I/Os, ns (0 when none completed).
     pub p99_latency_ns: u64,
+    /// `[bucket index, count]` of every non-empty bucket of the interval's latency histogram
+    /// (the layout of [`SparseHistogram`](super::SparseHistogram)). Kept only while the
+    /// clients of a multi-client run hand their results to rank 0, which merges them bucket by
+    /// bucket into each interval's exact cluster p99; absent from a saved result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_buckets: Vec<[u64; 2]>,
 }

@@ -65,3 +65,22 @@ where
         })?;
     Ok(stop)
 }
+
+/// Raises `stop` on SIGCONT too, without counting it as a signal (the next SIGINT or SIGTERM
+/// is still the first). For the ranks of an MPI job: a rank that is not stopped gets SIGCONT
+/// when its launcher begins to end the job — Open MPI's `mpirun` sends SIGCONT, SIGTERM a
+/// second later and SIGKILL a second after that; Slurm sends SIGCONT with SIGTERM — so a rank
+/// that stops at the SIGCONT has two seconds, not one, to hand in its figures and for rank 0
+/// to write them.
+pub fn stop_on_continue(stop: &StopSignal) -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGCONT])?;
+    let raised = stop.clone();
+    std::thread::Builder::new()
+        .name("iopath-sigcont".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                raised.raise();
+            }
+        })?;
+    Ok(())
+}

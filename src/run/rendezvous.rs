@@ -17,6 +17,12 @@ pub trait Rendezvous {
     fn polls(&self) -> bool {
         true
     }
+    /// Whether each interval of the series keeps its latency histogram's buckets
+    /// ([`IntervalPoint::latency_buckets`](crate::result::IntervalPoint::latency_buckets)), so
+    /// that the clients' intervals merge exactly (a run from one process: no).
+    fn keeps_interval_buckets(&self) -> bool {
+        false
+    }
 }
 
 /// The rendezvous of a run from one process: the test starts a millisecond after its workers

@@ -182,6 +182,7 @@ pub fn run_test(
     };
     let observer = context.observer;
     let rendezvous = context.rendezvous;
+    let keep_buckets = rendezvous.keeps_interval_buckets();
     let mut steady = SteadyOutcome {
         criterion: test
             .settings
@@ -304,7 +305,7 @@ pub fn run_test(
         .into_iter()
         .map(|outcome| outcome.ok_or(RunError::Start(GateClosed::Closed)))
         .collect::<Result<_, _>>()?;
-    let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets);
+    let mut result = merge_test(test, shapes, setups, &outcomes, cpu, targets, keep_buckets);
     for failure in pin_failures.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if !result.warnings.contains(&failure) {
             result.warnings.push(failure);
@@ -756,7 +757,12 @@ fn byte_share(total: u64, single_block: Option<u64>, index: u32, count: u32) -> 
     (base + extra) * unit
 }
 
-fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> DirectionResult {
+/// One direction of `recorders` over `measured_ns` (`keep_buckets`: see [`merge_series`]).
+fn direction_result(
+    recorders: &[&DirectionRecorder],
+    measured_ns: u64,
+    keep_buckets: bool,
+) -> DirectionResult {
     let mut histogram = LatencyHistogram::new();
     let mut bytes = 0;
     let mut error_count = 0;
@@ -783,7 +789,7 @@ fn direction_result(recorders: &[&DirectionRecorder], measured_ns: u64) -> Direc
         },
         latency: LatencySummary::from_histogram(&histogram),
         error_count,
-        series: merge_series(&series, measured_ns),
+        series: merge_series(&series, measured_ns, keep_buckets),
         histogram: histogram.to_sparse(),
     }
 }
@@ -798,17 +804,17 @@ struct Directions {
 }
 
 /// Read, write, trim, and reads and writes together of a set of worker outcomes, over
-/// `measured_ns`.
-fn directions(outcomes: &[&WorkerOutcome], measured_ns: u64) -> Directions {
+/// `measured_ns` (`keep_buckets`: see [`merge_series`]).
+fn directions(outcomes: &[&WorkerOutcome], measured_ns: u64, keep_buckets: bool) -> Directions {
     let reads: Vec<_> = outcomes.iter().map(|o| &o.read).collect();
     let writes: Vec<_> = outcomes.iter().map(|o| &o.write).collect();
     let trims: Vec<_> = outcomes.iter().map(|o| &o.trim).collect();
     let both: Vec<_> = reads.iter().chain(writes.iter()).copied().collect();
     Directions {
-        read: direction_result(&reads, measured_ns),
-        write: direction_result(&writes, measured_ns),
-        trim: direction_result(&trims, measured_ns),
-        total: direction_result(&both, measured_ns),
+        read: direction_result(&reads, measured_ns, keep_buckets),
+        write: direction_result(&writes, measured_ns, keep_buckets),
+        trim: direction_result(&trims, measured_ns, keep_buckets),
+        total: direction_result(&both, measured_ns, keep_buckets),
     }
 }
 
@@ -870,6 +876,7 @@ fn merge_test(
     outcomes: &[(usize, WorkerOutcome)],
     mut cpu: CpuResult,
     targets: &[PreparedTarget],
+    keep_buckets: bool,
 ) -> TestResult {
     let mut warnings = Vec::new();
     let mut jobs = Vec::with_capacity(test.jobs.len());
@@ -885,7 +892,12 @@ fn merge_test(
             write,
             trim,
             total,
-        } = directions(&mine, measured_ns);
+        } = directions(
+            &mine,
+            measured_ns,
+            // A test of one job has that job's series: its buckets travel once.
+            keep_buckets && test.jobs.len() > 1,
+        );
         for warning in setup.warnings {
             if !warnings.contains(&warning) {
                 warnings.push(warning);
@@ -951,7 +963,7 @@ fn merge_test(
         write,
         trim,
         total,
-    } = directions(&everyone, measured_ns);
+    } = directions(&everyone, measured_ns, keep_buckets);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
     if cpu.wall_ns == 0 {
         cpu.wall_ns = measured_ns;
@@ -1026,6 +1038,7 @@ mod tests {
             &outcomes,
             CpuResult::default(),
             std::slice::from_ref(&target),
+            false,
         );
         assert_eq!(result.trace_overflow_ios, 7);
         assert!(

@@ -75,11 +75,15 @@ pub fn merge_direction(parts: &[&DirectionResult], measured_ns: u64) -> Directio
 }
 
 /// Adds aligned series interval by interval: bytes and I/Os exactly, the mean weighted by
-/// each client's I/Os; an interval's p99 is the highest of the clients' (an upper bound: the
-/// stored points keep no histogram of their own).
+/// each client's I/Os. An interval's p99 is exact (the p99 of the clients' interval
+/// histograms merged bucket by bucket, as within one client) when every client's point with
+/// I/Os carries its buckets ([`IntervalPoint::latency_buckets`]), and the merged point then
+/// keeps the merged buckets; otherwise it is the highest of the clients' p99s (an upper bound).
 pub fn merge_points<'a>(series: impl Iterator<Item = &'a [IntervalPoint]>) -> Vec<IntervalPoint> {
     let mut merged: Vec<IntervalPoint> = Vec::new();
     let mut latency_sums: Vec<u128> = Vec::new();
+    // Per interval: the merged histogram, while every part with I/Os brought its buckets.
+    let mut histograms: Vec<Option<LatencyHistogram>> = Vec::new();
     for points in series {
         for (index, point) in points.iter().enumerate() {
             if index == merged.len() {
@@ -88,9 +92,11 @@ pub fn merge_points<'a>(series: impl Iterator<Item = &'a [IntervalPoint]>) -> Ve
                     io_count: 0,
                     mean_latency_ns: 0,
                     p99_latency_ns: 0,
+                    latency_buckets: Vec::new(),
                     ..point.clone()
                 });
                 latency_sums.push(0);
+                histograms.push(Some(LatencyHistogram::new()));
             }
             let into = &mut merged[index];
             into.duration_ns = into.duration_ns.max(point.duration_ns);
@@ -98,14 +104,50 @@ pub fn merge_points<'a>(series: impl Iterator<Item = &'a [IntervalPoint]>) -> Ve
             into.io_count += point.io_count;
             into.p99_latency_ns = into.p99_latency_ns.max(point.p99_latency_ns);
             latency_sums[index] += u128::from(point.mean_latency_ns) * u128::from(point.io_count);
+            let exact = &mut histograms[index];
+            if point.io_count > 0 && point.latency_buckets.is_empty() {
+                *exact = None;
+            }
+            if let Some(histogram) = exact {
+                for &[bucket, count] in &point.latency_buckets {
+                    histogram.record_bucket(bucket as usize, count);
+                }
+            }
         }
     }
-    for (point, sum) in merged.iter_mut().zip(latency_sums) {
+    for ((point, sum), histogram) in merged.iter_mut().zip(latency_sums).zip(histograms) {
         if point.io_count > 0 {
             point.mean_latency_ns = (sum / u128::from(point.io_count)) as u64;
+            if let Some(histogram) = histogram {
+                point.p99_latency_ns = histogram.percentile(99.0);
+                point.latency_buckets = histogram
+                    .nonzero_buckets()
+                    .map(|(bucket, count)| [bucket as u64, count])
+                    .collect();
+            }
         }
     }
     merged
+}
+
+/// Drops the interval buckets of every series of `test` (its directions and its jobs'): they
+/// serve the merge across clients only, and a saved result keeps none.
+pub fn drop_interval_buckets(test: &mut TestResult) {
+    let jobs = test
+        .jobs
+        .iter_mut()
+        .flat_map(|job| [&mut job.read, &mut job.write, &mut job.trim, &mut job.total]);
+    let own = [
+        &mut test.read,
+        &mut test.write,
+        &mut test.trim,
+        &mut test.total,
+    ];
+    for direction in own.into_iter().chain(jobs) {
+        for point in &mut direction.series {
+            point.latency_buckets = Vec::new();
+        }
+    }
 }
 
 /// Read, write, trim and total of several parts (jobs or tests of the clients) over
@@ -211,12 +253,22 @@ pub fn merge_test(parts: &[&TestResult]) -> Option<TestResult> {
         [&test.read, &test.write, &test.trim, &test.total]
     });
     let job_count = parts.iter().map(|test| test.jobs.len()).min().unwrap_or(0);
-    let jobs = (0..job_count)
+    let mut jobs: Vec<JobResult> = (0..job_count)
         .map(|index| {
             let same: Vec<&JobResult> = parts.iter().map(|test| &test.jobs[index]).collect();
             merge_job(&same)
         })
         .collect();
+    // The only job of a test has the test's series: the clients send its interval buckets
+    // once, with the test's, and its merged series is the test's.
+    if let [job] = jobs.as_mut_slice()
+        && parts.iter().all(|test| test.jobs.len() == 1)
+    {
+        job.read.series = read.series.clone();
+        job.write.series = write.series.clone();
+        job.trim.series = trim.series.clone();
+        job.total.series = total.series.clone();
+    }
     let mut warnings: Vec<String> = Vec::new();
     for warning in parts.iter().flat_map(|test| &test.warnings) {
         if !warnings.contains(warning) {
@@ -286,4 +338,87 @@ pub fn hosts(cluster: &ClusterResult) -> Vec<&str> {
         }
     }
     hosts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::series::{SeriesRecorder, merge_series};
+
+    const SECOND: u64 = 1_000_000_000;
+
+    /// A client's series from `(interval, latency)` samples, kept with or without buckets.
+    fn series(samples: &[(u64, u64)], keep_buckets: bool) -> Vec<IntervalPoint> {
+        let mut recorder = SeriesRecorder::new(SECOND, 4);
+        for &(interval, latency) in samples {
+            recorder.record(interval * SECOND + 1, latency, 4096);
+        }
+        recorder.finish();
+        merge_series(&[&recorder], 3 * SECOND, keep_buckets)
+    }
+
+    /// Many fast I/Os on one client, a few slow ones on another, in each of three seconds.
+    fn clients() -> [Vec<(u64, u64)>; 2] {
+        let fast = (0..3)
+            .flat_map(|second| (0..2_000).map(move |i| (second, 20_000 + i * 7 + second * 1_000)))
+            .collect();
+        let slow = (0..3)
+            .flat_map(|second| (0..15).map(move |i| (second, 5_000_000 + i * 10_000)))
+            .collect();
+        [fast, slow]
+    }
+
+    #[test]
+    fn each_intervals_cluster_p99_is_the_p99_of_every_clients_ios_together() {
+        let [fast, slow] = clients();
+        let merged = merge_points(
+            [series(&fast, true), series(&slow, true)]
+                .iter()
+                .map(Vec::as_slice),
+        );
+        // One client that did every I/O of both: its p99 per second is the exact one.
+        let mut together: Vec<(u64, u64)> = fast.iter().chain(&slow).copied().collect();
+        together.sort_by_key(|&(second, _)| second);
+        let expected = series(&together, true);
+        assert_eq!(merged.len(), 3);
+        for (point, alone) in merged.iter().zip(&expected) {
+            assert_eq!(point.io_count, 2_015);
+            assert_eq!(point.p99_latency_ns, alone.p99_latency_ns);
+            assert_eq!(point.latency_buckets, alone.latency_buckets);
+            // 15 slow I/Os of 2,015 are under 1 %: the p99 is a fast one.
+            assert!(point.p99_latency_ns < 1_000_000, "{}", point.p99_latency_ns);
+        }
+    }
+
+    #[test]
+    fn without_buckets_an_intervals_p99_is_the_highest_of_the_clients() {
+        let [fast, slow] = clients();
+        let merged = merge_points(
+            [series(&fast, true), series(&slow, false)]
+                .iter()
+                .map(Vec::as_slice),
+        );
+        let slow_alone = series(&slow, false);
+        for (point, slow) in merged.iter().zip(&slow_alone) {
+            assert_eq!(point.p99_latency_ns, slow.p99_latency_ns);
+            assert!(point.latency_buckets.is_empty());
+        }
+    }
+
+    #[test]
+    fn dropped_buckets_leave_the_figures() {
+        let [fast, _] = clients();
+        let mut test = crate::support::fixtures::mixed().tests[0].clone();
+        test.total.series = series(&fast, true);
+        let figures: Vec<u64> = test.total.series.iter().map(|p| p.p99_latency_ns).collect();
+        drop_interval_buckets(&mut test);
+        assert!(
+            test.total
+                .series
+                .iter()
+                .all(|p| p.latency_buckets.is_empty())
+        );
+        let after: Vec<u64> = test.total.series.iter().map(|p| p.p99_latency_ns).collect();
+        assert_eq!(after, figures);
+    }
 }

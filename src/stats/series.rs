@@ -89,8 +89,14 @@ impl SeriesRecorder {
     }
 }
 
-/// Merges the series of several workers into one dense series covering `measured_ns`.
-pub fn merge_series(recorders: &[&SeriesRecorder], measured_ns: u64) -> Vec<IntervalPoint> {
+/// Merges the series of several workers into one dense series covering `measured_ns`; with
+/// `keep_buckets`, each point keeps the non-empty buckets of its interval's histogram
+/// ([`IntervalPoint::latency_buckets`]), for a merge across the clients of a multi-client run.
+pub fn merge_series(
+    recorders: &[&SeriesRecorder],
+    measured_ns: u64,
+    keep_buckets: bool,
+) -> Vec<IntervalPoint> {
     let Some(interval_ns) = recorders.first().map(|r| r.interval_ns) else {
         return Vec::new();
     };
@@ -111,6 +117,7 @@ pub fn merge_series(recorders: &[&SeriesRecorder], measured_ns: u64) -> Vec<Inte
             io_count: 0,
             mean_latency_ns: 0,
             p99_latency_ns: 0,
+            latency_buckets: Vec::new(),
         };
         if point.duration_ns == 0 {
             point.duration_ns = interval_ns;
@@ -139,6 +146,12 @@ pub fn merge_series(recorders: &[&SeriesRecorder], measured_ns: u64) -> Vec<Inte
         if point.io_count > 0 {
             point.mean_latency_ns = (latency_sum / point.io_count as u128) as u64;
             point.p99_latency_ns = scratch.percentile(99.0);
+            if keep_buckets {
+                point.latency_buckets = scratch
+                    .nonzero_buckets()
+                    .map(|(bucket, count)| [bucket as u64, count])
+                    .collect();
+            }
         }
         points.push(point);
     }
