@@ -34,6 +34,7 @@ pub mod network;
 pub mod network_target;
 pub mod nfs;
 pub mod null;
+pub mod smb;
 pub mod stop;
 pub mod sync;
 pub mod sys;

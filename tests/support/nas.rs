@@ -95,6 +95,8 @@ pub const SAMBA_USER: &str = "root";
 pub const SAMBA_PASSWORD: &str = "iopath-test-secret";
 /// The share's name.
 pub const SAMBA_SHARE: &str = "share";
+/// A second share, read-only, over its own directory.
+pub const SAMBA_READ_ONLY_SHARE: &str = "readonly";
 
 /// A private `smbd` on loopback with one share.
 pub struct SambaServer {
@@ -119,7 +121,7 @@ impl SambaServer {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             for sub in [
-                "share", "private", "lock", "state", "cache", "pid", "ncalrpc",
+                "share", "readonly", "private", "lock", "state", "cache", "pid", "ncalrpc",
             ] {
                 std::fs::create_dir(root.join(sub)).expect("a server directory");
             }
@@ -148,8 +150,10 @@ impl SambaServer {
             }
             text.push_str(&format!(
                 "[{SAMBA_SHARE}]\n  path = {}\n  read only = no\n  valid users = {SAMBA_USER}\n  \
-                 force user = root\n",
-                at("share")
+                 force user = root\n[{SAMBA_READ_ONLY_SHARE}]\n  path = {}\n  read only = yes\n  \
+                 valid users = {SAMBA_USER}\n  force user = root\n",
+                at("share"),
+                at("readonly")
             ));
             std::fs::write(&config, text).expect("smb.conf");
             let mut add_user = Command::new(&pdbedit)
@@ -193,6 +197,11 @@ impl SambaServer {
     /// The directory the share serves (to put files in and check them).
     pub fn share_directory(&self) -> PathBuf {
         self.directory.path().join("share")
+    }
+
+    /// The directory the read-only share serves.
+    pub fn read_only_directory(&self) -> PathBuf {
+        self.directory.path().join("readonly")
     }
 
     /// `smb://USER@127.0.0.1:PORT/share/NAME`.
