@@ -333,6 +333,7 @@ mod tests {
             device: None,
             direct_io_alignment_bytes: Some(512),
             created_by_iopath: false,
+            transfer_sizes: None,
             read_only: false,
         };
         let route = RouteFacts {

@@ -24,6 +24,7 @@
 //!     device: None,
 //!     direct_io_alignment_bytes: Some(512),
 //!     created_by_iopath: false,
+//!     transfer_sizes: None,
 //!     read_only: false,
 //! };
 //! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), memory_available_bytes: None };
@@ -165,18 +166,13 @@ pub fn discover_on(info: &TargetInfo, facts: &HostFacts, machine: &Machine) -> S
 /// the server its URL names).
 pub fn gather_on(info: &TargetInfo, machine: &Machine) -> PathFacts {
     let server = match info.kind {
-        TargetKind::Nbd | TargetKind::Iscsi => match NetworkTarget::parse(&info.path) {
-            Ok(
-                NetworkTarget::Nbd {
-                    transport: NbdTransport::Tcp(address),
-                    ..
-                }
-                | NetworkTarget::Iscsi {
-                    portal: address, ..
-                },
-            ) => Some((address.host, address.port)),
-            _ => None,
-        },
+        TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs => {
+            NetworkTarget::parse(&info.path).ok().and_then(|target| {
+                target
+                    .tcp_address()
+                    .map(|address| (address.host.clone(), address.port))
+            })
+        }
         _ => None,
     };
     gather::gather(
@@ -230,6 +226,7 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
     match info.kind {
         TargetKind::Nbd => return Some("nbd".into()),
         TargetKind::Iscsi => return Some("iscsi".into()),
+        TargetKind::Nfs => return Some("nfs".into()),
         _ => {}
     }
     path.hops
@@ -376,13 +373,18 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
     let name = match target {
         NetworkTarget::Nbd { .. } => "NBD",
         NetworkTarget::Iscsi { .. } => "iSCSI",
+        NetworkTarget::Nfs { .. } => "NFSv3",
+    };
+    let description = match (&target, info.transfer_sizes) {
+        (NetworkTarget::Nfs { .. }, sizes) => nfs_description(info, &target, sizes),
+        _ => target.to_string(),
     };
     walker
         .push(
             format!("protocol:{target}"),
             HopKind::Protocol,
             name,
-            target.to_string(),
+            description,
             0,
             Share::WHOLE,
             None,
@@ -420,6 +422,34 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
         }
         (_, None) => {}
     }
+}
+
+/// The protocol hop of a file on an NFS export: `NFSv3/TCP, rsize/wsize 1 MiB, URL` and,
+/// for a test file, that iopath wrote it and removed it after the run. How writes were made
+/// durable (`FILE_SYNC`, `UNSTABLE+COMMIT`) is a test's, in its engine report.
+fn nfs_description(
+    info: &TargetInfo,
+    target: &NetworkTarget,
+    sizes: Option<crate::result::TransferSizes>,
+) -> String {
+    let sizes = match sizes {
+        Some(sizes) if sizes.read_bytes == sizes.write_bytes => format!(
+            ", rsize/wsize {}",
+            crate::units::format_bytes(sizes.read_bytes.into())
+        ),
+        Some(sizes) => format!(
+            ", rsize {}, wsize {}",
+            crate::units::format_bytes(sizes.read_bytes.into()),
+            crate::units::format_bytes(sizes.write_bytes.into())
+        ),
+        None => String::new(),
+    };
+    let created = if info.created_by_iopath {
+        ", test file written by iopath and removed after the run"
+    } else {
+        ""
+    };
+    format!("NFSv3/TCP{sizes}, {target}{created}")
 }
 
 /// A [`TargetInfo`] for `iopath path TARGET`, with a note when it was found another way than
@@ -475,10 +505,7 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
             }));
         }
     };
-    let kind = match parsed {
-        NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-        NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
-    };
+    let kind = parsed.target_kind();
     Some(Ok(TargetInfo::unexamined(parsed.to_string(), kind, 0)))
 }
 
@@ -493,6 +520,26 @@ mod tests {
 
     fn kinds(path: &StoragePath) -> Vec<HopKind> {
         path.hops.iter().map(|hop| hop.kind).collect()
+    }
+
+    #[test]
+    fn a_file_on_an_nfs_export_names_its_protocol_hop_with_rsize_and_wsize() {
+        let info = TargetInfo {
+            created_by_iopath: true,
+            transfer_sizes: Some(crate::result::TransferSizes {
+                read_bytes: 1 << 20,
+                write_bytes: 1 << 20,
+            }),
+            ..TargetInfo::unexamined("nfs://10.0.0.9/srv/t.bin".into(), TargetKind::Nfs, 1 << 30)
+        };
+        let path = build(&info, &PathFacts::Network(None), &facts());
+        assert_eq!(path.hops[0].name, "NFSv3");
+        assert_eq!(
+            path.hops[0].description,
+            "NFSv3/TCP, rsize/wsize 1.0 MiB, nfs://10.0.0.9:2049/srv/t.bin, test file written by \
+             iopath and removed after the run"
+        );
+        assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nfs"));
     }
 
     #[test]

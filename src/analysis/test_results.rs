@@ -148,6 +148,7 @@ pub fn test_on(
                 registered_files: false,
                 performs_io: true,
             },
+            write_stability: None,
         },
         direct,
         worker_threads: 1,

@@ -949,10 +949,12 @@ fn queue_or_device(context: &Context) -> Decision {
         );
     }
     let network = context.target_indexes.iter().any(|&index| {
-        context
-            .targets
-            .get(index)
-            .is_some_and(|t| matches!(t.kind, TargetKind::Nbd | TargetKind::Iscsi))
+        context.targets.get(index).is_some_and(|t| {
+            matches!(
+                t.kind,
+                TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs
+            )
+        })
     });
     Decision::inconclusive(vec![format!(
         "why only {achieved:.1} of {configured} configured I/Os were in flight ({little}) with the CPU not saturated ({}){}: submission or completion stalled",

@@ -123,10 +123,12 @@ Examples:
   iopath run data.bin --size 1g --rw randwrite --bs 4k --verify crc32c   (write, read back, check)
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json
-  iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)")]
+  iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)
+  iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)")]
 pub struct RunArgs {
-    /// Files or block devices. A missing file is created with --size; none: a temporary file
-    /// (neither is created for the null engine, which does no I/O).
+    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE). A missing
+    /// file is created with --size (on an NFS export: removed after the run); none: a
+    /// temporary file (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
@@ -262,7 +264,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub limits: LimitArgs,
 
-    /// Longest wait on an nbd:// or iscsi:// server (default 30s): to connect and finish the
+    /// Longest wait on an nbd://, iscsi:// or nfs:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer
     /// ends the run with an error naming it.
     #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]

@@ -148,6 +148,7 @@ mod tests {
                 device: Some("dm-2".into()),
                 direct_io_alignment_bytes: Some(512),
                 created_by_iopath: false,
+                transfer_sizes: None,
                 read_only: false,
             }],
             files: vec![RecordedFile {

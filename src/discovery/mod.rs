@@ -32,6 +32,7 @@
 //!     device: None,
 //!     direct_io_alignment_bytes: None,
 //!     created_by_iopath: false,
+//!     transfer_sizes: None,
 //!     read_only: false,
 //! };
 //! let facts = gather::gather(&info, Some(("127.0.0.1", 10809)), &Machine::this_host());

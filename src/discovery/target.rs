@@ -30,6 +30,7 @@ fn block_device(sysfs: Sysfs<'_>, target: &str, name: String) -> TargetInfo {
         device: Some(name),
         direct_io_alignment_bytes: Some(logical),
         created_by_iopath: false,
+        transfer_sizes: None,
     }
 }
 
@@ -120,6 +121,7 @@ pub fn recorded_target(machine: &Machine, target: &str) -> Result<TargetInfo, St
         device,
         direct_io_alignment_bytes: None,
         created_by_iopath: false,
+        transfer_sizes: None,
         read_only: false,
     })
 }

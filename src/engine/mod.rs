@@ -34,6 +34,7 @@ pub mod network;
 pub mod network_target;
 pub mod nfs;
 pub mod null;
+pub mod remote_file;
 pub mod smb;
 pub mod stop;
 pub mod sync;
@@ -167,29 +168,31 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Nbd => "nbd",
             EngineKind::Iscsi => "iscsi",
+            EngineKind::Nfs => "nfs",
         }
     }
 
     /// Whether this engine reaches storage over the network (chosen by the target's URL).
     pub fn is_protocol(self) -> bool {
-        matches!(self, EngineKind::Nbd | EngineKind::Iscsi)
+        matches!(self, EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Nfs)
     }
 
     /// Every engine, for help texts and messages.
-    pub const ALL: [EngineKind; 5] = [
+    pub const ALL: [EngineKind; 6] = [
         EngineKind::IoUring,
         EngineKind::Sync,
         EngineKind::Null,
         EngineKind::Nbd,
         EngineKind::Iscsi,
+        EngineKind::Nfs,
     ];
 }
 
 /// An engine name none of those known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd and iscsi come with \
-     nbd:// and iscsi:// targets)"
+    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd, iscsi and nfs come \
+     with nbd://, iscsi:// and nfs:// targets)"
 )]
 pub struct UnknownEngine {
     /// The name as given.
@@ -205,6 +208,7 @@ impl FromStr for EngineKind {
             "null" => Ok(EngineKind::Null),
             "nbd" => Ok(EngineKind::Nbd),
             "iscsi" | "libiscsi" => Ok(EngineKind::Iscsi),
+            "nfs" => Ok(EngineKind::Nfs),
             other => Err(UnknownEngine {
                 name: other.to_string(),
             }),

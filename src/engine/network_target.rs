@@ -5,10 +5,11 @@
 //! - `nbd+unix:///EXPORT?socket=PATH`
 //! - `iscsi://HOST[:PORT]/TARGET-IQN/LUN` (port 3260 by default). CHAP credentials come from the
 //!   environment (`IOPATH_ISCSI_USER`, `IOPATH_ISCSI_PASSWORD`), never from the command line.
+//! - `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]` (port 2049 by default): a file
+//!   on an NFSv3 export, reached by iopath's own client ([`crate::engine::nfs`]); a missing
+//!   file is created with `--size` and removed after the run.
 //!
-//!
-//! `smb://` and `nfs://` are recognised and refused as not supported yet (the NFSv3 client in
-//! [`crate::engine::nfs`] is not wired to runs).
+//! `smb://` is recognised and refused as not supported yet.
 //!
 //! ```
 //! use iopath::engine::network_target::NetworkTarget;
@@ -17,7 +18,7 @@
 //! assert!(NetworkTarget::parse("iscsi://host/iqn.2026-01.org.example:disk/1").is_ok());
 //! ```
 
-use crate::result::EngineKind;
+use crate::result::{EngineKind, TargetKind};
 use std::path::PathBuf;
 
 /// Where a TCP server listens.
@@ -67,12 +68,105 @@ pub enum NetworkTarget {
         /// Logical unit number.
         lun: u32,
     },
+    /// A file on an NFSv3 export.
+    Nfs {
+        /// Where it is.
+        url: NfsUrl,
+        /// The size to create it with when it is missing (`--size`); `None`: it must exist.
+        create_size: Option<u64>,
+    },
 }
 
 /// Default NBD port.
 pub const NBD_PORT: u16 = 10809;
 /// Default iSCSI port.
 pub const ISCSI_PORT: u16 = 3260;
+/// Default NFS port.
+pub const NFS_PORT: u16 = 2049;
+
+/// An `nfs://` URL, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NfsUrl {
+    /// The server's NFS service.
+    pub server: TcpAddress,
+    /// The MOUNT service's port when the URL names one (else the portmapper is asked).
+    pub mount_port: Option<u16>,
+    /// The path of the file on the server, export included (`/export/dir/file`).
+    pub path: String,
+}
+
+impl NfsUrl {
+    /// Reads `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]`.
+    ///
+    /// ```
+    /// use iopath::engine::network_target::NfsUrl;
+    /// let url = NfsUrl::parse("nfs://127.0.0.1:2050/srv/data/file?mountport=2050").unwrap();
+    /// assert_eq!(url.server.port, 2050);
+    /// assert_eq!(url.path, "/srv/data/file");
+    /// assert!(NfsUrl::parse("nfs://host/srv/file?version=4.1").is_err());
+    /// ```
+    pub fn parse(url: &str) -> Result<Self, UrlError> {
+        let rest = url
+            .strip_prefix("nfs://")
+            .ok_or_else(|| refuse(url, "not an nfs:// URL"))?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = rest
+            .split_once('/')
+            .ok_or_else(|| refuse(url, "expected nfs://HOST[:PORT]/EXPORT/PATH/FILE"))?;
+        if authority.contains('@') {
+            return Err(refuse(
+                url,
+                "NFS sends this process's user and group (AUTH_SYS); no user belongs in the URL",
+            ));
+        }
+        let server = split_host_port(authority, NFS_PORT, url)?;
+        let path = format!("/{}", path.trim_end_matches('/'));
+        if path == "/" || path.split('/').any(|part| part == "." || part == "..") {
+            return Err(refuse(url, "the path must name a file below an export"));
+        }
+        let mut mount_port = None;
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            match pair.split_once('=') {
+                Some(("mountport", port)) => {
+                    mount_port = Some(
+                        port.parse::<u16>()
+                            .ok()
+                            .filter(|p| *p > 0)
+                            .ok_or_else(|| refuse(url, format!("'{port}' is not a port")))?,
+                    );
+                }
+                Some(("version", "3")) => {}
+                Some(("version", other)) => {
+                    return Err(refuse(
+                        url,
+                        format!("NFS version {other} is not supported yet (only version=3)"),
+                    ));
+                }
+                _ => {
+                    return Err(refuse(
+                        url,
+                        format!("unknown option '{pair}' (mountport, version)"),
+                    ));
+                }
+            }
+        }
+        Ok(NfsUrl {
+            server,
+            mount_port,
+            path,
+        })
+    }
+}
+
+impl std::fmt::Display for NfsUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "nfs://{}{}", self.server, self.path)?;
+        if let Some(port) = self.mount_port {
+            write!(f, "?mountport={port}")?;
+        }
+        Ok(())
+    }
+}
 
 /// A network target URL that cannot be used: shown as `URL: PROBLEM`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -135,6 +229,16 @@ impl NetworkTarget {
         match self {
             NetworkTarget::Nbd { .. } => EngineKind::Nbd,
             NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
+            NetworkTarget::Nfs { .. } => EngineKind::Nfs,
+        }
+    }
+
+    /// The kind of target this URL names.
+    pub fn target_kind(&self) -> TargetKind {
+        match self {
+            NetworkTarget::Nbd { .. } => TargetKind::Nbd,
+            NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
+            NetworkTarget::Nfs { .. } => TargetKind::Nfs,
         }
     }
 
@@ -152,7 +256,8 @@ impl NetworkTarget {
         .any(|scheme| text.starts_with(scheme))
     }
 
-    /// Reads an `nbd://`, `nbd+unix://` or `iscsi://` URL.
+    /// Reads an `nbd://`, `nbd+unix://`, `iscsi://` or `nfs://` URL (an `nfs://` file must
+    /// exist; [`NetworkTarget::with_create_size`] lets the run create it).
     pub fn parse(url: &str) -> Result<Self, UrlError> {
         if let Some(rest) = url.strip_prefix("nbd+unix://") {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -196,28 +301,58 @@ impl NetworkTarget {
                 lun,
             });
         }
-        for (scheme, protocol) in [("smb://", "SMB"), ("nfs://", "NFS")] {
-            if url.starts_with(scheme) {
-                return Err(refuse(
-                    url,
-                    format!(
-                        "{protocol} targets ({scheme}) are not supported yet (use nbd:// or \
-                         iscsi://, or a file on a mounted share)"
-                    ),
-                ));
-            }
+        if url.starts_with("nfs://") {
+            return Ok(NetworkTarget::Nfs {
+                url: NfsUrl::parse(url)?,
+                create_size: None,
+            });
+        }
+        if url.starts_with("smb://") {
+            return Err(refuse(
+                url,
+                "SMB targets (smb://) are not supported yet (use nfs://, nbd:// or iscsi://, or \
+                 a file on a mounted share)",
+            ));
         }
         Err(refuse(
             url,
-            "unknown URL scheme (use nbd://, nbd+unix:// or iscsi://)",
+            "unknown URL scheme (use nbd://, nbd+unix://, iscsi:// or nfs://)",
         ))
     }
 
-    /// The protocol's short name (`nbd`, `iscsi`).
+    /// This target, to be created with `size` bytes when it is a missing file (`nfs://`);
+    /// other targets are returned as they are.
+    pub fn with_create_size(self, size: Option<u64>) -> Self {
+        match self {
+            NetworkTarget::Nfs { url, .. } => NetworkTarget::Nfs {
+                url,
+                create_size: size,
+            },
+            other => other,
+        }
+    }
+
+    /// The protocol's short name (`nbd`, `iscsi`, `nfs`).
     pub fn protocol(&self) -> &'static str {
         match self {
             NetworkTarget::Nbd { .. } => "nbd",
             NetworkTarget::Iscsi { .. } => "iscsi",
+            NetworkTarget::Nfs { .. } => "nfs",
+        }
+    }
+
+    /// Where the server listens, when over TCP.
+    pub fn tcp_address(&self) -> Option<&TcpAddress> {
+        match self {
+            NetworkTarget::Nbd {
+                transport: NbdTransport::Tcp(address),
+                ..
+            }
+            | NetworkTarget::Iscsi {
+                portal: address, ..
+            } => Some(address),
+            NetworkTarget::Nfs { url, .. } => Some(&url.server),
+            NetworkTarget::Nbd { .. } => None,
         }
     }
 }
@@ -238,6 +373,7 @@ impl std::fmt::Display for NetworkTarget {
                 target_iqn,
                 lun,
             } => write!(f, "iscsi://{portal}/{target_iqn}/{lun}"),
+            NetworkTarget::Nfs { url, .. } => write!(f, "{url}"),
         }
     }
 }
@@ -253,6 +389,7 @@ mod tests {
             "nbd://[::1]:10810/",
             "nbd+unix:///disk?socket=/tmp/nbd.sock",
             "iscsi://10.0.0.1:3260/iqn.2026-01.org.example:disk/1",
+            "nfs://10.0.0.1:2049/srv/data/file?mountport=20048",
         ] {
             assert_eq!(NetworkTarget::parse(url).unwrap().to_string(), url);
         }
@@ -278,6 +415,32 @@ mod tests {
             let error = NetworkTarget::parse(bad).unwrap_err();
             assert_eq!(error.url, bad);
             assert!(error.to_string().starts_with(bad), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn urls_name_a_file_below_an_export() {
+        let url = NfsUrl::parse("nfs://[::1]/srv/a/b").unwrap();
+        assert_eq!(
+            (url.server.host.as_str(), url.server.port),
+            ("::1", NFS_PORT)
+        );
+        assert_eq!(url.to_string(), "nfs://[::1]:2049/srv/a/b");
+        for (bad, named) in [
+            ("nfs://user@host/srv/f", "no user"),
+            ("nfs://host", "expected"),
+            ("nfs://host/", "must name a file"),
+            ("nfs://host/srv/../etc/f", "must name a file"),
+            ("nfs://host/srv/f?version=4.1", "not supported yet"),
+            ("nfs://host/srv/f?mountport=0", "not a port"),
+            ("nfs://host/srv/f?rsize=4096", "unknown option"),
+            ("nfs://host:99999/srv/f", "not a port"),
+        ] {
+            let error = NfsUrl::parse(bad).expect_err(bad).to_string();
+            assert!(
+                error.starts_with(bad) && error.contains(named),
+                "{bad}: {error}"
+            );
         }
     }
 }

@@ -27,8 +27,14 @@ pub struct NetworkVolumeInfo {
     /// Largest trim the server takes in one request, bytes (0: no limit announced; an iSCSI
     /// LUN's MAXIMUM UNMAP LBA COUNT).
     pub max_trim_bytes: u64,
-    /// The first bytes of the volume (up to 68 KiB), for signature detection.
+    /// The first bytes of the volume (up to 68 KiB), for signature detection (empty for a
+    /// file on a file server, which follows the rules of files).
     pub head: Vec<u8>,
+    /// A file on a file server (`nfs://`) that does not exist yet: the run creates it with
+    /// `size_bytes` and removes it afterwards.
+    pub to_create: bool,
+    /// A file protocol's largest single read and write (NFS `rtmax` / `wtmax`).
+    pub transfer_sizes: Option<crate::result::TransferSizes>,
 }
 
 /// How long a protocol engine waits on a server unless told otherwise (`--net-timeout`): to

@@ -128,12 +128,7 @@ fn test_label(test: &TestResult) -> String {
 }
 
 fn describe_target(target: &TargetInfo) -> String {
-    let kind = match target.kind {
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block device",
-        TargetKind::Nbd => "NBD export",
-        TargetKind::Iscsi => "iSCSI LUN",
-    };
+    let kind = target.kind.description();
     let mut parts = vec![
         format!("`{}`: {kind}", target.path.replace('`', "'")),
         binary_size(target.size_bytes),

@@ -9,6 +9,35 @@ pub struct EngineReport {
     pub name: String,
     /// What it did.
     pub capabilities: Capabilities,
+    /// How a file protocol's writes were made durable (NFS: `FILE_SYNC` on each, or
+    /// `UNSTABLE` with or without a COMMIT at the end); `None` for other engines and for
+    /// tests that do not write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_stability: Option<WriteStability>,
+}
+
+/// How a file protocol's writes were made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteStability {
+    /// Every write was durable when the server answered (NFS `FILE_SYNC`, `--sync`).
+    FileSync,
+    /// Writes were `UNSTABLE` (the server may cache them) and one COMMIT at the end made them
+    /// durable (`--fsync-at-end`).
+    UnstableCommit,
+    /// Writes were `UNSTABLE` and never committed: the server may have held them in memory.
+    Unstable,
+}
+
+impl WriteStability {
+    /// As written in reports: `FILE_SYNC`, `UNSTABLE+COMMIT`, `UNSTABLE`.
+    pub fn label(self) -> &'static str {
+        match self {
+            WriteStability::FileSync => "FILE_SYNC",
+            WriteStability::UnstableCommit => "UNSTABLE+COMMIT",
+            WriteStability::Unstable => "UNSTABLE",
+        }
+    }
 }
 
 /// Direction of one I/O.
@@ -68,4 +97,6 @@ pub enum EngineKind {
     Nbd,
     /// iopath's iSCSI initiator (chosen by an `iscsi://` target).
     Iscsi,
+    /// iopath's NFSv3 client (chosen by an `nfs://` target).
+    Nfs,
 }

@@ -61,7 +61,7 @@ pub use analysis::{
 pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
-pub use engine::{Capabilities, Direction, EngineKind, EngineReport};
+pub use engine::{Capabilities, Direction, EngineKind, EngineReport, WriteStability};
 pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
 pub use host::HostInfo;
@@ -71,7 +71,7 @@ pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
 pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
-pub use target::{TargetInfo, TargetKind};
+pub use target::{TargetInfo, TargetKind, TransferSizes};
 pub use test::{
     DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySummary,
     LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,

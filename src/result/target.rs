@@ -14,6 +14,21 @@ pub enum TargetKind {
     Nbd,
     /// An iSCSI logical unit (reached by the iscsi engine).
     Iscsi,
+    /// A file on an NFS export (reached by the nfs engine).
+    Nfs,
+}
+
+impl TargetKind {
+    /// What it is, in words for reports (`iSCSI LUN`).
+    pub fn description(self) -> &'static str {
+        match self {
+            TargetKind::File => "file",
+            TargetKind::BlockDevice => "block device",
+            TargetKind::Nbd => "NBD export",
+            TargetKind::Iscsi => "iSCSI LUN",
+            TargetKind::Nfs => "file on an NFS export",
+        }
+    }
 }
 
 /// What was found about a target before the run.
@@ -43,6 +58,19 @@ pub struct TargetInfo {
     /// The target refuses writes (a read-only export or device).
     #[serde(default)]
     pub read_only: bool,
+    /// A file protocol's largest single read and write (NFS `rsize` / `wsize` from FSINFO);
+    /// `None` for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_sizes: Option<TransferSizes>,
+}
+
+/// A file protocol's largest single read and write, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferSizes {
+    /// Largest READ (NFS `rtmax`, the `rsize` a mount would use).
+    pub read_bytes: u32,
+    /// Largest WRITE (NFS `wtmax`, the `wsize`).
+    pub write_bytes: u32,
 }
 
 impl TargetInfo {
@@ -69,6 +97,7 @@ impl TargetInfo {
             direct_io_alignment_bytes: None,
             created_by_iopath: false,
             read_only: false,
+            transfer_sizes: None,
         }
     }
 }

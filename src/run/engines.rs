@@ -6,11 +6,13 @@ use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::network_target::NetworkTarget;
+use crate::engine::nfs::NfsEngine;
+use crate::engine::nfs::nfs3::Stability;
 use crate::engine::null::{InjectedDelay, NullEngine};
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::host::clock::{Clock, Ticks};
-use crate::result::{Capabilities, EngineKind};
+use crate::result::{Capabilities, EngineKind, WriteStability};
 use std::fs::File;
 
 /// What an engine is opened on.
@@ -37,6 +39,8 @@ pub enum AnyEngine {
     Nbd(Box<NbdEngine>),
     /// iSCSI initiator.
     Iscsi(Box<IscsiEngine>),
+    /// NFSv3 client.
+    Nfs(Box<NfsEngine>),
 }
 
 fn wrong_endpoint(engine: &'static str, what: &str) -> EngineError {
@@ -77,6 +81,9 @@ impl AnyEngine {
             (EngineKind::Iscsi, Endpoint::Network(target)) => {
                 AnyEngine::Iscsi(Box::new(IscsiEngine::open(target, options)?))
             }
+            (EngineKind::Nfs, Endpoint::Network(target)) => {
+                AnyEngine::Nfs(Box::new(NfsEngine::open_target(target, options)?))
+            }
             (kind, Endpoint::Network(target)) => {
                 return Err(wrong_endpoint(kind.name(), &target.to_string()));
             }
@@ -92,6 +99,21 @@ impl AnyEngine {
             AnyEngine::Null(engine) => engine,
             AnyEngine::Nbd(engine) => engine.as_mut(),
             AnyEngine::Iscsi(engine) => engine.as_mut(),
+            AnyEngine::Nfs(engine) => engine.as_mut(),
+        }
+    }
+
+    /// How this engine's writes are made durable when it speaks a file protocol (NFS):
+    /// `FILE_SYNC` on each, or `UNSTABLE` with a COMMIT at the end when `commit_at_end`
+    /// (`--fsync-at-end`), or without; `None` for other engines.
+    pub fn write_stability(&self, commit_at_end: bool) -> Option<WriteStability> {
+        match self {
+            AnyEngine::Nfs(engine) => Some(match (engine.stability(), commit_at_end) {
+                (Stability::FileSync | Stability::DataSync, _) => WriteStability::FileSync,
+                (Stability::Unstable, true) => WriteStability::UnstableCommit,
+                (Stability::Unstable, false) => WriteStability::Unstable,
+            }),
+            _ => None,
         }
     }
 
@@ -115,6 +137,7 @@ impl AnyEngine {
             AnyEngine::Null(engine) => run_worker(engine, plan, links, clock, start),
             AnyEngine::Nbd(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Iscsi(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
+            AnyEngine::Nfs(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! The library never exits: ending the process, and its exit status, are the caller's.
 
 use crate::engine::StopSignal;
+use crate::engine::remote_file;
 use crate::targets::TargetError;
 use crate::targets::test_file::remove_registered_files;
 
@@ -22,7 +23,8 @@ pub struct ForcedStop {
 
 /// Installs the handlers of SIGINT and SIGTERM and returns the stop signal the first of them
 /// raises. Every later signal first removes the registered test files
-/// ([`remove_registered_files`]) and then calls `on_forced` on the signal-handling thread;
+/// ([`remove_registered_files`], and those on file servers:
+/// [`remote_file::remove_registered`]) and then calls `on_forced` on the signal-handling thread;
 /// `on_forced` is meant to save what it can and end the process.
 ///
 /// Only the signals count: the stop may also be raised by the caller (or by a worker's error)
@@ -46,7 +48,14 @@ where
                 if received == 1 {
                     raised.raise();
                 } else {
-                    let removal_failures = remove_registered_files();
+                    let mut removal_failures = remove_registered_files();
+                    removal_failures.extend(remote_file::remove_registered().into_iter().map(
+                        |error| TargetError::Io {
+                            path: error.target.into(),
+                            operation: "remove the test file",
+                            source: std::io::Error::other(error.problem),
+                        },
+                    ));
                     on_forced(ForcedStop {
                         signal,
                         removal_failures,

@@ -29,6 +29,9 @@ pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prep
 
 use crate::discovery::HostView;
 use crate::discovery::resources::describe;
+use crate::engine::network;
+use crate::engine::network_target::NetworkTarget;
+use crate::engine::remote_file::{self, RemoteFileError, RemoteTestFile};
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
@@ -204,7 +207,14 @@ fn execute_inner(
         Vec::new()
     };
     let mut guards = Vec::new();
-    let (prepared_targets, all_ready) = prepare_targets(pending, stop, observer, &mut guards)?;
+    let mut remote_files = Vec::new();
+    let (prepared_targets, all_ready) = prepare_targets(
+        pending,
+        stop,
+        observer,
+        (&mut guards, &mut remote_files),
+        options.net_timeout(),
+    )?;
     let interval_ns = if options.interval_ns == 0 {
         1_000_000_000
     } else {
@@ -343,6 +353,14 @@ fn execute_inner(
         );
     }
     drop(guards);
+    for file in remote_files {
+        let target = file.target().to_string();
+        if let Err(error) = file.remove() {
+            result
+                .warnings
+                .push(format!("{target}: the test file was not removed: {error}"));
+        }
+    }
     result.partial = partial;
     Ok(ExecutedRun {
         result,
@@ -353,14 +371,44 @@ fn execute_inner(
     })
 }
 
-/// Opens, probes or creates every target, in order; temporary files get a guard in `guards`.
-/// Returns the targets ready so far and whether all are (false when `stop` was set first).
+/// Creates and fills the missing test file `target` names on its file server; `None` when
+/// stopped first (what was made is removed).
+fn create_remote_test_file(
+    target: &NetworkTarget,
+    size_bytes: u64,
+    stop: &StopSignal,
+    net_timeout: std::time::Duration,
+) -> Result<Option<RemoteTestFile>, RunError> {
+    let failed = |error: RemoteFileError| {
+        RunError::Target(TargetError::Io {
+            path: PathBuf::from(&error.target),
+            operation: "the test file",
+            source: std::io::Error::other(error.problem),
+        })
+    };
+    let server = network::remote_file(target, net_timeout)
+        .ok_or_else(|| {
+            failed(RemoteFileError {
+                target: target.to_string(),
+                problem: "not a file on a file server".into(),
+            })
+        })?
+        .map_err(failed)?;
+    remote_file::create_test_file(server, size_bytes, 0x7e57_f11e, stop.flag()).map_err(failed)
+}
+
+/// Opens, probes or creates every target, in order; temporary files get a guard in the first
+/// of `guards`, test files made on file servers (`nfs://`, always removed after the run) one
+/// in the second. Returns the targets ready so far and whether all are (false when `stop` was
+/// set first).
 fn prepare_targets(
     pending: Vec<PendingTarget>,
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
-    guards: &mut Vec<TestFileGuard>,
+    guards: (&mut Vec<TestFileGuard>, &mut Vec<RemoteTestFile>),
+    net_timeout: std::time::Duration,
 ) -> Result<(Vec<PreparedTarget>, bool), RunError> {
+    let (guards, remote_files) = guards;
     let mut prepared_targets = Vec::with_capacity(pending.len());
     for (index, target) in pending.into_iter().enumerate() {
         if stop.is_raised() {
@@ -368,11 +416,20 @@ fn prepare_targets(
         }
         let (path, access, probed) = match target {
             PendingTarget::Existing(handle) => (handle.path().to_path_buf(), local(handle), None),
-            PendingTarget::Network(target, info, volume) => (
-                PathBuf::from(target.to_string()),
-                (info, TargetAccess::Network(target)),
-                Some(volume),
-            ),
+            PendingTarget::Network(target, info, volume) => {
+                if volume.to_create {
+                    observer.creating_file(Path::new(&target.to_string()), volume.size_bytes);
+                    match create_remote_test_file(&target, volume.size_bytes, stop, net_timeout)? {
+                        Some(file) => remote_files.push(file),
+                        None => return Ok((prepared_targets, false)),
+                    }
+                }
+                (
+                    PathBuf::from(target.to_string()),
+                    (info, TargetAccess::Network(target)),
+                    Some(volume),
+                )
+            }
             PendingTarget::Create {
                 path,
                 size,

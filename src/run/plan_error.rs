@@ -59,11 +59,11 @@ pub enum PlanError {
         /// Why the probe failed.
         source: EngineError,
     },
-    /// A block size above the largest request an NBD server accepts.
+    /// A block size above the largest request an NBD or NFS server accepts.
     #[error(
         "{target}: block size {} ({largest_bytes} bytes) is larger than the largest request the \
-         server accepts, {} ({limit_bytes} bytes, its NBD maximum block size); use a block size \
-         of {} or less",
+         server accepts, {} ({limit_bytes} bytes, its NBD maximum block size or NFS rtmax/wtmax); \
+         use a block size of {} or less",
         format_size(*largest_bytes),
         format_size(*limit_bytes),
         format_size(*limit_bytes)

@@ -592,10 +592,7 @@ fn probe_network(
     })?;
     let info = TargetInfo {
         path: target.to_string(),
-        kind: match target {
-            NetworkTarget::Nbd { .. } => TargetKind::Nbd,
-            NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
-        },
+        kind: target.target_kind(),
         size_bytes: volume.size_bytes,
         logical_block_size_bytes: volume.logical_block_size.max(1),
         physical_block_size_bytes: volume
@@ -606,7 +603,8 @@ fn probe_network(
         filesystem: detect_signature(&volume.head).map(str::to_string),
         device: None,
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
-        created_by_iopath: false,
+        created_by_iopath: volume.to_create,
+        transfer_sizes: volume.transfer_sizes,
         read_only: volume.read_only,
     };
     Ok((info, volume.without_head()))
@@ -635,8 +633,11 @@ fn check_request_size(
 ) -> Result<(), PlanError> {
     let largest = job.workload.access.max_size_bytes();
     let limit = u64::from(volume.max_request_bytes);
-    let nbd = matches!(network, NetworkTarget::Nbd { .. });
-    if !nbd || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
+    let limited = matches!(
+        network,
+        NetworkTarget::Nbd { .. } | NetworkTarget::Nfs { .. }
+    );
+    if !limited || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
         return Ok(());
     }
     Err(PlanError::RequestTooLarge {

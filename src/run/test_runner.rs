@@ -538,6 +538,9 @@ fn open_job(
                 engine_report = Some(EngineReport {
                     name: name.to_string(),
                     capabilities,
+                    write_stability: engine
+                        .write_stability(workload.fsync_at_end)
+                        .filter(|_| workload.writes()),
                 });
             }
             let mut data = BufferFiller::new(
@@ -650,6 +653,7 @@ fn open_job(
         engine: engine_report.unwrap_or(EngineReport {
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
+            write_stability: None,
         }),
         direct,
         warnings,
@@ -1010,6 +1014,7 @@ mod tests {
             engine: EngineReport {
                 name: "null".into(),
                 capabilities: Default::default(),
+                write_stability: None,
             },
             direct: false,
             warnings: Vec::new(),

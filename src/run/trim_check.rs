@@ -46,6 +46,7 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                          does not set LBPME, or the Logical Block Provisioning VPD page does \
                          not set LBPU)"
                 }
+                NetworkTarget::Nfs { .. } => "NFSv3 has no way to discard a range of a file",
             }
             .to_string(),
         }),

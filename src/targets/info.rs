@@ -118,6 +118,7 @@ fn inspect_file(path: &Path, file: &File, metadata: &Metadata) -> TargetInfo {
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: is_marked_as_created(file),
+        transfer_sizes: None,
         read_only: false,
     }
 }
@@ -166,6 +167,7 @@ fn inspect_block_device(
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
+        transfer_sizes: None,
     })
 }
 

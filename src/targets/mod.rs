@@ -98,15 +98,16 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// A target as typed by the user: a URL (`nbd://`, `iscsi://` …) or a path (a missing
-    /// file is created with `create_size`).
+    /// A target as typed by the user: a URL (`nbd://`, `iscsi://`, `nfs://` …) or a path (a
+    /// missing file, local or on an NFS export, is created with `create_size`).
     pub fn from_argument(
         text: &std::path::Path,
         create_size: Option<u64>,
     ) -> Result<Self, crate::engine::network_target::UrlError> {
         let as_text = text.to_string_lossy();
         if NetworkTarget::is_url(&as_text) || as_text.contains("://") {
-            return NetworkTarget::parse(&as_text).map(TargetSpec::Network);
+            return NetworkTarget::parse(&as_text)
+                .map(|target| TargetSpec::Network(target.with_create_size(create_size)));
         }
         Ok(TargetSpec::Path {
             path: text.to_path_buf(),

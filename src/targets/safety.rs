@@ -69,6 +69,18 @@ pub fn check_volume_write_allowed(
             path,
             "a block device is checked through its open descriptor".to_string(),
         )),
+        TargetKind::Nfs => {
+            if info.created_by_iopath || policy.allow_destructive {
+                Ok(())
+            } else {
+                Err(refused(
+                    path,
+                    "the file exists on the server and was not created by iopath; pass \
+                     --allow-destructive to overwrite its contents"
+                        .to_string(),
+                ))
+            }
+        }
         TargetKind::Nbd | TargetKind::Iscsi => check_network_volume(path, info, policy),
     }
 }

@@ -45,7 +45,7 @@ fn bad_input_is_named_and_nothing_is_written() {
             "not supported yet",
         ),
         (
-            &["nfs://127.0.0.1/export/f", "--rw", "read"],
+            &["nfs://127.0.0.1/export/f?version=4.1", "--rw", "read"],
             "not supported yet",
         ),
         (

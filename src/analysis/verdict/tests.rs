@@ -21,6 +21,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         device: Some("nvme0n1".into()),
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: true,
+        transfer_sizes: None,
         read_only: false,
     }
 }
@@ -107,6 +108,7 @@ fn nbd_target() -> TargetInfo {
         device: None,
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: false,
+        transfer_sizes: None,
         read_only: false,
     }
 }

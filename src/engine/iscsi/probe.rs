@@ -49,6 +49,8 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         trim: capacity.thin_provisioned && unmap_supported(session),
         max_trim_bytes: u64::from(limits.max_unmap_blocks) * u64::from(capacity.block_size_bytes),
         head,
+        to_create: false,
+        transfer_sizes: None,
     })
 }
 

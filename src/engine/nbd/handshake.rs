@@ -84,6 +84,8 @@ impl Export {
             // NBD announces no limit of its own for trims (the largest request applies).
             max_trim_bytes: 0,
             head: Vec::new(),
+            to_create: false,
+            transfer_sizes: None,
         }
     }
 }

@@ -21,8 +21,9 @@
 
 use super::nfs3::{self, NFS_PROGRAM, Stability, procedure, skip_wcc_data, status_errno};
 use super::rpc::{self, Credentials, call_header, finish_record};
-use super::target::NfsUrl;
 use super::xdr::{Decoder, Encoder};
+use crate::engine::network_target::{NetworkTarget, NfsUrl};
+use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::volume::STOP_GRACE;
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, sys};
 use crate::result::{Capabilities, Direction};
@@ -165,6 +166,48 @@ impl NfsEngine {
                 performs_io: true,
             },
         })
+    }
+
+    /// Finds the file of an `nfs://` target again (MOUNT, LOOKUP) and connects to its server
+    /// for I/O on it; a file that is gone, or whose size differs from
+    /// `options.expected_volume`'s (the probe's, or the size it was created with), is refused.
+    pub fn open_target(
+        target: &NetworkTarget,
+        options: &EngineOptions,
+    ) -> Result<Self, EngineError> {
+        let NetworkTarget::Nfs { url, .. } = target else {
+            return Err(EngineError::Setup {
+                engine: ENGINE,
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{target} is not an nfs:// target"),
+                ),
+            });
+        };
+        let setup = |problem: String| EngineError::Setup {
+            engine: ENGINE,
+            source: io::Error::other(problem),
+        };
+        let file = super::find(url, options.net_timeout).map_err(|error| setup(error.problem))?;
+        let Some((handle, attributes)) = file.existing else {
+            return Err(setup(format!("{url}: the file is gone from the server")));
+        };
+        if let Some(expected) = &options.expected_volume {
+            let found = NetworkVolumeInfo {
+                size_bytes: attributes.size_bytes,
+                ..expected.without_head()
+            };
+            let changes = found.changes_from(expected);
+            if !changes.is_empty() {
+                return Err(EngineError::VolumeChanged {
+                    engine: ENGINE,
+                    server: url.server.to_string(),
+                    connection: 1,
+                    changes,
+                });
+            }
+        }
+        Self::open(url, handle, options)
     }
 
     /// How writes are made durable: `FILE_SYNC` on each, or `UNSTABLE` and COMMIT at

@@ -7,18 +7,22 @@
 //! - `rpc`: the ONC RPC call and reply headers, record marking, and a blocking connection
 //!   for the calls made before the run;
 //! - `nfs3`: NFSv3 and MOUNT v3 procedures, attributes and status codes, [`Nfs3Session`];
-//! - `target`: [`NfsUrl`] and [`find`], which mounts the export and looks the file up;
+//! - `target`: [`find`], which mounts the export of an [`NfsUrl`] and looks the file up;
+//! - `remote`: [`NfsRemoteFile`], the file as a
+//!   [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (free space, test
+//!   file creation, filling and removal), and [`probe`], what a run learns before any I/O;
 //! - `engine`: [`NfsEngine`], READ and WRITE pipelined to the queue depth on one connection.
 //!
-//! Not wired to the command line yet: an `nfs://` target is refused there ("not supported
-//! yet") until test-file creation, the write-safety checks and the storage path are in place.
+//! A run on `nfs://HOST[:PORT]/EXPORT/PATH/FILE` probes the file ([`probe`]), creates a
+//! missing one with `--size` (and removes it afterwards), and opens one [`NfsEngine`] per
+//! worker with [`NfsEngine::open_target`].
 //!
 //! ```no_run
 //! use iopath::engine::nfs::{self, NfsEngine, NfsUrl};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let url = NfsUrl::parse("nfs://127.0.0.1/export/data")?;
+//! let url = NfsUrl::parse("nfs://127.0.0.1/export/data")?; // an existing file
 //! let file = nfs::find(&url, std::time::Duration::from_secs(30))?;
 //! let (handle, _attributes) = file.existing.expect("the file exists");
 //! let mut engine = NfsEngine::open(&url, handle, &EngineOptions::new(8, 4096))?;
@@ -32,10 +36,13 @@
 
 mod engine;
 pub mod nfs3;
+mod remote;
 pub mod rpc;
 mod target;
 pub mod xdr;
 
+pub use crate::engine::network_target::NfsUrl;
 pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES};
 pub use nfs3::Nfs3Session;
-pub use target::{NfsFile, NfsTargetError, NfsUrl, create_file, file_size, find, remove_file};
+pub use remote::{NfsRemoteFile, probe};
+pub use target::{NfsFile, NfsTargetError, create_file, file_size, find, remove_file};

@@ -15,8 +15,7 @@ pub const PORTMAP_PORT: u16 = 111;
 pub const MOUNT_PROGRAM: u32 = 100_005;
 /// The NFS program.
 pub const NFS_PROGRAM: u32 = 100_003;
-/// The NFS port when the URL names none.
-pub const NFS_PORT: u16 = 2049;
+pub use crate::engine::network_target::NFS_PORT;
 /// The longest NFSv3 file handle.
 pub const MAX_HANDLE_BYTES: usize = 64;
 
@@ -383,6 +382,48 @@ impl Nfs3Session {
         } else {
             self.lookup(directory, name, subject)
         }
+    }
+
+    /// Writes all of `data` at `offset` of `handle` with `stability` (one WRITE per call of
+    /// at most the server's largest write; a short write is sent on).
+    pub fn write(
+        &mut self,
+        handle: &[u8],
+        offset: u64,
+        data: &[u8],
+        stability: Stability,
+        subject: &str,
+    ) -> Result<(), NfsError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let mut arguments = Encoder::default();
+            arguments
+                .opaque(handle)
+                .u64(offset + done as u64)
+                .u32((data.len() - done) as u32)
+                .u32(stability as u32)
+                .opaque(&data[done..]);
+            let (reply, at) = self.call(procedure::WRITE, &arguments, "WRITE", subject)?;
+            let mut decoder = Decoder::new(&reply[at..]);
+            skip_wcc_data(&mut decoder)?;
+            let count = decoder.u32("count")? as usize;
+            if count == 0 || count > data.len() - done {
+                return Err(NfsError::Rpc(RpcError::Malformed(XdrError(format!(
+                    "{count} bytes written of {}",
+                    data.len() - done
+                )))));
+            }
+            done += count;
+        }
+        Ok(())
+    }
+
+    /// Commits every UNSTABLE write of `handle` to stable storage.
+    pub fn commit(&mut self, handle: &[u8], subject: &str) -> Result<(), NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle).u64(0).u32(0);
+        self.call(procedure::COMMIT, &arguments, "COMMIT", subject)
+            .map(|_| ())
     }
 
     /// Removes `name` from `directory`.

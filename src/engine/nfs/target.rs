@@ -1,136 +1,14 @@
-//! `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]` and finding the file it names:
+//! Finding the file an `nfs://HOST[:PORT]/EXPORT/PATH/FILE` URL ([`NfsUrl`]) names:
 //! MOUNT for the export's root handle (the longest leading part of the path the server
 //! exports), LOOKUP for each directory below it and for the file, GETATTR, ACCESS and FSINFO
 //! for what the run needs to know.
 
 use super::nfs3::{
-    self, ACCESS_WRITE, Attributes, FileType, NFS_PORT, Nfs3Session, NfsError, TransferLimits,
+    self, ACCESS_WRITE, Attributes, FileType, Nfs3Session, NfsError, TransferLimits,
 };
 use super::rpc::Credentials;
-use crate::engine::network_target::{TcpAddress, UrlError};
+use crate::engine::network_target::NfsUrl;
 use std::time::Duration;
-
-/// An `nfs://` URL, parsed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NfsUrl {
-    /// The server's NFS service.
-    pub server: TcpAddress,
-    /// The MOUNT service's port when the URL names one (else the portmapper is asked).
-    pub mount_port: Option<u16>,
-    /// The path of the file on the server, export included (`/export/dir/file`).
-    pub path: String,
-}
-
-fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
-    UrlError {
-        url: url.to_string(),
-        problem: problem.into(),
-    }
-}
-
-impl NfsUrl {
-    /// Reads `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]`.
-    ///
-    /// ```
-    /// use iopath::engine::nfs::NfsUrl;
-    /// let url = NfsUrl::parse("nfs://127.0.0.1:2050/srv/data/file?mountport=2050").unwrap();
-    /// assert_eq!(url.server.port, 2050);
-    /// assert_eq!(url.path, "/srv/data/file");
-    /// assert!(NfsUrl::parse("nfs://host/srv/file?version=4.1").is_err());
-    /// ```
-    pub fn parse(url: &str) -> Result<Self, UrlError> {
-        let rest = url
-            .strip_prefix("nfs://")
-            .ok_or_else(|| refuse(url, "not an nfs:// URL"))?;
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, path) = rest
-            .split_once('/')
-            .ok_or_else(|| refuse(url, "expected nfs://HOST[:PORT]/EXPORT/PATH/FILE"))?;
-        if authority.contains('@') {
-            return Err(refuse(
-                url,
-                "NFS sends this process's user and group (AUTH_SYS); no user belongs in the URL",
-            ));
-        }
-        let server = crate::engine::network_target::split_host_port(authority, NFS_PORT, url)?;
-        let path = format!("/{}", path.trim_end_matches('/'));
-        if path == "/" || path.split('/').any(|part| part == "." || part == "..") {
-            return Err(refuse(url, "the path must name a file below an export"));
-        }
-        let mut mount_port = None;
-        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            match pair.split_once('=') {
-                Some(("mountport", port)) => {
-                    mount_port = Some(
-                        port.parse::<u16>()
-                            .ok()
-                            .filter(|p| *p > 0)
-                            .ok_or_else(|| refuse(url, format!("'{port}' is not a port")))?,
-                    );
-                }
-                Some(("version", "3")) => {}
-                Some(("version", other)) => {
-                    return Err(refuse(
-                        url,
-                        format!("NFS version {other} is not supported yet (only version=3)"),
-                    ));
-                }
-                _ => {
-                    return Err(refuse(
-                        url,
-                        format!("unknown option '{pair}' (mountport, version)"),
-                    ));
-                }
-            }
-        }
-        Ok(NfsUrl {
-            server,
-            mount_port,
-            path,
-        })
-    }
-}
-
-impl std::fmt::Display for NfsUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "nfs://{}{}", self.server, self.path)?;
-        if let Some(port) = self.mount_port {
-            write!(f, "?mountport={port}")?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_name_a_file_below_an_export() {
-        let url = NfsUrl::parse("nfs://[::1]/srv/a/b").unwrap();
-        assert_eq!(
-            (url.server.host.as_str(), url.server.port),
-            ("::1", NFS_PORT)
-        );
-        assert_eq!(url.to_string(), "nfs://[::1]:2049/srv/a/b");
-        for (bad, named) in [
-            ("nfs://user@host/srv/f", "no user"),
-            ("nfs://host", "expected"),
-            ("nfs://host/", "must name a file"),
-            ("nfs://host/srv/../etc/f", "must name a file"),
-            ("nfs://host/srv/f?version=4.1", "not supported yet"),
-            ("nfs://host/srv/f?mountport=0", "not a port"),
-            ("nfs://host/srv/f?rsize=4096", "unknown option"),
-            ("nfs://host:99999/srv/f", "not a port"),
-        ] {
-            let error = NfsUrl::parse(bad).expect_err(bad).to_string();
-            assert!(
-                error.starts_with(bad) && error.contains(named),
-                "{bad}: {error}"
-            );
-        }
-    }
-}
 
 /// The file an `nfs://` URL names, as found on the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,7 +39,7 @@ pub struct NfsTargetError {
     pub unreachable: bool,
 }
 
-fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
+pub(super) fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
     let unreachable = matches!(&error, NfsError::Rpc(super::rpc::RpcError::Io(_)));
     NfsTargetError {
         url: url.to_string(),
@@ -172,7 +50,7 @@ fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
 
 /// A session with `url`'s server as this process, within `timeout` for each connection and
 /// reply.
-fn session(url: &NfsUrl, timeout: Duration) -> Result<Nfs3Session, NfsTargetError> {
+pub(super) fn session(url: &NfsUrl, timeout: Duration) -> Result<Nfs3Session, NfsTargetError> {
     Nfs3Session::open(
         &url.server.host,
         url.server.port,

@@ -12,12 +12,7 @@ use crate::units::format_bytes;
 use std::fmt::Write;
 
 fn kind_name(kind: TargetKind) -> &'static str {
-    match kind {
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block device",
-        TargetKind::Nbd => "NBD export",
-        TargetKind::Iscsi => "iSCSI LUN",
-    }
+    kind.description()
 }
 
 /// The host and workload section.

@@ -1,0 +1,206 @@
+//! [`NfsRemoteFile`]: a file on an NFSv3 export as a
+//! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (LOOKUP and GETATTR for
+//! its size, FSSTAT for free space, CREATE `GUARDED`, WRITE `UNSTABLE` and COMMIT to fill it,
+//! REMOVE), and [`probe`], what a run learns about an `nfs://` target before any I/O.
+
+use super::nfs3::{Nfs3Session, NfsError, Stability};
+use super::target::{NfsFile, NfsTargetError, failed, find, session};
+use crate::engine::network_target::NfsUrl;
+use crate::engine::remote_file::{RemoteFileError, RemoteFileServer, check_room};
+use crate::engine::volume::NetworkVolumeInfo;
+use crate::result::TransferSizes;
+use std::time::Duration;
+
+/// A file on an NFSv3 export, found by [`find`], with a session to its server (opened again
+/// once when a call finds it broken: the run between creating and removing a test file may
+/// outlast the server's idle timeout).
+#[derive(Debug)]
+pub struct NfsRemoteFile {
+    url: NfsUrl,
+    file: NfsFile,
+    handle: Option<Vec<u8>>,
+    session: Option<Nfs3Session>,
+    timeout: Duration,
+}
+
+impl NfsRemoteFile {
+    /// Finds the file `url` names (see [`find`]), waiting at most `timeout` for each
+    /// connection and reply.
+    pub fn find(url: &NfsUrl, timeout: Duration) -> Result<Self, NfsTargetError> {
+        let file = find(url, timeout)?;
+        Ok(NfsRemoteFile {
+            url: url.clone(),
+            handle: file.existing.as_ref().map(|(handle, _)| handle.clone()),
+            file,
+            session: None,
+            timeout,
+        })
+    }
+
+    /// What [`find`] found.
+    pub fn file(&self) -> &NfsFile {
+        &self.file
+    }
+
+    /// Runs `call` on the session, opening it first when there is none, and once more on a
+    /// fresh session when the connection failed.
+    fn with_session<T>(
+        &mut self,
+        what: &str,
+        mut call: impl FnMut(&mut Nfs3Session, &NfsFile, Option<&[u8]>) -> Result<T, NfsError>,
+    ) -> Result<T, RemoteFileError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            if self.session.is_none() {
+                self.session = Some(session(&self.url, self.timeout).map_err(remote)?);
+            }
+            let session = self.session.as_mut().expect("opened above");
+            match call(session, &self.file, self.handle.as_deref()) {
+                Ok(value) => return Ok(value),
+                Err(NfsError::Rpc(_)) if attempt == 1 => self.session = None,
+                Err(error) => return Err(remote(failed(&self.url, what, error))),
+            }
+        }
+    }
+
+    fn created_handle(&self) -> Result<&[u8], RemoteFileError> {
+        self.handle.as_deref().ok_or_else(|| RemoteFileError {
+            target: self.url.to_string(),
+            problem: "the file was not created".into(),
+        })
+    }
+}
+
+fn remote(error: NfsTargetError) -> RemoteFileError {
+    RemoteFileError {
+        target: error.url,
+        problem: error.problem,
+    }
+}
+
+impl RemoteFileServer for NfsRemoteFile {
+    fn target(&self) -> String {
+        self.url.to_string()
+    }
+
+    fn existing_size(&mut self) -> Result<Option<u64>, RemoteFileError> {
+        let path = self.url.path.clone();
+        self.with_session("the file", |session, file, _| {
+            match session.lookup(&file.directory_handle, &file.name, &path) {
+                Ok(handle) => session
+                    .getattr(&handle, &path)
+                    .map(|attributes| Some(attributes.size_bytes)),
+                Err(NfsError::Status { status: 2, .. }) => Ok(None),
+                Err(error) => Err(error),
+            }
+        })
+    }
+
+    fn available_bytes(&mut self) -> Result<u64, RemoteFileError> {
+        let path = self.url.path.clone();
+        self.with_session("FSSTAT", |session, file, _| {
+            session
+                .fsstat(&file.directory_handle, &path)
+                .map(|space| space.available_bytes)
+        })
+    }
+
+    fn create_exclusive(&mut self) -> Result<(), RemoteFileError> {
+        let path = self.url.path.clone();
+        let handle = self.with_session("creating the test file", |session, file, _| {
+            session.create(&file.directory_handle, &file.name, &path)
+        })?;
+        self.handle = Some(handle);
+        Ok(())
+    }
+
+    fn largest_write_bytes(&self) -> usize {
+        self.file.limits.write_max_bytes as usize
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<(), RemoteFileError> {
+        self.created_handle()?;
+        let path = self.url.path.clone();
+        self.with_session("filling the test file", |session, _, handle| {
+            let handle = handle.expect("created");
+            session.write(handle, offset, data, Stability::Unstable, &path)
+        })
+    }
+
+    fn make_durable(&mut self) -> Result<(), RemoteFileError> {
+        self.created_handle()?;
+        let path = self.url.path.clone();
+        self.with_session("committing the test file", |session, _, handle| {
+            session.commit(handle.expect("created"), &path)
+        })
+    }
+
+    fn remove(&mut self) -> Result<(), RemoteFileError> {
+        let path = self.url.path.clone();
+        self.with_session("removing the test file", |session, file, _| {
+            session.remove(&file.directory_handle, &file.name, &path)
+        })
+    }
+}
+
+/// What the probe of an `nfs://` target found: the file as a network volume (its size, or
+/// `create_size` when it is missing and to be created) and its transfer sizes. Refused, with
+/// the target named: an unreachable server or MOUNT service, a path no export holds, a
+/// missing directory, access denied, a missing file without `create_size`, a missing file
+/// this user may not create (a read-only export), a file the server has no room for (both
+/// figures), something other than a regular file.
+pub fn probe(
+    url: &NfsUrl,
+    create_size: Option<u64>,
+    timeout: Duration,
+) -> Result<NetworkVolumeInfo, NfsTargetError> {
+    let refuse = |problem: String| NfsTargetError {
+        url: url.to_string(),
+        problem,
+        unreachable: false,
+    };
+    let mut remote_file = NfsRemoteFile::find(url, timeout)?;
+    let file = remote_file.file().clone();
+    let size_bytes = match (&file.existing, create_size) {
+        (Some((_, attributes)), _) => attributes.size_bytes,
+        (None, None) => {
+            return Err(refuse(
+                "no such file on the server; give --size to create it as a test file (removed \
+                 after the run)"
+                    .into(),
+            ));
+        }
+        (None, Some(_)) if file.read_only => {
+            return Err(refuse(format!(
+                "no such file, and the server does not let this user create it in its directory \
+                 (a read-only export, or no write permission on the directory of export {})",
+                file.export
+            )));
+        }
+        (None, Some(size)) => {
+            check_room(&mut remote_file, size).map_err(|error| refuse(error.problem))?;
+            size
+        }
+    };
+    let limits = file.limits;
+    Ok(NetworkVolumeInfo {
+        size_bytes,
+        // NFS takes any byte offset and length.
+        logical_block_size: 1,
+        preferred_block_size: limits.read_preferred_bytes.clamp(1, 4096),
+        max_request_bytes: limits.read_max_bytes.min(limits.write_max_bytes),
+        read_only: file.read_only,
+        // COMMIT, and FILE_SYNC writes.
+        flush: true,
+        fua: true,
+        trim: false,
+        max_trim_bytes: 0,
+        head: Vec::new(),
+        to_create: file.existing.is_none(),
+        transfer_sizes: Some(TransferSizes {
+            read_bytes: limits.read_max_bytes,
+            write_bytes: limits.write_max_bytes,
+        }),
+    })
+}
