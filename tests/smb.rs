@@ -365,3 +365,62 @@ fn smb_a_server_killed_mid_run_fails_the_engine_with_a_message() {
         "{error}"
     );
 }
+
+#[test]
+fn smb_test_files_are_probed_created_filled_and_removed_through_the_remote_file_seam() {
+    use iopath::engine::remote_file::create_test_file;
+    use std::sync::atomic::AtomicBool;
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let url = SmbUrl::parse(&server.url("made.bin")).unwrap();
+    let credentials = credentials(SAMBA_PASSWORD);
+    let security = SmbSecurity::default();
+    let error = smb::probe(&url, &credentials, security, None, TIMEOUT).expect_err("missing");
+    assert!(error.to_string().contains("give --size"), "{error}");
+    let error = smb::probe(&url, &credentials, security, Some(1 << 62), TIMEOUT)
+        .expect_err("no room")
+        .to_string();
+    assert!(error.contains("not enough free space"), "{error}");
+    let size = (3 << 20) + 1000;
+    let volume = smb::probe(&url, &credentials, security, Some(size), TIMEOUT).unwrap();
+    assert!(
+        volume.to_create && volume.size_bytes == size && !volume.read_only,
+        "{volume:?}"
+    );
+    assert!(
+        volume
+            .transfer_sizes
+            .is_some_and(|sizes| sizes.write_bytes >= 65536)
+    );
+
+    let remote = smb::SmbRemoteFile::find(&url, &credentials, security, TIMEOUT).unwrap();
+    let stop = AtomicBool::new(false);
+    let file = create_test_file(Box::new(remote), size, 7, &stop)
+        .expect("created and filled")
+        .expect("not stopped");
+    let on_server = server.share_directory().join("made.bin");
+    let content = std::fs::read(&on_server).unwrap();
+    assert_eq!(content.len() as u64, size);
+    assert!(content.iter().filter(|byte| **byte == 0).count() < content.len() / 100);
+    let found = smb::probe(&url, &credentials, security, Some(size), TIMEOUT).unwrap();
+    assert!(!found.to_create && found.size_bytes == size, "{found:?}");
+    // A second exclusive create refuses: the file is never replaced.
+    let again = smb::SmbRemoteFile::find(&url, &credentials, security, TIMEOUT).unwrap();
+    let error = create_test_file(Box::new(again), 4096, 8, &stop).expect_err("exists");
+    assert!(error.problem.contains("the file exists"), "{error}");
+    assert_eq!(std::fs::read(&on_server).unwrap(), content);
+    file.remove().expect("removed");
+    assert!(!on_server.exists());
+
+    // A missing file on a read-only share is not offered for creation.
+    let read_only = SmbUrl::parse(&format!(
+        "smb://{SAMBA_USER}@127.0.0.1:{}/{SAMBA_READ_ONLY_SHARE}/new",
+        server.port
+    ))
+    .unwrap();
+    let error = smb::probe(&read_only, &credentials, security, Some(4096), TIMEOUT)
+        .expect_err("read-only")
+        .to_string();
+    assert!(error.contains("read-only"), "{error}");
+}

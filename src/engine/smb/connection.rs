@@ -518,7 +518,8 @@ impl SmbConnection {
         body: &[u8],
         mut preauth: Option<&mut PreauthHash>,
     ) -> Result<(ResponseHeader, Vec<u8>), SmbError> {
-        let charge = credit_charge(self.large_mtu && command != command::NEGOTIATE, 0);
+        // A WRITE carries its data in the body: charged by its size.
+        let charge = credit_charge(self.large_mtu && command != command::NEGOTIATE, body.len());
         if self.credits < u32::from(charge) {
             return Err(SmbError::Protocol(format!(
                 "{} granted no credits to send with",

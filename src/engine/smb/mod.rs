@@ -12,6 +12,7 @@
 //! - `connection`: [`SmbConnection`], NEGOTIATE, SESSION_SETUP and TREE_CONNECT, then one
 //!   request at a time;
 //! - `target`: [`find`], [`create_file`], [`remove_file`], [`file_size`];
+//! - `remote`: [`SmbRemoteFile`], the file as a remote test file, and [`probe`];
 //! - `engine`: [`SmbEngine`], READ and WRITE pipelined to the queue depth with credits.
 //!
 //! Not wired to the command line yet: an `smb://` target is refused there ("not supported
@@ -37,12 +38,14 @@ pub mod connection;
 pub mod crypto;
 mod engine;
 mod ntlm;
+mod remote;
 mod target;
 mod url;
 pub mod wire;
 
 pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
 pub use engine::{CreditReport, MESSAGE_OVERHEAD_BYTES, SmbEngine};
+pub use remote::{SmbRemoteFile, probe};
 pub use target::{SmbFile, SmbTargetError, create_file, file_size, find, remove_file};
 pub use url::{
     CredentialsError, DOMAIN_VARIABLE, MAX_CREDENTIALS_FILE_BYTES, PASSWORD_VARIABLE, SMB_PORT,

@@ -8,21 +8,23 @@ use super::wire::{self, HEADER_BYTES, command, status, u32_at, u64_at};
 use std::time::Duration;
 
 /// Desired access: read data and attributes.
-const READ_ACCESS: u32 = 0x0000_0001 | 0x0000_0080 | 0x0010_0000;
+pub const READ_ACCESS: u32 = 0x0000_0001 | 0x0000_0080 | 0x0010_0000;
 /// Desired access: write data, append, write attributes.
-const WRITE_ACCESS: u32 = 0x0000_0002 | 0x0000_0004 | 0x0000_0100;
+pub const WRITE_ACCESS: u32 = 0x0000_0002 | 0x0000_0004 | 0x0000_0100;
 /// Desired access: delete.
-const DELETE_ACCESS: u32 = 0x0001_0000;
+pub const DELETE_ACCESS: u32 = 0x0001_0000;
 /// Share access: read, write, delete (other opens are not kept out).
 const SHARE_ALL: u32 = 0x7;
 /// Create disposition: open an existing file.
-const OPEN: u32 = 1;
+pub const OPEN: u32 = 1;
 /// Create disposition: create a missing file (fail when it exists).
-const CREATE: u32 = 2;
-/// Create options.
-const NON_DIRECTORY_FILE: u32 = 0x40;
+pub const CREATE: u32 = 2;
+/// Create option: the name must be a file, not a directory.
+pub const NON_DIRECTORY_FILE: u32 = 0x40;
+/// Create option: the name must be a directory.
 const DIRECTORY_FILE: u32 = 0x01;
-const DELETE_ON_CLOSE: u32 = 0x1000;
+/// Create option: the file is deleted when this open is closed.
+pub const DELETE_ON_CLOSE: u32 = 0x1000;
 /// File attribute: directory.
 const ATTRIBUTE_DIRECTORY: u32 = 0x10;
 
