@@ -47,6 +47,9 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                          not set LBPU)"
                 }
                 NetworkTarget::Nfs { .. } => "NFSv3 has no way to discard a range of a file",
+                NetworkTarget::Smb { .. } => {
+                    "iopath's SMB client does not discard ranges of a file (not supported yet)"
+                }
             }
             .to_string(),
         }),

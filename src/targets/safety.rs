@@ -69,7 +69,7 @@ pub fn check_volume_write_allowed(
             path,
             "a block device is checked through its open descriptor".to_string(),
         )),
-        TargetKind::Nfs => {
+        TargetKind::Nfs | TargetKind::Smb => {
             if info.created_by_iopath || policy.allow_destructive {
                 Ok(())
             } else {

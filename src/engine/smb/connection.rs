@@ -35,14 +35,7 @@ pub const MAX_SETUP_MESSAGE_BYTES: usize = 1 << 20;
 /// Credits asked for in each setup request (the engine asks for what its depth needs).
 const SETUP_CREDITS: u16 = 64;
 
-/// How signing and encryption are chosen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SmbSecurity {
-    /// Sign every message even when the server does not require it (`--smb-sign`).
-    pub sign: bool,
-    /// Encrypt every message even when the server does not require it (`--smb-encrypt`).
-    pub encrypt: bool,
-}
+pub use crate::engine::network_target::SmbSecurity;
 
 /// What a connection negotiated (for the storage path and the verdict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +52,26 @@ pub struct SmbSessionFacts {
     pub max_write_bytes: u32,
     /// Whether this user may write on the share (its maximal access).
     pub share_writable: bool,
+}
+
+impl SmbSessionFacts {
+    /// In words: `SMB 3.1.1, signed (AES-128-CMAC)`, `SMB 3.1.1, encrypted (AES-128-GCM)`,
+    /// `SMB 3.0.2, unsigned`.
+    pub fn describe(&self) -> String {
+        let dialect = wire::dialect_name(self.dialect);
+        if self.encryption {
+            format!("SMB {dialect}, encrypted (AES-128-GCM)")
+        } else if self.signing {
+            let algorithm = if self.dialect >= 0x0300 {
+                "AES-128-CMAC"
+            } else {
+                "HMAC-SHA256"
+            };
+            format!("SMB {dialect}, signed ({algorithm})")
+        } else {
+            format!("SMB {dialect}, unsigned")
+        }
+    }
 }
 
 /// Why an SMB exchange failed.

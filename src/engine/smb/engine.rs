@@ -39,6 +39,8 @@ use std::time::{Duration, Instant};
 /// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
 /// the READ/WRITE body.
 pub const MESSAGE_OVERHEAD_BYTES: usize = TRANSFORM_HEADER_BYTES + HEADER_BYTES + 49;
+/// Highest queue depth of one engine.
+pub const MAX_QUEUE_DEPTH: u32 = u16::MAX as u32;
 /// Longest single blocking receive: the stop signal and the deadline are looked at this often.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Receive buffer beyond two of the longest responses.
@@ -119,11 +121,10 @@ impl SmbEngine {
             engine: ENGINE,
             source: io::Error::other(problem),
         };
-        if options.queue_depth == 0 || options.queue_depth > u16::MAX as u32 {
+        if options.queue_depth == 0 || options.queue_depth > MAX_QUEUE_DEPTH {
             return Err(setup(format!(
-                "queue depth {} (1 to {})",
-                options.queue_depth,
-                u16::MAX
+                "queue depth {} (1 to {MAX_QUEUE_DEPTH})",
+                options.queue_depth
             )));
         }
         let mut connection = target::connect(url, credentials, security, options.net_timeout)
@@ -186,6 +187,38 @@ impl SmbEngine {
             },
             connection,
         })
+    }
+
+    /// Opens the engine on an `smb://` target (credentials from its credentials file or the
+    /// environment), for writing too unless the probe found the share read-only.
+    pub fn open_target(
+        target: &crate::engine::network_target::NetworkTarget,
+        options: &EngineOptions,
+    ) -> Result<Self, EngineError> {
+        let crate::engine::network_target::NetworkTarget::Smb {
+            url,
+            security,
+            credentials_file,
+            ..
+        } = target
+        else {
+            return Err(EngineError::Setup {
+                engine: ENGINE,
+                source: io::Error::other(format!("{target} is not an smb:// target")),
+            });
+        };
+        let credentials =
+            super::target_credentials(url, credentials_file.as_deref()).map_err(|error| {
+                EngineError::Setup {
+                    engine: ENGINE,
+                    source: io::Error::other(error.to_string()),
+                }
+            })?;
+        let write = options
+            .expected_volume
+            .as_ref()
+            .is_none_or(|volume| !volume.read_only);
+        Self::open(url, &credentials, *security, options, write)
     }
 
     /// What the session negotiated (dialect, signing, encryption).

@@ -44,8 +44,8 @@ mod url;
 pub mod wire;
 
 pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
-pub use engine::{CreditReport, MESSAGE_OVERHEAD_BYTES, SmbEngine};
-pub use remote::{SmbRemoteFile, probe};
+pub use engine::{CreditReport, MAX_QUEUE_DEPTH, MESSAGE_OVERHEAD_BYTES, SmbEngine};
+pub use remote::{SmbRemoteFile, probe, target_credentials};
 pub use target::{SmbFile, SmbTargetError, create_file, file_size, find, remove_file};
 pub use url::{
     CredentialsError, DOMAIN_VARIABLE, MAX_CREDENTIALS_FILE_BYTES, PASSWORD_VARIABLE, SMB_PORT,

@@ -197,6 +197,21 @@ impl RemoteFileServer for SmbRemoteFile {
     }
 }
 
+/// The credentials for `url`: from `file` when one is given (`--smb-credentials`), else from
+/// the environment (see [`SmbCredentials::resolve`]); an error names the target.
+pub fn target_credentials(
+    url: &SmbUrl,
+    file: Option<&std::path::Path>,
+) -> Result<SmbCredentials, SmbTargetError> {
+    SmbCredentials::resolve(url, file, |name| std::env::var(name).ok()).map_err(|error| {
+        SmbTargetError {
+            url: url.to_string(),
+            problem: error.0,
+            unreachable: false,
+        }
+    })
+}
+
 /// What the probe of an `smb://` target found: the file as a network volume (its size, or
 /// `create_size` when it is missing and to be created) and the server's largest READ and
 /// WRITE. Refused, with the target named: an unreachable server, a wrong password, no such
@@ -256,5 +271,6 @@ pub fn probe(
             read_bytes: session.max_read_bytes,
             write_bytes: session.max_write_bytes,
         }),
+        file_session: Some(session.describe()),
     })
 }

@@ -2,12 +2,10 @@
 //! come from the command line: the environment (`IOPATH_SMB_USER`, `IOPATH_SMB_PASSWORD`,
 //! `IOPATH_SMB_DOMAIN`) or a credentials file in smbclient's `-A` format.
 
-use crate::engine::network_target::{TcpAddress, UrlError, split_host_port};
+pub use crate::engine::network_target::{SMB_PORT, SmbUrl};
 use std::io::Read;
 use std::path::Path;
 
-/// The SMB port when the URL names none.
-pub const SMB_PORT: u16 = 445;
 /// The environment variable holding the user name (when the URL names none).
 pub const USER_VARIABLE: &str = "IOPATH_SMB_USER";
 /// The environment variable holding the password.
@@ -16,108 +14,6 @@ pub const PASSWORD_VARIABLE: &str = "IOPATH_SMB_PASSWORD";
 pub const DOMAIN_VARIABLE: &str = "IOPATH_SMB_DOMAIN";
 /// The longest credentials file read (a few lines).
 pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 64 * 1024;
-
-/// An `smb://` URL, parsed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SmbUrl {
-    /// The server.
-    pub server: TcpAddress,
-    /// The user named in the URL, if any.
-    pub user: Option<String>,
-    /// The share's name.
-    pub share: String,
-    /// The file's path below the share, `/`-separated, without a leading `/`.
-    pub path: String,
-}
-
-fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
-    UrlError {
-        url: url.to_string(),
-        problem: problem.into(),
-    }
-}
-
-impl SmbUrl {
-    /// Reads `smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE` (a password in the URL is refused).
-    ///
-    /// ```
-    /// use iopath::engine::smb::SmbUrl;
-    /// let url = SmbUrl::parse("smb://alice@nas:1445/data/bench/file").unwrap();
-    /// assert_eq!((url.server.port, url.share.as_str(), url.path.as_str()), (1445, "data", "bench/file"));
-    /// assert_eq!(url.user.as_deref(), Some("alice"));
-    /// assert!(SmbUrl::parse("smb://alice:secret@nas/data/file").is_err());
-    /// ```
-    pub fn parse(url: &str) -> Result<Self, UrlError> {
-        let rest = url
-            .strip_prefix("smb://")
-            .ok_or_else(|| refuse(url, "not an smb:// URL"))?;
-        if rest.contains('?') || rest.contains('#') {
-            return Err(refuse(
-                url,
-                "smb:// URLs take no options (use --smb-sign, --smb-encrypt)",
-            ));
-        }
-        let (authority, path) = rest
-            .split_once('/')
-            .ok_or_else(|| refuse(url, "expected smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE"))?;
-        let (user, host_port) = match authority.rsplit_once('@') {
-            Some((user, _)) if user.contains(':') => {
-                return Err(refuse(
-                    url,
-                    format!(
-                        "a password does not belong in the URL (it would show in the process list \
-                         and the shell's history); set {PASSWORD_VARIABLE} or use --smb-credentials FILE"
-                    ),
-                ));
-            }
-            Some(("", _)) => return Err(refuse(url, "an empty user name before '@'")),
-            Some((user, host_port)) => (Some(user.to_string()), host_port),
-            None => (None, authority),
-        };
-        let server = split_host_port(host_port, SMB_PORT, url)?;
-        let mut parts = path.split('/').filter(|part| !part.is_empty());
-        let share = parts
-            .next()
-            .ok_or_else(|| refuse(url, "no share: expected smb://HOST/SHARE/PATH/FILE"))?
-            .to_string();
-        let below: Vec<&str> = parts.collect();
-        if below.is_empty() {
-            return Err(refuse(url, "the path must name a file on the share"));
-        }
-        if below
-            .iter()
-            .any(|part| *part == "." || *part == ".." || part.contains('\\'))
-        {
-            return Err(refuse(url, "the path may not hold '.', '..' or '\\' parts"));
-        }
-        Ok(SmbUrl {
-            server,
-            user,
-            share,
-            path: below.join("/"),
-        })
-    }
-
-    /// The share as SMB names it: `\\HOST\SHARE`.
-    pub fn unc_share(&self) -> String {
-        format!("\\\\{}\\{}", self.server.host, self.share)
-    }
-
-    /// The file's path as SMB names it below the share (`dir\file`).
-    pub fn smb_path(&self) -> String {
-        self.path.replace('/', "\\")
-    }
-}
-
-impl std::fmt::Display for SmbUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "smb://")?;
-        if let Some(user) = &self.user {
-            write!(f, "{user}@")?;
-        }
-        write!(f, "{}/{}/{}", self.server, self.share, self.path)
-    }
-}
 
 /// Who to log in as. The password is never shown (`Debug` hides it) and never stored in a
 /// result or a report.
@@ -241,13 +137,13 @@ impl SmbCredentials {
         };
         let Some(user) = user else {
             return Err(CredentialsError(format!(
-                "{url}: no user: name one in the URL (smb://USER@HOST/…), in {USER_VARIABLE} or \
+                "no user: name one in the URL (smb://USER@HOST/…), in {USER_VARIABLE} or \
                  in a credentials file (--smb-credentials FILE)"
             )));
         };
         let Some(password) = password else {
             return Err(CredentialsError(format!(
-                "{url}: no password for {user}: none in {source} (credentials are never taken \
+                "no password for {user}: none in {source} (credentials are never taken \
                  from the command line)"
             )));
         };
