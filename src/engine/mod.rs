@@ -34,6 +34,7 @@ pub mod network;
 pub mod network_target;
 pub mod nfs;
 pub mod null;
+pub mod pipelined;
 pub mod remote_file;
 pub mod smb;
 pub mod stop;

@@ -11,7 +11,7 @@ use super::ntlm;
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{self, HEADER_BYTES, ResponseHeader, command, status, u16_at, u32_at};
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 /// Dialects offered, oldest first.
@@ -103,23 +103,7 @@ impl SmbError {
     }
 }
 
-/// Connects to `host:port` within `timeout`, with Nagle off and `timeout` on each blocking
-/// read and write.
-pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
-    for address in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&address, timeout) {
-            Ok(stream) => {
-                stream.set_nodelay(true)?;
-                stream.set_read_timeout(Some(timeout))?;
-                stream.set_write_timeout(Some(timeout))?;
-                return Ok(stream);
-            }
-            Err(error) => last = error,
-        }
-    }
-    Err(last)
-}
+pub use crate::engine::pipelined::connect;
 
 /// A logged-in connection to one share (see the module documentation).
 #[derive(Debug)]

@@ -27,14 +27,14 @@ use super::crypto::TRANSFORM_HEADER_BYTES;
 use super::target::{self, target_error};
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{self, HEADER_BYTES, command, status, u16_at, u32_at};
-use crate::engine::volume::STOP_GRACE;
-use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, sys};
+use crate::engine::{
+    Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
+};
 use crate::result::{Capabilities, Direction};
 use std::collections::VecDeque;
 use std::io;
-use std::io::IoSliceMut;
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
 /// the READ/WRITE body.
@@ -295,105 +295,35 @@ impl SmbEngine {
 
     /// Sends everything queued; reads responses into `ready` while the socket takes no more.
     fn send_queued(&mut self) -> io::Result<()> {
-        let mut sent = 0;
-        while sent < self.outgoing.len() {
-            let rest = &self.outgoing[sent..];
-            let iovec = libc::iovec {
-                iov_base: rest.as_ptr().cast_mut().cast(),
-                iov_len: rest.len(),
-            };
-            // SAFETY: the socket is open while `self` lives, and `iovec` describes `rest`,
-            // borrowed from `self.outgoing` for the call.
-            match unsafe { sys::send_vectored(self.connection.stream.as_raw_fd(), &[iovec]) } {
-                Ok(taken) => sent += taken,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    let mut fds = [libc::pollfd {
-                        fd: self.connection.stream.as_raw_fd(),
-                        events: libc::POLLIN | libc::POLLOUT,
-                        revents: 0,
-                    }];
-                    if sys::poll(&mut fds, self.timeout)? == 0 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!(
-                                "{} took no request and sent no response for {:?}",
-                                self.connection.server, self.timeout
-                            ),
-                        ));
-                    }
-                    if fds[0].revents & libc::POLLIN != 0
-                        && let Some(completion) = self.receive()?
-                    {
-                        self.ready.push_back(completion);
-                    }
-                }
-                Err(error) => return Err(error),
+        let outgoing = std::mem::take(&mut self.outgoing);
+        let fd = self.connection.stream.as_raw_fd();
+        let sent = pipelined::send_all(fd, &outgoing, self.timeout, || {
+            if let Some(completion) = self.receive()? {
+                self.ready.push_back(completion);
             }
-        }
+            Ok(())
+        });
+        self.outgoing = outgoing;
+        sent.map_err(|error| pipelined::name_server(error, &self.connection.server))?;
         self.outgoing.clear();
         Ok(())
     }
 
-    /// Receives more bytes into `incoming` (see the NFS engine's `fill`: a slice at a time,
-    /// up to the timeout, or [`STOP_GRACE`] once the run stops).
+    /// Receives more bytes into `incoming` (see [`pipelined::receive_some`]).
     fn fill(&mut self) -> io::Result<()> {
         if self.parsed > 0 {
             self.incoming.copy_within(self.parsed..self.filled, 0);
             self.filled -= self.parsed;
             self.parsed = 0;
         }
-        let started = Instant::now();
-        loop {
-            let wait = if self.stop.is_raised() {
-                STOP_GRACE.min(self.timeout)
-            } else {
-                self.timeout
-            };
-            let fd = self.connection.stream.as_raw_fd();
-            let mut slice = [IoSliceMut::new(&mut self.incoming[self.filled..])];
-            match sys::receive_vectored(fd, &mut slice, true) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "{} closed the connection ({} requests unanswered)",
-                            self.connection.server, self.in_flight
-                        ),
-                    ));
-                }
-                Ok(received) => {
-                    self.filled += received;
-                    return Ok(());
-                }
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    if started.elapsed() >= wait {
-                        let why = if self.stop.is_raised() {
-                            "the run stopped and "
-                        } else {
-                            ""
-                        };
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!(
-                                "{why}{} sent no response within {wait:?}",
-                                self.connection.server
-                            ),
-                        ));
-                    }
-                }
-                Err(error) => {
-                    return Err(io::Error::new(
-                        error.kind(),
-                        format!("{}: {error}", self.connection.server),
-                    ));
-                }
-            }
-        }
+        self.filled += pipelined::receive_some(
+            self.connection.stream.as_raw_fd(),
+            &mut self.incoming[self.filled..],
+            self.timeout,
+            &self.stop,
+            &self.connection.server,
+        )?;
+        Ok(())
     }
 
     /// The length of the frame at the start of the unparsed bytes, once four are there.
