@@ -10,19 +10,12 @@
 
 mod support;
 
-use serde_json::Value;
 use std::path::Path;
 use support::nas::{SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer};
+use support::process::{Outcome, finish};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
-
-/// What one run of the binary did.
-struct Outcome {
-    status: i32,
-    output: String,
-    json: Option<Value>,
-}
 
 /// Runs `iopath run TARGET ARGS --ramp 0 --json FILE` in `directory` with `password` in the
 /// environment (none: no password variable).
@@ -42,18 +35,7 @@ fn run(directory: &Path, target: &str, args: &[&str], password: Option<&str>) ->
     if let Some(password) = password {
         command.env("IOPATH_SMB_PASSWORD", password);
     }
-    let output = command.output().expect("iopath runs");
-    Outcome {
-        status: output.status.code().unwrap_or(-1),
-        output: format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        json: std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok()),
-    }
+    finish(command.output().expect("iopath runs"), &json)
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! queued requests without ever blocking on a full send buffer, and receive more bytes within
 //! the network timeout — or, once the run stops, within [`STOP_GRACE`]; and connect.
 
-use super::StopSignal;
 use super::sys;
 use super::volume::STOP_GRACE;
+use super::{EngineError, IoRequest, StopSignal};
 use std::io::{self, IoSliceMut};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::RawFd;
@@ -127,4 +127,27 @@ pub fn name_server(error: io::Error, server: &str) -> io::Error {
     } else {
         error
     }
+}
+
+/// Refuses `request` when its slot is not one of `slot_count`, is busy, or has a buffer
+/// shorter than the request; `slot` is the named slot's `(busy, buffer bytes)` when it exists.
+pub fn check_request(
+    engine: &'static str,
+    request: &IoRequest,
+    slot_count: usize,
+    slot: Option<(bool, usize)>,
+) -> Result<(), EngineError> {
+    let problem = match slot {
+        None => format!("slot {} of {slot_count}", request.slot),
+        Some((true, _)) => format!("slot {} is busy", request.slot),
+        Some((false, buffer)) if request.length as usize > buffer => {
+            format!("{} bytes in a {buffer}-byte slot", request.length)
+        }
+        Some(_) => return Ok(()),
+    };
+    Err(EngineError::Operation {
+        engine,
+        operation: "submit",
+        source: io::Error::new(io::ErrorKind::InvalidInput, problem),
+    })
 }

@@ -396,29 +396,13 @@ impl Engine for NfsEngine {
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let invalid = |problem: String| {
-            operation(
-                "submit",
-                io::Error::new(io::ErrorKind::InvalidInput, problem),
-            )
-        };
-        let Some(slot) = self.slots.get(request.slot as usize) else {
-            return Err(invalid(format!(
-                "slot {} of {}",
-                request.slot,
-                self.slots.len()
-            )));
-        };
-        if slot.waiting.is_some() {
-            return Err(invalid(format!("slot {} is busy", request.slot)));
-        }
-        if request.length as usize > slot.buffer.len() {
-            return Err(invalid(format!(
-                "{} bytes in a {}-byte slot",
-                request.length,
-                slot.buffer.len()
-            )));
-        }
+        let slot = self.slots.get(request.slot as usize);
+        pipelined::check_request(
+            ENGINE,
+            &request,
+            self.slots.len(),
+            slot.map(|slot| (slot.waiting.is_some(), slot.buffer.len())),
+        )?;
         let procedure = match request.direction {
             Direction::Read => procedure::READ,
             Direction::Write => procedure::WRITE,

@@ -457,29 +457,17 @@ impl Engine for SmbEngine {
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let invalid = |problem: String| {
-            operation(
-                "submit",
-                io::Error::new(io::ErrorKind::InvalidInput, problem),
-            )
-        };
-        let Some(slot) = self.slots.get(request.slot as usize) else {
-            return Err(invalid(format!(
-                "slot {} of {}",
-                request.slot,
-                self.slots.len()
-            )));
-        };
-        if slot.waiting.is_some() || self.short_of_credits.iter().any(|r| r.slot == request.slot) {
-            return Err(invalid(format!("slot {} is busy", request.slot)));
-        }
-        if request.length as usize > slot.buffer.len() {
-            return Err(invalid(format!(
-                "{} bytes in a {}-byte slot",
-                request.length,
-                slot.buffer.len()
-            )));
-        }
+        let waiting_for_credits = |slot| self.short_of_credits.iter().any(|r| r.slot == slot);
+        let slot = self.slots.get(request.slot as usize);
+        pipelined::check_request(
+            ENGINE,
+            &request,
+            self.slots.len(),
+            slot.map(|slot| {
+                let busy = slot.waiting.is_some() || waiting_for_credits(request.slot);
+                (busy, slot.buffer.len())
+            }),
+        )?;
         if !matches!(request.direction, Direction::Read | Direction::Write) {
             return Err(operation(
                 "submit",
