@@ -124,10 +124,12 @@ Examples:
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json
   iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)
-  iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)")]
+  iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)
+  IOPATH_SMB_PASSWORD=… iopath run smb://alice@nas/share/test.bin --size 4g --rw randread --qd 32   (SMB2/3)")]
 pub struct RunArgs {
-    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE). A missing
-    /// file is created with --size (on an NFS export: removed after the run); none: a
+    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE,
+    /// smb://[USER@]HOST/SHARE/PATH/FILE). A missing
+    /// file is created with --size (on an NFS export or an SMB share: removed after the run); none: a
     /// temporary file (neither is created for the null engine, which does no I/O).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
