@@ -39,6 +39,15 @@ fn command(directory: &Path, target: &str, args: &[&str], json: &Path) -> Comman
     command
 }
 
+/// Starts `iopath run TARGET ARGS …` in `directory`, its output piped.
+fn spawn(directory: &Path, target: &str, args: &[&str], json: &Path) -> std::process::Child {
+    command(directory, target, args, json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath runs")
+}
+
 /// A file of `size` bytes of `byte` in the export, made by the test (not by iopath).
 fn foreign_file(server: &GaneshaServer, name: &str, size: u64, byte: u8) -> std::path::PathBuf {
     let path = server.export_directory().join(name);
@@ -300,7 +309,7 @@ fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
     foreign_file(&server, "f.bin", 8 * MIB, 0);
     let json = work.path().join("out.json");
     let url = server.url("f.bin");
-    let child = command(
+    let child = spawn(
         work.path(),
         &url,
         &[
@@ -314,11 +323,7 @@ fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
             "30",
         ],
         &json,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("iopath runs");
+    );
     std::thread::sleep(Duration::from_secs(2));
     server.kill();
     let started = Instant::now();
@@ -340,7 +345,7 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
     let work = tempfile::tempdir().unwrap();
     let json = work.path().join("out.json");
     let on_server = server.export_directory().join("stopped.bin");
-    let child = command(
+    let child = spawn(
         work.path(),
         &server.url("stopped.bin"),
         &[
@@ -354,11 +359,7 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
             "60",
         ],
         &json,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("iopath runs");
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while !on_server.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -374,4 +375,32 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
         "removed after Ctrl-C: {}",
         outcome.output
     );
+}
+
+#[test]
+fn nfs_a_test_file_replaced_on_the_server_is_not_removed() {
+    use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
+    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let url = NfsUrl::parse(&server.url("swap.bin")).unwrap();
+    let timeout = Duration::from_secs(10);
+    let mut remote = NfsRemoteFile::find(&url, timeout).expect("the export is found");
+    assert_eq!(remote.existing_size().unwrap(), None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let file = create_test_file(Box::new(remote), MIB, 7, &stop)
+        .expect("created and filled")
+        .expect("not stopped");
+    let on_server = server.export_directory().join("swap.bin");
+    assert_eq!(std::fs::metadata(&on_server).unwrap().len(), MIB);
+    // Another client replaces it (through the server, as a client would): iopath must leave
+    // the new file alone.
+    let found = iopath::engine::nfs::find(&url, timeout).unwrap();
+    iopath::engine::nfs::remove_file(&url, &found, timeout).unwrap();
+    let missing = iopath::engine::nfs::find(&url, timeout).unwrap();
+    iopath::engine::nfs::create_file(&url, &missing, timeout).unwrap();
+    let error = file.remove().expect_err("not iopath's file any more");
+    assert!(error.problem.contains("left in place"), "{error}");
+    assert!(on_server.exists(), "the other client's file is still there");
 }

@@ -41,8 +41,14 @@ pub(super) fn negative_errno(error: &io::Error) -> i64 {
 
 /// A file mapped shared, read-write when the descriptor allows it (read-only otherwise), from
 /// offset 0 to its size when mapped.
+///
+/// A mapping cannot bypass the page cache, so on a descriptor opened `O_DIRECT` (a job with
+/// `direct=1`) every request's pages are written back and waited for (`msync(MS_SYNC)`) before
+/// the request completes, as fio's mmap engine does with `direct=1`. fio also advises
+/// `POSIX_MADV_DONTNEED` then, which the C library ignores on Linux, so iopath does not.
 pub struct FileMapping {
     map: sys::SharedMap,
+    write_back_each: bool,
 }
 
 impl FileMapping {
@@ -59,6 +65,7 @@ impl FileMapping {
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large to map"))?;
         Ok(FileMapping {
             map: sys::SharedMap::new(file.as_raw_fd(), length)?,
+            write_back_each: sys::opened_direct(file.as_raw_fd()),
         })
     }
 
@@ -75,9 +82,21 @@ impl FileMapping {
         match self.range(offset, buffer.len()) {
             Some(range) => {
                 buffer.copy_from_slice(&self.map.bytes()[range]);
-                buffer.len() as i64
+                self.completed(offset, buffer.len())
             }
             None => -i64::from(libc::EINVAL),
+        }
+    }
+
+    /// A request of `length` bytes at `offset` has been copied: its result, once its pages
+    /// are written back when the descriptor asked for unbuffered I/O.
+    fn completed(&self, offset: u64, length: usize) -> i64 {
+        if !self.write_back_each {
+            return length as i64;
+        }
+        match self.map.sync_range(offset as usize, length) {
+            Ok(()) => length as i64,
+            Err(error) => negative_errno(&error),
         }
     }
 
@@ -90,7 +109,7 @@ impl FileMapping {
         match self.map.bytes_mut() {
             Some(bytes) => {
                 bytes[range].copy_from_slice(buffer);
-                buffer.len() as i64
+                self.completed(offset, buffer.len())
             }
             None => -i64::from(libc::EBADF),
         }
@@ -183,5 +202,89 @@ impl Pipe {
             done += queued;
         }
         done as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    /// The dirty pages the page cache holds of all of `file`, from `cachestat(2)` (Linux 6.5).
+    fn dirty_pages(file: &File) -> u64 {
+        /// `struct cachestat_range`.
+        #[repr(C)]
+        struct Range {
+            offset: u64,
+            length: u64,
+        }
+        /// `struct cachestat`.
+        #[repr(C)]
+        #[derive(Default)]
+        struct Counts {
+            cache: u64,
+            dirty: u64,
+            writeback: u64,
+            evicted: u64,
+            recently_evicted: u64,
+        }
+        const SYS_CACHESTAT: libc::c_long = 451;
+        let range = Range {
+            offset: 0,
+            length: 0,
+        };
+        let mut counts = Counts::default();
+        // SAFETY: both structs have the kernel's layout and outlive the call, which only
+        // reads `range` and writes `counts`.
+        let result = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                file.as_raw_fd(),
+                &range as *const Range,
+                &mut counts as *mut Counts,
+                0,
+            )
+        };
+        assert_eq!(result, 0, "cachestat: {}", io::Error::last_os_error());
+        counts.dirty
+    }
+
+    /// A 64 KiB file of zeroes in `directory`, opened read-write, with O_DIRECT when `direct`.
+    fn open_file(directory: &std::path::Path, direct: bool) -> File {
+        let path = directory.join(if direct { "direct" } else { "buffered" });
+        std::fs::write(&path, vec![0u8; 64 << 10]).unwrap();
+        File::open(&path).unwrap().sync_all().unwrap();
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true);
+        if direct {
+            options.custom_flags(libc::O_DIRECT);
+        }
+        options.open(&path).unwrap()
+    }
+
+    #[test]
+    fn a_mapped_write_on_a_direct_descriptor_is_written_back_before_it_completes() {
+        // On a filesystem that takes O_DIRECT, as the engine conformance tests use.
+        let directory = tempfile::tempdir().unwrap();
+        let buffered = open_file(directory.path(), false);
+        let mut mapping = FileMapping::new(&buffered).unwrap();
+        assert_eq!(mapping.write(&[7; 1024], 5 << 10), 1024);
+        assert!(
+            dirty_pages(&buffered) >= 1,
+            "a buffered mapped write stays dirty"
+        );
+
+        let direct = open_file(directory.path(), true);
+        let mut mapping = FileMapping::new(&direct).unwrap();
+        // Not page-aligned: the pages holding the range are written back.
+        assert_eq!(mapping.write(&[9; 1024], 5 << 10), 1024);
+        assert_eq!(
+            dirty_pages(&direct),
+            0,
+            "direct=1: written back at completion"
+        );
+        let mut back = [0u8; 1024];
+        assert_eq!(mapping.read(&mut back, 5 << 10), 1024);
+        assert_eq!(back, [9; 1024]);
     }
 }

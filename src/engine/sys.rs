@@ -296,14 +296,49 @@ impl SharedMap {
 
     /// Writes the dirty pages back and waits (`msync(MS_SYNC)`).
     pub fn sync(&self) -> io::Result<()> {
-        // SAFETY: the range is exactly this mapping.
-        let result =
-            unsafe { libc::msync(self.address.cast::<c_void>(), self.length, libc::MS_SYNC) };
+        self.sync_range(0, self.length)
+    }
+
+    /// Writes the dirty pages of `length` bytes from `offset` back and waits (`msync(MS_SYNC)`
+    /// on the pages that hold them; a range past the mapping is cut at its end).
+    pub fn sync_range(&self, offset: usize, length: usize) -> io::Result<()> {
+        let page = page_size();
+        let start = (offset / page * page).min(self.length);
+        let end = offset.saturating_add(length).min(self.length);
+        if end <= start {
+            return Ok(());
+        }
+        // SAFETY: `start` is page-aligned and `start..end` lies within this mapping, which
+        // stays mapped while `self` lives.
+        let result = unsafe {
+            libc::msync(
+                self.address.add(start).cast::<c_void>(),
+                end - start,
+                libc::MS_SYNC,
+            )
+        };
         if result != 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
     }
+}
+
+/// The size of a memory page here, bytes (4096 when the system does not say).
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a system constant and touches no memory of ours.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size)
+        .ok()
+        .filter(|&size| size > 0)
+        .unwrap_or(4096)
+}
+
+/// Whether `fd` was opened with `O_DIRECT` (`fcntl(F_GETFL)`; false when that fails).
+pub fn opened_direct(fd: RawFd) -> bool {
+    // SAFETY: F_GETFL reads the descriptor's status flags and touches no memory of ours.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    flags >= 0 && flags & libc::O_DIRECT != 0
 }
 
 impl Drop for SharedMap {

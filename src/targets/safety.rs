@@ -53,15 +53,21 @@ pub fn check_volume_write_allowed(
     let path = Path::new(&info.path);
     check_not_read_only(info)?;
     match info.kind {
-        TargetKind::File => {
+        TargetKind::File | TargetKind::Nfs | TargetKind::Smb => {
             if info.created_by_iopath || policy.allow_destructive {
                 Ok(())
             } else {
+                let place = if matches!(info.kind, TargetKind::Nfs | TargetKind::Smb) {
+                    " on the server"
+                } else {
+                    ""
+                };
                 Err(refused(
                     path,
-                    "the file exists and was not created by iopath; pass --allow-destructive to \
-                     overwrite its contents"
-                        .to_string(),
+                    format!(
+                        "the file exists{place} and was not created by iopath; pass \
+                         --allow-destructive to overwrite its contents"
+                    ),
                 ))
             }
         }
@@ -69,18 +75,6 @@ pub fn check_volume_write_allowed(
             path,
             "a block device is checked through its open descriptor".to_string(),
         )),
-        TargetKind::Nfs | TargetKind::Smb => {
-            if info.created_by_iopath || policy.allow_destructive {
-                Ok(())
-            } else {
-                Err(refused(
-                    path,
-                    "the file exists on the server and was not created by iopath; pass \
-                     --allow-destructive to overwrite its contents"
-                        .to_string(),
-                ))
-            }
-        }
         TargetKind::Nbd | TargetKind::Iscsi => check_network_volume(path, info, policy),
     }
 }

@@ -136,8 +136,32 @@ impl RemoteFileServer for NfsRemoteFile {
         })
     }
 
+    /// Removes the file by name, once LOOKUP says the name still leads to the file this value
+    /// created: a file that took its place meanwhile is left alone (an error says so), and
+    /// one already gone is not an error.
     fn remove(&mut self) -> Result<(), RemoteFileError> {
         let path = self.url.path.clone();
+        let created = self.created_handle()?.to_vec();
+        let found = self.with_session(
+            "looking up the test file",
+            |session, file, _| match session.lookup(&file.directory_handle, &file.name, &path) {
+                Ok(handle) => Ok(Some(handle)),
+                Err(NfsError::Status { status: 2, .. }) => Ok(None),
+                Err(error) => Err(error),
+            },
+        )?;
+        match found {
+            None => return Ok(()),
+            Some(handle) if handle != created => {
+                return Err(RemoteFileError {
+                    target: self.url.to_string(),
+                    problem: "another file has taken the test file's name since iopath created \
+                              it; it was left in place"
+                        .into(),
+                });
+            }
+            Some(_) => {}
+        }
         self.with_session("removing the test file", |session, file, _| {
             session.remove(&file.directory_handle, &file.name, &path)
         })
