@@ -357,6 +357,17 @@ fn smb_test_files_are_probed_created_filled_and_removed_through_the_remote_file_
     file.remove().expect("removed");
     assert!(!on_server.exists());
 
+    // A file another client put in the test file's place is left alone at removal.
+    let remote = smb::SmbRemoteFile::find(&url, &credentials, security, TIMEOUT).unwrap();
+    let file = create_test_file(Box::new(remote), 8192, 9, &stop)
+        .expect("created")
+        .expect("not stopped");
+    std::fs::remove_file(&on_server).unwrap();
+    std::fs::write(&on_server, b"someone else's").unwrap();
+    let error = file.remove().expect_err("another file took the name");
+    assert!(error.problem.contains("left alone"), "{error}");
+    assert_eq!(std::fs::read(&on_server).unwrap(), b"someone else's");
+
     // A missing file on a read-only share is not offered for creation.
     let read_only = SmbUrl::parse(&format!(
         "smb://{SAMBA_USER}@127.0.0.1:{}/{SAMBA_READ_ONLY_SHARE}/new",

@@ -6,8 +6,8 @@
 
 use super::connection::{SmbConnection, SmbError, SmbSecurity};
 use super::target::{
-    self, CREATE, DELETE_ACCESS, DELETE_ON_CLOSE, NON_DIRECTORY_FILE, OPEN, READ_ACCESS, SmbFile,
-    SmbTargetError, WRITE_ACCESS, target_error,
+    self, CREATE, DELETE_ACCESS, NON_DIRECTORY_FILE, OPEN, READ_ACCESS, SmbFile, SmbTargetError,
+    WRITE_ACCESS, target_error,
 };
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{HEADER_BYTES, command, status};
@@ -15,6 +15,9 @@ use crate::engine::remote_file::{RemoteFileError, RemoteFileServer, check_room};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
 use std::time::Duration;
+
+/// What the handle of a created test file may do: read, write, and delete it at the end.
+const CREATED_ACCESS: u32 = READ_ACCESS | WRITE_ACCESS | DELETE_ACCESS;
 
 /// A file on an SMB share, found by [`target::find`], with a connection to its server
 /// (opened again once when a call finds it broken).
@@ -28,6 +31,8 @@ pub struct SmbRemoteFile {
     connection: Option<SmbConnection>,
     /// The id of the file this value created, open for writing.
     created: Option<[u8; 16]>,
+    /// The server's number of that file, to know it again on a new connection.
+    created_number: Option<u64>,
 }
 
 impl SmbRemoteFile {
@@ -48,6 +53,7 @@ impl SmbRemoteFile {
             found,
             connection: None,
             created: None,
+            created_number: None,
         })
     }
 
@@ -71,8 +77,28 @@ impl SmbRemoteFile {
                     target::connect(&self.url, &self.credentials, self.security, self.timeout)
                         .map_err(remote)?;
                 if self.created.is_some() {
-                    let reopened = target::open_for_io(&mut connection, &self.url, true)
+                    // The handle died with the old connection: the name is opened again, and
+                    // must still lead to the file this value created.
+                    let reopened = target::create(
+                        &mut connection,
+                        &self.url.smb_path(),
+                        CREATED_ACCESS,
+                        OPEN,
+                        NON_DIRECTORY_FILE,
+                    )
+                    .map_err(|error| self.failed(what, error))?;
+                    let number = target::file_number(&mut connection, &reopened.id)
                         .map_err(|error| self.failed(what, error))?;
+                    if Some(number) != self.created_number {
+                        let _ = target::close(&mut connection, &reopened.id);
+                        self.created = None;
+                        return Err(RemoteFileError {
+                            target: self.url.to_string(),
+                            problem: format!(
+                                "{what}: the name now leads to another file than the test file                                  iopath created; it is left alone"
+                            ),
+                        });
+                    }
                     self.created = Some(reopened.id);
                 }
                 self.connection = Some(connection);
@@ -129,12 +155,16 @@ impl RemoteFileServer for SmbRemoteFile {
             target::create(
                 connection,
                 &path,
-                READ_ACCESS | WRITE_ACCESS,
+                CREATED_ACCESS,
                 CREATE,
                 NON_DIRECTORY_FILE,
             )
         })?;
         self.created = Some(file.id);
+        let number = self.with_connection("creating the test file", |connection, created| {
+            target::file_number(connection, &created.expect("created above"))
+        })?;
+        self.created_number = Some(number);
         Ok(())
     }
 
@@ -179,21 +209,46 @@ impl RemoteFileServer for SmbRemoteFile {
     }
 
     fn remove(&mut self) -> Result<(), RemoteFileError> {
+        if self.created.is_none() {
+            return Err(RemoteFileError {
+                target: self.url.to_string(),
+                problem: "removing the test file: iopath holds no file it created here".into(),
+            });
+        }
+        // The name is opened afresh and deleted only when it still leads to the file this
+        // value created (servers delete by name when the handle closes): never another file
+        // that took its name.
         let path = self.url.smb_path();
-        let created = self.created.take();
-        self.with_connection("removing the test file", |connection, _| {
+        let expected = self.created_number;
+        let created = self.created;
+        let same = self.with_connection("removing the test file", |connection, _| {
             if let Some(id) = created {
                 let _ = target::close(connection, &id);
             }
-            let file = target::create(
+            let fresh = target::create(
                 connection,
                 &path,
                 DELETE_ACCESS | READ_ACCESS,
                 OPEN,
-                NON_DIRECTORY_FILE | DELETE_ON_CLOSE,
+                NON_DIRECTORY_FILE,
             )?;
-            target::close(connection, &file.id)
-        })
+            let same = target::file_number(connection, &fresh.id).map(|n| Some(n) == expected);
+            if matches!(same, Ok(true)) {
+                target::delete_on_close(connection, &fresh.id)?;
+            }
+            target::close(connection, &fresh.id)?;
+            same
+        });
+        self.created = None;
+        if !same? {
+            return Err(RemoteFileError {
+                target: self.url.to_string(),
+                problem: "removing the test file: the name now leads to another file than the \
+                          test file iopath created; it is left alone"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -93,6 +93,43 @@ pub fn flush(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<(), SmbErr
     connection.call(command::FLUSH, &body).map(drop)
 }
 
+/// The server's number for the open file `id` (FileInternalInformation's IndexNumber): the
+/// same for every open of one file, whatever its name.
+pub fn file_number(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<u64, SmbError> {
+    let mut body = vec![0u8; 40];
+    body[0..2].copy_from_slice(&41u16.to_le_bytes());
+    body[2] = 1; // file information
+    body[3] = 6; // FileInternalInformation
+    body[4..8].copy_from_slice(&8u32.to_le_bytes());
+    body[24..40].copy_from_slice(id);
+    body.push(0);
+    let reply = connection.call(command::QUERY_INFO, &body)?;
+    let offset = (wire::u16_at(&reply, 2) as usize).saturating_sub(HEADER_BYTES);
+    reply
+        .get(offset..offset + 8)
+        .map(|number| u64_at(number, 0))
+        .ok_or_else(|| {
+            SmbError::Protocol(format!(
+                "{} sent a file number too short",
+                connection.server
+            ))
+        })
+}
+
+/// Marks the open file `id` for deletion when it is closed (FileDispositionInformation): the
+/// file this handle opened, whatever name it has now.
+pub fn delete_on_close(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<(), SmbError> {
+    let mut body = vec![0u8; 32];
+    body[0..2].copy_from_slice(&33u16.to_le_bytes());
+    body[2] = 1; // file information
+    body[3] = 13; // FileDispositionInformation
+    body[4..8].copy_from_slice(&1u32.to_le_bytes());
+    body[8..10].copy_from_slice(&((HEADER_BYTES + 32) as u16).to_le_bytes());
+    body[16..32].copy_from_slice(id);
+    body.push(1);
+    connection.call(wire::command::SET_INFO, &body).map(drop)
+}
+
 /// The share's space: `(total, free to this user)` in bytes (FileFsFullSizeInformation).
 pub fn share_space(connection: &mut SmbConnection) -> Result<(u64, u64), SmbError> {
     let root = create(connection, "", READ_ACCESS, OPEN, DIRECTORY_FILE)?;

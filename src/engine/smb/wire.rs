@@ -32,6 +32,8 @@ pub mod command {
     pub const WRITE: u16 = 9;
     /// QUERY_INFO.
     pub const QUERY_INFO: u16 = 0x10;
+    /// SET_INFO.
+    pub const SET_INFO: u16 = 0x11;
 
     /// The command's name.
     pub fn name(command: u16) -> &'static str {
@@ -46,6 +48,7 @@ pub mod command {
             READ => "READ",
             WRITE => "WRITE",
             QUERY_INFO => "QUERY_INFO",
+            SET_INFO => "SET_INFO",
             _ => "SMB2 command",
         }
     }
