@@ -133,6 +133,7 @@ fn smb_signing_and_encryption_as_the_server_requires() {
     };
     let signed = round_trip(&server, SmbSecurity::default());
     assert!(signed.signing && signed.dialect == 0x0311, "{signed:?}");
+    assert_eq!(signed.describe(), "SMB 3.1.1, signed (AES-128-GMAC)");
     drop(server);
     let Some(server) = SambaServer::start(&[
         "server signing = mandatory",

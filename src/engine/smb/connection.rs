@@ -52,6 +52,8 @@ pub struct SmbSessionFacts {
     pub max_write_bytes: u32,
     /// Whether this user may write on the share (its maximal access).
     pub share_writable: bool,
+    /// Both sides offered AES-128-GMAC signing (SMB 3.1.1).
+    pub gmac_signing: bool,
 }
 
 impl SmbSessionFacts {
@@ -62,7 +64,9 @@ impl SmbSessionFacts {
         if self.encryption {
             format!("SMB {dialect}, encrypted (AES-128-GCM)")
         } else if self.signing {
-            let algorithm = if self.dialect >= 0x0300 {
+            let algorithm = if self.gmac_signing {
+                "AES-128-GMAC"
+            } else if self.dialect >= 0x0300 {
                 "AES-128-CMAC"
             } else {
                 "HMAC-SHA256"
@@ -229,6 +233,7 @@ impl SmbConnection {
                 max_read_bytes: 65536,
                 max_write_bytes: 65536,
                 share_writable: false,
+                gmac_signing: false,
             },
             timeout,
         };
@@ -272,13 +277,19 @@ impl SmbConnection {
         }
         let contexts_at = (HEADER_BYTES + body.len()) as u32;
         body[28..32].copy_from_slice(&contexts_at.to_le_bytes());
-        body[32..34].copy_from_slice(&2u16.to_le_bytes());
+        body[32..34].copy_from_slice(&3u16.to_le_bytes());
         let mut salt = [0u8; 32];
         let _ = getrandom::fill(&mut salt);
         let mut preauth_context = vec![1, 0, 32, 0, 1, 0];
         preauth_context.extend_from_slice(&salt);
         let cipher_context = [1u8, 0, 2, 0];
-        for (kind, data) in [(1u16, &preauth_context[..]), (2u16, &cipher_context[..])] {
+        // Signing algorithms, preferred first: AES-GMAC (2), AES-CMAC (1).
+        let signing_context = [2u8, 0, 2, 0, 1, 0];
+        for (kind, data) in [
+            (1u16, &preauth_context[..]),
+            (2u16, &cipher_context[..]),
+            (8u16, &signing_context[..]),
+        ] {
             while !body.len().is_multiple_of(8) {
                 body.push(0);
             }
@@ -327,6 +338,9 @@ impl SmbConnection {
                 };
                 if kind == 2 && data.len() >= 4 && u16_at(data, 0) == 1 {
                     cipher = Some(u16_at(data, 2)).filter(|c| *c != 0);
+                }
+                if kind == 8 && data.len() >= 4 && u16_at(data, 0) == 1 {
+                    self.facts.gmac_signing = u16_at(data, 2) == 2;
                 }
                 at = (at + 8 + length).next_multiple_of(8);
             }
@@ -424,7 +438,11 @@ impl SmbConnection {
         } else if security.sign || server_requires_signing || self.facts.dialect == SMB_3_1_1 {
             // SMB 3.1.1 signs every session that is not a guest's (TREE_CONNECT must be signed
             // there, and servers refuse it unsigned).
-            self.signer = Some(Signer::new(smb3, &signing_key));
+            self.signer = Some(if self.facts.gmac_signing {
+                Signer::gmac(&signing_key)
+            } else {
+                Signer::new(smb3, &signing_key)
+            });
             self.facts.signing = true;
         }
         Ok(())

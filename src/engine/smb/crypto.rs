@@ -62,6 +62,9 @@ pub enum Signer {
     HmacSha256(Hmac<Sha256>),
     /// SMB 3.x: AES-128-CMAC.
     AesCmac(Box<Cmac<Aes128>>),
+    /// SMB 3.1.1 when both sides offer it: AES-128-GMAC (GCM over the message as associated
+    /// data; the nonce is the message id and whether the message is a response).
+    AesGmac(Box<Aes128Gcm>),
 }
 
 impl std::fmt::Debug for Signer {
@@ -84,11 +87,17 @@ impl Signer {
         }
     }
 
+    /// An AES-128-GMAC signer with the derived signing key (SMB 3.1.1).
+    pub fn gmac(key: &[u8; 16]) -> Self {
+        Signer::AesGmac(Box::new(Aes128Gcm::new(key.into())))
+    }
+
     /// The algorithm's name.
     pub fn name(&self) -> &'static str {
         match self {
             Signer::HmacSha256(_) => "HMAC-SHA256",
             Signer::AesCmac(_) => "AES-128-CMAC",
+            Signer::AesGmac(_) => "AES-128-GMAC",
         }
     }
 
@@ -105,6 +114,17 @@ impl Signer {
                 let mut mac = Cmac::clone(mac);
                 mac.update(message);
                 mac.finalize().into_bytes().into()
+            }
+            Signer::AesGmac(gcm) => {
+                // Nonce: the message id, then a word whose bit 0 says "a response" and bit 1
+                // "a CANCEL" (never sent here).
+                let mut nonce = [0u8; 12];
+                nonce[..8].copy_from_slice(&message[24..32]);
+                nonce[8] = (message[16] & 1) | u8::from(message[12..14] == [0x0C, 0]) << 1;
+                let nonce = aes_gcm::Nonce::<aes_gcm::aes::cipher::consts::U12>::from(nonce);
+                gcm.encrypt_inout_detached(&nonce, message, InOutBuf::from(&mut [][..]))
+                    .expect("a message shorter than GCM's limit")
+                    .into()
             }
         }
     }
@@ -231,6 +251,22 @@ mod tests {
             message[99] ^= 1;
             assert!(!signer.verify(&mut message));
         }
+    }
+
+    #[test]
+    fn gmac_signatures_depend_on_the_message_id_and_the_direction() {
+        let signer = Signer::gmac(&[9; 16]);
+        let mut request = vec![0u8; 100];
+        request[..4].copy_from_slice(&[0xFE, b'S', b'M', b'B']);
+        request[24] = 5;
+        signer.sign(&mut request);
+        assert!(signer.verify(&mut request));
+        let mut response = request.clone();
+        response[16] |= 1;
+        assert!(!signer.verify(&mut response), "a response's nonce differs");
+        let mut other_id = request.clone();
+        other_id[24] = 6;
+        assert!(!signer.verify(&mut other_id));
     }
 
     #[test]
