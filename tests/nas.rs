@@ -12,7 +12,9 @@ use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use std::process::Command;
 use std::time::Duration;
-use support::nas::{GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer};
+use support::nas::{
+    GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 const BLOCK: usize = 64 * 1024;
@@ -22,64 +24,6 @@ const MIB: usize = 1 << 20;
 /// The URL of `name` on `server`, with its MOUNT port (no portmapper asked).
 fn url(server: &GaneshaServer, name: &str) -> NfsUrl {
     NfsUrl::parse(&server.url(name)).expect("a valid URL")
-}
-
-/// Block `index`'s pattern: every 8 bytes hold the block's index and their own offset.
-fn pattern(index: usize, buffer: &mut [u8]) {
-    for (word, chunk) in buffer.chunks_exact_mut(8).enumerate() {
-        let value = ((index as u64) << 32) | word as u64;
-        chunk.copy_from_slice(&value.to_le_bytes());
-    }
-}
-
-/// Moves `count` blocks of `block_size` bytes once in `direction` at queue depth `depth`,
-/// checking each completion; returns the bytes moved.
-fn move_blocks(
-    engine: &mut NfsEngine,
-    direction: Direction,
-    depth: usize,
-    (block_size, count): (usize, usize),
-    check: &mut dyn FnMut(usize, &[u8]),
-) -> u64 {
-    let mut next = 0usize;
-    let mut block_of_slot = vec![0usize; depth];
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut done = vec![Completion::default(); depth];
-    let mut finished = 0;
-    let mut bytes = 0u64;
-    while finished < count {
-        while next < count {
-            let Some(slot) = free.pop() else { break };
-            if direction == Direction::Write {
-                pattern(next, &mut engine.buffer_mut(slot as usize)[..block_size]);
-            }
-            block_of_slot[slot as usize] = next;
-            engine
-                .submit(IoRequest {
-                    slot,
-                    file: 0,
-                    direction,
-                    offset: (next * block_size) as u64,
-                    length: block_size as u32,
-                })
-                .expect("submit");
-            next += 1;
-        }
-        engine.flush().expect("flush");
-        let reaped = engine.reap(1, &mut done).expect("reap");
-        for completion in &done[..reaped] {
-            assert_eq!(completion.result, block_size as i64, "{completion:?}");
-            let block = block_of_slot[completion.slot as usize];
-            check(
-                block,
-                &engine.buffer_mut(completion.slot as usize)[..block_size],
-            );
-            free.push(completion.slot);
-            finished += 1;
-            bytes += block_size as u64;
-        }
-    }
-    bytes
 }
 
 /// A read-write export, the URL of `name` on it (not there yet) and what `find` says of it;

@@ -9,21 +9,14 @@
 
 mod support;
 
-use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::nas::GaneshaServer;
+use support::process::{Outcome, finish};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
-
-/// What one run of the binary did.
-struct Outcome {
-    status: i32,
-    output: String,
-    json: Option<Value>,
-}
 
 /// Runs `iopath run TARGET ARGS --ramp 0 --json FILE` in `directory`.
 fn run(directory: &Path, target: &str, args: &[&str]) -> Outcome {
@@ -53,20 +46,6 @@ fn spawn(directory: &Path, target: &str, args: &[&str], json: &Path) -> std::pro
         .stderr(Stdio::piped())
         .spawn()
         .expect("iopath runs")
-}
-
-fn finish(output: std::process::Output, json: &Path) -> Outcome {
-    Outcome {
-        status: output.status.code().unwrap_or(-1),
-        output: format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        json: std::fs::read_to_string(json)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok()),
-    }
 }
 
 /// A file of `size` bytes of `byte` in the export, made by the test (not by iopath).

@@ -334,6 +334,7 @@ mod tests {
             direct_io_alignment_bytes: Some(512),
             created_by_iopath: false,
             transfer_sizes: None,
+            file_session: None,
             read_only: false,
         };
         let route = RouteFacts {

@@ -25,6 +25,7 @@
 //!     direct_io_alignment_bytes: Some(512),
 //!     created_by_iopath: false,
 //!     transfer_sizes: None,
+//!     file_session: None,
 //!     read_only: false,
 //! };
 //! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), memory_available_bytes: None };
@@ -166,7 +167,7 @@ pub fn discover_on(info: &TargetInfo, facts: &HostFacts, machine: &Machine) -> S
 /// the server its URL names).
 pub fn gather_on(info: &TargetInfo, machine: &Machine) -> PathFacts {
     let server = match info.kind {
-        TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs => {
+        TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb => {
             NetworkTarget::parse(&info.path).ok().and_then(|target| {
                 target
                     .tcp_address()
@@ -227,6 +228,7 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
         TargetKind::Nbd => return Some("nbd".into()),
         TargetKind::Iscsi => return Some("iscsi".into()),
         TargetKind::Nfs => return Some("nfs".into()),
+        TargetKind::Smb => return Some("smb".into()),
         _ => {}
     }
     path.hops
@@ -374,9 +376,11 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
         NetworkTarget::Nbd { .. } => "NBD",
         NetworkTarget::Iscsi { .. } => "iSCSI",
         NetworkTarget::Nfs { .. } => "NFSv3",
+        NetworkTarget::Smb { .. } => "SMB",
     };
     let description = match (&target, info.transfer_sizes) {
         (NetworkTarget::Nfs { .. }, sizes) => nfs_description(info, &target, sizes),
+        (NetworkTarget::Smb { .. }, sizes) => smb_description(info, &target, sizes),
         _ => target.to_string(),
     };
     walker
@@ -450,6 +454,30 @@ fn nfs_description(
         ""
     };
     format!("NFSv3/TCP{sizes}, {target}{created}")
+}
+
+/// The protocol hop of a file on an SMB share: the session as negotiated (`SMB 3.1.1,
+/// signed (AES-128-CMAC)` or `encrypted (AES-128-GCM)`), the largest READ and WRITE, the
+/// URL and, for a test file, that iopath wrote it and removed it after the run.
+fn smb_description(
+    info: &TargetInfo,
+    target: &NetworkTarget,
+    sizes: Option<crate::result::TransferSizes>,
+) -> String {
+    let session = info.file_session.as_deref().unwrap_or("SMB");
+    let sizes = sizes.map_or(String::new(), |sizes| {
+        format!(
+            ", largest READ {} / WRITE {}",
+            crate::units::format_bytes(sizes.read_bytes.into()),
+            crate::units::format_bytes(sizes.write_bytes.into())
+        )
+    });
+    let created = if info.created_by_iopath {
+        ", test file written by iopath and removed after the run"
+    } else {
+        ""
+    };
+    format!("{session} over TCP{sizes}, {target}{created}")
 }
 
 /// A [`TargetInfo`] for `iopath path TARGET`, with a note when it was found another way than

@@ -399,10 +399,32 @@ fn classify(context: &Context) -> Decision {
     if let Some(evidence) = cpu_saturation(context) {
         return Decision::new(
             Verdict::HostCpuBound,
-            format!("{evidence}; {}", busiest_hop_summary(context)),
+            format!(
+                "{evidence}; {}{}",
+                busiest_hop_summary(context),
+                encryption_note(context)
+            ),
         );
     }
     queue_or_device(context)
+}
+
+/// For a CPU-bound test on an encrypted SMB session: that the client encrypts and decrypts
+/// every byte (AES-128-GCM), so the CPU is where encryption's cost shows.
+fn encryption_note(context: &Context) -> &'static str {
+    let encrypted = context.target_indexes.iter().any(|&index| {
+        context.targets.get(index).is_some_and(|target| {
+            target
+                .file_session
+                .as_deref()
+                .is_some_and(|session| session.contains("encrypted"))
+        })
+    });
+    if encrypted {
+        "; the SMB session is encrypted (AES-128-GCM): the client encrypts and decrypts every byte on its CPU"
+    } else {
+        ""
+    }
 }
 
 fn rate_limit(context: &Context) -> Option<Decision> {
@@ -952,7 +974,7 @@ fn queue_or_device(context: &Context) -> Decision {
         context.targets.get(index).is_some_and(|t| {
             matches!(
                 t.kind,
-                TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs
+                TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb
             )
         })
     });

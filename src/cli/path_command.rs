@@ -37,7 +37,7 @@ Examples:
   iopath path --record /tmp/my-machine /dev/mapper/mpatha
   iopath path --root /tmp/my-machine /dev/mapper/mpatha")]
 pub struct PathArgs {
-    /// A file, a block device, or an nbd://, iscsi:// or nfs:// URL.
+    /// A file, a block device, or an nbd://, iscsi://, nfs:// or smb:// URL.
     #[arg(value_name = "TARGET")]
     pub target: String,
     /// Declare the link to the storage where it cannot be seen (a catalog alias such as

@@ -124,12 +124,14 @@ Examples:
   iopath run /dev/sdb --rw write --allow-destructive     (only a device without a filesystem)
   iopath run --json - > result.json
   iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)
-  iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)")]
+  iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)
+  IOPATH_SMB_PASSWORD=… iopath run smb://alice@nas/share/test.bin --size 4g --rw randread --qd 32   (SMB2/3)")]
 pub struct RunArgs {
-    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE). A missing
-    /// file is created with --size (on an NFS export: removed after the run); none: a
-    /// temporary file (neither is created for the null engine, which does no I/O). With --job,
-    /// directories stand for fio's --directory: each job's files are made in them.
+    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE,
+    /// smb://[USER@]HOST/SHARE/PATH/FILE). A missing file is created with --size (on an NFS
+    /// export or an SMB share: removed after the run); none: a temporary file (neither is
+    /// created for the null engine, which does no I/O). With --job, directories stand for
+    /// fio's --directory: each job's files are made in them.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
@@ -265,11 +267,28 @@ pub struct RunArgs {
     #[command(flatten)]
     pub limits: LimitArgs,
 
-    /// Longest wait on an nbd://, iscsi:// or nfs:// server (default 30s): to connect and finish the
+    /// Longest wait on an nbd://, iscsi://, nfs:// or smb:// server (default 30s): to connect and finish the
     /// handshake (one deadline for all of it), and for each reply; a server that takes longer
     /// ends the run with an error naming it.
     #[arg(long, value_name = "TIME", value_parser = net_timeout_arg, help_heading = "Network targets")]
     pub net_timeout: Option<Duration>,
+
+    /// smb:// targets: read the user, password and domain from FILE, in smbclient's -A format
+    /// (`username = …`, `password = …`, `domain = …`), instead of IOPATH_SMB_USER,
+    /// IOPATH_SMB_PASSWORD and IOPATH_SMB_DOMAIN. Credentials are never taken from the
+    /// command line and never written to results or reports.
+    #[arg(long, value_name = "FILE", help_heading = "Network targets")]
+    pub smb_credentials: Option<PathBuf>,
+
+    /// smb:// targets: sign every message even when the server does not require it (SMB 3.1.1
+    /// sessions are always signed).
+    #[arg(long, help_heading = "Network targets")]
+    pub smb_sign: bool,
+
+    /// smb:// targets: encrypt every message (AES-128-GCM, SMB 3.1.1) even when the server
+    /// does not require it.
+    #[arg(long, help_heading = "Network targets")]
+    pub smb_encrypt: bool,
 
     /// Write every issued I/O (test, worker, direction, offset, length, target, the worker's
     /// I/Os in flight once it was issued) as CSV to FILE (room reserved per worker before the
@@ -300,6 +319,39 @@ pub struct RunRequest {
 }
 
 impl RunArgs {
+    /// `targets` with the SMB options of the command line on every `smb://` target, whose
+    /// credentials are looked up now (a missing password is a usage error, before any I/O).
+    fn with_smb_options(&self, targets: Vec<TargetSpec>) -> Result<Vec<TargetSpec>, RequestError> {
+        let security = iopath::engine::network_target::SmbSecurity {
+            sign: self.smb_sign,
+            encrypt: self.smb_encrypt,
+        };
+        let file = self.smb_credentials.as_deref();
+        let mut smb_targets = 0;
+        let targets = targets
+            .into_iter()
+            .map(|spec| match spec {
+                TargetSpec::Network(network) => {
+                    let network = network.with_smb_options(security, file);
+                    if let iopath::engine::network_target::NetworkTarget::Smb { url, .. } = &network
+                    {
+                        smb_targets += 1;
+                        iopath::engine::smb::target_credentials(url, file)
+                            .map_err(|error| usage(error.to_string()))?;
+                    }
+                    Ok(TargetSpec::Network(network))
+                }
+                other => Ok(other),
+            })
+            .collect::<Result<Vec<_>, RequestError>>()?;
+        if smb_targets == 0 && (self.smb_sign || self.smb_encrypt || file.is_some()) {
+            return Err(usage(
+                "--smb-sign, --smb-encrypt and --smb-credentials apply to smb:// targets only",
+            ));
+        }
+        Ok(targets)
+    }
+
     /// Checks every flag together and builds the plan. Errors name the flag.
     pub fn to_request(&self, command_line: Vec<String>) -> Result<RunRequest, RequestError> {
         if let Some(job) = &self.job {
@@ -324,6 +376,7 @@ impl RunArgs {
                 .map(|path| TargetSpec::from_argument(path, create_size))
                 .collect::<Result<_, _>>()?
         };
+        let targets = self.with_smb_options(targets)?;
         let target_indexes: Vec<usize> = (0..targets.len()).collect();
         let mut notes = Vec::new();
         let tests = if let Some(preset) = &self.preset {

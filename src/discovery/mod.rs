@@ -33,6 +33,7 @@
 //!     direct_io_alignment_bytes: None,
 //!     created_by_iopath: false,
 //!     transfer_sizes: None,
+//!     file_session: None,
 //!     read_only: false,
 //! };
 //! let facts = gather::gather(&info, Some(("127.0.0.1", 10809)), &Machine::this_host());

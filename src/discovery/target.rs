@@ -31,6 +31,7 @@ fn block_device(sysfs: Sysfs<'_>, target: &str, name: String) -> TargetInfo {
         direct_io_alignment_bytes: Some(logical),
         created_by_iopath: false,
         transfer_sizes: None,
+        file_session: None,
     }
 }
 
@@ -122,6 +123,7 @@ pub fn recorded_target(machine: &Machine, target: &str) -> Result<TargetInfo, St
         direct_io_alignment_bytes: None,
         created_by_iopath: false,
         transfer_sizes: None,
+        file_session: None,
         read_only: false,
     })
 }

@@ -34,7 +34,9 @@ pub mod network;
 pub mod network_target;
 pub mod nfs;
 pub mod null;
+pub mod pipelined;
 pub mod remote_file;
+pub mod smb;
 pub mod stop;
 pub mod sync;
 pub mod sys;
@@ -168,30 +170,35 @@ impl EngineKind {
             EngineKind::Nbd => "nbd",
             EngineKind::Iscsi => "iscsi",
             EngineKind::Nfs => "nfs",
+            EngineKind::Smb => "smb",
         }
     }
 
     /// Whether this engine reaches storage over the network (chosen by the target's URL).
     pub fn is_protocol(self) -> bool {
-        matches!(self, EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Nfs)
+        matches!(
+            self,
+            EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Nfs | EngineKind::Smb
+        )
     }
 
     /// Every engine, for help texts and messages.
-    pub const ALL: [EngineKind; 6] = [
+    pub const ALL: [EngineKind; 7] = [
         EngineKind::IoUring,
         EngineKind::Sync,
         EngineKind::Null,
         EngineKind::Nbd,
         EngineKind::Iscsi,
         EngineKind::Nfs,
+        EngineKind::Smb,
     ];
 }
 
 /// An engine name none of those known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd, iscsi and nfs come \
-     with nbd://, iscsi:// and nfs:// targets)"
+    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd, iscsi, nfs and smb \
+     come with nbd://, iscsi://, nfs:// and smb:// targets)"
 )]
 pub struct UnknownEngine {
     /// The name as given.
@@ -208,6 +215,7 @@ impl FromStr for EngineKind {
             "nbd" => Ok(EngineKind::Nbd),
             "iscsi" | "libiscsi" => Ok(EngineKind::Iscsi),
             "nfs" => Ok(EngineKind::Nfs),
+            "smb" => Ok(EngineKind::Smb),
             other => Err(UnknownEngine {
                 name: other.to_string(),
             }),

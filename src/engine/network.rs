@@ -1,11 +1,11 @@
 //! The probe of a network volume before the run: the dispatch to the probe of a target's
 //! protocol (what it finds is a [`NetworkVolumeInfo`]; how long it may wait, and what later
 //! connections must find, are in [`super::volume`]); and, for a file on a file server, the
-//! dispatch to its protocol's [`RemoteFileServer`].
+//! dispatch to its protocol's [`RemoteFileServer`] (`nfs://`, `smb://`).
 
 use super::remote_file::{RemoteFileError, RemoteFileServer};
 use super::volume::NetworkVolumeInfo;
-use super::{EngineError, iscsi, nbd, nfs};
+use super::{EngineError, iscsi, nbd, nfs, smb};
 use crate::engine::network_target::NetworkTarget;
 use std::time::Duration;
 
@@ -18,6 +18,22 @@ pub fn remote_file(
     match target {
         NetworkTarget::Nfs { url, .. } => Some(
             nfs::NfsRemoteFile::find(url, timeout)
+                .map(|file| Box::new(file) as Box<dyn RemoteFileServer>)
+                .map_err(|error| RemoteFileError {
+                    target: error.url,
+                    problem: error.problem,
+                }),
+        ),
+        NetworkTarget::Smb {
+            url,
+            security,
+            credentials_file,
+            ..
+        } => Some(
+            smb::target_credentials(url, credentials_file.as_deref())
+                .and_then(|credentials| {
+                    smb::SmbRemoteFile::find(url, &credentials, *security, timeout)
+                })
                 .map(|file| Box::new(file) as Box<dyn RemoteFileServer>)
                 .map_err(|error| RemoteFileError {
                     target: error.url,
@@ -41,5 +57,16 @@ pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeI
                 source: std::io::Error::other(error.problem),
             })
         }
+        NetworkTarget::Smb {
+            url,
+            create_size,
+            security,
+            credentials_file,
+        } => smb::target_credentials(url, credentials_file.as_deref())
+            .and_then(|credentials| smb::probe(url, &credentials, *security, *create_size, timeout))
+            .map_err(|error| EngineError::Setup {
+                engine: "smb",
+                source: std::io::Error::other(error.problem),
+            }),
     }
 }

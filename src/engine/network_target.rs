@@ -75,6 +75,17 @@ pub enum NetworkTarget {
         /// The size to create it with when it is missing (`--size`); `None`: it must exist.
         create_size: Option<u64>,
     },
+    /// A file on an SMB share.
+    Smb {
+        /// Where it is.
+        url: SmbUrl,
+        /// The size to create it with when it is missing (`--size`); `None`: it must exist.
+        create_size: Option<u64>,
+        /// Signing and encryption asked for beyond what the server requires.
+        security: SmbSecurity,
+        /// The credentials file (`--smb-credentials`); `None`: the environment.
+        credentials_file: Option<PathBuf>,
+    },
 }
 
 /// Default NBD port.
@@ -168,6 +179,113 @@ impl std::fmt::Display for NfsUrl {
     }
 }
 
+/// The SMB port when the URL names none.
+pub const SMB_PORT: u16 = 445;
+
+/// How an SMB session signs and encrypts, beyond what the server requires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmbSecurity {
+    /// Sign every message even when the server does not require it (`--smb-sign`).
+    pub sign: bool,
+    /// Encrypt every message even when the server does not require it (`--smb-encrypt`).
+    pub encrypt: bool,
+}
+
+/// An `smb://` URL, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmbUrl {
+    /// The server.
+    pub server: TcpAddress,
+    /// The user named in the URL, if any.
+    pub user: Option<String>,
+    /// The share's name.
+    pub share: String,
+    /// The file's path below the share, `/`-separated, without a leading `/`.
+    pub path: String,
+}
+
+impl SmbUrl {
+    /// Reads `smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE` (a password in the URL is refused).
+    ///
+    /// ```
+    /// use iopath::engine::smb::SmbUrl;
+    /// let url = SmbUrl::parse("smb://alice@nas:1445/data/bench/file").unwrap();
+    /// assert_eq!((url.server.port, url.share.as_str(), url.path.as_str()), (1445, "data", "bench/file"));
+    /// assert_eq!(url.user.as_deref(), Some("alice"));
+    /// assert!(SmbUrl::parse("smb://alice:secret@nas/data/file").is_err());
+    /// ```
+    pub fn parse(url: &str) -> Result<Self, UrlError> {
+        let rest = url
+            .strip_prefix("smb://")
+            .ok_or_else(|| refuse(url, "not an smb:// URL"))?;
+        if rest.contains('?') || rest.contains('#') {
+            return Err(refuse(
+                url,
+                "smb:// URLs take no options (use --smb-sign, --smb-encrypt)",
+            ));
+        }
+        let (authority, path) = rest
+            .split_once('/')
+            .ok_or_else(|| refuse(url, "expected smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE"))?;
+        let (user, host_port) = match authority.rsplit_once('@') {
+            Some((user, host_port)) if user.contains(':') => {
+                // The password is not repeated in the message.
+                let name = user.split(':').next().unwrap_or_default();
+                return Err(refuse(
+                    &format!("smb://{name}:***@{host_port}/{path}"),
+                    "a password does not belong in the URL (it would show in the process list \
+                     and the shell's history); set IOPATH_SMB_PASSWORD or use --smb-credentials FILE",
+                ));
+            }
+            Some(("", _)) => return Err(refuse(url, "an empty user name before '@'")),
+            Some((user, host_port)) => (Some(user.to_string()), host_port),
+            None => (None, authority),
+        };
+        let server = split_host_port(host_port, SMB_PORT, url)?;
+        let mut parts = path.split('/').filter(|part| !part.is_empty());
+        let share = parts
+            .next()
+            .ok_or_else(|| refuse(url, "no share: expected smb://HOST/SHARE/PATH/FILE"))?
+            .to_string();
+        let below: Vec<&str> = parts.collect();
+        if below.is_empty() {
+            return Err(refuse(url, "the path must name a file on the share"));
+        }
+        if below
+            .iter()
+            .any(|part| *part == "." || *part == ".." || part.contains('\\'))
+        {
+            return Err(refuse(url, "the path may not hold '.', '..' or '\\' parts"));
+        }
+        Ok(SmbUrl {
+            server,
+            user,
+            share,
+            path: below.join("/"),
+        })
+    }
+
+    /// The share as SMB names it: `\\HOST\SHARE`.
+    pub fn unc_share(&self) -> String {
+        format!("\\\\{}\\{}", self.server.host, self.share)
+    }
+
+    /// The file's path as SMB names it below the share (`dir\file`).
+    pub fn smb_path(&self) -> String {
+        self.path.replace('/', "\\")
+    }
+}
+
+impl std::fmt::Display for SmbUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "smb://")?;
+        if let Some(user) = &self.user {
+            write!(f, "{user}@")?;
+        }
+        write!(f, "{}/{}/{}", self.server, self.share, self.path)
+    }
+}
+
 /// A network target URL that cannot be used: shown as `URL: PROBLEM`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{url}: {problem}")]
@@ -230,6 +348,7 @@ impl NetworkTarget {
             NetworkTarget::Nbd { .. } => EngineKind::Nbd,
             NetworkTarget::Iscsi { .. } => EngineKind::Iscsi,
             NetworkTarget::Nfs { .. } => EngineKind::Nfs,
+            NetworkTarget::Smb { .. } => EngineKind::Smb,
         }
     }
 
@@ -239,6 +358,7 @@ impl NetworkTarget {
             NetworkTarget::Nbd { .. } => TargetKind::Nbd,
             NetworkTarget::Iscsi { .. } => TargetKind::Iscsi,
             NetworkTarget::Nfs { .. } => TargetKind::Nfs,
+            NetworkTarget::Smb { .. } => TargetKind::Smb,
         }
     }
 
@@ -308,15 +428,16 @@ impl NetworkTarget {
             });
         }
         if url.starts_with("smb://") {
-            return Err(refuse(
-                url,
-                "SMB targets (smb://) are not supported yet (use nfs://, nbd:// or iscsi://, or \
-                 a file on a mounted share)",
-            ));
+            return Ok(NetworkTarget::Smb {
+                url: SmbUrl::parse(url)?,
+                create_size: None,
+                security: SmbSecurity::default(),
+                credentials_file: None,
+            });
         }
         Err(refuse(
             url,
-            "unknown URL scheme (use nbd://, nbd+unix://, iscsi:// or nfs://)",
+            "unknown URL scheme (use nbd://, nbd+unix://, iscsi://, nfs:// or smb://)",
         ))
     }
 
@@ -328,6 +449,33 @@ impl NetworkTarget {
                 url,
                 create_size: size,
             },
+            NetworkTarget::Smb {
+                url,
+                security,
+                credentials_file,
+                ..
+            } => NetworkTarget::Smb {
+                url,
+                create_size: size,
+                security,
+                credentials_file,
+            },
+            other => other,
+        }
+    }
+
+    /// This target with the SMB options of the command line (`--smb-sign`, `--smb-encrypt`,
+    /// `--smb-credentials`); other targets are returned as they are.
+    pub fn with_smb_options(self, options: SmbSecurity, file: Option<&std::path::Path>) -> Self {
+        match self {
+            NetworkTarget::Smb {
+                url, create_size, ..
+            } => NetworkTarget::Smb {
+                url,
+                create_size,
+                security: options,
+                credentials_file: file.map(std::path::Path::to_path_buf),
+            },
             other => other,
         }
     }
@@ -338,6 +486,7 @@ impl NetworkTarget {
             NetworkTarget::Nbd { .. } => "nbd",
             NetworkTarget::Iscsi { .. } => "iscsi",
             NetworkTarget::Nfs { .. } => "nfs",
+            NetworkTarget::Smb { .. } => "smb",
         }
     }
 
@@ -352,6 +501,7 @@ impl NetworkTarget {
                 portal: address, ..
             } => Some(address),
             NetworkTarget::Nfs { url, .. } => Some(&url.server),
+            NetworkTarget::Smb { url, .. } => Some(&url.server),
             NetworkTarget::Nbd { .. } => None,
         }
     }
@@ -374,6 +524,7 @@ impl std::fmt::Display for NetworkTarget {
                 lun,
             } => write!(f, "iscsi://{portal}/{target_iqn}/{lun}"),
             NetworkTarget::Nfs { url, .. } => write!(f, "{url}"),
+            NetworkTarget::Smb { url, .. } => write!(f, "{url}"),
         }
     }
 }

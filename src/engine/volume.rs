@@ -35,6 +35,9 @@ pub struct NetworkVolumeInfo {
     pub to_create: bool,
     /// A file protocol's largest single read and write (NFS `rtmax` / `wtmax`).
     pub transfer_sizes: Option<crate::result::TransferSizes>,
+    /// How a file protocol's session was set up, in words (`SMB 3.1.1, signed
+    /// (AES-128-CMAC)`).
+    pub file_session: Option<String>,
 }
 
 /// How long a protocol engine waits on a server unless told otherwise (`--net-timeout`): to

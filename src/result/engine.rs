@@ -99,4 +99,6 @@ pub enum EngineKind {
     Iscsi,
     /// iopath's NFSv3 client (chosen by an `nfs://` target).
     Nfs,
+    /// iopath's SMB2/3 client (chosen by an `smb://` target).
+    Smb,
 }

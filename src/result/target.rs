@@ -16,6 +16,8 @@ pub enum TargetKind {
     Iscsi,
     /// A file on an NFS export (reached by the nfs engine).
     Nfs,
+    /// A file on an SMB share (reached by the smb engine).
+    Smb,
 }
 
 impl TargetKind {
@@ -27,6 +29,7 @@ impl TargetKind {
             TargetKind::Nbd => "NBD export",
             TargetKind::Iscsi => "iSCSI LUN",
             TargetKind::Nfs => "file on an NFS export",
+            TargetKind::Smb => "file on an SMB share",
         }
     }
 }
@@ -62,6 +65,10 @@ pub struct TargetInfo {
     /// `None` for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_sizes: Option<TransferSizes>,
+    /// How a file protocol's session was set up, in words (`SMB 3.1.1, signed
+    /// (AES-128-CMAC)`); `None` for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_session: Option<String>,
 }
 
 /// A file protocol's largest single read and write, bytes.
@@ -98,6 +105,7 @@ impl TargetInfo {
             created_by_iopath: false,
             read_only: false,
             transfer_sizes: None,
+            file_session: None,
         }
     }
 }

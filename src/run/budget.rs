@@ -68,6 +68,7 @@ pub fn queue_depth_limit(engine: EngineKind) -> Option<u32> {
         EngineKind::Nbd => Some(crate::engine::nbd::MAX_QUEUE_DEPTH),
         EngineKind::Iscsi => Some(crate::engine::iscsi::MAX_QUEUE_DEPTH),
         EngineKind::Nfs => Some(crate::engine::nfs::MAX_QUEUE_DEPTH),
+        EngineKind::Smb => Some(crate::engine::smb::MAX_QUEUE_DEPTH),
         EngineKind::Sync => Some(1),
         EngineKind::Null => None,
     }

@@ -9,6 +9,7 @@ use crate::engine::network_target::NetworkTarget;
 use crate::engine::nfs::NfsEngine;
 use crate::engine::nfs::nfs3::Stability;
 use crate::engine::null::{InjectedDelay, NullEngine};
+use crate::engine::smb::SmbEngine;
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::host::clock::{Clock, Ticks};
@@ -41,6 +42,8 @@ pub enum AnyEngine {
     Iscsi(Box<IscsiEngine>),
     /// NFSv3 client.
     Nfs(Box<NfsEngine>),
+    /// SMB2/3 client.
+    Smb(Box<SmbEngine>),
 }
 
 fn wrong_endpoint(engine: &'static str, what: &str) -> EngineError {
@@ -84,6 +87,9 @@ impl AnyEngine {
             (EngineKind::Nfs, Endpoint::Network(target)) => {
                 AnyEngine::Nfs(Box::new(NfsEngine::open_target(target, options)?))
             }
+            (EngineKind::Smb, Endpoint::Network(target)) => {
+                AnyEngine::Smb(Box::new(SmbEngine::open_target(target, options)?))
+            }
             (kind, Endpoint::Network(target)) => {
                 return Err(wrong_endpoint(kind.name(), &target.to_string()));
             }
@@ -100,6 +106,7 @@ impl AnyEngine {
             AnyEngine::Nbd(engine) => engine.as_mut(),
             AnyEngine::Iscsi(engine) => engine.as_mut(),
             AnyEngine::Nfs(engine) => engine.as_mut(),
+            AnyEngine::Smb(engine) => engine.as_mut(),
         }
     }
 
@@ -138,6 +145,7 @@ impl AnyEngine {
             AnyEngine::Nbd(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Iscsi(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Nfs(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
+            AnyEngine::Smb(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
         }
     }
 }

@@ -605,6 +605,7 @@ fn probe_network(
         direct_io_alignment_bytes: Some(volume.logical_block_size.max(1)),
         created_by_iopath: volume.to_create,
         transfer_sizes: volume.transfer_sizes,
+        file_session: volume.file_session.clone(),
         read_only: volume.read_only,
     };
     Ok((info, volume.without_head()))
@@ -635,7 +636,7 @@ fn check_request_size(
     let limit = u64::from(volume.max_request_bytes);
     let limited = matches!(
         network,
-        NetworkTarget::Nbd { .. } | NetworkTarget::Nfs { .. }
+        NetworkTarget::Nbd { .. } | NetworkTarget::Nfs { .. } | NetworkTarget::Smb { .. }
     );
     if !limited || job.workload.engine == EngineKind::Null || limit == 0 || largest <= limit {
         return Ok(());

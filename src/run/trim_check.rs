@@ -57,6 +57,9 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                          not set LBPU)"
                 }
                 NetworkTarget::Nfs { .. } => "NFSv3 has no way to discard a range of a file",
+                NetworkTarget::Smb { .. } => {
+                    "iopath's SMB client does not discard ranges of a file (not supported yet)"
+                }
             }
             .to_string(),
         }),
@@ -152,8 +155,8 @@ fn check_zeroes_after_trim(target: &TrimTarget<'_>) -> Result<(), PlanError> {
             network.to_string(),
             "iopath does not read whether the LUN returns zeroes after UNMAP (LBPRZ)",
         )),
-        // NFSv3 cannot trim at all: refused as such below.
-        TrimTarget::Network(NetworkTarget::Nfs { .. }, _) => Ok(()),
+        // Neither NFSv3 nor iopath's SMB client trims at all: refused as such below.
+        TrimTarget::Network(NetworkTarget::Nfs { .. } | NetworkTarget::Smb { .. }, _) => Ok(()),
         TrimTarget::Existing(handle) => {
             use std::os::unix::fs::{FileTypeExt, MetadataExt};
             let path = handle.path();

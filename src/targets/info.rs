@@ -119,6 +119,7 @@ fn inspect_file(path: &Path, file: &File, metadata: &Metadata) -> TargetInfo {
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: is_marked_as_created(file),
         transfer_sizes: None,
+        file_session: None,
         read_only: false,
     }
 }
@@ -168,6 +169,7 @@ fn inspect_block_device(
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: false,
         transfer_sizes: None,
+        file_session: None,
     })
 }
 

@@ -53,11 +53,11 @@ pub fn check_volume_write_allowed(
     let path = Path::new(&info.path);
     check_not_read_only(info)?;
     match info.kind {
-        TargetKind::File | TargetKind::Nfs => {
+        TargetKind::File | TargetKind::Nfs | TargetKind::Smb => {
             if info.created_by_iopath || policy.allow_destructive {
                 Ok(())
             } else {
-                let place = if info.kind == TargetKind::Nfs {
+                let place = if matches!(info.kind, TargetKind::Nfs | TargetKind::Smb) {
                     " on the server"
                 } else {
                     ""

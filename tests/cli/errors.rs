@@ -42,7 +42,7 @@ fn bad_input_is_named_and_nothing_is_written() {
         (&["--size", "900t", "--rw", "read"], "--size"),
         (
             &["smb://user@127.0.0.1/share/f", "--rw", "read"],
-            "not supported yet",
+            "no password for user",
         ),
         (
             &["nfs://127.0.0.1/export/f?version=4.1", "--rw", "read"],

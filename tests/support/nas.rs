@@ -15,6 +15,8 @@
 
 use super::devices::{is_root, required_tool, tool};
 use super::{free_port, require};
+use iopath::engine::{Completion, Engine, IoRequest};
+use iopath::result::Direction;
 use std::fs::File;
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -95,6 +97,8 @@ pub const SAMBA_USER: &str = "root";
 pub const SAMBA_PASSWORD: &str = "iopath-test-secret";
 /// The share's name.
 pub const SAMBA_SHARE: &str = "share";
+/// A second share, read-only, over its own directory.
+pub const SAMBA_READ_ONLY_SHARE: &str = "readonly";
 
 /// A private `smbd` on loopback with one share.
 pub struct SambaServer {
@@ -119,7 +123,7 @@ impl SambaServer {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
             for sub in [
-                "share", "private", "lock", "state", "cache", "pid", "ncalrpc",
+                "share", "readonly", "private", "lock", "state", "cache", "pid", "ncalrpc",
             ] {
                 std::fs::create_dir(root.join(sub)).expect("a server directory");
             }
@@ -148,8 +152,10 @@ impl SambaServer {
             }
             text.push_str(&format!(
                 "[{SAMBA_SHARE}]\n  path = {}\n  read only = no\n  valid users = {SAMBA_USER}\n  \
-                 force user = root\n",
-                at("share")
+                 force user = root\n[{SAMBA_READ_ONLY_SHARE}]\n  path = {}\n  read only = yes\n  \
+                 valid users = {SAMBA_USER}\n  force user = root\n",
+                at("share"),
+                at("readonly")
             ));
             std::fs::write(&config, text).expect("smb.conf");
             let mut add_user = Command::new(&pdbedit)
@@ -193,6 +199,11 @@ impl SambaServer {
     /// The directory the share serves (to put files in and check them).
     pub fn share_directory(&self) -> PathBuf {
         self.directory.path().join("share")
+    }
+
+    /// The directory the read-only share serves.
+    pub fn read_only_directory(&self) -> PathBuf {
+        self.directory.path().join("readonly")
     }
 
     /// `smb://USER@127.0.0.1:PORT/share/NAME`.
@@ -365,4 +376,62 @@ impl Drop for GaneshaServer {
     fn drop(&mut self) {
         stop(&mut self.daemon, Duration::from_secs(5), false);
     }
+}
+
+/// Block `index`'s pattern: every 8 bytes hold the block's index and their own offset.
+pub fn pattern(index: usize, buffer: &mut [u8]) {
+    for (word, chunk) in buffer.chunks_exact_mut(8).enumerate() {
+        let value = ((index as u64) << 32) | word as u64;
+        chunk.copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// Moves `count` blocks of `block_size` bytes once in `direction` at queue depth `depth`,
+/// checking each completion; returns the bytes moved.
+pub fn move_blocks(
+    engine: &mut impl Engine,
+    direction: Direction,
+    depth: usize,
+    (block_size, count): (usize, usize),
+    check: &mut dyn FnMut(usize, &[u8]),
+) -> u64 {
+    let mut next = 0usize;
+    let mut block_of_slot = vec![0usize; depth];
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut done = vec![Completion::default(); depth];
+    let mut finished = 0;
+    let mut bytes = 0u64;
+    while finished < count {
+        while next < count {
+            let Some(slot) = free.pop() else { break };
+            if direction == Direction::Write {
+                pattern(next, &mut engine.buffer_mut(slot as usize)[..block_size]);
+            }
+            block_of_slot[slot as usize] = next;
+            engine
+                .submit(IoRequest {
+                    slot,
+                    file: 0,
+                    direction,
+                    offset: (next * block_size) as u64,
+                    length: block_size as u32,
+                })
+                .expect("submit");
+            next += 1;
+        }
+        engine.flush().expect("flush");
+        let reaped = engine.reap(1, &mut done).expect("reap");
+        for completion in &done[..reaped] {
+            assert_eq!(completion.result, block_size as i64, "{completion:?}");
+            let block = block_of_slot[completion.slot as usize];
+            check(
+                block,
+                &engine.buffer_mut(completion.slot as usize)[..block_size],
+            );
+            free.push(completion.slot);
+            finished += 1;
+            bytes += block_size as u64;
+        }
+    }
+    bytes
 }

@@ -1,6 +1,7 @@
 //! Running a program from a test, bounded in time, and a port for a server it starts.
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -35,4 +36,29 @@ pub fn free_port() -> u16 {
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .expect("a free port")
+}
+
+/// What one run of the binary did.
+pub struct Outcome {
+    /// Exit status (-1: killed by a signal).
+    pub status: i32,
+    /// Standard output and standard error, one after the other.
+    pub output: String,
+    /// The JSON result it wrote, when it wrote one that parses.
+    pub json: Option<serde_json::Value>,
+}
+
+/// What `output` says, with the JSON result at `json` when there is one.
+pub fn finish(output: std::process::Output, json: &Path) -> Outcome {
+    Outcome {
+        status: output.status.code().unwrap_or(-1),
+        output: format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        json: std::fs::read_to_string(json)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok()),
+    }
 }

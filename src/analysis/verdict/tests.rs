@@ -22,6 +22,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: true,
         transfer_sizes: None,
+        file_session: None,
         read_only: false,
     }
 }
@@ -109,6 +110,7 @@ fn nbd_target() -> TargetInfo {
         direct_io_alignment_bytes: Some(512),
         created_by_iopath: false,
         transfer_sizes: None,
+        file_session: None,
         read_only: false,
     }
 }

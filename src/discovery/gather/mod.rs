@@ -54,7 +54,7 @@ pub fn gather(info: &TargetInfo, server: Option<(&str, u16)>, machine: &Machine)
                 head_zero: state.head_zero,
             }))
         }
-        TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs => {
+        TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb => {
             PathFacts::Network(server.map(|(host, port)| gatherer.route(host, port, 0)))
         }
     }

@@ -51,6 +51,7 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         head,
         to_create: false,
         transfer_sizes: None,
+        file_session: None,
     })
 }
 

@@ -86,6 +86,7 @@ impl Export {
             head: Vec::new(),
             to_create: false,
             transfer_sizes: None,
+            file_session: None,
         }
     }
 }

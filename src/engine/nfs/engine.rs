@@ -12,7 +12,7 @@
 //!   `recv`) and parsed where they lie; a reply may not exceed the slot buffer size plus
 //!   [`REPLY_OVERHEAD_BYTES`], checked on each record mark before its bytes are awaited. The
 //!   server must send something at least once per network timeout; once the run's stop signal
-//!   is raised, requests in flight get [`STOP_GRACE`] instead.
+//!   is raised, requests in flight get [`STOP_GRACE`](crate::engine::volume::STOP_GRACE) instead.
 //! - **Durability.** Writes are `FILE_SYNC` with `EngineOptions::write_through`, else
 //!   `UNSTABLE`; [`Engine::sync_data`] then sends COMMIT (with nothing in flight).
 //! - **Failures.** An NFS status other than OK is a completion with the matching negative
@@ -24,16 +24,15 @@ use super::rpc::{self, Credentials, call_header, finish_record};
 use super::xdr::{Decoder, Encoder};
 use crate::engine::network_target::{NetworkTarget, NfsUrl};
 use crate::engine::volume::NetworkVolumeInfo;
-use crate::engine::volume::STOP_GRACE;
-use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, sys};
+use crate::engine::{
+    Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
+};
 use crate::result::{Capabilities, Direction};
 use std::collections::VecDeque;
 use std::io;
-use std::io::IoSliceMut;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
-use std::time::Instant;
 
 /// Highest queue depth of one engine (slots are the low 16 bits of an xid, one value kept for
 /// COMMIT).
@@ -223,94 +222,34 @@ impl NfsEngine {
 
     /// Sends everything queued; reads replies into `ready` while the socket cannot take more.
     fn send_queued(&mut self) -> io::Result<()> {
-        let mut sent = 0;
-        while sent < self.outgoing.bytes.len() {
-            let rest = &self.outgoing.bytes[sent..];
-            let iovec = libc::iovec {
-                iov_base: rest.as_ptr().cast_mut().cast(),
-                iov_len: rest.len(),
-            };
-            // SAFETY: the socket is open while `self` lives, and `iovec` describes `rest`,
-            // borrowed from `self.outgoing` for the call.
-            match unsafe { sys::send_vectored(self.stream.as_raw_fd(), &[iovec]) } {
-                Ok(taken) => sent += taken,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    let mut fds = [libc::pollfd {
-                        fd: self.stream.as_raw_fd(),
-                        events: libc::POLLIN | libc::POLLOUT,
-                        revents: 0,
-                    }];
-                    if sys::poll(&mut fds, self.timeout)? == 0 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!(
-                                "{} took no request and sent no reply for {:?}",
-                                self.server, self.timeout
-                            ),
-                        ));
-                    }
-                    if fds[0].revents & libc::POLLIN != 0 {
-                        let completion = self.receive()?;
-                        self.ready.push_back(completion);
-                    }
-                }
-                Err(error) => return Err(error),
-            }
-        }
+        let outgoing = std::mem::take(&mut self.outgoing.bytes);
+        let fd = self.stream.as_raw_fd();
+        let sent = pipelined::send_all(fd, &outgoing, self.timeout, || {
+            let completion = self.receive()?;
+            self.ready.push_back(completion);
+            Ok(())
+        });
+        self.outgoing.bytes = outgoing;
+        sent.map_err(|error| pipelined::name_server(error, &self.server))?;
         self.outgoing.bytes.clear();
         Ok(())
     }
 
-    /// Receives more bytes into `incoming`, waiting (a slice at a time) until some arrive,
-    /// the server made no progress for the timeout, or the run stopped and requests in flight
-    /// had [`STOP_GRACE`].
+    /// Receives more bytes into `incoming` (see [`pipelined::receive_some`]).
     fn fill(&mut self) -> io::Result<()> {
         if self.parsed > 0 {
             self.incoming.copy_within(self.parsed..self.filled, 0);
             self.filled -= self.parsed;
             self.parsed = 0;
         }
-        let started = Instant::now();
-        loop {
-            let wait = if self.stop.is_raised() {
-                STOP_GRACE.min(self.timeout)
-            } else {
-                self.timeout
-            };
-            let fd = self.stream.as_raw_fd();
-            let mut slice = [IoSliceMut::new(&mut self.incoming[self.filled..])];
-            match sys::receive_vectored(fd, &mut slice, true) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{} closed the connection", self.server),
-                    ));
-                }
-                Ok(received) => {
-                    self.filled += received;
-                    return Ok(());
-                }
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    if started.elapsed() >= wait {
-                        let why = if self.stop.is_raised() {
-                            "the run stopped and "
-                        } else {
-                            ""
-                        };
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!("{why}{} sent no reply within {wait:?}", self.server),
-                        ));
-                    }
-                }
-                Err(error) => return Err(error),
-            }
-        }
+        self.filled += pipelined::receive_some(
+            self.stream.as_raw_fd(),
+            &mut self.incoming[self.filled..],
+            self.timeout,
+            &self.stop,
+            &self.server,
+        )?;
+        Ok(())
     }
 
     /// The next whole reply, waiting for it: a range of `incoming` (one fragment, the usual
@@ -457,29 +396,13 @@ impl Engine for NfsEngine {
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let invalid = |problem: String| {
-            operation(
-                "submit",
-                io::Error::new(io::ErrorKind::InvalidInput, problem),
-            )
-        };
-        let Some(slot) = self.slots.get(request.slot as usize) else {
-            return Err(invalid(format!(
-                "slot {} of {}",
-                request.slot,
-                self.slots.len()
-            )));
-        };
-        if slot.waiting.is_some() {
-            return Err(invalid(format!("slot {} is busy", request.slot)));
-        }
-        if request.length as usize > slot.buffer.len() {
-            return Err(invalid(format!(
-                "{} bytes in a {}-byte slot",
-                request.length,
-                slot.buffer.len()
-            )));
-        }
+        let slot = self.slots.get(request.slot as usize);
+        pipelined::check_request(
+            ENGINE,
+            &request,
+            self.slots.len(),
+            slot.map(|slot| (slot.waiting.is_some(), slot.buffer.len())),
+        )?;
         let procedure = match request.direction {
             Direction::Read => procedure::READ,
             Direction::Write => procedure::WRITE,

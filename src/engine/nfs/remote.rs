@@ -226,5 +226,6 @@ pub fn probe(
             read_bytes: limits.read_max_bytes,
             write_bytes: limits.write_max_bytes,
         }),
+        file_session: None,
     })
 }

@@ -10,7 +10,7 @@
 
 use super::xdr::{Decoder, Encoder, XdrError};
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 /// The last-fragment bit of a record mark.
@@ -184,23 +184,7 @@ pub fn reply_header(decoder: &mut Decoder<'_>) -> Result<u32, RpcError> {
     }
 }
 
-/// Connects to `host:port` within `timeout`, with `TCP_NODELAY` and read/write timeouts of
-/// `timeout`.
-pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
-    for address in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&address, timeout) {
-            Ok(stream) => {
-                stream.set_nodelay(true)?;
-                stream.set_read_timeout(Some(timeout))?;
-                stream.set_write_timeout(Some(timeout))?;
-                return Ok(stream);
-            }
-            Err(error) => last = error,
-        }
-    }
-    Err(last)
-}
+pub use crate::engine::pipelined::connect;
 
 /// One blocking RPC connection for the calls made before the run.
 #[derive(Debug)]

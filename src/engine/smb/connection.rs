@@ -1,0 +1,648 @@
+//! [`SmbConnection`]: one TCP connection to an SMB server, logged in and connected to a share:
+//! NEGOTIATE (SMB 2.1, 3.0, 3.0.2, 3.1.1 with the preauthentication hash and the cipher
+//! context), SESSION_SETUP with NTLMv2, TREE_CONNECT; then one request at a time for the calls
+//! made before the run (CREATE, QUERY_INFO, FLUSH, CLOSE). The engine takes the connection
+//! over for pipelined READ and WRITE.
+
+use super::crypto::{
+    self, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
+};
+use super::ntlm;
+use super::url::{SmbCredentials, SmbUrl};
+use super::wire::{self, HEADER_BYTES, ResponseHeader, command, status, u16_at, u32_at};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Dialects offered, oldest first.
+const DIALECTS: [u16; 4] = [0x0210, 0x0300, 0x0302, 0x0311];
+const SMB_3_1_1: u16 = 0x0311;
+/// Negotiate capabilities: DFS, leasing, large MTU, encryption.
+const CAPABILITIES: u32 = 0x01 | 0x02 | 0x04 | 0x40;
+const CAP_LARGE_MTU: u32 = 0x04;
+const CAP_ENCRYPTION: u32 = 0x40;
+const SIGNING_ENABLED: u16 = 0x01;
+const SIGNING_REQUIRED: u16 = 0x02;
+const SESSION_IS_GUEST: u16 = 0x01;
+const SESSION_IS_NULL: u16 = 0x02;
+const SESSION_ENCRYPT_DATA: u16 = 0x04;
+const SHARE_ENCRYPT_DATA: u32 = 0x8000;
+const CIPHER_AES_128_GCM: u16 = 0x0002;
+/// Maximal-access bit: write data.
+const FILE_WRITE_DATA: u32 = 0x02;
+/// The longest message accepted while setting up (no data moves then).
+pub const MAX_SETUP_MESSAGE_BYTES: usize = 1 << 20;
+/// Credits asked for in each setup request (the engine asks for what its depth needs).
+const SETUP_CREDITS: u16 = 64;
+
+pub use crate::engine::network_target::SmbSecurity;
+
+/// What a connection negotiated (for the storage path and the verdict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmbSessionFacts {
+    /// The dialect (`0x0311` for 3.1.1).
+    pub dialect: u16,
+    /// Messages are signed.
+    pub signing: bool,
+    /// Messages are encrypted (AES-128-GCM).
+    pub encryption: bool,
+    /// The largest READ the server takes, bytes.
+    pub max_read_bytes: u32,
+    /// The largest WRITE the server takes, bytes.
+    pub max_write_bytes: u32,
+    /// Whether this user may write on the share (its maximal access).
+    pub share_writable: bool,
+    /// Both sides offered AES-128-GMAC signing (SMB 3.1.1).
+    pub gmac_signing: bool,
+}
+
+impl SmbSessionFacts {
+    /// In words: `SMB 3.1.1, signed (AES-128-CMAC)`, `SMB 3.1.1, encrypted (AES-128-GCM)`,
+    /// `SMB 3.0.2, unsigned`.
+    pub fn describe(&self) -> String {
+        let dialect = wire::dialect_name(self.dialect);
+        if self.encryption {
+            format!("SMB {dialect}, encrypted (AES-128-GCM)")
+        } else if self.signing {
+            let algorithm = if self.gmac_signing {
+                "AES-128-GMAC"
+            } else if self.dialect >= 0x0300 {
+                "AES-128-CMAC"
+            } else {
+                "HMAC-SHA256"
+            };
+            format!("SMB {dialect}, signed ({algorithm})")
+        } else {
+            format!("SMB {dialect}, unsigned")
+        }
+    }
+}
+
+/// Why an SMB exchange failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SmbError {
+    /// The connection failed (refused, reset, timed out, closed).
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server answered with an error status.
+    #[error("{}: {}", command::name(*command), status::text(*status))]
+    Status {
+        /// The request's command.
+        command: u16,
+        /// NT status.
+        status: u32,
+    },
+    /// The server's answer broke the protocol, or the session cannot be had as asked.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+impl SmbError {
+    /// The NT status, when the server answered with one.
+    pub fn status(&self) -> Option<u32> {
+        match self {
+            SmbError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+pub use crate::engine::pipelined::connect;
+
+/// A logged-in connection to one share (see the module documentation).
+#[derive(Debug)]
+pub struct SmbConnection {
+    /// The socket.
+    pub stream: TcpStream,
+    /// `HOST:PORT`, for messages.
+    pub server: String,
+    /// The next message id.
+    pub next_message_id: u64,
+    /// Credits the server granted and no request has used yet.
+    pub credits: u32,
+    /// Session id.
+    pub session_id: u64,
+    /// Tree id of the share.
+    pub tree_id: u32,
+    /// Signs requests and checks responses, when signing is on (and encryption off).
+    pub signer: Option<Signer>,
+    /// Encrypts requests and decrypts responses, when encryption is on.
+    pub sealer: Option<Sealer>,
+    /// Whether requests are charged by size (SMB 2.1+ with large MTU).
+    pub large_mtu: bool,
+    /// What was negotiated.
+    pub facts: SmbSessionFacts,
+    /// The longest wait for a reply.
+    pub timeout: Duration,
+}
+
+/// A request's frame: transport header, room for a transform header, the SMB2 header and
+/// `body`. The message starts at [`MESSAGE_AT`].
+pub const MESSAGE_AT: usize = 4 + TRANSFORM_HEADER_BYTES;
+
+/// The credit charge of a request or response moving `bytes` (one credit per 64 KiB).
+pub fn credit_charge(large_mtu: bool, bytes: usize) -> u16 {
+    if large_mtu && bytes > 0 {
+        (bytes.div_ceil(65536)).min(u16::MAX as usize) as u16
+    } else {
+        1
+    }
+}
+
+/// Seals or signs the message in `frame[MESSAGE_AT..]` as the session wants and writes the
+/// transport header; returns where the bytes to send start.
+pub fn finish_frame(
+    frame: &mut [u8],
+    signer: Option<&Signer>,
+    sealer: Option<&mut Sealer>,
+) -> usize {
+    let start = if let Some(sealer) = sealer {
+        sealer.seal(&mut frame[4..]);
+        0
+    } else {
+        if let Some(signer) = signer {
+            signer.sign(&mut frame[MESSAGE_AT..]);
+        }
+        TRANSFORM_HEADER_BYTES
+    };
+    let length = (frame.len() - start - 4) as u32;
+    frame[start] = 0;
+    frame[start + 1..start + 4].copy_from_slice(&length.to_be_bytes()[1..]);
+    start
+}
+
+/// Decrypts a sealed message in place and checks a signed one; returns the range of the
+/// SMB2 message within `frame` (one received frame without its transport header).
+pub fn open_frame(
+    frame: &mut [u8],
+    signer: Option<&Signer>,
+    sealer: Option<&Sealer>,
+    server: &str,
+) -> Result<std::ops::Range<usize>, String> {
+    if frame.len() >= 4 && frame[..4] == TRANSFORM_PROTOCOL_ID {
+        let Some(sealer) = sealer else {
+            return Err(format!(
+                "{server} sent an encrypted message on a session without encryption"
+            ));
+        };
+        sealer
+            .open(frame)
+            .map_err(|problem| format!("{server} sent {problem}"))?;
+        return Ok(TRANSFORM_HEADER_BYTES..frame.len());
+    }
+    if sealer.is_some() {
+        return Err(format!(
+            "{server} sent an unencrypted message on an encrypted session"
+        ));
+    }
+    if let Some(signer) = signer
+        && frame.len() >= HEADER_BYTES
+        && u32_at(frame, 8) != status::PENDING
+        && !signer.verify(frame)
+    {
+        return Err(format!("{server} sent a message whose signature is wrong"));
+    }
+    Ok(0..frame.len())
+}
+
+impl SmbConnection {
+    /// Connects to `url`'s server, negotiates, logs in as `credentials` and connects to the
+    /// share, signing and encrypting as the server requires or `security` asks; each step
+    /// within `timeout`.
+    pub fn open(
+        url: &SmbUrl,
+        credentials: &SmbCredentials,
+        security: SmbSecurity,
+        timeout: Duration,
+    ) -> Result<Self, SmbError> {
+        let stream = connect(&url.server.host, url.server.port, timeout)?;
+        let mut connection = SmbConnection {
+            stream,
+            server: url.server.to_string(),
+            next_message_id: 0,
+            credits: 1,
+            session_id: 0,
+            tree_id: 0,
+            signer: None,
+            sealer: None,
+            large_mtu: false,
+            facts: SmbSessionFacts {
+                dialect: 0,
+                signing: false,
+                encryption: false,
+                max_read_bytes: 65536,
+                max_write_bytes: 65536,
+                share_writable: false,
+                gmac_signing: false,
+            },
+            timeout,
+        };
+        let mut preauth = PreauthHash::new();
+        let (server_requires_signing, cipher) = connection.negotiate(security, &mut preauth)?;
+        connection.session_setup(
+            credentials,
+            security,
+            server_requires_signing,
+            cipher,
+            preauth,
+        )?;
+        connection.tree_connect(url)?;
+        Ok(connection)
+    }
+
+    fn negotiate(
+        &mut self,
+        security: SmbSecurity,
+        preauth: &mut PreauthHash,
+    ) -> Result<(bool, Option<u16>), SmbError> {
+        let mut body = vec![0u8; 36];
+        body[0..2].copy_from_slice(&36u16.to_le_bytes());
+        body[2..4].copy_from_slice(&(DIALECTS.len() as u16).to_le_bytes());
+        let mode = if security.sign {
+            SIGNING_ENABLED | SIGNING_REQUIRED
+        } else {
+            SIGNING_ENABLED
+        };
+        body[4..6].copy_from_slice(&mode.to_le_bytes());
+        body[8..12].copy_from_slice(&CAPABILITIES.to_le_bytes());
+        let mut guid = [0u8; 16];
+        let _ = getrandom::fill(&mut guid);
+        body[12..28].copy_from_slice(&guid);
+        for dialect in DIALECTS {
+            body.extend_from_slice(&dialect.to_le_bytes());
+        }
+        // Negotiate contexts, 8-byte aligned from the header's start.
+        while !(HEADER_BYTES + body.len()).is_multiple_of(8) {
+            body.push(0);
+        }
+        let contexts_at = (HEADER_BYTES + body.len()) as u32;
+        body[28..32].copy_from_slice(&contexts_at.to_le_bytes());
+        body[32..34].copy_from_slice(&3u16.to_le_bytes());
+        let mut salt = [0u8; 32];
+        let _ = getrandom::fill(&mut salt);
+        let mut preauth_context = vec![1, 0, 32, 0, 1, 0];
+        preauth_context.extend_from_slice(&salt);
+        let cipher_context = [1u8, 0, 2, 0];
+        // Signing algorithms, preferred first: AES-GMAC (2), AES-CMAC (1).
+        let signing_context = [2u8, 0, 2, 0, 1, 0];
+        for (kind, data) in [
+            (1u16, &preauth_context[..]),
+            (2u16, &cipher_context[..]),
+            (8u16, &signing_context[..]),
+        ] {
+            while !body.len().is_multiple_of(8) {
+                body.push(0);
+            }
+            body.extend_from_slice(&kind.to_le_bytes());
+            body.extend_from_slice(&(data.len() as u16).to_le_bytes());
+            body.extend_from_slice(&[0; 4]);
+            body.extend_from_slice(data);
+        }
+        let (header, reply) = self.call_hashed(command::NEGOTIATE, &body, Some(preauth))?;
+        if header.status != status::SUCCESS {
+            return Err(SmbError::Status {
+                command: command::NEGOTIATE,
+                status: header.status,
+            });
+        }
+        if reply.len() < 64 {
+            return Err(self.broken("a NEGOTIATE response too short"));
+        }
+        let server_mode = u16_at(&reply, 2);
+        let dialect = u16_at(&reply, 4);
+        if !DIALECTS.contains(&dialect) {
+            return Err(SmbError::Protocol(format!(
+                "{} chose SMB dialect {dialect:#06x}, which was not offered",
+                self.server
+            )));
+        }
+        let capabilities = u32_at(&reply, 24);
+        self.large_mtu = capabilities & CAP_LARGE_MTU != 0;
+        self.facts.dialect = dialect;
+        self.facts.max_read_bytes = u32_at(&reply, 32);
+        self.facts.max_write_bytes = u32_at(&reply, 36);
+        let mut cipher = None;
+        if dialect == SMB_3_1_1 {
+            // The cipher the server chose, from its negotiate contexts (offsets from the
+            // header's start; `reply` is the body).
+            let count = u16_at(&reply, 6) as usize;
+            let mut at = (u32_at(&reply, 60) as usize).saturating_sub(HEADER_BYTES);
+            for _ in 0..count {
+                let Some(context) = reply.get(at..at + 8) else {
+                    break;
+                };
+                let kind = u16_at(context, 0);
+                let length = u16_at(context, 2) as usize;
+                let Some(data) = reply.get(at + 8..at + 8 + length) else {
+                    break;
+                };
+                if kind == 2 && data.len() >= 4 && u16_at(data, 0) == 1 {
+                    cipher = Some(u16_at(data, 2)).filter(|c| *c != 0);
+                }
+                if kind == 8 && data.len() >= 4 && u16_at(data, 0) == 1 {
+                    self.facts.gmac_signing = u16_at(data, 2) == 2;
+                }
+                at = (at + 8 + length).next_multiple_of(8);
+            }
+        } else if capabilities & CAP_ENCRYPTION != 0 && dialect >= 0x0300 {
+            // SMB 3.0 and 3.0.2 encrypt with AES-128-CCM only.
+            cipher = Some(0x0001);
+        }
+        Ok((server_mode & SIGNING_REQUIRED != 0, cipher))
+    }
+
+    fn session_setup(
+        &mut self,
+        credentials: &SmbCredentials,
+        security: SmbSecurity,
+        server_requires_signing: bool,
+        cipher: Option<u16>,
+        mut preauth: PreauthHash,
+    ) -> Result<(), SmbError> {
+        let request = |token: &[u8]| {
+            let mut body = vec![0u8; 24];
+            body[0..2].copy_from_slice(&25u16.to_le_bytes());
+            body[3] = if security.sign {
+                (SIGNING_ENABLED | SIGNING_REQUIRED) as u8
+            } else {
+                SIGNING_ENABLED as u8
+            };
+            body[4..8].copy_from_slice(&1u32.to_le_bytes());
+            body[12..14].copy_from_slice(&((HEADER_BYTES + 24) as u16).to_le_bytes());
+            body[14..16].copy_from_slice(&(token.len() as u16).to_le_bytes());
+            body.extend_from_slice(token);
+            body
+        };
+        let hashing = self.facts.dialect == SMB_3_1_1;
+        let (header, reply) = self.call_hashed(
+            command::SESSION_SETUP,
+            &request(&ntlm::negotiate_message()),
+            hashing.then_some(&mut preauth),
+        )?;
+        if header.status != status::MORE_PROCESSING_REQUIRED {
+            return Err(SmbError::Status {
+                command: command::SESSION_SETUP,
+                status: header.status,
+            });
+        }
+        self.session_id = header.session_id;
+        let challenge = security_buffer(&reply)
+            .ok_or_else(|| self.broken("a SESSION_SETUP response without an NTLM challenge"))?;
+        let (token, session_key) = ntlm::authenticate_message(challenge, credentials)
+            .map_err(|problem| SmbError::Protocol(format!("{}: {problem}", self.server)))?;
+        // The final request is hashed, its (successful) response is not.
+        let (header, reply) = self.call_hashed(
+            command::SESSION_SETUP,
+            &request(&token),
+            hashing.then_some(&mut preauth),
+        )?;
+        if header.status != status::SUCCESS {
+            return Err(SmbError::Status {
+                command: command::SESSION_SETUP,
+                status: header.status,
+            });
+        }
+        let flags = if reply.len() >= 4 {
+            u16_at(&reply, 2)
+        } else {
+            0
+        };
+        if flags & (SESSION_IS_GUEST | SESSION_IS_NULL) != 0 {
+            return Err(SmbError::Protocol(format!(
+                "{} logged {} in as a guest (the password was not accepted; guest sessions cannot be signed or encrypted)",
+                self.server, credentials.user
+            )));
+        }
+        let smb3 = self.facts.dialect >= 0x0300;
+        let (signing_key, keys) = if self.facts.dialect == SMB_3_1_1 {
+            (
+                crypto::derive_key(&session_key, b"SMBSigningKey\0", &preauth.0),
+                Some((
+                    crypto::derive_key(&session_key, b"SMBC2SCipherKey\0", &preauth.0),
+                    crypto::derive_key(&session_key, b"SMBS2CCipherKey\0", &preauth.0),
+                )),
+            )
+        } else if smb3 {
+            (
+                crypto::derive_key(&session_key, b"SMB2AESCMAC\0", b"SmbSign\0"),
+                Some((
+                    crypto::derive_key(&session_key, b"SMB2AESCCM\0", b"ServerIn \0"),
+                    crypto::derive_key(&session_key, b"SMB2AESCCM\0", b"ServerOut\0"),
+                )),
+            )
+        } else {
+            (session_key, None)
+        };
+        if security.encrypt || flags & SESSION_ENCRYPT_DATA != 0 {
+            self.start_encryption(cipher, keys)?;
+        } else if security.sign || server_requires_signing || self.facts.dialect == SMB_3_1_1 {
+            // SMB 3.1.1 signs every session that is not a guest's (TREE_CONNECT must be signed
+            // there, and servers refuse it unsigned).
+            self.signer = Some(if self.facts.gmac_signing {
+                Signer::gmac(&signing_key)
+            } else {
+                Signer::new(smb3, &signing_key)
+            });
+            self.facts.signing = true;
+        }
+        Ok(())
+    }
+
+    fn start_encryption(
+        &mut self,
+        cipher: Option<u16>,
+        keys: Option<([u8; 16], [u8; 16])>,
+    ) -> Result<(), SmbError> {
+        if self.sealer.is_some() {
+            return Ok(());
+        }
+        match (cipher, keys) {
+            (Some(CIPHER_AES_128_GCM), Some((encryption, decryption))) => {
+                self.sealer = Some(Sealer::new(&encryption, &decryption, self.session_id));
+                self.signer = None;
+                self.facts.encryption = true;
+                self.facts.signing = false;
+                Ok(())
+            }
+            _ => Err(SmbError::Protocol(format!(
+                "{} (SMB {}) offers no encryption iopath speaks: it encrypts with AES-128-GCM on SMB 3.1.1 only",
+                self.server,
+                wire::dialect_name(self.facts.dialect)
+            ))),
+        }
+    }
+
+    fn tree_connect(&mut self, url: &SmbUrl) -> Result<(), SmbError> {
+        let path = wire::utf16(&url.unc_share());
+        let mut body = vec![0u8; 8];
+        body[0..2].copy_from_slice(&9u16.to_le_bytes());
+        body[4..6].copy_from_slice(&((HEADER_BYTES + 8) as u16).to_le_bytes());
+        body[6..8].copy_from_slice(&(path.len() as u16).to_le_bytes());
+        body.extend_from_slice(&path);
+        let (header, reply) = self.call_hashed(command::TREE_CONNECT, &body, None)?;
+        if header.status != status::SUCCESS {
+            return Err(SmbError::Status {
+                command: command::TREE_CONNECT,
+                status: header.status,
+            });
+        }
+        self.tree_id = header.tree_id;
+        if reply.len() < 16 {
+            return Err(self.broken("a TREE_CONNECT response too short"));
+        }
+        if reply[2] != 1 {
+            return Err(SmbError::Protocol(format!(
+                "{}: share '{}' is not a disk share",
+                self.server, url.share
+            )));
+        }
+        let share_flags = u32_at(&reply, 4);
+        self.facts.share_writable = u32_at(&reply, 12) & FILE_WRITE_DATA != 0;
+        if share_flags & SHARE_ENCRYPT_DATA != 0 && self.sealer.is_none() {
+            // The share wants encryption from here on; keys are those of the session.
+            return Err(SmbError::Protocol(format!(
+                "{}: share '{}' requires encryption; add --smb-encrypt",
+                self.server, url.share
+            )));
+        }
+        Ok(())
+    }
+
+    fn broken(&self, what: &str) -> SmbError {
+        SmbError::Protocol(format!("{} sent {what}", self.server))
+    }
+
+    /// Sends one request and waits for its response (interim responses skipped); an error
+    /// status is an error. Returns the response's body.
+    pub fn call(&mut self, command: u16, body: &[u8]) -> Result<Vec<u8>, SmbError> {
+        let (header, reply) = self.call_hashed(command, body, None)?;
+        if header.status != status::SUCCESS {
+            return Err(SmbError::Status {
+                command,
+                status: header.status,
+            });
+        }
+        Ok(reply)
+    }
+
+    /// Sends one request (its message chained into `preauth` when given, with its response)
+    /// and returns the final response's header and body, whatever its status.
+    fn call_hashed(
+        &mut self,
+        command: u16,
+        body: &[u8],
+        mut preauth: Option<&mut PreauthHash>,
+    ) -> Result<(ResponseHeader, Vec<u8>), SmbError> {
+        // A WRITE carries its data in the body: charged by its size.
+        let charge = credit_charge(self.large_mtu && command != command::NEGOTIATE, body.len());
+        if self.credits < u32::from(charge) {
+            return Err(SmbError::Protocol(format!(
+                "{} granted no credits to send with",
+                self.server
+            )));
+        }
+        let message_id = self.next_message_id;
+        let mut frame = vec![0u8; MESSAGE_AT + HEADER_BYTES + body.len()];
+        let tree_id = if matches!(command, command::NEGOTIATE | command::SESSION_SETUP) {
+            0
+        } else {
+            self.tree_id
+        };
+        wire::request_header(
+            &mut frame[MESSAGE_AT..],
+            command,
+            if command == command::NEGOTIATE {
+                0
+            } else {
+                charge
+            },
+            SETUP_CREDITS,
+            message_id,
+            tree_id,
+            self.session_id,
+        );
+        frame[MESSAGE_AT + HEADER_BYTES..].copy_from_slice(body);
+        if let Some(preauth) = preauth.as_deref_mut() {
+            preauth.update(&frame[MESSAGE_AT..]);
+        }
+        let start = finish_frame(&mut frame, self.signer.as_ref(), self.sealer.as_mut());
+        self.next_message_id += u64::from(charge);
+        self.credits -= u32::from(charge);
+        self.stream
+            .write_all(&frame[start..])
+            .map_err(|error| self.io_failed(error))?;
+        loop {
+            let mut reply = self.receive_frame()?;
+            let range = open_frame(
+                &mut reply,
+                self.signer.as_ref(),
+                self.sealer.as_ref(),
+                &self.server,
+            )
+            .map_err(SmbError::Protocol)?;
+            let message = &reply[range];
+            let header = wire::response_header(message)
+                .map_err(|problem| SmbError::Protocol(format!("{} sent {problem}", self.server)))?;
+            if header.message_id != message_id {
+                return Err(self.broken(&format!(
+                    "a response to message {} while {} was awaited",
+                    header.message_id, message_id
+                )));
+            }
+            self.credits += u32::from(header.credits);
+            if header.status == status::PENDING && header.flags & wire::FLAG_ASYNC != 0 {
+                continue;
+            }
+            // Hashed: every NEGOTIATE and SESSION_SETUP response but the one that ends the
+            // authentication.
+            if let Some(preauth) = preauth
+                && (command == command::NEGOTIATE || header.status != status::SUCCESS)
+            {
+                preauth.update(message);
+            }
+            return Ok((header, message[HEADER_BYTES..].to_vec()));
+        }
+    }
+
+    fn io_failed(&self, error: io::Error) -> SmbError {
+        let kind = error.kind();
+        let text = match kind {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                format!("{} sent no reply within {:?}", self.server, self.timeout)
+            }
+            io::ErrorKind::UnexpectedEof => format!("{} closed the connection", self.server),
+            _ => format!("{}: {error}", self.server),
+        };
+        SmbError::Io(io::Error::new(kind, text))
+    }
+
+    /// Receives one whole frame (without its transport header), bounded by
+    /// [`MAX_SETUP_MESSAGE_BYTES`].
+    fn receive_frame(&mut self) -> Result<Vec<u8>, SmbError> {
+        let mut head = [0u8; 4];
+        self.stream
+            .read_exact(&mut head)
+            .map_err(|error| self.io_failed(error))?;
+        let length = u32::from_be_bytes(head) as usize;
+        if length > MAX_SETUP_MESSAGE_BYTES {
+            return Err(self.broken(&format!(
+                "a message of {length} bytes (at most {MAX_SETUP_MESSAGE_BYTES} expected)"
+            )));
+        }
+        let mut frame = vec![0u8; length];
+        self.stream
+            .read_exact(&mut frame)
+            .map_err(|error| self.io_failed(error))?;
+        Ok(frame)
+    }
+}
+
+/// The security buffer of a SESSION_SETUP response body.
+fn security_buffer(reply: &[u8]) -> Option<&[u8]> {
+    if reply.len() < 8 {
+        return None;
+    }
+    let offset = (u16_at(reply, 4) as usize).checked_sub(HEADER_BYTES)?;
+    let length = u16_at(reply, 6) as usize;
+    reply.get(offset..offset + length)
+}

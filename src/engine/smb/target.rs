@@ -1,0 +1,358 @@
+//! The file an `smb://` URL names, as the server sees it: whether it exists and its size,
+//! whether this user may write on the share, the share's free space; creating the test file
+//! (only when missing: an existing file is never replaced) and removing it afterwards.
+
+use super::connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
+use super::url::{SmbCredentials, SmbUrl};
+use super::wire::{self, HEADER_BYTES, command, status, u32_at, u64_at};
+use std::time::Duration;
+
+/// Desired access: read data and attributes.
+pub const READ_ACCESS: u32 = 0x0000_0001 | 0x0000_0080 | 0x0010_0000;
+/// Desired access: write data, append, write attributes.
+pub const WRITE_ACCESS: u32 = 0x0000_0002 | 0x0000_0004 | 0x0000_0100;
+/// Desired access: delete.
+pub const DELETE_ACCESS: u32 = 0x0001_0000;
+/// Share access: read, write, delete (other opens are not kept out).
+const SHARE_ALL: u32 = 0x7;
+/// Create disposition: open an existing file.
+pub const OPEN: u32 = 1;
+/// Create disposition: create a missing file (fail when it exists).
+pub const CREATE: u32 = 2;
+/// Create option: the name must be a file, not a directory.
+pub const NON_DIRECTORY_FILE: u32 = 0x40;
+/// Create option: the name must be a directory.
+const DIRECTORY_FILE: u32 = 0x01;
+/// Create option: the file is deleted when this open is closed.
+pub const DELETE_ON_CLOSE: u32 = 0x1000;
+/// File attribute: directory.
+const ATTRIBUTE_DIRECTORY: u32 = 0x10;
+
+/// An open file on the share: its id and what CREATE said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenFile {
+    /// The file id (persistent and volatile halves).
+    pub id: [u8; 16],
+    /// End of file, bytes.
+    pub size_bytes: u64,
+    /// Whether it is a directory.
+    pub directory: bool,
+}
+
+/// CREATE `path` (below the share; "" for its root) with `access`, `disposition` and
+/// `options`.
+pub fn create(
+    connection: &mut SmbConnection,
+    path: &str,
+    access: u32,
+    disposition: u32,
+    options: u32,
+) -> Result<OpenFile, SmbError> {
+    let name = wire::utf16(path);
+    let mut body = vec![0u8; 56];
+    body[0..2].copy_from_slice(&57u16.to_le_bytes());
+    body[4..8].copy_from_slice(&2u32.to_le_bytes());
+    body[24..28].copy_from_slice(&access.to_le_bytes());
+    body[28..32].copy_from_slice(&0x80u32.to_le_bytes());
+    body[32..36].copy_from_slice(&SHARE_ALL.to_le_bytes());
+    body[36..40].copy_from_slice(&disposition.to_le_bytes());
+    body[40..44].copy_from_slice(&options.to_le_bytes());
+    body[44..46].copy_from_slice(&((HEADER_BYTES + 56) as u16).to_le_bytes());
+    body[46..48].copy_from_slice(&(name.len() as u16).to_le_bytes());
+    body.extend_from_slice(&name);
+    if name.is_empty() {
+        body.push(0);
+    }
+    let reply = connection.call(command::CREATE, &body)?;
+    if reply.len() < 80 {
+        return Err(SmbError::Protocol(format!(
+            "{} sent a CREATE response too short",
+            connection.server
+        )));
+    }
+    Ok(OpenFile {
+        id: reply[64..80].try_into().expect("16 bytes"),
+        size_bytes: u64_at(&reply, 48),
+        directory: u32_at(&reply, 56) & ATTRIBUTE_DIRECTORY != 0,
+    })
+}
+
+/// CLOSE the file `id`.
+pub fn close(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<(), SmbError> {
+    let mut body = vec![0u8; 24];
+    body[0..2].copy_from_slice(&24u16.to_le_bytes());
+    body[8..24].copy_from_slice(id);
+    connection.call(command::CLOSE, &body).map(drop)
+}
+
+/// FLUSH the file `id` (its data made durable on the server).
+pub fn flush(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<(), SmbError> {
+    let mut body = vec![0u8; 24];
+    body[0..2].copy_from_slice(&24u16.to_le_bytes());
+    body[8..24].copy_from_slice(id);
+    connection.call(command::FLUSH, &body).map(drop)
+}
+
+/// The server's number for the open file `id` (FileInternalInformation's IndexNumber): the
+/// same for every open of one file, whatever its name.
+pub fn file_number(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<u64, SmbError> {
+    let mut body = vec![0u8; 40];
+    body[0..2].copy_from_slice(&41u16.to_le_bytes());
+    body[2] = 1; // file information
+    body[3] = 6; // FileInternalInformation
+    body[4..8].copy_from_slice(&8u32.to_le_bytes());
+    body[24..40].copy_from_slice(id);
+    body.push(0);
+    let reply = connection.call(command::QUERY_INFO, &body)?;
+    let offset = (wire::u16_at(&reply, 2) as usize).saturating_sub(HEADER_BYTES);
+    reply
+        .get(offset..offset + 8)
+        .map(|number| u64_at(number, 0))
+        .ok_or_else(|| {
+            SmbError::Protocol(format!(
+                "{} sent a file number too short",
+                connection.server
+            ))
+        })
+}
+
+/// Marks the open file `id` for deletion when it is closed (FileDispositionInformation): the
+/// file this handle opened, whatever name it has now.
+pub fn delete_on_close(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<(), SmbError> {
+    let mut body = vec![0u8; 32];
+    body[0..2].copy_from_slice(&33u16.to_le_bytes());
+    body[2] = 1; // file information
+    body[3] = 13; // FileDispositionInformation
+    body[4..8].copy_from_slice(&1u32.to_le_bytes());
+    body[8..10].copy_from_slice(&((HEADER_BYTES + 32) as u16).to_le_bytes());
+    body[16..32].copy_from_slice(id);
+    body.push(1);
+    connection.call(wire::command::SET_INFO, &body).map(drop)
+}
+
+/// The share's space: `(total, free to this user)` in bytes (FileFsFullSizeInformation).
+pub fn share_space(connection: &mut SmbConnection) -> Result<(u64, u64), SmbError> {
+    let root = create(connection, "", READ_ACCESS, OPEN, DIRECTORY_FILE)?;
+    let mut body = vec![0u8; 40];
+    body[0..2].copy_from_slice(&41u16.to_le_bytes());
+    body[2] = 2; // file system information
+    body[3] = 7; // FileFsFullSizeInformation
+    body[4..8].copy_from_slice(&64u32.to_le_bytes());
+    body[24..40].copy_from_slice(&root.id);
+    body.push(0);
+    let reply = connection.call(command::QUERY_INFO, &body);
+    let _ = close(connection, &root.id);
+    let reply = reply?;
+    let offset = (wire::u16_at(&reply, 2) as usize).saturating_sub(HEADER_BYTES);
+    let Some(info) = reply.get(offset..offset + 32) else {
+        return Err(SmbError::Protocol(format!(
+            "{} sent a file system size too short",
+            connection.server
+        )));
+    };
+    let unit = u64::from(u32_at(info, 24)) * u64::from(u32_at(info, 28));
+    Ok((
+        u64_at(info, 0).saturating_mul(unit),
+        u64_at(info, 8).saturating_mul(unit),
+    ))
+}
+
+/// Opens `url`'s file for the run: read access, and write access with `write`.
+pub fn open_for_io(
+    connection: &mut SmbConnection,
+    url: &SmbUrl,
+    write: bool,
+) -> Result<OpenFile, SmbError> {
+    let access = if write {
+        READ_ACCESS | WRITE_ACCESS
+    } else {
+        READ_ACCESS
+    };
+    create(
+        connection,
+        &url.smb_path(),
+        access,
+        OPEN,
+        NON_DIRECTORY_FILE,
+    )
+}
+
+/// The file an `smb://` URL names, as found on the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmbFile {
+    /// Its size when it exists.
+    pub existing_size_bytes: Option<u64>,
+    /// Whether this user may not write on the share.
+    pub read_only: bool,
+    /// The share's size, bytes.
+    pub share_total_bytes: u64,
+    /// The share's free space for this user, bytes.
+    pub share_free_bytes: u64,
+    /// What the session negotiated.
+    pub session: SmbSessionFacts,
+}
+
+/// Why an `smb://` target cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {problem}")]
+pub struct SmbTargetError {
+    /// The target.
+    pub url: String,
+    /// What went wrong.
+    pub problem: String,
+    /// The server could not be reached at all (connection refused, timed out).
+    pub unreachable: bool,
+}
+
+/// An error of `what` on `url`, in words a user acts on.
+pub fn target_error(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    what: &str,
+    error: SmbError,
+) -> SmbTargetError {
+    let problem = match (&error, error.status()) {
+        (SmbError::Io(_), _) if what == "connecting" => {
+            format!("cannot reach {}: {error}", url.server)
+        }
+        (_, Some(status::LOGON_FAILURE)) => format!(
+            "logon failure: {} refused user '{}' with this password (from the environment or the credentials file)",
+            url.server, credentials.user
+        ),
+        (_, Some(status::BAD_NETWORK_NAME)) => {
+            format!("{} has no share '{}'", url.server, url.share)
+        }
+        (_, Some(status::ACCESS_DENIED)) => {
+            format!("{what}: access denied to user '{}'", credentials.user)
+        }
+        (_, Some(status::OBJECT_PATH_NOT_FOUND)) => format!(
+            "{what}: a directory of '{}' does not exist on share '{}'",
+            url.path, url.share
+        ),
+        _ => format!("{what}: {error}"),
+    };
+    SmbTargetError {
+        url: url.to_string(),
+        problem,
+        unreachable: matches!(error, SmbError::Io(_)) && what == "connecting",
+    }
+}
+
+/// A connection to `url`'s share (see [`SmbConnection::open`]).
+pub fn connect(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    security: SmbSecurity,
+    timeout: Duration,
+) -> Result<SmbConnection, SmbTargetError> {
+    SmbConnection::open(url, credentials, security, timeout)
+        .map_err(|error| target_error(url, credentials, "connecting", error))
+}
+
+/// Looks at the file `url` names and its share (see the module documentation).
+pub fn find(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    security: SmbSecurity,
+    timeout: Duration,
+) -> Result<SmbFile, SmbTargetError> {
+    let mut connection = connect(url, credentials, security, timeout)?;
+    let failed = |what: &str, error| target_error(url, credentials, what, error);
+    let existing = match create(&mut connection, &url.smb_path(), READ_ACCESS, OPEN, 0) {
+        Ok(file) => {
+            let _ = close(&mut connection, &file.id);
+            if file.directory {
+                return Err(SmbTargetError {
+                    url: url.to_string(),
+                    problem: "a directory, not a file".into(),
+                    unreachable: false,
+                });
+            }
+            Some(file.size_bytes)
+        }
+        Err(error) if error.status() == Some(status::OBJECT_NAME_NOT_FOUND) => None,
+        Err(error) => return Err(failed("the file", error)),
+    };
+    let (total, free) =
+        share_space(&mut connection).map_err(|error| failed("the share's free space", error))?;
+    Ok(SmbFile {
+        existing_size_bytes: existing,
+        read_only: !connection.facts.share_writable,
+        share_total_bytes: total,
+        share_free_bytes: free,
+        session: connection.facts,
+    })
+}
+
+/// Creates the missing file `url` names (a file that appeared meanwhile is an error, never
+/// replaced).
+pub fn create_file(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    security: SmbSecurity,
+    timeout: Duration,
+) -> Result<(), SmbTargetError> {
+    let mut connection = connect(url, credentials, security, timeout)?;
+    let file = create(
+        &mut connection,
+        &url.smb_path(),
+        READ_ACCESS | WRITE_ACCESS,
+        CREATE,
+        NON_DIRECTORY_FILE,
+    )
+    .map_err(|error| {
+        if error.status() == Some(status::OBJECT_NAME_COLLISION) {
+            SmbTargetError {
+                url: url.to_string(),
+                problem:
+                    "the file appeared while the test file was being created; it is left alone"
+                        .into(),
+                unreachable: false,
+            }
+        } else {
+            target_error(url, credentials, "creating the test file", error)
+        }
+    })?;
+    close(&mut connection, &file.id)
+        .map_err(|error| target_error(url, credentials, "closing the test file", error))
+}
+
+/// Removes the file `url` names (a test file iopath created).
+pub fn remove_file(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    security: SmbSecurity,
+    timeout: Duration,
+) -> Result<(), SmbTargetError> {
+    let mut connection = connect(url, credentials, security, timeout)?;
+    let file = create(
+        &mut connection,
+        &url.smb_path(),
+        DELETE_ACCESS | READ_ACCESS,
+        OPEN,
+        NON_DIRECTORY_FILE | DELETE_ON_CLOSE,
+    )
+    .map_err(|error| target_error(url, credentials, "removing the test file", error))?;
+    close(&mut connection, &file.id)
+        .map_err(|error| target_error(url, credentials, "removing the test file", error))
+}
+
+/// The size the server reports for the file `url` names now.
+pub fn file_size(
+    url: &SmbUrl,
+    credentials: &SmbCredentials,
+    security: SmbSecurity,
+    timeout: Duration,
+) -> Result<u64, SmbTargetError> {
+    let mut connection = connect(url, credentials, security, timeout)?;
+    let file = create(
+        &mut connection,
+        &url.smb_path(),
+        READ_ACCESS,
+        OPEN,
+        NON_DIRECTORY_FILE,
+    )
+    .map_err(|error| target_error(url, credentials, "the file", error))?;
+    let _ = close(&mut connection, &file.id);
+    Ok(file.size_bytes)
+}

@@ -1,0 +1,249 @@
+//! `smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE` and the credentials to log in with, which never
+//! come from the command line: the environment (`IOPATH_SMB_USER`, `IOPATH_SMB_PASSWORD`,
+//! `IOPATH_SMB_DOMAIN`) or a credentials file in smbclient's `-A` format.
+
+pub use crate::engine::network_target::{SMB_PORT, SmbUrl};
+use std::io::Read;
+use std::path::Path;
+
+/// The environment variable holding the user name (when the URL names none).
+pub const USER_VARIABLE: &str = "IOPATH_SMB_USER";
+/// The environment variable holding the password.
+pub const PASSWORD_VARIABLE: &str = "IOPATH_SMB_PASSWORD";
+/// The environment variable holding the domain (workgroup) of the user.
+pub const DOMAIN_VARIABLE: &str = "IOPATH_SMB_DOMAIN";
+/// The longest credentials file read (a few lines).
+pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 64 * 1024;
+
+/// Who to log in as. The password is never shown (`Debug` hides it) and never stored in a
+/// result or a report.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmbCredentials {
+    /// User name.
+    pub user: String,
+    /// Password.
+    pub password: String,
+    /// Domain or workgroup ("" for the server's own accounts).
+    pub domain: String,
+}
+
+impl std::fmt::Debug for SmbCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmbCredentials")
+            .field("user", &self.user)
+            .field("password", &"(hidden)")
+            .field("domain", &self.domain)
+            .finish()
+    }
+}
+
+/// Why no credentials could be had.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CredentialsError(pub String);
+
+/// The values of a credentials file (smbclient's `-A` format: `username = NAME`,
+/// `password = SECRET`, `domain = NAME`; blank lines and `#` comments allowed).
+fn parse_credentials_file(
+    text: &str,
+    file: &Path,
+) -> Result<[Option<String>; 3], CredentialsError> {
+    let mut values: [Option<String>; 3] = [None, None, None];
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(CredentialsError(format!(
+                "{}: line {}: expected 'username = …', 'password = …' or 'domain = …'",
+                file.display(),
+                number + 1
+            )));
+        };
+        let index = match key.trim() {
+            "username" | "user" => 0,
+            "password" => 1,
+            "domain" | "workgroup" => 2,
+            other => {
+                return Err(CredentialsError(format!(
+                    "{}: line {}: unknown key '{}' (username, password, domain)",
+                    file.display(),
+                    number + 1,
+                    crate::text::escape::escape_controls(other)
+                )));
+            }
+        };
+        // A password keeps its spaces inside; only the one around '=' goes.
+        values[index] = Some(
+            value
+                .trim_start()
+                .trim_end_matches(['\r', '\n'])
+                .to_string(),
+        );
+    }
+    Ok(values)
+}
+
+/// Reads a credentials file: a regular file of at most [`MAX_CREDENTIALS_FILE_BYTES`].
+fn read_credentials_file(file: &Path) -> Result<String, CredentialsError> {
+    let failed = |problem: String| CredentialsError(format!("{}: {problem}", file.display()));
+    // Looked at before opening too: opening a FIFO would wait for a writer.
+    let regular = std::fs::metadata(file).map_err(|error| failed(error.to_string()))?;
+    if !regular.is_file() {
+        return Err(failed("not a regular file".into()));
+    }
+    let opened = std::fs::File::open(file).map_err(|error| failed(error.to_string()))?;
+    let metadata = opened
+        .metadata()
+        .map_err(|error| failed(error.to_string()))?;
+    if !metadata.is_file() {
+        return Err(failed("not a regular file".into()));
+    }
+    let mut text = String::new();
+    opened
+        .take(MAX_CREDENTIALS_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| failed(error.to_string()))?;
+    if text.len() as u64 > MAX_CREDENTIALS_FILE_BYTES {
+        return Err(failed(format!(
+            "longer than {MAX_CREDENTIALS_FILE_BYTES} bytes: not a credentials file"
+        )));
+    }
+    Ok(text)
+}
+
+impl SmbCredentials {
+    /// The credentials for `url`: from `file` when one is given (smbclient's `-A` format),
+    /// else from the environment through `variable` (`std::env::var` in the program). The
+    /// user named in the URL wins over both; a user without a password is refused.
+    pub fn resolve(
+        url: &SmbUrl,
+        file: Option<&Path>,
+        variable: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, CredentialsError> {
+        let [user, password, domain] = match file {
+            Some(file) => parse_credentials_file(&read_credentials_file(file)?, file)?,
+            None => [
+                variable(USER_VARIABLE),
+                variable(PASSWORD_VARIABLE),
+                variable(DOMAIN_VARIABLE),
+            ],
+        };
+        let user = url.user.clone().or(user).filter(|user| !user.is_empty());
+        let source = match file {
+            Some(file) => format!("the credentials file {}", file.display()),
+            None => PASSWORD_VARIABLE.to_string(),
+        };
+        let Some(user) = user else {
+            return Err(CredentialsError(format!(
+                "no user: name one in the URL (smb://USER@HOST/…), in {USER_VARIABLE} or \
+                 in a credentials file (--smb-credentials FILE)"
+            )));
+        };
+        let Some(password) = password else {
+            return Err(CredentialsError(format!(
+                "no password for {user}: none in {source} (credentials are never taken \
+                 from the command line)"
+            )));
+        };
+        // `DOMAIN;user` as smbclient writes it.
+        let (domain, user) = match user.split_once(';') {
+            Some((domain, user)) => (domain.to_string(), user.to_string()),
+            None => (domain.unwrap_or_default(), user),
+        };
+        Ok(SmbCredentials {
+            user,
+            password,
+            domain,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_a_file_on_a_share() {
+        let url = SmbUrl::parse("smb://[::1]/share/a/b").unwrap();
+        assert_eq!(
+            (url.server.host.as_str(), url.server.port),
+            ("::1", SMB_PORT)
+        );
+        assert_eq!((url.share.as_str(), url.path.as_str()), ("share", "a/b"));
+        assert_eq!(url.to_string(), "smb://[::1]:445/share/a/b");
+        assert_eq!(url.smb_path(), "a\\b");
+        assert_eq!(url.unc_share(), "\\\\::1\\share");
+        for (bad, named) in [
+            ("smb://u:p@host/share/f", "password does not belong"),
+            ("smb://host", "expected"),
+            ("smb://host/", "no share"),
+            ("smb://host/share", "must name a file"),
+            ("smb://host/share/", "must name a file"),
+            ("smb://host/share/../f", "'..'"),
+            ("smb://host/share/f?sign=1", "no options"),
+            ("smb://@host/share/f", "empty user"),
+            ("smb://host:0/share/f", "not a port"),
+            ("nfs://host/share/f", "not an smb"),
+        ] {
+            let error = SmbUrl::parse(bad).unwrap_err();
+            assert!(error.to_string().contains(named), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn credentials_come_from_the_environment_or_a_file_never_the_url() {
+        let url = SmbUrl::parse("smb://host/share/f").unwrap();
+        let environment = |name: &str| match name {
+            USER_VARIABLE => Some("bob".to_string()),
+            PASSWORD_VARIABLE => Some("pw".to_string()),
+            _ => None,
+        };
+        let found = SmbCredentials::resolve(&url, None, environment).unwrap();
+        assert_eq!(
+            (
+                found.user.as_str(),
+                found.password.as_str(),
+                found.domain.as_str()
+            ),
+            ("bob", "pw", "")
+        );
+        assert!(!format!("{found:?}").contains("pw\""), "{found:?}");
+        let named = SmbUrl::parse("smb://WORK;carol@host/share/f").unwrap();
+        let found = SmbCredentials::resolve(&named, None, environment).unwrap();
+        assert_eq!(
+            (found.user.as_str(), found.domain.as_str()),
+            ("carol", "WORK")
+        );
+        let error = SmbCredentials::resolve(&url, None, |_| None).unwrap_err();
+        assert!(error.0.contains("no user"), "{error}");
+        let error = SmbCredentials::resolve(&named, None, |_| None).unwrap_err();
+        assert!(error.0.contains("no password for WORK;carol"), "{error}");
+
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("credentials");
+        std::fs::write(
+            &file,
+            "# test\nusername = dave\npassword =  two words\ndomain=LAB\n",
+        )
+        .unwrap();
+        let found = SmbCredentials::resolve(&url, Some(&file), environment).unwrap();
+        assert_eq!(
+            (
+                found.user.as_str(),
+                found.password.as_str(),
+                found.domain.as_str()
+            ),
+            ("dave", "two words", "LAB")
+        );
+        std::fs::write(&file, "user name: x\n").unwrap();
+        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        assert!(error.0.contains("line 1"), "{error}");
+        let error = SmbCredentials::resolve(&url, Some(directory.path()), environment).unwrap_err();
+        assert!(error.0.contains("not a regular file"), "{error}");
+        std::fs::write(&file, vec![b'#'; MAX_CREDENTIALS_FILE_BYTES as usize + 2]).unwrap();
+        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        assert!(error.0.contains("longer than"), "{error}");
+    }
+}
