@@ -135,6 +135,32 @@ impl EngineError {
     pub fn is_stop(&self) -> bool {
         matches!(self, EngineError::Stopped { .. })
     }
+
+    /// Refuses an engine's first connection when its volume differs from what the probe found
+    /// (`expected`, when the run has one): `found` writes what this connection read (its size,
+    /// its block size) over a copy of the probed description; `server` names the server.
+    pub fn unless_same_volume(
+        engine: &'static str,
+        server: impl FnOnce() -> String,
+        expected: Option<&NetworkVolumeInfo>,
+        found: impl FnOnce(&mut NetworkVolumeInfo),
+    ) -> Result<(), EngineError> {
+        let Some(expected) = expected else {
+            return Ok(());
+        };
+        let mut now = expected.without_head();
+        found(&mut now);
+        let changes = now.changes_from(expected);
+        if changes.is_empty() {
+            return Ok(());
+        }
+        Err(EngineError::VolumeChanged {
+            engine,
+            server: server(),
+            connection: 1,
+            changes,
+        })
+    }
 }
 
 /// The seam every engine implements.

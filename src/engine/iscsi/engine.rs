@@ -41,7 +41,6 @@ use super::status::{IoOutcome, io_outcome};
 use super::{ENGINE_NAME, library, login_parameters, operation_error, setup_error, setup_message};
 use crate::engine::buffer::BufferPool;
 use crate::engine::network_target::NetworkTarget;
-use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
 };
@@ -264,22 +263,15 @@ impl IscsiEngine {
                 .push(Session::connect(library, &login, options.net_timeout).map_err(setup_error)?);
         }
         let capacity = read_capacity(&mut sessions[0]).map_err(setup_error)?;
-        if let Some(expected) = &options.expected_volume {
-            let found = NetworkVolumeInfo {
-                size_bytes: capacity.size_bytes(),
-                logical_block_size: capacity.block_size_bytes,
-                ..expected.without_head()
-            };
-            let changes = found.changes_from(expected);
-            if !changes.is_empty() {
-                return Err(EngineError::VolumeChanged {
-                    engine: ENGINE_NAME,
-                    server: sessions[0].description().to_string(),
-                    connection: 1,
-                    changes,
-                });
-            }
-        }
+        EngineError::unless_same_volume(
+            ENGINE_NAME,
+            || sessions[0].description().to_string(),
+            options.expected_volume.as_ref(),
+            |found| {
+                found.size_bytes = capacity.size_bytes();
+                found.logical_block_size = capacity.block_size_bytes;
+            },
+        )?;
         let slots = queue_depth as usize;
         Ok(IscsiEngine {
             sessions,

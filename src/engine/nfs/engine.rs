@@ -23,7 +23,6 @@ use super::nfs3::{self, NFS_PROGRAM, Stability, procedure, skip_wcc_data, status
 use super::rpc::{self, Credentials, call_header, finish_record};
 use super::xdr::{Decoder, Encoder};
 use crate::engine::network_target::{NetworkTarget, NfsUrl};
-use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
@@ -191,21 +190,12 @@ impl NfsEngine {
         let Some((handle, attributes)) = file.existing else {
             return Err(setup(format!("{url}: the file is gone from the server")));
         };
-        if let Some(expected) = &options.expected_volume {
-            let found = NetworkVolumeInfo {
-                size_bytes: attributes.size_bytes,
-                ..expected.without_head()
-            };
-            let changes = found.changes_from(expected);
-            if !changes.is_empty() {
-                return Err(EngineError::VolumeChanged {
-                    engine: ENGINE,
-                    server: url.server.to_string(),
-                    connection: 1,
-                    changes,
-                });
-            }
-        }
+        EngineError::unless_same_volume(
+            ENGINE,
+            || url.server.to_string(),
+            options.expected_volume.as_ref(),
+            |found| found.size_bytes = attributes.size_bytes,
+        )?;
         Self::open(url, handle, options)
     }
 

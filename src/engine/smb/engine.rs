@@ -146,21 +146,12 @@ impl SmbEngine {
             setup(target_error(url, credentials, "opening the file", error).to_string())
         })?;
         // What the probe found (or the size the test file was made with) must still hold.
-        if let Some(expected) = &options.expected_volume {
-            let found = crate::engine::volume::NetworkVolumeInfo {
-                size_bytes: file.size_bytes,
-                ..expected.without_head()
-            };
-            let changes = found.changes_from(expected);
-            if !changes.is_empty() {
-                return Err(EngineError::VolumeChanged {
-                    engine: ENGINE,
-                    server: url.server.to_string(),
-                    connection: 1,
-                    changes,
-                });
-            }
-        }
+        EngineError::unless_same_volume(
+            ENGINE,
+            || url.server.to_string(),
+            options.expected_volume.as_ref(),
+            |found| found.size_bytes = file.size_bytes,
+        )?;
         connection
             .stream
             .set_read_timeout(Some(WAIT_SLICE))
