@@ -14,6 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 use support::nas::{
     GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
+    read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -64,17 +65,7 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
         &mut |_, _| {},
     );
     engine.sync_data().expect("COMMIT");
-    let mut expected = vec![0u8; BLOCK];
-    let read = move_blocks(
-        &mut engine,
-        Direction::Read,
-        8,
-        (BLOCK, BLOCKS),
-        &mut |block, data| {
-            pattern(block, &mut expected);
-            assert!(data == expected.as_slice(), "block {block} differs");
-        },
-    );
+    let read = read_back_pattern(&mut engine, 8, (BLOCK, BLOCKS));
     drop(engine);
 
     // The server's own view: the file's size and content.
@@ -87,6 +78,7 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
     );
     let content = std::fs::read(&on_server).expect("the exported file");
     assert_eq!(content.len() as u64, total);
+    let mut expected = vec![0u8; BLOCK];
     for (block, data) in content.chunks_exact(BLOCK).enumerate() {
         pattern(block, &mut expected);
         assert!(
@@ -123,20 +115,11 @@ fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
     options.write_through = true;
     let mut engine = NfsEngine::open(&url, handle, &options).expect("opens");
     let written = move_blocks(&mut engine, Direction::Write, 8, (MIB, 24), &mut |_, _| {});
-    let mut expected = vec![0u8; MIB];
-    let read = move_blocks(
-        &mut engine,
-        Direction::Read,
-        8,
-        (MIB, 24),
-        &mut |block, data| {
-            pattern(block, &mut expected);
-            assert!(data == expected.as_slice(), "block {block} differs");
-        },
-    );
+    let read = read_back_pattern(&mut engine, 8, (MIB, 24));
     assert_eq!((written, read), (24 * MIB as u64, 24 * MIB as u64));
     let content = std::fs::read(server.export_directory().join("big.bin")).unwrap();
     assert_eq!(content.len(), 24 * MIB);
+    let mut expected = vec![0u8; MIB];
     for (block, data) in content.chunks_exact(MIB).enumerate() {
         pattern(block, &mut expected);
         assert!(

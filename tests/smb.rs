@@ -15,6 +15,7 @@ use iopath::result::Direction;
 use std::time::Duration;
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
+    read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -58,17 +59,7 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
         &mut |_, _| {},
     );
     engine.sync_data().expect("FLUSH");
-    let mut expected = vec![0u8; BLOCK];
-    let read = move_blocks(
-        &mut engine,
-        Direction::Read,
-        8,
-        (BLOCK, BLOCKS),
-        &mut |block, data| {
-            pattern(block, &mut expected);
-            assert!(data == expected.as_slice(), "block {block} differs");
-        },
-    );
+    let read = read_back_pattern(&mut engine, 8, (BLOCK, BLOCKS));
     let credits = engine.credits();
     assert!(credits.wanted >= 8, "{credits:?}");
     drop(engine);
@@ -81,6 +72,7 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
     );
     let content = std::fs::read(&on_server).expect("the share's file");
     assert_eq!(content.len() as u64, total);
+    let mut expected = vec![0u8; BLOCK];
     for (block, data) in content.chunks_exact(BLOCK).enumerate() {
         pattern(block, &mut expected);
         assert!(

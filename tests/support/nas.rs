@@ -386,6 +386,26 @@ pub fn pattern(index: usize, buffer: &mut [u8]) {
     }
 }
 
+/// Reads `count` blocks of `block_size` bytes back at queue depth `depth`, each checked
+/// against its [`pattern`]; returns the bytes read.
+pub fn read_back_pattern(
+    engine: &mut impl Engine,
+    depth: usize,
+    (block_size, count): (usize, usize),
+) -> u64 {
+    let mut expected = vec![0u8; block_size];
+    move_blocks(
+        engine,
+        Direction::Read,
+        depth,
+        (block_size, count),
+        &mut |block, data| {
+            pattern(block, &mut expected);
+            assert!(data == expected.as_slice(), "block {block} differs");
+        },
+    )
+}
+
 /// Moves `count` blocks of `block_size` bytes once in `direction` at queue depth `depth`,
 /// checking each completion; returns the bytes moved.
 pub fn move_blocks(
