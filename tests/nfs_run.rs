@@ -1,8 +1,10 @@
 //! `iopath run nfs://…` against a real nfs-ganesha on loopback (tests/support/nas.rs): a
 //! pattern written and read back at queue depth 8 that the server's own file agrees with, test
 //! files created, filled and removed (also on Ctrl-C), files iopath did not create left alone,
-//! the free-space refusal, and every fault of the probe (exit status 2 before any I/O) and of a
-//! server that dies mid-run (exit status 1), each message naming the target.
+//! the free-space refusal, job files written for fio's libnfs engine (`ioengine=nfs`,
+//! `nfs_url`) and with fio's default engine, and every fault of the probe (exit status 2
+//! before any I/O) and of a server that dies mid-run (exit status 1), each message naming the
+//! target.
 //!
 //! Skipped where nfs-ganesha cannot run (not root; nfs-ganesha, nfs-ganesha-vfs or rpcbind not
 //! installed), or failed under CI (tests/support).
@@ -403,4 +405,121 @@ fn nfs_a_test_file_replaced_on_the_server_is_not_removed() {
     let error = file.remove().expect_err("not iopath's file any more");
     assert!(error.problem.contains("left in place"), "{error}");
     assert!(on_server.exists(), "the other client's file is still there");
+}
+
+/// Counts the files in `directory` every 50 ms until `child` ends; the most seen at once.
+fn most_files_while(directory: &Path, child: &mut std::process::Child) -> usize {
+    let mut most = 0;
+    while child.try_wait().expect("iopath runs").is_none() {
+        let count = std::fs::read_dir(directory).map_or(0, |entries| entries.count());
+        most = most.max(count);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    most
+}
+
+#[test]
+fn nfs_job_files_written_for_fios_libnfs_engine_run_on_their_own_files() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    // The shape of fio's examples/nfs.fio: nfs_url names the export, each of the 3 clones has
+    // a file of its own named by filename_format, the reader waits for the writer.
+    let base = server.url("").replace("/?", "?");
+    let job = work.path().join("nfs.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nnfs_url={base}\nioengine=nfs\nblocksize=64k\niodepth=4\nsize=4m\n\
+             numjobs=3\nfilename_format=files.$clientuid.$jobnum.$filenum\ntime_based=1\n\
+             group_reporting\n\n[write]\nrw=write\nruntime=1s\nstonewall\n\n\
+             [read]\nwait_for=write\nrw=randread\nruntime=1s\n"
+        ),
+    )
+    .unwrap();
+    let check = support::history::command(BINARY)
+        .current_dir(work.path())
+        .args(["job", "check"])
+        .arg(&job)
+        .output()
+        .expect("iopath runs");
+    let listing = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{listing}");
+    assert_eq!(
+        listing
+            .matches("(will be created, 4m, and removed after the run)")
+            .count(),
+        3,
+        "{listing}"
+    );
+    let json = work.path().join("out.json");
+    let mut child = support::history::command(BINARY)
+        .current_dir(work.path())
+        .args(["run", "--net-timeout", "5", "--job"])
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iopath runs");
+    let most = most_files_while(&server.export_directory(), &mut child);
+    let outcome = finish(child.wait_with_output().expect("iopath ends"), &json);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 3, "one file per clone on the server while it ran");
+    assert_eq!(
+        std::fs::read_dir(server.export_directory())
+            .unwrap()
+            .count(),
+        0,
+        "the files were removed"
+    );
+    let json = outcome.json.expect("a JSON result");
+    let tests = json["tests"].as_array().expect("tests");
+    assert_eq!(tests.len(), 2, "the reader waited for the writer: {json}");
+    assert!(tests[0]["write"]["bytes"].as_u64().unwrap_or(0) > 0);
+    assert!(tests[1]["read"]["bytes"].as_u64().unwrap_or(0) > 0);
+    for test in tests {
+        assert_eq!(test["jobs"][0]["engine"]["name"], "nfs", "{test}");
+    }
+}
+
+#[test]
+fn nfs_a_job_with_fios_default_engine_runs_on_an_nfs_target_one_io_at_a_time() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    // No ioengine: fio's psync, one I/O in flight whatever iodepth says.
+    let job = work.path().join("plain.fio");
+    std::fs::write(
+        &job,
+        "[plain]\nrw=randread\nbs=4k\niodepth=16\nsize=2m\nruntime=1\ntime_based\n",
+    )
+    .unwrap();
+    let json = work.path().join("out.json");
+    let output = support::history::command(BINARY)
+        .current_dir(work.path())
+        .args(["run", "--net-timeout", "5", "--job"])
+        .arg(&job)
+        .arg(server.url("plain.bin"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("iopath runs");
+    let outcome = finish(output, &json);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert!(
+        outcome.output.contains("the sync engine on nfs://"),
+        "{}",
+        outcome.output
+    );
+    let json = outcome.json.expect("a JSON result");
+    let job = &json["tests"][0]["jobs"][0];
+    assert_eq!(job["engine"]["name"], "nfs", "{job}");
+    assert_eq!(job["queue_depth_per_worker"], 1, "{job}");
+    assert_eq!(job["worker_threads"], 1, "{job}");
+    assert!(json["tests"][0]["read"]["bytes"].as_u64().unwrap_or(0) > 0);
+    assert!(!server.export_directory().join("plain.bin").exists());
 }

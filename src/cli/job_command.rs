@@ -187,6 +187,7 @@ fn check(args: &CheckArgs) -> i32 {
     );
     println!("targets:");
     let not_created = prepared.files_not_created();
+    let remote_to_create = prepared.remote_files_to_create();
     for (index, target) in targets.iter().enumerate() {
         let is_this = |(path, _, temporary): &&(std::path::PathBuf, u64, bool)| match target {
             TargetSpec::Path { path: named, .. } => !temporary && path == named,
@@ -195,10 +196,24 @@ fn check(args: &CheckArgs) -> i32 {
             }
             TargetSpec::Network(_) => false,
         };
+        let remote = match target {
+            TargetSpec::Network(network) => {
+                let url = network.to_string();
+                remote_to_create.iter().find(|(known, _)| *known == url)
+            }
+            _ => None,
+        };
         let state = match (
             to_create.iter().find(is_this),
             not_created.iter().find(is_this),
         ) {
+            _ if remote.is_some() => {
+                let size = remote.map_or(0, |(_, size)| *size);
+                format!(
+                    " (will be created, {}, and removed after the run)",
+                    format_size(size)
+                )
+            }
             (Some((_, size, true)), _) => format!(" ({})", format_size(*size)),
             (Some((_, size, false)), _) => format!(" (will be created, {})", format_size(*size)),
             (None, Some((_, size, _))) => format!(

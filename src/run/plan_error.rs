@@ -84,15 +84,6 @@ pub enum PlanError {
         /// Why, in words (and the kernel's or server's answer).
         reason: String,
     },
-    /// The sync engine asked for on a network volume.
-    #[error(
-        "{target}: the sync engine works on local files; network targets use their protocol's \
-         engine"
-    )]
-    SyncOnNetwork {
-        /// The volume's URL.
-        target: String,
-    },
     /// `--offset` at or past the end of the target.
     #[error(
         "--offset {} is past the end of {target} ({size_bytes} bytes)",

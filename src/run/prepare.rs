@@ -210,6 +210,20 @@ impl PreparedRun {
         self.test_files(false)
     }
 
+    /// Files on file servers (`nfs://`, `smb://`) the run will create, fill and remove: their
+    /// URLs and sizes.
+    pub fn remote_files_to_create(&self) -> Vec<(String, u64)> {
+        self.targets
+            .iter()
+            .filter_map(|target| match target {
+                PendingTarget::Network(network, info, volume) if volume.to_create => {
+                    Some((network.to_string(), info.size_bytes))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The test files that will be `created`, or those left uncreated.
     fn test_files(&self, created: bool) -> Vec<(PathBuf, u64, bool)> {
         self.targets
@@ -475,6 +489,27 @@ fn check_limits(
     Ok(())
 }
 
+/// Says what a sync job (fio's default `psync`, or `--engine sync`) does on a network volume:
+/// the volume's protocol engine moves its I/O, one request in flight per worker, as the sync
+/// engine would (the job's queue depth above 1 already became workers).
+fn note_sync_on_network(test: &TestPlan, shapes: &mut [EffectiveShape], targets: &[PendingTarget]) {
+    for (job, shape) in test.jobs.iter().zip(shapes.iter_mut()) {
+        if shape.engine != EngineKind::Sync {
+            continue;
+        }
+        let network = job.targets.iter().find_map(|&index| match &targets[index] {
+            PendingTarget::Network(network, _, _) => Some(network),
+            _ => None,
+        });
+        if let Some(network) = network {
+            shape.warnings.push(format!(
+                "the sync engine on {network}: runs as iopath's {} client with one I/O in flight per worker, as sync would",
+                network.engine_kind().name()
+            ));
+        }
+    }
+}
+
 /// Checks what `test` asks of the host (queue depths, memory, threads) and turns io_uring
 /// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
 pub(super) fn check_budget(
@@ -483,6 +518,7 @@ pub(super) fn check_budget(
     targets: &[PendingTarget],
     host: &HostLimits,
 ) -> Result<Vec<String>, PlanError> {
+    note_sync_on_network(test, shapes, targets);
     let mut demands: Vec<(usize, JobDemand)> = Vec::new();
     for (index, (job, shape)) in test.jobs.iter().zip(shapes.iter()).enumerate() {
         let engine_of = |target: &PendingTarget| match (target, shape.engine) {
@@ -684,12 +720,6 @@ pub(super) fn check_job_against_target(
     let (path, size, logical, dio_alignment, is_device) = match target {
         PendingTarget::Network(network, info, volume) => {
             check_request_size(job, network, volume)?;
-            if workload.engine == EngineKind::Sync {
-                return Err(PlanError::SyncOnNetwork {
-                    target: network.to_string(),
-                }
-                .into());
-            }
             if workload.modifies() && workload.engine != EngineKind::Null {
                 check_volume_write_allowed(info, policy)?;
             }

@@ -54,6 +54,9 @@ pub fn job_files(
 ) -> Result<JobFiles, JobFileError> {
     let settings = &job.settings;
     let clones = settings.numjobs;
+    if engine == EngineKind::Nfs && request.targets.is_empty() {
+        return nfs_url_files(job, request, notes);
+    }
     if engine.is_protocol() {
         return protocol_files(job, request, engine);
     }
@@ -220,6 +223,7 @@ fn protocol_files(
                 (&target, engine),
                 (NetworkTarget::Nbd { .. }, EngineKind::Nbd)
                     | (NetworkTarget::Iscsi { .. }, EngineKind::Iscsi)
+                    | (NetworkTarget::Nfs { .. }, EngineKind::Nfs)
             );
             if !matches {
                 return Err(error(
@@ -248,6 +252,81 @@ fn protocol_files(
         files_per_worker: 1,
         clones: settings.numjobs,
         region_size_bytes,
+    })
+}
+
+/// The files of `ioengine=nfs` without targets on the command line: named as fio's libnfs
+/// engine names them (`filename`, or `$jobname.$jobnum.$filenum` / `filename_format`, with
+/// `directory`) inside the directory of `nfs_url`; a missing one is created with the job's
+/// per-file size. Each NFS file has workers of its own, so a clone moves over one file:
+/// `nrfiles` above 1 is refused.
+fn nfs_url_files(
+    job: &JobDefinition,
+    request: &JobFileRequest,
+    notes: &mut Notes,
+) -> Result<JobFiles, JobFileError> {
+    let settings = &job.settings;
+    let engine_at = &settings.engine.at;
+    let error = |at: &super::location::Location, message: String| {
+        at.error(format!("job '{}': {message}", job.section))
+    };
+    let Some(nfs_url) = &settings.nfs_url else {
+        return Err(error(
+            engine_at,
+            "ioengine=nfs needs nfs_url= (nfs://HOST/EXPORT), or the nfs:// files on the command line".into(),
+        ));
+    };
+    if settings.nrfiles > 1 && settings.filenames.is_none() {
+        return Err(error(
+            engine_at,
+            format!(
+                "ioengine=nfs: nrfiles={}: iopath gives each NFS file workers of its own, so a clone cannot move over several; give numjobs={} instead",
+                settings.nrfiles,
+                u64::from(settings.numjobs) * u64::from(settings.nrfiles)
+            ),
+        ));
+    }
+    let (base, query) = match nfs_url.value.split_once('?') {
+        Some((base, query)) => (base.trim_end_matches('/'), format!("?{query}")),
+        None => (nfs_url.value.trim_end_matches('/'), String::new()),
+    };
+    let (names, shared): (Vec<String>, bool) = match &settings.filenames {
+        Some(names) => (names.value.clone(), true),
+        None => (
+            generated_paths(&job.section, settings, &settings.directories)
+                .into_iter()
+                .map(|(path, _)| path.to_string_lossy().into_owned())
+                .collect(),
+            false,
+        ),
+    };
+    let files_per_clone = if shared { names.len() as u32 } else { 1 };
+    let size = per_file_size(job, request, files_per_clone)?;
+    let targets = names
+        .iter()
+        .map(|name| {
+            let url = format!("{base}/{}{query}", name.trim_start_matches('/'));
+            NetworkTarget::parse(&url)
+                .map(|target| TargetSpec::Network(target.with_create_size(size)))
+                .map_err(|problem| error(&nfs_url.at, problem.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if shared && targets.len() > 1 {
+        notes.add(
+            Some(engine_at),
+            format!(
+                "ioengine=nfs: each of the {} files of filename= has numjobs workers of its own (fio's clones move over all of them)",
+                targets.len()
+            ),
+        );
+    }
+    Ok(JobFiles {
+        files_per_clone,
+        targets,
+        workers_per_set: if shared { settings.numjobs } else { 1 },
+        files_per_worker: 1,
+        clones: settings.numjobs,
+        region_size_bytes: size,
     })
 }
 
@@ -304,6 +383,8 @@ fn generated_paths(
                 Some(format) => format
                     .replace("$jobname", section)
                     .replace("$jobnum", &clone.to_string())
+                    // fio's client id: empty outside its client/server mode.
+                    .replace("$clientuid", "")
                     .replace("$filenum", &file.to_string()),
                 None => format!("{section}.{clone}.{file}"),
             };

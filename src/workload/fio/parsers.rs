@@ -120,9 +120,15 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
                 "runs as iopath's iSCSI initiator on the LUN named by filename= (or on the command line)",
             ),
         ),
+        "nfs" => (
+            EngineKind::Nfs,
+            Some(
+                "runs as iopath's NFS client on the job's files in the directory named by nfs_url= (or on the nfs:// files of the command line)",
+            ),
+        ),
         other => {
             return Err(OptionError::Unsupported(format!(
-                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd and libiscsi)"
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd, libiscsi and nfs)"
             )));
         }
     })
@@ -449,6 +455,7 @@ mod tests {
         assert_eq!(engine("null").unwrap(), (EngineKind::Null, None));
         assert_eq!(engine("libiscsi").unwrap().0, EngineKind::Iscsi);
         assert_eq!(engine("nbd").unwrap().0, EngineKind::Nbd);
+        assert_eq!(engine("nfs").unwrap().0, EngineKind::Nfs);
         assert_eq!(engine("posixaio").unwrap().0, EngineKind::Sync);
         assert_eq!(engine("splice").unwrap().0, EngineKind::Sync);
         assert_eq!(engine("mmap").unwrap().0, EngineKind::Sync);

@@ -18,6 +18,42 @@ use crate::workload::steady::SteadyCriterion;
 use crate::workload::{JobPlan, Plan, TestPlan, TestSettings};
 use std::path::Path;
 
+/// Whether `job`'s `wait_for` asks for a new test: `true` when the job it names runs alone in
+/// the current test (so the test's end is that job's end), `false` without `wait_for` or when
+/// the named job ran in an earlier test. Refused when the named job is not an earlier one, or
+/// runs beside other jobs (a new test would also wait for those, which fio does not).
+fn waits_for_the_current_test(
+    job: &JobDefinition,
+    phases: &[Vec<(&JobDefinition, JobPlan)>],
+) -> Result<bool, JobFileError> {
+    let Some(waitee) = &job.settings.wait_for else {
+        return Ok(false);
+    };
+    let name = waitee.value.as_str();
+    let in_current = phases
+        .last()
+        .map(|phase| phase.iter().filter(|(_, plan)| plan.name == name).count())
+        .unwrap_or(0);
+    let anywhere = phases.iter().flatten().any(|(_, plan)| plan.name == name);
+    if !anywhere {
+        return Err(waitee.at.error(format!(
+            "job '{}': wait_for={name}: no job of that name comes before it",
+            job.section
+        )));
+    }
+    let current_len = phases.last().map_or(0, Vec::len);
+    if in_current == 0 || job.settings.stonewall {
+        return Ok(false);
+    }
+    if in_current < current_len {
+        return Err(waitee.at.error(format!(
+            "job '{}': wait_for={name}: other jobs run beside '{name}', and iopath's tests end when all their jobs end; put stonewall on the job instead (it then waits for all of them)",
+            job.section
+        )));
+    }
+    Ok(true)
+}
+
 /// Builds the plan of `jobs` read from `path`. Steady-state settings iopath cannot honour are
 /// refused, or listed in `ignored` with `request.ignore_unsupported`.
 pub fn build_plan(
@@ -47,8 +83,9 @@ pub fn build_plan(
             group += 1;
             jobs_in_group = 0;
         }
+        let waits = waits_for_the_current_test(job, &phases)?;
         // Every phase gets its job right below, so a stonewall always closes a non-empty one.
-        if settings.stonewall || phases.is_empty() {
+        if settings.stonewall || waits || phases.is_empty() {
             phases.push(Vec::new());
             threads_in_phase = 0;
         }

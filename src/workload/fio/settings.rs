@@ -204,6 +204,8 @@ pub struct JobSettings {
     pub randseed: Option<u64>,
     /// `stonewall` / `wait_for_previous`.
     pub stonewall: bool,
+    /// `wait_for`: the name of an earlier job this one starts after.
+    pub wait_for: Option<Set<String>>,
     /// `new_group`.
     pub new_group: bool,
     /// `group_reporting`.
@@ -237,6 +239,9 @@ pub struct JobSettings {
     pub unlink: bool,
     /// `uri`: the NBD export of `ioengine=nbd`.
     pub uri: Option<Set<String>>,
+    /// `nfs_url`: the NFS export (and directory) of `ioengine=nfs`, where the job's files are
+    /// named.
+    pub nfs_url: Option<Set<String>>,
     /// Shares of the file, offset modifiers, placement, arrivals, exits, flows and latency
     /// targets.
     pub extended: super::extended::ExtendedSettings,
@@ -293,6 +298,7 @@ impl JobSettings {
             randrepeat: true,
             randseed: None,
             stonewall: false,
+            wait_for: None,
             new_group: false,
             group_reporting: false,
             loops: 1,
@@ -309,6 +315,7 @@ impl JobSettings {
             steady_ramp: None,
             unlink: false,
             uri: None,
+            nfs_url: None,
             extended: Default::default(),
             verify: Default::default(),
         }

@@ -194,7 +194,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "filename_format",
         aliases: &[],
-        mapping: "generated file names: `$jobname`, `$jobnum` (clone), `$filenum` (default `$jobname.$jobnum.$filenum`)",
+        mapping: "generated file names: `$jobname`, `$jobnum` (clone), `$filenum` (default `$jobname.$jobnum.$filenum`); `$clientuid` is empty, as in fio outside its client/server mode",
         support: Support::Mapped(|s, input| {
             s.filename_format = Some(input.text()?.to_string());
             Ok(())
@@ -804,7 +804,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "ioengine",
         aliases: &[],
-        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; others refused",
+        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; nfs → NFS client on the files named in `nfs_url`; others refused",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
             let (kind, note) = parsers::engine(text)?;
@@ -1252,8 +1252,15 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "wait_for",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("waiting for a named job is not supported; use stonewall"),
+        mapping: "starts the job once the named earlier job has ended: a new test when that job runs alone in the current one (the same reporting group), nothing when it ran in an earlier test; refused when other jobs run beside it (iopath's tests wait for all their jobs)",
+        support: Support::Mapped(|s, input| {
+            let name = input.text()?.trim();
+            if name.is_empty() {
+                return Err(OptionError::BadValue("needs a job's name".into()));
+            }
+            s.wait_for = Some(input.set(name.to_string()));
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "flow",
@@ -1792,8 +1799,18 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "nfs_url",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("an option of fio's libnfs engine, which iopath does not have"),
+        mapping: "the export (and directory) of `ioengine=nfs` (`nfs://HOST[:PORT]/EXPORT[/DIR][?version=3]`): the job's files are named in it, as fio's libnfs engine names them",
+        support: Support::Mapped(|s, input| {
+            let text = input.value.map(str::trim).unwrap_or("");
+            if !text.starts_with("nfs://") {
+                return Err(OptionError::BadValue(
+                    "needs an NFS URL such as nfs://host/export (an unset ${VAR} expands to nothing)"
+                        .into(),
+                ));
+            }
+            s.nfs_url = Some(input.set(text.to_string()));
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "hostname",

@@ -157,6 +157,42 @@ fn stonewalls_start_tests_and_groups_follow_fio() {
 }
 
 #[test]
+fn wait_for_starts_a_test_after_a_lone_job_and_is_refused_beside_others() {
+    let shape = |text: &str| -> Vec<Vec<(String, u32)>> {
+        load(text)
+            .unwrap()
+            .plan
+            .tests
+            .iter()
+            .map(|t| t.jobs.iter().map(|j| (j.name.clone(), j.group)).collect())
+            .collect()
+    };
+    // fio's examples/nfs.fio: the reader waits for the writer, in the writer's group.
+    assert_eq!(
+        shape("[global]\nsize=1m\n[write]\nrw=write\nstonewall\n[read]\nwait_for=write\nrw=read\n"),
+        [
+            vec![("write".to_string(), 0)],
+            vec![("read".to_string(), 0)]
+        ]
+    );
+    // The named job ran in an earlier test: nothing more to wait for.
+    assert_eq!(
+        shape("[global]\nsize=1m\n[a]\n[b]\nstonewall\n[c]\nwait_for=a\n").len(),
+        2
+    );
+    let error = load("[global]\nsize=1m\n[a]\n[b]\n[c]\nwait_for=a\n").unwrap_err();
+    assert_eq!(error.line, Some(6));
+    assert!(error.message.contains("beside"), "{}", error.message);
+    let error = load("[a]\nsize=1m\nwait_for=later\n[later]\nsize=1m\n").unwrap_err();
+    assert_eq!(error.line, Some(3));
+    assert!(
+        error.message.contains("no job of that name"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
 fn numjobs_without_filename_gives_each_clone_its_files() {
     let loaded = load("[w]\nsize=64m\nnumjobs=3\nnrfiles=2\ndirectory=d1:d2\nrw=write\n").unwrap();
     let plan = &loaded.plan;
@@ -351,6 +387,36 @@ fn protocol_engines_run_on_their_network_targets() {
             .contains("iqn.2016-02.com.fio:system:fio"),
         "{target}"
     );
+    // fio's libnfs engine: each clone's file is named in the directory of nfs_url.
+    let nfs = load(
+        "[global]\nioengine=nfs\nnfs_url=nfs://127.0.0.1/export/dir?version=3\nsize=8m\nnumjobs=2\nfilename_format=f.$clientuid.$jobnum\n[w]\nrw=write\n",
+    )
+    .unwrap();
+    let urls: Vec<String> = nfs
+        .plan
+        .targets
+        .iter()
+        .map(|target| match target {
+            TargetSpec::Network(network) => network.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "nfs://127.0.0.1:2049/export/dir/f..0",
+            "nfs://127.0.0.1:2049/export/dir/f..1"
+        ]
+    );
+    let job = &nfs.plan.tests[0].jobs[0];
+    assert_eq!(job.workload.engine, EngineKind::Nfs);
+    assert_eq!(job.workload.workers, 1);
+    let error = load("[a]\nioengine=nfs\nsize=1m\n").unwrap_err();
+    assert!(error.message.contains("nfs_url="), "{}", error.message);
+    let error = load("[a]\nioengine=nfs\nnfs_url=nfs://h/e\nnrfiles=2\nsize=1m\n").unwrap_err();
+    assert!(error.message.contains("numjobs=2"), "{}", error.message);
+    let error = load("[a]\nioengine=nfs\nnfs_url=/mnt/nfs\nsize=1m\n").unwrap_err();
+    assert_eq!(error.line, Some(3));
     let error = load("[a]\nioengine=nbd\nsize=1m\n").unwrap_err();
     assert_eq!(error.line, Some(2));
     assert!(error.message.contains("uri="), "{}", error.message);
