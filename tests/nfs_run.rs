@@ -523,3 +523,47 @@ fn nfs_a_job_with_fios_default_engine_runs_on_an_nfs_target_one_io_at_a_time() {
     assert!(json["tests"][0]["read"]["bytes"].as_u64().unwrap_or(0) > 0);
     assert!(!server.export_directory().join("plain.bin").exists());
 }
+
+#[test]
+fn nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let json = work.path().join("out.json");
+    let filling = server.export_directory().join("filling.bin");
+    let child = spawn(
+        work.path(),
+        &server.url("filling.bin"),
+        &[
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--size",
+            "2g",
+            "--duration",
+            "60",
+        ],
+        &json,
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !filling.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(filling.exists(), "the test file was made");
+    for _ in 0..2 {
+        // SAFETY: kill only sends a signal, to the child this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let started = Instant::now();
+    let outcome = finish(child.wait_with_output().expect("iopath ends"), &json);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!([1, 130].contains(&outcome.status), "{}", outcome.output);
+    assert!(!filling.exists(), "removed: {}", outcome.output);
+}

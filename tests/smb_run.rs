@@ -1,8 +1,9 @@
 //! `iopath run smb://…` against a real Samba smbd on loopback (tests/support/nas.rs): a
 //! verified pattern written at queue depth 8 that the share's own file holds, a test file
 //! created, filled and removed with the protocol hop named (dialect, signing, encryption), a
-//! foreign file left alone without `--allow-destructive`, and the faults of the probe (exit
-//! status 2 before any I/O) and a wrong password, each message naming the target and none
+//! foreign file left alone without `--allow-destructive`, the file removed after one Ctrl-C
+//! and after two, and the faults of the probe (exit status 2 before any I/O), a wrong password
+//! and a server that dies mid-run (exit status 1), each message naming the target and none
 //! showing the password.
 //!
 //! Skipped where smbd cannot run (not root, samba not installed), or failed under CI
@@ -11,6 +12,7 @@
 mod support;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 use support::nas::{SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer};
 use support::process::{Outcome, finish};
 
@@ -253,4 +255,159 @@ fn smb_run_refuses_before_any_io_naming_the_target() {
         None,
     );
     assert_eq!(outcome.status, 2, "{}", outcome.output);
+}
+
+/// Starts `iopath run TARGET ARGS --ramp 0 --json out.json` in `directory` with the share's
+/// password in the environment, its output piped.
+fn spawn(directory: &Path, target: &str, args: &[&str]) -> std::process::Child {
+    support::history::command(BINARY)
+        .current_dir(directory)
+        .env_remove("IOPATH_SMB_USER")
+        .env_remove("IOPATH_SMB_DOMAIN")
+        .env("IOPATH_SMB_PASSWORD", SAMBA_PASSWORD)
+        .args(["run", target, "--ramp", "0", "--net-timeout", "5"])
+        .args(args)
+        .arg("--json")
+        .arg(directory.join("out.json"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("iopath runs")
+}
+
+/// Waits (at most 20 s) until `path` exists.
+fn wait_until_made(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(path.exists(), "{} was made", path.display());
+}
+
+/// Sends SIGINT to `child`.
+fn interrupt(child: &std::process::Child) {
+    // SAFETY: kill only sends a signal, to a child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+#[test]
+fn smb_run_stopped_by_ctrl_c_removes_its_test_file_also_on_a_second_ctrl_c() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    // One Ctrl-C while the run measures: the run stops, the file goes.
+    let on_server = server.share_directory().join("stopped.bin");
+    let child = spawn(
+        work.path(),
+        &server.url("stopped.bin"),
+        &[
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--duration",
+            "60",
+        ],
+    );
+    wait_until_made(&on_server);
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&child);
+    let outcome = finish(
+        child.wait_with_output().expect("iopath ends"),
+        &work.path().join("out.json"),
+    );
+    assert!([0, 1, 130].contains(&outcome.status), "{}", outcome.output);
+    assert!(
+        !on_server.exists(),
+        "removed after Ctrl-C: {}",
+        outcome.output
+    );
+    // Two at once while the file is being filled: iopath exits at once (130) and still
+    // removes the file it was making.
+    let filling = server.share_directory().join("filling.bin");
+    let child = spawn(
+        work.path(),
+        &server.url("filling.bin"),
+        &[
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--size",
+            "2g",
+            "--duration",
+            "60",
+        ],
+    );
+    wait_until_made(&filling);
+    interrupt(&child);
+    std::thread::sleep(Duration::from_millis(100));
+    interrupt(&child);
+    let started = Instant::now();
+    let outcome = finish(
+        child.wait_with_output().expect("iopath ends"),
+        &work.path().join("out.json"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!([1, 130].contains(&outcome.status), "{}", outcome.output);
+    assert!(
+        !filling.exists(),
+        "removed after two Ctrl-C: {}",
+        outcome.output
+    );
+}
+
+#[test]
+fn smb_run_on_a_server_that_dies_exits_1_and_an_unreachable_one_exits_2() {
+    let Some(mut server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(server.share_directory().join("f.bin"), vec![0u8; 8 << 20]).unwrap();
+    let url = server.url("f.bin");
+    let child = spawn(
+        work.path(),
+        &url,
+        &[
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--duration",
+            "30",
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill();
+    let started = Instant::now();
+    let outcome = finish(
+        child.wait_with_output().expect("iopath ends"),
+        &work.path().join("out.json"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome.status, 1, "{}", outcome.output);
+    assert!(outcome.output.contains("smb"), "{}", outcome.output);
+    assert!(outcome.output.contains("127.0.0.1"), "{}", outcome.output);
+    // Nothing listens any more: refused before any I/O, naming the target.
+    let outcome = run(
+        work.path(),
+        &url,
+        &["--rw", "read", "--duration", "1"],
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 2, "{}", outcome.output);
+    assert!(outcome.output.contains(&url), "{}", outcome.output);
 }
