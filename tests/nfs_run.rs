@@ -255,7 +255,7 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
         &["--rw", "read"],
         &["MOUNT", "refused"],
     );
-    refused("nfs://127.0.0.1/export/f?version=4.1", &[], &["version"]);
+    refused("nfs://127.0.0.1/export/f?version=9", &[], &["version"]);
 
     let Some(server) = GaneshaServer::start("RO") else {
         return;

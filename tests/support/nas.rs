@@ -365,6 +365,14 @@ impl GaneshaServer {
         )
     }
 
+    /// `nfs://127.0.0.1:PORT/export/NAME?version=4.1` (no MOUNT: the pseudo path).
+    pub fn url41(&self, name: &str) -> String {
+        format!(
+            "nfs://127.0.0.1:{}{GANESHA_EXPORT}/{name}?version=4.1",
+            self.port
+        )
+    }
+
     /// Kills the server at once (connections drop).
     pub fn kill(&mut self) {
         let _ = self.daemon.kill();

@@ -35,10 +35,15 @@
 //! ```
 
 mod engine;
+mod error;
+mod file;
 pub mod nfs3;
+pub mod nfs4;
 mod remote;
 pub mod rpc;
+mod status;
 mod target;
+mod target4;
 pub mod xdr;
 
 pub use crate::engine::network_target::NfsUrl;
