@@ -99,6 +99,85 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
     assert!(!on_server.exists());
 }
 
+/// Writes the pattern through an NFSv4.1 engine at queue depth `depth` (UNSTABLE, then
+/// COMMIT), reads it back, and checks the server's own file; returns the engine's slot report.
+fn nfs41_pattern_round_trip(
+    server: &GaneshaServer,
+    name: &str,
+    depth: u32,
+) -> iopath::engine::nfs::SlotReport {
+    let url = NfsUrl::parse(&server.url41(name)).expect("a valid URL");
+    let missing = nfs::find(&url, TIMEOUT).expect("the export is found");
+    assert!(
+        missing.existing.is_none() && !missing.read_only,
+        "{missing:?}"
+    );
+    assert!(missing.session_slots.unwrap_or(0) >= 1, "{missing:?}");
+    assert!(
+        missing.limits.read_max_bytes >= BLOCK as u32,
+        "{:?}",
+        missing.limits
+    );
+    let handle = nfs::create_file(&url, &missing, TIMEOUT).expect("the file is created");
+    let on_server = server.export_directory().join(name);
+    assert!(on_server.exists());
+    let mut options = EngineOptions::new(depth, BLOCK);
+    options.net_timeout = TIMEOUT;
+    let mut engine = NfsEngine::open(&url, handle.clone(), &options).expect("the engine opens");
+    let written = move_blocks(
+        &mut engine,
+        Direction::Write,
+        depth as usize,
+        (BLOCK, BLOCKS),
+        &mut |_, _| {},
+    );
+    engine.sync_data().expect("COMMIT");
+    let read = read_back_pattern(&mut engine, depth as usize, (BLOCK, BLOCKS));
+    let slots = engine.slots().expect("an NFSv4.1 engine");
+    drop(engine);
+    let total = (BLOCKS * BLOCK) as u64;
+    assert_eq!((written, read), (total, total));
+    assert_eq!(
+        nfs::file_size(&url, &handle, TIMEOUT).expect("GETATTR"),
+        total
+    );
+    let content = std::fs::read(&on_server).expect("the exported file");
+    assert_eq!(content.len() as u64, total);
+    let mut expected = vec![0u8; BLOCK];
+    for (block, data) in content.chunks_exact(BLOCK).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
+    }
+    let found = nfs::find(&url, TIMEOUT).expect("the file is found");
+    nfs::remove_file(&url, &found, TIMEOUT).expect("the file is removed");
+    assert!(!on_server.exists());
+    slots
+}
+
+#[test]
+fn nfs41_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let slots = nfs41_pattern_round_trip(&server, "test41.bin", 8);
+    assert_eq!(slots.wanted, 8, "{slots:?}");
+    assert!(slots.granted >= 8, "{slots:?}");
+    assert_eq!(slots.stalls, 0, "{slots:?}");
+}
+
+#[test]
+fn nfs41_a_server_granting_fewer_slots_than_the_queue_depth_stalls_requests_but_loses_none() {
+    let Some(server) = GaneshaServer::start_with("RW", "slot_table_size = 4;") else {
+        return;
+    };
+    let slots = nfs41_pattern_round_trip(&server, "few.bin", 16);
+    assert_eq!((slots.wanted, slots.granted), (16, 4), "{slots:?}");
+    assert!(slots.stalls > 0, "{slots:?}");
+}
+
 #[test]
 fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
     let Some((server, url, missing)) = export_without("big.bin") else {

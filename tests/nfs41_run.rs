@@ -269,4 +269,27 @@ fn nfs41_probe_faults_exit_2_naming_the_target_before_any_io() {
         return;
     };
     refused(&denied.url41("f"), &["--rw", "read"], &["NFS4ERR_"]);
+    drop(denied);
+
+    // A server that speaks NFSv4.0 only.
+    let Some(old) = GaneshaServer::start_with("RW", "minor_versions = 0;") else {
+        return;
+    };
+    refused(
+        &old.url41("f"),
+        &["--rw", "read", "--size", "1m"],
+        &["NFS4ERR_MINOR_VERS_MISMATCH", "version=3"],
+    );
+    drop(old);
+
+    // No room for the test file: both figures, nothing made.
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    refused(
+        &server.url41("huge.bin"),
+        &["--rw", "read", "--size", "1000t"],
+        &["needed", "available"],
+    );
+    assert!(!server.export_directory().join("huge.bin").exists());
 }

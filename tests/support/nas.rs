@@ -273,6 +273,12 @@ impl GaneshaServer {
     /// "RO"` for a read-only export) as [`GANESHA_EXPORT`], root not squashed. `None` when it
     /// cannot run here (the test was skipped).
     pub fn start(access_type: &str) -> Option<GaneshaServer> {
+        Self::start_with(access_type, "")
+    }
+
+    /// As [`GaneshaServer::start`], with `nfsv4` added to the `NFSV4` block (such as
+    /// `slot_table_size = 4;`).
+    pub fn start_with(access_type: &str, nfsv4: &str) -> Option<GaneshaServer> {
         if !require(is_root(), "not root (nfs-ganesha's VFS FSAL needs root)") {
             return None;
         }
@@ -311,7 +317,7 @@ impl GaneshaServer {
                     "NFS_CORE_PARAM {{\n  Bind_Addr = 127.0.0.1;\n  NFS_Port = {port};\n  \
                      MNT_Port = {mount_port};\n  Enable_NLM = false;\n  Enable_RQUOTA = false;\n  \
                      Enable_UDP = false;\n  Mount_Path_Pseudo = true;\n  Protocols = 3, 4;\n}}\n\
-                     NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {}; }}\n\
+                     NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {}; {nfsv4} }}\n\
                      NFS_KRB5 {{ Active_krb5 = false; }}\n\
                      EXPORT {{\n  Export_Id = 1;\n  Path = {};\n  Pseudo = {GANESHA_EXPORT};\n  \
                      Access_Type = {access_type};\n  Squash = No_Root_Squash;\n  SecType = sys;\n  \

@@ -21,7 +21,7 @@ pub enum NfsError {
         status: u32,
     },
     /// An NFSv4.1 operation answered with a status other than OK.
-    #[error("{operation} {subject}: {}", nfs4_text(*status))]
+    #[error("{operation}{}: {}", spaced(subject), nfs4_text(*status))]
     Status4 {
         /// The operation, in words.
         operation: &'static str,
@@ -30,6 +30,15 @@ pub enum NfsError {
         /// The NFSv4 status.
         status: u32,
     },
+}
+
+/// ` SUBJECT`, or nothing for an empty subject.
+fn spaced(subject: &str) -> String {
+    if subject.is_empty() {
+        String::new()
+    } else {
+        format!(" {subject}")
+    }
 }
 
 impl From<XdrError> for NfsError {

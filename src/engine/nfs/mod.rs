@@ -47,7 +47,7 @@ mod target4;
 pub mod xdr;
 
 pub use crate::engine::network_target::NfsUrl;
-pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES};
+pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES, SlotReport};
 pub use nfs3::Nfs3Session;
 pub use remote::{NfsRemoteFile, probe};
 pub use target::{NfsFile, NfsTargetError, create_file, file_size, find, remove_file};

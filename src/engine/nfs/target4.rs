@@ -79,9 +79,23 @@ pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> 
     let facts = client.facts().clone();
     let (directories, name) = components(url);
     let directory_path = format!("/{}", directories.join("/"));
-    let directory = client
-        .lookup(&directories)
-        .map_err(|error| failed(url, "the directory", error))?;
+    let directory = client.lookup(&directories).map_err(|error| {
+        let missing = matches!(
+            error,
+            NfsError::Status4 {
+                status: nfs4::NOENT,
+                ..
+            }
+        );
+        let mut refused = failed(url, "the directory", error);
+        if missing {
+            refused.problem.push_str(
+                " (NFSv4.1 paths start at the server's pseudo root: the path is not there, or \
+                 its export is not visible to this client)",
+            );
+        }
+        refused
+    })?;
     let space = client
         .attributes(&directory, &directory_path)
         .map_err(|error| failed(url, "GETATTR", error))?;
