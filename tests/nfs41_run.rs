@@ -293,3 +293,28 @@ fn nfs41_probe_faults_exit_2_naming_the_target_before_any_io() {
     );
     assert!(!server.export_directory().join("huge.bin").exists());
 }
+
+#[test]
+fn nfs41_run_says_when_the_server_grants_fewer_slots_than_the_queue_depth() {
+    let Some(server) = GaneshaServer::start_with("RW", "slot_table_size = 4;") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    foreign_file(&server, "few.bin", 4 * MIB, 2);
+    let outcome = run(
+        work.path(),
+        &server.url41("few.bin"),
+        &["--rw", "read", "--bs", "64k", "--qd", "16", "--bytes", "4m"],
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert!(
+        outcome
+            .output
+            .contains("granted 4 NFSv4.1 session slots for a queue depth of 16"),
+        "{}",
+        outcome.output
+    );
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(json["tests"][0]["read"]["bytes"].as_u64(), Some(4 * MIB));
+    assert_eq!(json["targets"][0]["file_session"], "slots 4");
+}

@@ -124,6 +124,22 @@ impl AnyEngine {
         }
     }
 
+    /// A warning when an NFSv4.1 server granted fewer session slots than the queue depth
+    /// asked for (requests beyond them wait for a slot: slot stalls); `None` otherwise.
+    pub fn slot_warning(&self, target: &str) -> Option<String> {
+        let AnyEngine::Nfs(engine) = self else {
+            return None;
+        };
+        let slots = engine.slots()?;
+        (slots.granted < slots.wanted).then(|| {
+            format!(
+                "{target}: the server granted {} NFSv4.1 session slots for a queue depth of {}: \
+                 at most {} requests are in flight, the others wait for a free slot",
+                slots.granted, slots.wanted, slots.granted
+            )
+        })
+    }
+
     /// Name and capabilities.
     pub fn describe(&mut self) -> (&'static str, Capabilities) {
         let engine = self.as_engine();
