@@ -400,6 +400,21 @@ pub fn pattern(index: usize, buffer: &mut [u8]) {
     }
 }
 
+/// Asserts that the file at `path` (the server's own view) holds `count` blocks of
+/// `block_size` bytes of [`pattern`] and nothing more.
+pub fn assert_holds_pattern(path: &Path, (block_size, count): (usize, usize)) {
+    let content = std::fs::read(path).expect("the server's file");
+    assert_eq!(content.len(), block_size * count, "{}", path.display());
+    let mut expected = vec![0u8; block_size];
+    for (block, data) in content.chunks_exact(block_size).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
+    }
+}
+
 /// Reads `count` blocks of `block_size` bytes back at queue depth `depth`, each checked
 /// against its [`pattern`]; returns the bytes read.
 pub fn read_back_pattern(

@@ -291,25 +291,13 @@ impl NfsEngine {
     /// WRITE with the open's stateid) into `outgoing`; the caller checked a slot is free.
     fn encode41(&mut self, request: IoRequest) {
         let xid = self.next_xid(request.slot);
-        let session = self.session.as_mut().expect("NFSv4.1");
-        let session_slot = session.free.pop().expect("a free session slot");
-        let start = call_header(
-            &mut self.outgoing,
-            xid,
-            NFS_PROGRAM,
-            nfs4::NFS4_VERSION,
-            nfs4::COMPOUND,
-            &self.credentials,
-        );
-        nfs4::compound_head(&mut self.outgoing, 3);
-        nfs4::sequence(
-            &mut self.outgoing,
-            &session.facts.session,
-            session.sequences[session_slot as usize],
-            session_slot,
-            session.sequences.len() as u32 - 1,
-        );
-        nfs4::put_handle(&mut self.outgoing, &self.handle);
+        let session_slot = self
+            .session
+            .as_mut()
+            .and_then(|session| session.free.pop())
+            .expect("a free session slot");
+        let start = self.compound41_head(xid, session_slot);
+        let session = self.session.as_ref().expect("NFSv4.1");
         let slot = &mut self.slots[request.slot as usize];
         if request.direction == Direction::Write {
             self.outgoing.u32(nfs4::op::WRITE);
@@ -327,6 +315,30 @@ impl NfsEngine {
         slot.waiting = Some((xid, request.direction, request.length));
         slot.queued = false;
         slot.session_slot = session_slot;
+    }
+
+    /// NFSv4.1: appends the call header of a COMPOUND of three operations, its SEQUENCE on
+    /// `session_slot` and PUTFH of the file to `outgoing`; returns where the record starts.
+    fn compound41_head(&mut self, xid: u32, session_slot: u32) -> usize {
+        let session = self.session.as_ref().expect("NFSv4.1");
+        let start = call_header(
+            &mut self.outgoing,
+            xid,
+            NFS_PROGRAM,
+            nfs4::NFS4_VERSION,
+            nfs4::COMPOUND,
+            &self.credentials,
+        );
+        nfs4::compound_head(&mut self.outgoing, 3);
+        nfs4::sequence(
+            &mut self.outgoing,
+            &session.facts.session,
+            session.sequences[session_slot as usize],
+            session_slot,
+            session.sequences.len() as u32 - 1,
+        );
+        nfs4::put_handle(&mut self.outgoing, &self.handle);
+        start
     }
 
     /// NFSv4.1: moves requests that waited for a session slot into `outgoing` while slots
@@ -734,25 +746,9 @@ impl Engine for NfsEngine {
                 self.outgoing.opaque(&self.handle).u64(0).u32(0);
                 finish_record(&mut self.outgoing, start);
             }
-            Some(session) => {
+            Some(_) => {
                 // SEQUENCE on slot 0 (every slot is free), PUTFH, COMMIT of the whole file.
-                let start = call_header(
-                    &mut self.outgoing,
-                    xid,
-                    NFS_PROGRAM,
-                    nfs4::NFS4_VERSION,
-                    nfs4::COMPOUND,
-                    &self.credentials,
-                );
-                nfs4::compound_head(&mut self.outgoing, 3);
-                nfs4::sequence(
-                    &mut self.outgoing,
-                    &session.facts.session,
-                    session.sequences[0],
-                    0,
-                    session.sequences.len() as u32 - 1,
-                );
-                nfs4::put_handle(&mut self.outgoing, &self.handle);
+                let start = self.compound41_head(xid, 0);
                 self.outgoing.u32(nfs4::op::COMMIT).u64(0).u32(0);
                 finish_record(&mut self.outgoing, start);
             }

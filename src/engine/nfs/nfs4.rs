@@ -279,10 +279,18 @@ fn skip_delegation(decoder: &mut Decoder<'_>) -> Result<(), XdrError> {
     }
 }
 
-/// Share access of an OPEN: read, or read and write; no delegation wanted.
-fn share_access(write: bool) -> u32 {
+/// Appends OPEN's operation number, sequence id (unused in 4.1), share access (read, or read
+/// and write; no delegation wanted), share deny (none) and open owner.
+fn open_head(arguments: &mut Encoder, client_id: u64, write: bool) {
     const WANT_NO_DELEGATION: u32 = 0x0400;
-    (if write { 3 } else { 1 }) | WANT_NO_DELEGATION
+    let access = (if write { 3 } else { 1 }) | WANT_NO_DELEGATION;
+    arguments
+        .u32(op::OPEN)
+        .u32(0)
+        .u32(access)
+        .u32(0)
+        .u64(client_id)
+        .opaque(b"iopath");
 }
 
 /// How a client's session was set up.
@@ -341,37 +349,78 @@ pub fn set_up(
     slots: u32,
     message_bytes: u32,
 ) -> Result<SessionFacts, NfsError> {
-    // EXCHANGE_ID, alone.
+    let (client_id, sequence) = alone(
+        connection,
+        (op::EXCHANGE_ID, "EXCHANGE_ID"),
+        |arguments| {
+            let verifier = fastrand::u64(..);
+            arguments.u64(verifier).opaque(&unique_owner(credentials));
+            // No flags, no state protection, no implementation id.
+            arguments.u32(0).u32(0).u32(0);
+        },
+        // Flags and state protection (SP4_NONE asked for) are not needed.
+        |decoder| Ok((decoder.u64("client id")?, decoder.u32("sequence id")?)),
+    )?;
+    alone(
+        connection,
+        (op::CREATE_SESSION, "CREATE_SESSION"),
+        |arguments| {
+            create_session_arguments(arguments, (client_id, sequence), slots, message_bytes)
+        },
+        |decoder| {
+            let mut session = [0u8; 16];
+            session.copy_from_slice(decoder.fixed(16, "session id")?);
+            decoder.skip(8, "sequence and flags")?;
+            decoder.u32("header padding")?;
+            let max_request_bytes = decoder.u32("largest request")?;
+            let max_response_bytes = decoder.u32("largest reply")?;
+            decoder.u32("largest cached reply")?;
+            decoder.u32("most operations")?;
+            let granted = decoder.u32("slots")?;
+            if granted == 0 {
+                return Err(XdrError("a session of no slots".into()));
+            }
+            Ok(SessionFacts {
+                client_id,
+                session,
+                slots: granted,
+                max_request_bytes,
+                max_response_bytes,
+            })
+        },
+    )
+}
+
+/// Sends a COMPOUND of `operation` alone (no SEQUENCE: EXCHANGE_ID, CREATE_SESSION), its
+/// arguments appended by `encode`, and reads its result with `decode`.
+fn alone<T>(
+    connection: &mut RpcConnection,
+    (operation, name): (u32, &'static str),
+    encode: impl FnOnce(&mut Encoder),
+    decode: impl FnOnce(&mut Decoder<'_>) -> Result<T, XdrError>,
+) -> Result<T, NfsError> {
     let mut arguments = Encoder::default();
     compound_head(&mut arguments, 1);
-    arguments.u32(op::EXCHANGE_ID);
-    let verifier = fastrand::u64(..);
-    arguments.u64(verifier).opaque(&unique_owner(credentials));
-    // No flags, no state protection, no implementation id.
-    arguments.u32(0).u32(0).u32(0);
+    arguments.u32(operation);
+    encode(&mut arguments);
     let reply = connection.call(NFS_PROGRAM, NFS4_VERSION, COMPOUND, &arguments.bytes)?;
     let mut decoder = Decoder::new(&reply);
     let (status, results) = reply_head(&mut decoder)?;
     if status != 0 {
-        return Err(failed_at(
-            status,
-            results.max(1),
-            &[("EXCHANGE_ID", String::new())],
-        )?);
+        return Err(failed_at(status, results.max(1), &[(name, String::new())])?);
     }
-    result_head(&mut decoder, op::EXCHANGE_ID)?;
-    let client_id = decoder.u64("client id")?;
-    let sequence = decoder.u32("sequence id")?;
-    // Flags and state protection (SP4_NONE asked for) are not needed.
+    result_head(&mut decoder, operation)?;
+    Ok(decode(&mut decoder)?)
+}
 
-    // CREATE_SESSION, alone.
-    let mut arguments = Encoder::default();
-    compound_head(&mut arguments, 1);
-    arguments
-        .u32(op::CREATE_SESSION)
-        .u64(client_id)
-        .u32(sequence)
-        .u32(0);
+/// Appends CREATE_SESSION's arguments for `client` (its id and EXCHANGE_ID's sequence).
+fn create_session_arguments(
+    arguments: &mut Encoder,
+    (client_id, sequence): (u64, u32),
+    slots: u32,
+    message_bytes: u32,
+) {
+    arguments.u64(client_id).u32(sequence).u32(0);
     // Fore channel: no header padding, messages of message_bytes, replies cached up to 4 KiB,
     // 8 operations, `slots` requests, no RDMA.
     arguments
@@ -393,37 +442,6 @@ pub fn set_up(
         .u32(0);
     // Callback program, and one callback security parameter: AUTH_NONE.
     arguments.u32(0x4000_0000).u32(1).u32(0);
-    let reply = connection.call(NFS_PROGRAM, NFS4_VERSION, COMPOUND, &arguments.bytes)?;
-    let mut decoder = Decoder::new(&reply);
-    let (status, results) = reply_head(&mut decoder)?;
-    if status != 0 {
-        return Err(failed_at(
-            status,
-            results.max(1),
-            &[("CREATE_SESSION", String::new())],
-        )?);
-    }
-    result_head(&mut decoder, op::CREATE_SESSION)?;
-    let mut session = [0u8; 16];
-    session.copy_from_slice(decoder.fixed(16, "session id")?);
-    decoder.skip(8, "sequence and flags")?;
-    decoder.u32("header padding")?;
-    let max_request_bytes = decoder.u32("largest request")?;
-    let max_response_bytes = decoder.u32("largest reply")?;
-    decoder.u32("largest cached reply")?;
-    decoder.u32("most operations")?;
-    let granted = decoder.u32("slots")?;
-    if granted == 0 {
-        return Err(XdrError("a session of no slots".into()).into());
-    }
-    let facts = SessionFacts {
-        client_id,
-        session,
-        slots: granted,
-        max_request_bytes,
-        max_response_bytes,
-    };
-    Ok(facts)
 }
 
 /// One NFSv4.1 client (its own client id and session) on one connection, for the blocking
@@ -633,16 +651,9 @@ impl Nfs4Client {
             &[("PUTFH", subject.into()), ("OPEN", subject.into())],
             |arguments| {
                 put_handle(arguments, handle);
-                arguments
-                    .u32(op::OPEN)
-                    .u32(0)
-                    .u32(share_access(write))
-                    .u32(0)
-                    .u64(client_id)
-                    .opaque(b"iopath")
-                    // OPEN4_NOCREATE, CLAIM_FH.
-                    .u32(0)
-                    .u32(4);
+                open_head(arguments, client_id, write);
+                // OPEN4_NOCREATE, CLAIM_FH.
+                arguments.u32(0).u32(4);
             },
             |decoder| {
                 result_head(decoder, op::PUTFH)?;
@@ -671,13 +682,8 @@ impl Nfs4Client {
             ],
             |arguments| {
                 put_handle(arguments, directory);
+                open_head(arguments, client_id, true);
                 arguments
-                    .u32(op::OPEN)
-                    .u32(0)
-                    .u32(share_access(true))
-                    .u32(0)
-                    .u64(client_id)
-                    .opaque(b"iopath")
                     // OPEN4_CREATE, GUARDED4, fattr4 { mode 0644 }.
                     .u32(1)
                     .u32(1)
@@ -800,20 +806,22 @@ impl Nfs4Client {
 /// Sends DESTROY_SESSION and DESTROY_CLIENTID for `facts` on `connection` (nothing may be in
 /// flight on it); errors are not reported.
 pub fn destroy(connection: &mut RpcConnection, facts: &SessionFacts) {
-    let mut arguments = Encoder::default();
-    compound_head(&mut arguments, 1);
-    arguments.u32(op::DESTROY_SESSION);
-    arguments.bytes.extend_from_slice(&facts.session);
-    if connection
-        .call(NFS_PROGRAM, NFS4_VERSION, COMPOUND, &arguments.bytes)
-        .is_err()
-    {
-        return;
+    let destroyed = alone(
+        connection,
+        (op::DESTROY_SESSION, "DESTROY_SESSION"),
+        |arguments| arguments.bytes.extend_from_slice(&facts.session),
+        |_| Ok(()),
+    );
+    if destroyed.is_ok() {
+        let _ = alone(
+            connection,
+            (op::DESTROY_CLIENTID, "DESTROY_CLIENTID"),
+            |arguments| {
+                arguments.u64(facts.client_id);
+            },
+            |_| Ok(()),
+        );
     }
-    let mut arguments = Encoder::default();
-    compound_head(&mut arguments, 1);
-    arguments.u32(op::DESTROY_CLIENTID).u64(facts.client_id);
-    let _ = connection.call(NFS_PROGRAM, NFS4_VERSION, COMPOUND, &arguments.bytes);
 }
 
 impl Drop for Nfs4Client {
