@@ -573,3 +573,25 @@ fn nfs41_run_says_when_the_server_grants_fewer_slots_than_the_queue_depth() {
     assert_eq!(json["tests"][0]["read"]["bytes"].as_u64(), Some(4 * MIB));
     assert_eq!(json["targets"][0]["file_session"], "slots 4");
 }
+
+#[test]
+fn nfs41_a_test_file_is_removed_after_its_clients_lease_ran_out() {
+    use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
+    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    let Some(server) = GaneshaServer::start_with("RW", "Lease_Lifetime = 2;") else {
+        return;
+    };
+    let url = NfsUrl::parse(&server.url41("lease.bin")).unwrap();
+    let mut remote = NfsRemoteFile::find(&url, Duration::from_secs(10)).expect("found");
+    assert_eq!(remote.existing_size().unwrap(), None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let file = create_test_file(Box::new(remote), MIB, 7, &stop)
+        .expect("created and filled")
+        .expect("not stopped");
+    let on_server = server.export_directory().join("lease.bin");
+    assert_eq!(std::fs::metadata(&on_server).unwrap().len(), MIB);
+    // A run longer than the lease: the client that made the file is gone when it is removed.
+    std::thread::sleep(Duration::from_secs(7));
+    file.remove().expect("removed through a fresh client");
+    assert!(!on_server.exists());
+}
