@@ -348,13 +348,23 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
 
 #[test]
 fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
+    a_run_on_a_server_that_dies_exits_1(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_run_on_a_server_that_dies_exits_1_naming_the_target() {
+    a_run_on_a_server_that_dies_exits_1(GaneshaServer::url41);
+}
+
+/// A run through `url_of` whose server is killed 2 s in ends within 20 s with exit status 1.
+fn a_run_on_a_server_that_dies_exits_1(url_of: fn(&GaneshaServer, &str) -> String) {
     let Some(mut server) = GaneshaServer::start("RW") else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
     foreign_file(&server, "f.bin", 8 * MIB, 0);
     let json = work.path().join("out.json");
-    let url = server.url("f.bin");
+    let url = url_of(&server, "f.bin");
     let child = spawn(
         work.path(),
         &url,
