@@ -40,7 +40,7 @@ pub enum AnyEngine {
     Nbd(Box<NbdEngine>),
     /// iSCSI initiator.
     Iscsi(Box<IscsiEngine>),
-    /// NFSv3 client.
+    /// NFSv3 or NFSv4.1 client.
     Nfs(Box<NfsEngine>),
     /// SMB2/3 client.
     Smb(Box<SmbEngine>),
