@@ -132,11 +132,11 @@ fn nfs41_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
 }
 
 /// A test file created through `url_of(server, "made.bin")`, used for reads and FILE_SYNC
-/// writes and removed; the storage path's protocol hop starts with `hop` and names `detail`.
+/// writes and removed; the storage path's protocol hop starts with `hop`, names `detail` and
+/// carries the protocol key `key`.
 fn creates_fills_and_removes_its_test_file(
     url_of: fn(&GaneshaServer, &str) -> String,
-    hop: &str,
-    detail: &str,
+    (hop, detail, key): (&str, &str, &str),
 ) {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
@@ -184,7 +184,7 @@ fn creates_fills_and_removes_its_test_file(
             && description.contains("removed after"),
         "{description}"
     );
-    assert_eq!(protocol["protocol"], "nfs");
+    assert_eq!(protocol["protocol"], key);
     assert!(
         hops.iter()
             .any(|hop| hop["kind"] == "network_interface" && hop["name"] == "lo"),
@@ -199,12 +199,15 @@ fn creates_fills_and_removes_its_test_file(
 
 #[test]
 fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
-    creates_fills_and_removes_its_test_file(GaneshaServer::url, "NFSv3/TCP, rsize", "");
+    creates_fills_and_removes_its_test_file(GaneshaServer::url, ("NFSv3/TCP, rsize", "", "nfs"));
 }
 
 #[test]
 fn nfs41_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
-    creates_fills_and_removes_its_test_file(GaneshaServer::url41, "NFSv4.1/TCP, rsize", ", slots ");
+    creates_fills_and_removes_its_test_file(
+        GaneshaServer::url41,
+        ("NFSv4.1/TCP, rsize", ", slots ", "nfs41"),
+    );
 }
 
 /// A file the test made, reached through `url_of`: refused for writing without

@@ -227,7 +227,10 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
     match info.kind {
         TargetKind::Nbd => return Some("nbd".into()),
         TargetKind::Iscsi => return Some("iscsi".into()),
-        TargetKind::Nfs => return Some("nfs".into()),
+        TargetKind::Nfs => {
+            let version = NetworkTarget::parse(&info.path).map(|target| target.protocol());
+            return Some(version.unwrap_or("nfs").into());
+        }
         TargetKind::Smb => return Some("smb".into()),
         _ => {}
     }
@@ -590,6 +593,7 @@ mod tests {
             path.hops[0].description,
             "NFSv4.1/TCP, rsize/wsize 1.0 MiB, slots 64, nfs://10.0.0.9:2049/srv/t.bin?version=4.1"
         );
+        assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nfs41"));
     }
 
     #[test]

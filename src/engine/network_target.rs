@@ -520,12 +520,15 @@ impl NetworkTarget {
         }
     }
 
-    /// The protocol's short name (`nbd`, `iscsi`, `nfs`).
+    /// The protocol's short name (`nbd`, `iscsi`, `nfs`, `nfs41`, `smb`).
     pub fn protocol(&self) -> &'static str {
         match self {
             NetworkTarget::Nbd { .. } => "nbd",
             NetworkTarget::Iscsi { .. } => "iscsi",
-            NetworkTarget::Nfs { .. } => "nfs",
+            NetworkTarget::Nfs { url, .. } => match url.version {
+                NfsVersion::V3 => "nfs",
+                NfsVersion::V41 => "nfs41",
+            },
             NetworkTarget::Smb { .. } => "smb",
         }
     }
