@@ -291,6 +291,46 @@ fn assert_refused(directory: &Path, target: &str, args: &[&str], words: &[&str])
     }
 }
 
+/// The probe faults on a read-only export `server` through `url_of`: a missing directory, a
+/// missing file without `--size`, no test file can be made, an existing file is not written
+/// (and left unchanged), but is read.
+fn read_only_export_faults(
+    directory: &Path,
+    server: &GaneshaServer,
+    url_of: fn(&GaneshaServer, &str) -> String,
+) {
+    let refused = |target: &str, args: &[&str], words: &[&str]| {
+        assert_refused(directory, target, args, words)
+    };
+    refused(
+        &url_of(server, "missing/f"),
+        &["--rw", "read"],
+        &["no such file or directory"],
+    );
+    refused(&url_of(server, "absent"), &["--rw", "read"], &["--size"]);
+    refused(
+        &url_of(server, "absent"),
+        &["--rw", "read", "--size", "1m"],
+        &["read-only export"],
+    );
+    foreign_file(server, "ro.bin", MIB, 3);
+    refused(
+        &url_of(server, "ro.bin"),
+        &["--rw", "write", "--allow-destructive"],
+        &["read-only"],
+    );
+    let read = run(
+        directory,
+        &url_of(server, "ro.bin"),
+        &["--rw", "read", "--duration", "1"],
+    );
+    assert_eq!(read.status, 0, "{}", read.output);
+    assert_eq!(
+        std::fs::read(server.export_directory().join("ro.bin")).unwrap(),
+        vec![3; MIB as usize]
+    );
+}
+
 #[test]
 fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
     let work = tempfile::tempdir().unwrap();
@@ -316,30 +356,7 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
         )
     };
     refused(&export_url("/nowhere/f"), &["--rw", "read"], &["no export"]);
-    refused(
-        &server.url("missing/f"),
-        &["--rw", "read"],
-        &["no such file or directory"],
-    );
-    refused(&server.url("absent"), &["--rw", "read"], &["--size"]);
-    // A read-only export: no test file can be made, an existing file is not written.
-    refused(
-        &server.url("absent"),
-        &["--rw", "read", "--size", "1m"],
-        &["read-only export"],
-    );
-    foreign_file(&server, "ro.bin", MIB, 3);
-    refused(
-        &server.url("ro.bin"),
-        &["--rw", "write", "--allow-destructive"],
-        &["read-only"],
-    );
-    let read = run(
-        work.path(),
-        &server.url("ro.bin"),
-        &["--rw", "read", "--duration", "1"],
-    );
-    assert_eq!(read.status, 0, "{}", read.output);
+    read_only_export_faults(work.path(), &server, GaneshaServer::url);
     drop(server);
 
     // An export this client may not use at all.
@@ -504,33 +521,7 @@ fn nfs41_probe_faults_exit_2_naming_the_target_before_any_io() {
     };
     let url = |path: &str| format!("nfs://127.0.0.1:{}{path}?version=4.1", server.port);
     refused(&url("/nowhere/f"), &["--rw", "read"], &["NFS4ERR_NOENT"]);
-    refused(
-        &server.url41("missing/f"),
-        &["--rw", "read"],
-        &["no such file or directory"],
-    );
-    refused(&server.url41("absent"), &["--rw", "read"], &["--size"]);
-    refused(
-        &server.url41("absent"),
-        &["--rw", "read", "--size", "1m"],
-        &["read-only export"],
-    );
-    foreign_file(&server, "ro.bin", MIB, 3);
-    refused(
-        &server.url41("ro.bin"),
-        &["--rw", "write", "--allow-destructive"],
-        &["read-only"],
-    );
-    let read = run(
-        work.path(),
-        &server.url41("ro.bin"),
-        &["--rw", "read", "--duration", "1"],
-    );
-    assert_eq!(read.status, 0, "{}", read.output);
-    assert_eq!(
-        std::fs::read(server.export_directory().join("ro.bin")).unwrap(),
-        vec![3; MIB as usize]
-    );
+    read_only_export_faults(work.path(), &server, GaneshaServer::url41);
     drop(server);
 
     let Some(denied) = GaneshaServer::start("None") else {
