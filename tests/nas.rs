@@ -1,5 +1,5 @@
 //! NAS targets against real servers on loopback (tests/support/nas.rs): nfs-ganesha for the
-//! NFSv3 engine, Samba's smbd for the SMB servers' set-up. Each test starts its own server
+//! NFSv3 and NFSv4.1 engine, Samba's smbd for the SMB servers' set-up. Each test starts its own server
 //! with a temporary export or share and stops it on drop.
 //!
 //! Skipped where the servers cannot run (not root; nfs-ganesha, nfs-ganesha-vfs, rpcbind or
@@ -7,14 +7,14 @@
 
 mod support;
 
-use iopath::engine::nfs::{self, NfsEngine, NfsUrl};
+use iopath::engine::nfs::{self, NfsEngine, NfsUrl, SlotReport};
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use std::process::Command;
 use std::time::Duration;
 use support::nas::{
-    GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
-    read_back_pattern,
+    GaneshaServer, SAMBA_PASSWORD, SAMBA_SHARE, SAMBA_USER, SambaServer, assert_holds_pattern,
+    move_blocks, read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,12 +37,17 @@ fn export_without(name: &str) -> Option<(GaneshaServer, NfsUrl, nfs::NfsFile)> {
     Some((server, url, missing))
 }
 
-#[test]
-fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
-    let Some((server, url, missing)) = export_without("test.bin") else {
-        return;
-    };
-    assert!(missing.existing.is_none(), "no file yet");
+/// Creates `name` through `url`, writes the pattern at queue depth `depth` (UNSTABLE, then
+/// COMMIT), reads it back, and checks the server's own file (left in place); returns the
+/// NFSv4.1 engine's slot report (`None` for NFSv3).
+fn pattern_round_trip(
+    server: &GaneshaServer,
+    url: &NfsUrl,
+    name: &str,
+    depth: u32,
+) -> Option<SlotReport> {
+    let missing = nfs::find(url, TIMEOUT).expect("the export is found");
+    assert!(missing.existing.is_none(), "no {name} yet");
     assert!(!missing.read_only);
     assert_eq!(missing.export, "/export");
     assert!(
@@ -50,53 +55,86 @@ fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
         "{:?}",
         missing.limits
     );
-    let handle = nfs::create_file(&url, &missing, TIMEOUT).expect("the file is created");
-    let on_server = server.export_directory().join("test.bin");
+    let handle = nfs::create_file(url, &missing, TIMEOUT).expect("the file is created");
+    let on_server = server.export_directory().join(name);
     assert!(on_server.exists());
 
-    let mut options = EngineOptions::new(8, BLOCK);
+    let mut options = EngineOptions::new(depth, BLOCK);
     options.net_timeout = TIMEOUT;
-    let mut engine = NfsEngine::open(&url, handle.clone(), &options).expect("the engine opens");
+    let mut engine = NfsEngine::open(url, handle.clone(), &options).expect("the engine opens");
     let written = move_blocks(
         &mut engine,
         Direction::Write,
-        8,
+        depth as usize,
         (BLOCK, BLOCKS),
         &mut |_, _| {},
     );
     engine.sync_data().expect("COMMIT");
-    let read = read_back_pattern(&mut engine, 8, (BLOCK, BLOCKS));
+    let read = read_back_pattern(&mut engine, depth as usize, (BLOCK, BLOCKS));
+    let slots = engine.slots();
     drop(engine);
 
     // The server's own view: the file's size and content.
     let total = (BLOCKS * BLOCK) as u64;
-    assert_eq!(written, total);
-    assert_eq!(read, total);
+    assert_eq!((written, read), (total, total));
     assert_eq!(
-        nfs::file_size(&url, &handle, TIMEOUT).expect("GETATTR"),
+        nfs::file_size(url, &handle, TIMEOUT).expect("GETATTR"),
         total
     );
-    let content = std::fs::read(&on_server).expect("the exported file");
-    assert_eq!(content.len() as u64, total);
-    let mut expected = vec![0u8; BLOCK];
-    for (block, data) in content.chunks_exact(BLOCK).enumerate() {
-        pattern(block, &mut expected);
-        assert!(
-            data == expected.as_slice(),
-            "block {block} differs on the server"
-        );
-    }
+    assert_holds_pattern(&on_server, (BLOCK, BLOCKS));
+    slots
+}
 
+#[test]
+fn nfs_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let url = url(&server, "test.bin");
+    assert_eq!(pattern_round_trip(&server, &url, "test.bin", 8), None);
     // Without ?mountport= the portmapper names the MOUNT port.
     let by_portmapper =
         NfsUrl::parse(&format!("nfs://127.0.0.1:{}/export/test.bin", server.port)).unwrap();
     let found = nfs::find(&by_portmapper, TIMEOUT).expect("the file is found");
     assert_eq!(
         found.existing.as_ref().map(|(_, a)| a.size_bytes),
-        Some(total)
+        Some((BLOCKS * BLOCK) as u64)
     );
     nfs::remove_file(&url, &found, TIMEOUT).expect("the file is removed");
-    assert!(!on_server.exists());
+    assert!(!server.export_directory().join("test.bin").exists());
+}
+
+/// [`pattern_round_trip`] over NFSv4.1 at queue depth `depth`, then the file removed (by
+/// name, after LOOKUP); returns the slot report.
+fn nfs41_round_trip(server: &GaneshaServer, name: &str, depth: u32) -> SlotReport {
+    let url = NfsUrl::parse(&server.url41(name)).expect("a valid URL");
+    let slots = pattern_round_trip(server, &url, name, depth).expect("an NFSv4.1 engine");
+    let found = nfs::find(&url, TIMEOUT).expect("the file is found");
+    assert!(found.session_slots.unwrap_or(0) >= 1, "{found:?}");
+    nfs::remove_file(&url, &found, TIMEOUT).expect("the file is removed");
+    assert!(!server.export_directory().join(name).exists());
+    slots
+}
+
+#[test]
+fn nfs41_pattern_written_at_qd8_reads_back_and_matches_the_servers_file() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let slots = nfs41_round_trip(&server, "test41.bin", 8);
+    assert_eq!(slots.wanted, 8, "{slots:?}");
+    assert!(slots.granted >= 8, "{slots:?}");
+    assert_eq!(slots.stalls, 0, "{slots:?}");
+}
+
+#[test]
+fn nfs41_a_server_granting_fewer_slots_than_the_queue_depth_stalls_requests_but_loses_none() {
+    let Some(server) = GaneshaServer::start_with("RW", "slot_table_size = 4;") else {
+        return;
+    };
+    let slots = nfs41_round_trip(&server, "few.bin", 16);
+    assert_eq!((slots.wanted, slots.granted), (16, 4), "{slots:?}");
+    assert!(slots.stalls > 0, "{slots:?}");
 }
 
 #[test]
@@ -117,16 +155,7 @@ fn nfs_one_mib_file_sync_writes_and_reads_at_qd8_match_the_servers_file() {
     let written = move_blocks(&mut engine, Direction::Write, 8, (MIB, 24), &mut |_, _| {});
     let read = read_back_pattern(&mut engine, 8, (MIB, 24));
     assert_eq!((written, read), (24 * MIB as u64, 24 * MIB as u64));
-    let content = std::fs::read(server.export_directory().join("big.bin")).unwrap();
-    assert_eq!(content.len(), 24 * MIB);
-    let mut expected = vec![0u8; MIB];
-    for (block, data) in content.chunks_exact(MIB).enumerate() {
-        pattern(block, &mut expected);
-        assert!(
-            data == expected.as_slice(),
-            "block {block} differs on the server"
-        );
-    }
+    assert_holds_pattern(&server.export_directory().join("big.bin"), (MIB, 24));
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! the free-space refusal, job files written for fio's libnfs engine (`ioengine=nfs`,
 //! `nfs_url`) and with fio's default engine, and every fault of the probe (exit status 2
 //! before any I/O) and of a server that dies mid-run (exit status 1), each message naming the
-//! target.
+//! target. The `nfs41_` tests do the same with `?version=4.1` (the export has
+//! `Protocols = 3, 4` and a pseudo path), and check that NFSv3 and NFSv4.1 read the same bytes
+//! and that a server granting fewer session slots than the queue depth is named.
 //!
 //! Skipped where nfs-ganesha cannot run (not root; nfs-ganesha, nfs-ganesha-vfs or rpcbind not
 //! installed), or failed under CI (tests/support).
@@ -57,8 +59,9 @@ fn foreign_file(server: &GaneshaServer, name: &str, size: u64, byte: u8) -> std:
     path
 }
 
-#[test]
-fn nfs_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
+/// A pattern written at queue depth 8 through `url_of(server, "data.bin")` (NFSv3 or NFSv4.1),
+/// UNSTABLE with a COMMIT at the end, verified on read-back and held by the server's file.
+fn writes_a_verified_pattern_at_qd8(url_of: fn(&GaneshaServer, &str) -> String) {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -66,7 +69,7 @@ fn nfs_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
     let file = foreign_file(&server, "data.bin", 4 * MIB, 0);
     let outcome = run(
         work.path(),
-        &server.url("data.bin"),
+        &url_of(&server, "data.bin"),
         &[
             "--rw",
             "write",
@@ -120,7 +123,22 @@ fn nfs_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
 }
 
 #[test]
-fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
+fn nfs_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
+    writes_a_verified_pattern_at_qd8(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_run_writes_a_verified_pattern_at_qd8_that_the_servers_file_holds() {
+    writes_a_verified_pattern_at_qd8(GaneshaServer::url41);
+}
+
+/// A test file created through `url_of(server, "made.bin")`, used for reads and FILE_SYNC
+/// writes and removed; the storage path's protocol hop starts with `hop`, names `detail` and
+/// carries the protocol key `key`.
+fn creates_fills_and_removes_its_test_file(
+    url_of: fn(&GaneshaServer, &str) -> String,
+    (hop, detail, key): (&str, &str, &str),
+) {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -128,7 +146,7 @@ fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
     let on_server = server.export_directory().join("made.bin");
     let outcome = run(
         work.path(),
-        &server.url("made.bin"),
+        &url_of(&server, "made.bin"),
         &[
             "--rw",
             "randrw",
@@ -162,10 +180,12 @@ fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
         .expect("a protocol hop");
     let description = protocol["description"].as_str().unwrap();
     assert!(
-        description.starts_with("NFSv3/TCP, rsize") && description.contains("removed after"),
+        description.starts_with(hop)
+            && description.contains(detail)
+            && description.contains("removed after"),
         "{description}"
     );
-    assert_eq!(protocol["protocol"], "nfs");
+    assert_eq!(protocol["protocol"], key);
     assert!(
         hops.iter()
             .any(|hop| hop["kind"] == "network_interface" && hop["name"] == "lo"),
@@ -179,13 +199,28 @@ fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
 }
 
 #[test]
-fn nfs_run_leaves_a_foreign_file_alone_without_allow_destructive() {
+fn nfs_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
+    creates_fills_and_removes_its_test_file(GaneshaServer::url, ("NFSv3/TCP, rsize", "", "nfs"));
+}
+
+#[test]
+fn nfs41_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
+    creates_fills_and_removes_its_test_file(
+        GaneshaServer::url41,
+        ("NFSv4.1/TCP, rsize", ", slots ", "nfs41"),
+    );
+}
+
+/// A file the test made, reached through `url_of`: refused for writing without
+/// `--allow-destructive`, read (also with `--size`, which never re-creates or truncates an
+/// existing file), never removed, never written.
+fn leaves_a_foreign_file_alone(url_of: fn(&GaneshaServer, &str) -> String) {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
     let file = foreign_file(&server, "theirs.bin", 2 * MIB, 0x5a);
-    let url = server.url("theirs.bin");
+    let url = url_of(&server, "theirs.bin");
     let refused = run(work.path(), &url, &["--rw", "write", "--bs", "4k"]);
     assert_eq!(refused.status, 2, "{}", refused.output);
     assert!(
@@ -206,10 +241,22 @@ fn nfs_run_leaves_a_foreign_file_alone_without_allow_destructive() {
             "8",
             "--duration",
             "1",
+            "--size",
+            "1m",
         ],
     );
     assert_eq!(read.status, 0, "{}", read.output);
     assert_eq!(std::fs::read(&file).unwrap(), vec![0x5a; 2 * MIB as usize]);
+}
+
+#[test]
+fn nfs_run_leaves_a_foreign_file_alone_without_allow_destructive() {
+    leaves_a_foreign_file_alone(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_run_leaves_a_foreign_file_alone_without_allow_destructive() {
+    leaves_a_foreign_file_alone(GaneshaServer::url41);
 }
 
 #[test]
@@ -231,24 +278,65 @@ fn nfs_run_refuses_a_test_file_the_export_has_no_room_for() {
     assert!(!server.export_directory().join("huge.bin").exists());
 }
 
+/// Asserts that `iopath run TARGET ARGS` exits with status 2 and a message naming `target`
+/// and each of `words`.
+fn assert_refused(directory: &Path, target: &str, args: &[&str], words: &[&str]) {
+    let outcome = run(directory, target, args);
+    assert_eq!(outcome.status, 2, "{target}: {}", outcome.output);
+    for word in std::iter::once(&target).chain(words) {
+        assert!(
+            outcome.output.contains(word),
+            "{target}: {}",
+            outcome.output
+        );
+    }
+}
+
+/// The probe faults on a read-only export `server` through `url_of`: a missing directory, a
+/// missing file without `--size`, no test file can be made, an existing file is not written
+/// (and left unchanged), but is read.
+fn read_only_export_faults(
+    directory: &Path,
+    server: &GaneshaServer,
+    url_of: fn(&GaneshaServer, &str) -> String,
+) {
+    let refused = |target: &str, args: &[&str], words: &[&str]| {
+        assert_refused(directory, target, args, words)
+    };
+    refused(
+        &url_of(server, "missing/f"),
+        &["--rw", "read"],
+        &["no such file or directory"],
+    );
+    refused(&url_of(server, "absent"), &["--rw", "read"], &["--size"]);
+    refused(
+        &url_of(server, "absent"),
+        &["--rw", "read", "--size", "1m"],
+        &["read-only export"],
+    );
+    foreign_file(server, "ro.bin", MIB, 3);
+    refused(
+        &url_of(server, "ro.bin"),
+        &["--rw", "write", "--allow-destructive"],
+        &["read-only"],
+    );
+    let read = run(
+        directory,
+        &url_of(server, "ro.bin"),
+        &["--rw", "read", "--duration", "1"],
+    );
+    assert_eq!(read.status, 0, "{}", read.output);
+    assert_eq!(
+        std::fs::read(server.export_directory().join("ro.bin")).unwrap(),
+        vec![3; MIB as usize]
+    );
+}
+
 #[test]
 fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
     let work = tempfile::tempdir().unwrap();
     let refused = |target: &str, args: &[&str], words: &[&str]| {
-        let outcome = run(work.path(), target, args);
-        assert_eq!(outcome.status, 2, "{target}: {}", outcome.output);
-        assert!(
-            outcome.output.contains(target),
-            "{target}: {}",
-            outcome.output
-        );
-        for word in words {
-            assert!(
-                outcome.output.contains(word),
-                "{target}: {}",
-                outcome.output
-            );
-        }
+        assert_refused(work.path(), target, args, words)
     };
     // Nothing listens.
     let port = support::free_port();
@@ -257,7 +345,7 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
         &["--rw", "read"],
         &["MOUNT", "refused"],
     );
-    refused("nfs://127.0.0.1/export/f?version=4.1", &[], &["version"]);
+    refused("nfs://127.0.0.1/export/f?version=9", &[], &["version"]);
 
     let Some(server) = GaneshaServer::start("RO") else {
         return;
@@ -269,30 +357,7 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
         )
     };
     refused(&export_url("/nowhere/f"), &["--rw", "read"], &["no export"]);
-    refused(
-        &server.url("missing/f"),
-        &["--rw", "read"],
-        &["no such file or directory"],
-    );
-    refused(&server.url("absent"), &["--rw", "read"], &["--size"]);
-    // A read-only export: no test file can be made, an existing file is not written.
-    refused(
-        &server.url("absent"),
-        &["--rw", "read", "--size", "1m"],
-        &["read-only export"],
-    );
-    foreign_file(&server, "ro.bin", MIB, 3);
-    refused(
-        &server.url("ro.bin"),
-        &["--rw", "write", "--allow-destructive"],
-        &["read-only"],
-    );
-    let read = run(
-        work.path(),
-        &server.url("ro.bin"),
-        &["--rw", "read", "--duration", "1"],
-    );
-    assert_eq!(read.status, 0, "{}", read.output);
+    read_only_export_faults(work.path(), &server, GaneshaServer::url);
     drop(server);
 
     // An export this client may not use at all.
@@ -304,13 +369,23 @@ fn nfs_probe_faults_exit_2_naming_the_target_before_any_io() {
 
 #[test]
 fn nfs_run_on_a_server_that_dies_exits_1_naming_the_target() {
+    a_run_on_a_server_that_dies_exits_1(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_run_on_a_server_that_dies_exits_1_naming_the_target() {
+    a_run_on_a_server_that_dies_exits_1(GaneshaServer::url41);
+}
+
+/// A run through `url_of` whose server is killed 2 s in ends within 20 s with exit status 1.
+fn a_run_on_a_server_that_dies_exits_1(url_of: fn(&GaneshaServer, &str) -> String) {
     let Some(mut server) = GaneshaServer::start("RW") else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
     foreign_file(&server, "f.bin", 8 * MIB, 0);
     let json = work.path().join("out.json");
-    let url = server.url("f.bin");
+    let url = url_of(&server, "f.bin");
     let child = spawn(
         work.path(),
         &url,
@@ -405,6 +480,125 @@ fn nfs_a_test_file_replaced_on_the_server_is_not_removed() {
     let error = file.remove().expect_err("not iopath's file any more");
     assert!(error.problem.contains("left in place"), "{error}");
     assert!(on_server.exists(), "the other client's file is still there");
+}
+
+#[test]
+fn nfs41_and_nfs3_read_the_same_bytes_in_one_comparison() {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    foreign_file(&server, "same.bin", 8 * MIB, 1);
+    let mut bytes = Vec::new();
+    for url in [server.url("same.bin"), server.url41("same.bin")] {
+        let outcome = run(
+            work.path(),
+            &url,
+            &["--rw", "read", "--bs", "1m", "--qd", "8", "--bytes", "8m"],
+        );
+        assert_eq!(outcome.status, 0, "{url}: {}", outcome.output);
+        let json = outcome.json.expect("a JSON result");
+        bytes.push(json["tests"][0]["read"]["bytes"].as_u64());
+    }
+    assert_eq!(bytes[0], Some(8 * MIB));
+    assert_eq!(bytes[0], bytes[1], "NFSv3 and NFSv4.1 read the same bytes");
+}
+
+#[test]
+fn nfs41_probe_faults_exit_2_naming_the_target_before_any_io() {
+    let work = tempfile::tempdir().unwrap();
+    let refused = |target: &str, args: &[&str], words: &[&str]| {
+        assert_refused(work.path(), target, args, words)
+    };
+    let port = support::free_port();
+    refused(
+        &format!("nfs://127.0.0.1:{port}/export/f?version=4.1"),
+        &["--rw", "read"],
+        &["NFSv4.1", "refused"],
+    );
+
+    let Some(server) = GaneshaServer::start("RO") else {
+        return;
+    };
+    let url = |path: &str| format!("nfs://127.0.0.1:{}{path}?version=4.1", server.port);
+    refused(&url("/nowhere/f"), &["--rw", "read"], &["NFS4ERR_NOENT"]);
+    read_only_export_faults(work.path(), &server, GaneshaServer::url41);
+    drop(server);
+
+    let Some(denied) = GaneshaServer::start("None") else {
+        return;
+    };
+    refused(&denied.url41("f"), &["--rw", "read"], &["NFS4ERR_"]);
+    drop(denied);
+
+    // A server that speaks NFSv4.0 only.
+    let Some(old) = GaneshaServer::start_with("RW", "minor_versions = 0;") else {
+        return;
+    };
+    refused(
+        &old.url41("f"),
+        &["--rw", "read", "--size", "1m"],
+        &["NFS4ERR_MINOR_VERS_MISMATCH", "version=3"],
+    );
+    drop(old);
+
+    // No room for the test file: both figures, nothing made.
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    refused(
+        &server.url41("huge.bin"),
+        &["--rw", "read", "--size", "1000t"],
+        &["needed", "available"],
+    );
+    assert!(!server.export_directory().join("huge.bin").exists());
+}
+
+#[test]
+fn nfs41_run_says_when_the_server_grants_fewer_slots_than_the_queue_depth() {
+    let Some(server) = GaneshaServer::start_with("RW", "slot_table_size = 4;") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    foreign_file(&server, "few.bin", 4 * MIB, 2);
+    let outcome = run(
+        work.path(),
+        &server.url41("few.bin"),
+        &["--rw", "read", "--bs", "64k", "--qd", "16", "--bytes", "4m"],
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert!(
+        outcome
+            .output
+            .contains("granted 4 NFSv4.1 session slots for a queue depth of 16"),
+        "{}",
+        outcome.output
+    );
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(json["tests"][0]["read"]["bytes"].as_u64(), Some(4 * MIB));
+    assert_eq!(json["targets"][0]["file_session"], "slots 4");
+}
+
+#[test]
+fn nfs41_a_test_file_is_removed_after_its_clients_lease_ran_out() {
+    use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
+    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    let Some(server) = GaneshaServer::start_with("RW", "Lease_Lifetime = 2;") else {
+        return;
+    };
+    let url = NfsUrl::parse(&server.url41("lease.bin")).unwrap();
+    let mut remote = NfsRemoteFile::find(&url, Duration::from_secs(10)).expect("found");
+    assert_eq!(remote.existing_size().unwrap(), None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let file = create_test_file(Box::new(remote), MIB, 7, &stop)
+        .expect("created and filled")
+        .expect("not stopped");
+    let on_server = server.export_directory().join("lease.bin");
+    assert_eq!(std::fs::metadata(&on_server).unwrap().len(), MIB);
+    // A run longer than the lease: the client that made the file is gone when it is removed.
+    std::thread::sleep(Duration::from_secs(7));
+    file.remove().expect("removed through a fresh client");
+    assert!(!on_server.exists());
 }
 
 /// Counts the files in `directory` every 50 ms until `child` ends; the most seen at once.

@@ -14,8 +14,8 @@ use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use std::time::Duration;
 use support::nas::{
-    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
-    read_back_pattern,
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, assert_holds_pattern,
+    move_blocks, read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -70,16 +70,7 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
         smb::file_size(&url, &credentials, security, TIMEOUT).unwrap(),
         total
     );
-    let content = std::fs::read(&on_server).expect("the share's file");
-    assert_eq!(content.len() as u64, total);
-    let mut expected = vec![0u8; BLOCK];
-    for (block, data) in content.chunks_exact(BLOCK).enumerate() {
-        pattern(block, &mut expected);
-        assert!(
-            data == expected.as_slice(),
-            "block {block} differs on the server"
-        );
-    }
+    assert_holds_pattern(&on_server, (BLOCK, BLOCKS));
     smb::remove_file(&url, &credentials, security, TIMEOUT).expect("removed");
     assert!(!on_server.exists());
     facts

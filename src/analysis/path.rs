@@ -227,7 +227,10 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
     match info.kind {
         TargetKind::Nbd => return Some("nbd".into()),
         TargetKind::Iscsi => return Some("iscsi".into()),
-        TargetKind::Nfs => return Some("nfs".into()),
+        TargetKind::Nfs => {
+            let version = NetworkTarget::parse(&info.path).map(|target| target.protocol());
+            return Some(version.unwrap_or("nfs").into());
+        }
         TargetKind::Smb => return Some("smb".into()),
         _ => {}
     }
@@ -375,7 +378,7 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
     let name = match target {
         NetworkTarget::Nbd { .. } => "NBD",
         NetworkTarget::Iscsi { .. } => "iSCSI",
-        NetworkTarget::Nfs { .. } => "NFSv3",
+        NetworkTarget::Nfs { ref url, .. } => url.version.name(),
         NetworkTarget::Smb { .. } => "SMB",
     };
     let description = match (&target, info.transfer_sizes) {
@@ -428,7 +431,8 @@ fn network_target_hops(walker: &mut Walker, info: &TargetInfo, route: Option<&Ro
     }
 }
 
-/// The protocol hop of a file on an NFS export: `NFSv3/TCP, rsize/wsize 1 MiB, URL` and,
+/// The protocol hop of a file on an NFS export: `NFSv3/TCP, rsize/wsize 1 MiB, URL` (NFSv4.1:
+/// `NFSv4.1/TCP, rsize/wsize 1 MiB, slots 64, URL`, the slots the server grants a session) and,
 /// for a test file, that iopath wrote it and removed it after the run. How writes were made
 /// durable (`FILE_SYNC`, `UNSTABLE+COMMIT`) is a test's, in its engine report.
 fn nfs_description(
@@ -453,7 +457,16 @@ fn nfs_description(
     } else {
         ""
     };
-    format!("NFSv3/TCP{sizes}, {target}{created}")
+    let (version, slots) = match target {
+        NetworkTarget::Nfs { url, .. } => (
+            url.version.name(),
+            info.file_session
+                .as_deref()
+                .map_or(String::new(), |slots| format!(", {slots}")),
+        ),
+        _ => ("NFS", String::new()),
+    };
+    format!("{version}/TCP{sizes}{slots}, {target}{created}")
 }
 
 /// The protocol hop of a file on an SMB share: the session as negotiated (`SMB 3.1.1,
@@ -568,6 +581,19 @@ mod tests {
              iopath and removed after the run"
         );
         assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nfs"));
+        let info = TargetInfo {
+            path: "nfs://10.0.0.9/srv/t.bin?version=4.1".into(),
+            file_session: Some("slots 64".into()),
+            created_by_iopath: false,
+            ..info
+        };
+        let path = build(&info, &PathFacts::Network(None), &facts());
+        assert_eq!(path.hops[0].name, "NFSv4.1");
+        assert_eq!(
+            path.hops[0].description,
+            "NFSv4.1/TCP, rsize/wsize 1.0 MiB, slots 64, nfs://10.0.0.9:2049/srv/t.bin?version=4.1"
+        );
+        assert_eq!(storage_protocol(&info, &path).as_deref(), Some("nfs41"));
     }
 
     #[test]

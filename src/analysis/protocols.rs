@@ -29,6 +29,9 @@ pub enum Protocol {
     Smb,
     /// NFS version 3 over TCP, AUTH_SYS.
     Nfs,
+    /// NFS version 4.1 over TCP, AUTH_SYS: one COMPOUND (SEQUENCE, PUTFH, READ or WRITE) per
+    /// request.
+    Nfs41,
     /// SCSI over Fibre Channel (FCP).
     Fcp,
     /// Serial SCSI Protocol over SAS.
@@ -67,11 +70,12 @@ const SATA_FRAME_OVERHEAD_BYTES: u64 = 12;
 
 impl Protocol {
     /// Every protocol.
-    pub const ALL: [Protocol; 8] = [
+    pub const ALL: [Protocol; 9] = [
         Protocol::Iscsi,
         Protocol::Nbd,
         Protocol::Smb,
         Protocol::Nfs,
+        Protocol::Nfs41,
         Protocol::NvmeTcp,
         Protocol::Fcp,
         Protocol::Ssp,
@@ -86,6 +90,7 @@ impl Protocol {
             Protocol::NvmeTcp => "NVMe/TCP",
             Protocol::Smb => "SMB",
             Protocol::Nfs => "NFS",
+            Protocol::Nfs41 => "NFSv4.1",
             Protocol::Fcp => "FCP",
             Protocol::Ssp => "SSP",
             Protocol::Ata => "ATA NCQ",
@@ -100,6 +105,7 @@ impl Protocol {
             Protocol::NvmeTcp => "nvme-tcp",
             Protocol::Smb => "smb",
             Protocol::Nfs => "nfs",
+            Protocol::Nfs41 => "nfs41",
             Protocol::Fcp => "fcp",
             Protocol::Ssp => "ssp",
             Protocol::Ata => "ata",
@@ -139,6 +145,17 @@ impl Protocol {
                     (requests * 120, requests * 132)
                 } else {
                     (requests * 128, requests * 160)
+                }
+            }
+            Protocol::Nfs41 => {
+                let requests = io_bytes.div_ceil(FILE_PROTOCOL_CHUNK_BYTES).max(1);
+                // Call 72 as NFSv3's + COMPOUND head 12 + SEQUENCE 36 + PUTFH with a 32-byte
+                // handle 40 + READ 32 / WRITE 36; reply 28 + COMPOUND head 12 + SEQUENCE 44 +
+                // PUTFH 8 + READ 16 / WRITE 24.
+                if read {
+                    (requests * 192, requests * 108)
+                } else {
+                    (requests * 196, requests * 116)
                 }
             }
             Protocol::Fcp => {
@@ -200,6 +217,9 @@ impl Protocol {
             Protocol::Nfs => {
                 "NFSv3 per 1 MiB request: record mark, RPC call with AUTH_SYS 72; READ args 48, reply 132; WRITE args 56, reply 160"
             }
+            Protocol::Nfs41 => {
+                "NFSv4.1 per 1 MiB request: record mark, RPC call with AUTH_SYS 72; COMPOUND of SEQUENCE, PUTFH and READ 120 / WRITE 124, replies 108 / 116"
+            }
             Protocol::Fcp => {
                 "FCP_CMND frame 92, FCP_RSP frame 84, FCP_XFER_RDY frame 72 for writes (frame payload + 60 bytes of framing)"
             }
@@ -220,6 +240,7 @@ impl Protocol {
             Protocol::NvmeTcp => "NVM Express TCP Transport Specification 1.0",
             Protocol::Smb => "[MS-SMB2] Server Message Block Protocol Versions 2 and 3",
             Protocol::Nfs => "RFC 1813 (NFSv3), RFC 5531 (ONC RPC), RFC 4506 (XDR)",
+            Protocol::Nfs41 => "RFC 8881 (NFSv4.1), RFC 5531 (ONC RPC), RFC 4506 (XDR)",
             Protocol::Fcp => "INCITS T10 FCP-4, INCITS T11 FC-FS-3",
             Protocol::Ssp => "INCITS T10 SAS-3 / SPL",
             Protocol::Ata => "Serial ATA Revision 3.x (SATA-IO)",
@@ -317,6 +338,11 @@ mod tests {
         );
         assert_eq!(overhead(Protocol::Nfs, Direction::Read, 4096), (120, 132));
         assert_eq!(overhead(Protocol::Nfs, Direction::Write, 4096), (128, 160));
+        assert_eq!(overhead(Protocol::Nfs41, Direction::Read, 4096), (192, 108));
+        assert_eq!(
+            overhead(Protocol::Nfs41, Direction::Write, 2 << 20),
+            (392, 232)
+        );
         assert_eq!(overhead(Protocol::Fcp, Direction::Read, 4096), (92, 84));
         assert_eq!(overhead(Protocol::Fcp, Direction::Write, 4096), (92, 156));
         assert_eq!(overhead(Protocol::Ssp, Direction::Write, 4096), (64, 108));

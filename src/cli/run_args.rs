@@ -125,10 +125,11 @@ Examples:
   iopath run --json - > result.json
   iopath run data.bin --rw randread --duration 10m --live --metrics 9464   (dashboard, Prometheus)
   iopath run nfs://nas/srv/test.bin --size 4g --rw read --bs 1m --qd 8   (NFSv3, no mount; removed after)
+  iopath run 'nfs://nas/srv/test.bin?version=4.1' --rw randread --bs 4k --qd 32   (NFSv4.1 sessions)
   IOPATH_SMB_PASSWORD=… iopath run smb://alice@nas/share/test.bin --size 4g --rw randread --qd 32   (SMB2/3)")]
 pub struct RunArgs {
-    /// Files, block devices or URLs (nbd://, iscsi://, nfs://HOST/EXPORT/PATH/FILE,
-    /// smb://[USER@]HOST/SHARE/PATH/FILE). A missing file is created with --size (on an NFS
+    /// Files, block devices or URLs (nbd://, iscsi://,
+    /// nfs://HOST/EXPORT/PATH/FILE[?version=3|4.1], smb://[USER@]HOST/SHARE/PATH/FILE). A missing file is created with --size (on an NFS
     /// export or an SMB share: removed after the run); none: a temporary file (neither is
     /// created for the null engine, which does no I/O). With --job, directories stand for
     /// fio's --directory: each job's files are made in them.

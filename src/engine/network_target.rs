@@ -5,9 +5,10 @@
 //! - `nbd+unix:///EXPORT?socket=PATH`
 //! - `iscsi://HOST[:PORT]/TARGET-IQN/LUN` (port 3260 by default). CHAP credentials come from the
 //!   environment (`IOPATH_ISCSI_USER`, `IOPATH_ISCSI_PASSWORD`), never from the command line.
-//! - `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]` (port 2049 by default): a file
-//!   on an NFSv3 export, reached by iopath's own client ([`crate::engine::nfs`]); a missing
-//!   file is created with `--size` and removed after the run.
+//! - `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3|4.1]` (port 2049 by default):
+//!   a file on an NFSv3 or NFSv4.1 export, reached by iopath's own client
+//!   ([`crate::engine::nfs`]); a missing file is created with `--size` and removed after the
+//!   run.
 //!
 //! `smb://` is recognised and refused as not supported yet.
 //!
@@ -68,7 +69,7 @@ pub enum NetworkTarget {
         /// Logical unit number.
         lun: u32,
     },
-    /// A file on an NFSv3 export.
+    /// A file on an NFS export (NFSv3 or NFSv4.1).
     Nfs {
         /// Where it is.
         url: NfsUrl,
@@ -95,6 +96,26 @@ pub const ISCSI_PORT: u16 = 3260;
 /// Default NFS port.
 pub const NFS_PORT: u16 = 2049;
 
+/// The NFS version a URL asks for (`?version=3`, the default, or `?version=4.1`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NfsVersion {
+    /// NFSv3 (RFC 1813) with MOUNT v3.
+    #[default]
+    V3,
+    /// NFSv4.1 (RFC 8881): sessions, no MOUNT.
+    V41,
+}
+
+impl NfsVersion {
+    /// The protocol's name: `NFSv3`, `NFSv4.1`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NfsVersion::V3 => "NFSv3",
+            NfsVersion::V41 => "NFSv4.1",
+        }
+    }
+}
+
 /// An `nfs://` URL, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NfsUrl {
@@ -102,19 +123,26 @@ pub struct NfsUrl {
     pub server: TcpAddress,
     /// The MOUNT service's port when the URL names one (else the portmapper is asked).
     pub mount_port: Option<u16>,
-    /// The path of the file on the server, export included (`/export/dir/file`).
+    /// The path of the file on the server, export included (`/export/dir/file`; for NFSv4.1
+    /// the path in the server's pseudo file system).
     pub path: String,
+    /// The protocol version.
+    pub version: NfsVersion,
 }
 
 impl NfsUrl {
-    /// Reads `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3]`.
+    /// Reads `nfs://HOST[:PORT]/EXPORT/PATH/FILE[?mountport=N&version=3|4.1]` (`mountport`
+    /// only with version 3: NFSv4.1 needs no MOUNT service).
     ///
     /// ```
-    /// use iopath::engine::network_target::NfsUrl;
+    /// use iopath::engine::network_target::{NfsUrl, NfsVersion};
     /// let url = NfsUrl::parse("nfs://127.0.0.1:2050/srv/data/file?mountport=2050").unwrap();
     /// assert_eq!(url.server.port, 2050);
     /// assert_eq!(url.path, "/srv/data/file");
-    /// assert!(NfsUrl::parse("nfs://host/srv/file?version=4.1").is_err());
+    /// let url = NfsUrl::parse("nfs://host/srv/file?version=4.1").unwrap();
+    /// assert_eq!(url.version, NfsVersion::V41);
+    /// assert_eq!(url.to_string(), "nfs://host:2049/srv/file?version=4.1");
+    /// assert!(NfsUrl::parse("nfs://host/srv/file?version=4").is_err());
     /// ```
     pub fn parse(url: &str) -> Result<Self, UrlError> {
         let rest = url
@@ -136,6 +164,7 @@ impl NfsUrl {
             return Err(refuse(url, "the path must name a file below an export"));
         }
         let mut mount_port = None;
+        let mut version = NfsVersion::V3;
         for pair in query.split('&').filter(|pair| !pair.is_empty()) {
             match pair.split_once('=') {
                 Some(("mountport", port)) => {
@@ -146,11 +175,12 @@ impl NfsUrl {
                             .ok_or_else(|| refuse(url, format!("'{port}' is not a port")))?,
                     );
                 }
-                Some(("version", "3")) => {}
+                Some(("version", "3")) => version = NfsVersion::V3,
+                Some(("version", "4.1")) => version = NfsVersion::V41,
                 Some(("version", other)) => {
                     return Err(refuse(
                         url,
-                        format!("NFS version {other} is not supported yet (only version=3)"),
+                        format!("NFS version {other} is not supported (version=3 or version=4.1)"),
                     ));
                 }
                 _ => {
@@ -161,10 +191,17 @@ impl NfsUrl {
                 }
             }
         }
+        if version == NfsVersion::V41 && mount_port.is_some() {
+            return Err(refuse(
+                url,
+                "mountport is NFSv3's: NFSv4.1 needs no MOUNT service",
+            ));
+        }
         Ok(NfsUrl {
             server,
             mount_port,
             path,
+            version,
         })
     }
 }
@@ -174,6 +211,9 @@ impl std::fmt::Display for NfsUrl {
         write!(f, "nfs://{}{}", self.server, self.path)?;
         if let Some(port) = self.mount_port {
             write!(f, "?mountport={port}")?;
+        }
+        if self.version == NfsVersion::V41 {
+            write!(f, "?version=4.1")?;
         }
         Ok(())
     }
@@ -480,12 +520,15 @@ impl NetworkTarget {
         }
     }
 
-    /// The protocol's short name (`nbd`, `iscsi`, `nfs`).
+    /// The protocol's short name (`nbd`, `iscsi`, `nfs`, `nfs41`, `smb`).
     pub fn protocol(&self) -> &'static str {
         match self {
             NetworkTarget::Nbd { .. } => "nbd",
             NetworkTarget::Iscsi { .. } => "iscsi",
-            NetworkTarget::Nfs { .. } => "nfs",
+            NetworkTarget::Nfs { url, .. } => match url.version {
+                NfsVersion::V3 => "nfs",
+                NfsVersion::V41 => "nfs41",
+            },
             NetworkTarget::Smb { .. } => "smb",
         }
     }
@@ -582,7 +625,8 @@ mod tests {
             ("nfs://host", "expected"),
             ("nfs://host/", "must name a file"),
             ("nfs://host/srv/../etc/f", "must name a file"),
-            ("nfs://host/srv/f?version=4.1", "not supported yet"),
+            ("nfs://host/srv/f?version=9", "not supported"),
+            ("nfs://host/srv/f?version=4.1&mountport=20048", "NFSv3's"),
             ("nfs://host/srv/f?mountport=0", "not a port"),
             ("nfs://host/srv/f?rsize=4096", "unknown option"),
             ("nfs://host:99999/srv/f", "not a port"),

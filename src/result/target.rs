@@ -66,7 +66,8 @@ pub struct TargetInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_sizes: Option<TransferSizes>,
     /// How a file protocol's session was set up, in words (`SMB 3.1.1, signed
-    /// (AES-128-CMAC)`); `None` for other targets.
+    /// (AES-128-CMAC)`; NFSv4.1: `slots 64`, the fore channel slots the server grants a
+    /// session); `None` for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_session: Option<String>,
 }

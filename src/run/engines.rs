@@ -40,7 +40,7 @@ pub enum AnyEngine {
     Nbd(Box<NbdEngine>),
     /// iSCSI initiator.
     Iscsi(Box<IscsiEngine>),
-    /// NFSv3 client.
+    /// NFSv3 or NFSv4.1 client.
     Nfs(Box<NfsEngine>),
     /// SMB2/3 client.
     Smb(Box<SmbEngine>),
@@ -122,6 +122,22 @@ impl AnyEngine {
             }),
             _ => None,
         }
+    }
+
+    /// A warning when an NFSv4.1 server granted fewer session slots than the queue depth
+    /// asked for (requests beyond them wait for a slot: slot stalls); `None` otherwise.
+    pub fn slot_warning(&self, target: &str) -> Option<String> {
+        let AnyEngine::Nfs(engine) = self else {
+            return None;
+        };
+        let slots = engine.slots()?;
+        (slots.granted < slots.wanted).then(|| {
+            format!(
+                "{target}: the server granted {} NFSv4.1 session slots for a queue depth of {}: \
+                 at most {} requests are in flight, the others wait for a free slot",
+                slots.granted, slots.wanted, slots.granted
+            )
+        })
     }
 
     /// Name and capabilities.

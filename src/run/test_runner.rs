@@ -534,6 +534,11 @@ fn open_job(
                         target: first.path.display().to_string(),
                         source,
                     })?;
+            if let Some(warning) = engine.slot_warning(&first.path.display().to_string())
+                && !warnings.contains(&warning)
+            {
+                warnings.push(warning);
+            }
             if engine_report.is_none() {
                 let (name, capabilities) = engine.describe();
                 engine_report = Some(EngineReport {

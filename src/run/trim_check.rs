@@ -56,7 +56,9 @@ pub(super) fn check_trims(job: &JobPlan, target: TrimTarget<'_>) -> Result<(), P
                          does not set LBPME, or the Logical Block Provisioning VPD page does \
                          not set LBPU)"
                 }
-                NetworkTarget::Nfs { .. } => "NFSv3 has no way to discard a range of a file",
+                NetworkTarget::Nfs { .. } => {
+                    "neither NFSv3 nor NFSv4.1 has a way to discard a range of a file"
+                }
                 NetworkTarget::Smb { .. } => {
                     "iopath's SMB client does not discard ranges of a file (not supported yet)"
                 }
@@ -155,7 +157,7 @@ fn check_zeroes_after_trim(target: &TrimTarget<'_>) -> Result<(), PlanError> {
             network.to_string(),
             "iopath does not read whether the LUN returns zeroes after UNMAP (LBPRZ)",
         )),
-        // Neither NFSv3 nor iopath's SMB client trims at all: refused as such below.
+        // Neither NFSv3, NFSv4.1 nor iopath's SMB client trims at all: refused as such below.
         TrimTarget::Network(NetworkTarget::Nfs { .. } | NetworkTarget::Smb { .. }, _) => Ok(()),
         TrimTarget::Existing(handle) => {
             use std::os::unix::fs::{FileTypeExt, MetadataExt};

@@ -45,8 +45,8 @@ fn bad_input_is_named_and_nothing_is_written() {
             "no password for user",
         ),
         (
-            &["nfs://127.0.0.1/export/f?version=4.1", "--rw", "read"],
-            "not supported yet",
+            &["nfs://127.0.0.1/export/f?version=9", "--rw", "read"],
+            "not supported",
         ),
         (
             &["data.bin", "--json", "/nonexistent-dir/x.json"],

@@ -273,6 +273,12 @@ impl GaneshaServer {
     /// "RO"` for a read-only export) as [`GANESHA_EXPORT`], root not squashed. `None` when it
     /// cannot run here (the test was skipped).
     pub fn start(access_type: &str) -> Option<GaneshaServer> {
+        Self::start_with(access_type, "")
+    }
+
+    /// As [`GaneshaServer::start`], with `nfsv4` added to the `NFSV4` block (such as
+    /// `slot_table_size = 4;`).
+    pub fn start_with(access_type: &str, nfsv4: &str) -> Option<GaneshaServer> {
         if !require(is_root(), "not root (nfs-ganesha's VFS FSAL needs root)") {
             return None;
         }
@@ -311,7 +317,7 @@ impl GaneshaServer {
                     "NFS_CORE_PARAM {{\n  Bind_Addr = 127.0.0.1;\n  NFS_Port = {port};\n  \
                      MNT_Port = {mount_port};\n  Enable_NLM = false;\n  Enable_RQUOTA = false;\n  \
                      Enable_UDP = false;\n  Mount_Path_Pseudo = true;\n  Protocols = 3, 4;\n}}\n\
-                     NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {}; }}\n\
+                     NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {}; {nfsv4} }}\n\
                      NFS_KRB5 {{ Active_krb5 = false; }}\n\
                      EXPORT {{\n  Export_Id = 1;\n  Path = {};\n  Pseudo = {GANESHA_EXPORT};\n  \
                      Access_Type = {access_type};\n  Squash = No_Root_Squash;\n  SecType = sys;\n  \
@@ -365,6 +371,14 @@ impl GaneshaServer {
         )
     }
 
+    /// `nfs://127.0.0.1:PORT/export/NAME?version=4.1` (no MOUNT: the pseudo path).
+    pub fn url41(&self, name: &str) -> String {
+        format!(
+            "nfs://127.0.0.1:{}{GANESHA_EXPORT}/{name}?version=4.1",
+            self.port
+        )
+    }
+
     /// Kills the server at once (connections drop).
     pub fn kill(&mut self) {
         let _ = self.daemon.kill();
@@ -383,6 +397,21 @@ pub fn pattern(index: usize, buffer: &mut [u8]) {
     for (word, chunk) in buffer.chunks_exact_mut(8).enumerate() {
         let value = ((index as u64) << 32) | word as u64;
         chunk.copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// Asserts that the file at `path` (the server's own view) holds `count` blocks of
+/// `block_size` bytes of [`pattern`] and nothing more.
+pub fn assert_holds_pattern(path: &Path, (block_size, count): (usize, usize)) {
+    let content = std::fs::read(path).expect("the server's file");
+    assert_eq!(content.len(), block_size * count, "{}", path.display());
+    let mut expected = vec![0u8; block_size];
+    for (block, data) in content.chunks_exact(block_size).enumerate() {
+        pattern(block, &mut expected);
+        assert!(
+            data == expected.as_slice(),
+            "block {block} differs on the server"
+        );
     }
 }
 

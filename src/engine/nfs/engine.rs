@@ -1,5 +1,15 @@
 //! [`NfsEngine`]: NFSv3 READ and WRITE pipelined on one TCP connection, one RPC per I/O and up
-//! to the queue depth in flight.
+//! to the queue depth in flight; or NFSv4.1, one COMPOUND (SEQUENCE, PUTFH, READ or WRITE)
+//! per I/O.
+//!
+//! - **NFSv4.1: one client per engine.** Each engine (each worker) sets up a client id and a
+//!   session of its own on its own connection (EXCHANGE_ID with an owner of its own,
+//!   CREATE_SESSION asking for as many fore channel slots as the queue depth), and opens the
+//!   file itself (share access read, or read and write; deny none), so workers share no state
+//!   and no lock. A server that grants fewer slots than the queue depth gets no more than
+//!   it granted in flight: a request that finds no free slot waits, in order, until a reply
+//!   frees one, and is counted as a slot stall ([`NfsEngine::slots`]). Dropping the engine
+//!   closes the file and ends the session and the client id.
 //!
 //! - **Transaction ids carry slots.** A call's xid is `sequence << 16 | slot`, so a reply finds
 //!   its slot without a table, and a reply for a slot that is not waiting (or for an older
@@ -19,10 +29,12 @@
 //!   errno (`EACCES`, `ENOSPC`, `EROFS`, `ESTALE` …); a dead or lying connection fails
 //!   `flush` / `reap` with an [`EngineError`] naming the operation.
 
-use super::nfs3::{self, NFS_PROGRAM, Stability, procedure, skip_wcc_data, status_errno};
-use super::rpc::{self, Credentials, call_header, finish_record};
+use super::nfs3::{self, NFS_PROGRAM, NfsError, Stability, procedure, skip_wcc_data, status_errno};
+use super::nfs4::{self, Nfs4Client, SessionFacts, Stateid};
+use super::rpc::{self, Credentials, RpcConnection, RpcError, call_header, finish_record};
+use super::target4::COMPOUND_OVERHEAD_BYTES;
 use super::xdr::{Decoder, Encoder};
-use crate::engine::network_target::{NetworkTarget, NfsUrl};
+use crate::engine::network_target::{NetworkTarget, NfsUrl, NfsVersion};
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
@@ -52,9 +64,38 @@ struct Slot {
     buffer: Vec<u8>,
     /// The xid of the call in flight, if one is.
     waiting: Option<(u32, Direction, u32)>,
+    /// NFSv4.1: the request waits for a session slot (not sent yet).
+    queued: bool,
+    /// NFSv4.1: the session slot of the call in flight.
+    session_slot: u32,
 }
 
-/// The NFSv3 engine on one file.
+/// What the session's slot table was like for one NFSv4.1 engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotReport {
+    /// Slots asked for: the queue depth.
+    pub wanted: u32,
+    /// Slots the server granted (CREATE_SESSION).
+    pub granted: u32,
+    /// Requests that waited for a free slot before they could be sent.
+    pub stalls: u64,
+}
+
+/// An NFSv4.1 engine's session, open and slot table.
+#[derive(Debug)]
+struct Session41 {
+    facts: SessionFacts,
+    stateid: Stateid,
+    /// The next sequence number of each session slot in use.
+    sequences: Vec<u32>,
+    /// Session slots no request holds (lowest last).
+    free: Vec<u32>,
+    /// Requests waiting for a session slot, oldest first.
+    short_of_slots: VecDeque<IoRequest>,
+    report: SlotReport,
+}
+
+/// The NFS engine on one file (NFSv3, or NFSv4.1 with a session of its own).
 #[derive(Debug)]
 pub struct NfsEngine {
     stream: TcpStream,
@@ -78,6 +119,8 @@ pub struct NfsEngine {
     stop: StopSignal,
     server: String,
     capabilities: Capabilities,
+    /// NFSv4.1's session; `None` for NFSv3.
+    session: Option<Box<Session41>>,
 }
 
 fn operation(operation: &'static str, source: io::Error) -> EngineError {
@@ -113,20 +156,33 @@ impl NfsEngine {
                 ),
             )));
         }
+        let named = |error: io::Error| {
+            setup(io::Error::new(
+                error.kind(),
+                format!("{}: {error}", url.server),
+            ))
+        };
+        let (stream, session) = match url.version {
+            NfsVersion::V3 => (
+                rpc::connect(&url.server.host, url.server.port, options.net_timeout)
+                    .map_err(named)?,
+                None,
+            ),
+            NfsVersion::V41 => {
+                let (stream, session) = Self::open_session(url, &handle, options)
+                    .map_err(|error| setup(io::Error::other(format!("{url}: {error}"))))?;
+                (stream, Some(Box::new(session)))
+            }
+        };
         // Each blocking receive ends after a slice, to look at the deadline and the run's stop
         // signal.
-        let stream = rpc::connect(&url.server.host, url.server.port, options.net_timeout)
-            .and_then(|stream| stream.set_read_timeout(Some(WAIT_SLICE)).map(|()| stream))
-            .map_err(|error| {
-                setup(io::Error::new(
-                    error.kind(),
-                    format!("{}: {error}", url.server),
-                ))
-            })?;
+        stream.set_read_timeout(Some(WAIT_SLICE)).map_err(named)?;
         let slots = (0..options.queue_depth)
             .map(|_| Slot {
                 buffer: vec![0; options.buffer_size],
                 waiting: None,
+                queued: false,
+                session_slot: 0,
             })
             .collect();
         let call_bytes = 256 + options.buffer_size;
@@ -163,7 +219,143 @@ impl NfsEngine {
                 registered_files: false,
                 performs_io: true,
             },
+            session,
         })
+    }
+
+    /// Sets up an NFSv4.1 client and session of this engine's own (as many slots as the
+    /// queue depth, messages for the largest block) and opens the file `handle` (for writing
+    /// too unless the probe found it read-only); returns the connection for pipelined I/O.
+    fn open_session(
+        url: &NfsUrl,
+        handle: &[u8],
+        options: &EngineOptions,
+    ) -> Result<(TcpStream, Session41), NfsError> {
+        let credentials = Credentials::of_process();
+        let connection = RpcConnection::open(
+            &url.server.host,
+            url.server.port,
+            options.net_timeout,
+            credentials.clone(),
+        )
+        .map_err(RpcError::from)?;
+        let message_bytes = (options.buffer_size as u32).saturating_add(COMPOUND_OVERHEAD_BYTES);
+        let mut client = Nfs4Client::on_connection(
+            connection,
+            &credentials,
+            options.queue_depth,
+            message_bytes,
+        )?;
+        let facts = client.facts().clone();
+        if facts.max_request_bytes < message_bytes || facts.max_response_bytes < message_bytes {
+            return Err(RpcError::Refused(format!(
+                "the session takes messages of {} bytes at most, too small for {}-byte I/O",
+                facts.max_request_bytes.min(facts.max_response_bytes),
+                options.buffer_size
+            ))
+            .into());
+        }
+        let write = options
+            .expected_volume
+            .as_ref()
+            .is_none_or(|volume| !volume.read_only);
+        let stateid = client.open_existing(handle, write, &url.path)?;
+        let (connection, facts, next_sequence) = client.into_parts();
+        let used = facts.slots.min(options.queue_depth);
+        let mut sequences = vec![1; used as usize];
+        sequences[0] = next_sequence;
+        Ok((
+            connection.into_stream(),
+            Session41 {
+                report: SlotReport {
+                    wanted: options.queue_depth,
+                    granted: facts.slots,
+                    stalls: 0,
+                },
+                facts,
+                stateid,
+                sequences,
+                free: (0..used).rev().collect(),
+                short_of_slots: VecDeque::with_capacity(options.queue_depth as usize),
+            },
+        ))
+    }
+
+    /// NFSv4.1: the session's slot table so far (asked for, granted, stalls); `None` for
+    /// NFSv3.
+    pub fn slots(&self) -> Option<SlotReport> {
+        self.session.as_ref().map(|session| session.report)
+    }
+
+    /// Encodes `request` as a COMPOUND (SEQUENCE on a free session slot, PUTFH, READ or
+    /// WRITE with the open's stateid) into `outgoing`; the caller checked a slot is free.
+    fn encode41(&mut self, request: IoRequest) {
+        let xid = self.next_xid(request.slot);
+        let session_slot = self
+            .session
+            .as_mut()
+            .and_then(|session| session.free.pop())
+            .expect("a free session slot");
+        let start = self.compound41_head(xid, session_slot);
+        let session = self.session.as_ref().expect("NFSv4.1");
+        let slot = &mut self.slots[request.slot as usize];
+        if request.direction == Direction::Write {
+            self.outgoing.u32(nfs4::op::WRITE);
+            session.stateid.encode(&mut self.outgoing);
+            self.outgoing
+                .u64(request.offset)
+                .u32(self.stability as u32)
+                .opaque(&slot.buffer[..request.length as usize]);
+        } else {
+            self.outgoing.u32(nfs4::op::READ);
+            session.stateid.encode(&mut self.outgoing);
+            self.outgoing.u64(request.offset).u32(request.length);
+        }
+        finish_record(&mut self.outgoing, start);
+        slot.waiting = Some((xid, request.direction, request.length));
+        slot.queued = false;
+        slot.session_slot = session_slot;
+    }
+
+    /// NFSv4.1: appends the call header of a COMPOUND of three operations, its SEQUENCE on
+    /// `session_slot` and PUTFH of the file to `outgoing`; returns where the record starts.
+    fn compound41_head(&mut self, xid: u32, session_slot: u32) -> usize {
+        let session = self.session.as_ref().expect("NFSv4.1");
+        let start = call_header(
+            &mut self.outgoing,
+            xid,
+            NFS_PROGRAM,
+            nfs4::NFS4_VERSION,
+            nfs4::COMPOUND,
+            &self.credentials,
+        );
+        nfs4::compound_head(&mut self.outgoing, 3);
+        nfs4::sequence(
+            &mut self.outgoing,
+            &session.facts.session,
+            session.sequences[session_slot as usize],
+            session_slot,
+            session.sequences.len() as u32 - 1,
+        );
+        nfs4::put_handle(&mut self.outgoing, &self.handle);
+        start
+    }
+
+    /// NFSv4.1: moves requests that waited for a session slot into `outgoing` while slots
+    /// are free; whether any was.
+    fn encode_waiting(&mut self) -> bool {
+        let mut moved = false;
+        while let Some(session) = self.session.as_mut() {
+            if session.free.is_empty() {
+                break;
+            }
+            let Some(request) = session.short_of_slots.pop_front() else {
+                break;
+            };
+            self.encode41(request);
+            moved = true;
+        }
+        moved
     }
 
     /// Finds the file of an `nfs://` target again (MOUNT, LOOKUP) and connects to its server
@@ -303,12 +495,20 @@ impl NfsEngine {
                 self.server
             )));
         };
-        let result = Self::decode_result(
-            &mut decoder,
-            direction,
-            length,
-            &mut self.slots[slot as usize].buffer,
-        )
+        let entry = &mut self.slots[slot as usize];
+        let result = match self.session.as_mut() {
+            None => Self::decode_result(&mut decoder, direction, length, &mut entry.buffer),
+            Some(session) => {
+                let session_slot = entry.session_slot;
+                let result =
+                    Self::decode_result41(&mut decoder, direction, length, &mut entry.buffer)
+                        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
+                session.sequences[session_slot as usize] =
+                    session.sequences[session_slot as usize].wrapping_add(1);
+                session.free.push(session_slot);
+                Ok(result)
+            }
+        }
         .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
         self.slots[slot as usize].waiting = None;
         self.in_flight -= 1;
@@ -334,6 +534,45 @@ impl NfsEngine {
             self.incoming[at + 2],
             self.incoming[at + 3],
         ])
+    }
+
+    /// Reads an NFSv4.1 READ or WRITE COMPOUND's results; a failed SEQUENCE is an error (the
+    /// session is broken), a failed PUTFH, READ or WRITE a completion's negative errno.
+    fn decode_result41(
+        decoder: &mut Decoder<'_>,
+        direction: Direction,
+        length: u32,
+        buffer: &mut [u8],
+    ) -> Result<i64, super::xdr::XdrError> {
+        let (status, _) = nfs4::reply_head(decoder)?;
+        let sequenced = nfs4::result_head(decoder, nfs4::op::SEQUENCE)?;
+        if sequenced != 0 {
+            return Err(super::xdr::XdrError(format!(
+                "SEQUENCE failed: {}",
+                nfs4::status_text(sequenced)
+            )));
+        }
+        nfs4::sequence_result(decoder)?;
+        if status != 0 {
+            return Ok(nfs4::status_errno(status));
+        }
+        nfs4::result_head(decoder, nfs4::op::PUTFH)?;
+        if direction == Direction::Read {
+            nfs4::result_head(decoder, nfs4::op::READ)?;
+            decoder.bool("eof")?;
+            let data = decoder.opaque(length as usize, "read data")?;
+            buffer[..data.len()].copy_from_slice(data);
+            Ok(data.len() as i64)
+        } else {
+            nfs4::result_head(decoder, nfs4::op::WRITE)?;
+            let count = decoder.u32("count")?;
+            if count > length {
+                return Err(super::xdr::XdrError(format!(
+                    "{count} bytes written of a {length}-byte write"
+                )));
+            }
+            Ok(i64::from(count))
+        }
     }
 
     fn decode_result(
@@ -391,7 +630,7 @@ impl Engine for NfsEngine {
             ENGINE,
             &request,
             self.slots.len(),
-            slot.map(|slot| (slot.waiting.is_some(), slot.buffer.len())),
+            slot.map(|slot| (slot.waiting.is_some() || slot.queued, slot.buffer.len())),
         )?;
         let procedure = match request.direction {
             Direction::Read => procedure::READ,
@@ -401,11 +640,22 @@ impl Engine for NfsEngine {
                     "submit",
                     io::Error::new(
                         io::ErrorKind::Unsupported,
-                        format!("NFSv3 has no {other:?} (not supported yet)"),
+                        format!("NFS has no {other:?} here (not supported yet)"),
                     ),
                 ));
             }
         };
+        if let Some(session) = self.session.as_mut() {
+            self.in_flight += 1;
+            if !session.short_of_slots.is_empty() || session.free.is_empty() {
+                session.report.stalls += 1;
+                session.short_of_slots.push_back(request);
+                self.slots[request.slot as usize].queued = true;
+            } else {
+                self.encode41(request);
+            }
+            return Ok(());
+        }
         let xid = self.next_xid(request.slot);
         let start = call_header(
             &mut self.outgoing,
@@ -431,6 +681,7 @@ impl Engine for NfsEngine {
     }
 
     fn flush(&mut self) -> Result<(), EngineError> {
+        self.encode_waiting();
         self.send_queued()
             .map_err(|error| operation("flush", error))
     }
@@ -449,6 +700,10 @@ impl Engine for NfsEngine {
             }
             if self.in_flight == 0 {
                 break;
+            }
+            if self.encode_waiting() {
+                self.send_queued()
+                    .map_err(|error| operation("reap", error))?;
             }
             if written >= min_completions && !self.has_whole_record() {
                 let mut fds = [libc::pollfd {
@@ -478,16 +733,26 @@ impl Engine for NfsEngine {
         }
         self.sequence = self.sequence.wrapping_add(1);
         let xid = (self.sequence << 16) | COMMIT_SLOT;
-        let start = call_header(
-            &mut self.outgoing,
-            xid,
-            NFS_PROGRAM,
-            3,
-            procedure::COMMIT,
-            &self.credentials,
-        );
-        self.outgoing.opaque(&self.handle).u64(0).u32(0);
-        finish_record(&mut self.outgoing, start);
+        match self.session.as_ref() {
+            None => {
+                let start = call_header(
+                    &mut self.outgoing,
+                    xid,
+                    NFS_PROGRAM,
+                    3,
+                    procedure::COMMIT,
+                    &self.credentials,
+                );
+                self.outgoing.opaque(&self.handle).u64(0).u32(0);
+                finish_record(&mut self.outgoing, start);
+            }
+            Some(_) => {
+                // SEQUENCE on slot 0 (every slot is free), PUTFH, COMMIT of the whole file.
+                let start = self.compound41_head(xid, 0);
+                self.outgoing.u32(nfs4::op::COMMIT).u64(0).u32(0);
+                finish_record(&mut self.outgoing, start);
+            }
+        }
         self.send_queued().map_err(failed)?;
         let (start, end, assembled) = self.next_record().map_err(failed)?;
         let reply = if assembled {
@@ -504,16 +769,54 @@ impl Engine for NfsEngine {
                 self.server
             ))));
         }
-        let status = decoder
-            .u32("status")
-            .map_err(|error| failed(protocol(error.to_string())))?;
+        let malformed = |error: super::xdr::XdrError| failed(protocol(error.to_string()));
+        let Some(session) = self.session.as_mut() else {
+            let status = decoder.u32("status").map_err(malformed)?;
+            if status != 0 {
+                return Err(failed(io::Error::other(format!(
+                    "{}: {}",
+                    self.server,
+                    nfs3::status_text(status)
+                ))));
+            }
+            return Ok(());
+        };
+        let (status, _) = nfs4::reply_head(&mut decoder).map_err(malformed)?;
+        let sequenced = nfs4::result_head(&mut decoder, nfs4::op::SEQUENCE).map_err(malformed)?;
+        if sequenced == 0 {
+            session.sequences[0] = session.sequences[0].wrapping_add(1);
+        }
+        let status = if sequenced != 0 { sequenced } else { status };
         if status != 0 {
             return Err(failed(io::Error::other(format!(
                 "{}: {}",
                 self.server,
-                nfs3::status_text(status)
+                nfs4::status_text(status)
             ))));
         }
         Ok(())
+    }
+}
+
+impl Drop for NfsEngine {
+    /// NFSv4.1: closes the file and ends the session and the client id (best effort, a
+    /// couple of seconds at most), unless requests are still in flight (the server then
+    /// forgets them when the lease runs out).
+    fn drop(&mut self) {
+        let Some(session) = self.session.take() else {
+            return;
+        };
+        if self.in_flight > 0 || self.filled > self.parsed {
+            return;
+        }
+        let Ok(stream) = self.stream.try_clone() else {
+            return;
+        };
+        let mut connection = RpcConnection::from_stream(stream, self.credentials.clone());
+        if connection.set_timeout(Duration::from_secs(2)).is_err() {
+            return;
+        }
+        let mut client = Nfs4Client::from_parts(connection, session.facts, session.sequences[0]);
+        let _ = client.close(&self.handle, session.stateid, "");
     }
 }

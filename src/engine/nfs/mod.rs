@@ -1,5 +1,5 @@
-//! The NFS engine: iopath as its own NFSv3 client over TCP (ONC RPC with record marking,
-//! AUTH_SYS), with no mount, no kernel client and no library in between.
+//! The NFS engine: iopath as its own NFSv3 and NFSv4.1 client over TCP (ONC RPC with record
+//! marking, AUTH_SYS), with no mount, no kernel client and no library in between.
 //!
 //! The parts:
 //!
@@ -7,11 +7,16 @@
 //! - `rpc`: the ONC RPC call and reply headers, record marking, and a blocking connection
 //!   for the calls made before the run;
 //! - `nfs3`: NFSv3 and MOUNT v3 procedures, attributes and status codes, [`Nfs3Session`];
-//! - `target`: [`find`], which mounts the export of an [`NfsUrl`] and looks the file up;
+//! - `nfs4`: NFSv4.1 COMPOUNDs, sessions and [`nfs4::Nfs4Client`] (`?version=4.1`);
+//! - `status`, `error`: status codes in words, [`nfs3::NfsError`] for both versions;
+//! - `target`: [`find`], which mounts the export of an [`NfsUrl`] and looks the file up
+//!   (`target4` for NFSv4.1: from the server's pseudo root, no MOUNT); `file`: what it finds;
 //! - `remote`: [`NfsRemoteFile`], the file as a
 //!   [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (free space, test
 //!   file creation, filling and removal), and [`probe`], what a run learns before any I/O;
-//! - `engine`: [`NfsEngine`], READ and WRITE pipelined to the queue depth on one connection.
+//! - `engine`: [`NfsEngine`], READ and WRITE pipelined to the queue depth on one connection
+//!   (NFSv4.1: one COMPOUND per I/O on a session and an open of the engine's own, slots to the
+//!   queue depth, [`SlotReport`]).
 //!
 //! A run on `nfs://HOST[:PORT]/EXPORT/PATH/FILE` probes the file ([`probe`]), creates a
 //! missing one with `--size` (and removes it afterwards), and opens one [`NfsEngine`] per
@@ -35,14 +40,19 @@
 //! ```
 
 mod engine;
+mod error;
+mod file;
 pub mod nfs3;
+pub mod nfs4;
 mod remote;
 pub mod rpc;
+mod status;
 mod target;
+mod target4;
 pub mod xdr;
 
 pub use crate::engine::network_target::NfsUrl;
-pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES};
+pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES, SlotReport};
 pub use nfs3::Nfs3Session;
 pub use remote::{NfsRemoteFile, probe};
 pub use target::{NfsFile, NfsTargetError, create_file, file_size, find, remove_file};

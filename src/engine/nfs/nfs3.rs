@@ -3,7 +3,9 @@
 //! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, ACCESS, FSINFO, FSSTAT,
 //! CREATE, REMOVE); the engine sends its own COMMIT on its pipelined connection.
 
+pub use super::error::NfsError;
 use super::rpc::{Credentials, RpcConnection, RpcError};
+pub use super::status::nfs3_text as status_text;
 use super::xdr::{Decoder, Encoder, XdrError};
 use std::time::Duration;
 
@@ -52,32 +54,6 @@ pub enum Stability {
     DataSync = 1,
     /// Data and metadata are on stable storage.
     FileSync = 2,
-}
-
-/// An NFS or MOUNT status other than OK, in words.
-pub fn status_text(status: u32) -> &'static str {
-    match status {
-        1 => "not owner (NFS3ERR_PERM)",
-        2 => "no such file or directory (NFS3ERR_NOENT)",
-        5 => "I/O error (NFS3ERR_IO)",
-        6 => "no such device (NFS3ERR_NXIO)",
-        13 => "access denied (NFS3ERR_ACCES)",
-        17 => "file exists (NFS3ERR_EXIST)",
-        20 => "not a directory (NFS3ERR_NOTDIR)",
-        21 => "is a directory (NFS3ERR_ISDIR)",
-        22 => "invalid argument (NFS3ERR_INVAL)",
-        27 => "file too large (NFS3ERR_FBIG)",
-        28 => "no space left (NFS3ERR_NOSPC)",
-        30 => "read-only file system (NFS3ERR_ROFS)",
-        63 => "name too long (NFS3ERR_NAMETOOLONG)",
-        69 => "quota exceeded (NFS3ERR_DQUOT)",
-        70 => "stale file handle (NFS3ERR_STALE)",
-        10001 => "bad file handle (NFS3ERR_BADHANDLE)",
-        10004 => "operation not supported (NFS3ERR_NOTSUPP)",
-        10006 => "server fault (NFS3ERR_SERVERFAULT)",
-        10008 => "server busy, try later (NFS3ERR_JUKEBOX)",
-        _ => "error",
-    }
 }
 
 /// An NFS status other than OK as a negative errno for a completion (the NFSv3 codes below
@@ -152,30 +128,6 @@ pub fn skip_wcc_data(decoder: &mut Decoder<'_>) -> Result<(), XdrError> {
         decoder.skip(24, "pre-operation attributes")?;
     }
     post_op_attributes(decoder).map(|_| ())
-}
-
-/// Why a call of an [`Nfs3Session`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum NfsError {
-    /// The RPC failed (connection, refusal, malformed reply).
-    #[error("{0}")]
-    Rpc(#[from] RpcError),
-    /// The server answered with a status other than OK.
-    #[error("{operation} {subject}: {}", status_text(*status))]
-    Status {
-        /// The procedure, in words.
-        operation: &'static str,
-        /// What it was about (a path).
-        subject: String,
-        /// The NFS or MOUNT status.
-        status: u32,
-    },
-}
-
-impl From<XdrError> for NfsError {
-    fn from(error: XdrError) -> Self {
-        NfsError::Rpc(RpcError::Malformed(error))
-    }
 }
 
 /// What FSINFO says about transfer sizes.

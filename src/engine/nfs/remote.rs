@@ -1,25 +1,37 @@
-//! [`NfsRemoteFile`]: a file on an NFSv3 export as a
-//! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (LOOKUP and GETATTR for
-//! its size, FSSTAT for free space, CREATE `GUARDED`, WRITE `UNSTABLE` and COMMIT to fill it,
-//! REMOVE), and [`probe`], what a run learns about an `nfs://` target before any I/O.
+//! [`NfsRemoteFile`]: a file on an NFS export as a
+//! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (NFSv3: LOOKUP and
+//! GETATTR for its size, FSSTAT for free space, CREATE `GUARDED`, WRITE `UNSTABLE` and COMMIT
+//! to fill it, REMOVE; NFSv4.1: the same through COMPOUNDs, GETATTR `space_avail` for free
+//! space and OPEN `GUARDED4` then CLOSE to create it), and [`probe`], what a run learns about
+//! an `nfs://` target before any I/O.
 
+use super::file::{NfsFile, NfsTargetError, failed};
 use super::nfs3::{Nfs3Session, NfsError, Stability};
-use super::target::{NfsFile, NfsTargetError, failed, find, session};
-use crate::engine::network_target::NfsUrl;
+use super::nfs4::{Nfs4Client, Stateid};
+use super::target::{find, session};
+use super::target4;
+use crate::engine::network_target::{NfsUrl, NfsVersion};
 use crate::engine::remote_file::{RemoteFileError, RemoteFileServer, check_room};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
 use std::time::Duration;
 
-/// A file on an NFSv3 export, found by [`find`], with a session to its server (opened again
+/// The session a [`NfsRemoteFile`] calls through: NFSv3, or an NFSv4.1 client.
+#[derive(Debug)]
+enum Session {
+    V3(Nfs3Session),
+    V41(Nfs4Client),
+}
+
+/// A file on an NFS export, found by [`find`], with a session to its server (opened again
 /// once when a call finds it broken: the run between creating and removing a test file may
-/// outlast the server's idle timeout).
+/// outlast the server's idle timeout or the NFSv4.1 lease).
 #[derive(Debug)]
 pub struct NfsRemoteFile {
     url: NfsUrl,
     file: NfsFile,
     handle: Option<Vec<u8>>,
-    session: Option<Nfs3Session>,
+    session: Option<Session>,
     timeout: Duration,
 }
 
@@ -43,17 +55,24 @@ impl NfsRemoteFile {
     }
 
     /// Runs `call` on the session, opening it first when there is none, and once more on a
-    /// fresh session when the connection failed.
+    /// fresh session when the connection (or the NFSv4.1 session) failed.
     fn with_session<T>(
         &mut self,
         what: &str,
-        mut call: impl FnMut(&mut Nfs3Session, &NfsFile, Option<&[u8]>) -> Result<T, NfsError>,
+        mut call: impl FnMut(&mut Session, &NfsFile, Option<&[u8]>) -> Result<T, NfsError>,
     ) -> Result<T, RemoteFileError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
             if self.session.is_none() {
-                self.session = Some(session(&self.url, self.timeout).map_err(remote)?);
+                self.session = Some(match self.url.version {
+                    NfsVersion::V3 => {
+                        Session::V3(session(&self.url, self.timeout).map_err(remote)?)
+                    }
+                    NfsVersion::V41 => Session::V41(
+                        target4::setup_client(&self.url, self.timeout).map_err(remote)?,
+                    ),
+                });
             }
             let session = self.session.as_mut().expect("opened above");
             match call(session, &self.file, self.handle.as_deref()) {
@@ -70,6 +89,26 @@ impl NfsRemoteFile {
             problem: "the file was not created".into(),
         })
     }
+
+    /// The handle `file`'s name leads to now, or `None` when it is missing.
+    fn look_up(
+        session: &mut Session,
+        file: &NfsFile,
+        url: &NfsUrl,
+    ) -> Result<Option<Vec<u8>>, NfsError> {
+        match session {
+            Session::V3(session) => {
+                match session.lookup(&file.directory_handle, &file.name, &url.path) {
+                    Ok(handle) => Ok(Some(handle)),
+                    Err(NfsError::Status { status: 2, .. }) => Ok(None),
+                    Err(error) => Err(error),
+                }
+            }
+            Session::V41(client) => {
+                target4::look_up_file(client, url).map(|found| found.map(|(handle, _)| handle))
+            }
+        }
+    }
 }
 
 fn remote(error: NfsTargetError) -> RemoteFileError {
@@ -85,32 +124,46 @@ impl RemoteFileServer for NfsRemoteFile {
     }
 
     fn existing_size(&mut self) -> Result<Option<u64>, RemoteFileError> {
-        let path = self.url.path.clone();
-        self.with_session("the file", |session, file, _| {
-            match session.lookup(&file.directory_handle, &file.name, &path) {
-                Ok(handle) => session
-                    .getattr(&handle, &path)
-                    .map(|attributes| Some(attributes.size_bytes)),
-                Err(NfsError::Status { status: 2, .. }) => Ok(None),
-                Err(error) => Err(error),
+        let url = self.url.clone();
+        self.with_session("the file", |session, file, _| match session {
+            Session::V3(session) => {
+                match session.lookup(&file.directory_handle, &file.name, &url.path) {
+                    Ok(handle) => session
+                        .getattr(&handle, &url.path)
+                        .map(|attributes| Some(attributes.size_bytes)),
+                    Err(NfsError::Status { status: 2, .. }) => Ok(None),
+                    Err(error) => Err(error),
+                }
             }
+            Session::V41(client) => target4::look_up_file(client, &url)
+                .map(|found| found.map(|(_, attributes)| attributes.size_bytes)),
         })
     }
 
     fn available_bytes(&mut self) -> Result<u64, RemoteFileError> {
         let path = self.url.path.clone();
-        self.with_session("FSSTAT", |session, file, _| {
-            session
+        self.with_session("the free space", |session, file, _| match session {
+            Session::V3(session) => session
                 .fsstat(&file.directory_handle, &path)
-                .map(|space| space.available_bytes)
+                .map(|space| space.available_bytes),
+            Session::V41(client) => client
+                .attributes(&file.directory_handle, &file.export)
+                .map(|space| space.available_bytes),
         })
     }
 
     fn create_exclusive(&mut self) -> Result<(), RemoteFileError> {
         let path = self.url.path.clone();
-        let handle = self.with_session("creating the test file", |session, file, _| {
-            session.create(&file.directory_handle, &file.name, &path)
-        })?;
+        let handle =
+            self.with_session("creating the test file", |session, file, _| match session {
+                Session::V3(session) => session.create(&file.directory_handle, &file.name, &path),
+                Session::V41(client) => {
+                    let (handle, stateid) =
+                        client.create(&file.directory_handle, &file.name, &path)?;
+                    client.close(&handle, stateid, &path)?;
+                    Ok(handle)
+                }
+            })?;
         self.handle = Some(handle);
         Ok(())
     }
@@ -124,7 +177,16 @@ impl RemoteFileServer for NfsRemoteFile {
         let path = self.url.path.clone();
         self.with_session("filling the test file", |session, _, handle| {
             let handle = handle.expect("created");
-            session.write(handle, offset, data, Stability::Unstable, &path)
+            match session {
+                Session::V3(session) => {
+                    session.write(handle, offset, data, Stability::Unstable, &path)
+                }
+                // The anonymous stateid: the fill needs no open state to keep across a
+                // fresh session.
+                Session::V41(client) => {
+                    client.write(handle, Stateid::ANONYMOUS, offset, data, &path)
+                }
+            }
         })
     }
 
@@ -132,7 +194,11 @@ impl RemoteFileServer for NfsRemoteFile {
         self.created_handle()?;
         let path = self.url.path.clone();
         self.with_session("committing the test file", |session, _, handle| {
-            session.commit(handle.expect("created"), &path)
+            let handle = handle.expect("created");
+            match session {
+                Session::V3(session) => session.commit(handle, &path),
+                Session::V41(client) => client.commit(handle, &path),
+            }
         })
     }
 
@@ -140,16 +206,11 @@ impl RemoteFileServer for NfsRemoteFile {
     /// created: a file that took its place meanwhile is left alone (an error says so), and
     /// one already gone is not an error.
     fn remove(&mut self) -> Result<(), RemoteFileError> {
-        let path = self.url.path.clone();
+        let url = self.url.clone();
         let created = self.created_handle()?.to_vec();
-        let found = self.with_session(
-            "looking up the test file",
-            |session, file, _| match session.lookup(&file.directory_handle, &file.name, &path) {
-                Ok(handle) => Ok(Some(handle)),
-                Err(NfsError::Status { status: 2, .. }) => Ok(None),
-                Err(error) => Err(error),
-            },
-        )?;
+        let found = self.with_session("looking up the test file", |session, file, _| {
+            Self::look_up(session, file, &url)
+        })?;
         match found {
             None => return Ok(()),
             Some(handle) if handle != created => {
@@ -162,8 +223,9 @@ impl RemoteFileServer for NfsRemoteFile {
             }
             Some(_) => {}
         }
-        self.with_session("removing the test file", |session, file, _| {
-            session.remove(&file.directory_handle, &file.name, &path)
+        self.with_session("removing the test file", |session, file, _| match session {
+            Session::V3(session) => session.remove(&file.directory_handle, &file.name, &url.path),
+            Session::V41(client) => client.remove(&file.directory_handle, &file.name, &url.path),
         })
     }
 }
@@ -226,6 +288,6 @@ pub fn probe(
             read_bytes: limits.read_max_bytes,
             write_bytes: limits.write_max_bytes,
         }),
-        file_session: None,
+        file_session: file.session_slots.map(|slots| format!("slots {slots}")),
     })
 }

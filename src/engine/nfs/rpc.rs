@@ -214,6 +214,27 @@ impl RpcConnection {
         })
     }
 
+    /// A connection on `stream`, already connected (nothing may be in flight on it).
+    pub fn from_stream(stream: TcpStream, credentials: Credentials) -> Self {
+        RpcConnection {
+            stream,
+            next_xid: std::process::id().wrapping_mul(0x9E37_79B9) ^ 0x8000_0000,
+            credentials,
+            record: Vec::new(),
+        }
+    }
+
+    /// Waits at most `timeout` for the server from now on.
+    pub fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        self.stream.set_read_timeout(Some(timeout))?;
+        self.stream.set_write_timeout(Some(timeout))
+    }
+
+    /// The connection's socket (for pipelined I/O once the blocking calls are done).
+    pub fn into_stream(self) -> TcpStream {
+        self.stream
+    }
+
     /// Calls `procedure` of `program` `version` with XDR `arguments`; returns the results
     /// (the reply after its header).
     pub fn call(

@@ -1,52 +1,15 @@
-//! Finding the file an `nfs://HOST[:PORT]/EXPORT/PATH/FILE` URL ([`NfsUrl`]) names:
+//! Finding the file an `nfs://HOST[:PORT]/EXPORT/PATH/FILE` URL ([`NfsUrl`]) names (NFSv3
+//! here; `?version=4.1` in `super::target4`):
 //! MOUNT for the export's root handle (the longest leading part of the path the server
 //! exports), LOOKUP for each directory below it and for the file, GETATTR, ACCESS and FSINFO
 //! for what the run needs to know.
 
-use super::nfs3::{
-    self, ACCESS_WRITE, Attributes, FileType, Nfs3Session, NfsError, TransferLimits,
-};
+use super::file::failed;
+pub use super::file::{NfsFile, NfsTargetError};
+use super::nfs3::{self, ACCESS_WRITE, FileType, Nfs3Session, NfsError};
 use super::rpc::Credentials;
-use crate::engine::network_target::NfsUrl;
+use crate::engine::network_target::{NfsUrl, NfsVersion};
 use std::time::Duration;
-
-/// The file an `nfs://` URL names, as found on the server.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NfsFile {
-    /// The export that holds it.
-    pub export: String,
-    /// The handle of the directory that holds it.
-    pub directory_handle: Vec<u8>,
-    /// Its name in that directory.
-    pub name: String,
-    /// Its handle and attributes, when it exists.
-    pub existing: Option<(Vec<u8>, Attributes)>,
-    /// Transfer sizes of its file system.
-    pub limits: TransferLimits,
-    /// Whether this user may not write it (or, when missing, create it).
-    pub read_only: bool,
-}
-
-/// Why an `nfs://` target cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{url}: {problem}")]
-pub struct NfsTargetError {
-    /// The target.
-    pub url: String,
-    /// What went wrong.
-    pub problem: String,
-    /// The server could not be reached at all (connection refused, timed out).
-    pub unreachable: bool,
-}
-
-pub(super) fn failed(url: &NfsUrl, what: &str, error: NfsError) -> NfsTargetError {
-    let unreachable = matches!(&error, NfsError::Rpc(super::rpc::RpcError::Io(_)));
-    NfsTargetError {
-        url: url.to_string(),
-        problem: format!("{what}: {error}"),
-        unreachable,
-    }
-}
 
 /// A session with `url`'s server as this process, within `timeout` for each connection and
 /// reply.
@@ -63,6 +26,9 @@ pub(super) fn session(url: &NfsUrl, timeout: Duration) -> Result<Nfs3Session, Nf
 /// Finds the file `url` names (see the module documentation), within `timeout` for each
 /// connection and reply.
 pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> {
+    if url.version == NfsVersion::V41 {
+        return super::target4::find(url, timeout);
+    }
     let credentials = Credentials::of_process();
     let host = url.server.host.as_str();
     let mount_port = match url.mount_port {
@@ -144,6 +110,7 @@ pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> 
         existing,
         limits,
         read_only: granted & ACCESS_WRITE == 0,
+        session_slots: None,
     })
 }
 
@@ -154,6 +121,9 @@ pub fn create_file(
     file: &NfsFile,
     timeout: Duration,
 ) -> Result<Vec<u8>, NfsTargetError> {
+    if url.version == NfsVersion::V41 {
+        return super::target4::create_file(url, file, timeout);
+    }
     let mut session = session(url, timeout)?;
     session
         .create(&file.directory_handle, &file.name, &url.path)
@@ -162,6 +132,9 @@ pub fn create_file(
 
 /// Removes the file `file` names (a test file iopath created).
 pub fn remove_file(url: &NfsUrl, file: &NfsFile, timeout: Duration) -> Result<(), NfsTargetError> {
+    if url.version == NfsVersion::V41 {
+        return super::target4::remove_file(url, file, timeout);
+    }
     let mut session = session(url, timeout)?;
     session
         .remove(&file.directory_handle, &file.name, &url.path)
@@ -170,6 +143,9 @@ pub fn remove_file(url: &NfsUrl, file: &NfsFile, timeout: Duration) -> Result<()
 
 /// The size the server reports for the file `handle` now.
 pub fn file_size(url: &NfsUrl, handle: &[u8], timeout: Duration) -> Result<u64, NfsTargetError> {
+    if url.version == NfsVersion::V41 {
+        return super::target4::file_size(url, handle, timeout);
+    }
     let mut session = session(url, timeout)?;
     session
         .getattr(handle, &url.path)

@@ -103,6 +103,13 @@ impl<'a> Decoder<'a> {
         Ok(data)
     }
 
+    /// Reads `length` bytes of fixed-length opaque data (a multiple of four here).
+    pub fn fixed(&mut self, length: usize, what: &str) -> Result<&'a [u8], XdrError> {
+        let data = self.take(length, what)?;
+        self.take(padding(length), what)?;
+        Ok(data)
+    }
+
     /// Skips `length` bytes.
     pub fn skip(&mut self, length: usize, what: &str) -> Result<(), XdrError> {
         self.take(length, what).map(|_| ())
