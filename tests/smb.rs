@@ -14,8 +14,8 @@ use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use std::time::Duration;
 use support::nas::{
-    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, move_blocks, pattern,
-    read_back_pattern,
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
+    move_blocks, pattern, read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,6 +33,19 @@ fn credentials(password: &str) -> SmbCredentials {
 /// Creates a test file on `server`, writes the pattern at QD 8, flushes, reads it back, and
 /// checks the server's own file; returns what the session negotiated.
 fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFacts {
+    let (facts, channels) = round_trip_over(server, security, 1);
+    assert_eq!(channels.count, 1);
+    facts
+}
+
+/// [`round_trip`] with `connections` connections (`--connections`), each counted as an
+/// established TCP connection to the server while the engine is open; returns how they were
+/// used too.
+fn round_trip_over(
+    server: &SambaServer,
+    security: SmbSecurity,
+    connections: u32,
+) -> (smb::SmbSessionFacts, smb::SmbChannels) {
     let url = SmbUrl::parse(&server.url("test.bin")).unwrap();
     let credentials = credentials(SAMBA_PASSWORD);
     let missing = smb::find(&url, &credentials, security, TIMEOUT).expect("the share is found");
@@ -48,9 +61,16 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
 
     let mut options = EngineOptions::new(8, BLOCK);
     options.net_timeout = TIMEOUT;
+    options.connections = connections;
     let mut engine =
         SmbEngine::open(&url, &credentials, security, &options, true).expect("the engine opens");
     let facts = engine.session();
+    let channels = engine.channels();
+    assert_eq!(
+        established_connections_to(server.port),
+        connections as usize,
+        "TCP connections to smbd with the engine open ({channels:?})"
+    );
     let written = move_blocks(
         &mut engine,
         Direction::Write,
@@ -82,7 +102,7 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
     }
     smb::remove_file(&url, &credentials, security, TIMEOUT).expect("removed");
     assert!(!on_server.exists());
-    facts
+    (facts, channels)
 }
 
 #[test]
@@ -159,6 +179,66 @@ fn smb_encryption_when_asked() {
         },
     );
     assert!(sealed.encryption && sealed.dialect == 0x0311, "{sealed:?}");
+}
+
+#[test]
+fn smb_multichannel_binds_four_connections_to_one_session_signed_and_encrypted() {
+    // Samba 4.17 offers multichannel by default (`server multi channel support = yes`).
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let bound = smb::SmbChannels {
+        count: 4,
+        asked: 4,
+        multichannel: true,
+    };
+    // SMB 3.1.1, signed with AES-128-GMAC: each channel's key from its own preauth hash.
+    let (signed, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert!(signed.signing && signed.dialect == 0x0311, "{signed:?}");
+    assert_eq!(channels, bound);
+    assert_eq!(channels.note(), None);
+    // Encrypted: the session's keys, each channel under nonces of its own.
+    let encrypt = SmbSecurity {
+        sign: false,
+        encrypt: true,
+    };
+    let (sealed, channels) = round_trip_over(&server, encrypt, 4);
+    assert!(sealed.encryption, "{sealed:?}");
+    assert_eq!(channels, bound);
+    drop(server);
+    // SMB 3.0.2, unsigned session: the binding is signed anyway (AES-128-CMAC).
+    let Some(server) = SambaServer::start(&["server max protocol = SMB3_02"]) else {
+        return;
+    };
+    let (plain, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert_eq!(plain.dialect, 0x0302, "{plain:?}");
+    assert_eq!(channels, bound);
+    // No more connections than requests in flight (QD 8).
+    let (_, channels) = round_trip_over(&server, SmbSecurity::default(), 8);
+    assert_eq!(channels.count, 8);
+}
+
+#[test]
+fn smb_without_multichannel_connections_are_independent_sessions() {
+    let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
+        return;
+    };
+    let (facts, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert!(!facts.multichannel, "{facts:?}");
+    assert_eq!(
+        channels,
+        smb::SmbChannels {
+            count: 4,
+            asked: 4,
+            multichannel: false,
+        }
+    );
+    let note = channels.note().expect("a note");
+    assert!(
+        note.contains("multichannel not offered by the server: 4 independent SMB sessions"),
+        "{note}"
+    );
+    assert_eq!(channels.describe(), "4 independent sessions");
 }
 
 #[test]

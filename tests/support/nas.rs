@@ -378,6 +378,26 @@ impl Drop for GaneshaServer {
     }
 }
 
+/// Established TCP connections from this machine to `port` on loopback (IPv4 and IPv6), by
+/// /proc/net/tcp and /proc/net/tcp6: the client ends, each counted once.
+pub fn established_connections_to(port: u16) -> usize {
+    let wanted = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .map(|text| {
+            text.lines()
+                .skip(1)
+                .filter(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    // Remote address, then state: 01 is ESTABLISHED.
+                    fields.len() > 3 && fields[2].ends_with(&wanted) && fields[3] == "01"
+                })
+                .count()
+        })
+        .sum()
+}
+
 /// Block `index`'s pattern: every 8 bytes hold the block's index and their own offset.
 pub fn pattern(index: usize, buffer: &mut [u8]) {
     for (word, chunk) in buffer.chunks_exact_mut(8).enumerate() {
