@@ -238,7 +238,10 @@ fn smb_without_multichannel_connections_are_independent_sessions() {
         note.contains("multichannel not offered by the server: 4 independent SMB sessions"),
         "{note}"
     );
-    assert_eq!(channels.describe(), "4 independent sessions");
+    assert_eq!(
+        channels.describe(),
+        "4 independent sessions per worker (multichannel not offered by the server)"
+    );
 }
 
 #[test]

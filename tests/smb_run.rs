@@ -11,7 +11,9 @@
 mod support;
 
 use std::path::Path;
-use support::nas::{SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer};
+use support::nas::{
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
+};
 use support::process::{Outcome, finish};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
@@ -253,4 +255,210 @@ fn smb_run_refuses_before_any_io_naming_the_target() {
         None,
     );
     assert_eq!(outcome.status, 2, "{}", outcome.output);
+}
+
+/// Runs `iopath run` as [`run`] does while counting, every 20 ms, the established TCP
+/// connections to the server; returns the outcome and the most seen at once.
+fn run_counting_connections(
+    directory: &Path,
+    server: &SambaServer,
+    target: &str,
+    args: &[&str],
+) -> (Outcome, usize) {
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| run(directory, target, args, Some(SAMBA_PASSWORD)));
+        let mut most = 0;
+        while !running.is_finished() {
+            most = most.max(established_connections_to(server.port));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (running.join().expect("the run's thread"), most)
+    })
+}
+
+/// The storage path's protocol hop of `json`'s first target.
+fn protocol_hop(json: &serde_json::Value) -> String {
+    json["paths"][0]["hops"]
+        .as_array()
+        .expect("a storage path")
+        .iter()
+        .find(|hop| hop["kind"] == "protocol")
+        .expect("a protocol hop")["description"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        server.share_directory().join("data.bin"),
+        vec![7u8; 16 * MIB as usize],
+    )
+    .unwrap();
+    let url = server.url("data.bin");
+    let reads = [
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--qd",
+        "8",
+        "--duration",
+        "2",
+        "--connections",
+        "4",
+    ];
+    let (outcome, most) = run_counting_connections(work.path(), &server, &url, &reads);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let json = outcome.json.expect("a JSON result");
+    let test = &json["tests"][0];
+    assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
+    assert_eq!(
+        test["jobs"][0]["engine"]["connections"],
+        serde_json::json!({"per_worker": 4, "asked": 4, "multichannel": true}),
+        "{test}"
+    );
+    let hop = protocol_hop(&json);
+    assert!(
+        hop.starts_with(
+            "SMB 3.1.1, signed (AES-128-GMAC), 4 channels per worker bound to one session \
+             (multichannel) over TCP"
+        ),
+        "{hop}"
+    );
+
+    // Writes over four encrypted channels: verified on read-back, and the share's file holds
+    // every block.
+    let file = server.share_directory().join("data.bin");
+    std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
+    let writes = [
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--qd",
+        "8",
+        "--bytes",
+        "4m",
+        "--verify",
+        "crc32c",
+        "--fsync-at-end",
+        "--allow-destructive",
+        "--connections",
+        "4",
+        "--smb-encrypt",
+    ];
+    let (outcome, most) = run_counting_connections(work.path(), &server, &url, &writes);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let json = outcome.json.expect("a JSON result");
+    let test = &json["tests"][0];
+    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
+    assert_eq!(
+        test["verification"]["mismatch_count"].as_u64(),
+        Some(0),
+        "{test}"
+    );
+    assert_eq!(
+        test["jobs"][0]["engine"]["connections"]["multichannel"],
+        true
+    );
+    assert!(
+        protocol_hop(&json).starts_with(
+            "SMB 3.1.1, encrypted (AES-128-GCM), 4 channels per worker bound to one session"
+        ),
+        "{}",
+        protocol_hop(&json)
+    );
+    let content = std::fs::read(&file).unwrap();
+    assert_eq!(content.len() as u64, 4 * MIB);
+    for (index, block) in content.chunks(64 * 1024).enumerate() {
+        assert!(
+            block.iter().any(|byte| *byte != 0),
+            "block {index} unwritten"
+        );
+    }
+}
+
+#[test]
+fn smb_run_without_multichannel_opens_independent_sessions_and_says_so() {
+    let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        server.share_directory().join("data.bin"),
+        vec![7u8; 4 * MIB as usize],
+    )
+    .unwrap();
+    let args = [
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--duration",
+        "1",
+        "--connections",
+        "4",
+    ];
+    let (outcome, most) =
+        run_counting_connections(work.path(), &server, &server.url("data.bin"), &args);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let note = "multichannel not offered by the server: 4 independent SMB sessions per worker";
+    assert!(outcome.output.contains(note), "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    let connections = &json["tests"][0]["jobs"][0]["engine"]["connections"];
+    assert_eq!(connections["multichannel"], false, "{connections}");
+    assert_eq!(connections["per_worker"], 4, "{connections}");
+    assert!(
+        connections["note"].as_str().unwrap_or("").contains(note),
+        "{connections}"
+    );
+    let hop = protocol_hop(&json);
+    assert!(
+        hop.contains("4 independent sessions per worker (multichannel not offered by the server)"),
+        "{hop}"
+    );
+}
+
+#[test]
+fn smb_run_refuses_bad_connection_counts_before_any_io() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let on_server = server.share_directory().join("never.bin");
+    for count in ["0", "33"] {
+        let outcome = run(
+            work.path(),
+            &server.url("never.bin"),
+            &[
+                "--rw",
+                "read",
+                "--size",
+                "1m",
+                "--duration",
+                "1",
+                "--connections",
+                count,
+            ],
+            Some(SAMBA_PASSWORD),
+        );
+        assert_eq!(outcome.status, 2, "{}", outcome.output);
+        assert!(
+            outcome.output.contains("--connections"),
+            "{}",
+            outcome.output
+        );
+        assert!(!on_server.exists(), "no test file was made");
+    }
 }

@@ -87,6 +87,7 @@ impl Export {
             to_create: false,
             transfer_sizes: None,
             file_session: None,
+            multichannel: false,
         }
     }
 }

@@ -227,5 +227,6 @@ pub fn probe(
             write_bytes: limits.write_max_bytes,
         }),
         file_session: None,
+        multichannel: false,
     })
 }

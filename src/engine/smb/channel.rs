@@ -13,9 +13,10 @@
 //! Either way no more connections are opened than the queue depth keeps busy.
 
 use super::connection::{SmbConnection, SmbSecurity};
-use super::engine::CreditReport;
+use super::crypto::TRANSFORM_HEADER_BYTES;
 use super::target::{self, OpenFile, target_error};
 use super::url::{SmbCredentials, SmbUrl};
+use super::wire::HEADER_BYTES;
 use crate::engine::{EngineError, EngineOptions, IoRequest, StopSignal, pipelined};
 use std::collections::VecDeque;
 use std::io;
@@ -25,6 +26,20 @@ use std::time::Duration;
 /// The most channels one engine opens: what Windows servers take per session by default
 /// (`MaxChannelPerSession`, 32). `--connections` above it is refused before any I/O.
 pub const MAX_CHANNELS: u32 = 32;
+/// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
+/// the READ/WRITE body.
+pub const MESSAGE_OVERHEAD_BYTES: usize = TRANSFORM_HEADER_BYTES + HEADER_BYTES + 49;
+/// What the credit window was like for one engine (summed over its connections, or of one channel).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CreditReport {
+    /// Credits asked for: enough for the whole queue depth at the largest block size.
+    pub wanted: u32,
+    /// The most credits held at once (unspent plus spent on requests in flight).
+    pub highest: u32,
+    /// Requests that waited for credits before they could be sent.
+    pub stalls: u64,
+}
+
 /// Receive buffer beyond two of the longest responses.
 const RECEIVE_EXTRA_BYTES: usize = 64 * 1024;
 const ENGINE: &str = "smb";
@@ -61,13 +76,18 @@ impl SmbChannels {
         (!notes.is_empty()).then(|| notes.join("; "))
     }
 
-    /// In words: `4 channels bound to one session (multichannel)`, `4 independent sessions`,
-    /// `1 connection`.
+    /// In words: `4 channels per worker bound to one session (multichannel)`, `4 independent
+    /// sessions per worker (multichannel not offered by the server)`, `1 connection per
+    /// worker`.
     pub fn describe(&self) -> String {
         match (self.count, self.multichannel) {
-            (1, _) => "1 connection".to_string(),
-            (count, true) => format!("{count} channels bound to one session (multichannel)"),
-            (count, false) => format!("{count} independent sessions"),
+            (1, _) => "1 connection per worker".to_string(),
+            (count, true) => {
+                format!("{count} channels per worker bound to one session (multichannel)")
+            }
+            (count, false) => format!(
+                "{count} independent sessions per worker (multichannel not offered by the server)"
+            ),
         }
     }
 }
@@ -111,9 +131,8 @@ impl Channel {
         buffer_size: usize,
     ) -> Self {
         let charge = super::connection::credit_charge(connection.large_mtu, buffer_size);
-        let frame_bytes =
-            super::connection::MESSAGE_AT + super::wire::HEADER_BYTES + 49 + buffer_size;
-        let max_frame = super::engine::MESSAGE_OVERHEAD_BYTES + buffer_size + 64;
+        let frame_bytes = super::connection::MESSAGE_AT + HEADER_BYTES + 49 + buffer_size;
+        let max_frame = MESSAGE_OVERHEAD_BYTES + buffer_size + 64;
         Channel {
             credits: CreditReport {
                 wanted: (channel_depth as u32 * u32::from(charge)).min(u16::MAX as u32),
@@ -317,7 +336,7 @@ mod tests {
         assert_eq!(bound.note(), None);
         assert_eq!(
             bound.describe(),
-            "4 channels bound to one session (multichannel)"
+            "4 channels per worker bound to one session (multichannel)"
         );
         let shallow = SmbChannels {
             count: 2,
@@ -332,7 +351,7 @@ mod tests {
         };
         assert_eq!(
             (single.note(), single.describe()),
-            (None, "1 connection".into())
+            (None, "1 connection per worker".into())
         );
     }
 }

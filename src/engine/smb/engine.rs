@@ -23,11 +23,10 @@
 //!   negative errno; a dead or lying server fails `flush` / `reap` with an [`EngineError`]
 //!   naming it.
 
-use super::channel::{Channel, SmbChannels, open_connections};
+use super::channel::{Channel, CreditReport, SmbChannels, open_connections};
 use super::connection::{
     MESSAGE_AT, SmbSecurity, SmbSessionFacts, credit_charge, finish_frame, open_frame,
 };
-use super::crypto::TRANSFORM_HEADER_BYTES;
 use super::target;
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{self, HEADER_BYTES, command, status, u16_at, u32_at};
@@ -41,9 +40,6 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
-/// the READ/WRITE body.
-pub const MESSAGE_OVERHEAD_BYTES: usize = TRANSFORM_HEADER_BYTES + HEADER_BYTES + 49;
 /// Highest queue depth of one engine.
 pub const MAX_QUEUE_DEPTH: u32 = u16::MAX as u32;
 /// Longest single blocking receive: the stop signal and the deadline are looked at this often.
@@ -53,17 +49,6 @@ const UNSOLICITED: u64 = u64::MAX;
 /// WRITE flag: durable before the response.
 const WRITE_THROUGH: u32 = 0x1;
 const ENGINE: &str = "smb";
-
-/// What the credit window was like for one engine (summed over its connections).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CreditReport {
-    /// Credits asked for: enough for the whole queue depth at the largest block size.
-    pub wanted: u32,
-    /// The most credits held at once (unspent plus spent on requests in flight).
-    pub highest: u32,
-    /// Requests that waited for credits before they could be sent.
-    pub stalls: u64,
-}
 
 /// A request in flight: its connection, message id, direction, length and credit charge.
 #[derive(Clone, Copy, Debug)]

@@ -48,9 +48,9 @@ mod target;
 mod url;
 pub mod wire;
 
-pub use channel::{MAX_CHANNELS, SmbChannels};
+pub use channel::{CreditReport, MAX_CHANNELS, MESSAGE_OVERHEAD_BYTES, SmbChannels};
 pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
-pub use engine::{CreditReport, MAX_QUEUE_DEPTH, MESSAGE_OVERHEAD_BYTES, SmbEngine};
+pub use engine::{MAX_QUEUE_DEPTH, SmbEngine};
 pub use remote::{SmbRemoteFile, probe, target_credentials};
 pub use target::{SmbFile, SmbTargetError, create_file, file_size, find, remove_file};
 pub use url::{

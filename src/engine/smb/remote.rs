@@ -327,5 +327,6 @@ pub fn probe(
             write_bytes: session.max_write_bytes,
         }),
         file_session: Some(session.describe()),
+        multichannel: session.multichannel,
     })
 }
