@@ -40,6 +40,42 @@ fn run(directory: &Path, target: &str, args: &[&str], password: Option<&str>) ->
     finish(command.output().expect("iopath runs"), &json)
 }
 
+/// 4 MiB written at queue depth 8 in 64 KiB blocks, verified (crc32c) and flushed at the end.
+const VERIFIED_WRITES: [&str; 11] = [
+    "--rw",
+    "write",
+    "--bs",
+    "64k",
+    "--qd",
+    "8",
+    "--bytes",
+    "4m",
+    "--verify",
+    "crc32c",
+    "--fsync-at-end",
+];
+
+/// Checks the result of a run of [`VERIFIED_WRITES`] over `file` (on the share, all zeroes
+/// before): 4 MiB written, no mismatch on read-back, and every block of the share's file
+/// written.
+fn check_verified_writes(json: &serde_json::Value, file: &Path) {
+    let test = &json["tests"][0];
+    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
+    assert_eq!(
+        test["verification"]["mismatch_count"].as_u64(),
+        Some(0),
+        "{test}"
+    );
+    let content = std::fs::read(file).expect("the file is still there");
+    assert_eq!(content.len() as u64, 4 * MIB);
+    for (index, block) in content.chunks(64 * 1024).enumerate() {
+        assert!(
+            block.iter().any(|byte| *byte != 0),
+            "block {index} unwritten"
+        );
+    }
+}
+
 #[test]
 fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     let Some(server) = SambaServer::start(&[]) else {
@@ -48,19 +84,7 @@ fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     let work = tempfile::tempdir().unwrap();
     let file = server.share_directory().join("data.bin");
     std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
-    let args = [
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--qd",
-        "8",
-        "--bytes",
-        "4m",
-        "--verify",
-        "crc32c",
-        "--fsync-at-end",
-    ];
+    let args = VERIFIED_WRITES;
     // A file iopath did not create is written only with --allow-destructive.
     let refused = run(
         work.path(),
@@ -86,22 +110,8 @@ fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     );
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     let json = outcome.json.expect("a JSON result");
-    let test = &json["tests"][0];
-    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
-    assert_eq!(
-        test["verification"]["mismatch_count"].as_u64(),
-        Some(0),
-        "{test}"
-    );
-    assert_eq!(test["jobs"][0]["engine"]["name"], "smb");
-    let content = std::fs::read(&file).expect("the file is still there");
-    assert_eq!(content.len() as u64, 4 * MIB);
-    for (index, block) in content.chunks(64 * 1024).enumerate() {
-        assert!(
-            block.iter().any(|byte| *byte != 0),
-            "block {index} unwritten"
-        );
-    }
+    check_verified_writes(&json, &file);
+    assert_eq!(json["tests"][0]["jobs"][0]["engine"]["name"], "smb");
     assert!(
         !serde_json::to_string(&json)
             .unwrap()
@@ -337,36 +347,15 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
     // every block.
     let file = server.share_directory().join("data.bin");
     std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
-    let writes = [
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--qd",
-        "8",
-        "--bytes",
-        "4m",
-        "--verify",
-        "crc32c",
-        "--fsync-at-end",
-        "--allow-destructive",
-        "--connections",
-        "4",
-        "--smb-encrypt",
-    ];
+    let mut writes = VERIFIED_WRITES.to_vec();
+    writes.extend(["--allow-destructive", "--connections", "4", "--smb-encrypt"]);
     let (outcome, most) = run_counting_connections(work.path(), &server, &url, &writes);
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     assert_eq!(most, 4, "TCP connections to smbd during the run");
     let json = outcome.json.expect("a JSON result");
-    let test = &json["tests"][0];
-    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
+    check_verified_writes(&json, &file);
     assert_eq!(
-        test["verification"]["mismatch_count"].as_u64(),
-        Some(0),
-        "{test}"
-    );
-    assert_eq!(
-        test["jobs"][0]["engine"]["connections"]["multichannel"],
+        json["tests"][0]["jobs"][0]["engine"]["connections"]["multichannel"],
         true
     );
     assert!(
@@ -376,14 +365,6 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
         "{}",
         protocol_hop(&json)
     );
-    let content = std::fs::read(&file).unwrap();
-    assert_eq!(content.len() as u64, 4 * MIB);
-    for (index, block) in content.chunks(64 * 1024).enumerate() {
-        assert!(
-            block.iter().any(|byte| *byte != 0),
-            "block {index} unwritten"
-        );
-    }
 }
 
 #[test]

@@ -105,7 +105,9 @@ pub(super) struct Channel {
     pub outgoing: Vec<u8>,
     /// Received bytes: `parsed..filled` not looked at yet.
     pub incoming: Vec<u8>,
+    /// Where the bytes not looked at yet start in `incoming`.
     pub parsed: usize,
+    /// Where the received bytes end in `incoming`.
     pub filled: usize,
     /// The longest frame accepted, bytes.
     pub max_frame: usize,
@@ -159,7 +161,7 @@ impl Channel {
     }
 
     /// Receives more bytes into `incoming` (see [`pipelined::receive_some`]).
-    pub fn fill(&mut self, timeout: Duration, stop: &StopSignal) -> io::Result<()> {
+    fn fill(&mut self, timeout: Duration, stop: &StopSignal) -> io::Result<()> {
         if self.parsed > 0 {
             self.incoming.copy_within(self.parsed..self.filled, 0);
             self.filled -= self.parsed;
