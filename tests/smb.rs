@@ -245,6 +245,53 @@ fn smb_without_multichannel_connections_are_independent_sessions() {
 }
 
 #[test]
+fn smb_a_server_that_stops_answering_times_out_over_several_channels() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
+    let url = SmbUrl::parse(&server.url("f")).unwrap();
+    let mut options = EngineOptions::new(8, 4096);
+    options.net_timeout = Duration::from_secs(2);
+    options.connections = 4;
+    let mut engine = SmbEngine::open(
+        &url,
+        &credentials(SAMBA_PASSWORD),
+        SmbSecurity::default(),
+        &options,
+        false,
+    )
+    .unwrap();
+    assert!(engine.channels().multichannel);
+    server.signal_all(libc::SIGSTOP);
+    for slot in 0..8 {
+        engine
+            .submit(IoRequest {
+                slot,
+                file: 0,
+                direction: Direction::Read,
+                offset: u64::from(slot) * 4096,
+                length: 4096,
+            })
+            .unwrap();
+    }
+    engine.flush().unwrap();
+    let started = std::time::Instant::now();
+    let mut done = [Completion::default(); 8];
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    let waited = started.elapsed();
+    server.signal_all(libc::SIGCONT);
+    assert!(
+        error.contains("sent no reply within") && error.contains("127.0.0.1"),
+        "{error}"
+    );
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+}
+
+#[test]
 fn smb_errors_name_the_target_and_the_cause() {
     // Nothing listens.
     let port = support::free_port();
@@ -348,42 +395,53 @@ fn smb_errors_name_the_target_and_the_cause() {
 
 #[test]
 fn smb_a_server_killed_mid_run_fails_the_engine_with_a_message() {
-    let Some(mut server) = SambaServer::start(&[]) else {
-        return;
-    };
-    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
-    let url = SmbUrl::parse(&server.url("f")).unwrap();
-    let mut options = EngineOptions::new(4, 4096);
-    options.net_timeout = Duration::from_secs(3);
-    let mut engine = SmbEngine::open(
-        &url,
-        &credentials(SAMBA_PASSWORD),
-        SmbSecurity::default(),
-        &options,
-        false,
-    )
-    .unwrap();
-    let read = |slot| IoRequest {
-        slot,
-        file: 0,
-        direction: Direction::Read,
-        offset: 0,
-        length: 4096,
-    };
-    engine.submit(read(0)).unwrap();
-    engine.flush().unwrap();
-    let mut done = [Completion::default(); 4];
-    assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
-    server.kill();
-    let outcome = engine
-        .submit(read(1))
-        .and_then(|()| engine.flush())
-        .and_then(|()| engine.reap(1, &mut done));
-    let error = outcome.expect_err("the server is gone").to_string();
-    assert!(
-        error.starts_with("smb:") && error.contains("127.0.0.1"),
-        "{error}"
-    );
+    // One connection, and four channels of one session.
+    for connections in [1, 4] {
+        let Some(mut server) = SambaServer::start(&[]) else {
+            return;
+        };
+        std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
+        let url = SmbUrl::parse(&server.url("f")).unwrap();
+        let mut options = EngineOptions::new(4, 4096);
+        options.net_timeout = Duration::from_secs(3);
+        options.connections = connections;
+        let mut engine = SmbEngine::open(
+            &url,
+            &credentials(SAMBA_PASSWORD),
+            SmbSecurity::default(),
+            &options,
+            false,
+        )
+        .unwrap();
+        assert_eq!(engine.channels().count, connections);
+        let read = |slot| IoRequest {
+            slot,
+            file: 0,
+            direction: Direction::Read,
+            offset: 0,
+            length: 4096,
+        };
+        // A read on every connection first.
+        for slot in 0..connections {
+            engine.submit(read(slot)).unwrap();
+        }
+        engine.flush().unwrap();
+        let mut done = [Completion::default(); 4];
+        let mut reaped = 0;
+        while reaped < connections as usize {
+            reaped += engine.reap(1, &mut done).unwrap();
+        }
+        server.kill();
+        let outcome = engine
+            .submit(read(0))
+            .and_then(|()| engine.flush())
+            .and_then(|()| engine.reap(1, &mut done));
+        let error = outcome.expect_err("the server is gone").to_string();
+        assert!(
+            error.starts_with("smb:") && error.contains("127.0.0.1"),
+            "{connections} connections: {error}"
+        );
+    }
 }
 
 #[test]

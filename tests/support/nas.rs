@@ -214,6 +214,14 @@ impl SambaServer {
         )
     }
 
+    /// Stops (`SIGSTOP`) or continues (`SIGCONT`) every smbd process of this server: its
+    /// process group.
+    pub fn signal_all(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on this server's own process group; no memory is involved.
+        let sent = unsafe { libc::kill(-(self.daemon.id() as libc::pid_t), signal) };
+        assert_eq!(sent, 0, "signalling smbd's process group");
+    }
+
     /// Kills smbd at once.
     pub fn kill(&mut self) {
         let _ = self.daemon.kill();
