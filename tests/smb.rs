@@ -219,6 +219,26 @@ fn smb_multichannel_binds_four_connections_to_one_session_signed_and_encrypted()
 }
 
 #[test]
+fn smb_probe_lists_the_servers_interfaces_when_it_offers_multichannel() {
+    let Some(server) =
+        SambaServer::start(&["interfaces = \"127.0.0.1;speed=10000000000,capability=RSS\""])
+    else {
+        return;
+    };
+    let url = SmbUrl::parse(&server.url("f")).unwrap();
+    let found = smb::find(
+        &url,
+        &credentials(SAMBA_PASSWORD),
+        SmbSecurity::default(),
+        TIMEOUT,
+    )
+    .unwrap();
+    assert!(found.session.multichannel, "{found:?}");
+    let described: Vec<String> = found.interfaces.iter().map(|i| i.describe()).collect();
+    assert_eq!(described, ["127.0.0.1 at 10 Gbit/s with RSS"], "{found:?}");
+}
+
+#[test]
 fn smb_without_multichannel_connections_are_independent_sessions() {
     let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
         return;

@@ -338,7 +338,7 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
     assert!(
         hop.starts_with(
             "SMB 3.1.1, signed (AES-128-GMAC), 4 channels per worker bound to one session \
-             (multichannel) over TCP"
+             (multichannel; server interfaces: 127.0.0.1 at 1 Gbit/s) over TCP"
         ),
         "{hop}"
     );

@@ -529,7 +529,10 @@ fn name_smb_connections(plan: &Plan, targets: &mut [PendingTarget]) {
         if most > 1
             && let Some(session) = &mut info.file_session
         {
-            *session = format!("{session}, {}", channels.describe());
+            *session = format!(
+                "{session}, {}",
+                channels.describe_with(&volume.server_interfaces)
+            );
         }
     }
 }

@@ -53,6 +53,7 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         transfer_sizes: None,
         file_session: None,
         multichannel: false,
+        server_interfaces: Vec::new(),
     })
 }
 

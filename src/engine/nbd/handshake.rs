@@ -88,6 +88,7 @@ impl Export {
             transfer_sizes: None,
             file_session: None,
             multichannel: false,
+            server_interfaces: Vec::new(),
         }
     }
 }

@@ -228,5 +228,6 @@ pub fn probe(
         }),
         file_session: None,
         multichannel: false,
+        server_interfaces: Vec::new(),
     })
 }

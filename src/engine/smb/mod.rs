@@ -52,7 +52,9 @@ pub use channel::{CreditReport, MAX_CHANNELS, MESSAGE_OVERHEAD_BYTES, SmbChannel
 pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
 pub use engine::{MAX_QUEUE_DEPTH, SmbEngine};
 pub use remote::{SmbRemoteFile, probe, target_credentials};
-pub use target::{SmbFile, SmbTargetError, create_file, file_size, find, remove_file};
+pub use target::{
+    ServerInterface, SmbFile, SmbTargetError, create_file, file_size, find, remove_file,
+};
 pub use url::{
     CredentialsError, DOMAIN_VARIABLE, MAX_CREDENTIALS_FILE_BYTES, PASSWORD_VARIABLE, SMB_PORT,
     SmbCredentials, SmbUrl, USER_VARIABLE,
