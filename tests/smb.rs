@@ -15,7 +15,7 @@ use iopath::result::Direction;
 use std::time::Duration;
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, assert_holds_pattern,
-    move_blocks, read_back_pattern,
+    established_connections_to, move_blocks, read_back_pattern,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,6 +33,19 @@ fn credentials(password: &str) -> SmbCredentials {
 /// Creates a test file on `server`, writes the pattern at QD 8, flushes, reads it back, and
 /// checks the server's own file; returns what the session negotiated.
 fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFacts {
+    let (facts, channels) = round_trip_over(server, security, 1);
+    assert_eq!(channels.count, 1);
+    facts
+}
+
+/// [`round_trip`] with `connections` connections (`--connections`), each counted as an
+/// established TCP connection to the server while the engine is open; returns how they were
+/// used too.
+fn round_trip_over(
+    server: &SambaServer,
+    security: SmbSecurity,
+    connections: u32,
+) -> (smb::SmbSessionFacts, smb::SmbChannels) {
     let url = SmbUrl::parse(&server.url("test.bin")).unwrap();
     let credentials = credentials(SAMBA_PASSWORD);
     let missing = smb::find(&url, &credentials, security, TIMEOUT).expect("the share is found");
@@ -48,9 +61,16 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
 
     let mut options = EngineOptions::new(8, BLOCK);
     options.net_timeout = TIMEOUT;
+    options.connections = connections;
     let mut engine =
         SmbEngine::open(&url, &credentials, security, &options, true).expect("the engine opens");
     let facts = engine.session();
+    let channels = engine.channels();
+    assert_eq!(
+        established_connections_to(server.port),
+        connections as usize,
+        "TCP connections to smbd with the engine open ({channels:?})"
+    );
     let written = move_blocks(
         &mut engine,
         Direction::Write,
@@ -73,7 +93,7 @@ fn round_trip(server: &SambaServer, security: SmbSecurity) -> smb::SmbSessionFac
     assert_holds_pattern(&on_server, (BLOCK, BLOCKS));
     smb::remove_file(&url, &credentials, security, TIMEOUT).expect("removed");
     assert!(!on_server.exists());
-    facts
+    (facts, channels)
 }
 
 #[test]
@@ -150,6 +170,136 @@ fn smb_encryption_when_asked() {
         },
     );
     assert!(sealed.encryption && sealed.dialect == 0x0311, "{sealed:?}");
+}
+
+#[test]
+fn smb_multichannel_binds_four_connections_to_one_session_signed_and_encrypted() {
+    // Samba 4.17 offers multichannel by default (`server multi channel support = yes`).
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let bound = smb::SmbChannels {
+        count: 4,
+        asked: 4,
+        multichannel: true,
+    };
+    // SMB 3.1.1, signed with AES-128-GMAC: each channel's key from its own preauth hash.
+    let (signed, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert!(signed.signing && signed.dialect == 0x0311, "{signed:?}");
+    assert_eq!(channels, bound);
+    assert_eq!(channels.note(), None);
+    // Encrypted: the session's keys, each channel under nonces of its own.
+    let encrypt = SmbSecurity {
+        sign: false,
+        encrypt: true,
+    };
+    let (sealed, channels) = round_trip_over(&server, encrypt, 4);
+    assert!(sealed.encryption, "{sealed:?}");
+    assert_eq!(channels, bound);
+    drop(server);
+    // SMB 3.0.2, unsigned session: the binding is signed anyway (AES-128-CMAC).
+    let Some(server) = SambaServer::start(&["server max protocol = SMB3_02"]) else {
+        return;
+    };
+    let (plain, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert_eq!(plain.dialect, 0x0302, "{plain:?}");
+    assert_eq!(channels, bound);
+    // No more connections than requests in flight (QD 8).
+    let (_, channels) = round_trip_over(&server, SmbSecurity::default(), 8);
+    assert_eq!(channels.count, 8);
+}
+
+#[test]
+fn smb_probe_lists_the_servers_interfaces_when_it_offers_multichannel() {
+    let Some(server) =
+        SambaServer::start(&["interfaces = \"127.0.0.1;speed=10000000000,capability=RSS\""])
+    else {
+        return;
+    };
+    let url = SmbUrl::parse(&server.url("f")).unwrap();
+    let found = smb::find(
+        &url,
+        &credentials(SAMBA_PASSWORD),
+        SmbSecurity::default(),
+        TIMEOUT,
+    )
+    .unwrap();
+    assert!(found.session.multichannel, "{found:?}");
+    let described: Vec<String> = found.interfaces.iter().map(|i| i.describe()).collect();
+    assert_eq!(described, ["127.0.0.1 at 10 Gbit/s with RSS"], "{found:?}");
+}
+
+#[test]
+fn smb_without_multichannel_connections_are_independent_sessions() {
+    let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
+        return;
+    };
+    let (facts, channels) = round_trip_over(&server, SmbSecurity::default(), 4);
+    assert!(!facts.multichannel, "{facts:?}");
+    assert_eq!(
+        channels,
+        smb::SmbChannels {
+            count: 4,
+            asked: 4,
+            multichannel: false,
+        }
+    );
+    let note = channels.note().expect("a note");
+    assert!(
+        note.contains("multichannel not offered by the server: 4 independent SMB sessions"),
+        "{note}"
+    );
+    assert_eq!(
+        channels.describe(),
+        "4 independent sessions per worker (multichannel not offered by the server)"
+    );
+}
+
+#[test]
+fn smb_a_server_that_stops_answering_times_out_over_several_channels() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
+    let url = SmbUrl::parse(&server.url("f")).unwrap();
+    let mut options = EngineOptions::new(8, 4096);
+    options.net_timeout = Duration::from_secs(2);
+    options.connections = 4;
+    let mut engine = SmbEngine::open(
+        &url,
+        &credentials(SAMBA_PASSWORD),
+        SmbSecurity::default(),
+        &options,
+        false,
+    )
+    .unwrap();
+    assert!(engine.channels().multichannel);
+    server.signal_all(libc::SIGSTOP);
+    for slot in 0..8 {
+        engine
+            .submit(IoRequest {
+                slot,
+                file: 0,
+                direction: Direction::Read,
+                offset: u64::from(slot) * 4096,
+                length: 4096,
+            })
+            .unwrap();
+    }
+    engine.flush().unwrap();
+    let started = std::time::Instant::now();
+    let mut done = [Completion::default(); 8];
+    let error = engine.reap(1, &mut done).expect_err("no reply").to_string();
+    let waited = started.elapsed();
+    server.signal_all(libc::SIGCONT);
+    assert!(
+        error.contains("sent no reply within") && error.contains("127.0.0.1"),
+        "{error}"
+    );
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
 }
 
 #[test]
@@ -256,42 +406,53 @@ fn smb_errors_name_the_target_and_the_cause() {
 
 #[test]
 fn smb_a_server_killed_mid_run_fails_the_engine_with_a_message() {
-    let Some(mut server) = SambaServer::start(&[]) else {
-        return;
-    };
-    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
-    let url = SmbUrl::parse(&server.url("f")).unwrap();
-    let mut options = EngineOptions::new(4, 4096);
-    options.net_timeout = Duration::from_secs(3);
-    let mut engine = SmbEngine::open(
-        &url,
-        &credentials(SAMBA_PASSWORD),
-        SmbSecurity::default(),
-        &options,
-        false,
-    )
-    .unwrap();
-    let read = |slot| IoRequest {
-        slot,
-        file: 0,
-        direction: Direction::Read,
-        offset: 0,
-        length: 4096,
-    };
-    engine.submit(read(0)).unwrap();
-    engine.flush().unwrap();
-    let mut done = [Completion::default(); 4];
-    assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
-    server.kill();
-    let outcome = engine
-        .submit(read(1))
-        .and_then(|()| engine.flush())
-        .and_then(|()| engine.reap(1, &mut done));
-    let error = outcome.expect_err("the server is gone").to_string();
-    assert!(
-        error.starts_with("smb:") && error.contains("127.0.0.1"),
-        "{error}"
-    );
+    // One connection, and four channels of one session.
+    for connections in [1, 4] {
+        let Some(mut server) = SambaServer::start(&[]) else {
+            return;
+        };
+        std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
+        let url = SmbUrl::parse(&server.url("f")).unwrap();
+        let mut options = EngineOptions::new(4, 4096);
+        options.net_timeout = Duration::from_secs(3);
+        options.connections = connections;
+        let mut engine = SmbEngine::open(
+            &url,
+            &credentials(SAMBA_PASSWORD),
+            SmbSecurity::default(),
+            &options,
+            false,
+        )
+        .unwrap();
+        assert_eq!(engine.channels().count, connections);
+        let read = |slot| IoRequest {
+            slot,
+            file: 0,
+            direction: Direction::Read,
+            offset: 0,
+            length: 4096,
+        };
+        // A read on every connection first.
+        for slot in 0..connections {
+            engine.submit(read(slot)).unwrap();
+        }
+        engine.flush().unwrap();
+        let mut done = [Completion::default(); 4];
+        let mut reaped = 0;
+        while reaped < connections as usize {
+            reaped += engine.reap(1, &mut done).unwrap();
+        }
+        server.kill();
+        let outcome = engine
+            .submit(read(0))
+            .and_then(|()| engine.flush())
+            .and_then(|()| engine.reap(1, &mut done));
+        let error = outcome.expect_err("the server is gone").to_string();
+        assert!(
+            error.starts_with("smb:") && error.contains("127.0.0.1"),
+            "{connections} connections: {error}"
+        );
+    }
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! `iopath run smb://…` against a real Samba smbd on loopback (tests/support/nas.rs): a
 //! verified pattern written at queue depth 8 that the share's own file holds, a test file
 //! created, filled and removed with the protocol hop named (dialect, signing, encryption), a
-//! foreign file left alone without `--allow-destructive`, the file removed after one Ctrl-C
-//! and after two, and the faults of the probe (exit status 2 before any I/O), a wrong password
-//! and a server that dies mid-run (exit status 1), each message naming the target and none
-//! showing the password.
+//! foreign file left alone without `--allow-destructive`, `--connections` as multichannel
+//! channels or independent sessions, the file removed after one Ctrl-C and after two, and the
+//! faults of the probe (exit status 2 before any I/O), a wrong password and a server that dies
+//! mid-run (exit status 1), each message naming the target and none showing the password.
 //!
 //! Skipped where smbd cannot run (not root, samba not installed), or failed under CI
 //! (tests/support).
@@ -13,7 +13,9 @@ mod support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::nas::{SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer};
+use support::nas::{
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
+};
 use support::process::{Outcome, finish};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
@@ -40,6 +42,42 @@ fn run(directory: &Path, target: &str, args: &[&str], password: Option<&str>) ->
     finish(command.output().expect("iopath runs"), &json)
 }
 
+/// 4 MiB written at queue depth 8 in 64 KiB blocks, verified (crc32c) and flushed at the end.
+const VERIFIED_WRITES: [&str; 11] = [
+    "--rw",
+    "write",
+    "--bs",
+    "64k",
+    "--qd",
+    "8",
+    "--bytes",
+    "4m",
+    "--verify",
+    "crc32c",
+    "--fsync-at-end",
+];
+
+/// Checks the result of a run of [`VERIFIED_WRITES`] over `file` (on the share, all zeroes
+/// before): 4 MiB written, no mismatch on read-back, and every block of the share's file
+/// written.
+fn check_verified_writes(json: &serde_json::Value, file: &Path) {
+    let test = &json["tests"][0];
+    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
+    assert_eq!(
+        test["verification"]["mismatch_count"].as_u64(),
+        Some(0),
+        "{test}"
+    );
+    let content = std::fs::read(file).expect("the file is still there");
+    assert_eq!(content.len() as u64, 4 * MIB);
+    for (index, block) in content.chunks(64 * 1024).enumerate() {
+        assert!(
+            block.iter().any(|byte| *byte != 0),
+            "block {index} unwritten"
+        );
+    }
+}
+
 #[test]
 fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     let Some(server) = SambaServer::start(&[]) else {
@@ -48,19 +86,7 @@ fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     let work = tempfile::tempdir().unwrap();
     let file = server.share_directory().join("data.bin");
     std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
-    let args = [
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--qd",
-        "8",
-        "--bytes",
-        "4m",
-        "--verify",
-        "crc32c",
-        "--fsync-at-end",
-    ];
+    let args = VERIFIED_WRITES;
     // A file iopath did not create is written only with --allow-destructive.
     let refused = run(
         work.path(),
@@ -86,22 +112,8 @@ fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
     );
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     let json = outcome.json.expect("a JSON result");
-    let test = &json["tests"][0];
-    assert_eq!(test["write"]["bytes"].as_u64(), Some(4 * MIB), "{test}");
-    assert_eq!(
-        test["verification"]["mismatch_count"].as_u64(),
-        Some(0),
-        "{test}"
-    );
-    assert_eq!(test["jobs"][0]["engine"]["name"], "smb");
-    let content = std::fs::read(&file).expect("the file is still there");
-    assert_eq!(content.len() as u64, 4 * MIB);
-    for (index, block) in content.chunks(64 * 1024).enumerate() {
-        assert!(
-            block.iter().any(|byte| *byte != 0),
-            "block {index} unwritten"
-        );
-    }
+    check_verified_writes(&json, &file);
+    assert_eq!(json["tests"][0]["jobs"][0]["engine"]["name"], "smb");
     assert!(
         !serde_json::to_string(&json)
             .unwrap()
@@ -255,6 +267,183 @@ fn smb_run_refuses_before_any_io_naming_the_target() {
         None,
     );
     assert_eq!(outcome.status, 2, "{}", outcome.output);
+}
+
+/// Runs `iopath run` as [`run`] does while counting, every 20 ms, the established TCP
+/// connections to the server; returns the outcome and the most seen at once.
+fn run_counting_connections(
+    directory: &Path,
+    server: &SambaServer,
+    target: &str,
+    args: &[&str],
+) -> (Outcome, usize) {
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| run(directory, target, args, Some(SAMBA_PASSWORD)));
+        let mut most = 0;
+        while !running.is_finished() {
+            most = most.max(established_connections_to(server.port));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (running.join().expect("the run's thread"), most)
+    })
+}
+
+/// The storage path's protocol hop of `json`'s first target.
+fn protocol_hop(json: &serde_json::Value) -> String {
+    json["paths"][0]["hops"]
+        .as_array()
+        .expect("a storage path")
+        .iter()
+        .find(|hop| hop["kind"] == "protocol")
+        .expect("a protocol hop")["description"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        server.share_directory().join("data.bin"),
+        vec![7u8; 16 * MIB as usize],
+    )
+    .unwrap();
+    let url = server.url("data.bin");
+    let reads = [
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--qd",
+        "8",
+        "--duration",
+        "2",
+        "--connections",
+        "4",
+    ];
+    let (outcome, most) = run_counting_connections(work.path(), &server, &url, &reads);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let json = outcome.json.expect("a JSON result");
+    let test = &json["tests"][0];
+    assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
+    assert_eq!(
+        test["jobs"][0]["engine"]["connections"],
+        serde_json::json!({"per_worker": 4, "asked": 4, "multichannel": true}),
+        "{test}"
+    );
+    let hop = protocol_hop(&json);
+    assert!(
+        hop.starts_with(
+            "SMB 3.1.1, signed (AES-128-GMAC), 4 channels per worker bound to one session \
+             (multichannel; server interfaces: 127.0.0.1 at 1 Gbit/s) over TCP"
+        ),
+        "{hop}"
+    );
+
+    // Writes over four encrypted channels: verified on read-back, and the share's file holds
+    // every block.
+    let file = server.share_directory().join("data.bin");
+    std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
+    let mut writes = VERIFIED_WRITES.to_vec();
+    writes.extend(["--allow-destructive", "--connections", "4", "--smb-encrypt"]);
+    let (outcome, most) = run_counting_connections(work.path(), &server, &url, &writes);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let json = outcome.json.expect("a JSON result");
+    check_verified_writes(&json, &file);
+    assert_eq!(
+        json["tests"][0]["jobs"][0]["engine"]["connections"]["multichannel"],
+        true
+    );
+    assert!(
+        protocol_hop(&json).starts_with(
+            "SMB 3.1.1, encrypted (AES-128-GCM), 4 channels per worker bound to one session"
+        ),
+        "{}",
+        protocol_hop(&json)
+    );
+}
+
+#[test]
+fn smb_run_without_multichannel_opens_independent_sessions_and_says_so() {
+    let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        server.share_directory().join("data.bin"),
+        vec![7u8; 4 * MIB as usize],
+    )
+    .unwrap();
+    let args = [
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--duration",
+        "1",
+        "--connections",
+        "4",
+    ];
+    let (outcome, most) =
+        run_counting_connections(work.path(), &server, &server.url("data.bin"), &args);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(most, 4, "TCP connections to smbd during the run");
+    let note = "multichannel not offered by the server: 4 independent SMB sessions per worker";
+    assert!(outcome.output.contains(note), "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    let connections = &json["tests"][0]["jobs"][0]["engine"]["connections"];
+    assert_eq!(connections["multichannel"], false, "{connections}");
+    assert_eq!(connections["per_worker"], 4, "{connections}");
+    assert!(
+        connections["note"].as_str().unwrap_or("").contains(note),
+        "{connections}"
+    );
+    let hop = protocol_hop(&json);
+    assert!(
+        hop.contains("4 independent sessions per worker (multichannel not offered by the server)"),
+        "{hop}"
+    );
+}
+
+#[test]
+fn smb_run_refuses_bad_connection_counts_before_any_io() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let on_server = server.share_directory().join("never.bin");
+    for count in ["0", "33"] {
+        let outcome = run(
+            work.path(),
+            &server.url("never.bin"),
+            &[
+                "--rw",
+                "read",
+                "--size",
+                "1m",
+                "--duration",
+                "1",
+                "--connections",
+                count,
+            ],
+            Some(SAMBA_PASSWORD),
+        );
+        assert_eq!(outcome.status, 2, "{}", outcome.output);
+        assert!(
+            outcome.output.contains("--connections"),
+            "{}",
+            outcome.output
+        );
+        assert!(!on_server.exists(), "no test file was made");
+    }
 }
 
 /// Starts `iopath run TARGET ARGS --ramp 0 --json out.json` in `directory` with the share's

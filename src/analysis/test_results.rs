@@ -150,6 +150,7 @@ pub fn test_on(
                 performs_io: true,
             },
             write_stability: None,
+            connections: None,
         },
         direct,
         worker_threads: 1,

@@ -38,6 +38,13 @@ pub struct NetworkVolumeInfo {
     /// How a file protocol's session was set up, in words (`SMB 3.1.1, signed
     /// (AES-128-CMAC)`).
     pub file_session: Option<String>,
+    /// A file server that binds further connections to one session (SMB 3.x multichannel):
+    /// `--connections N` opens N channels of one session there, N independent sessions
+    /// elsewhere.
+    pub multichannel: bool,
+    /// A file server's network interfaces as it lists them (SMB multichannel's
+    /// FSCTL_QUERY_NETWORK_INTERFACE_INFO), in words: `127.0.0.1 at 10 Gbit/s with RSS`.
+    pub server_interfaces: Vec<String>,
 }
 
 /// How long a protocol engine waits on a server unless told otherwise (`--net-timeout`): to

@@ -14,6 +14,26 @@ pub struct EngineReport {
     /// tests that do not write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_stability: Option<WriteStability>,
+    /// How each worker's connections to a network server were used (`--connections`):
+    /// recorded for NBD and SMB, `None` for other engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionReport>,
+}
+
+/// How each worker's connections to a network server were used.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionReport {
+    /// Connections per worker in use.
+    pub per_worker: u32,
+    /// Connections per worker asked for (`--connections`).
+    pub asked: u32,
+    /// SMB: the connections are channels bound to one session (multichannel), not
+    /// independent sessions; `None` for NBD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multichannel: Option<bool>,
+    /// Why the connections are not what was asked or not one session, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// How a file protocol's writes were made durable.

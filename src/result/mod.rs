@@ -61,7 +61,9 @@ pub use analysis::{
 pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult};
-pub use engine::{Capabilities, Direction, EngineKind, EngineReport, WriteStability};
+pub use engine::{
+    Capabilities, ConnectionReport, Direction, EngineKind, EngineReport, WriteStability,
+};
 pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
 pub use host::HostInfo;

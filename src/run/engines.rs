@@ -13,7 +13,7 @@ use crate::engine::smb::SmbEngine;
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::host::clock::{Clock, Ticks};
-use crate::result::{Capabilities, EngineKind, WriteStability};
+use crate::result::{Capabilities, ConnectionReport, EngineKind, WriteStability};
 use std::fs::File;
 
 /// What an engine is opened on.
@@ -138,6 +138,29 @@ impl AnyEngine {
                 slots.granted, slots.wanted, slots.granted
             )
         })
+    }
+
+    /// How this engine's connections are used (`--connections`, `asked` of them): NBD and
+    /// SMB; `None` for other engines.
+    pub fn connections(&self, asked: u32) -> Option<ConnectionReport> {
+        match self {
+            AnyEngine::Nbd(engine) => Some(ConnectionReport {
+                per_worker: engine.connection_count() as u32,
+                asked,
+                multichannel: None,
+                note: engine.connection_note().map(str::to_string),
+            }),
+            AnyEngine::Smb(engine) => {
+                let channels = engine.channels();
+                Some(ConnectionReport {
+                    per_worker: channels.count,
+                    asked: channels.asked,
+                    multichannel: Some(channels.multichannel),
+                    note: channels.note(),
+                })
+            }
+            _ => None,
+        }
     }
 
     /// Name and capabilities.

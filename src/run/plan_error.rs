@@ -59,6 +59,19 @@ pub enum PlanError {
         /// Why the probe failed.
         source: EngineError,
     },
+    /// More `--connections` than an SMB session takes channels.
+    #[error(
+        "--connections {asked}: {target}: an SMB session takes at most {max} channels (the \
+         default per-session limit of Windows servers); use --connections {max} or fewer"
+    )]
+    TooManyConnections {
+        /// The target's URL.
+        target: String,
+        /// Connections asked per worker.
+        asked: u32,
+        /// The most taken.
+        max: u32,
+    },
     /// A block size above the largest request an NBD or NFS server accepts.
     #[error(
         "{target}: block size {} ({largest_bytes} bytes) is larger than the largest request the \

@@ -426,6 +426,7 @@ pub fn prepare(
     }
     plan.tests = kept_tests;
     leave_uncreated_for_null(&plan, &mut targets);
+    name_smb_connections(&plan, &mut targets);
     create_on_open(&plan, &mut targets);
     check_room_for(&files_to_fill(&targets))?;
     claim_written_devices(&plan, &targets)?;
@@ -476,6 +477,9 @@ fn check_limits(
                 },
             )?;
         }
+        for job in &test.jobs {
+            check_connections(plan, job)?;
+        }
         let threads: u64 = test
             .jobs
             .iter()
@@ -506,6 +510,64 @@ fn note_sync_on_network(test: &TestPlan, shapes: &mut [EffectiveShape], targets:
                 "the sync engine on {network}: runs as iopath's {} client with one I/O in flight per worker, as sync would",
                 network.engine_kind().name()
             ));
+        }
+    }
+}
+
+/// Refuses more `--connections` than an SMB session takes channels, on a job with an
+/// `smb://` target.
+fn check_connections(plan: &Plan, job: &JobPlan) -> Result<(), PlanError> {
+    let asked = job.workload.connections;
+    if asked <= crate::engine::smb::MAX_CHANNELS {
+        return Ok(());
+    }
+    for &index in &job.targets {
+        if let Some(TargetSpec::Network(target @ NetworkTarget::Smb { .. })) =
+            plan.targets.get(index)
+        {
+            return Err(PlanError::TooManyConnections {
+                target: target.to_string(),
+                asked,
+                max: crate::engine::smb::MAX_CHANNELS,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adds to the session of every `smb://` target how its workers' connections are used: the
+/// most per worker of any job on it (`--connections`, no more than the job's queue depth),
+/// as channels of one session where the server offers multichannel, else as independent
+/// sessions. One connection adds nothing.
+fn name_smb_connections(plan: &Plan, targets: &mut [PendingTarget]) {
+    for (index, target) in targets.iter_mut().enumerate() {
+        let PendingTarget::Network(NetworkTarget::Smb { .. }, info, volume) = target else {
+            continue;
+        };
+        let most = plan
+            .tests
+            .iter()
+            .flat_map(|test| &test.jobs)
+            .filter(|job| job.targets.contains(&index))
+            .map(|job| {
+                job.workload
+                    .connections
+                    .clamp(1, job.workload.queue_depth.max(1))
+            })
+            .max()
+            .unwrap_or(1);
+        let channels = crate::engine::smb::SmbChannels {
+            count: most,
+            asked: most,
+            multichannel: volume.multichannel,
+        };
+        if most > 1
+            && let Some(session) = &mut info.file_session
+        {
+            *session = format!(
+                "{session}, {}",
+                channels.describe_with(&volume.server_interfaces)
+            );
         }
     }
 }

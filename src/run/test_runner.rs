@@ -541,12 +541,19 @@ fn open_job(
             }
             if engine_report.is_none() {
                 let (name, capabilities) = engine.describe();
+                let connections = engine.connections(options.connections);
+                if let Some(note) = connections.as_ref().and_then(|c| c.note.clone())
+                    && !warnings.contains(&note)
+                {
+                    warnings.push(note);
+                }
                 engine_report = Some(EngineReport {
                     name: name.to_string(),
                     capabilities,
                     write_stability: engine
                         .write_stability(workload.fsync_at_end)
                         .filter(|_| workload.writes()),
+                    connections,
                 });
             }
             let mut data = BufferFiller::new(
@@ -662,6 +669,7 @@ fn open_job(
             name: shape.engine.name().to_string(),
             capabilities: Default::default(),
             write_stability: None,
+            connections: None,
         }),
         direct,
         warnings,
@@ -1026,6 +1034,7 @@ mod tests {
                 name: "null".into(),
                 capabilities: Default::default(),
                 write_stability: None,
+                connections: None,
             },
             direct: false,
             warnings: Vec::new(),

@@ -334,8 +334,10 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub think_blocks: Option<u32>,
-    /// Connections per worker to an nbd:// target (used when the server allows several:
-    /// NBD multi-conn); default 1.
+    /// Connections per worker to an nbd:// or smb:// target, I/Os spread over them round
+    /// robin (no more than the queue depth): NBD multi-conn where the server announces it;
+    /// SMB channels of one session where the server offers multichannel, else independent
+    /// sessions (at most 32); default 1.
     #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
     #[serde(
         default,

@@ -214,6 +214,14 @@ impl SambaServer {
         )
     }
 
+    /// Stops (`SIGSTOP`) or continues (`SIGCONT`) every smbd process of this server: its
+    /// process group.
+    pub fn signal_all(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on this server's own process group; no memory is involved.
+        let sent = unsafe { libc::kill(-(self.daemon.id() as libc::pid_t), signal) };
+        assert_eq!(sent, 0, "signalling smbd's process group");
+    }
+
     /// Kills smbd at once.
     pub fn kill(&mut self) {
         let _ = self.daemon.kill();
@@ -390,6 +398,26 @@ impl Drop for GaneshaServer {
     fn drop(&mut self) {
         stop(&mut self.daemon, Duration::from_secs(5), false);
     }
+}
+
+/// Established TCP connections from this machine to `port` on loopback (IPv4 and IPv6), by
+/// /proc/net/tcp and /proc/net/tcp6: the client ends, each counted once.
+pub fn established_connections_to(port: u16) -> usize {
+    let wanted = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .map(|text| {
+            text.lines()
+                .skip(1)
+                .filter(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    // Remote address, then state: 01 is ESTABLISHED.
+                    fields.len() > 3 && fields[2].ends_with(&wanted) && fields[3] == "01"
+                })
+                .count()
+        })
+        .sum()
 }
 
 /// Block `index`'s pattern: every 8 bytes hold the block's index and their own offset.

@@ -52,6 +52,8 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         to_create: false,
         transfer_sizes: None,
         file_session: None,
+        multichannel: false,
+        server_interfaces: Vec::new(),
     })
 }
 

@@ -87,6 +87,8 @@ impl Export {
             to_create: false,
             transfer_sizes: None,
             file_session: None,
+            multichannel: false,
+            server_interfaces: Vec::new(),
         }
     }
 }

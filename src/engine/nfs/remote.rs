@@ -289,5 +289,7 @@ pub fn probe(
             write_bytes: limits.write_max_bytes,
         }),
         file_session: file.session_slots.map(|slots| format!("slots {slots}")),
+        multichannel: false,
+        server_interfaces: Vec::new(),
     })
 }

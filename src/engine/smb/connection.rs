@@ -17,9 +17,13 @@ use std::time::Duration;
 /// Dialects offered, oldest first.
 const DIALECTS: [u16; 4] = [0x0210, 0x0300, 0x0302, 0x0311];
 const SMB_3_1_1: u16 = 0x0311;
-/// Negotiate capabilities: DFS, leasing, large MTU, encryption.
-const CAPABILITIES: u32 = 0x01 | 0x02 | 0x04 | 0x40;
+/// Negotiate capabilities: DFS, leasing, large MTU, multichannel, encryption.
+const CAPABILITIES: u32 = 0x01 | 0x02 | 0x04 | CAP_MULTI_CHANNEL | 0x40;
 const CAP_LARGE_MTU: u32 = 0x04;
+/// The server binds further connections to a session (SMB 3.x multichannel).
+const CAP_MULTI_CHANNEL: u32 = 0x08;
+/// SESSION_SETUP flag: bind this connection to an existing session as a channel.
+const SESSION_FLAG_BINDING: u8 = 0x01;
 const CAP_ENCRYPTION: u32 = 0x40;
 const SIGNING_ENABLED: u16 = 0x01;
 const SIGNING_REQUIRED: u16 = 0x02;
@@ -54,6 +58,9 @@ pub struct SmbSessionFacts {
     pub share_writable: bool,
     /// Both sides offered AES-128-GMAC signing (SMB 3.1.1).
     pub gmac_signing: bool,
+    /// The server offers multichannel (`SMB2_GLOBAL_CAP_MULTI_CHANNEL` on SMB 3.x): further
+    /// connections can be bound to this session as channels.
+    pub multichannel: bool,
 }
 
 impl SmbSessionFacts {
@@ -134,6 +141,15 @@ pub struct SmbConnection {
     pub facts: SmbSessionFacts,
     /// The longest wait for a reply.
     pub timeout: Duration,
+    /// The client GUID sent in NEGOTIATE: the same on every channel of one session (a server
+    /// finds the session's other channels by it).
+    pub client_guid: [u8; 16],
+    /// Signs with the session's own signing key (SMB 3.x, whether or not messages are signed
+    /// or sealed): what a binding SESSION_SETUP on a new channel is signed with.
+    pub session_signer: Option<Signer>,
+    /// While this connection binds itself to a session: the session's signer, for its
+    /// SESSION_SETUP requests.
+    binding_signer: Option<Signer>,
 }
 
 /// A request's frame: transport header, room for a transform header, the SMB2 header and
@@ -215,8 +231,80 @@ impl SmbConnection {
         security: SmbSecurity,
         timeout: Duration,
     ) -> Result<Self, SmbError> {
+        let mut client_guid = [0u8; 16];
+        let _ = getrandom::fill(&mut client_guid);
+        let mut connection = Self::connected(url, timeout, client_guid)?;
+        let mut preauth = PreauthHash::new();
+        let (server_requires_signing, cipher) = connection.negotiate(security, &mut preauth)?;
+        connection.session_setup(
+            credentials,
+            security,
+            server_requires_signing,
+            cipher,
+            preauth,
+            None,
+        )?;
+        connection.tree_connect(url)?;
+        Ok(connection)
+    }
+
+    /// A new connection to this connection's server bound to its session as a further
+    /// channel (SMB 3.x multichannel, MS-SMB2 3.2.5.3): NEGOTIATE with the same client GUID
+    /// and dialect, then SESSION_SETUP with the binding flag, signed with the session's
+    /// signing key; the channel's own signing key comes from this new authentication (and, on
+    /// 3.1.1, from the preauthentication hash of this connection's own exchange). The tree
+    /// and the files opened on the session are used as they are; an encrypted session seals
+    /// the channel's messages with the session's keys, under nonces of its own (`channel`, 1
+    /// and up, tells them apart).
+    pub fn bind(
+        &self,
+        url: &SmbUrl,
+        credentials: &SmbCredentials,
+        security: SmbSecurity,
+        channel: u8,
+    ) -> Result<Self, SmbError> {
+        if !self.facts.multichannel || self.session_signer.is_none() {
+            return Err(SmbError::Protocol(format!(
+                "{} offers no multichannel on this session",
+                self.server
+            )));
+        }
+        let mut connection = Self::connected(url, self.timeout, self.client_guid)?;
+        let mut preauth = PreauthHash::new();
+        let (_, cipher) = connection.negotiate(security, &mut preauth)?;
+        if connection.facts.dialect != self.facts.dialect
+            || connection.facts.gmac_signing != self.facts.gmac_signing
+        {
+            return Err(SmbError::Protocol(format!(
+                "{} negotiated another dialect or signing algorithm on a second connection \
+                 (SMB {} against SMB {})",
+                self.server,
+                wire::dialect_name(connection.facts.dialect),
+                wire::dialect_name(self.facts.dialect)
+            )));
+        }
+        if !connection.facts.multichannel {
+            return Err(SmbError::Protocol(format!(
+                "{} offered multichannel on the first connection but not on a second",
+                self.server
+            )));
+        }
+        connection.session_setup(credentials, security, false, cipher, preauth, Some(self))?;
+        connection.tree_id = self.tree_id;
+        connection.facts.share_writable = self.facts.share_writable;
+        if let Some(sealer) = &self.sealer {
+            connection.sealer = Some(sealer.for_channel(channel));
+            connection.signer = None;
+            connection.facts.encryption = true;
+            connection.facts.signing = false;
+        }
+        Ok(connection)
+    }
+
+    /// A TCP connection to `url`'s server, not negotiated yet.
+    fn connected(url: &SmbUrl, timeout: Duration, client_guid: [u8; 16]) -> Result<Self, SmbError> {
         let stream = connect(&url.server.host, url.server.port, timeout)?;
-        let mut connection = SmbConnection {
+        Ok(SmbConnection {
             stream,
             server: url.server.to_string(),
             next_message_id: 0,
@@ -234,20 +322,13 @@ impl SmbConnection {
                 max_write_bytes: 65536,
                 share_writable: false,
                 gmac_signing: false,
+                multichannel: false,
             },
             timeout,
-        };
-        let mut preauth = PreauthHash::new();
-        let (server_requires_signing, cipher) = connection.negotiate(security, &mut preauth)?;
-        connection.session_setup(
-            credentials,
-            security,
-            server_requires_signing,
-            cipher,
-            preauth,
-        )?;
-        connection.tree_connect(url)?;
-        Ok(connection)
+            client_guid,
+            session_signer: None,
+            binding_signer: None,
+        })
     }
 
     fn negotiate(
@@ -265,9 +346,7 @@ impl SmbConnection {
         };
         body[4..6].copy_from_slice(&mode.to_le_bytes());
         body[8..12].copy_from_slice(&CAPABILITIES.to_le_bytes());
-        let mut guid = [0u8; 16];
-        let _ = getrandom::fill(&mut guid);
-        body[12..28].copy_from_slice(&guid);
+        body[12..28].copy_from_slice(&self.client_guid);
         for dialect in DIALECTS {
             body.extend_from_slice(&dialect.to_le_bytes());
         }
@@ -318,6 +397,7 @@ impl SmbConnection {
         }
         let capabilities = u32_at(&reply, 24);
         self.large_mtu = capabilities & CAP_LARGE_MTU != 0;
+        self.facts.multichannel = capabilities & CAP_MULTI_CHANNEL != 0 && dialect >= 0x0300;
         self.facts.dialect = dialect;
         self.facts.max_read_bytes = u32_at(&reply, 32);
         self.facts.max_write_bytes = u32_at(&reply, 36);
@@ -351,6 +431,8 @@ impl SmbConnection {
         Ok((server_mode & SIGNING_REQUIRED != 0, cipher))
     }
 
+    /// SESSION_SETUP with NTLMv2: a new session, or with `primary` this connection bound to
+    /// `primary`'s session as a further channel (see [`SmbConnection::bind`]).
     fn session_setup(
         &mut self,
         credentials: &SmbCredentials,
@@ -358,10 +440,15 @@ impl SmbConnection {
         server_requires_signing: bool,
         cipher: Option<u16>,
         mut preauth: PreauthHash,
+        primary: Option<&SmbConnection>,
     ) -> Result<(), SmbError> {
+        let binding = primary.is_some();
         let request = |token: &[u8]| {
             let mut body = vec![0u8; 24];
             body[0..2].copy_from_slice(&25u16.to_le_bytes());
+            if binding {
+                body[2] = SESSION_FLAG_BINDING;
+            }
             body[3] = if security.sign {
                 (SIGNING_ENABLED | SIGNING_REQUIRED) as u8
             } else {
@@ -373,6 +460,11 @@ impl SmbConnection {
             body.extend_from_slice(token);
             body
         };
+        if let Some(primary) = primary {
+            // A binding request names the session and is signed with its key.
+            self.session_id = primary.session_id;
+            self.binding_signer = primary.session_signer.clone();
+        }
         let hashing = self.facts.dialect == SMB_3_1_1;
         let (header, reply) = self.call_hashed(
             command::SESSION_SETUP,
@@ -391,19 +483,21 @@ impl SmbConnection {
         let (token, session_key) = ntlm::authenticate_message(challenge, credentials)
             .map_err(|problem| SmbError::Protocol(format!("{}: {problem}", self.server)))?;
         // The final request is hashed, its (successful) response is not.
-        let (header, reply) = self.call_hashed(
+        let (header, mut message) = self.call_hashed_message(
             command::SESSION_SETUP,
             &request(&token),
             hashing.then_some(&mut preauth),
         )?;
+        self.binding_signer = None;
         if header.status != status::SUCCESS {
             return Err(SmbError::Status {
                 command: command::SESSION_SETUP,
                 status: header.status,
             });
         }
+        let reply = &message[HEADER_BYTES..];
         let flags = if reply.len() >= 4 {
-            u16_at(&reply, 2)
+            u16_at(reply, 2)
         } else {
             0
         };
@@ -433,16 +527,33 @@ impl SmbConnection {
         } else {
             (session_key, None)
         };
+        let signer = if self.facts.gmac_signing {
+            Signer::gmac(&signing_key)
+        } else {
+            Signer::new(smb3, &signing_key)
+        };
+        if binding {
+            // The channel's key, from this authentication (and on 3.1.1 this connection's
+            // preauthentication hash), signs the response that ends it, and from here on the
+            // channel's messages (unless the session seals them: see `bind`).
+            if !signer.verify(&mut message) {
+                return Err(self.broken(
+                    "a binding SESSION_SETUP response whose signature is wrong (another channel key)",
+                ));
+            }
+            self.signer = Some(signer);
+            self.facts.signing = true;
+            return Ok(());
+        }
+        if smb3 {
+            self.session_signer = Some(signer.clone());
+        }
         if security.encrypt || flags & SESSION_ENCRYPT_DATA != 0 {
             self.start_encryption(cipher, keys)?;
         } else if security.sign || server_requires_signing || self.facts.dialect == SMB_3_1_1 {
             // SMB 3.1.1 signs every session that is not a guest's (TREE_CONNECT must be signed
             // there, and servers refuse it unsigned).
-            self.signer = Some(if self.facts.gmac_signing {
-                Signer::gmac(&signing_key)
-            } else {
-                Signer::new(smb3, &signing_key)
-            });
+            self.signer = Some(signer);
             self.facts.signing = true;
         }
         Ok(())
@@ -531,6 +642,17 @@ impl SmbConnection {
         &mut self,
         command: u16,
         body: &[u8],
+        preauth: Option<&mut PreauthHash>,
+    ) -> Result<(ResponseHeader, Vec<u8>), SmbError> {
+        let (header, message) = self.call_hashed_message(command, body, preauth)?;
+        Ok((header, message[HEADER_BYTES..].to_vec()))
+    }
+
+    /// [`Self::call_hashed`], returning the whole response message (header and body).
+    fn call_hashed_message(
+        &mut self,
+        command: u16,
+        body: &[u8],
         mut preauth: Option<&mut PreauthHash>,
     ) -> Result<(ResponseHeader, Vec<u8>), SmbError> {
         // A WRITE carries its data in the body: charged by its size.
@@ -562,10 +684,12 @@ impl SmbConnection {
             self.session_id,
         );
         frame[MESSAGE_AT + HEADER_BYTES..].copy_from_slice(body);
+        let signer = self.binding_signer.as_ref().or(self.signer.as_ref());
+        let start = finish_frame(&mut frame, signer, self.sealer.as_mut());
+        // Hashed as sent: a binding request signed (setup requests are never sealed).
         if let Some(preauth) = preauth.as_deref_mut() {
             preauth.update(&frame[MESSAGE_AT..]);
         }
-        let start = finish_frame(&mut frame, self.signer.as_ref(), self.sealer.as_mut());
         self.next_message_id += u64::from(charge);
         self.credits -= u32::from(charge);
         self.stream
@@ -600,7 +724,7 @@ impl SmbConnection {
             {
                 preauth.update(message);
             }
-            return Ok((header, message[HEADER_BYTES..].to_vec()));
+            return Ok((header, message.to_vec()));
         }
     }
 

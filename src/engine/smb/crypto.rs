@@ -191,6 +191,16 @@ impl Sealer {
         }
     }
 
+    /// A sealer with this session's keys for another channel of the session (multichannel):
+    /// its nonces differ from this one's in the prefix (`channel`, 1 and up, folded into its
+    /// last byte), so that no two channels ever use one nonce under the session's key.
+    pub fn for_channel(&self, channel: u8) -> Sealer {
+        let mut sealer = self.clone();
+        sealer.sealed = 0;
+        sealer.nonce_prefix[3] ^= channel;
+        sealer
+    }
+
     /// Encrypts `frame[TRANSFORM_HEADER_BYTES..]` (one SMB2 message) in place and writes the
     /// transform header before it.
     pub fn seal(&mut self, frame: &mut [u8]) {

@@ -1,32 +1,36 @@
-//! [`SmbEngine`]: SMB2 READ and WRITE pipelined on one logged-in connection, up to the queue
-//! depth in flight, within the credits the server grants.
+//! [`SmbEngine`]: SMB2 READ and WRITE pipelined on one or more logged-in connections
+//! (`--connections N`: channels of one session where the server offers multichannel, else
+//! independent sessions; see `channel`), up to the queue depth in flight, within the credits
+//! the server grants.
 //!
-//! - **Credits.** Every request spends credits (one per 64 KiB on SMB 2.1+) and asks for
-//!   enough to keep the whole queue depth in flight; a request that finds too few waits in
-//!   submit order until responses grant more (a *credit stall*, counted: see
-//!   [`SmbEngine::credits`]).
-//! - **Message ids.** Each request takes the next ids (as many as its charge); a response
-//!   finds its slot by the id it answers, and a response to no request in flight is a
-//!   protocol error.
-//! - **Signing and encryption** happen in place in one frame buffer (AES-128-CMAC or
-//!   HMAC-SHA256; AES-128-GCM), each response checked or decrypted the same way: nothing is
-//!   allocated per I/O.
-//! - **Sends never block**, as in the NFS engine: while the socket takes no more, responses
+//! - **Spreading.** Requests go to the connections round robin, as NBD's multi-conn does; a
+//!   slot remembers its connection and message id.
+//! - **Credits.** Each connection has its own: every request spends credits (one per 64 KiB
+//!   on SMB 2.1+) and asks for enough to keep that connection's share of the queue depth in
+//!   flight; a request that finds too few waits in submit order until responses grant more
+//!   (a *credit stall*, counted: see [`SmbEngine::credits`]).
+//! - **Message ids.** Each request takes its connection's next ids (as many as its charge); a
+//!   response finds its slot by the id it answers, and a response to no request in flight is
+//!   a protocol error.
+//! - **Signing and encryption** happen in place in one frame buffer (AES-128-CMAC,
+//!   AES-128-GMAC or HMAC-SHA256; AES-128-GCM), each response checked or decrypted the same
+//!   way: nothing is allocated per I/O.
+//! - **Sends never block**, as in the NFS engine: while a socket takes no more, responses
 //!   are read and kept for `reap`.
 //! - **Durability.** `EngineOptions::write_through` sets `WRITE_THROUGH` on every WRITE;
-//!   otherwise [`Engine::sync_data`] sends FLUSH.
+//!   otherwise [`Engine::sync_data`] sends FLUSH on every open of the file.
 //! - **Failures.** An NT status on a READ or WRITE is a completion with the matching
 //!   negative errno; a dead or lying server fails `flush` / `reap` with an [`EngineError`]
 //!   naming it.
 
+use super::channel::{Channel, CreditReport, SmbChannels, open_connections};
 use super::connection::{
-    MESSAGE_AT, SmbConnection, SmbSecurity, SmbSessionFacts, credit_charge, finish_frame,
-    open_frame,
+    MESSAGE_AT, SmbSecurity, SmbSessionFacts, credit_charge, finish_frame, open_frame,
 };
-use super::crypto::TRANSFORM_HEADER_BYTES;
-use super::target::{self, target_error};
+use super::target;
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{self, HEADER_BYTES, command, status, u16_at, u32_at};
+use crate::engine::volume::STOP_GRACE;
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
@@ -34,62 +38,51 @@ use crate::result::{Capabilities, Direction};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
-/// the READ/WRITE body.
-pub const MESSAGE_OVERHEAD_BYTES: usize = TRANSFORM_HEADER_BYTES + HEADER_BYTES + 49;
 /// Highest queue depth of one engine.
 pub const MAX_QUEUE_DEPTH: u32 = u16::MAX as u32;
 /// Longest single blocking receive: the stop signal and the deadline are looked at this often.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
-/// Receive buffer beyond two of the longest responses.
-const RECEIVE_EXTRA_BYTES: usize = 64 * 1024;
 /// The message id of an unsolicited notice (an oplock or lease break).
 const UNSOLICITED: u64 = u64::MAX;
 /// WRITE flag: durable before the response.
 const WRITE_THROUGH: u32 = 0x1;
 const ENGINE: &str = "smb";
 
-/// What the credit window was like for one engine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CreditReport {
-    /// Credits asked for: enough for the whole queue depth at the largest block size.
-    pub wanted: u32,
-    /// The most credits held at once (unspent plus spent on requests in flight).
-    pub highest: u32,
-    /// Requests that waited for credits before they could be sent.
-    pub stalls: u64,
+/// A request in flight: its connection, message id, direction, length and credit charge.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    channel: u16,
+    message_id: u64,
+    direction: Direction,
+    length: u32,
+    charge: u16,
 }
 
 #[derive(Debug)]
 struct Slot {
     buffer: Vec<u8>,
-    /// The request in flight: message id, direction, length, credit charge.
-    waiting: Option<(u64, Direction, u32, u16)>,
+    waiting: Option<Waiting>,
 }
 
 /// The SMB engine on one file.
 #[derive(Debug)]
 pub struct SmbEngine {
-    connection: SmbConnection,
-    file: [u8; 16],
+    channels: Vec<Channel>,
+    /// Connection the next request goes to (round robin).
+    next_channel: usize,
+    how: SmbChannels,
     write_through: bool,
     slots: Vec<Slot>,
+    /// Which slots wait for credits (their requests sit in a channel's queue).
+    short_of_credits: Vec<bool>,
     /// One request's frame while it is signed or sealed.
     frame: Vec<u8>,
-    outgoing: Vec<u8>,
-    incoming: Vec<u8>,
-    parsed: usize,
-    filled: usize,
-    /// The longest frame accepted, bytes.
-    max_frame: usize,
     ready: VecDeque<Completion>,
-    short_of_credits: VecDeque<IoRequest>,
     in_flight: usize,
-    /// Credits spent on requests in flight.
-    spent: u32,
-    credits: CreditReport,
+    /// The `poll` set, one entry per connection.
+    poll_set: Vec<libc::pollfd>,
     timeout: Duration,
     stop: StopSignal,
     capabilities: Capabilities,
@@ -108,8 +101,9 @@ fn protocol(problem: String) -> io::Error {
 }
 
 impl SmbEngine {
-    /// Logs in to `url`'s share as `credentials` and opens its file for reading, and for
-    /// writing with `write` (the file must exist: see [`super::create_file`]).
+    /// Logs in to `url`'s share as `credentials` with `options.connections` connections and
+    /// opens its file for reading, and for writing with `write` (the file must exist: see
+    /// [`super::create_file`]).
     pub fn open(
         url: &SmbUrl,
         credentials: &SmbCredentials,
@@ -127,9 +121,10 @@ impl SmbEngine {
                 options.queue_depth
             )));
         }
-        let mut connection = target::connect(url, credentials, security, options.net_timeout)
-            .map_err(|error| setup(error.to_string()))?;
-        let facts = connection.facts;
+        let (connections, how) = open_connections(url, credentials, security, options, write)?;
+        let (first, first_file) = &connections[0];
+        let file = first_file.expect("the first connection opens the file");
+        let facts = first.facts;
         let largest = if write {
             facts.max_read_bytes.min(facts.max_write_bytes)
         } else {
@@ -142,9 +137,6 @@ impl SmbEngine {
                 if write { "READ or WRITE" } else { "READ" }
             )));
         }
-        let file = target::open_for_io(&mut connection, url, write).map_err(|error| {
-            setup(target_error(url, credentials, "opening the file", error).to_string())
-        })?;
         // What the probe found (or the size the test file was made with) must still hold.
         EngineError::unless_same_volume(
             ENGINE,
@@ -152,16 +144,36 @@ impl SmbEngine {
             options.expected_volume.as_ref(),
             |found| found.size_bytes = file.size_bytes,
         )?;
-        connection
-            .stream
-            .set_read_timeout(Some(WAIT_SLICE))
-            .map_err(|error| setup(format!("{url}: {error}")))?;
         let depth = options.queue_depth as usize;
-        let charge = credit_charge(connection.large_mtu, options.buffer_size);
+        let channel_depth = depth.div_ceil(connections.len());
+        let mut channels = Vec::with_capacity(connections.len());
+        let mut poll_set = Vec::with_capacity(connections.len());
+        for (connection, opened) in connections {
+            connection
+                .stream
+                .set_read_timeout(Some(WAIT_SLICE))
+                .map_err(|error| setup(format!("{url}: {error}")))?;
+            poll_set.push(libc::pollfd {
+                fd: connection.stream.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            let own_open = opened.is_some();
+            let id = opened.map_or(file.id, |opened| opened.id);
+            channels.push(Channel::new(
+                connection,
+                id,
+                own_open,
+                depth,
+                channel_depth,
+                options.buffer_size,
+            ));
+        }
         let frame_bytes = MESSAGE_AT + HEADER_BYTES + 49 + options.buffer_size;
-        let max_frame = MESSAGE_OVERHEAD_BYTES + options.buffer_size + 64;
         Ok(SmbEngine {
-            file: file.id,
+            channels,
+            next_channel: 0,
+            how,
             write_through: options.write_through,
             slots: (0..depth)
                 .map(|_| Slot {
@@ -169,21 +181,11 @@ impl SmbEngine {
                     waiting: None,
                 })
                 .collect(),
+            short_of_credits: vec![false; depth],
             frame: Vec::with_capacity(frame_bytes),
-            outgoing: Vec::with_capacity(frame_bytes * depth),
-            incoming: vec![0; 2 * (max_frame + 4) + RECEIVE_EXTRA_BYTES],
-            parsed: 0,
-            filled: 0,
-            max_frame,
             ready: VecDeque::with_capacity(depth),
-            short_of_credits: VecDeque::with_capacity(depth),
             in_flight: 0,
-            spent: 0,
-            credits: CreditReport {
-                wanted: (depth as u32 * u32::from(charge)).min(u16::MAX as u32),
-                highest: connection.credits,
-                stalls: 0,
-            },
+            poll_set,
             timeout: options.net_timeout,
             stop: options.stop.clone(),
             capabilities: Capabilities {
@@ -192,7 +194,6 @@ impl SmbEngine {
                 registered_files: false,
                 performs_io: true,
             },
-            connection,
         })
     }
 
@@ -228,28 +229,41 @@ impl SmbEngine {
         Self::open(url, &credentials, *security, options, write)
     }
 
-    /// What the session negotiated (dialect, signing, encryption).
+    /// What the session negotiated (dialect, signing, encryption) on the first connection.
     pub fn session(&self) -> SmbSessionFacts {
-        self.connection.facts
+        self.channels[0].connection.facts
     }
 
-    /// The credit window so far: asked for, held at most, and the stalls.
+    /// How the connections are used: how many, and whether they are one session's channels.
+    pub fn channels(&self) -> SmbChannels {
+        self.how
+    }
+
+    /// The credit window so far, summed over the connections: asked for, held at most, and
+    /// the stalls.
     pub fn credits(&self) -> CreditReport {
-        self.credits
+        self.channels
+            .iter()
+            .fold(CreditReport::default(), |total, channel| CreditReport {
+                wanted: total.wanted + channel.credits.wanted,
+                highest: total.highest + channel.credits.highest,
+                stalls: total.stalls + channel.credits.stalls,
+            })
     }
 
-    /// Encodes `request` into `outgoing`, spending its credits (the caller checked there are
-    /// enough).
-    fn encode(&mut self, request: IoRequest) {
-        let connection = &mut self.connection;
+    /// Encodes `request` into its channel's `outgoing`, spending its credits (the caller
+    /// checked there are enough).
+    fn encode(&mut self, index: usize, request: IoRequest) {
+        let channel = &mut self.channels[index];
+        let connection = &mut channel.connection;
         let charge = credit_charge(connection.large_mtu, request.length as usize);
         let message_id = connection.next_message_id;
         connection.next_message_id += u64::from(charge);
         connection.credits -= u32::from(charge);
-        self.spent += u32::from(charge);
-        // Ask for what keeps the whole depth in flight.
-        let held = connection.credits + self.spent;
-        let ask = u32::from(charge) + self.credits.wanted.saturating_sub(held);
+        channel.spent += u32::from(charge);
+        // Ask for what keeps this channel's share of the depth in flight.
+        let held = connection.credits + channel.spent;
+        let ask = u32::from(charge) + channel.credits.wanted.saturating_sub(held);
         let write = request.direction == Direction::Write;
         let data = if write { request.length as usize } else { 0 };
         self.frame.clear();
@@ -267,7 +281,7 @@ impl SmbEngine {
         body[0..2].copy_from_slice(&49u16.to_le_bytes());
         body[4..8].copy_from_slice(&request.length.to_le_bytes());
         body[8..16].copy_from_slice(&request.offset.to_le_bytes());
-        body[16..32].copy_from_slice(&self.file);
+        body[16..32].copy_from_slice(&channel.file);
         if write {
             body[2..4].copy_from_slice(&((HEADER_BYTES + 48) as u16).to_le_bytes());
             let flags = if self.write_through { WRITE_THROUGH } else { 0 };
@@ -283,91 +297,59 @@ impl SmbEngine {
             connection.signer.as_ref(),
             connection.sealer.as_mut(),
         );
-        self.outgoing.extend_from_slice(&self.frame[start..]);
-        self.slots[request.slot as usize].waiting =
-            Some((message_id, request.direction, request.length, charge));
+        channel.outgoing.extend_from_slice(&self.frame[start..]);
+        self.slots[request.slot as usize].waiting = Some(Waiting {
+            channel: index as u16,
+            message_id,
+            direction: request.direction,
+            length: request.length,
+            charge,
+        });
     }
 
-    /// Moves requests that waited for credits into `outgoing` while credits last.
-    fn encode_waiting(&mut self) {
-        while let Some(request) = self.short_of_credits.front().copied() {
-            let charge = credit_charge(self.connection.large_mtu, request.length as usize);
-            if self.connection.credits < u32::from(charge) {
+    /// Moves a channel's requests that waited for credits into its `outgoing` while credits
+    /// last.
+    fn encode_waiting(&mut self, index: usize) {
+        while let Some(request) = self.channels[index].short_of_credits.front().copied() {
+            let channel = &mut self.channels[index];
+            let charge = credit_charge(channel.connection.large_mtu, request.length as usize);
+            if channel.connection.credits < u32::from(charge) {
                 break;
             }
-            self.short_of_credits.pop_front();
-            self.encode(request);
+            channel.short_of_credits.pop_front();
+            self.short_of_credits[request.slot as usize] = false;
+            self.encode(index, request);
         }
     }
 
-    /// Sends everything queued; reads responses into `ready` while the socket takes no more.
-    fn send_queued(&mut self) -> io::Result<()> {
-        let outgoing = std::mem::take(&mut self.outgoing);
-        let fd = self.connection.stream.as_raw_fd();
+    /// Sends everything queued on channel `index`; reads its responses into `ready` while
+    /// its socket takes no more.
+    fn send_queued(&mut self, index: usize) -> io::Result<()> {
+        if self.channels[index].outgoing.is_empty() {
+            return Ok(());
+        }
+        let outgoing = std::mem::take(&mut self.channels[index].outgoing);
+        let fd = self.channels[index].connection.stream.as_raw_fd();
         let sent = pipelined::send_all(fd, &outgoing, self.timeout, || {
-            if let Some(completion) = self.receive()? {
+            if let Some(completion) = self.receive(index)? {
                 self.ready.push_back(completion);
             }
             Ok(())
         });
-        self.outgoing = outgoing;
-        sent.map_err(|error| pipelined::name_server(error, &self.connection.server))?;
-        self.outgoing.clear();
+        let channel = &mut self.channels[index];
+        channel.outgoing = outgoing;
+        sent.map_err(|error| pipelined::name_server(error, &channel.connection.server))?;
+        channel.outgoing.clear();
         Ok(())
     }
 
-    /// Receives more bytes into `incoming` (see [`pipelined::receive_some`]).
-    fn fill(&mut self) -> io::Result<()> {
-        if self.parsed > 0 {
-            self.incoming.copy_within(self.parsed..self.filled, 0);
-            self.filled -= self.parsed;
-            self.parsed = 0;
-        }
-        self.filled += pipelined::receive_some(
-            self.connection.stream.as_raw_fd(),
-            &mut self.incoming[self.filled..],
-            self.timeout,
-            &self.stop,
-            &self.connection.server,
-        )?;
-        Ok(())
-    }
-
-    /// The length of the frame at the start of the unparsed bytes, once four are there.
-    fn frame_length_at_parsed(&self) -> io::Result<usize> {
-        let head = &self.incoming[self.parsed..self.parsed + 4];
-        let length = u32::from_be_bytes(head.try_into().expect("4 bytes")) as usize;
-        if length > self.max_frame {
-            return Err(protocol(format!(
-                "{} sent a message of {length} bytes (at most {} expected)",
-                self.connection.server, self.max_frame
-            )));
-        }
-        Ok(length)
-    }
-
-    /// Whether `incoming` holds a whole frame already.
-    fn has_whole_frame(&self) -> bool {
-        self.filled - self.parsed >= 4
-            && self
-                .frame_length_at_parsed()
-                .is_ok_and(|length| self.filled - self.parsed >= 4 + length)
-    }
-
-    /// Reads one response (waiting up to the timeout) and finishes its slot; `None` for an
-    /// interim response or an unsolicited notice.
-    fn receive(&mut self) -> io::Result<Option<Completion>> {
-        while self.filled - self.parsed < 4 {
-            self.fill()?;
-        }
-        let length = self.frame_length_at_parsed()?;
-        while self.filled - self.parsed < 4 + length {
-            self.fill()?;
-        }
-        let start = self.parsed + 4;
-        self.parsed = start + length;
-        let connection = &self.connection;
-        let frame = &mut self.incoming[start..start + length];
+    /// Reads one response on channel `index` (waiting up to the timeout) and finishes its
+    /// slot; `None` for an interim response or an unsolicited notice.
+    fn receive(&mut self, index: usize) -> io::Result<Option<Completion>> {
+        let channel = &mut self.channels[index];
+        let range = channel.next_frame(self.timeout, &self.stop)?;
+        let connection = &mut channel.connection;
+        let frame = &mut channel.incoming[range];
         let range = open_frame(
             frame,
             connection.signer.as_ref(),
@@ -378,42 +360,40 @@ impl SmbEngine {
         let message = &frame[range];
         let header = wire::response_header(message)
             .map_err(|problem| protocol(format!("{} sent {problem}", connection.server)))?;
-        self.connection.credits += u32::from(header.credits);
+        connection.credits += u32::from(header.credits);
         if header.message_id == UNSOLICITED
             || (header.status == status::PENDING && header.flags & wire::FLAG_ASYNC != 0)
         {
             return Ok(None);
         }
         let found = self.slots.iter().position(|slot| {
-            slot.waiting
-                .is_some_and(|(message_id, ..)| message_id == header.message_id)
+            slot.waiting.is_some_and(|waiting| {
+                waiting.message_id == header.message_id && waiting.channel as usize == index
+            })
         });
         let Some(slot) = found else {
             return Err(protocol(format!(
                 "{} answered a request that was not made (message id {})",
-                self.connection.server, header.message_id
+                connection.server, header.message_id
             )));
         };
-        let (_, direction, length, charge) =
-            self.slots[slot].waiting.take().expect("the slot waits");
+        let waiting = self.slots[slot].waiting.take().expect("the slot waits");
+        let length = waiting.length;
         self.in_flight -= 1;
-        self.spent -= u32::from(charge);
-        let held = self.connection.credits + self.spent;
-        self.credits.highest = self.credits.highest.max(held);
+        channel.in_flight -= 1;
+        channel.spent -= u32::from(waiting.charge);
+        let held = connection.credits + channel.spent;
+        channel.credits.highest = channel.credits.highest.max(held);
+        let server = &connection.server;
         let body = &message[HEADER_BYTES..];
         let result = if header.status != status::SUCCESS {
-            if header.status == status::END_OF_FILE && direction == Direction::Read {
+            if header.status == status::END_OF_FILE && waiting.direction == Direction::Read {
                 0
             } else {
                 status::errno(header.status)
             }
-        } else if direction == Direction::Read {
-            let bad = || {
-                protocol(format!(
-                    "{} sent a READ response out of bounds",
-                    self.connection.server
-                ))
-            };
+        } else if waiting.direction == Direction::Read {
+            let bad = || protocol(format!("{server} sent a READ response out of bounds"));
             if body.len() < 16 {
                 return Err(bad());
             }
@@ -430,15 +410,13 @@ impl SmbEngine {
         } else {
             if body.len() < 8 || u16_at(body, 0) != 17 {
                 return Err(protocol(format!(
-                    "{} sent a WRITE response too short",
-                    self.connection.server
+                    "{server} sent a WRITE response too short"
                 )));
             }
             let count = u32_at(body, 4);
             if count > length {
                 return Err(protocol(format!(
-                    "{}: {count} bytes written of a {length}-byte WRITE",
-                    self.connection.server
+                    "{server}: {count} bytes written of a {length}-byte WRITE"
                 )));
             }
             i64::from(count)
@@ -447,6 +425,57 @@ impl SmbEngine {
             slot: slot as u32,
             result,
         }))
+    }
+
+    /// The channel to read from next: one with a whole response buffered, else (several
+    /// channels) the first whose socket has bytes, waiting up to one slice with `wait`;
+    /// `None` when nothing came.
+    fn readable_channel(&mut self, wait: bool) -> io::Result<Option<usize>> {
+        if let Some(index) = self
+            .channels
+            .iter()
+            .position(|channel| channel.sent() > 0 && channel.has_whole_frame())
+        {
+            return Ok(Some(index));
+        }
+        if self.channels.len() == 1 {
+            if wait {
+                return Ok(Some(0));
+            }
+            let entry = &mut self.poll_set[..1];
+            entry[0].events = libc::POLLIN;
+            entry[0].revents = 0;
+            return Ok((sys::poll(entry, Duration::ZERO)? > 0).then_some(0));
+        }
+        for (entry, channel) in self.poll_set.iter_mut().zip(&self.channels) {
+            entry.fd = if channel.sent() > 0 {
+                channel.connection.stream.as_raw_fd()
+            } else {
+                -1
+            };
+            entry.events = libc::POLLIN;
+            entry.revents = 0;
+        }
+        let slice = if wait { WAIT_SLICE } else { Duration::ZERO };
+        if sys::poll(&mut self.poll_set, slice)? == 0 {
+            return Ok(None);
+        }
+        Ok(self.poll_set.iter().position(|entry| entry.revents != 0))
+    }
+
+    /// A channel with requests waiting for credits and none sent, which no response will
+    /// ever grant more: an error naming the server.
+    fn starved(&self) -> Option<io::Error> {
+        self.channels
+            .iter()
+            .find(|channel| channel.in_flight > 0 && channel.sent() == 0)
+            .map(|channel| {
+                io::Error::other(format!(
+                    "{} granted no credits: {} requests cannot be sent",
+                    channel.connection.server,
+                    channel.short_of_credits.len()
+                ))
+            })
     }
 }
 
@@ -464,14 +493,13 @@ impl Engine for SmbEngine {
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let waiting_for_credits = |slot| self.short_of_credits.iter().any(|r| r.slot == slot);
         let slot = self.slots.get(request.slot as usize);
         pipelined::check_request(
             ENGINE,
             &request,
             self.slots.len(),
             slot.map(|slot| {
-                let busy = slot.waiting.is_some() || waiting_for_credits(request.slot);
+                let busy = slot.waiting.is_some() || self.short_of_credits[request.slot as usize];
                 (busy, slot.buffer.len())
             }),
         )?;
@@ -487,20 +515,28 @@ impl Engine for SmbEngine {
                 ),
             ));
         }
+        let index = self.next_channel;
+        self.next_channel = (index + 1) % self.channels.len();
         self.in_flight += 1;
-        let charge = credit_charge(self.connection.large_mtu, request.length as usize);
-        if !self.short_of_credits.is_empty() || self.connection.credits < u32::from(charge) {
-            self.credits.stalls += 1;
-            self.short_of_credits.push_back(request);
+        let channel = &mut self.channels[index];
+        channel.in_flight += 1;
+        let charge = credit_charge(channel.connection.large_mtu, request.length as usize);
+        if !channel.short_of_credits.is_empty() || channel.connection.credits < u32::from(charge) {
+            channel.credits.stalls += 1;
+            channel.short_of_credits.push_back(request);
+            self.short_of_credits[request.slot as usize] = true;
         } else {
-            self.encode(request);
+            self.encode(index, request);
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), EngineError> {
-        self.send_queued()
-            .map_err(|error| operation("flush", error))
+        for index in 0..self.channels.len() {
+            self.send_queued(index)
+                .map_err(|error| operation("flush", error))?;
+        }
+        Ok(())
     }
 
     fn reap(
@@ -510,6 +546,8 @@ impl Engine for SmbEngine {
     ) -> Result<usize, EngineError> {
         let failed = |error| operation("reap", error);
         let mut written = 0;
+        // When the last response came, for a wait over several connections.
+        let mut waiting_since: Option<Instant> = None;
         while written < completions.len() {
             if let Some(completion) = self.ready.pop_front() {
                 completions[written] = completion;
@@ -519,31 +557,40 @@ impl Engine for SmbEngine {
             if self.in_flight == 0 {
                 break;
             }
-            let sent = self.in_flight - self.short_of_credits.len();
-            if sent == 0 {
-                return Err(failed(io::Error::other(format!(
-                    "{} granted no credits: {} requests cannot be sent",
-                    self.connection.server,
-                    self.short_of_credits.len()
-                ))));
+            if let Some(error) = self.starved() {
+                return Err(failed(error));
             }
-            if written >= min_completions && !self.has_whole_frame() {
-                let mut fds = [libc::pollfd {
-                    fd: self.connection.stream.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                }];
-                if sys::poll(&mut fds, Duration::ZERO).map_err(failed)? == 0 {
+            let wait = written < min_completions;
+            let Some(index) = self.readable_channel(wait).map_err(failed)? else {
+                if !wait {
                     break;
                 }
-            }
-            if let Some(completion) = self.receive().map_err(failed)? {
+                // Several connections, none answered within a slice.
+                let since = *waiting_since.get_or_insert_with(Instant::now);
+                let limit = if self.stop.is_raised() {
+                    STOP_GRACE.min(self.timeout)
+                } else {
+                    self.timeout
+                };
+                if since.elapsed() >= limit {
+                    return Err(failed(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "{} sent no reply within {limit:?} ({} requests unanswered)",
+                            self.channels[0].connection.server, self.in_flight
+                        ),
+                    )));
+                }
+                continue;
+            };
+            waiting_since = None;
+            if let Some(completion) = self.receive(index).map_err(failed)? {
                 completions[written] = completion;
                 written += 1;
             }
-            if !self.short_of_credits.is_empty() {
-                self.encode_waiting();
-                self.send_queued().map_err(failed)?;
+            if !self.channels[index].short_of_credits.is_empty() {
+                self.encode_waiting(index);
+                self.send_queued(index).map_err(failed)?;
             }
         }
         Ok(written)
@@ -554,23 +601,25 @@ impl Engine for SmbEngine {
             return Ok(());
         }
         let failed = |error: io::Error| operation("FLUSH", error);
-        if self.in_flight > 0 || !self.outgoing.is_empty() {
+        if self.in_flight > 0 || self.channels.iter().any(|c| !c.outgoing.is_empty()) {
             return Err(failed(io::Error::other("requests are still in flight")));
         }
-        let stream = &self.connection.stream;
-        stream
-            .set_read_timeout(Some(self.timeout))
-            .map_err(failed)?;
-        let flushed = target::flush(&mut self.connection, &self.file);
-        self.connection
-            .stream
-            .set_read_timeout(Some(WAIT_SLICE))
-            .map_err(failed)?;
-        flushed.map_err(|error| {
-            failed(io::Error::other(format!(
-                "{}: {error}",
-                self.connection.server
-            )))
-        })
+        // Every open of the file (one, when the connections are one session's channels).
+        for channel in self.channels.iter_mut().filter(|channel| channel.own_open) {
+            let connection = &mut channel.connection;
+            connection
+                .stream
+                .set_read_timeout(Some(self.timeout))
+                .map_err(failed)?;
+            let flushed = target::flush(connection, &channel.file);
+            connection
+                .stream
+                .set_read_timeout(Some(WAIT_SLICE))
+                .map_err(failed)?;
+            flushed.map_err(|error| {
+                failed(io::Error::other(format!("{}: {error}", connection.server)))
+            })?;
+        }
+        Ok(())
     }
 }

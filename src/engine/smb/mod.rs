@@ -13,7 +13,11 @@
 //!   request at a time;
 //! - `target`: [`find`], [`create_file`], [`remove_file`], [`file_size`];
 //! - `remote`: [`SmbRemoteFile`], the file as a remote test file, and [`probe`];
-//! - `engine`: [`SmbEngine`], READ and WRITE pipelined to the queue depth with credits.
+//! - `channel`: the connections of one engine (`--connections`): channels bound to one
+//!   session where the server offers multichannel ([`SmbConnection::bind`]), else
+//!   independent sessions ([`SmbChannels`]);
+//! - `engine`: [`SmbEngine`], READ and WRITE pipelined to the queue depth with credits,
+//!   spread over its connections round robin.
 //!
 //! Not wired to the command line yet: an `smb://` target is refused there ("not supported
 //! yet") until test-file creation, the write-safety checks and the storage path are in place.
@@ -34,6 +38,7 @@
 //! # }
 //! ```
 
+mod channel;
 pub mod connection;
 pub mod crypto;
 mod engine;
@@ -43,10 +48,13 @@ mod target;
 mod url;
 pub mod wire;
 
+pub use channel::{CreditReport, MAX_CHANNELS, MESSAGE_OVERHEAD_BYTES, SmbChannels};
 pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
-pub use engine::{CreditReport, MAX_QUEUE_DEPTH, MESSAGE_OVERHEAD_BYTES, SmbEngine};
+pub use engine::{MAX_QUEUE_DEPTH, SmbEngine};
 pub use remote::{SmbRemoteFile, probe, target_credentials};
-pub use target::{SmbFile, SmbTargetError, create_file, file_size, find, remove_file};
+pub use target::{
+    ServerInterface, SmbFile, SmbTargetError, create_file, file_size, find, remove_file,
+};
 pub use url::{
     CredentialsError, DOMAIN_VARIABLE, MAX_CREDENTIALS_FILE_BYTES, PASSWORD_VARIABLE, SMB_PORT,
     SmbCredentials, SmbUrl, USER_VARIABLE,

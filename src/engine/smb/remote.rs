@@ -327,5 +327,7 @@ pub fn probe(
             write_bytes: session.max_write_bytes,
         }),
         file_session: Some(session.describe()),
+        multichannel: session.multichannel,
+        server_interfaces: found.interfaces.iter().map(|i| i.describe()).collect(),
     })
 }

@@ -157,6 +157,104 @@ pub fn share_space(connection: &mut SmbConnection) -> Result<(u64, u64), SmbErro
     ))
 }
 
+/// FSCTL_QUERY_NETWORK_INTERFACE_INFO: the server's network interfaces (multichannel).
+const FSCTL_QUERY_NETWORK_INTERFACE_INFO: u32 = 0x0014_01FC;
+/// The most interfaces read from one answer.
+const MAX_INTERFACES: usize = 64;
+
+/// A network interface of the server, as FSCTL_QUERY_NETWORK_INTERFACE_INFO lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerInterface {
+    /// Its address (`None` for an address family other than IPv4 and IPv6).
+    pub address: Option<std::net::IpAddr>,
+    /// Its link speed as the server states it, bits per second.
+    pub link_speed_bits_per_second: u64,
+    /// The server says it spreads receive work over several queues (RSS).
+    pub rss: bool,
+    /// The server says it takes RDMA there.
+    pub rdma: bool,
+}
+
+impl ServerInterface {
+    /// In words: `127.0.0.1 at 10 Gbit/s with RSS`.
+    pub fn describe(&self) -> String {
+        let address = self
+            .address
+            .map_or_else(|| "an address".to_string(), |address| address.to_string());
+        let speed = self.link_speed_bits_per_second;
+        let speed = if speed >= 1_000_000_000 && speed.is_multiple_of(1_000_000_000) {
+            format!("{} Gbit/s", speed / 1_000_000_000)
+        } else {
+            format!("{} Mbit/s", speed / 1_000_000)
+        };
+        let features: Vec<&str> = [(self.rss, "RSS"), (self.rdma, "RDMA")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        if features.is_empty() {
+            format!("{address} at {speed}")
+        } else {
+            format!("{address} at {speed} with {}", features.join(" and "))
+        }
+    }
+}
+
+/// The server's network interfaces (FSCTL_QUERY_NETWORK_INTERFACE_INFO), at most
+/// [`MAX_INTERFACES`] of them.
+pub fn network_interfaces(
+    connection: &mut SmbConnection,
+) -> Result<Vec<ServerInterface>, SmbError> {
+    let mut body = vec![0u8; 56];
+    body[0..2].copy_from_slice(&57u16.to_le_bytes());
+    body[4..8].copy_from_slice(&FSCTL_QUERY_NETWORK_INTERFACE_INFO.to_le_bytes());
+    body[8..24].fill(0xFF);
+    body[24..28].copy_from_slice(&((HEADER_BYTES + 56) as u32).to_le_bytes());
+    body[36..40].copy_from_slice(&((HEADER_BYTES + 56) as u32).to_le_bytes());
+    body[44..48].copy_from_slice(&65536u32.to_le_bytes());
+    body[48..52].copy_from_slice(&1u32.to_le_bytes()); // SMB2_0_IOCTL_IS_FSCTL
+    let reply = connection.call(command::IOCTL, &body)?;
+    let broken = || {
+        SmbError::Protocol(format!(
+            "{} sent a network interface list out of bounds",
+            connection.server
+        ))
+    };
+    if reply.len() < 48 {
+        return Err(broken());
+    }
+    let at = (u32_at(&reply, 32) as usize).saturating_sub(HEADER_BYTES);
+    let count = u32_at(&reply, 36) as usize;
+    let output = reply.get(at..at + count).ok_or_else(broken)?;
+    let mut interfaces = Vec::new();
+    let mut offset = 0;
+    while interfaces.len() < MAX_INTERFACES {
+        let entry = output.get(offset..offset + 152).ok_or_else(broken)?;
+        let capability = u32_at(entry, 8);
+        let address = &entry[24..];
+        let address = match wire::u16_at(address, 0) {
+            0x0002 => Some(std::net::IpAddr::from(
+                <[u8; 4]>::try_from(&address[4..8]).expect("4 bytes"),
+            )),
+            0x0017 => Some(std::net::IpAddr::from(
+                <[u8; 16]>::try_from(&address[8..24]).expect("16 bytes"),
+            )),
+            _ => None,
+        };
+        interfaces.push(ServerInterface {
+            address,
+            link_speed_bits_per_second: u64_at(entry, 16),
+            rss: capability & 0x1 != 0,
+            rdma: capability & 0x2 != 0,
+        });
+        let next = u32_at(entry, 0) as usize;
+        if next == 0 {
+            break;
+        }
+        offset += next;
+    }
+    Ok(interfaces)
+}
+
 /// Opens `url`'s file for the run: read access, and write access with `write`.
 pub fn open_for_io(
     connection: &mut SmbConnection,
@@ -190,6 +288,9 @@ pub struct SmbFile {
     pub share_free_bytes: u64,
     /// What the session negotiated.
     pub session: SmbSessionFacts,
+    /// The server's network interfaces, when it offers multichannel (empty when it lists
+    /// none or does not answer).
+    pub interfaces: Vec<ServerInterface>,
 }
 
 /// Why an `smb://` target cannot be used.
@@ -275,7 +376,13 @@ pub fn find(
     };
     let (total, free) =
         share_space(&mut connection).map_err(|error| failed("the share's free space", error))?;
+    let interfaces = if connection.facts.multichannel {
+        network_interfaces(&mut connection).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     Ok(SmbFile {
+        interfaces,
         existing_size_bytes: existing,
         read_only: !connection.facts.share_writable,
         share_total_bytes: total,

@@ -32,6 +32,8 @@ pub mod command {
     pub const WRITE: u16 = 9;
     /// QUERY_INFO.
     pub const QUERY_INFO: u16 = 0x10;
+    /// IOCTL (and FSCTL).
+    pub const IOCTL: u16 = 0x0B;
     /// SET_INFO.
     pub const SET_INFO: u16 = 0x11;
 
