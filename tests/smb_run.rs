@@ -1,9 +1,9 @@
 //! `iopath run smb://…` against a real Samba smbd on loopback (tests/support/nas.rs): a
 //! verified pattern written at queue depth 8 that the share's own file holds, a test file
 //! created, filled and removed with the protocol hop named (dialect, signing, encryption), a
-//! foreign file left alone without `--allow-destructive`, and the faults of the probe (exit
-//! status 2 before any I/O) and a wrong password, each message naming the target and none
-//! showing the password.
+//! foreign file left alone without `--allow-destructive`, AES-128-CCM named on SMB 3.0 and
+//! encryption refused on SMB 2.1, and the faults of the probe (exit status 2 before any I/O)
+//! and a wrong password, each message naming the target and none showing the password.
 //!
 //! Skipped where smbd cannot run (not root, samba not installed), or failed under CI
 //! (tests/support).
@@ -169,6 +169,86 @@ fn smb_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
             .unwrap()
             .contains(SAMBA_PASSWORD)
     );
+}
+
+/// SMB 3.0 encrypts with AES-128-CCM, and the storage path says so; SMB 2.1 runs unencrypted,
+/// and `--smb-encrypt` on it is refused before any I/O, naming the flag and the dialect.
+#[test]
+fn smb_run_names_aes_ccm_on_smb_3_0_and_refuses_encryption_on_smb_2_1() {
+    let Some(server) = SambaServer::start(&[
+        "server max protocol = SMB3_00",
+        "server smb encrypt = required",
+    ]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let read = [
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--qd",
+        "8",
+        "--size",
+        "8m",
+        "--bytes",
+        "8m",
+    ];
+    let outcome = run(
+        work.path(),
+        &server.url("ccm.bin"),
+        &read,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(
+        json["targets"][0]["file_session"], "SMB 3.0, encrypted (AES-128-CCM)",
+        "{}",
+        json["targets"][0]
+    );
+    let test = &json["tests"][0];
+    assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
+    let hops = json["paths"][0]["hops"].as_array().expect("a storage path");
+    let protocol = hops
+        .iter()
+        .find(|hop| hop["kind"] == "protocol")
+        .expect("a protocol hop");
+    let description = protocol["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("SMB 3.0, encrypted (AES-128-CCM) over TCP"),
+        "{description}"
+    );
+    drop(server);
+
+    let Some(server) = SambaServer::start(&["server max protocol = SMB2_10"]) else {
+        return;
+    };
+    let on_server = server.share_directory().join("plain.bin");
+    let outcome = run(
+        work.path(),
+        &server.url("plain.bin"),
+        &read,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(json["targets"][0]["file_session"], "SMB 2.1, unsigned");
+    let mut encrypted = read.to_vec();
+    encrypted.push("--smb-encrypt");
+    let outcome = run(
+        work.path(),
+        &server.url("plain.bin"),
+        &encrypted,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 2, "{}", outcome.output);
+    assert!(
+        outcome.output.contains("--smb-encrypt") && outcome.output.contains("SMB 2.1"),
+        "{}",
+        outcome.output
+    );
+    assert!(!on_server.exists(), "no test file was created");
 }
 
 #[test]
