@@ -12,7 +12,7 @@ mod support;
 
 use std::path::Path;
 use support::nas::{SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer};
-use support::process::{Outcome, finish};
+use support::process::{Outcome, finish, protocol_hop};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
@@ -152,11 +152,7 @@ fn smb_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
     let test = &json["tests"][0];
     assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
     assert!(test["write"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
-    let hops = json["paths"][0]["hops"].as_array().expect("a storage path");
-    let protocol = hops
-        .iter()
-        .find(|hop| hop["kind"] == "protocol")
-        .expect("a protocol hop");
+    let protocol = protocol_hop(&json);
     let description = protocol["description"].as_str().unwrap();
     assert!(
         description.starts_with("SMB 3.1.1, encrypted (AES-128-GCM) over TCP")
@@ -183,16 +179,7 @@ fn smb_run_names_aes_ccm_on_smb_3_0_and_refuses_encryption_on_smb_2_1() {
     };
     let work = tempfile::tempdir().unwrap();
     let read = [
-        "--rw",
-        "read",
-        "--bs",
-        "1m",
-        "--qd",
-        "8",
-        "--size",
-        "8m",
-        "--bytes",
-        "8m",
+        "--rw", "read", "--bs", "1m", "--qd", "8", "--size", "8m", "--bytes", "8m",
     ];
     let outcome = run(
         work.path(),
@@ -209,11 +196,7 @@ fn smb_run_names_aes_ccm_on_smb_3_0_and_refuses_encryption_on_smb_2_1() {
     );
     let test = &json["tests"][0];
     assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
-    let hops = json["paths"][0]["hops"].as_array().expect("a storage path");
-    let protocol = hops
-        .iter()
-        .find(|hop| hop["kind"] == "protocol")
-        .expect("a protocol hop");
+    let protocol = protocol_hop(&json);
     let description = protocol["description"].as_str().unwrap();
     assert!(
         description.starts_with("SMB 3.0, encrypted (AES-128-CCM) over TCP"),

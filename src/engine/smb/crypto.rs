@@ -7,7 +7,7 @@
 //! Keys are scheduled once per session; signing and sealing a message work in place and
 //! allocate nothing.
 
-use aes_gcm::aead::{AeadInOut, inout::InOutBuf};
+use aes_gcm::aead::{self, AeadInOut, consts::U16, inout::InOutBuf};
 use aes_gcm::aes::{Aes128, Aes256};
 use aes_gcm::{Aes128Gcm, Aes256Gcm};
 use cmac::Cmac;
@@ -270,60 +270,45 @@ impl Keyed {
 
     /// Encrypts `message` in place; returns the tag. `nonce` is as long as the cipher's.
     fn seal(&self, nonce: &[u8], associated: &[u8], message: &mut [u8]) -> [u8; 16] {
-        const LIMIT: &str = "a message shorter than the cipher's limit";
-        let message = InOutBuf::from(message);
         match self {
-            Keyed::Aes128Ccm(ccm) => ccm
-                .encrypt_inout_detached(&nonce.try_into().expect("11 bytes"), associated, message)
-                .expect(LIMIT)
-                .into(),
-            Keyed::Aes128Gcm(gcm) => gcm
-                .encrypt_inout_detached(&nonce.try_into().expect("12 bytes"), associated, message)
-                .expect(LIMIT)
-                .into(),
-            Keyed::Aes256Ccm(ccm) => ccm
-                .encrypt_inout_detached(&nonce.try_into().expect("11 bytes"), associated, message)
-                .expect(LIMIT)
-                .into(),
-            Keyed::Aes256Gcm(gcm) => gcm
-                .encrypt_inout_detached(&nonce.try_into().expect("12 bytes"), associated, message)
-                .expect(LIMIT)
-                .into(),
+            Keyed::Aes128Ccm(ccm) => seal_with(ccm.as_ref(), nonce, associated, message),
+            Keyed::Aes128Gcm(gcm) => seal_with(gcm.as_ref(), nonce, associated, message),
+            Keyed::Aes256Ccm(ccm) => seal_with(ccm.as_ref(), nonce, associated, message),
+            Keyed::Aes256Gcm(gcm) => seal_with(gcm.as_ref(), nonce, associated, message),
         }
     }
 
     /// Decrypts `message` in place when `tag` authenticates it and `associated`.
     fn open(&self, nonce: &[u8], associated: &[u8], message: &mut [u8], tag: &[u8]) -> bool {
-        let message = InOutBuf::from(message);
-        let tag = aes_gcm::Tag::try_from(tag).expect("16 bytes");
         match self {
-            Keyed::Aes128Ccm(ccm) => ccm.decrypt_inout_detached(
-                &nonce.try_into().expect("11 bytes"),
-                associated,
-                message,
-                &tag,
-            ),
-            Keyed::Aes128Gcm(gcm) => gcm.decrypt_inout_detached(
-                &nonce.try_into().expect("12 bytes"),
-                associated,
-                message,
-                &tag,
-            ),
-            Keyed::Aes256Ccm(ccm) => ccm.decrypt_inout_detached(
-                &nonce.try_into().expect("11 bytes"),
-                associated,
-                message,
-                &tag,
-            ),
-            Keyed::Aes256Gcm(gcm) => gcm.decrypt_inout_detached(
-                &nonce.try_into().expect("12 bytes"),
-                associated,
-                message,
-                &tag,
-            ),
+            Keyed::Aes128Ccm(ccm) => open_with(ccm.as_ref(), nonce, associated, message, tag),
+            Keyed::Aes128Gcm(gcm) => open_with(gcm.as_ref(), nonce, associated, message, tag),
+            Keyed::Aes256Ccm(ccm) => open_with(ccm.as_ref(), nonce, associated, message, tag),
+            Keyed::Aes256Gcm(gcm) => open_with(gcm.as_ref(), nonce, associated, message, tag),
         }
-        .is_ok()
     }
+}
+
+/// [`Keyed::seal`] with one AEAD (a 16-byte tag; `nonce` as long as its nonce).
+fn seal_with<A>(aead: &A, nonce: &[u8], associated: &[u8], message: &mut [u8]) -> [u8; 16]
+where
+    A: AeadInOut<TagSize = U16>,
+{
+    let nonce = aead::Nonce::<A>::try_from(nonce).expect("a nonce of the cipher's length");
+    aead.encrypt_inout_detached(&nonce, associated, InOutBuf::from(message))
+        .expect("a message shorter than the cipher's limit")
+        .into()
+}
+
+/// [`Keyed::open`] with one AEAD (a 16-byte tag; `nonce` as long as its nonce).
+fn open_with<A>(aead: &A, nonce: &[u8], associated: &[u8], message: &mut [u8], tag: &[u8]) -> bool
+where
+    A: AeadInOut<TagSize = U16>,
+{
+    let nonce = aead::Nonce::<A>::try_from(nonce).expect("a nonce of the cipher's length");
+    let tag = aead::Tag::<A>::try_from(tag).expect("16 bytes");
+    aead.decrypt_inout_detached(&nonce, associated, InOutBuf::from(message), &tag)
+        .is_ok()
 }
 
 /// Encrypts requests and decrypts responses of one session with its [`Cipher`] (MS-SMB2
