@@ -7,6 +7,7 @@
 //! Keys are scheduled once per session; signing and sealing a message work in place and
 //! allocate nothing.
 
+use super::ccm::AesCcm;
 use aes_gcm::aead::{self, AeadInOut, consts::U16, inout::InOutBuf};
 use aes_gcm::aes::{Aes128, Aes256};
 use aes_gcm::{Aes128Gcm, Aes256Gcm};
@@ -240,15 +241,12 @@ impl Cipher {
     }
 }
 
-/// AES-CCM as SMB uses it: a 16-byte tag, an 11-byte nonce.
-type Ccm<Aes> = ccm::Ccm<Aes, ccm::consts::U16, ccm::consts::U11>;
-
 /// One direction's keyed cipher.
 #[derive(Clone)]
 enum Keyed {
-    Aes128Ccm(Box<Ccm<Aes128>>),
+    Aes128Ccm(Box<AesCcm<Aes128>>),
     Aes128Gcm(Box<Aes128Gcm>),
-    Aes256Ccm(Box<Ccm<Aes256>>),
+    Aes256Ccm(Box<AesCcm<Aes256>>),
     Aes256Gcm(Box<Aes256Gcm>),
 }
 
@@ -257,11 +255,15 @@ impl Keyed {
     fn new(cipher: Cipher, key: &[u8]) -> Keyed {
         const KEY: &str = "a key of the cipher's length";
         match cipher {
-            Cipher::Aes128Ccm => Keyed::Aes128Ccm(Box::new(Ccm::new_from_slice(key).expect(KEY))),
+            Cipher::Aes128Ccm => Keyed::Aes128Ccm(Box::new(AesCcm::new(
+                Aes128::new_from_slice(key).expect(KEY),
+            ))),
             Cipher::Aes128Gcm => {
                 Keyed::Aes128Gcm(Box::new(Aes128Gcm::new_from_slice(key).expect(KEY)))
             }
-            Cipher::Aes256Ccm => Keyed::Aes256Ccm(Box::new(Ccm::new_from_slice(key).expect(KEY))),
+            Cipher::Aes256Ccm => Keyed::Aes256Ccm(Box::new(AesCcm::new(
+                Aes256::new_from_slice(key).expect(KEY),
+            ))),
             Cipher::Aes256Gcm => {
                 Keyed::Aes256Gcm(Box::new(Aes256Gcm::new_from_slice(key).expect(KEY)))
             }

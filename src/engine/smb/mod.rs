@@ -9,7 +9,8 @@
 //!   never from the command line);
 //! - `wire`: the SMB2 header, commands and NT status codes;
 //! - `ntlm`: NTLMv2 authentication;
-//! - `crypto`: key derivation, the preauthentication hash, signing and encryption;
+//! - `crypto`: key derivation, the preauthentication hash, signing and encryption (`ccm`:
+//!   AES-CCM);
 //! - `connection`: [`SmbConnection`], NEGOTIATE, SESSION_SETUP and TREE_CONNECT, then one
 //!   request at a time;
 //! - `target`: [`find`], [`create_file`], [`remove_file`], [`file_size`];
@@ -35,6 +36,7 @@
 //! # }
 //! ```
 
+mod ccm;
 pub mod connection;
 pub mod crypto;
 mod engine;
