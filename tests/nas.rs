@@ -379,3 +379,155 @@ fn nfs_a_silent_or_lying_server_fails_the_engine_in_bounded_time() {
     let error = engine.reap(1, &mut done).expect_err("a lie").to_string();
     assert!(error.contains("not made"), "{error}");
 }
+
+/// A scripted NFS server's READ reply to `xid` carrying `data` (record mark not included).
+fn read_reply(xid: u32, data: &[u8]) -> Vec<u8> {
+    let mut reply = Vec::new();
+    // xid, REPLY, MSG_ACCEPTED, AUTH_NONE verifier (flavor, length), SUCCESS, NFS3_OK, no
+    // attributes, count, eof, data length.
+    for word in [
+        xid,
+        1,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        data.len() as u32,
+        0,
+        data.len() as u32,
+    ] {
+        reply.extend_from_slice(&word.to_be_bytes());
+    }
+    reply.extend_from_slice(data);
+    reply.resize(reply.len().next_multiple_of(4), 0);
+    reply
+}
+
+/// The xid of the next call a scripted server receives on `stream`.
+fn next_call_xid(stream: &mut std::net::TcpStream) -> u32 {
+    use std::io::Read;
+    let mut mark = [0u8; 4];
+    stream.read_exact(&mut mark).unwrap();
+    let mut call = vec![0u8; (u32::from_be_bytes(mark) & 0x7FFF_FFFF) as usize];
+    stream.read_exact(&mut call).unwrap();
+    u32::from_be_bytes(call[..4].try_into().unwrap())
+}
+
+/// `bytes` written in pieces with a pause after each, so the client receives them in as many
+/// parts: 32 pieces of `first` bytes, then pieces of `then` bytes.
+fn send_in_pieces(stream: &mut std::net::TcpStream, bytes: &[u8], first: usize, then: usize) {
+    use std::io::Write;
+    let split = bytes.len().min(32 * first);
+    for part in bytes[..split]
+        .chunks(first)
+        .chain(bytes[split..].chunks(then))
+    {
+        stream.write_all(part).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn nfs_read_replies_split_anywhere_out_of_order_or_in_fragments_land_in_their_slots() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/f?mountport={port}")).unwrap();
+    const LENGTH: u32 = 64 * 1024;
+    let read = |slot: u32| IoRequest {
+        slot,
+        file: 0,
+        direction: Direction::Read,
+        offset: u64::from(slot) * u64::from(LENGTH),
+        length: LENGTH,
+    };
+    let data = |seed: u8, length: usize| -> Vec<u8> {
+        (0..length)
+            .map(|index| (index as u8).wrapping_mul(7) ^ seed)
+            .collect()
+    };
+    let mark = |length: usize, last: bool| -> [u8; 4] {
+        (length as u32 | if last { 0x8000_0000 } else { 0 }).to_be_bytes()
+    };
+    let mut options = EngineOptions::new(2, LENGTH as usize);
+    options.net_timeout = TIMEOUT;
+    let mut engine = NfsEngine::open(&url, vec![1; 32], &options).unwrap();
+    let (mut server, _) = listener.accept().unwrap();
+    server.set_nodelay(true).unwrap();
+    let mut done = [Completion::default(); 2];
+
+    // Rounds of two reads answered in reverse order; each reply written in small pieces (the
+    // header itself split), whole, in two fragments, or short with padding.
+    for round in 0..4u8 {
+        engine.submit(read(0)).unwrap();
+        engine.submit(read(1)).unwrap();
+        engine.flush().unwrap();
+        let xids = [next_call_xid(&mut server), next_call_xid(&mut server)];
+        let lengths = match round {
+            2 => [1001, LENGTH as usize],
+            _ => [LENGTH as usize, LENGTH as usize],
+        };
+        let payloads = [data(round, lengths[0]), data(round + 100, lengths[1])];
+        let mut replies = Vec::new();
+        for slot in [1, 0] {
+            let reply = read_reply(xids[slot], &payloads[slot]);
+            if round == 3 {
+                // Two fragments: the first ends inside the data.
+                replies.extend_from_slice(&mark(1000, false));
+                replies.extend_from_slice(&reply[..1000]);
+                replies.extend_from_slice(&mark(reply.len() - 1000, true));
+                replies.extend_from_slice(&reply[1000..]);
+            } else {
+                replies.extend_from_slice(&mark(reply.len(), true));
+                replies.extend_from_slice(&reply);
+            }
+        }
+        let (first, then) = match round {
+            0 => (7, 1500),
+            1 => (replies.len(), replies.len()),
+            _ => (4093, 4093),
+        };
+        let writer = {
+            let mut server = server.try_clone().unwrap();
+            std::thread::spawn(move || send_in_pieces(&mut server, &replies, first, then))
+        };
+        let mut reaped = 0;
+        while reaped < 2 {
+            reaped += engine.reap(2 - reaped, &mut done[reaped..]).unwrap();
+        }
+        writer.join().unwrap();
+        let mut got: Vec<(u32, i64)> = done.iter().map(|c| (c.slot, c.result)).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [(0, lengths[0] as i64), (1, lengths[1] as i64)],
+            "round {round}"
+        );
+        for slot in 0..2 {
+            assert!(
+                engine.buffer_mut(slot)[..lengths[slot]] == payloads[slot][..],
+                "round {round}: slot {slot}'s data"
+            );
+        }
+    }
+
+    // More data than asked is refused, not written past the request.
+    engine.submit(read(0)).unwrap();
+    engine.flush().unwrap();
+    let xid = next_call_xid(&mut server);
+    let mut reply = read_reply(xid, &data(9, LENGTH as usize + 4));
+    let mut marked = mark(reply.len(), true).to_vec();
+    marked.append(&mut reply);
+    let writer = {
+        let mut server = server.try_clone().unwrap();
+        std::thread::spawn(move || send_in_pieces(&mut server, &marked[..8192], 4096, 4096))
+    };
+    let error = engine
+        .reap(1, &mut done)
+        .expect_err("too much data")
+        .to_string();
+    writer.join().unwrap();
+    assert!(error.contains("announced"), "{error}");
+}

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::nas::GaneshaServer;
-use support::process::{Outcome, finish};
+use support::process::{Outcome, finish, protocol_hop};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
@@ -174,10 +174,7 @@ fn creates_fills_and_removes_its_test_file(
     assert!(test["write"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
     assert_eq!(test["jobs"][0]["engine"]["write_stability"], "file_sync");
     let hops = json["paths"][0]["hops"].as_array().expect("a storage path");
-    let protocol = hops
-        .iter()
-        .find(|hop| hop["kind"] == "protocol")
-        .expect("a protocol hop");
+    let protocol = protocol_hop(&json);
     let description = protocol["description"].as_str().unwrap();
     assert!(
         description.starts_with(hop)

@@ -1,14 +1,16 @@
 //! The SMB engine against a real Samba smbd on loopback (tests/support/nas.rs), each test with
 //! its own server, share and user: a pattern written at queue depth 8 reads back and is the
-//! server's file byte for byte, with signing off and on and with encryption; and the faults a
-//! user meets (wrong password, wrong share, read-only share, unreachable server, a server
-//! killed mid-run) each give a clear error.
+//! server's file byte for byte, with signing off and on and with encryption (AES-128-GCM and
+//! AES-128-CCM, AES-256 where the server allows only it); and the faults a user meets (wrong
+//! password, wrong share, read-only share, unreachable server, a server killed mid-run,
+//! encryption asked of SMB 2.1) each give a clear error.
 //!
 //! Skipped where smbd cannot run (not root, samba not installed), failed under CI
 //! (tests/support).
 
 mod support;
 
+use iopath::engine::smb::crypto::Cipher;
 use iopath::engine::smb::{self, SmbCredentials, SmbEngine, SmbSecurity, SmbUrl};
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
@@ -114,10 +116,13 @@ fn smb_pattern_at_qd8_reads_back_and_matches_the_servers_file_unsigned_and_signe
     );
     assert!(signed.signing && !signed.encryption, "{signed:?}");
     drop(server);
-    // SMB 2.1 signs with HMAC-SHA256.
+    // SMB 2.1, unsigned, and signed with HMAC-SHA256.
     let Some(server) = SambaServer::start(&["server max protocol = SMB2_10"]) else {
         return;
     };
+    let plain = round_trip(&server, SmbSecurity::default());
+    assert!(plain.dialect == 0x0210 && !plain.signing, "{plain:?}");
+    assert_eq!(plain.describe(), "SMB 2.1, unsigned");
     let signed = round_trip(
         &server,
         SmbSecurity {
@@ -126,6 +131,69 @@ fn smb_pattern_at_qd8_reads_back_and_matches_the_servers_file_unsigned_and_signe
         },
     );
     assert!(signed.signing && signed.dialect == 0x0210, "{signed:?}");
+    assert_eq!(signed.describe(), "SMB 2.1, signed (HMAC-SHA256)");
+    // Encryption asked for on SMB 2.1, which has none: refused, naming the flag and dialect.
+    let url = SmbUrl::parse(&server.url("test.bin")).unwrap();
+    let encrypt = SmbSecurity {
+        sign: false,
+        encrypt: true,
+    };
+    let error = smb::find(&url, &credentials(SAMBA_PASSWORD), encrypt, TIMEOUT)
+        .expect_err("SMB 2.1 cannot encrypt")
+        .to_string();
+    assert!(
+        error.contains("--smb-encrypt") && error.contains("SMB 2.1"),
+        "{error}"
+    );
+}
+
+/// AES-128-CCM: the only cipher of SMB 3.0 and 3.0.2, and the one a 3.1.1 server without GCM
+/// chooses; AES-256 when the server allows nothing else. Each a pattern at QD 8 written, read
+/// back and found on the server.
+#[test]
+fn smb_encryption_with_aes_ccm_and_aes_256() {
+    for (protocol, dialect, name) in [("SMB3_00", 0x0300, "3.0"), ("SMB3_02", 0x0302, "3.0.2")] {
+        let max_protocol = format!("server max protocol = {protocol}");
+        let Some(server) = SambaServer::start(&[&max_protocol, "server smb encrypt = required"])
+        else {
+            return;
+        };
+        let sealed = round_trip(&server, SmbSecurity::default());
+        assert_eq!(
+            (sealed.dialect, sealed.cipher),
+            (dialect, Some(Cipher::Aes128Ccm)),
+            "{sealed:?}"
+        );
+        assert!(sealed.encryption && !sealed.signing, "{sealed:?}");
+        assert_eq!(
+            sealed.describe(),
+            format!("SMB {name}, encrypted (AES-128-CCM)")
+        );
+    }
+    let encrypt = SmbSecurity {
+        sign: false,
+        encrypt: true,
+    };
+    for (ciphers, expected) in [
+        ("AES-128-CCM", Cipher::Aes128Ccm),
+        ("AES-256-GCM, AES-256-CCM", Cipher::Aes256Gcm),
+        ("AES-256-CCM", Cipher::Aes256Ccm),
+    ] {
+        let algorithms = format!("server smb3 encryption algorithms = {ciphers}");
+        let Some(server) = SambaServer::start(&[&algorithms]) else {
+            return;
+        };
+        let sealed = round_trip(&server, encrypt);
+        assert_eq!(
+            (sealed.dialect, sealed.cipher),
+            (0x0311, Some(expected)),
+            "{ciphers}: {sealed:?}"
+        );
+        assert_eq!(
+            sealed.describe(),
+            format!("SMB 3.1.1, encrypted ({})", expected.name())
+        );
+    }
 }
 
 #[test]
@@ -170,6 +238,8 @@ fn smb_encryption_when_asked() {
         },
     );
     assert!(sealed.encryption && sealed.dialect == 0x0311, "{sealed:?}");
+    // GCM is offered first, and Samba prefers it too.
+    assert_eq!(sealed.cipher, Some(Cipher::Aes128Gcm), "{sealed:?}");
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! verified pattern written at queue depth 8 that the share's own file holds, a test file
 //! created, filled and removed with the protocol hop named (dialect, signing, encryption), a
 //! foreign file left alone without `--allow-destructive`, `--connections` as multichannel
-//! channels or independent sessions, the file removed after one Ctrl-C and after two, and the
-//! faults of the probe (exit status 2 before any I/O), a wrong password and a server that dies
-//! mid-run (exit status 1), each message naming the target and none showing the password.
+//! channels or independent sessions, AES-128-CCM named on SMB 3.0 and encryption refused on
+//! SMB 2.1, the file removed after one Ctrl-C and after two, and the faults of the probe (exit
+//! status 2 before any I/O), a wrong password and a server that dies mid-run (exit status 1),
+//! each message naming the target and none showing the password.
 //!
 //! Skipped where smbd cannot run (not root, samba not installed), or failed under CI
 //! (tests/support).
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
 };
-use support::process::{Outcome, finish};
+use support::process::{Outcome, finish, protocol_hop};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
@@ -166,11 +167,7 @@ fn smb_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
     let test = &json["tests"][0];
     assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
     assert!(test["write"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
-    let hops = json["paths"][0]["hops"].as_array().expect("a storage path");
-    let protocol = hops
-        .iter()
-        .find(|hop| hop["kind"] == "protocol")
-        .expect("a protocol hop");
+    let protocol = protocol_hop(&json);
     let description = protocol["description"].as_str().unwrap();
     assert!(
         description.starts_with("SMB 3.1.1, encrypted (AES-128-GCM) over TCP")
@@ -183,6 +180,73 @@ fn smb_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() 
             .unwrap()
             .contains(SAMBA_PASSWORD)
     );
+}
+
+/// SMB 3.0 encrypts with AES-128-CCM, and the storage path says so; SMB 2.1 runs unencrypted,
+/// and `--smb-encrypt` on it is refused before any I/O, naming the flag and the dialect.
+#[test]
+fn smb_run_names_aes_ccm_on_smb_3_0_and_refuses_encryption_on_smb_2_1() {
+    let Some(server) = SambaServer::start(&[
+        "server max protocol = SMB3_00",
+        "server smb encrypt = required",
+    ]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let read = [
+        "--rw", "read", "--bs", "1m", "--qd", "8", "--size", "8m", "--bytes", "8m",
+    ];
+    let outcome = run(
+        work.path(),
+        &server.url("ccm.bin"),
+        &read,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(
+        json["targets"][0]["file_session"], "SMB 3.0, encrypted (AES-128-CCM)",
+        "{}",
+        json["targets"][0]
+    );
+    let test = &json["tests"][0];
+    assert!(test["read"]["bytes"].as_u64().unwrap_or(0) > 0, "{test}");
+    let protocol = protocol_hop(&json);
+    let description = protocol["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("SMB 3.0, encrypted (AES-128-CCM) over TCP"),
+        "{description}"
+    );
+    drop(server);
+
+    let Some(server) = SambaServer::start(&["server max protocol = SMB2_10"]) else {
+        return;
+    };
+    let on_server = server.share_directory().join("plain.bin");
+    let outcome = run(
+        work.path(),
+        &server.url("plain.bin"),
+        &read,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    assert_eq!(json["targets"][0]["file_session"], "SMB 2.1, unsigned");
+    let mut encrypted = read.to_vec();
+    encrypted.push("--smb-encrypt");
+    let outcome = run(
+        work.path(),
+        &server.url("plain.bin"),
+        &encrypted,
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 2, "{}", outcome.output);
+    assert!(
+        outcome.output.contains("--smb-encrypt") && outcome.output.contains("SMB 2.1"),
+        "{}",
+        outcome.output
+    );
+    assert!(!on_server.exists(), "no test file was created");
 }
 
 #[test]
@@ -288,16 +352,11 @@ fn run_counting_connections(
     })
 }
 
-/// The storage path's protocol hop of `json`'s first target.
-fn protocol_hop(json: &serde_json::Value) -> String {
-    json["paths"][0]["hops"]
-        .as_array()
-        .expect("a storage path")
-        .iter()
-        .find(|hop| hop["kind"] == "protocol")
-        .expect("a protocol hop")["description"]
+/// The description of the storage path's protocol hop of `json`'s first target.
+fn protocol_hop_text(json: &serde_json::Value) -> String {
+    protocol_hop(json)["description"]
         .as_str()
-        .unwrap()
+        .expect("a description")
         .to_string()
 }
 
@@ -336,7 +395,7 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
         serde_json::json!({"per_worker": 4, "asked": 4, "multichannel": true}),
         "{test}"
     );
-    let hop = protocol_hop(&json);
+    let hop = protocol_hop_text(&json);
     assert!(
         hop.starts_with(
             "SMB 3.1.1, signed (AES-128-GMAC), 4 channels per worker bound to one session \
@@ -361,11 +420,11 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
         true
     );
     assert!(
-        protocol_hop(&json).starts_with(
+        protocol_hop_text(&json).starts_with(
             "SMB 3.1.1, encrypted (AES-128-GCM), 4 channels per worker bound to one session"
         ),
         "{}",
-        protocol_hop(&json)
+        protocol_hop_text(&json)
     );
 }
 
@@ -406,7 +465,7 @@ fn smb_run_without_multichannel_opens_independent_sessions_and_says_so() {
         connections["note"].as_str().unwrap_or("").contains(note),
         "{connections}"
     );
-    let hop = protocol_hop(&json);
+    let hop = protocol_hop_text(&json);
     assert!(
         hop.contains("4 independent sessions per worker (multichannel not offered by the server)"),
         "{hop}"

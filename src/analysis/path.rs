@@ -470,8 +470,9 @@ fn nfs_description(
 }
 
 /// The protocol hop of a file on an SMB share: the session as negotiated (`SMB 3.1.1,
-/// signed (AES-128-CMAC)` or `encrypted (AES-128-GCM)`), the largest READ and WRITE, the
-/// URL and, for a test file, that iopath wrote it and removed it after the run.
+/// signed (AES-128-CMAC)`, `encrypted (AES-128-GCM)` or `SMB 3.0, encrypted (AES-128-CCM)`),
+/// the largest READ and WRITE, the URL and, for a test file, that iopath wrote it and removed
+/// it after the run.
 fn smb_description(
     info: &TargetInfo,
     target: &NetworkTarget,

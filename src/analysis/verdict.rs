@@ -410,21 +410,28 @@ fn classify(context: &Context) -> Decision {
 }
 
 /// For a CPU-bound test on an encrypted SMB session: that the client encrypts and decrypts
-/// every byte (AES-128-GCM), so the CPU is where encryption's cost shows.
-fn encryption_note(context: &Context) -> &'static str {
-    let encrypted = context.target_indexes.iter().any(|&index| {
-        context.targets.get(index).is_some_and(|target| {
-            target
-                .file_session
-                .as_deref()
-                .is_some_and(|session| session.contains("encrypted"))
-        })
-    });
-    if encrypted {
-        "; the SMB session is encrypted (AES-128-GCM): the client encrypts and decrypts every byte on its CPU"
-    } else {
-        ""
+/// every byte (with the session's cipher), so the CPU is where encryption's cost shows.
+fn encryption_note(context: &Context) -> String {
+    let cipher = context
+        .target_indexes
+        .iter()
+        .find_map(|&index| encrypted_with(context.targets.get(index)?.file_session.as_deref()?));
+    match cipher {
+        Some(cipher) => format!(
+            "; the SMB session is encrypted{cipher}: the client encrypts and decrypts every byte on its CPU"
+        ),
+        None => String::new(),
     }
+}
+
+/// For an encrypted session as its `file_session` says (`SMB 3.0, encrypted (AES-128-CCM)`):
+/// its cipher in words, ` (AES-128-CCM)`, or nothing when unnamed; `None` when not encrypted.
+fn encrypted_with(session: &str) -> Option<&str> {
+    let (_, after) = session.split_once("encrypted")?;
+    Some(match after.find(')') {
+        Some(end) if after.starts_with(" (") => &after[..=end],
+        _ => "",
+    })
 }
 
 fn rate_limit(context: &Context) -> Option<Decision> {

@@ -286,8 +286,9 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Network targets")]
     pub smb_sign: bool,
 
-    /// smb:// targets: encrypt every message (AES-128-GCM, SMB 3.1.1) even when the server
-    /// does not require it.
+    /// smb:// targets: encrypt every message even when the server does not require it
+    /// (SMB 3.0 and later, with the cipher negotiated: AES-128-CCM on 3.0 and 3.0.2, AES-128-GCM
+    /// or what the server allows on 3.1.1; refused on SMB 2.1, which has no encryption).
     #[arg(long, help_heading = "Network targets")]
     pub smb_encrypt: bool,
 

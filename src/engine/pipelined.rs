@@ -81,6 +81,18 @@ pub fn receive_some(
     stop: &StopSignal,
     server: &str,
 ) -> io::Result<usize> {
+    receive_some_vectored(fd, &mut [IoSliceMut::new(buffer)], timeout, stop, server)
+}
+
+/// [`receive_some`] into several buffers in turn (one `recvmsg`): the first is filled before
+/// the second takes any byte. None may be empty all together.
+pub fn receive_some_vectored(
+    fd: RawFd,
+    buffers: &mut [IoSliceMut<'_>],
+    timeout: Duration,
+    stop: &StopSignal,
+    server: &str,
+) -> io::Result<usize> {
     let started = Instant::now();
     loop {
         let wait = if stop.is_raised() {
@@ -88,8 +100,7 @@ pub fn receive_some(
         } else {
             timeout
         };
-        let mut slice = [IoSliceMut::new(buffer)];
-        match sys::receive_vectored(fd, &mut slice, true) {
+        match sys::receive_vectored(fd, buffers, true) {
             Ok(0) => {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,

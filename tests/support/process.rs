@@ -62,3 +62,14 @@ pub fn finish(output: std::process::Output, json: &Path) -> Outcome {
             .and_then(|text| serde_json::from_str(&text).ok()),
     }
 }
+
+/// The protocol hop of the first storage path of a run's JSON result (fails the test when
+/// there is none).
+pub fn protocol_hop(json: &serde_json::Value) -> &serde_json::Value {
+    json["paths"][0]["hops"]
+        .as_array()
+        .expect("a storage path")
+        .iter()
+        .find(|hop| hop["kind"] == "protocol")
+        .expect("a protocol hop")
+}

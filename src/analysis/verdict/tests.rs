@@ -580,3 +580,11 @@ fn compression_explains_a_rate_above_capacity_only_when_the_data_allows_it() {
     let reducible = note(&compressible, TrustKind::ReducibleData).expect("reducible data");
     assert!(reducible.contains("60% compressible"), "{reducible}");
 }
+
+#[test]
+fn an_encrypted_sessions_cipher_is_named() {
+    let ccm = encrypted_with("SMB 3.0, encrypted (AES-128-CCM)");
+    assert_eq!(ccm, Some(" (AES-128-CCM)"));
+    assert_eq!(encrypted_with("SMB 3.1.1, encrypted"), Some(""));
+    assert_eq!(encrypted_with("SMB 3.1.1, signed (AES-128-GMAC)"), None);
+}

@@ -23,6 +23,12 @@
 //!   [`REPLY_OVERHEAD_BYTES`], checked on each record mark before its bytes are awaited. The
 //!   server must send something at least once per network timeout; once the run's stop signal
 //!   is raised, requests in flight get [`STOP_GRACE`](crate::engine::volume::STOP_GRACE) instead.
+//! - **Large READ data lands in its slot** (NFSv3). A READ reply in one fragment whose data has not all
+//!   arrived yet is parsed as far as its data's length; the data already received is copied to
+//!   the slot's buffer and the rest is received straight into it (with the bytes after it into
+//!   the receive buffer, in one `recvmsg`). After a READ of [`LARGE_READ_BYTES`] or more, the
+//!   receive buffer takes at most one reply header at a time, so the next large reply's data
+//!   is not received into it first. Replies in several fragments are put together and copied.
 //! - **Durability.** Writes are `FILE_SYNC` with `EngineOptions::write_through`, else
 //!   `UNSTABLE`; [`Engine::sync_data`] then sends COMMIT (with nothing in flight).
 //! - **Failures.** An NFS status other than OK is a completion with the matching negative
@@ -33,14 +39,14 @@ use super::nfs3::{self, NFS_PROGRAM, NfsError, Stability, procedure, skip_wcc_da
 use super::nfs4::{self, Nfs4Client, SessionFacts, Stateid};
 use super::rpc::{self, Credentials, RpcConnection, RpcError, call_header, finish_record};
 use super::target4::COMPOUND_OVERHEAD_BYTES;
-use super::xdr::{Decoder, Encoder};
+use super::xdr::{self, Decoder, Encoder};
 use crate::engine::network_target::{NetworkTarget, NfsUrl, NfsVersion};
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
 use crate::result::{Capabilities, Direction};
 use std::collections::VecDeque;
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -55,6 +61,12 @@ pub const REPLY_OVERHEAD_BYTES: usize = 1024;
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Receive buffer beyond two of the longest replies (many small replies arrive in one `recv`).
 const RECEIVE_EXTRA_BYTES: usize = 64 * 1024;
+/// A READ of at least this many bytes limits what the receive buffer takes at once to one
+/// reply header (its record mark and [`REPLY_OVERHEAD_BYTES`]), so the data of the next such
+/// reply is received straight into its slot.
+pub const LARGE_READ_BYTES: u32 = 16 * 1024;
+/// The most the receive buffer takes at once while READs are large.
+const HEADER_WINDOW_BYTES: usize = 4 + REPLY_OVERHEAD_BYTES;
 /// The slot value of a COMMIT's xid.
 const COMMIT_SLOT: u32 = 0xFFFF;
 const ENGINE: &str = "nfs";
@@ -112,6 +124,9 @@ pub struct NfsEngine {
     record: Vec<u8>,
     /// The longest reply accepted, bytes.
     max_record: usize,
+    /// The last READ answered was of [`LARGE_READ_BYTES`] or more: receive one reply header at
+    /// a time.
+    large_reads: bool,
     ready: VecDeque<Completion>,
     in_flight: usize,
     sequence: u32,
@@ -207,6 +222,7 @@ impl NfsEngine {
             filled: 0,
             record: Vec::new(),
             max_record: options.buffer_size + REPLY_OVERHEAD_BYTES,
+            large_reads: false,
             ready: VecDeque::with_capacity(options.queue_depth as usize),
             in_flight: 0,
             sequence: 0,
@@ -419,19 +435,36 @@ impl NfsEngine {
 
     /// Receives more bytes into `incoming` (see [`pipelined::receive_some`]).
     fn fill(&mut self) -> io::Result<()> {
+        self.fill_at_most(usize::MAX)
+    }
+
+    /// Receives more bytes into `incoming`, at most `limit` (at least one).
+    fn fill_at_most(&mut self, limit: usize) -> io::Result<()> {
         if self.parsed > 0 {
             self.incoming.copy_within(self.parsed..self.filled, 0);
             self.filled -= self.parsed;
             self.parsed = 0;
         }
+        let end = self.incoming.len().min(self.filled.saturating_add(limit));
         self.filled += pipelined::receive_some(
             self.stream.as_raw_fd(),
-            &mut self.incoming[self.filled..],
+            &mut self.incoming[self.filled..end],
             self.timeout,
             &self.stop,
             &self.server,
         )?;
         Ok(())
+    }
+
+    /// Receives into `incoming` while a reply's header is awaited: one header's worth after
+    /// large READs, else as much as there is room for.
+    fn fill_for_header(&mut self) -> io::Result<()> {
+        if self.large_reads {
+            let have = self.filled - self.parsed;
+            self.fill_at_most(HEADER_WINDOW_BYTES.saturating_sub(have).max(1))
+        } else {
+            self.fill()
+        }
     }
 
     /// The next whole reply, waiting for it: a range of `incoming` (one fragment, the usual
@@ -467,8 +500,28 @@ impl NfsEngine {
         }
     }
 
-    /// Reads one reply (waiting up to the timeout) and finishes its slot.
+    /// Reads one reply (waiting up to the timeout) and finishes its slot: a READ reply whose
+    /// data has not all arrived goes straight into its slot ([`Self::receive_read_data`]).
     fn receive(&mut self) -> io::Result<Completion> {
+        while self.filled - self.parsed < 4 {
+            self.fill_for_header()?;
+        }
+        let (length, last) = self.mark_at_parsed();
+        // NFSv3 only: an NFSv4.1 reply is a COMPOUND, received whole.
+        if self.session.is_none()
+            && last
+            && length <= self.max_record
+            && self.filled - self.parsed - 4 < length
+        {
+            // The reply's header (all of it, or as much as the longest header) first.
+            let header = length.min(REPLY_OVERHEAD_BYTES);
+            while self.filled - self.parsed - 4 < header {
+                self.fill_for_header()?;
+            }
+            if let Some(completion) = self.receive_read_data(length)? {
+                return Ok(completion);
+            }
+        }
         let (start, end, assembled) = self.next_record()?;
         let reply = if assembled {
             &self.record[start..end]
@@ -477,6 +530,28 @@ impl NfsEngine {
         };
         let mut decoder = Decoder::new(reply);
         let xid = rpc::reply_header(&mut decoder).map_err(|error| protocol(error.to_string()))?;
+        let (slot, direction, length) = self.answered(xid)?;
+        let entry = &mut self.slots[slot as usize];
+        let result = match self.session.as_mut() {
+            None => Self::decode_result(&mut decoder, direction, length, &mut entry.buffer),
+            Some(session) => {
+                let session_slot = entry.session_slot;
+                let result =
+                    Self::decode_result41(&mut decoder, direction, length, &mut entry.buffer)
+                        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
+                session.sequences[session_slot as usize] =
+                    session.sequences[session_slot as usize].wrapping_add(1);
+                session.free.push(session_slot);
+                Ok(result)
+            }
+        }
+        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
+        Ok(self.finish(slot, direction, length, result))
+    }
+
+    /// The slot waiting for the reply `xid`, with its call's direction and length; a reply to
+    /// no call in flight is an error.
+    fn answered(&self, xid: u32) -> io::Result<(u32, Direction, u32)> {
         let slot = xid & 0xFFFF;
         if slot == COMMIT_SLOT {
             return Err(protocol(format!(
@@ -495,24 +570,106 @@ impl NfsEngine {
                 self.server
             )));
         };
-        let entry = &mut self.slots[slot as usize];
-        let result = match self.session.as_mut() {
-            None => Self::decode_result(&mut decoder, direction, length, &mut entry.buffer),
-            Some(session) => {
-                let session_slot = entry.session_slot;
-                let result =
-                    Self::decode_result41(&mut decoder, direction, length, &mut entry.buffer)
-                        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
-                session.sequences[session_slot as usize] =
-                    session.sequences[session_slot as usize].wrapping_add(1);
-                session.free.push(session_slot);
-                Ok(result)
-            }
+        Ok((slot, direction, length))
+    }
+
+    /// Frees `slot` and makes its completion.
+    fn finish(&mut self, slot: u32, direction: Direction, length: u32, result: i64) -> Completion {
+        if direction == Direction::Read && self.session.is_none() {
+            self.large_reads = length >= LARGE_READ_BYTES;
         }
-        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
         self.slots[slot as usize].waiting = None;
         self.in_flight -= 1;
-        Ok(Completion { slot, result })
+        Completion { slot, result }
+    }
+
+    /// For the one-fragment reply of `length` bytes at `parsed` (its header in `incoming`, its
+    /// end not yet): when it is a successful READ reply whose data ends it, moves the data
+    /// received so far into the slot's buffer, receives the rest straight into it, and
+    /// finishes the slot. `None` (nothing consumed) for any other reply, which is then
+    /// received whole.
+    fn receive_read_data(&mut self, length: usize) -> io::Result<Option<Completion>> {
+        let start = self.parsed + 4;
+        let available = (self.filled - start).min(length);
+        let mut decoder = Decoder::new(&self.incoming[start..start + available]);
+        let parsed = (|| {
+            let xid = rpc::reply_header(&mut decoder).ok()?;
+            let status = decoder.u32("status").ok()?;
+            nfs3::post_op_attributes(&mut decoder).ok()?;
+            if status != 0 {
+                return None;
+            }
+            decoder.u32("count").ok()?;
+            decoder.bool("eof").ok()?;
+            let data = decoder.u32("read data length").ok()? as usize;
+            Some((xid, decoder.position(), data))
+        })();
+        let Some((xid, data_at, data_length)) = parsed else {
+            return Ok(None);
+        };
+        let (slot, direction, asked) = self.answered(xid)?;
+        if direction != Direction::Read {
+            return Ok(None);
+        }
+        if data_length > asked as usize {
+            return Err(protocol(format!(
+                "{}: read data: {data_length} bytes announced, at most {asked} expected",
+                self.server
+            )));
+        }
+        let padded = data_length + xdr::padding(data_length);
+        if data_at + padded != length {
+            return Err(protocol(format!(
+                "{} sent a READ reply of {length} bytes whose {data_length} bytes of data end \
+                 at byte {}",
+                self.server,
+                data_at + padded
+            )));
+        }
+        // The data received so far, then the rest straight into the slot's buffer; what
+        // follows it (padding, the next replies) into `incoming`.
+        let here = (self.filled - start - data_at).min(data_length);
+        let buffer = &mut self.slots[slot as usize].buffer;
+        buffer[..here].copy_from_slice(&self.incoming[start + data_at..start + data_at + here]);
+        self.parsed = start + data_at + here;
+        let mut received = here;
+        if received < data_length {
+            // Everything in `incoming` is consumed: it starts afresh.
+            self.parsed = 0;
+            self.filled = 0;
+        }
+        while received < data_length {
+            // After a large READ, only the next reply's header joins the data.
+            let window = if asked >= LARGE_READ_BYTES {
+                HEADER_WINDOW_BYTES
+            } else {
+                self.incoming.len()
+            };
+            let got = pipelined::receive_some_vectored(
+                self.stream.as_raw_fd(),
+                &mut [
+                    IoSliceMut::new(&mut buffer[received..data_length]),
+                    IoSliceMut::new(&mut self.incoming[self.filled..window]),
+                ],
+                self.timeout,
+                &self.stop,
+                &self.server,
+            )?;
+            let into_data = got.min(data_length - received);
+            received += into_data;
+            self.filled += got - into_data;
+        }
+        let padding = padded - data_length;
+        while self.filled - self.parsed < padding {
+            self.fill_for_header()?;
+        }
+        self.parsed += padding;
+        Ok(Some(self.finish(
+            slot,
+            Direction::Read,
+            asked,
+            data_length as i64,
+        )))
     }
 
     /// Whether `incoming` holds a whole record already (no need to wait for the socket).

@@ -312,30 +312,34 @@ pub(super) fn open_connections(
 
 #[cfg(test)]
 mod tests {
-    use super::super::crypto::{Sealer, TRANSFORM_HEADER_BYTES};
+    use super::super::crypto::{Cipher, Sealer, TRANSFORM_HEADER_BYTES};
     use super::SmbChannels;
 
     /// Two channels of one encrypted session seal under the same key but never one nonce,
     /// and the server opens both with the session's keys.
     #[test]
     fn channels_of_one_session_seal_under_nonces_of_their_own() {
-        let first = Sealer::new(&[1; 16], &[2; 16], 7);
-        let server = Sealer::new(&[2; 16], &[1; 16], 7);
-        let mut nonces = std::collections::HashSet::new();
-        for channel in 0..4u8 {
-            let mut sealer = if channel == 0 {
-                first.clone()
-            } else {
-                first.for_channel(channel)
-            };
-            for _ in 0..3 {
-                let mut frame = vec![0x5a; TRANSFORM_HEADER_BYTES + 40];
-                sealer.seal(&mut frame);
-                assert!(nonces.insert(frame[20..36].to_vec()), "a nonce used twice");
-                server
-                    .open(&mut frame)
-                    .expect("opens with the session's keys");
-                assert_eq!(&frame[TRANSFORM_HEADER_BYTES..], &[0x5a; 40][..]);
+        for cipher in Cipher::OFFERED {
+            let (ours, theirs) = (vec![1; cipher.key_bytes()], vec![2; cipher.key_bytes()]);
+            let first = Sealer::new(cipher, &ours, &theirs, 7);
+            let server = Sealer::new(cipher, &theirs, &ours, 7);
+            let mut nonces = std::collections::HashSet::new();
+            for channel in 0..4u8 {
+                let mut sealer = if channel == 0 {
+                    first.clone()
+                } else {
+                    first.for_channel(channel)
+                };
+                for _ in 0..3 {
+                    let mut frame = vec![0x5a; TRANSFORM_HEADER_BYTES + 40];
+                    sealer.seal(&mut frame);
+                    let nonce = frame[20..20 + cipher.nonce_bytes()].to_vec();
+                    assert!(nonces.insert(nonce), "{cipher:?}: a nonce used twice");
+                    server
+                        .open(&mut frame)
+                        .expect("opens with the session's keys");
+                    assert_eq!(&frame[TRANSFORM_HEADER_BYTES..], &[0x5a; 40][..]);
+                }
             }
         }
     }

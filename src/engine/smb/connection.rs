@@ -5,7 +5,7 @@
 //! over for pipelined READ and WRITE.
 
 use super::crypto::{
-    self, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
+    self, Cipher, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
 };
 use super::ntlm;
 use super::url::{SmbCredentials, SmbUrl};
@@ -31,7 +31,6 @@ const SESSION_IS_GUEST: u16 = 0x01;
 const SESSION_IS_NULL: u16 = 0x02;
 const SESSION_ENCRYPT_DATA: u16 = 0x04;
 const SHARE_ENCRYPT_DATA: u32 = 0x8000;
-const CIPHER_AES_128_GCM: u16 = 0x0002;
 /// Maximal-access bit: write data.
 const FILE_WRITE_DATA: u32 = 0x02;
 /// The longest message accepted while setting up (no data moves then).
@@ -48,8 +47,10 @@ pub struct SmbSessionFacts {
     pub dialect: u16,
     /// Messages are signed.
     pub signing: bool,
-    /// Messages are encrypted (AES-128-GCM).
+    /// Messages are encrypted (with [`Self::cipher`]).
     pub encryption: bool,
+    /// The cipher messages are encrypted with, when they are.
+    pub cipher: Option<Cipher>,
     /// The largest READ the server takes, bytes.
     pub max_read_bytes: u32,
     /// The largest WRITE the server takes, bytes.
@@ -65,11 +66,11 @@ pub struct SmbSessionFacts {
 
 impl SmbSessionFacts {
     /// In words: `SMB 3.1.1, signed (AES-128-CMAC)`, `SMB 3.1.1, encrypted (AES-128-GCM)`,
-    /// `SMB 3.0.2, unsigned`.
+    /// `SMB 3.0, encrypted (AES-128-CCM)`, `SMB 3.0.2, unsigned`.
     pub fn describe(&self) -> String {
         let dialect = wire::dialect_name(self.dialect);
-        if self.encryption {
-            format!("SMB {dialect}, encrypted (AES-128-GCM)")
+        if let (true, Some(cipher)) = (self.encryption, self.cipher) {
+            format!("SMB {dialect}, encrypted ({})", cipher.name())
         } else if self.signing {
             let algorithm = if self.gmac_signing {
                 "AES-128-GMAC"
@@ -318,6 +319,7 @@ impl SmbConnection {
                 dialect: 0,
                 signing: false,
                 encryption: false,
+                cipher: None,
                 max_read_bytes: 65536,
                 max_write_bytes: 65536,
                 share_writable: false,
@@ -335,7 +337,7 @@ impl SmbConnection {
         &mut self,
         security: SmbSecurity,
         preauth: &mut PreauthHash,
-    ) -> Result<(bool, Option<u16>), SmbError> {
+    ) -> Result<(bool, Option<Cipher>), SmbError> {
         let mut body = vec![0u8; 36];
         body[0..2].copy_from_slice(&36u16.to_le_bytes());
         body[2..4].copy_from_slice(&(DIALECTS.len() as u16).to_le_bytes());
@@ -361,7 +363,11 @@ impl SmbConnection {
         let _ = getrandom::fill(&mut salt);
         let mut preauth_context = vec![1, 0, 32, 0, 1, 0];
         preauth_context.extend_from_slice(&salt);
-        let cipher_context = [1u8, 0, 2, 0];
+        // Ciphers, preferred first (see `Cipher::OFFERED`).
+        let mut cipher_context = (Cipher::OFFERED.len() as u16).to_le_bytes().to_vec();
+        for cipher in Cipher::OFFERED {
+            cipher_context.extend_from_slice(&cipher.id().to_le_bytes());
+        }
         // Signing algorithms, preferred first: AES-GMAC (2), AES-CMAC (1).
         let signing_context = [2u8, 0, 2, 0, 1, 0];
         for (kind, data) in [
@@ -417,7 +423,8 @@ impl SmbConnection {
                     break;
                 };
                 if kind == 2 && data.len() >= 4 && u16_at(data, 0) == 1 {
-                    cipher = Some(u16_at(data, 2)).filter(|c| *c != 0);
+                    // 0: none in common; an id not offered is not taken either.
+                    cipher = Cipher::from_id(u16_at(data, 2));
                 }
                 if kind == 8 && data.len() >= 4 && u16_at(data, 0) == 1 {
                     self.facts.gmac_signing = u16_at(data, 2) == 2;
@@ -426,7 +433,7 @@ impl SmbConnection {
             }
         } else if capabilities & CAP_ENCRYPTION != 0 && dialect >= 0x0300 {
             // SMB 3.0 and 3.0.2 encrypt with AES-128-CCM only.
-            cipher = Some(0x0001);
+            cipher = Some(Cipher::Aes128Ccm);
         }
         Ok((server_mode & SIGNING_REQUIRED != 0, cipher))
     }
@@ -438,7 +445,7 @@ impl SmbConnection {
         credentials: &SmbCredentials,
         security: SmbSecurity,
         server_requires_signing: bool,
-        cipher: Option<u16>,
+        cipher: Option<Cipher>,
         mut preauth: PreauthHash,
         primary: Option<&SmbConnection>,
     ) -> Result<(), SmbError> {
@@ -508,24 +515,12 @@ impl SmbConnection {
             )));
         }
         let smb3 = self.facts.dialect >= 0x0300;
-        let (signing_key, keys) = if self.facts.dialect == SMB_3_1_1 {
-            (
-                crypto::derive_key(&session_key, b"SMBSigningKey\0", &preauth.0),
-                Some((
-                    crypto::derive_key(&session_key, b"SMBC2SCipherKey\0", &preauth.0),
-                    crypto::derive_key(&session_key, b"SMBS2CCipherKey\0", &preauth.0),
-                )),
-            )
+        let signing_key = if self.facts.dialect == SMB_3_1_1 {
+            crypto::derive_key(&session_key, b"SMBSigningKey\0", &preauth.0)
         } else if smb3 {
-            (
-                crypto::derive_key(&session_key, b"SMB2AESCMAC\0", b"SmbSign\0"),
-                Some((
-                    crypto::derive_key(&session_key, b"SMB2AESCCM\0", b"ServerIn \0"),
-                    crypto::derive_key(&session_key, b"SMB2AESCCM\0", b"ServerOut\0"),
-                )),
-            )
+            crypto::derive_key(&session_key, b"SMB2AESCMAC\0", b"SmbSign\0")
         } else {
-            (session_key, None)
+            session_key
         };
         let signer = if self.facts.gmac_signing {
             Signer::gmac(&signing_key)
@@ -549,7 +544,7 @@ impl SmbConnection {
             self.session_signer = Some(signer.clone());
         }
         if security.encrypt || flags & SESSION_ENCRYPT_DATA != 0 {
-            self.start_encryption(cipher, keys)?;
+            self.start_encryption(cipher, &session_key, &preauth, security.encrypt)?;
         } else if security.sign || server_requires_signing || self.facts.dialect == SMB_3_1_1 {
             // SMB 3.1.1 signs every session that is not a guest's (TREE_CONNECT must be signed
             // there, and servers refuse it unsigned).
@@ -559,28 +554,60 @@ impl SmbConnection {
         Ok(())
     }
 
+    /// Encrypts from here on with `cipher` and the keys derived from `session_key` (and, on
+    /// SMB 3.1.1, the preauthentication hash); refused, naming the dialect (and
+    /// `--smb-encrypt` when `asked`), when the session has no cipher iopath speaks.
     fn start_encryption(
         &mut self,
-        cipher: Option<u16>,
-        keys: Option<([u8; 16], [u8; 16])>,
+        cipher: Option<Cipher>,
+        session_key: &[u8],
+        preauth: &PreauthHash,
+        asked: bool,
     ) -> Result<(), SmbError> {
         if self.sealer.is_some() {
             return Ok(());
         }
-        match (cipher, keys) {
-            (Some(CIPHER_AES_128_GCM), Some((encryption, decryption))) => {
-                self.sealer = Some(Sealer::new(&encryption, &decryption, self.session_id));
-                self.signer = None;
-                self.facts.encryption = true;
-                self.facts.signing = false;
-                Ok(())
-            }
-            _ => Err(SmbError::Protocol(format!(
-                "{} (SMB {}) offers no encryption iopath speaks: it encrypts with AES-128-GCM on SMB 3.1.1 only",
-                self.server,
-                wire::dialect_name(self.facts.dialect)
-            ))),
-        }
+        let dialect = wire::dialect_name(self.facts.dialect);
+        let Some(cipher) = cipher else {
+            let why = if self.facts.dialect < 0x0300 {
+                format!("SMB {dialect} has no encryption (SMB 3.0 and later have)")
+            } else if self.facts.dialect == SMB_3_1_1 {
+                format!(
+                    "SMB {dialect}: the server chose none of the ciphers iopath offers ({})",
+                    Cipher::OFFERED.map(Cipher::name).join(", ")
+                )
+            } else {
+                format!("SMB {dialect}: the server does not offer encryption")
+            };
+            let who = if asked {
+                "--smb-encrypt cannot be met"
+            } else {
+                "the server asks for encryption, which cannot be met"
+            };
+            return Err(SmbError::Protocol(format!("{}: {who}: {why}", self.server)));
+        };
+        let (encryption, decryption) = if self.facts.dialect == SMB_3_1_1 {
+            (
+                crypto::derive_cipher_key(cipher, session_key, b"SMBC2SCipherKey\0", &preauth.0),
+                crypto::derive_cipher_key(cipher, session_key, b"SMBS2CCipherKey\0", &preauth.0),
+            )
+        } else {
+            (
+                crypto::derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerIn \0"),
+                crypto::derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerOut\0"),
+            )
+        };
+        self.sealer = Some(Sealer::new(
+            cipher,
+            &encryption,
+            &decryption,
+            self.session_id,
+        ));
+        self.signer = None;
+        self.facts.encryption = true;
+        self.facts.cipher = Some(cipher);
+        self.facts.signing = false;
+        Ok(())
     }
 
     fn tree_connect(&mut self, url: &SmbUrl) -> Result<(), SmbError> {

@@ -13,8 +13,8 @@
 //!   response finds its slot by the id it answers, and a response to no request in flight is
 //!   a protocol error.
 //! - **Signing and encryption** happen in place in one frame buffer (AES-128-CMAC,
-//!   AES-128-GMAC or HMAC-SHA256; AES-128-GCM), each response checked or decrypted the same
-//!   way: nothing is allocated per I/O.
+//!   AES-128-GMAC or HMAC-SHA256; AES-GCM or AES-CCM), each response checked or decrypted the
+//!   same way: nothing is allocated per I/O.
 //! - **Sends never block**, as in the NFS engine: while a socket takes no more, responses
 //!   are read and kept for `reap`.
 //! - **Durability.** `EngineOptions::write_through` sets `WRITE_THROUGH` on every WRITE;

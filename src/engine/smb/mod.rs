@@ -1,5 +1,6 @@
 //! The SMB engine: iopath as its own SMB2/3 client over TCP (SMB 2.1, 3.0, 3.0.2 and 3.1.1;
-//! NTLMv2; signing with HMAC-SHA256 or AES-128-CMAC; encryption with AES-128-GCM on 3.1.1),
+//! NTLMv2; signing with HMAC-SHA256, AES-128-CMAC or AES-128-GMAC; encryption with AES-128-CCM
+//! on 3.0 and 3.0.2, and with AES-128-GCM, AES-128-CCM, AES-256-GCM or AES-256-CCM on 3.1.1),
 //! with no mount, no kernel client and no Samba library in between.
 //!
 //! The parts:
@@ -8,7 +9,8 @@
 //!   never from the command line);
 //! - `wire`: the SMB2 header, commands and NT status codes;
 //! - `ntlm`: NTLMv2 authentication;
-//! - `crypto`: key derivation, the preauthentication hash, signing and encryption;
+//! - `crypto`: key derivation, the preauthentication hash, signing and encryption (`ccm`:
+//!   AES-CCM);
 //! - `connection`: [`SmbConnection`], NEGOTIATE, SESSION_SETUP and TREE_CONNECT, then one
 //!   request at a time;
 //! - `target`: [`find`], [`create_file`], [`remove_file`], [`file_size`];
@@ -38,6 +40,7 @@
 //! # }
 //! ```
 
+mod ccm;
 mod channel;
 pub mod connection;
 pub mod crypto;
