@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::nas::GaneshaServer;
-use support::process::{Outcome, finish, protocol_hop};
+use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
@@ -434,14 +434,9 @@ fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
         ],
         &json,
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !on_server.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(on_server.exists(), "the test file was made");
+    wait_until_made(&on_server);
     std::thread::sleep(Duration::from_secs(2));
-    // SAFETY: kill only sends a signal, to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    interrupt(&child);
     let outcome = finish(child.wait_with_output().expect("iopath ends"), &json);
     assert!([0, 1, 130].contains(&outcome.status), "{}", outcome.output);
     assert!(
@@ -738,14 +733,9 @@ fn nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
         ],
         &json,
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !filling.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(filling.exists(), "the test file was made");
+    wait_until_made(&filling);
     for _ in 0..2 {
-        // SAFETY: kill only sends a signal, to the child this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        interrupt(&child);
         std::thread::sleep(Duration::from_millis(100));
     }
     let started = Instant::now();

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
 };
-use support::process::{Outcome, finish, protocol_hop};
+use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
 const MIB: u64 = 1 << 20;
@@ -521,21 +521,6 @@ fn spawn(directory: &Path, target: &str, args: &[&str]) -> std::process::Child {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("iopath runs")
-}
-
-/// Waits (at most 20 s) until `path` exists.
-fn wait_until_made(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !path.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(path.exists(), "{} was made", path.display());
-}
-
-/// Sends SIGINT to `child`.
-fn interrupt(child: &std::process::Child) {
-    // SAFETY: kill only sends a signal, to a child this test started and has not reaped.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
 
 #[test]

@@ -129,7 +129,7 @@ Examples:
   IOPATH_SMB_PASSWORD=… iopath run smb://alice@nas/share/test.bin --size 4g --rw randread --qd 32   (SMB2/3)")]
 pub struct RunArgs {
     /// Files, block devices or URLs (nbd://, iscsi://,
-    /// nfs://HOST/EXPORT/PATH/FILE[?version=3|4.1], smb://[USER@]HOST/SHARE/PATH/FILE). A missing file is created with --size (on an NFS
+    /// nfs://HOST/EXPORT/PATH/FILE, with ?version=4.1 for NFSv4.1, smb://[USER@]HOST/SHARE/PATH/FILE). A missing file is created with --size (on an NFS
     /// export or an SMB share: removed after the run); none: a temporary file (neither is
     /// created for the null engine, which does no I/O). With --job, directories stand for
     /// fio's --directory: each job's files are made in them.

@@ -73,3 +73,18 @@ pub fn protocol_hop(json: &serde_json::Value) -> &serde_json::Value {
         .find(|hop| hop["kind"] == "protocol")
         .expect("a protocol hop")
 }
+
+/// Waits (at most 20 s) until `path` exists, and fails the test when it does not.
+pub fn wait_until_made(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(path.exists(), "{} was made", path.display());
+}
+
+/// Sends SIGINT (Ctrl-C) to `child`.
+pub fn interrupt(child: &std::process::Child) {
+    // SAFETY: kill only sends a signal, to a child the test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
