@@ -503,6 +503,20 @@ fn smb_run_refuses_bad_connection_counts_before_any_io() {
         );
         assert!(!on_server.exists(), "no test file was made");
     }
+    // The default suite (no workload flags) takes --connections too, so it is checked too.
+    let outcome = run(
+        work.path(),
+        &server.url("never.bin"),
+        &["--size", "1m", "--connections", "33"],
+        Some(SAMBA_PASSWORD),
+    );
+    assert_eq!(outcome.status, 2, "{}", outcome.output);
+    assert!(
+        outcome.output.contains("--connections 33"),
+        "{}",
+        outcome.output
+    );
+    assert!(!on_server.exists(), "no test file was made");
 }
 
 /// Starts `iopath run TARGET ARGS --ramp 0 --json out.json` in `directory` with the share's

@@ -337,7 +337,8 @@ pub struct WorkloadOptions {
     /// Connections per worker to an nbd:// or smb:// target, I/Os spread over them round
     /// robin (no more than the queue depth): NBD multi-conn where the server announces it;
     /// SMB channels of one session where the server offers multichannel, else independent
-    /// sessions (at most 32); default 1.
+    /// sessions (at most 32); default 1. Applies to every test of the default suite and of a
+    /// preset too.
     #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
     #[serde(
         default,
@@ -573,11 +574,15 @@ impl WorkloadOptions {
             || self.fsync_at_end
     }
 
-    /// Applies the options that every test of a run shares (engine, seed, I/O mode, random
-    /// map, duration, ramp) to `workload`.
+    /// Applies the options that every test of a run shares (engine, connections, seed, I/O
+    /// mode, random map, duration, ramp) to `workload`: also to each test of the default suite
+    /// and of a preset.
     pub fn apply_common(&self, workload: &mut Workload) {
         if let Some(engine) = self.engine {
             workload.engine = engine;
+        }
+        if let Some(connections) = self.connections {
+            workload.connections = connections;
         }
         if let Some(seed) = self.seed {
             workload.seed = seed;
@@ -770,9 +775,6 @@ impl WorkloadOptions {
         }
         if let Some(size) = self.size {
             workload.region_size_bytes = Some(size);
-        }
-        if let Some(connections) = self.connections {
-            workload.connections = connections;
         }
         if let Some(rate) = self.rate {
             workload.rate_bytes_per_second = Some(rate);
