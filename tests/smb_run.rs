@@ -430,7 +430,21 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
 
 #[test]
 fn smb_run_without_multichannel_opens_independent_sessions_and_says_so() {
-    let Some(server) = SambaServer::start(&["server multi channel support = no"]) else {
+    independent_sessions_said(&["server multi channel support = no"]);
+}
+
+#[test]
+fn smb_run_on_a_session_the_server_must_encrypt_opens_independent_sessions() {
+    // Samba binds no channel to a session whose encryption it requires: the connections are
+    // sessions of their own, and the run says so.
+    independent_sessions_said(&["server smb encrypt = required"]);
+}
+
+/// With `global` in smbd's configuration, a run with `--connections 4` holds 4 TCP
+/// connections as 4 independent sessions, and says so in a note, the engine report and the
+/// protocol hop.
+fn independent_sessions_said(global: &[&str]) {
+    let Some(server) = SambaServer::start(global) else {
         return;
     };
     let work = tempfile::tempdir().unwrap();

@@ -543,6 +543,13 @@ impl SmbConnection {
         if smb3 {
             self.session_signer = Some(signer.clone());
         }
+        if flags & SESSION_ENCRYPT_DATA != 0 {
+            // The server requires encryption of this session. Samba then refuses every
+            // unsealed request on it (ACCESS_DENIED), and a sealed binding SESSION_SETUP is
+            // not signed, which binding requires (INVALID_PARAMETER): no channel can be bound
+            // to it, so further connections are sessions of their own.
+            self.facts.multichannel = false;
+        }
         if security.encrypt || flags & SESSION_ENCRYPT_DATA != 0 {
             self.start_encryption(cipher, &session_key, &preauth, security.encrypt)?;
         } else if security.sign || server_requires_signing || self.facts.dialect == SMB_3_1_1 {
