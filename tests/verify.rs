@@ -448,26 +448,8 @@ fn run_job(
     target: &str,
     args: &[&str],
 ) -> (i32, String, serde_json::Value) {
-    std::fs::write(directory.join("job.fio"), job).unwrap();
-    let json = directory.join("job.json");
-    let _ = std::fs::remove_file(&json);
-    let output = support::history::command(BINARY)
-        .current_dir(directory)
-        .args(["run", "--job", "job.fio", target, "--ramp", "0"])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let result: serde_json::Value = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        result["tests"][0].clone(),
-    )
+    let (status, stderr, result) = verify::run_job_file(BINARY, directory, job, target, args);
+    (status, stderr, result["tests"][0].clone())
 }
 
 /// Trims were issued and every trimmed block read back as zeroes, none bad.

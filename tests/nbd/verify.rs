@@ -172,37 +172,15 @@ fn trims_of_verified_blocks_over_nbd_need_trim_verify_zero_off() {
     let server = Server::nbdkit(&["memory", "1M"]);
     let directory = tempfile::tempdir().unwrap();
     let run_job = |zero: u8| {
-        std::fs::write(
-            directory.path().join("job.fio"),
-            format!(
+        verify::run_job_file(
+            BINARY,
+            directory.path(),
+            &format!(
                 "[tv]\nioengine=nbd\nsize=1m\nbs=4k\nrw=randwrite\nnumber_ios=256\nverify=crc32c\n\
                  trim_percentage=50\ntrim_backlog=16\ntrim_verify_zero={zero}\n"
             ),
-        )
-        .unwrap();
-        let json = directory.path().join("out.json");
-        let _ = std::fs::remove_file(&json);
-        let output = crate::support::history::command(BINARY)
-            .current_dir(directory.path())
-            .args([
-                "run",
-                "--job",
-                "job.fio",
-                &server.url(""),
-                "--allow-destructive",
-            ])
-            .args(["--ramp", "0", "--json"])
-            .arg(&json)
-            .output()
-            .unwrap();
-        let result: serde_json::Value = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-            result,
+            &server.url(""),
+            &["--allow-destructive"],
         )
     };
     let (status, stderr, result) = run_job(1);

@@ -110,6 +110,38 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
     }
 }
 
+/// Writes `job` to `directory`/job.fio and runs `BINARY run --job job.fio TARGET --ramp 0
+/// ARGS --json FILE` there: the exit status, stderr and the whole result (null when none was
+/// written).
+pub fn run_job_file(
+    binary: &str,
+    directory: &Path,
+    job: &str,
+    target: &str,
+    args: &[&str],
+) -> (i32, String, Value) {
+    std::fs::write(directory.join("job.fio"), job).expect("the job file");
+    let json = directory.join("job.json");
+    let _ = std::fs::remove_file(&json);
+    let output = super::history::command(binary)
+        .current_dir(directory)
+        .args(["run", "--job", "job.fio", target, "--ramp", "0"])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("iopath runs");
+    let result: Value = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        result,
+    )
+}
+
 /// The arguments of a run that writes the whole 1 MiB region once, sequentially, in 4 KiB
 /// blocks with `kind` headers, and reads it back (fio's default verify); `more` follow.
 pub fn region_args(kind: &str, more: &[&str]) -> Vec<String> {
