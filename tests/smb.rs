@@ -98,6 +98,29 @@ fn round_trip_over(
     (facts, channels)
 }
 
+/// A reading engine (4 KiB blocks, `queue_depth`, `timeout`, `connections`) on a new 1 MiB
+/// file of zeroes, `f`, in `server`'s share.
+fn reader_of_a_new_file(
+    server: &SambaServer,
+    queue_depth: u32,
+    timeout: Duration,
+    connections: u32,
+) -> SmbEngine {
+    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
+    let url = SmbUrl::parse(&server.url("f")).unwrap();
+    let mut options = EngineOptions::new(queue_depth, 4096);
+    options.net_timeout = timeout;
+    options.connections = connections;
+    SmbEngine::open(
+        &url,
+        &credentials(SAMBA_PASSWORD),
+        SmbSecurity::default(),
+        &options,
+        false,
+    )
+    .unwrap()
+}
+
 #[test]
 fn smb_pattern_at_qd8_reads_back_and_matches_the_servers_file_unsigned_and_signed() {
     // SMB 3.0.2: signing only when asked.
@@ -330,19 +353,7 @@ fn smb_a_server_that_stops_answering_times_out_over_several_channels() {
     let Some(server) = SambaServer::start(&[]) else {
         return;
     };
-    std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
-    let url = SmbUrl::parse(&server.url("f")).unwrap();
-    let mut options = EngineOptions::new(8, 4096);
-    options.net_timeout = Duration::from_secs(2);
-    options.connections = 4;
-    let mut engine = SmbEngine::open(
-        &url,
-        &credentials(SAMBA_PASSWORD),
-        SmbSecurity::default(),
-        &options,
-        false,
-    )
-    .unwrap();
+    let mut engine = reader_of_a_new_file(&server, 8, Duration::from_secs(2), 4);
     assert!(engine.channels().multichannel);
     server.signal_all(libc::SIGSTOP);
     for slot in 0..8 {
@@ -481,19 +492,7 @@ fn smb_a_server_killed_mid_run_fails_the_engine_with_a_message() {
         let Some(mut server) = SambaServer::start(&[]) else {
             return;
         };
-        std::fs::write(server.share_directory().join("f"), vec![0u8; 1 << 20]).unwrap();
-        let url = SmbUrl::parse(&server.url("f")).unwrap();
-        let mut options = EngineOptions::new(4, 4096);
-        options.net_timeout = Duration::from_secs(3);
-        options.connections = connections;
-        let mut engine = SmbEngine::open(
-            &url,
-            &credentials(SAMBA_PASSWORD),
-            SmbSecurity::default(),
-            &options,
-            false,
-        )
-        .unwrap();
+        let mut engine = reader_of_a_new_file(&server, 4, Duration::from_secs(3), connections);
         assert_eq!(engine.channels().count, connections);
         let read = |slot| IoRequest {
             slot,
