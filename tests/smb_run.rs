@@ -13,6 +13,7 @@
 mod support;
 
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
@@ -27,6 +28,15 @@ const MIB: u64 = 1 << 20;
 fn run(directory: &Path, target: &str, args: &[&str], password: Option<&str>) -> Outcome {
     let json = directory.join("out.json");
     let _ = std::fs::remove_file(&json);
+    let output = command(directory, target, args, password)
+        .output()
+        .expect("iopath runs");
+    finish(output, &json)
+}
+
+/// `iopath run TARGET ARGS --ramp 0 --json out.json` in `directory`, with `password` as the
+/// only SMB variable of the environment (none: no SMB variable at all).
+fn command(directory: &Path, target: &str, args: &[&str], password: Option<&str>) -> Command {
     let mut command = support::history::command(BINARY);
     command
         .current_dir(directory)
@@ -36,11 +46,11 @@ fn run(directory: &Path, target: &str, args: &[&str], password: Option<&str>) ->
         .args(["run", target, "--ramp", "0", "--net-timeout", "5"])
         .args(args)
         .arg("--json")
-        .arg(&json);
+        .arg(directory.join("out.json"));
     if let Some(password) = password {
         command.env("IOPATH_SMB_PASSWORD", password);
     }
-    finish(command.output().expect("iopath runs"), &json)
+    command
 }
 
 /// 4 MiB written at queue depth 8 in 64 KiB blocks, verified (crc32c) and flushed at the end.
@@ -536,15 +546,7 @@ fn smb_run_refuses_bad_connection_counts_before_any_io() {
 /// Starts `iopath run TARGET ARGS --ramp 0 --json out.json` in `directory` with the share's
 /// password in the environment, its output piped.
 fn spawn(directory: &Path, target: &str, args: &[&str]) -> std::process::Child {
-    support::history::command(BINARY)
-        .current_dir(directory)
-        .env_remove("IOPATH_SMB_USER")
-        .env_remove("IOPATH_SMB_DOMAIN")
-        .env("IOPATH_SMB_PASSWORD", SAMBA_PASSWORD)
-        .args(["run", target, "--ramp", "0", "--net-timeout", "5"])
-        .args(args)
-        .arg("--json")
-        .arg(directory.join("out.json"))
+    command(directory, target, args, Some(SAMBA_PASSWORD))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
