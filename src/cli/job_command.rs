@@ -204,23 +204,23 @@ fn check(args: &CheckArgs) -> i32 {
             _ => None,
         };
         let state = match (
+            remote,
             to_create.iter().find(is_this),
             not_created.iter().find(is_this),
         ) {
-            _ if remote.is_some() => {
-                let size = remote.map_or(0, |(_, size)| *size);
-                format!(
-                    " (will be created, {}, and removed after the run)",
-                    format_size(size)
-                )
+            (Some((_, size)), _, _) => format!(
+                " (will be created, {}, and removed after the run)",
+                format_size(*size)
+            ),
+            (None, Some((_, size, true)), _) => format!(" ({})", format_size(*size)),
+            (None, Some((_, size, false)), _) => {
+                format!(" (will be created, {})", format_size(*size))
             }
-            (Some((_, size, true)), _) => format!(" ({})", format_size(*size)),
-            (Some((_, size, false)), _) => format!(" (will be created, {})", format_size(*size)),
-            (None, Some((_, size, _))) => format!(
+            (None, None, Some((_, size, _))) => format!(
                 " ({}, not created: the null engine does no I/O)",
                 format_size(*size)
             ),
-            (None, None) => String::new(),
+            (None, None, None) => String::new(),
         };
         println!(
             "  {}. {}{state}",
