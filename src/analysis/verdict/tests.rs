@@ -588,3 +588,34 @@ fn an_encrypted_sessions_cipher_is_named() {
     assert_eq!(encrypted_with("SMB 3.1.1, encrypted"), Some(""));
     assert_eq!(encrypted_with("SMB 3.1.1, signed (AES-128-GMAC)"), None);
 }
+
+#[test]
+fn a_cpu_bound_run_on_an_encrypted_smb_session_says_the_client_encrypts() {
+    // 1 MiB reads at QD 8, one core saturated, on a file of an SMB share.
+    let read = direction(500e6, 1 << 20, 477.0, 0.017);
+    let test = test_of(
+        workload(1 << 20, 100, 0, 8),
+        read,
+        empty_direction(),
+        cpu(99.0, [100.0, 40.0], 5.0),
+    );
+    let on_share = |session: &str| {
+        let mut target = file_target(1 << 30);
+        target.path = "smb://u@nas/share/t.bin".into();
+        target.kind = TargetKind::Smb;
+        target.file_session = Some(session.into());
+        analyse_test(&test, &[target], &[local_nvme_path()], &facts())
+    };
+    let sealed = on_share("SMB 3.0, encrypted (AES-128-CCM)");
+    assert_eq!(sealed.verdict, Verdict::HostCpuBound, "{}", sealed.evidence);
+    assert!(
+        sealed.evidence.contains(
+            "the SMB session is encrypted (AES-128-CCM): the client encrypts and decrypts every byte on its CPU"
+        ),
+        "{}",
+        sealed.evidence
+    );
+    let signed = on_share("SMB 3.1.1, signed (AES-128-GMAC)");
+    assert_eq!(signed.verdict, Verdict::HostCpuBound, "{}", signed.evidence);
+    assert!(!signed.evidence.contains("encrypt"), "{}", signed.evidence);
+}
