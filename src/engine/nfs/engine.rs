@@ -532,20 +532,18 @@ impl NfsEngine {
         let xid = rpc::reply_header(&mut decoder).map_err(|error| protocol(error.to_string()))?;
         let (slot, direction, length) = self.answered(xid)?;
         let entry = &mut self.slots[slot as usize];
-        let result = match self.session.as_mut() {
-            None => Self::decode_result(&mut decoder, direction, length, &mut entry.buffer),
-            Some(session) => {
-                let session_slot = entry.session_slot;
-                let result =
-                    Self::decode_result41(&mut decoder, direction, length, &mut entry.buffer)
-                        .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
-                session.sequences[session_slot as usize] =
-                    session.sequences[session_slot as usize].wrapping_add(1);
-                session.free.push(session_slot);
-                Ok(result)
-            }
+        let result = if self.session.is_none() {
+            Self::decode_result(&mut decoder, direction, length, &mut entry.buffer)
+        } else {
+            Self::decode_result41(&mut decoder, direction, length, &mut entry.buffer)
         }
         .map_err(|error| protocol(format!("{}: {error}", self.server)))?;
+        if let Some(session) = self.session.as_mut() {
+            // The reply frees its session slot for the slot's next sequence number.
+            let session_slot = entry.session_slot as usize;
+            session.sequences[session_slot] = session.sequences[session_slot].wrapping_add(1);
+            session.free.push(entry.session_slot);
+        }
         Ok(self.finish(slot, direction, length, result))
     }
 
