@@ -12,7 +12,7 @@
 //!
 //! Either way no more connections are opened than the queue depth keeps busy.
 
-use super::connection::{SmbConnection, SmbSecurity};
+use super::connection::{MESSAGE_AT, SmbConnection, SmbSecurity};
 use super::crypto::TRANSFORM_HEADER_BYTES;
 use super::target::{self, OpenFile, target_error};
 use super::url::{SmbCredentials, SmbUrl};
@@ -28,7 +28,13 @@ use std::time::Duration;
 pub const MAX_CHANNELS: u32 = 32;
 /// Bytes a READ or WRITE message carries besides the data: transform header, SMB2 header and
 /// the READ/WRITE body.
-pub const MESSAGE_OVERHEAD_BYTES: usize = TRANSFORM_HEADER_BYTES + HEADER_BYTES + 49;
+pub const MESSAGE_OVERHEAD_BYTES: usize =
+    TRANSFORM_HEADER_BYTES + HEADER_BYTES + READ_WRITE_BODY_BYTES;
+/// A READ or WRITE request's body before its data (its structure size).
+const READ_WRITE_BODY_BYTES: usize = 49;
+/// A READ or WRITE request's frame without its data: transport header, room for a transform
+/// header, the SMB2 header and the READ/WRITE body.
+pub(super) const REQUEST_FRAME_BYTES: usize = MESSAGE_AT + HEADER_BYTES + READ_WRITE_BODY_BYTES;
 /// What the credit window was like for one engine (summed over its connections, or of one channel).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreditReport {
@@ -145,7 +151,7 @@ impl Channel {
         buffer_size: usize,
     ) -> Self {
         let charge = super::connection::credit_charge(connection.large_mtu, buffer_size);
-        let frame_bytes = super::connection::MESSAGE_AT + HEADER_BYTES + 49 + buffer_size;
+        let frame_bytes = REQUEST_FRAME_BYTES + buffer_size;
         let max_frame = MESSAGE_OVERHEAD_BYTES + buffer_size + 64;
         Channel {
             credits: CreditReport {

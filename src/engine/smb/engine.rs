@@ -23,7 +23,7 @@
 //!   negative errno; a dead or lying server fails `flush` / `reap` with an [`EngineError`]
 //!   naming it.
 
-use super::channel::{Channel, CreditReport, SmbChannels, open_connections};
+use super::channel::{Channel, CreditReport, REQUEST_FRAME_BYTES, SmbChannels, open_connections};
 use super::connection::{
     MESSAGE_AT, SmbSecurity, SmbSessionFacts, credit_charge, finish_frame, open_frame,
 };
@@ -169,7 +169,7 @@ impl SmbEngine {
                 options.buffer_size,
             ));
         }
-        let frame_bytes = MESSAGE_AT + HEADER_BYTES + 49 + options.buffer_size;
+        let frame_bytes = REQUEST_FRAME_BYTES + options.buffer_size;
         Ok(SmbEngine {
             channels,
             next_channel: 0,
@@ -267,7 +267,7 @@ impl SmbEngine {
         let write = request.direction == Direction::Write;
         let data = if write { request.length as usize } else { 0 };
         self.frame.clear();
-        self.frame.resize(MESSAGE_AT + HEADER_BYTES + 49 + data, 0);
+        self.frame.resize(REQUEST_FRAME_BYTES + data, 0);
         let (head, body) = self.frame[MESSAGE_AT..].split_at_mut(HEADER_BYTES);
         wire::request_header(
             head,

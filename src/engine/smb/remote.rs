@@ -92,12 +92,7 @@ impl SmbRemoteFile {
                     if Some(number) != self.created_number {
                         let _ = target::close(&mut connection, &reopened.id);
                         self.created = None;
-                        return Err(RemoteFileError {
-                            target: self.url.to_string(),
-                            problem: format!(
-                                "{what}: the name now leads to another file than the test file                                  iopath created; it is left alone"
-                            ),
-                        });
+                        return Err(self.replaced(what));
                     }
                     self.created = Some(reopened.id);
                 }
@@ -109,6 +104,17 @@ impl SmbRemoteFile {
                 Err(SmbError::Io(_)) if attempt == 1 => self.connection = None,
                 Err(error) => return Err(self.failed(what, error)),
             }
+        }
+    }
+
+    /// The test file's name leads to another file now: refused while doing `what`.
+    fn replaced(&self, what: &str) -> RemoteFileError {
+        RemoteFileError {
+            target: self.url.to_string(),
+            problem: format!(
+                "{what}: the name now leads to another file than the test file iopath \
+                 created; it is left alone"
+            ),
         }
     }
 
@@ -241,12 +247,7 @@ impl RemoteFileServer for SmbRemoteFile {
         });
         self.created = None;
         if !same? {
-            return Err(RemoteFileError {
-                target: self.url.to_string(),
-                problem: "removing the test file: the name now leads to another file than the \
-                          test file iopath created; it is left alone"
-                    .into(),
-            });
+            return Err(self.replaced("removing the test file"));
         }
         Ok(())
     }
