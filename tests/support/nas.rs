@@ -252,6 +252,16 @@ pub struct GaneshaServer {
     directory: tempfile::TempDir,
 }
 
+/// Takes an exclusive lock on `name` in the temporary directory, shared by every test
+/// process; held until the returned file is dropped.
+fn exclusive_lock(name: &str) -> File {
+    let lock = File::create(std::env::temp_dir().join(name)).expect("a test lock file");
+    // SAFETY: flock has no memory preconditions; the descriptor is open for the call.
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+    assert_eq!(locked, 0, "locking {name}");
+    lock
+}
+
 /// Whether an rpcbind answers on loopback (started when none does).
 fn ensure_rpcbind() -> bool {
     let answers = || TcpStream::connect(("127.0.0.1", 111)).is_ok();
@@ -261,16 +271,23 @@ fn ensure_rpcbind() -> bool {
     let Some(rpcbind) = tool("rpcbind") else {
         return false;
     };
+    // Tests run as parallel processes: one starts rpcbind at a time, and the others wait for
+    // it to answer (a second rpcbind started beside the first aborts with "another rpcbind is
+    // already running" before the first one listens).
+    let _lock = exclusive_lock("iopath-tests-rpcbind.lock");
+    if answers() {
+        return true;
+    }
     // rpcbind forks into the background and stays: a system service shared by all tests.
-    let started = Command::new(rpcbind)
+    let _ = Command::new(rpcbind)
         .arg("-w")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while started && !answers() && Instant::now() < deadline {
+        .status();
+    // Whether this start or another's wins, wait for an rpcbind to answer.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !answers() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     answers()
@@ -306,11 +323,7 @@ impl GaneshaServer {
         ) {
             return None;
         }
-        let lock = File::create(std::env::temp_dir().join("iopath-tests-ganesha.lock"))
-            .expect("the ganesha lock file");
-        // SAFETY: flock has no memory preconditions; the descriptor is open for the call.
-        let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
-        assert_eq!(locked, 0, "locking the ganesha lock file");
+        let lock = exclusive_lock("iopath-tests-ganesha.lock");
         Some(start_on_a_free_port("nfs-ganesha", || {
             let directory = tempfile::tempdir().expect("a temporary directory");
             let root = directory.path();
