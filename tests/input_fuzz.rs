@@ -2,11 +2,14 @@
 //! job files and saved RunResults, fed arbitrary bytes and structured mutations of real inputs
 //! (the fio example corpus in ../shared/fio-examples, its TOML conversions, a real RunResult).
 //! Each input must give a plan or an error naming a file, never a panic, and end within
-//! [`HANG`]; a RunResult that reads is put through the comparison and every exporter.
+//! [`support::fuzz::HANG`]; a RunResult that reads is put through the comparison and every
+//! exporter.
 //!
 //! The number of cases keeps the whole binary to some seconds, from a fixed seed (the same
 //! inputs every run); `IOPATH_FUZZ_CASES=N` runs N cases of each property from a random seed
 //! instead, for a longer search by hand.
+
+mod support;
 
 use iopath::compare::{CompareOptions, LabeledRun, compare};
 use iopath::report::compare_text::write_compare_text;
@@ -23,55 +26,11 @@ use iopath::workload::job_file::{JobFileError, JobFileRequest};
 use iopath::workload::options::WorkloadOptions;
 use iopath::workload::toml_job::{self, to_toml};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::Duration;
-
-/// Longest one input may take to read (and, for results, to export): far above what any takes;
-/// past it the reader is taken to hang.
-const HANG: Duration = Duration::from_secs(30);
-
-fn config(default_cases: u32) -> Config {
-    let asked: Option<u32> = std::env::var("IOPATH_FUZZ_CASES")
-        .ok()
-        .and_then(|text| text.parse().ok());
-    Config {
-        cases: asked.unwrap_or(default_cases),
-        rng_seed: match asked {
-            Some(_) => RngSeed::Random,
-            None => RngSeed::Fixed(0x10_9a7e),
-        },
-        failure_persistence: None,
-        max_shrink_iters: 512,
-        max_shrink_time: 60_000,
-        ..Config::default()
-    }
-}
-
-/// Runs `body` on a thread of its own: a panic or a run longer than [`HANG`] fails the case.
-fn bounded<T: Send + 'static>(
-    what: String,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, TestCaseError> {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = sender.send(body());
-    });
-    match receiver.recv_timeout(HANG) {
-        Ok(value) => {
-            let _ = worker.join();
-            Ok(value)
-        }
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(TestCaseError::fail(format!(
-            "{what}: panicked (see the message above)"
-        ))),
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(TestCaseError::fail(format!(
-            "{what}: still running after {HANG:?}"
-        ))),
-    }
-}
+use support::fuzz::{bounded, config};
 
 /// A job-file error must name a file of the job and carry a message safe to print.
 fn check_error(error: &JobFileError, dir: &Path) -> Result<(), TestCaseError> {

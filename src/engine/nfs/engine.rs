@@ -497,6 +497,13 @@ impl NfsEngine {
             if last {
                 return Ok((0, self.record.len(), true));
             }
+            if pieces >= rpc::MAX_FRAGMENTS {
+                return Err(protocol(format!(
+                    "{} sent a reply in more than {} fragments",
+                    self.server,
+                    rpc::MAX_FRAGMENTS
+                )));
+            }
         }
     }
 

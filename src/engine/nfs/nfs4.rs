@@ -561,7 +561,7 @@ impl Nfs4Client {
         self.next_sequence = self.next_sequence.wrapping_add(1);
         sequence_result(&mut decoder)?;
         if status != 0 {
-            return Err(failed_at(status, results - 1, operations)?);
+            return Err(failed_at(status, results.saturating_sub(1), operations)?);
         }
         Ok(decode(&mut decoder)?)
     }

@@ -113,11 +113,16 @@ pub fn record_mark(mark: [u8; 4]) -> (usize, bool) {
     ((mark & !LAST_FRAGMENT) as usize, mark & LAST_FRAGMENT != 0)
 }
 
+/// The most fragments one record may come in: a server splitting a reply into empty
+/// fragments would otherwise keep the reader busy without end (servers send one).
+pub const MAX_FRAGMENTS: usize = 1024;
+
 /// Reads one whole record (all its fragments) into `record` (cleared first); a record longer
-/// than `limit` bytes is an error before its bytes are read.
+/// than `limit` bytes, or in more than [`MAX_FRAGMENTS`] fragments, is an error before its
+/// bytes are read.
 pub fn read_record(stream: &mut impl Read, record: &mut Vec<u8>, limit: usize) -> io::Result<()> {
     record.clear();
-    loop {
+    for _ in 0..MAX_FRAGMENTS {
         let mut mark = [0u8; 4];
         stream.read_exact(&mut mark)?;
         let (length, last) = record_mark(mark);
@@ -134,6 +139,10 @@ pub fn read_record(stream: &mut impl Read, record: &mut Vec<u8>, limit: usize) -
             return Ok(());
         }
     }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the server sent a reply in more than {MAX_FRAGMENTS} fragments"),
+    ))
 }
 
 /// Reads a reply header (up to the procedure's results) and returns its xid; a reply that
@@ -198,6 +207,10 @@ pub struct RpcConnection {
 /// The longest reply to a call made on an [`RpcConnection`] (setup calls carry no data).
 pub const MAX_SETUP_REPLY_BYTES: usize = 64 * 1024;
 
+/// The most replies to other calls (late replies to calls that timed out) skipped while the
+/// reply to a call is awaited: a server sending others without end is cut off.
+pub const MAX_SKIPPED_REPLIES: usize = 64;
+
 impl RpcConnection {
     /// Connects to `host:port` (see [`connect`]).
     pub fn open(
@@ -258,7 +271,7 @@ impl RpcConnection {
         encoder.bytes.extend_from_slice(arguments);
         finish_record(&mut encoder, start);
         self.stream.write_all(&encoder.bytes)?;
-        loop {
+        for _ in 0..=MAX_SKIPPED_REPLIES {
             read_record(&mut self.stream, &mut self.record, MAX_SETUP_REPLY_BYTES)?;
             let mut decoder = Decoder::new(&self.record);
             let replied = reply_header(&mut decoder)?;
@@ -266,6 +279,10 @@ impl RpcConnection {
                 return Ok(self.record[decoder.position()..].to_vec());
             }
         }
+        Err(XdrError(format!(
+            "more than {MAX_SKIPPED_REPLIES} replies to calls that were not made"
+        ))
+        .into())
     }
 }
 

@@ -37,6 +37,12 @@ const FILE_WRITE_DATA: u32 = 0x02;
 pub const MAX_SETUP_MESSAGE_BYTES: usize = 1 << 20;
 /// Credits asked for in each setup request (the engine asks for what its depth needs).
 const SETUP_CREDITS: u16 = 64;
+/// The most credits a connection counts as held, whatever servers grant: far above any
+/// queue's need, and low enough that sums over channels never overflow.
+pub const MAX_HELD_CREDITS: u32 = 1 << 20;
+/// The most interim (STATUS_PENDING) responses awaited for one request: a server sending
+/// them without end is cut off.
+pub const MAX_INTERIM_RESPONSES: usize = 1024;
 
 pub use crate::engine::network_target::SmbSecurity;
 
@@ -156,6 +162,13 @@ pub struct SmbConnection {
 /// A request's frame: transport header, room for a transform header, the SMB2 header and
 /// `body`. The message starts at [`MESSAGE_AT`].
 pub const MESSAGE_AT: usize = 4 + TRANSFORM_HEADER_BYTES;
+
+/// The credits held after a response granting `granted` to a connection holding `held`
+/// (at most [`MAX_HELD_CREDITS`]).
+pub fn add_credits(held: u32, granted: u16) -> u32 {
+    held.saturating_add(u32::from(granted))
+        .min(MAX_HELD_CREDITS)
+}
 
 /// The credit charge of a request or response moving `bytes` (one credit per 64 KiB).
 pub fn credit_charge(large_mtu: bool, bytes: usize) -> u16 {
@@ -729,7 +742,7 @@ impl SmbConnection {
         self.stream
             .write_all(&frame[start..])
             .map_err(|error| self.io_failed(error))?;
-        loop {
+        for _ in 0..=MAX_INTERIM_RESPONSES {
             let mut reply = self.receive_frame()?;
             let range = open_frame(
                 &mut reply,
@@ -747,7 +760,7 @@ impl SmbConnection {
                     header.message_id, message_id
                 )));
             }
-            self.credits += u32::from(header.credits);
+            self.credits = add_credits(self.credits, header.credits);
             if header.status == status::PENDING && header.flags & wire::FLAG_ASYNC != 0 {
                 continue;
             }
@@ -760,6 +773,9 @@ impl SmbConnection {
             }
             return Ok((header, message.to_vec()));
         }
+        Err(self.broken(&format!(
+            "more than {MAX_INTERIM_RESPONSES} interim responses to message {message_id}"
+        )))
     }
 
     fn io_failed(&self, error: io::Error) -> SmbError {

@@ -25,7 +25,7 @@
 
 use super::channel::{Channel, CreditReport, REQUEST_FRAME_BYTES, SmbChannels, open_connections};
 use super::connection::{
-    MESSAGE_AT, SmbSecurity, SmbSessionFacts, credit_charge, finish_frame, open_frame,
+    MESSAGE_AT, SmbSecurity, SmbSessionFacts, add_credits, credit_charge, finish_frame, open_frame,
 };
 use super::target;
 use super::url::{SmbCredentials, SmbUrl};
@@ -360,7 +360,7 @@ impl SmbEngine {
         let message = &frame[range];
         let header = wire::response_header(message)
             .map_err(|problem| protocol(format!("{} sent {problem}", connection.server)))?;
-        connection.credits += u32::from(header.credits);
+        connection.credits = add_credits(connection.credits, header.credits);
         if header.message_id == UNSOLICITED
             || (header.status == status::PENDING && header.flags & wire::FLAG_ASYNC != 0)
         {

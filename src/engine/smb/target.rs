@@ -104,9 +104,7 @@ pub fn file_number(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<u64,
     body[24..40].copy_from_slice(id);
     body.push(0);
     let reply = connection.call(command::QUERY_INFO, &body)?;
-    let offset = (wire::u16_at(&reply, 2) as usize).saturating_sub(HEADER_BYTES);
-    reply
-        .get(offset..offset + 8)
+    query_info_output(&reply, 8)
         .map(|number| u64_at(number, 0))
         .ok_or_else(|| {
             SmbError::Protocol(format!(
@@ -114,6 +112,16 @@ pub fn file_number(connection: &mut SmbConnection, id: &[u8; 16]) -> Result<u64,
                 connection.server
             ))
         })
+}
+
+/// The first `length` bytes of a QUERY_INFO response's output (`reply` is the body), `None`
+/// when the response is shorter than it says or too short to say.
+fn query_info_output(reply: &[u8], length: usize) -> Option<&[u8]> {
+    if reply.len() < 8 {
+        return None;
+    }
+    let offset = (wire::u16_at(reply, 2) as usize).saturating_sub(HEADER_BYTES);
+    reply.get(offset..offset + length)
 }
 
 /// Marks the open file `id` for deletion when it is closed (FileDispositionInformation): the
@@ -143,8 +151,7 @@ pub fn share_space(connection: &mut SmbConnection) -> Result<(u64, u64), SmbErro
     let reply = connection.call(command::QUERY_INFO, &body);
     let _ = close(connection, &root.id);
     let reply = reply?;
-    let offset = (wire::u16_at(&reply, 2) as usize).saturating_sub(HEADER_BYTES);
-    let Some(info) = reply.get(offset..offset + 32) else {
+    let Some(info) = query_info_output(&reply, 32) else {
         return Err(SmbError::Protocol(format!(
             "{} sent a file system size too short",
             connection.server
