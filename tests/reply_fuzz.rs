@@ -22,11 +22,15 @@ mod support;
 
 use iopath::engine::nbd;
 use iopath::engine::network_target::{NetworkTarget, NfsUrl};
+use iopath::engine::nfs::NfsEngine;
 use iopath::engine::nfs::nfs4::{self, Nfs4Client, Stateid};
 use iopath::engine::nfs::rpc::{self, Credentials};
 use iopath::engine::nfs::xdr::{Decoder, Encoder};
 use iopath::engine::nfs::{self, Nfs3Session, nfs3};
+use iopath::engine::smb::SmbEngine;
 use iopath::engine::smb::{self, SmbCredentials, SmbSecurity, SmbUrl, wire};
+use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
+use iopath::result::Direction;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};
@@ -990,6 +994,17 @@ fn smb_answer(request: &[u8], dialect: u16, setups: &mut usize) -> Vec<u8> {
             response[4..8].copy_from_slice(&count);
             ok(&response)
         }
+        c::READ => {
+            let length = body.get(4..8).map_or(0, |length| {
+                u32::from_le_bytes(length.try_into().unwrap()).min(1 << 20)
+            });
+            let mut response = vec![0u8; 16];
+            response[0] = 17;
+            response[2] = 80;
+            response[4..8].copy_from_slice(&length.to_le_bytes());
+            response.extend(std::iter::repeat_n(0x5a, length as usize));
+            ok(&response)
+        }
         c::FLUSH => ok(&[4, 0, 0, 0]),
         c::SET_INFO => ok(&[2, 0]),
         _ => smb_response(
@@ -1187,6 +1202,281 @@ fn a_query_info_response_without_a_body_is_an_error() {
 }
 
 // ---------------------------------------------------------------------------------------
+// The engines' pipelined READ and WRITE replies.
+
+/// The bytes each request of [`drive`] moves.
+const IO_BYTES: u32 = 4096;
+
+/// Puts `rounds` rounds of two reads and two writes through `engine`, then makes the writes
+/// durable; the first error ends it. A completion never claims more bytes than were asked.
+fn drive(engine: &mut impl Engine, rounds: usize) -> Result<(), String> {
+    let shown = |error: iopath::engine::EngineError| error.to_string();
+    for round in 0..rounds {
+        for slot in 0..4u32 {
+            engine
+                .submit(IoRequest {
+                    slot,
+                    file: 0,
+                    direction: if slot < 2 {
+                        Direction::Read
+                    } else {
+                        Direction::Write
+                    },
+                    offset: u64::from(IO_BYTES) * (round as u64 * 4 + u64::from(slot)),
+                    length: IO_BYTES,
+                })
+                .map_err(shown)?;
+        }
+        engine.flush().map_err(shown)?;
+        let mut done = 0;
+        let mut completions = [Completion::default(); 4];
+        while done < 4 {
+            let reaped = engine.reap(1, &mut completions).map_err(shown)?;
+            for completion in &completions[..reaped] {
+                if completion.result > i64::from(IO_BYTES) {
+                    return Err(format!(
+                        "CLAIMED {} bytes of a {IO_BYTES}-byte request",
+                        completion.result
+                    ));
+                }
+            }
+            done += reaped;
+        }
+    }
+    engine.sync_data().map_err(shown)
+}
+
+fn engine_options() -> EngineOptions {
+    EngineOptions {
+        net_timeout: NET_TIMEOUT,
+        ..EngineOptions::new(4, IO_BYTES as usize)
+    }
+}
+
+/// The results of an NFSv3 READ, WRITE or COMMIT call (the record after its mark), or
+/// `None` for another call.
+fn nfs3_io_results(call: &[u8]) -> Option<Vec<u8>> {
+    let mut decoder = Decoder::new(call);
+    decoder.skip(20, "call header").ok()?;
+    let procedure = decoder.u32("procedure").ok()?;
+    for _ in 0..2 {
+        decoder.u32("flavor").ok()?;
+        decoder.opaque(400, "authentication").ok()?;
+    }
+    decoder.opaque(64, "handle").ok()?;
+    decoder.u64("offset").ok()?;
+    let count = decoder.u32("count").ok()?;
+    Some(match procedure {
+        nfs3::procedure::READ => xdr(|e| {
+            e.u32(0)
+                .u32(0)
+                .u32(count)
+                .u32(0)
+                .opaque(&vec![0x5a; count as usize]);
+        }),
+        nfs3::procedure::WRITE => xdr(|e| {
+            e.u32(0).u32(0).u32(0).u32(count).u32(0).u64(9);
+        }),
+        nfs3::procedure::COMMIT => xdr(|e| {
+            e.u32(0).u32(0).u32(0).u64(9);
+        }),
+        _ => return None,
+    })
+}
+
+/// Drives an NFSv3 engine against a server whose `altered`-th reply `change` alters.
+fn nfs3_engine_exchange(
+    altered: usize,
+    change: impl Fn(Vec<u8>) -> Vec<u8> + Send + Sync + 'static,
+) -> Result<Result<(), String>, TestCaseError> {
+    let server = Scripted::start(Arc::new(move |answered, mut stream| {
+        let mut call = Vec::new();
+        while rpc::read_record(&mut stream, &mut call, 1 << 20).is_ok() && call.len() >= 4 {
+            let xid = u32::from_be_bytes(call[..4].try_into().unwrap());
+            let Some(results) = nfs3_io_results(&call) else {
+                return;
+            };
+            let record = rpc_record(xid, &results);
+            let last = answered.fetch_add(1, Ordering::SeqCst) == altered;
+            let record = if last { change(record) } else { record };
+            if stream.write_all(&record).is_err() || last {
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+        }
+    }));
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{}/export/file", server.port)).unwrap();
+    bounded(format!("NFSv3 engine, reply {altered}"), move || {
+        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options())
+            .map_err(|error| error.to_string())?;
+        drive(&mut engine, 2)
+    })
+}
+
+#[test]
+fn mutated_nfs3_io_replies_never_panic() {
+    check(
+        128,
+        (0..9usize, edits(), any::<bool>()),
+        |(altered, edits, keep_frame)| {
+            if let Err(error) = nfs3_engine_exchange(altered, alter_record(edits, keep_frame))? {
+                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.chars().any(char::is_control), "{error:?}");
+            }
+            Ok(())
+        },
+    );
+}
+
+/// The results of an NFSv4.1 READ, WRITE or COMMIT COMPOUND of the engine (the record after
+/// its mark), or `None` for another call.
+fn nfs41_io_results(call: &[u8]) -> Option<Vec<u8>> {
+    use nfs4::op;
+    let mut decoder = Decoder::new(call);
+    decoder.skip(24, "call header").ok()?;
+    for _ in 0..2 {
+        decoder.u32("flavor").ok()?;
+        decoder.opaque(400, "authentication").ok()?;
+    }
+    decoder.opaque(64, "tag").ok()?;
+    decoder.skip(8, "minor version, count").ok()?;
+    if decoder.u32("operation").ok()? != op::SEQUENCE {
+        return None;
+    }
+    decoder.skip(32, "SEQUENCE").ok()?;
+    if decoder.u32("operation").ok()? == op::PUTFH {
+        decoder.opaque(128, "handle").ok()?;
+    }
+    let operation = decoder.u32("operation").ok()?;
+    Some(match operation {
+        op::READ => {
+            decoder.skip(16 + 8, "stateid, offset").ok()?;
+            let count = decoder.u32("count").ok()?;
+            compound(3, |e| {
+                sequence_ok(e);
+                e.u32(op::PUTFH).u32(0);
+                e.u32(op::READ)
+                    .u32(0)
+                    .u32(0)
+                    .opaque(&vec![0x5a; count as usize]);
+            })
+        }
+        op::WRITE => {
+            decoder.skip(16 + 8 + 4, "stateid, offset, stable").ok()?;
+            let count = decoder.opaque(1 << 20, "data").ok()?.len() as u32;
+            compound(3, |e| {
+                sequence_ok(e);
+                e.u32(op::PUTFH).u32(0);
+                e.u32(op::WRITE).u32(0).u32(count).u32(0).u64(9);
+            })
+        }
+        op::COMMIT => compound(3, |e| {
+            sequence_ok(e);
+            e.u32(op::PUTFH).u32(0);
+            e.u32(op::COMMIT).u32(0).u64(9);
+        }),
+        _ => return None,
+    })
+}
+
+/// Drives an NFSv4.1 engine (client, session and OPEN first) against a server whose
+/// `altered`-th reply `change` alters.
+fn nfs41_engine_exchange(
+    altered: usize,
+    change: impl Fn(Vec<u8>) -> Vec<u8> + Send + Sync + 'static,
+) -> Result<Result<(), String>, TestCaseError> {
+    let setup = nfs4_results();
+    let setup = [0, 1, 2, 6].map(|index| setup[index].clone());
+    let server = Scripted::start(Arc::new(move |answered, mut stream| {
+        let mut call = Vec::new();
+        while rpc::read_record(&mut stream, &mut call, 1 << 20).is_ok() && call.len() >= 4 {
+            let xid = u32::from_be_bytes(call[..4].try_into().unwrap());
+            let index = answered.fetch_add(1, Ordering::SeqCst);
+            let results = match setup.get(index) {
+                Some(results) => results.clone(),
+                None => nfs41_io_results(&call).unwrap_or_else(|| compound(0, |_| {})),
+            };
+            let record = rpc_record(xid, &results);
+            let last = index == altered;
+            let record = if last { change(record) } else { record };
+            if stream.write_all(&record).is_err() || last {
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+        }
+    }));
+    let url = NfsUrl::parse(&format!(
+        "nfs://127.0.0.1:{}/export/file?version=4.1",
+        server.port
+    ))
+    .unwrap();
+    bounded(format!("NFSv4.1 engine, reply {altered}"), move || {
+        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options())
+            .map_err(|error| error.to_string())?;
+        drive(&mut engine, 2)
+    })
+}
+
+#[test]
+fn mutated_nfs41_io_replies_never_panic() {
+    check(
+        128,
+        (0..13usize, edits(), any::<bool>()),
+        |(altered, edits, keep_frame)| {
+            if let Err(error) = nfs41_engine_exchange(altered, alter_record(edits, keep_frame))? {
+                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.chars().any(char::is_control), "{error:?}");
+            }
+            Ok(())
+        },
+    );
+}
+
+/// Drives an SMB engine against a scripted server (see [`smb_server`]).
+fn smb_engine_exchange(script: SmbScript) -> Result<Result<(), String>, TestCaseError> {
+    let server = smb_server(script);
+    let url = SmbUrl::parse(&format!("smb://fuzz@127.0.0.1:{}/share/file", server.port)).unwrap();
+    bounded(format!("SMB engine on port {}", server.port), move || {
+        let mut engine = SmbEngine::open(
+            &url,
+            &smb_credentials(),
+            SmbSecurity::default(),
+            &engine_options(),
+            true,
+        )
+        .map_err(|error| error.to_string())?;
+        drive(&mut engine, 2)
+    })
+}
+
+#[test]
+fn mutated_smb_io_responses_never_panic() {
+    check(
+        96,
+        (
+            prop::sample::select(vec![0x0210u16, 0x0300]),
+            // Setup takes 6 or 7 responses: the later ones answer READs and WRITEs.
+            5usize..16,
+            edits(),
+            any::<bool>(),
+        ),
+        |(dialect, altered, edits, keep_frame)| {
+            let script = SmbScript {
+                dialect,
+                altered,
+                edits,
+                keep_frame,
+            };
+            if let Err(error) = smb_engine_exchange(script)? {
+                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.chars().any(char::is_control), "{error:?}");
+            }
+            Ok(())
+        },
+    );
+}
+
+// ---------------------------------------------------------------------------------------
 // The unchanged replies, and hostile servers end to end.
 
 #[test]
@@ -1199,6 +1489,22 @@ fn the_unchanged_replies_work() {
         reply: Vec::new(),
     });
     nbd_probe(server.port).unwrap().unwrap();
+    nfs3_engine_exchange(usize::MAX, |record| record)
+        .unwrap()
+        .unwrap();
+    nfs41_engine_exchange(usize::MAX, |record| record)
+        .unwrap()
+        .unwrap();
+    for dialect in [0x0210, 0x0300] {
+        smb_engine_exchange(SmbScript {
+            dialect,
+            altered: usize::MAX,
+            edits: Vec::new(),
+            keep_frame: true,
+        })
+        .unwrap()
+        .unwrap();
+    }
     for dialect in [0x0210, 0x0300, 0x0302] {
         let server = smb_server(SmbScript {
             dialect,
