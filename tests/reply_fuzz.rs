@@ -20,7 +20,7 @@
 
 mod support;
 
-use iopath::engine::nbd;
+use iopath::engine::nbd::{self, NbdEngine};
 use iopath::engine::network_target::{NetworkTarget, NfsUrl};
 use iopath::engine::nfs::NfsEngine;
 use iopath::engine::nfs::nfs4::{self, Nfs4Client, Stateid};
@@ -37,7 +37,7 @@ use proptest::test_runner::{TestCaseError, TestRunner};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::fuzz::{bounded, config};
@@ -176,20 +176,27 @@ fn check<S: Strategy>(
 /// connections) and the stream.
 type Script = dyn Fn(&AtomicUsize, TcpStream) + Send + Sync;
 
-/// A listener on 127.0.0.1 whose thread serves each connection with a script, until the
-/// test ends.
+/// A listener on 127.0.0.1 whose thread serves each connection with a script on a thread
+/// of its own, until the `Scripted` is dropped (which closes the listener; a connection's
+/// thread ends when the client closes its end).
 struct Scripted {
     port: u16,
-    _thread: JoinHandle<()>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Scripted {
     fn start(script: Arc<Script>) -> Scripted {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         let thread = std::thread::spawn(move || {
             let answered = Arc::new(AtomicUsize::new(0));
             for stream in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
                 let Ok(stream) = stream else { return };
                 let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                 let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
@@ -199,7 +206,19 @@ impl Scripted {
         });
         Scripted {
             port,
-            _thread: thread,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accepting thread, which then ends and closes the listener.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
@@ -716,7 +735,8 @@ fn nbd_handshake() -> Vec<u8> {
     bytes.extend_from_slice(&3u16.to_be_bytes());
     let mut export = 0u16.to_be_bytes().to_vec();
     export.extend_from_slice(&NBD_EXPORT_BYTES.to_be_bytes());
-    export.extend_from_slice(&(1u16 | 2 | 8).to_be_bytes());
+    // Flags: has flags, flush, FUA.
+    export.extend_from_slice(&(1u16 | 4 | 8).to_be_bytes());
     bytes.extend(nbd_option_reply(NBD_REP_INFO, &export));
     let mut sizes = 3u16.to_be_bytes().to_vec();
     for size in [512u32, 4096, 1 << 20] {
@@ -774,6 +794,15 @@ fn nbd_server(script: NbdScript) -> Scripted {
             }
             let kind = u16::from_be_bytes([request[6], request[7]]);
             let length = u32::from_be_bytes(request[24..28].try_into().unwrap());
+            if kind == 2 {
+                return;
+            }
+            if kind == 1 {
+                let mut data = vec![0u8; length.min(1 << 20) as usize];
+                if stream.read_exact(&mut data).is_err() {
+                    return;
+                }
+            }
             let mut reply = NBD_SIMPLE_REPLY_MAGIC.to_be_bytes().to_vec();
             reply.extend_from_slice(&0u32.to_be_bytes());
             reply.extend_from_slice(&request[8..16]);
@@ -799,6 +828,33 @@ fn nbd_probe(port: u16) -> Result<Result<(), String>, TestCaseError> {
             .map(drop)
             .map_err(|error| error.to_string())
     })
+}
+
+/// Drives an NBD engine against a scripted server (see [`nbd_server`]).
+fn nbd_engine_exchange(script: NbdScript) -> Result<Result<(), String>, TestCaseError> {
+    let server = nbd_server(script);
+    let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{}/export", server.port)).unwrap();
+    bounded(format!("NBD engine on port {}", server.port), move || {
+        let mut engine =
+            NbdEngine::open(&target, &engine_options()).map_err(|error| error.to_string())?;
+        drive(&mut engine, 1)
+    })
+}
+
+#[test]
+fn mutated_nbd_io_replies_never_panic() {
+    check(128, (0usize..5, edits()), |(altered, reply)| {
+        let script = NbdScript {
+            handshake: Vec::new(),
+            altered,
+            reply,
+        };
+        if let Err(error) = nbd_engine_exchange(script)? {
+            prop_assert!(!error.contains("CLAIMED"), "{error}");
+            prop_assert!(!error.chars().any(char::is_control), "{error:?}");
+        }
+        Ok(())
+    });
 }
 
 #[test]
@@ -1489,6 +1545,13 @@ fn the_unchanged_replies_work() {
         reply: Vec::new(),
     });
     nbd_probe(server.port).unwrap().unwrap();
+    nbd_engine_exchange(NbdScript {
+        handshake: Vec::new(),
+        altered: usize::MAX,
+        reply: Vec::new(),
+    })
+    .unwrap()
+    .unwrap();
     nfs3_engine_exchange(usize::MAX, |record| record)
         .unwrap()
         .unwrap();
