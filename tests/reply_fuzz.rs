@@ -1194,6 +1194,46 @@ fn smb_messages_of_arbitrary_bytes_never_panic() {
     );
 }
 
+#[test]
+fn mutated_sealed_and_signed_messages_never_panic() {
+    use smb::crypto::{Cipher, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID};
+    check(
+        256,
+        (
+            prop::sample::select(Cipher::OFFERED.to_vec()),
+            prop_oneof![Just(Vec::new()), edits()],
+            prop::collection::vec(any::<u8>(), 0..96),
+            any::<bool>(),
+        ),
+        |(cipher, edits, junk, smb3)| {
+            let (ours, theirs) = (vec![1u8; cipher.key_bytes()], vec![2u8; cipher.key_bytes()]);
+            let client = Sealer::new(cipher, &ours, &theirs, 0x1234);
+            let mut server = Sealer::new(cipher, &theirs, &ours, 0x1234);
+            let message = smb_response(wire::command::READ, 0, 7, &[17, 0, 80, 0, 4, 0, 0, 0]);
+            let mut frame = vec![0u8; TRANSFORM_HEADER_BYTES];
+            frame.extend_from_slice(&message);
+            server.seal(&mut frame);
+            let mut altered = apply(&frame, &edits, true);
+            let opened = smb::connection::open_frame(&mut altered, None, Some(&client), "server");
+            if edits.is_empty() {
+                let range = opened.map_err(TestCaseError::fail)?;
+                prop_assert_eq!(&altered[range], &message[..]);
+            }
+            let mut junk_frame = TRANSFORM_PROTOCOL_ID.to_vec();
+            junk_frame.extend_from_slice(&junk);
+            let _ = smb::connection::open_frame(&mut junk_frame, None, Some(&client), "server");
+            // Signed messages: a wrong signature is an error, whatever the bytes.
+            let signer = Signer::new(smb3, &[3; 16]);
+            let mut signed = apply(&message, &edits, true);
+            if signed.len() >= 4 {
+                signed[..4].copy_from_slice(&wire::PROTOCOL_ID);
+            }
+            let _ = smb::connection::open_frame(&mut signed, Some(&signer), None, "server");
+            Ok(())
+        },
+    );
+}
+
 /// A coin from the bytes themselves (half the cases get a valid protocol id).
 fn fastrand_bool(bytes: &[u8]) -> bool {
     bytes.iter().fold(0u8, |sum, byte| sum.wrapping_add(*byte)) % 2 == 0
@@ -1530,6 +1570,199 @@ fn mutated_smb_io_responses_never_panic() {
             Ok(())
         },
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Real servers' replies, altered on their way: nbdkit, nfs-ganesha, smbd.
+
+/// A change to what a server sends on one connection: `bytes` written over the stream from
+/// byte `at` on.
+#[derive(Clone, Debug)]
+struct StreamEdit {
+    connection: usize,
+    at: usize,
+    bytes: Vec<u8>,
+}
+
+fn stream_edit(connections: usize, span: usize) -> impl Strategy<Value = StreamEdit> {
+    (
+        0..connections,
+        prop_oneof![0..256usize, 0..span],
+        prop_oneof![
+            any::<u8>().prop_map(|byte| vec![byte]),
+            half_value().prop_map(|value| value.to_le_bytes().to_vec()),
+            half_value().prop_map(|value| value.to_be_bytes().to_vec()),
+            word_value().prop_map(|value| value.to_le_bytes().to_vec()),
+            word_value().prop_map(|value| value.to_be_bytes().to_vec()),
+        ],
+    )
+        .prop_map(|(connection, at, bytes)| StreamEdit {
+            connection,
+            at,
+            bytes,
+        })
+}
+
+/// A proxy on 127.0.0.1 to the server at `upstream`, altering what the server sends on one
+/// of the connections made through it (numbered from 0) by `edit`.
+fn altering_proxy(upstream: u16, edit: Option<StreamEdit>) -> Scripted {
+    Scripted::start(Arc::new(move |connections, client| {
+        let index = connections.fetch_add(1, Ordering::SeqCst);
+        let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+            return;
+        };
+        let (mut from_client, mut to_server) =
+            (client.try_clone().unwrap(), server.try_clone().unwrap());
+        let forward = std::thread::spawn(move || {
+            let _ = std::io::copy(&mut from_client, &mut to_server);
+            let _ = to_server.shutdown(std::net::Shutdown::Write);
+        });
+        let (mut from_server, mut to_client) = (server, client);
+        let _ = from_server.set_read_timeout(Some(ENDED_WITHIN));
+        let edit = edit.as_ref().filter(|edit| edit.connection == index);
+        let mut offset = 0usize;
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let got = match from_server.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(got) => got,
+            };
+            if let Some(edit) = edit {
+                for (position, byte) in edit.bytes.iter().enumerate() {
+                    let at = edit.at + position;
+                    if (offset..offset + got).contains(&at) {
+                        chunk[at - offset] = *byte;
+                    }
+                }
+            }
+            offset += got;
+            if to_client.write_all(&chunk[..got]).is_err() {
+                break;
+            }
+        }
+        let _ = to_client.shutdown(std::net::Shutdown::Both);
+        let _ = forward.join();
+    }))
+}
+
+/// Runs `probe` through a proxy to `upstream` altering one reply by each case's edit.
+fn real_server_cases(
+    what: &str,
+    upstream: u16,
+    connections: usize,
+    span: usize,
+    probe: impl Fn(u16, Duration) -> Result<(), String> + Clone + Send + 'static,
+) {
+    // Through the proxy unchanged, the probe works (with time to spare).
+    let proxy = altering_proxy(upstream, None);
+    let (port, unchanged) = (proxy.port, probe.clone());
+    bounded(format!("{what} unchanged"), move || {
+        unchanged(port, Duration::from_secs(10))
+    })
+    .unwrap()
+    .unwrap_or_else(|error| panic!("{what} through the proxy: {error}"));
+    check(24, stream_edit(connections, span), |edit| {
+        let proxy = altering_proxy(upstream, Some(edit.clone()));
+        let (port, probe) = (proxy.port, probe.clone());
+        if let Err(error) = bounded(format!("{what} {edit:?}"), move || probe(port, NET_TIMEOUT))? {
+            prop_assert!(!error.chars().any(char::is_control), "{error:?}");
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn altered_replies_of_nbdkit_never_panic() {
+    let Some(nbdkit) = support::devices::required_tool("nbdkit", "nbdkit") else {
+        return;
+    };
+    let port = support::free_port();
+    let mut child = std::process::Command::new(nbdkit)
+        .args([
+            "--exit-with-parent",
+            "-f",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .args(["memory", "1M"])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < ENDED_WITHIN, "nbdkit did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    real_server_cases("nbdkit", port, 1, 80_000, |port, timeout| {
+        let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{port}/")).unwrap();
+        nbd::probe(&target, timeout)
+            .map(drop)
+            .map_err(|error| error.to_string())
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn altered_replies_of_nfs_ganesha_never_panic() {
+    let Some(ganesha) = support::nas::GaneshaServer::start("RW") else {
+        return;
+    };
+    std::fs::write(ganesha.export_directory().join("file"), vec![7u8; 65536]).unwrap();
+    let mount_port = ganesha.mount_port;
+    real_server_cases(
+        "nfs-ganesha NFSv3",
+        ganesha.port,
+        1,
+        2000,
+        move |port, timeout| {
+            let url = NfsUrl::parse(&format!(
+                "nfs://127.0.0.1:{port}/export/file?mountport={mount_port}"
+            ))
+            .unwrap();
+            nfs::probe(&url, None, timeout)
+                .map(drop)
+                .map_err(|error| error.to_string())
+        },
+    );
+    real_server_cases(
+        "nfs-ganesha NFSv4.1",
+        ganesha.port,
+        1,
+        3000,
+        |port, timeout| {
+            let url =
+                NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export/file?version=4.1")).unwrap();
+            nfs::probe(&url, None, timeout)
+                .map(drop)
+                .map_err(|error| error.to_string())
+        },
+    );
+}
+
+#[test]
+fn altered_replies_of_smbd_never_panic() {
+    let Some(samba) = support::nas::SambaServer::start(&[]) else {
+        return;
+    };
+    std::fs::write(samba.share_directory().join("file"), vec![7u8; 65536]).unwrap();
+    real_server_cases("smbd", samba.port, 1, 4000, |port, timeout| {
+        let url = SmbUrl::parse(&format!(
+            "smb://{}@127.0.0.1:{port}/{}/file",
+            support::nas::SAMBA_USER,
+            support::nas::SAMBA_SHARE
+        ))
+        .unwrap();
+        let credentials = SmbCredentials {
+            user: support::nas::SAMBA_USER.into(),
+            password: support::nas::SAMBA_PASSWORD.into(),
+            domain: String::new(),
+        };
+        smb::find(&url, &credentials, SmbSecurity::default(), timeout)
+            .map(drop)
+            .map_err(|error| error.to_string())
+    });
 }
 
 // ---------------------------------------------------------------------------------------
