@@ -1081,6 +1081,8 @@ struct SmbScript {
     altered: usize,
     edits: Vec<Edit>,
     keep_frame: bool,
+    /// Every response grants this many credits instead of 64.
+    credits: Option<u16>,
 }
 
 fn smb_server(script: SmbScript) -> Scripted {
@@ -1099,7 +1101,10 @@ fn smb_server(script: SmbScript) -> Scripted {
             if stream.read_exact(&mut request).is_err() {
                 return;
             }
-            let message = smb_answer(&request, script.dialect, &mut setups);
+            let mut message = smb_answer(&request, script.dialect, &mut setups);
+            if let Some(credits) = script.credits {
+                message[14..16].copy_from_slice(&credits.to_le_bytes());
+            }
             let index = answered.fetch_add(1, Ordering::SeqCst);
             let altered = index == script.altered;
             let message = if altered && script.keep_frame {
@@ -1162,6 +1167,7 @@ fn mutated_smb_responses_never_panic() {
                 altered,
                 edits,
                 keep_frame,
+                credits: None,
             });
             if let Err(error) = smb_find(server.port)? {
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
@@ -1546,6 +1552,23 @@ fn smb_engine_exchange(script: SmbScript) -> Result<Result<(), String>, TestCase
 }
 
 #[test]
+fn credit_grants_of_none_or_all_end_or_work() {
+    for (credits, works) in [(0u16, false), (1, true), (u16::MAX, true)] {
+        let script = SmbScript {
+            dialect: 0x0300,
+            altered: usize::MAX,
+            edits: Vec::new(),
+            keep_frame: true,
+            credits: Some(credits),
+        };
+        let started = Instant::now();
+        let outcome = smb_engine_exchange(script).unwrap();
+        assert_eq!(outcome.is_ok(), works, "{credits} credits: {outcome:?}");
+        assert!(started.elapsed() < ENDED_WITHIN, "{:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn mutated_smb_io_responses_never_panic() {
     check(
         96,
@@ -1562,6 +1585,7 @@ fn mutated_smb_io_responses_never_panic() {
                 altered,
                 edits,
                 keep_frame,
+                credits: None,
             };
             if let Err(error) = smb_engine_exchange(script)? {
                 prop_assert!(!error.contains("CLAIMED"), "{error}");
@@ -1797,6 +1821,7 @@ fn the_unchanged_replies_work() {
             altered: usize::MAX,
             edits: Vec::new(),
             keep_frame: true,
+            credits: None,
         })
         .unwrap()
         .unwrap();
@@ -1807,6 +1832,7 @@ fn the_unchanged_replies_work() {
             altered: usize::MAX,
             edits: Vec::new(),
             keep_frame: true,
+            credits: None,
         });
         smb_find(server.port).unwrap().unwrap();
     }
