@@ -1,18 +1,19 @@
 //! Property tests of every reader of what a network storage server sends back: the NBD
 //! handshake and replies, ONC RPC record marking and reply headers, the NFSv3 and NFSv4.1
-//! results, and the SMB2 responses of a session's setup and of the calls that find a file.
-//! Each is fed arbitrary bytes and structured mutations of valid replies (built here per the
-//! protocols' specifications, each checked to decode unchanged by `the_unchanged_replies_work`):
-//! flipped bytes, truncations, insertions, and length, count, offset and credit fields set to
-//! 0, 1, 0xFFFF, 2 GiB, 0xFFFFFFFF and the like. Every exchange must end in a value or an
-//! error, never a panic, within [`support::fuzz::HANG`] (the client waits at most
-//! [`NET_TIMEOUT`] for each reply); a reader's memory is bounded by the limits the code
-//! declares (a length field never sizes a buffer unchecked).
+//! results (setup calls, COMPOUNDs, the engines' pipelined READ, WRITE and COMMIT replies),
+//! and the SMB2 responses of a session's setup, of the calls that find a file and of the
+//! engine's READs and WRITEs (sealed and signed messages too). Each is fed arbitrary bytes and
+//! structured mutations of valid replies (built here per the protocols' specifications, each
+//! checked to work unchanged by `the_unchanged_replies_work`): flipped bytes, truncations,
+//! insertions, and length, count, offset and credit fields set to 0, 1, 0xFFFF, 2 GiB,
+//! 0xFFFFFFFF and the like. Real servers' replies (nbdkit, nfs-ganesha, smbd) are altered on
+//! their way by a proxy. Every exchange must end in a value or an error, never a panic, within
+//! [`support::fuzz::HANG`] (the client waits at most [`NET_TIMEOUT`] for each reply); a
+//! completion never claims more bytes than its request asked.
 //!
 //! The replies go over real loopback sockets: a scripted server on a thread answers the
-//! client's calls in order, one of them (or the raw bytes after a valid prefix) altered. The
-//! end-to-end tests at the bottom run the probes and the CLI against servers that send
-//! garbage, endless bytes or nothing.
+//! client's calls in order, one of them altered. The end-to-end tests at the bottom run the
+//! probes and the CLI against servers that send garbage, endless bytes or nothing.
 //!
 //! The number of cases keeps the whole binary to some seconds, from a fixed seed (the same
 //! inputs every run); `IOPATH_FUZZ_CASES=N` runs N cases of each property from a random seed
@@ -850,7 +851,7 @@ fn mutated_nbd_io_replies_never_panic() {
             reply,
         };
         if let Err(error) = nbd_engine_exchange(script)? {
-            prop_assert!(!error.contains("CLAIMED"), "{error}");
+            prop_assert!(!error.contains(OVERCLAIMED), "{error}");
             prop_assert!(!error.chars().any(char::is_control), "{error:?}");
         }
         Ok(())
@@ -1190,7 +1191,7 @@ fn smb_messages_of_arbitrary_bytes_never_panic() {
             if let Ok(header) = wire::response_header(&bytes) {
                 prop_assert!(bytes.len() >= wire::HEADER_BYTES, "{header:?}");
             }
-            if bytes.len() >= 4 && fastrand_bool(&bytes) {
+            if bytes.len() >= 4 && coin(&bytes) {
                 bytes[..4].copy_from_slice(&wire::PROTOCOL_ID);
             }
             let _ = wire::response_header(&bytes);
@@ -1241,7 +1242,7 @@ fn mutated_sealed_and_signed_messages_never_panic() {
 }
 
 /// A coin from the bytes themselves (half the cases get a valid protocol id).
-fn fastrand_bool(bytes: &[u8]) -> bool {
+fn coin(bytes: &[u8]) -> bool {
     bytes.iter().fold(0u8, |sum, byte| sum.wrapping_add(*byte)) % 2 == 0
 }
 
@@ -1309,6 +1310,9 @@ fn a_query_info_response_without_a_body_is_an_error() {
 /// The bytes each request of [`drive`] moves.
 const IO_BYTES: u32 = 4096;
 
+/// What [`drive`] says of a completion claiming more bytes than its request asked.
+const OVERCLAIMED: &str = "a completion claimed more bytes than asked";
+
 /// Puts `rounds` rounds of two reads and two writes through `engine`, then makes the writes
 /// durable; the first error ends it. A completion never claims more bytes than were asked.
 fn drive(engine: &mut impl Engine, rounds: usize) -> Result<(), String> {
@@ -1337,7 +1341,7 @@ fn drive(engine: &mut impl Engine, rounds: usize) -> Result<(), String> {
             for completion in &completions[..reaped] {
                 if completion.result > i64::from(IO_BYTES) {
                     return Err(format!(
-                        "CLAIMED {} bytes of a {IO_BYTES}-byte request",
+                        "{OVERCLAIMED}: {} bytes of a {IO_BYTES}-byte request",
                         completion.result
                     ));
                 }
@@ -1422,7 +1426,7 @@ fn mutated_nfs3_io_replies_never_panic() {
         (0..9usize, edits(), any::<bool>()),
         |(altered, edits, keep_frame)| {
             if let Err(error) = nfs3_engine_exchange(altered, alter_record(edits, keep_frame))? {
-                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.contains(OVERCLAIMED), "{error}");
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
             }
             Ok(())
@@ -1526,7 +1530,7 @@ fn mutated_nfs41_io_replies_never_panic() {
         (0..13usize, edits(), any::<bool>()),
         |(altered, edits, keep_frame)| {
             if let Err(error) = nfs41_engine_exchange(altered, alter_record(edits, keep_frame))? {
-                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.contains(OVERCLAIMED), "{error}");
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
             }
             Ok(())
@@ -1588,7 +1592,7 @@ fn mutated_smb_io_responses_never_panic() {
                 credits: None,
             };
             if let Err(error) = smb_engine_exchange(script)? {
-                prop_assert!(!error.contains("CLAIMED"), "{error}");
+                prop_assert!(!error.contains(OVERCLAIMED), "{error}");
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
             }
             Ok(())
@@ -1944,38 +1948,50 @@ fn smb_probes_give_up_on_hostile_servers() {
 }
 
 #[test]
-fn the_cli_names_a_hostile_nbd_server_and_exits_with_an_error() {
-    for behaviour in [Hostile::Says(NBD_REFUSAL), Hostile::Endless(0)] {
-        let server = hostile(behaviour);
-        let url = format!("nbd://127.0.0.1:{}/export", server.port);
-        let started = Instant::now();
-        let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
-            .args([
-                "run",
-                &url,
-                "--net-timeout",
-                "500ms",
-                "--duration",
-                "1",
-                "--no-history",
-            ])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            matches!(output.status.code(), Some(1 | 2)),
-            "{behaviour:?}: {:?}\n{stderr}",
-            output.status
-        );
-        assert!(
-            stderr.contains(&url) || stderr.contains("127.0.0.1"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        assert!(
-            !stderr.chars().any(|c| c.is_control() && c != '\n'),
-            "{stderr:?}"
-        );
-        assert!(started.elapsed() < ENDED_WITHIN, "{:?}", started.elapsed());
+fn the_cli_names_a_hostile_server_and_exits_with_an_error() {
+    let urls: [fn(u16) -> String; 3] = [
+        |port| format!("nbd://127.0.0.1:{port}/export"),
+        |port| format!("nfs://127.0.0.1:{port}/export/file?mountport={port}"),
+        |port| format!("smb://fuzz@127.0.0.1:{port}/share/file"),
+    ];
+    for url in urls {
+        for behaviour in [
+            Hostile::Says(NBD_REFUSAL),
+            Hostile::Endless(0),
+            Hostile::Silent,
+        ] {
+            let server = hostile(behaviour);
+            let url = url(server.port);
+            let started = Instant::now();
+            let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
+                .args(["run", &url, "--net-timeout", "300ms", "--duration", "1"])
+                .args(["--no-history", "--size", "1m"])
+                .env("IOPATH_SMB_PASSWORD", "secret")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                matches!(output.status.code(), Some(1 | 2)),
+                "{url} {behaviour:?}: {:?}\n{stderr}",
+                output.status
+            );
+            assert!(
+                stderr.contains("127.0.0.1"),
+                "{url} {behaviour:?}: {stderr}"
+            );
+            assert!(
+                !stderr.contains("panicked"),
+                "{url} {behaviour:?}: {stderr}"
+            );
+            assert!(
+                !stderr.chars().any(|c| c.is_control() && c != '\n'),
+                "{url} {behaviour:?}: {stderr:?}"
+            );
+            assert!(
+                started.elapsed() < ENDED_WITHIN,
+                "{url} {behaviour:?}: {:?}",
+                started.elapsed()
+            );
+        }
     }
 }
