@@ -1573,6 +1573,60 @@ fn credit_grants_of_none_or_all_end_or_work() {
 }
 
 #[test]
+fn endless_interim_responses_to_a_read_are_cut_off() {
+    // READs answered with STATUS_PENDING (async) without end: the engine gives up instead of
+    // reading them for as long as they come.
+    let server = Scripted::start(Arc::new(|_, mut stream| {
+        let mut setups = 0;
+        loop {
+            let mut head = [0u8; 4];
+            if stream.read_exact(&mut head).is_err() {
+                return;
+            }
+            let mut request = vec![0u8; (u32::from_be_bytes(head) as usize).min(1 << 20)];
+            if stream.read_exact(&mut request).is_err() {
+                return;
+            }
+            let command = u16::from_le_bytes([request[12], request[13]]);
+            let mut message = smb_answer(&request, 0x0300, &mut setups);
+            if command == wire::command::READ {
+                message = smb_response(command, 0x0000_0103, 0, &[9, 0, 0, 0, 0, 0, 0, 0, 0]);
+                message[16..20]
+                    .copy_from_slice(&(wire::FLAG_RESPONSE | wire::FLAG_ASYNC).to_le_bytes());
+                message[24..32].copy_from_slice(&request[24..32]);
+                let mut frame = (message.len() as u32).to_be_bytes().to_vec();
+                frame.extend(message);
+                let started = Instant::now();
+                while started.elapsed() < ENDED_WITHIN && stream.write_all(&frame).is_ok() {}
+                return;
+            }
+            let mut frame = (message.len() as u32).to_be_bytes().to_vec();
+            frame.extend(message);
+            if stream.write_all(&frame).is_err() {
+                return;
+            }
+        }
+    }));
+    let url = SmbUrl::parse(&format!("smb://fuzz@127.0.0.1:{}/share/file", server.port)).unwrap();
+    let started = Instant::now();
+    let outcome = bounded("endless interim responses".into(), move || {
+        let mut engine = SmbEngine::open(
+            &url,
+            &smb_credentials(),
+            SmbSecurity::default(),
+            &engine_options(),
+            true,
+        )
+        .map_err(|error| error.to_string())?;
+        drive(&mut engine, 1)
+    })
+    .unwrap();
+    let error = outcome.unwrap_err();
+    assert!(error.contains("interim"), "{error}");
+    assert!(started.elapsed() < ENDED_WITHIN, "{:?}", started.elapsed());
+}
+
+#[test]
 fn mutated_smb_io_responses_never_panic() {
     check(
         96,

@@ -25,7 +25,8 @@
 
 use super::channel::{Channel, CreditReport, REQUEST_FRAME_BYTES, SmbChannels, open_connections};
 use super::connection::{
-    MESSAGE_AT, SmbSecurity, SmbSessionFacts, add_credits, credit_charge, finish_frame, open_frame,
+    MAX_INTERIM_RESPONSES, MESSAGE_AT, SmbSecurity, SmbSessionFacts, add_credits, credit_charge,
+    finish_frame, open_frame,
 };
 use super::target;
 use super::url::{SmbCredentials, SmbUrl};
@@ -548,6 +549,9 @@ impl Engine for SmbEngine {
         let mut written = 0;
         // When the last response came, for a wait over several connections.
         let mut waiting_since: Option<Instant> = None;
+        // Interim responses and notices since the last completion: a server sends one interim
+        // response per request at most, so one sending them without end is cut off.
+        let mut interim = 0usize;
         while written < completions.len() {
             if let Some(completion) = self.ready.pop_front() {
                 completions[written] = completion;
@@ -587,6 +591,16 @@ impl Engine for SmbEngine {
             if let Some(completion) = self.receive(index).map_err(failed)? {
                 completions[written] = completion;
                 written += 1;
+                interim = 0;
+            } else {
+                interim += 1;
+                let limit = MAX_INTERIM_RESPONSES + self.in_flight;
+                if interim > limit {
+                    return Err(failed(protocol(format!(
+                        "{} sent more than {limit} interim responses without a final one",
+                        self.channels[index].connection.server
+                    ))));
+                }
             }
             if !self.channels[index].short_of_credits.is_empty() {
                 self.encode_waiting(index);
