@@ -165,6 +165,13 @@ pub const MESSAGE_AT: usize = 4 + TRANSFORM_HEADER_BYTES;
 
 /// The credits held after a response granting `granted` to a connection holding `held`
 /// (at most [`MAX_HELD_CREDITS`]).
+///
+/// ```
+/// use iopath::engine::smb::connection::{MAX_HELD_CREDITS, add_credits};
+/// assert_eq!(add_credits(1, 64), 65);
+/// assert_eq!(add_credits(MAX_HELD_CREDITS - 1, u16::MAX), MAX_HELD_CREDITS);
+/// assert_eq!(add_credits(u32::MAX, u16::MAX), MAX_HELD_CREDITS);
+/// ```
 pub fn add_credits(held: u32, granted: u16) -> u32 {
     held.saturating_add(u32::from(granted))
         .min(MAX_HELD_CREDITS)
