@@ -1526,7 +1526,7 @@ fn nfs41_engine_exchange(
 #[test]
 fn mutated_nfs41_io_replies_never_panic() {
     check(
-        128,
+        64,
         (0..13usize, edits(), any::<bool>()),
         |(altered, edits, keep_frame)| {
             if let Err(error) = nfs41_engine_exchange(altered, alter_record(edits, keep_frame))? {
@@ -1629,7 +1629,7 @@ fn endless_interim_responses_to_a_read_are_cut_off() {
 #[test]
 fn mutated_smb_io_responses_never_panic() {
     check(
-        96,
+        48,
         (
             prop::sample::select(vec![0x0210u16, 0x0300]),
             // Setup takes 6 or 7 responses: the later ones answer READs and WRITEs.
