@@ -47,6 +47,21 @@ use support::fuzz::{bounded, config};
 /// client waiting for bytes that never come ends quickly.
 const NET_TIMEOUT: Duration = Duration::from_millis(300);
 
+/// How long the client waits for each reply when no reply is altered, or where a test asserts
+/// one outcome: long enough for a loaded machine, and never waited out there (a scripted
+/// server answers at once or closes the connection). Below [`ENDED_WITHIN`], so a wait for it
+/// still fails a test that asserts an end within that.
+const UNALTERED_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The reply timeout of an exchange in which reply `altered` is changed (`usize::MAX`: none).
+fn reply_timeout(altered: usize) -> Duration {
+    if altered == usize::MAX {
+        UNALTERED_TIMEOUT
+    } else {
+        NET_TIMEOUT
+    }
+}
+
 /// The longest an end-to-end exchange with a hostile server may take (timeouts included).
 const ENDED_WITHIN: Duration = Duration::from_secs(10);
 
@@ -321,17 +336,15 @@ fn nfs3_results() -> Vec<Vec<u8>> {
 
 /// MOUNT, then every call of an NFSv3 session on a scripted server at `port`; the first
 /// error ends it.
-fn nfs3_calls(port: u16) -> Result<(), String> {
+fn nfs3_calls(port: u16, timeout: Duration) -> Result<(), String> {
     let credentials = Credentials {
         uid: 1000,
         gid: 1000,
         machine: "fuzz".into(),
     };
     let shown = |error: nfs3::NfsError| error.to_string();
-    let root =
-        nfs3::mount("127.0.0.1", port, "/export", NET_TIMEOUT, &credentials).map_err(shown)?;
-    let mut session =
-        Nfs3Session::open("127.0.0.1", port, NET_TIMEOUT, credentials).map_err(shown)?;
+    let root = nfs3::mount("127.0.0.1", port, "/export", timeout, &credentials).map_err(shown)?;
+    let mut session = Nfs3Session::open("127.0.0.1", port, timeout, credentials).map_err(shown)?;
     session.getattr(&root, "root").map_err(shown)?;
     let file = session.lookup(&root, "file", "file").map_err(shown)?;
     session.access(&file, 0x3f, "file").map_err(shown)?;
@@ -384,8 +397,10 @@ fn nfs3_exchange(
             (record, false)
         })
     });
-    let port = server.port;
-    bounded(format!("NFSv3 call {altered}"), move || nfs3_calls(port))
+    let (port, timeout) = (server.port, reply_timeout(altered));
+    bounded(format!("NFSv3 call {altered}"), move || {
+        nfs3_calls(port, timeout)
+    })
 }
 
 /// The SEQUENCE result every NFSv4.1 COMPOUND reply starts with.
@@ -503,7 +518,7 @@ fn nfs4_results() -> Vec<Vec<u8>> {
 
 /// Sets up an NFSv4.1 client and session on a scripted server at `port` and makes every call
 /// of [`Nfs4Client`] once; the first error ends it.
-fn nfs4_calls(port: u16) -> Result<(), String> {
+fn nfs4_calls(port: u16, timeout: Duration) -> Result<(), String> {
     let credentials = Credentials {
         uid: 1000,
         gid: 1000,
@@ -511,7 +526,7 @@ fn nfs4_calls(port: u16) -> Result<(), String> {
     };
     let shown = |error: nfs3::NfsError| error.to_string();
     let mut client =
-        Nfs4Client::open("127.0.0.1", port, NET_TIMEOUT, credentials, 4, 1 << 20).map_err(shown)?;
+        Nfs4Client::open("127.0.0.1", port, timeout, credentials, 4, 1 << 20).map_err(shown)?;
     let handle = client.lookup(&["export", "file"]).map_err(shown)?;
     client.attributes(&handle, "file").map_err(shown)?;
     client.access(&handle, 0x3f, "file").map_err(shown)?;
@@ -546,8 +561,10 @@ fn nfs4_exchange(
             (record, false)
         })
     });
-    let port = server.port;
-    bounded(format!("NFSv4.1 call {altered}"), move || nfs4_calls(port))
+    let (port, timeout) = (server.port, reply_timeout(altered));
+    bounded(format!("NFSv4.1 call {altered}"), move || {
+        nfs4_calls(port, timeout)
+    })
 }
 
 /// How a record is altered: its body mutated (the mark fixed up to the new length, the xid
@@ -648,7 +665,10 @@ fn an_rpc_server_answering_other_calls_forever_is_cut_off() {
         })
     });
     let port = server.port;
-    let outcome = bounded("other replies".into(), move || nfs3_calls(port)).unwrap();
+    let outcome = bounded("other replies".into(), move || {
+        nfs3_calls(port, UNALTERED_TIMEOUT)
+    })
+    .unwrap();
     let error = outcome.unwrap_err();
     assert!(error.contains("not made"), "{error}");
 }
@@ -822,10 +842,10 @@ fn nbd_server(script: NbdScript) -> Scripted {
     }))
 }
 
-fn nbd_probe(port: u16) -> Result<Result<(), String>, TestCaseError> {
+fn nbd_probe(port: u16, timeout: Duration) -> Result<Result<(), String>, TestCaseError> {
     let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{port}/export")).unwrap();
     bounded(format!("NBD probe of port {port}"), move || {
-        nbd::probe(&target, NET_TIMEOUT)
+        nbd::probe(&target, timeout)
             .map(drop)
             .map_err(|error| error.to_string())
     })
@@ -833,11 +853,12 @@ fn nbd_probe(port: u16) -> Result<Result<(), String>, TestCaseError> {
 
 /// Drives an NBD engine against a scripted server (see [`nbd_server`]).
 fn nbd_engine_exchange(script: NbdScript) -> Result<Result<(), String>, TestCaseError> {
+    let timeout = reply_timeout(script.altered);
     let server = nbd_server(script);
     let target = NetworkTarget::parse(&format!("nbd://127.0.0.1:{}/export", server.port)).unwrap();
     bounded(format!("NBD engine on port {}", server.port), move || {
-        let mut engine =
-            NbdEngine::open(&target, &engine_options()).map_err(|error| error.to_string())?;
+        let mut engine = NbdEngine::open(&target, &engine_options(timeout))
+            .map_err(|error| error.to_string())?;
         drive(&mut engine, 1)
     })
 }
@@ -869,7 +890,7 @@ fn mutated_nbd_handshakes_and_replies_never_panic() {
                 altered,
                 reply,
             });
-            if let Err(error) = nbd_probe(server.port)? {
+            if let Err(error) = nbd_probe(server.port, NET_TIMEOUT)? {
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
                 prop_assert!(
                     error.contains("127.0.0.1"),
@@ -1138,17 +1159,12 @@ fn smb_credentials() -> SmbCredentials {
 
 /// Finds a file (connection, login, share, CREATE, QUERY_INFO, IOCTL …) on a scripted
 /// server at `port`.
-fn smb_find(port: u16) -> Result<Result<(), String>, TestCaseError> {
+fn smb_find(port: u16, timeout: Duration) -> Result<Result<(), String>, TestCaseError> {
     let url = SmbUrl::parse(&format!("smb://fuzz@127.0.0.1:{port}/share/dir/file")).unwrap();
     bounded(format!("SMB find on port {port}"), move || {
-        smb::find(
-            &url,
-            &smb_credentials(),
-            SmbSecurity::default(),
-            NET_TIMEOUT,
-        )
-        .map(drop)
-        .map_err(|error| error.to_string())
+        smb::find(&url, &smb_credentials(), SmbSecurity::default(), timeout)
+            .map(drop)
+            .map_err(|error| error.to_string())
     })
 }
 
@@ -1170,7 +1186,7 @@ fn mutated_smb_responses_never_panic() {
                 keep_frame,
                 credits: None,
             });
-            if let Err(error) = smb_find(server.port)? {
+            if let Err(error) = smb_find(server.port, NET_TIMEOUT)? {
                 prop_assert!(!error.chars().any(char::is_control), "{error:?}");
                 prop_assert!(
                     error.contains("127.0.0.1"),
@@ -1270,7 +1286,7 @@ fn endless_interim_responses_are_cut_off() {
         let _ = stream.write_all(&many);
     }));
     let port = server.port;
-    let outcome = smb_find(port).unwrap();
+    let outcome = smb_find(port, UNALTERED_TIMEOUT).unwrap();
     let error = outcome.unwrap_err();
     assert!(error.contains("interim"), "{error}");
 }
@@ -1300,7 +1316,9 @@ fn a_query_info_response_without_a_body_is_an_error() {
             }
         }
     }));
-    let error = smb_find(server.port).unwrap().unwrap_err();
+    let error = smb_find(server.port, UNALTERED_TIMEOUT)
+        .unwrap()
+        .unwrap_err();
     assert!(error.contains("too short"), "{error}");
 }
 
@@ -1352,9 +1370,9 @@ fn drive(engine: &mut impl Engine, rounds: usize) -> Result<(), String> {
     engine.sync_data().map_err(shown)
 }
 
-fn engine_options() -> EngineOptions {
+fn engine_options(net_timeout: Duration) -> EngineOptions {
     EngineOptions {
-        net_timeout: NET_TIMEOUT,
+        net_timeout,
         ..EngineOptions::new(4, IO_BYTES as usize)
     }
 }
@@ -1412,8 +1430,9 @@ fn nfs3_engine_exchange(
         }
     }));
     let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{}/export/file", server.port)).unwrap();
+    let timeout = reply_timeout(altered);
     bounded(format!("NFSv3 engine, reply {altered}"), move || {
-        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options())
+        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options(timeout))
             .map_err(|error| error.to_string())?;
         drive(&mut engine, 2)
     })
@@ -1516,8 +1535,9 @@ fn nfs41_engine_exchange(
         server.port
     ))
     .unwrap();
+    let timeout = reply_timeout(altered);
     bounded(format!("NFSv4.1 engine, reply {altered}"), move || {
-        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options())
+        let mut engine = NfsEngine::open(&url, vec![7; 16], &engine_options(timeout))
             .map_err(|error| error.to_string())?;
         drive(&mut engine, 2)
     })
@@ -1540,6 +1560,7 @@ fn mutated_nfs41_io_replies_never_panic() {
 
 /// Drives an SMB engine against a scripted server (see [`smb_server`]).
 fn smb_engine_exchange(script: SmbScript) -> Result<Result<(), String>, TestCaseError> {
+    let timeout = reply_timeout(script.altered);
     let server = smb_server(script);
     let url = SmbUrl::parse(&format!("smb://fuzz@127.0.0.1:{}/share/file", server.port)).unwrap();
     bounded(format!("SMB engine on port {}", server.port), move || {
@@ -1547,7 +1568,7 @@ fn smb_engine_exchange(script: SmbScript) -> Result<Result<(), String>, TestCase
             &url,
             &smb_credentials(),
             SmbSecurity::default(),
-            &engine_options(),
+            &engine_options(timeout),
             true,
         )
         .map_err(|error| error.to_string())?;
@@ -1614,7 +1635,7 @@ fn endless_interim_responses_to_a_read_are_cut_off() {
             &url,
             &smb_credentials(),
             SmbSecurity::default(),
-            &engine_options(),
+            &engine_options(UNALTERED_TIMEOUT),
             true,
         )
         .map_err(|error| error.to_string())?;
@@ -1859,7 +1880,7 @@ fn the_unchanged_replies_work() {
         altered: usize::MAX,
         reply: Vec::new(),
     });
-    nbd_probe(server.port).unwrap().unwrap();
+    nbd_probe(server.port, UNALTERED_TIMEOUT).unwrap().unwrap();
     nbd_engine_exchange(NbdScript {
         handshake: Vec::new(),
         altered: usize::MAX,
@@ -1892,7 +1913,7 @@ fn the_unchanged_replies_work() {
             keep_frame: true,
             credits: None,
         });
-        smb_find(server.port).unwrap().unwrap();
+        smb_find(server.port, UNALTERED_TIMEOUT).unwrap().unwrap();
     }
 }
 
@@ -1973,7 +1994,7 @@ fn against_hostile_servers(
 
 #[test]
 fn nbd_probes_give_up_on_hostile_servers() {
-    against_hostile_servers("NBD", |port| nbd_probe(port).unwrap());
+    against_hostile_servers("NBD", |port| nbd_probe(port, NET_TIMEOUT).unwrap());
 }
 
 #[test]
@@ -1998,7 +2019,7 @@ fn nfs_probes_give_up_on_hostile_servers() {
 
 #[test]
 fn smb_probes_give_up_on_hostile_servers() {
-    against_hostile_servers("SMB", |port| smb_find(port).unwrap());
+    against_hostile_servers("SMB", |port| smb_find(port, NET_TIMEOUT).unwrap());
 }
 
 #[test]
