@@ -597,8 +597,9 @@ fn verdict(json: &Value) -> (String, &Value) {
     )
 }
 
-/// Whether the first test of `json` is link-bound at 90–100 % of its declared link; what it
-/// found goes into `seen` either way.
+/// Whether the first test of `json` is link-bound at 90–100 % of its declared link (with
+/// 1.5 points for the window's edges on a loaded machine); what it found goes into `seen`
+/// either way.
 fn fills_the_declared_link(json: &Value, seen: &mut Vec<String>) -> bool {
     let (verdict, analysis) = verdict(json);
     let declared = analysis["hops"]
@@ -609,7 +610,11 @@ fn fills_the_declared_link(json: &Value, seen: &mut Vec<String>) -> bool {
         "{verdict} at {declared:?} % ({})",
         analysis["evidence"]
     ));
-    verdict == "link_bound" && declared.is_some_and(|u| (90.0..=100.5).contains(&u))
+    // Up to 101.5 %: on the loaded 2-core CI machine, 4-second runs over a link that is
+    // exactly full measured up to 100.9 % of its payload (completions are timed when they are
+    // reaped, so those reaped late at the window's start count; tbf lets a bucket of 8 ms
+    // through after an idle moment). A wrong verdict or a link under 90 % still fails.
+    verdict == "link_bound" && declared.is_some_and(|u| (90.0..=101.5).contains(&u))
 }
 
 #[test]
