@@ -79,19 +79,21 @@ impl VerifyRun {
     }
 }
 
-/// Runs `BINARY run TARGET --name vt ARGS --json FILE` in `directory` (where verify state
-/// files go) and reads the first test's verification.
-pub fn run<S: AsRef<std::ffi::OsStr>>(
+/// Runs `BINARY run LEADING ARGS --json DIRECTORY/JSON` in `directory`: the output and the
+/// result written (null when none was).
+fn run_with_json<S: AsRef<std::ffi::OsStr>>(
     binary: &str,
     directory: &Path,
-    target: &str,
+    leading: &[&str],
     args: &[S],
-) -> VerifyRun {
-    let json = directory.join("verify-out.json");
+    json: &str,
+) -> (std::process::Output, Value) {
+    let json = directory.join(json);
     let _ = std::fs::remove_file(&json);
     let output = super::history::command(binary)
         .current_dir(directory)
-        .args(["run", target, "--name", "vt", "--ramp", "0"])
+        .arg("run")
+        .args(leading)
         .args(args)
         .arg("--json")
         .arg(&json)
@@ -101,6 +103,24 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or(Value::Null);
+    (output, result)
+}
+
+/// Runs `BINARY run TARGET --name vt ARGS --json FILE` in `directory` (where verify state
+/// files go) and reads the first test's verification.
+pub fn run<S: AsRef<std::ffi::OsStr>>(
+    binary: &str,
+    directory: &Path,
+    target: &str,
+    args: &[S],
+) -> VerifyRun {
+    let (output, result) = run_with_json(
+        binary,
+        directory,
+        &[target, "--name", "vt", "--ramp", "0"],
+        args,
+        "verify-out.json",
+    );
     VerifyRun {
         status: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -121,20 +141,13 @@ pub fn run_job_file(
     args: &[&str],
 ) -> (i32, String, Value) {
     std::fs::write(directory.join("job.fio"), job).expect("the job file");
-    let json = directory.join("job.json");
-    let _ = std::fs::remove_file(&json);
-    let output = super::history::command(binary)
-        .current_dir(directory)
-        .args(["run", "--job", "job.fio", target, "--ramp", "0"])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("iopath runs");
-    let result: Value = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::Null);
+    let (output, result) = run_with_json(
+        binary,
+        directory,
+        &["--job", "job.fio", target, "--ramp", "0"],
+        args,
+        "job.json",
+    );
     (
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stderr).into_owned(),
