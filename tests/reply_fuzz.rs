@@ -29,7 +29,7 @@ use iopath::engine::nfs::rpc::{self, Credentials};
 use iopath::engine::nfs::xdr::{Decoder, Encoder};
 use iopath::engine::nfs::{self, Nfs3Session, nfs3};
 use iopath::engine::smb::SmbEngine;
-use iopath::engine::smb::{self, SmbCredentials, SmbSecurity, SmbUrl, wire};
+use iopath::engine::smb::{self, SmbCredentials, SmbSecurity, SmbUrl, connection, wire};
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use proptest::prelude::*;
@@ -950,13 +950,7 @@ fn smb_negotiate_body(dialect: u16) -> Vec<u8> {
         body[6..8].copy_from_slice(&(contexts.len() as u16).to_le_bytes());
         body[60..64].copy_from_slice(&128u32.to_le_bytes());
         for (kind, data) in contexts {
-            while !body.len().is_multiple_of(8) {
-                body.push(0);
-            }
-            body.extend_from_slice(&kind.to_le_bytes());
-            body.extend_from_slice(&(data.len() as u16).to_le_bytes());
-            body.extend_from_slice(&[0; 4]);
-            body.extend(data);
+            connection::push_negotiate_context(&mut body, kind, &data);
         }
     }
     body

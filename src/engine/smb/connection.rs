@@ -177,6 +177,18 @@ pub fn add_credits(held: u32, granted: u16) -> u32 {
         .min(MAX_HELD_CREDITS)
 }
 
+/// Appends an SMB 3.1.1 negotiate context of `kind` holding `data` to a NEGOTIATE request
+/// or response `body`, 8-byte aligned as the contexts list requires.
+pub fn push_negotiate_context(body: &mut Vec<u8>, kind: u16, data: &[u8]) {
+    while !body.len().is_multiple_of(8) {
+        body.push(0);
+    }
+    body.extend_from_slice(&kind.to_le_bytes());
+    body.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    body.extend_from_slice(&[0; 4]);
+    body.extend_from_slice(data);
+}
+
 /// The credit charge of a request or response moving `bytes` (one credit per 64 KiB).
 pub fn credit_charge(large_mtu: bool, bytes: usize) -> u16 {
     if large_mtu && bytes > 0 {
@@ -395,13 +407,7 @@ impl SmbConnection {
             (2u16, &cipher_context[..]),
             (8u16, &signing_context[..]),
         ] {
-            while !body.len().is_multiple_of(8) {
-                body.push(0);
-            }
-            body.extend_from_slice(&kind.to_le_bytes());
-            body.extend_from_slice(&(data.len() as u16).to_le_bytes());
-            body.extend_from_slice(&[0; 4]);
-            body.extend_from_slice(data);
+            push_negotiate_context(&mut body, kind, data);
         }
         let (header, reply) = self.call_hashed(command::NEGOTIATE, &body, Some(preauth))?;
         if header.status != status::SUCCESS {
