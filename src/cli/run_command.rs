@@ -152,7 +152,12 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             );
         }
         if let Some((server, _)) = &metrics {
-            eprintln!("metrics on http://{}/metrics", server.address());
+            let token = if args.metrics_token_file.is_some() {
+                " (requests need the bearer token of --metrics-token-file)"
+            } else {
+                ""
+            };
+            eprintln!("metrics on http://{}/metrics{token}", server.address());
         }
     }
     handle_stale_test_files(&prepared, args.remove_stale);

@@ -387,6 +387,43 @@ mod tests {
     }
 
     #[test]
+    fn with_a_token_only_requests_that_carry_it_are_answered() {
+        let token = BearerToken::from_bytes(b"correct horse battery staple").unwrap();
+        let server = MetricsServer::start(
+            "127.0.0.1:0".parse().unwrap(),
+            Some(token),
+            SharedMetrics::default(),
+        )
+        .unwrap();
+        let ok = exchange(
+            &server,
+            b"GET /metrics HTTP/1.1\r\nauthorization: Bearer correct horse battery staple\r\n\r\n",
+        );
+        assert!(ok.starts_with("HTTP/1.1 200 OK"), "{ok}");
+        for refused in [
+            &b"GET /metrics HTTP/1.1\r\n\r\n"[..],
+            b"GET /metrics HTTP/1.1\r\nAuthorization: Bearer correct horse\r\n\r\n",
+            b"POST / HTTP/1.1\r\n\r\n",
+        ] {
+            let answer = exchange(&server, refused);
+            assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+            assert!(answer.contains("WWW-Authenticate: Bearer"), "{answer}");
+            assert!(!answer.contains("iopath_"), "{answer}");
+        }
+    }
+
+    #[test]
+    fn beyond_loopback_the_server_refuses_to_start_without_a_token() {
+        let error =
+            MetricsServer::start("0.0.0.0:0".parse().unwrap(), None, SharedMetrics::default())
+                .unwrap_err();
+        assert!(
+            matches!(error, MetricsAddressError::Unauthenticated { .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn a_bare_port_means_loopback() {
         assert_eq!(
             parse_metrics_address("9100").unwrap().to_string(),
