@@ -88,7 +88,14 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Err(error) => return refused(team, &error),
     };
     let machine_stdout = outputs.stdout_is_machine_readable();
-    let metrics_address = match metrics_endpoint(&args) {
+    // Only the client that prints (rank 0 of an MPI job) serves metrics, and reads the token
+    // file, which the other hosts need not have; a refusal there ends every client.
+    let endpoint = if team.prints() {
+        metrics_endpoint(&args)
+    } else {
+        Ok(None)
+    };
+    let metrics_address = match endpoint {
         Ok(address) => address,
         Err(error) => return refused(team, &error),
     };
@@ -127,7 +134,7 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     };
     // Listening starts before any I/O, on the client that prints (rank 0 of an MPI job): an
     // address that cannot be used is bad input.
-    let metrics = match metrics_address.filter(|_| team.prints()) {
+    let metrics = match metrics_address {
         Some((address, token)) => {
             let figures = SharedMetrics::default();
             figures.lock().tests_planned = planned.len();
