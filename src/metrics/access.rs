@@ -17,7 +17,7 @@
 //! assert!(check_exposure("0.0.0.0:9464".parse().unwrap(), Some(&token)).is_ok());
 //! ```
 
-use super::server::MetricsAddressError;
+use super::address::MetricsAddressError;
 use crate::net::secret::{Secret, SecretError};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;

@@ -11,12 +11,14 @@
 //! only requests with the bearer token of `--metrics-token-file` ([`access`]).
 
 pub mod access;
+pub mod address;
 pub mod connections;
 pub mod exposition;
 pub mod server;
 pub mod state;
 
 pub use access::{BearerToken, check_exposure};
+pub use address::{MetricsAddressError, parse_metrics_address};
 pub use exposition::render;
-pub use server::{MetricsAddressError, MetricsServer, parse_metrics_address};
+pub use server::MetricsServer;
 pub use state::{MetricsState, SharedMetrics};

@@ -25,12 +25,13 @@
 //! ```
 
 use super::access::{BearerToken, check_exposure};
+use super::address::MetricsAddressError;
 pub use super::connections::MAX_CONNECTIONS;
 use super::connections::{Connections, Place};
 use super::exposition::{CONTENT_TYPE, render};
 use super::state::SharedMetrics;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -42,69 +43,6 @@ pub const REQUEST_LIMIT_BYTES: usize = 8 * 1024;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// Stack of a connection's thread (it reads a request and renders the exposition).
 const CONNECTION_STACK_BYTES: usize = 256 * 1024;
-
-/// Why `--metrics ADDR` cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum MetricsAddressError {
-    /// Not a port, `HOST:PORT` or `[IPv6]:PORT`.
-    #[error(
-        "--metrics '{0}': expected PORT, :PORT or HOST:PORT (127.0.0.1 when only a port is given)"
-    )]
-    Syntax(String),
-    /// The host name does not resolve.
-    #[error("--metrics '{address}': {source}")]
-    Resolve {
-        /// The address as given.
-        address: String,
-        /// Cause.
-        source: io::Error,
-    },
-    /// The address cannot be listened on (in use, not this host's).
-    #[error("--metrics '{address}': cannot listen there: {source}")]
-    Bind {
-        /// The address.
-        address: SocketAddr,
-        /// Cause.
-        source: io::Error,
-    },
-    /// An address beyond loopback without `--metrics-token-file`.
-    #[error(
-        "--metrics {address}: this address can be reached from other machines, and the metrics \
-         name targets, jobs and tests: give --metrics-token-file FILE (a bearer token, owner-only \
-         permissions, which Prometheus sends with `authorization: credentials_file: FILE`), or \
-         listen on 127.0.0.1"
-    )]
-    Unauthenticated {
-        /// The address.
-        address: SocketAddr,
-    },
-    /// The token file cannot be used.
-    #[error("--metrics-token-file {0}")]
-    Token(#[from] crate::net::secret::SecretError),
-}
-
-/// Reads `--metrics`: `9100` and `:9100` mean 127.0.0.1:9100; `HOST:PORT` is used as given.
-pub fn parse_metrics_address(text: &str) -> Result<SocketAddr, MetricsAddressError> {
-    let port_only = text.strip_prefix(':').unwrap_or(text);
-    if let Ok(port) = port_only.parse::<u16>() {
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if let Ok(address) = text.parse::<SocketAddr>() {
-        return Ok(address);
-    }
-    let (host, port) = text
-        .rsplit_once(':')
-        .filter(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
-        .ok_or_else(|| MetricsAddressError::Syntax(text.to_string()))?;
-    (host, port.parse::<u16>().unwrap_or(0))
-        .to_socket_addrs()
-        .map_err(|source| MetricsAddressError::Resolve {
-            address: text.to_string(),
-            source,
-        })?
-        .next()
-        .ok_or_else(|| MetricsAddressError::Syntax(text.to_string()))
-}
 
 /// The server: listening from [`MetricsServer::start`] until dropped.
 #[derive(Debug)]
@@ -421,23 +359,5 @@ mod tests {
             matches!(error, MetricsAddressError::Unauthenticated { .. }),
             "{error}"
         );
-    }
-
-    #[test]
-    fn a_bare_port_means_loopback() {
-        assert_eq!(
-            parse_metrics_address("9100").unwrap().to_string(),
-            "127.0.0.1:9100"
-        );
-        assert_eq!(
-            parse_metrics_address(":9100").unwrap().to_string(),
-            "127.0.0.1:9100"
-        );
-        assert_eq!(
-            parse_metrics_address("[::1]:9100").unwrap().to_string(),
-            "[::1]:9100"
-        );
-        assert!(parse_metrics_address("nonsense").is_err());
-        assert!(parse_metrics_address("host:99999").is_err());
     }
 }
