@@ -513,6 +513,8 @@ fn prometheus_with_the_token_file_scrapes_beyond_loopback_and_without_it_gets_40
         dir.path(),
         port,
         &[
+            "--name",
+            "read\u{1b}[2J",
             "--metrics",
             &format!("0.0.0.0:{port}"),
             "--metrics-token-file",
@@ -559,5 +561,12 @@ fn prometheus_with_the_token_file_scrapes_beyond_loopback_and_without_it_gets_40
         prometheus
             .query("iopath_tests_planned{job=\"without_token\"}")
             .is_empty()
+    );
+    // The control character in the test's name was stored as visible text.
+    let running = prometheus.query("iopath_test_info{job=\"with_token\"}");
+    assert_eq!(
+        running[0]["metric"]["test"].as_str(),
+        Some("read\\u{1b}[2J"),
+        "{running:?}"
     );
 }
