@@ -173,7 +173,10 @@ impl Server {
                 } else if path != "/metrics" {
                     ("404 Not Found", "", String::new())
                 } else {
-                    let body = render(&self.state.lock());
+                    // A copy, so that the observer's once-a-second update never waits
+                    // for the text to be written.
+                    let figures = self.state.lock().clone();
+                    let body = render(&figures);
                     ("200 OK", "", body)
                 }
             }
