@@ -165,6 +165,26 @@ impl Server {
         self.directory.path()
     }
 
+    /// This nbdkit server killed and started again with `args` on the same Unix socket, as a
+    /// restarted server comes back where its clients know it.
+    fn restarted(mut self, args: &[&str]) -> Server {
+        self.kill();
+        let socket = self.socket.clone().expect("a Unix-socket server");
+        let directory = std::mem::replace(&mut self.directory, tempfile::tempdir().unwrap());
+        let pid_file = directory.path().join("nbdkit.pid");
+        let _ = std::fs::remove_file(&socket);
+        let _ = std::fs::remove_file(&pid_file);
+        let mut command = Command::new("nbdkit");
+        command
+            .arg("--exit-with-parent")
+            .arg("-U")
+            .arg(&socket)
+            .arg("-P")
+            .arg(&pid_file)
+            .args(args);
+        Server::start(command, directory, Some(socket), None, &pid_file)
+    }
+
     /// Kills the server at once (SIGKILL) and reaps it.
     fn kill(&mut self) {
         let _ = self.child.kill();

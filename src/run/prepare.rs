@@ -162,7 +162,7 @@ pub(super) enum PendingTarget {
     /// Exists, is open, and was inspected through that descriptor.
     Existing(TargetHandle),
     /// A network volume, probed (what the probe found, its head left empty).
-    Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
+    Network(NetworkTarget, TargetInfo, Box<NetworkVolumeInfo>),
     /// Will be created (and removed afterwards when temporary).
     Create {
         path: PathBuf,
@@ -345,7 +345,7 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
         },
         TargetSpec::Network(target) => {
             let (info, volume) = probe_network(target, net_timeout)?;
-            PendingTarget::Network(target.clone(), info, volume)
+            PendingTarget::Network(target.clone(), info, Box::new(volume))
         }
         TargetSpec::TempFile { directory, size } => {
             check_test_file_directory(directory)?;
