@@ -159,6 +159,57 @@ fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
     ]);
 }
 
+/// Starts `iopath run ARGS` in a tmux pane of `columns` x `rows`, everything the pane shows
+/// logged to `dir/pane.log` from the start (iopath waits for the log to be set up); the pane's
+/// shell then writes the exit status and `stty -a` into `dir`.
+fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows: u16) {
+    let script = format!(
+        "trap true INT; cd '{}' && while [ ! -e go ]; do sleep 0.05; done; '{}' run {args} \
+         --no-history --json out.json; echo $? > status; stty -a > stty.txt; sleep 600",
+        dir.display(),
+        env!("CARGO_BIN_EXE_iopath")
+    );
+    let (columns, rows) = (columns.to_string(), rows.to_string());
+    tmux.command(&[
+        "new-session",
+        "-d",
+        "-s",
+        "live",
+        "-x",
+        &columns,
+        "-y",
+        &rows,
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let log = dir.join("pane.log");
+    tmux.command(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "live",
+        &format!("cat >> '{}'", log.display()),
+    ]);
+    std::fs::write(dir.join("go"), "").unwrap();
+}
+
+/// Waits until `dir/pane.log` holds `text`; panics with the log after `timeout`.
+fn wait_in_log(dir: &Path, text: &str, timeout: Duration) -> String {
+    let started = Instant::now();
+    loop {
+        let log = read(&dir.join("pane.log")).unwrap_or_default();
+        if log.contains(text) {
+            return log;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "no '{text}' in the pane's log:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// The exit status the pane's shell wrote, once it has.
 fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
     let started = Instant::now();
@@ -304,3 +355,169 @@ fn the_dashboard_shows_what_verification_has_checked() {
         "130"
     );
 }
+
+/// A terminal too small for the dashboard — 1x1 from the start, or made so by a resize while
+/// it shows — gets one line saying so on stderr, then the progress line for the rest of the
+/// run; Ctrl-C still stops it and the terminal is cooked again.
+#[test]
+fn a_terminal_too_small_for_the_dashboard_says_so_and_shows_the_progress_line() {
+    skip_unless!(
+        has_command("tmux"),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let args = "--engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 \
+                --ramp 0 --live";
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-small-{}", std::process::id()),
+    };
+    start_logged_in_tmux(dir.path(), &tmux, args, 1, 1);
+    wait_in_log(
+        dir.path(),
+        "the dashboard cannot use this terminal (the terminal is 1x1, smaller than the 60x18 it \
+         needs): showing the progress line",
+        Duration::from_secs(60),
+    );
+    let log = wait_in_log(dir.path(), " s / 30 s", Duration::from_secs(30));
+    assert!(
+        !log.contains("\u{1b}[?1049h"),
+        "the dashboard opened:\n{log}"
+    );
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(20)),
+        "130"
+    );
+    drop(tmux);
+
+    // Made too small while it shows: the dashboard gives the terminal back and says why.
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-shrunk-{}", std::process::id()),
+    };
+    start_logged_in_tmux(dir.path(), &tmux, args, 120, 40);
+    tmux.wait_for("the dashboard", Duration::from_secs(60), |s| {
+        s.contains("CPU per core")
+    });
+    tmux.command(&["resize-window", "-t", "live", "-x", "30", "-y", "8"]);
+    wait_in_log(
+        dir.path(),
+        "note: the dashboard closed (the terminal is 30x8, smaller than the 60x18 it needs): \
+         showing the progress line; Ctrl-C stops the run",
+        Duration::from_secs(20),
+    );
+    let log = read(&dir.path().join("pane.log")).unwrap();
+    let after = log.rsplit("Ctrl-C stops the run").next().unwrap_or("");
+    let started = Instant::now();
+    while !read(&dir.path().join("pane.log")).unwrap_or_default()[log.len() - after.len()..]
+        .contains(" s / 30 s")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no progress line after the note"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(20)),
+        "130"
+    );
+    let stty = read(&dir.path().join("stty.txt")).unwrap();
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "{stty}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(result["partial"], true);
+}
+
+/// A terminal that never answers the cursor-position query (a bare pty, read by a program
+/// that answers nothing): the dashboard asks none, shows the run, and q stops it.
+#[test]
+fn the_dashboard_works_on_a_terminal_that_never_answers_a_cursor_query() {
+    skip_unless!(
+        has_command("python3"),
+        "python3 is not installed (apt-get install python3)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let harness = dir.path().join("silent_terminal.py");
+    std::fs::write(&harness, SILENT_PTY).unwrap();
+    let output = Command::new("python3")
+        .arg(&harness)
+        .arg(dir.path().join("screen.log"))
+        .arg(env!("CARGO_BIN_EXE_iopath"))
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--null-delay",
+            "1ms",
+            "--duration",
+            "30",
+            "--ramp",
+            "0",
+            "--live",
+            "--no-history",
+            "--json",
+        ])
+        .arg(dir.path().join("out.json"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&std::fs::read(dir.path().join("screen.log")).unwrap())
+        .into_owned();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        said.trim(),
+        "exit 130",
+        "{said}\n{}\n{screen}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!screen.contains("\u{1b}[6n"), "a cursor query:\n{screen}");
+    assert!(screen.contains("CPU per core"), "{screen}");
+    assert!(!screen.contains("dashboard closed"), "{screen}");
+    let result: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(result["tests"][0]["stop_reason"], "interrupted");
+}
+
+/// Runs ARGS (after the log's path) on a new 120x40 pty whose output goes to the log and is
+/// never answered; sends q once the dashboard shows (at most 60 s), prints `exit STATUS`.
+const SILENT_PTY: &str = r#"
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+log_path, argv = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    os.execv(argv[0], argv)
+screen = b""
+sent = False
+deadline = time.monotonic() + 90
+while time.monotonic() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.2)
+    if ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        screen += data
+    if not sent and b"CPU per core" in screen:
+        os.write(fd, b"q")
+        sent = True
+    if not sent and time.monotonic() > deadline - 30:
+        os.kill(pid, signal.SIGKILL)
+        break
+open(log_path, "wb").write(screen)
+_, status = os.waitpid(pid, 0)
+print("exit", os.waitstatus_to_exitcode(status))
+"#;
