@@ -63,7 +63,11 @@ fn have(program: &str) -> bool {
 impl Server {
     /// `nbdkit ARGS` listening on a Unix socket in a fresh directory.
     fn nbdkit(args: &[&str]) -> Server {
-        let directory = tempfile::tempdir().unwrap();
+        Server::nbdkit_in(tempfile::tempdir().unwrap(), args)
+    }
+
+    /// `nbdkit ARGS` listening on the Unix socket `nbd.sock` in `directory`.
+    fn nbdkit_in(directory: tempfile::TempDir, args: &[&str]) -> Server {
         let socket = directory.path().join("nbd.sock");
         let pid_file = directory.path().join("nbdkit.pid");
         let mut command = Command::new("nbdkit");
@@ -169,20 +173,10 @@ impl Server {
     /// restarted server comes back where its clients know it.
     fn restarted(mut self, args: &[&str]) -> Server {
         self.kill();
-        let socket = self.socket.clone().expect("a Unix-socket server");
         let directory = std::mem::replace(&mut self.directory, tempfile::tempdir().unwrap());
-        let pid_file = directory.path().join("nbdkit.pid");
-        let _ = std::fs::remove_file(&socket);
-        let _ = std::fs::remove_file(&pid_file);
-        let mut command = Command::new("nbdkit");
-        command
-            .arg("--exit-with-parent")
-            .arg("-U")
-            .arg(&socket)
-            .arg("-P")
-            .arg(&pid_file)
-            .args(args);
-        Server::start(command, directory, Some(socket), None, &pid_file)
+        let _ = std::fs::remove_file(directory.path().join("nbd.sock"));
+        let _ = std::fs::remove_file(directory.path().join("nbdkit.pid"));
+        Server::nbdkit_in(directory, args)
     }
 
     /// Kills the server at once (SIGKILL) and reaps it.

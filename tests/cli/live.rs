@@ -127,45 +127,22 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
         s.contains("interrupted: 1 test(s) kept")
     });
     assert!(!screen.contains("per job and target"), "{screen}");
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
 }
 
-/// Starts `iopath run ARGS` in a tmux pane; the pane's shell then writes the exit status
-/// and `stty -a` into `dir`. The shell outlives a Ctrl-C that reaches it too (a second one,
-/// once iopath has given the terminal back, goes to the whole foreground group).
+/// Starts `iopath run ARGS` in a 120x40 tmux pane; the pane's shell then writes the exit
+/// status and `stty -a` into `dir`. The shell outlives a Ctrl-C that reaches it too (a second
+/// one, once iopath has given the terminal back, goes to the whole foreground group).
 fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
-    let script = format!(
-        "trap true INT; cd '{}' && '{}' run {args} --no-history --json out.json; \
-         echo $? > status; stty -a > stty.txt; sleep 600",
-        dir.display(),
-        env!("CARGO_BIN_EXE_iopath")
-    );
-    tmux.command(&[
-        "new-session",
-        "-d",
-        "-s",
-        "live",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    new_session(dir, tmux, args, (120, 40), "");
 }
 
-/// Starts `iopath run ARGS` in a tmux pane of `columns` x `rows`, everything the pane shows
-/// logged to `dir/pane.log` from the start (iopath waits for the log to be set up); the pane's
-/// shell then writes the exit status and `stty -a` into `dir`.
-fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows: u16) {
+/// The pane of [`start_in_tmux`] at `(columns, rows)`; iopath starts once `before` (shell
+/// commands in `dir`) has run.
+fn new_session(dir: &Path, tmux: &Tmux, args: &str, (columns, rows): (u16, u16), before: &str) {
     let script = format!(
-        "trap true INT; cd '{}' && while [ ! -e go ]; do sleep 0.05; done; '{}' run {args} \
-         --no-history --json out.json; echo $? > status; stty -a > stty.txt; sleep 600",
+        "trap true INT; cd '{}' && {before} '{}' run {args} --no-history --json out.json; \
+         echo $? > status; stty -a > stty.txt; sleep 600",
         dir.display(),
         env!("CARGO_BIN_EXE_iopath")
     );
@@ -183,6 +160,14 @@ fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows:
         "-c",
         &script,
     ]);
+}
+
+/// Starts `iopath run ARGS` as [`start_in_tmux`] does, in a pane of `columns` x `rows`,
+/// everything the pane shows logged to `dir/pane.log` from the start (iopath waits for the
+/// log to be set up).
+fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows: u16) {
+    let gate = "while [ ! -e go ]; do sleep 0.05; done;";
+    new_session(dir, tmux, args, (columns, rows), gate);
     let log = dir.join("pane.log");
     tmux.command(&[
         "pipe-pane",
@@ -194,20 +179,34 @@ fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows:
     std::fs::write(dir.join("go"), "").unwrap();
 }
 
-/// Waits until `dir/pane.log` holds `text`; panics with the log after `timeout`.
-fn wait_in_log(dir: &Path, text: &str, timeout: Duration) -> String {
+/// Waits until `dir/pane.log` holds `text` after the last `after` (anywhere when `after` is
+/// empty); panics with the log after `timeout`.
+fn wait_in_log(dir: &Path, after: &str, text: &str, timeout: Duration) -> String {
     let started = Instant::now();
     loop {
         let log = read(&dir.join("pane.log")).unwrap_or_default();
-        if log.contains(text) {
+        let tail = match after {
+            "" => Some(log.as_str()),
+            _ => log.rsplit_once(after).map(|(_, tail)| tail),
+        };
+        if tail.is_some_and(|tail| tail.contains(text)) {
             return log;
         }
         assert!(
             started.elapsed() < timeout,
-            "no '{text}' in the pane's log:\n{log}"
+            "no '{text}' after '{after}' in the pane's log:\n{log}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The pane's shell found the terminal cooked again (`stty -a` after iopath ended).
+fn assert_terminal_cooked(dir: &Path) {
+    let stty = read(&dir.join("stty.txt")).unwrap();
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "{stty}"
+    );
 }
 
 /// The exit status the pane's shell wrote, once it has.
@@ -248,11 +247,7 @@ fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
         status_after(dir.path(), &tmux, Duration::from_secs(10)),
         "130"
     );
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
     let screen = tmux.screen();
     assert!(!screen.contains("CPU per core"), "{screen}");
     drop(tmux);
@@ -285,11 +280,7 @@ fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
     let result: serde_json::Value =
         serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(result["partial"], true);
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
 }
 
 #[test]
@@ -374,11 +365,17 @@ fn a_terminal_too_small_for_the_dashboard_says_so_and_shows_the_progress_line() 
     start_logged_in_tmux(dir.path(), &tmux, args, 1, 1);
     wait_in_log(
         dir.path(),
+        "",
         "the dashboard cannot use this terminal (the terminal is 1x1, smaller than the 60x18 it \
          needs): showing the progress line",
         Duration::from_secs(60),
     );
-    let log = wait_in_log(dir.path(), " s / 30 s", Duration::from_secs(30));
+    let log = wait_in_log(
+        dir.path(),
+        "showing the progress line",
+        " s / 30 s",
+        Duration::from_secs(30),
+    );
     assert!(
         !log.contains("\u{1b}[?1049h"),
         "the dashboard opened:\n{log}"
@@ -402,32 +399,23 @@ fn a_terminal_too_small_for_the_dashboard_says_so_and_shows_the_progress_line() 
     tmux.command(&["resize-window", "-t", "live", "-x", "30", "-y", "8"]);
     wait_in_log(
         dir.path(),
+        "",
         "note: the dashboard closed (the terminal is 30x8, smaller than the 60x18 it needs): \
          showing the progress line; Ctrl-C stops the run",
         Duration::from_secs(20),
     );
-    let log = read(&dir.path().join("pane.log")).unwrap();
-    let after = log.rsplit("Ctrl-C stops the run").next().unwrap_or("");
-    let started = Instant::now();
-    while !read(&dir.path().join("pane.log")).unwrap_or_default()[log.len() - after.len()..]
-        .contains(" s / 30 s")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no progress line after the note"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_in_log(
+        dir.path(),
+        "Ctrl-C stops the run",
+        " s / 30 s",
+        Duration::from_secs(20),
+    );
     tmux.command(&["send-keys", "-t", "live", "C-c"]);
     assert_eq!(
         status_after(dir.path(), &tmux, Duration::from_secs(20)),
         "130"
     );
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
     let result: serde_json::Value =
         serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(result["partial"], true);
@@ -448,26 +436,11 @@ fn the_dashboard_works_on_a_terminal_that_never_answers_a_cursor_query() {
         .arg(&harness)
         .arg(dir.path().join("screen.log"))
         .arg(env!("CARGO_BIN_EXE_iopath"))
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "4",
-            "--null-delay",
-            "1ms",
-            "--duration",
-            "30",
-            "--ramp",
-            "0",
-            "--live",
-            "--no-history",
-            "--json",
-        ])
+        .args(
+            "run --engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 \
+             --ramp 0 --live --no-history --json"
+                .split_whitespace(),
+        )
         .arg(dir.path().join("out.json"))
         .current_dir(dir.path())
         .output()
