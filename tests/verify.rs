@@ -543,6 +543,16 @@ fn a_state_saved_for_one_file_is_refused_for_another_of_the_same_size() {
     );
     // Refused before any I/O: no result, no blocks checked.
     assert_eq!(found.verification, serde_json::Value::Null);
+    // A file still to be made is not the one the state was saved for: refused before it is
+    // created.
+    let missing = run(directory.path(), "c.bin", &verify::check_args("crc32c"));
+    assert_eq!(missing.status, 2, "{}", missing.describe());
+    assert!(
+        missing.stderr.contains("c.bin does not exist"),
+        "{}",
+        missing.stderr
+    );
+    assert!(!directory.path().join("c.bin").exists());
     // The file it was saved for still verifies from it, under another name too.
     let linked = directory.path().join("a-linked.bin");
     std::fs::hard_link(directory.path().join("a.bin"), &linked).unwrap();

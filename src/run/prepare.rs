@@ -827,6 +827,27 @@ pub(super) fn check_job_against_target(
         },
     )?;
     let name = || path.display().to_string();
+    let loads_state = workload
+        .verify
+        .as_ref()
+        .is_some_and(|verify| verify.state_load);
+    if loads_state
+        && matches!(
+            target,
+            PendingTarget::Create { .. } | PendingTarget::CreateEmpty { .. }
+        )
+    {
+        // A state names the file it was saved for; a file still to be made is not it.
+        return Err(PlanError::Verify {
+            job: job.name.clone(),
+            problem: format!(
+                "--verify-state-load checks the target its state was saved for, and {} does not \
+                 exist",
+                crate::text::shown(&name())
+            ),
+        }
+        .into());
+    }
     let offset = workload.region_offset_bytes;
     if offset >= size {
         return Err(PlanError::OffsetPastEnd {
