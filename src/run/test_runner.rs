@@ -7,7 +7,7 @@ use super::job_links::TestLinks;
 use super::progress::{LiveGroups, LiveSample, WorkerProgress};
 use super::rendezvous::Rendezvous;
 use super::start_gate::{GateClosed, StartGate};
-use super::target_identity::identity_of;
+use super::target_identity::{KnownBy, identity_of};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
 use super::{EffectiveShape, PlanError, RunError};
@@ -76,6 +76,24 @@ pub enum TargetAccess {
 }
 
 impl PreparedTarget {
+    /// What tells this target from any other of its size, for verify states.
+    pub fn identity(&self) -> TargetIdentity {
+        let known_by = match &self.access {
+            TargetAccess::Local(handle) => KnownBy::Local(handle.identity()),
+            TargetAccess::Network(_) => KnownBy::Network(
+                self.probed
+                    .as_ref()
+                    .and_then(|probed| probed.file_handle.as_deref()),
+            ),
+            TargetAccess::Nothing => KnownBy::Name,
+        };
+        identity_of(
+            self.path.display().to_string(),
+            self.info.size_bytes,
+            known_by,
+        )
+    }
+
     /// The network volume, for targets reached by a protocol engine.
     pub fn network(&self) -> Option<&NetworkTarget> {
         match &self.access {
@@ -607,10 +625,8 @@ fn open_job(
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
-            let identities: Vec<TargetIdentity> = set_targets
-                .iter()
-                .map(|target| identity_of(target))
-                .collect();
+            let identities: Vec<TargetIdentity> =
+                set_targets.iter().map(|target| target.identity()).collect();
             let verify = worker_verify(
                 job,
                 job_thread,
