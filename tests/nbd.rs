@@ -63,7 +63,11 @@ fn have(program: &str) -> bool {
 impl Server {
     /// `nbdkit ARGS` listening on a Unix socket in a fresh directory.
     fn nbdkit(args: &[&str]) -> Server {
-        let directory = tempfile::tempdir().unwrap();
+        Server::nbdkit_in(tempfile::tempdir().unwrap(), args)
+    }
+
+    /// `nbdkit ARGS` listening on the Unix socket `nbd.sock` in `directory`.
+    fn nbdkit_in(directory: tempfile::TempDir, args: &[&str]) -> Server {
         let socket = directory.path().join("nbd.sock");
         let pid_file = directory.path().join("nbdkit.pid");
         let mut command = Command::new("nbdkit");
@@ -163,6 +167,16 @@ impl Server {
     /// A scratch directory that lives as long as the server.
     fn directory(&self) -> &Path {
         self.directory.path()
+    }
+
+    /// This nbdkit server killed and started again with `args` on the same Unix socket, as a
+    /// restarted server comes back where its clients know it.
+    fn restarted(mut self, args: &[&str]) -> Server {
+        self.kill();
+        let directory = std::mem::replace(&mut self.directory, tempfile::tempdir().unwrap());
+        let _ = std::fs::remove_file(directory.path().join("nbd.sock"));
+        let _ = std::fs::remove_file(directory.path().join("nbdkit.pid"));
+        Server::nbdkit_in(directory, args)
     }
 
     /// Kills the server at once (SIGKILL) and reaps it.

@@ -19,6 +19,7 @@ pub mod prepare;
 pub mod progress;
 pub mod rendezvous;
 pub mod start_gate;
+pub mod target_identity;
 pub mod test_runner;
 pub mod thread_start;
 mod trim_check;
@@ -427,7 +428,7 @@ fn prepare_targets(
                 (
                     PathBuf::from(target.to_string()),
                     (info, TargetAccess::Network(target)),
-                    Some(volume),
+                    Some(*volume),
                 )
             }
             PendingTarget::Create {

@@ -541,12 +541,13 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub verify_backlog: Option<u32>,
-    /// Save which blocks each worker wrote to JOB-N-verify.state in the current directory.
+    /// Save which blocks each worker wrote, and on which targets, to JOB-N-verify.state in the
+    /// current directory.
     #[arg(long, help_heading = "Verify")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_save: bool,
     /// Check the blocks a saved state names (with --verify-only: write in one run, verify in
-    /// the next).
+    /// the next); a state saved for another target is refused.
     #[arg(long, help_heading = "Verify")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_load: bool,
