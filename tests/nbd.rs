@@ -1361,6 +1361,75 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
     );
 }
 
+/// A server that paces its replies (nbdkit's rate filter, 20 Mbit/s) with nothing declared:
+/// the queue is full and nothing visible limits, but nothing shows the server would serve
+/// more at once, so the verdict is latency-bound beyond the last visible hop, never
+/// queue-depth-bound. The deeper queue runs unasked (no --confirm) and gains nothing:
+/// latency-bound, confirmed. With --no-confirm it does not run.
+#[test]
+fn unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
+    if !have("nbdkit") {
+        return;
+    }
+    let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url("");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            &url,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--duration",
+            "3",
+            "--ramp",
+            "1",
+            "--json",
+            &json_text,
+        ];
+        args.extend_from_slice(extra);
+        let outcome = iopath(directory.path(), &args);
+        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+        let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (outcome, result["tests"][0]["analysis"].clone())
+    };
+    let (outcome, analysis) = run(&[]);
+    assert_eq!(
+        analysis["verdict"], "latency_bound",
+        "{}",
+        analysis["evidence"]
+    );
+    let evidence = analysis["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with("beyond the last visible hop: 8 I/Os in flight, ")
+            && evidence.contains("--confirm"),
+        "{evidence}"
+    );
+    let confirmation = &analysis["confirmation"];
+    assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
+    assert_eq!(confirmation["setting_after"], 16);
+    assert_eq!(confirmation["outcome"], "confirmed", "{confirmation}");
+    assert_eq!(confirmation["derived_verdict"], "latency_bound");
+    assert!(
+        outcome
+            .stdout
+            .contains("latency-bound — beyond the last visible hop")
+            && outcome.stdout.contains("  experiment: QD 16 gave ")
+            && !outcome.stdout.contains("queue-depth-bound —"),
+        "{}",
+        outcome.stdout
+    );
+
+    let (_, analysis) = run(&["--no-confirm"]);
+    assert!(analysis.get("confirmation").is_none(), "{analysis}");
+}
+
 #[test]
 fn trims_reach_a_server_that_takes_them_and_are_refused_where_it_does_not() {
     if !have("nbdkit") {

@@ -3,8 +3,9 @@
 //! The confidence interval of a rate comes from the per-second series: every full interval's
 //! rate is one sample (the last, shorter interval is left out), and the 95 % interval of their
 //! mean is `mean ± t(0.975, n−1) × s / √n` (Student t, `s` the sample standard deviation).
-//! A trend is a least-squares line through the same samples; it counts when its slope differs
-//! from zero at the 95 % level and moves the rate by 10 % or more over the run.
+//! The series is not steady when a step in it, or a least-squares line through it, is
+//! significant at the 95 % level and moves the rate by 10 % or more; the note then says what
+//! the series did ([`super::series_shape`]): a step as a step, a line only where one fits.
 //!
 //! ```
 //! use iopath::analysis::trust::{confidence_interval, student_t_975};
@@ -136,6 +137,9 @@ pub struct Trend {
     pub first: f64,
     /// Fitted rate at the last interval.
     pub last: f64,
+    /// Share of the variance the line explains (R²): whether a line describes the series at
+    /// all (docs: [`super::series_shape`]).
+    pub r_squared: f64,
 }
 
 /// Least-squares trend of `samples` (one per interval); `None` below
@@ -172,12 +176,86 @@ pub fn trend(samples: &[f64]) -> Option<Trend> {
     };
     let first = intercept;
     let last = intercept + slope * (n as f64 - 1.0);
+    let total: f64 = samples.iter().map(|y| (y - mean_y).powi(2)).sum();
+    let r_squared = if total > 0.0 {
+        1.0 - residual * (n as f64 - 2.0) / total
+    } else {
+        0.0
+    };
     Some(Trend {
         change_percent: (last - first) / mean_y * 100.0,
         significant,
         first,
         last,
+        r_squared,
     })
+}
+
+/// The `not_steady` note of a series of per-second rates, if it moved: a step said as a step
+/// (after how long, from what to what), a straight line only where one fits, else where it
+/// started and ended. It moved when the step is significant and changes the rate by
+/// [`TREND_PERCENT`] or more, or when a fitted line's slope is significant and moves the rate
+/// by that much of its mean.
+pub fn unsteady(rates: &[f64]) -> Option<String> {
+    use super::series_shape::{Shape, change_percent, shape};
+    let line_moved = trend(rates)
+        .is_some_and(|trend| trend.significant && trend.change_percent.abs() >= TREND_PERCENT);
+    let advice = "a longer ramp or --steady would help";
+    let signed = |change: f64| format!("{:+.0} %", change.round() + 0.0);
+    match shape(rates) {
+        Shape::Step {
+            seconds_before,
+            seconds_after,
+            before,
+            after,
+            significant,
+        } => {
+            let change = change_percent(before, after);
+            (significant && change.abs() >= TREND_PERCENT).then(|| {
+                format!(
+                    "not steady: throughput stepped {} after {seconds_before} s, from {} to {} ({}), and stayed there for the last {seconds_after} s: the mean mixes both levels; {advice}",
+                    if after < before { "down" } else { "up" },
+                    format_rate(before),
+                    format_rate(after),
+                    signed(change)
+                )
+            })
+        }
+        Shape::Line {
+            first,
+            last,
+            r_squared,
+            ..
+        } => line_moved.then(|| {
+            let change = change_percent(first, last);
+            format!(
+                "not steady: throughput {} {:.0} % over {} s along a straight line (fitted {} → {}, R² {r_squared:.2}); {advice}",
+                if change > 0.0 { "rose" } else { "fell" },
+                change.abs(),
+                rates.len(),
+                format_rate(first),
+                format_rate(last)
+            )
+        }),
+        Shape::Uneven {
+            seconds_before,
+            seconds_after,
+            before,
+            after,
+            lowest,
+            highest,
+        } => line_moved.then(|| {
+            format!(
+                "not steady: throughput averaged {} over the first {seconds_before} s and {} over the last {seconds_after} s ({}), with seconds from {} to {}; neither one step nor a straight line fits; {advice}",
+                format_rate(before),
+                format_rate(after),
+                signed(change_percent(before, after)),
+                format_rate(lowest),
+                format_rate(highest)
+            )
+        }),
+        Shape::Flat => None,
+    }
 }
 
 /// What the trust checks look at.
@@ -380,25 +458,8 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             Some(_) => {}
         }
         let (rates, _) = full_interval_rates(&direction.series);
-        if let Some(trend) = trend(&rates)
-            && trend.significant
-            && trend.change_percent.abs() >= TREND_PERCENT
-        {
-            add(
-                TrustKind::NotSteady,
-                format!(
-                    "not steady: throughput {} {:.0} % over {} s (fitted {} → {}); a longer ramp or --steady would help",
-                    if trend.change_percent > 0.0 {
-                        "rose"
-                    } else {
-                        "fell"
-                    },
-                    trend.change_percent.abs(),
-                    rates.len(),
-                    format_rate(trend.first),
-                    format_rate(trend.last)
-                ),
-            );
+        if let Some(message) = unsteady(&rates) {
+            add(TrustKind::NotSteady, message);
         }
     }
     notes
@@ -472,5 +533,50 @@ mod tests {
         assert!(trend(&[1.0, 2.0, 3.0]).is_none());
         let constant = trend(&[5.0; 6]).unwrap();
         assert!(!constant.significant);
+    }
+
+    /// The token bucket that ran dry: 119.5 MB/s for 5 s, then 25–27 MB/s. Once said as
+    /// "fell 203 % over 16 s (fitted 118.4 MB/s → 0 B/s)"; a step it is, with its second and
+    /// both levels, and no fall beyond 100 %.
+    #[test]
+    fn notes_say_a_step_a_ramp_and_an_uneven_series_as_they_are() {
+        let mut bucket = vec![119.5e6; 5];
+        bucket.extend([
+            26e6, 25e6, 27e6, 26e6, 25.5e6, 26.5e6, 26e6, 25e6, 27e6, 26e6, 26e6,
+        ]);
+        let note = unsteady(&bucket).expect("not steady");
+        assert!(
+            note.starts_with(
+                "not steady: throughput stepped down after 5 s, from 119.5 MB/s to 26.0 MB/s (-78 %), and stayed there for the last 11 s"
+            ),
+            "{note}"
+        );
+        assert!(!note.contains("fitted") && !note.contains("203"), "{note}");
+
+        let ramp: Vec<f64> = (0..10).map(|i| (100.0 - 3.0 * i as f64) * 1e6).collect();
+        let note = unsteady(&ramp).expect("not steady");
+        assert!(
+            note.starts_with("not steady: throughput fell 27 % over 10 s along a straight line (fitted 100.0 MB/s → 73.0 MB/s, R² 1.00)"),
+            "{note}"
+        );
+
+        // Steady, then sliding to almost nothing: no line through zero, no fall over 100 %.
+        let slide = [
+            100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 75.0, 50.0, 25.0, 1.0,
+        ]
+        .map(|r| r * 1e6);
+        let note = unsteady(&slide).expect("not steady");
+        assert!(!note.contains("straight line"), "{note}");
+        let percents: Vec<f64> = note
+            .split(['(', ' '])
+            .filter_map(|word| word.strip_suffix('%').or(Some(word)))
+            .filter_map(|word| word.trim_start_matches('+').parse::<f64>().ok())
+            .collect();
+        assert!(percents.iter().all(|p| *p >= -100.0), "{note}");
+
+        // Noise about a level, and a level: nothing to say.
+        let noise = [100.0, 104.0, 97.0, 102.0, 99.0, 103.0, 98.0, 101.0].map(|r| r * 1e6);
+        assert_eq!(unsteady(&noise), None);
+        assert_eq!(unsteady(&[50e6; 8]), None);
     }
 }

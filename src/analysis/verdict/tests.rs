@@ -190,7 +190,95 @@ fn queue_depth_one_with_idle_hops_is_queue_depth_bound() {
         analysis.evidence.contains("1 I/O outstanding")
             && analysis
                 .evidence
+                .contains("device queue limit 1023 not reached")
+            && analysis
+                .evidence
                 .contains("more outstanding I/O would raise throughput"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+/// The NBD run of a disk throttled to 20 MB/s behind 1GbE: 8 MiB-sized reads in flight,
+/// 408 ms each, the link at 17 %. Nothing shows the server would serve more at once, so the
+/// verdict says where the time goes and what would tell, not "queue-depth-bound".
+#[test]
+fn a_full_shallow_queue_to_a_server_is_latency_bound_beyond_the_last_visible_hop() {
+    let read = direction(20.3e6, 1 << 20, 408_000_000.0, 0.01);
+    let test = test_of(
+        workload(1 << 20, 100, 0, 8),
+        read,
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut result = run_result(&nbd_target(), vec![test]);
+    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
+    crate::analysis::analyse_with(&mut result, &declared, &facts());
+    let analysis = result.tests[0].analysis.as_ref().unwrap();
+    assert_eq!(
+        analysis.verdict,
+        Verdict::LatencyBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("beyond the last visible hop: 8 I/Os in flight, 408.00 ms each")
+            && analysis.evidence.contains("busiest hop 1GbE at 17 %")
+            && analysis.evidence.contains("--confirm")
+            && analysis.evidence.contains("--path")
+            && !analysis.evidence.contains("would raise throughput"),
+        "{}",
+        analysis.evidence
+    );
+    assert_eq!(Verdict::LatencyBound.short_name(), "latency");
+}
+
+/// Buffered 4 KiB sequential reads at QD 1 from a local disk with room in its queue: the page
+/// cache's read-ahead, not iopath's queue, decides what reaches the device.
+#[test]
+fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
+    let mut buffered = workload(4096, 100, 0, 1);
+    buffered.buffered = true;
+    let read = direction(26.2e6, 4096, 156_000.0, 0.01);
+    let test = test_of(buffered, read, empty_direction(), idle_cpu());
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::LatencyBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis.evidence.starts_with("behind the page cache")
+            && analysis.evidence.contains("without --buffered"),
+        "{}",
+        analysis.evidence
+    );
+
+    // Direct I/O to a local disk whose queue limit is not known: no evidence either.
+    let direct = test_of(
+        workload(4096, 100, 0, 1),
+        direction(26.2e6, 4096, 156_000.0, 0.01),
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut path = local_nvme_path();
+    for hop in &mut path.hops {
+        hop.queue = None;
+    }
+    let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[path], &facts());
+    assert_eq!(
+        analysis.verdict,
+        Verdict::LatencyBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("in the device, whose queue limit is not known"),
         "{}",
         analysis.evidence
     );
