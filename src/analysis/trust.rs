@@ -258,6 +258,28 @@ pub fn unsteady(rates: &[f64]) -> Option<String> {
     }
 }
 
+/// The `too_short` note of an interval wider than [`WIDE_INTERVAL_PERCENT`]: how long a run
+/// would give [`TARGET_INTERVAL_PERCENT`], as the interval shrinks with 1/√n; but when the
+/// rate `stepped`, the width is the distance between two levels, which no longer run of the
+/// same kind shrinks as noise does, and the note says so instead.
+pub fn wide_interval_note(ci: &ConfidenceInterval, stepped: bool) -> String {
+    let head = format!(
+        "±{:.1} % at 95 % confidence from {} s",
+        ci.half_width_percent, ci.intervals
+    );
+    if stepped {
+        return format!(
+            "{head}: the rate stepped (not steady, below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
+        );
+    }
+    let needed = (f64::from(ci.intervals)
+        * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
+    .ceil();
+    format!(
+        "{head}: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %"
+    )
+}
+
 /// What the trust checks look at.
 pub(super) struct TrustInputs<'a> {
     pub test: &'a TestResult,
@@ -438,27 +460,24 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     }
     let (direction, _) = main_direction(test);
     if direction.io_count > 0 {
+        let (rates, _) = full_interval_rates(&direction.series);
+        let moved = unsteady(&rates);
+        let stepped = moved.is_some()
+            && matches!(
+                super::series_shape::shape(&rates),
+                super::series_shape::Shape::Step { .. }
+            );
         match &main_ci.bytes_per_second {
             None => add(
                 TrustKind::TooShort,
                 "fewer than two full seconds: no confidence interval; run 5 s or more".into(),
             ),
             Some(ci) if ci.half_width_percent > WIDE_INTERVAL_PERCENT => {
-                let needed = (f64::from(ci.intervals)
-                    * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
-                .ceil();
-                add(
-                    TrustKind::TooShort,
-                    format!(
-                        "±{:.1} % at 95 % confidence from {} s: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %",
-                        ci.half_width_percent, ci.intervals
-                    ),
-                );
+                add(TrustKind::TooShort, wide_interval_note(ci, stepped));
             }
             Some(_) => {}
         }
-        let (rates, _) = full_interval_rates(&direction.series);
-        if let Some(message) = unsteady(&rates) {
+        if let Some(message) = moved {
             add(TrustKind::NotSteady, message);
         }
     }
@@ -573,6 +592,15 @@ mod tests {
             .filter_map(|word| word.trim_start_matches('+').parse::<f64>().ok())
             .collect();
         assert!(percents.iter().all(|p| *p >= -100.0), "{note}");
+
+        // The interval of a stepped series is not noise a longer run averages away.
+        let interval = confidence_interval(&bucket).unwrap();
+        let wide = wide_interval_note(&interval, true);
+        assert!(
+            wide.contains("spans two levels") && !wide.contains("would give"),
+            "{wide}"
+        );
+        assert!(wide_interval_note(&interval, false).contains("would give ±2 %"));
 
         // Noise about a level, and a level: nothing to say.
         let noise = [100.0, 104.0, 97.0, 102.0, 99.0, 103.0, 98.0, 101.0].map(|r| r * 1e6);
