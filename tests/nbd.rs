@@ -1399,12 +1399,21 @@ fn unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
         let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         (outcome, result["tests"][0]["analysis"].clone())
     };
-    let (outcome, analysis) = run(&[]);
-    assert_eq!(
-        analysis["verdict"], "latency_bound",
-        "{}",
-        analysis["evidence"]
-    );
+    // A host kept busy by other work makes the verdict host-CPU-bound: up to three tries.
+    let mut seen = Vec::new();
+    let (outcome, analysis) = loop {
+        let (outcome, analysis) = run(&[]);
+        assert_ne!(
+            analysis["verdict"], "queue_depth_bound",
+            "{}",
+            analysis["evidence"]
+        );
+        if analysis["verdict"] == "latency_bound" {
+            break (outcome, analysis);
+        }
+        seen.push(format!("{}: {}", analysis["verdict"], analysis["evidence"]));
+        assert!(seen.len() < 3, "expected latency-bound: {seen:#?}");
+    };
     let evidence = analysis["evidence"].as_str().unwrap();
     assert!(
         evidence.starts_with("beyond the last visible hop: 8 I/Os in flight, ")
