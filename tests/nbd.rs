@@ -1302,6 +1302,34 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
     );
 }
 
+/// 4 KiB random reads of `server` for 3 s after a 1 s ramp with `extra` flags: the outcome
+/// (exit status 0) and the analysis of the test from the JSON result.
+fn paced_run(server: &Server, extra: &[&str]) -> (Outcome, Value) {
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url("");
+    let mut args = vec![
+        "run",
+        &url,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--duration",
+        "3",
+        "--ramp",
+        "1",
+        "--json",
+        &json_text,
+    ];
+    args.extend_from_slice(extra);
+    let outcome = iopath(directory.path(), &args);
+    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (outcome, result["tests"][0]["analysis"].clone())
+}
+
 /// `--confirm` against a server that paces its replies (nbdkit's rate filter, 20 Mbit/s):
 /// with the server declared at about that rate the verdict is device-bound, and twice the
 /// queue depth changes the rate by a few percent at most: not queue-depth-bound, confirmed.
@@ -1311,35 +1339,11 @@ fn confirm_finds_a_paced_server_not_queue_depth_bound() {
         return;
     }
     let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
-    let directory = tempfile::tempdir().unwrap();
-    let json = directory.path().join("out.json");
-    let json_text = json.display().to_string();
-    let url = server.url("");
-    let outcome = iopath(
-        directory.path(),
-        &[
-            "run",
-            &url,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "32",
-            "--duration",
-            "3",
-            "--ramp",
-            "1",
-            "--path",
-            "server:2.7MB/s",
-            "--confirm",
-            "--json",
-            &json_text,
-        ],
+    let (outcome, analysis) = paced_run(
+        &server,
+        &["--qd", "32", "--path", "server:2.7MB/s", "--confirm"],
     );
-    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let analysis = &result["tests"][0]["analysis"];
+    let analysis = &analysis;
     assert_eq!(
         analysis["verdict"], "device_bound",
         "{}",
@@ -1372,32 +1376,10 @@ fn unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
         return;
     }
     let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
-    let directory = tempfile::tempdir().unwrap();
-    let json = directory.path().join("out.json");
-    let json_text = json.display().to_string();
-    let url = server.url("");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            &url,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "8",
-            "--duration",
-            "3",
-            "--ramp",
-            "1",
-            "--json",
-            &json_text,
-        ];
+        let mut args = vec!["--qd", "8"];
         args.extend_from_slice(extra);
-        let outcome = iopath(directory.path(), &args);
-        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-        let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        (outcome, result["tests"][0]["analysis"].clone())
+        paced_run(&server, &args)
     };
     // A host kept busy by other work makes the verdict host-CPU-bound: up to three tries.
     let mut seen = Vec::new();
