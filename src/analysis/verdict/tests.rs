@@ -7,7 +7,7 @@ use crate::analysis::test_results::{
     SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
 };
 use crate::analysis::test_support::facts;
-use crate::result::{HopCapacity, QueueLimits, TrustKind};
+use crate::result::{DirectionResult, HopCapacity, QueueLimits, RunResult, TrustKind};
 
 fn file_target(size_bytes: u64) -> TargetInfo {
     TargetInfo {
@@ -115,10 +115,8 @@ fn nbd_target() -> TargetInfo {
     }
 }
 
-#[test]
-fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
-    // An NBD read at 112 MB/s, QD 8 of 1 MiB, over a link declared as 1GbE.
-    let read = direction(112e6, 1 << 20, 70_000_000.0, 0.004);
+/// An NBD test of 1 MiB reads at QD 8 moving `read`, analysed with a declared 1GbE link.
+fn nbd_reads_over_a_declared_1gbe(read: DirectionResult) -> RunResult {
     let test = test_of(
         workload(1 << 20, 100, 0, 8),
         read,
@@ -128,6 +126,14 @@ fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
     let mut result = run_result(&nbd_target(), vec![test]);
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
     crate::analysis::analyse_with(&mut result, &declared, &facts());
+    result
+}
+
+#[test]
+fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
+    // An NBD read at 112 MB/s, QD 8 of 1 MiB, over a link declared as 1GbE.
+    let read = direction(112e6, 1 << 20, 70_000_000.0, 0.004);
+    let result = nbd_reads_over_a_declared_1gbe(read);
 
     assert_eq!(result.paths.len(), 1);
     let path = &result.paths[0];
@@ -205,15 +211,7 @@ fn queue_depth_one_with_idle_hops_is_queue_depth_bound() {
 #[test]
 fn a_full_shallow_queue_to_a_server_is_latency_bound_beyond_the_last_visible_hop() {
     let read = direction(20.3e6, 1 << 20, 408_000_000.0, 0.01);
-    let test = test_of(
-        workload(1 << 20, 100, 0, 8),
-        read,
-        empty_direction(),
-        idle_cpu(),
-    );
-    let mut result = run_result(&nbd_target(), vec![test]);
-    let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
-    crate::analysis::analyse_with(&mut result, &declared, &facts());
+    let result = nbd_reads_over_a_declared_1gbe(read);
     let analysis = result.tests[0].analysis.as_ref().unwrap();
     assert_eq!(
         analysis.verdict,
