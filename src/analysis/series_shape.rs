@@ -16,7 +16,10 @@
 //! assert_eq!((seconds_before, before, after), (5, 120.0, 26.0));
 //! ```
 
-use super::trust::{TREND_MIN_INTERVALS, student_t_975, trend};
+use super::student_t::student_t_975;
+
+/// Fewest full intervals for a trend or a step.
+pub const TREND_MIN_INTERVALS: usize = 5;
 
 /// A model that explains this share of a series' variance (R²) fits it.
 pub const FIT_R_SQUARED: f64 = 0.8;
@@ -66,6 +69,71 @@ pub enum Shape {
     },
     /// Too few intervals ([`TREND_MIN_INTERVALS`]), a mean of zero, or no variation at all.
     Flat,
+}
+
+/// A straight-line trend through a series of rates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trend {
+    /// Change of the fitted line from the first to the last interval, percent of the mean.
+    pub change_percent: f64,
+    /// The slope differs from zero at the 95 % level.
+    pub significant: bool,
+    /// Fitted rate at the first interval.
+    pub first: f64,
+    /// Fitted rate at the last interval.
+    pub last: f64,
+    /// Share of the variance the line explains (R²): whether a line describes the series at
+    /// all.
+    pub r_squared: f64,
+}
+
+/// Least-squares trend of `samples` (one per interval); `None` below
+/// [`TREND_MIN_INTERVALS`] or with a mean of zero.
+pub fn trend(samples: &[f64]) -> Option<Trend> {
+    let n = samples.len();
+    if n < TREND_MIN_INTERVALS {
+        return None;
+    }
+    let mean_y = samples.iter().sum::<f64>() / n as f64;
+    if mean_y <= 0.0 {
+        return None;
+    }
+    let mean_x = (n as f64 - 1.0) / 2.0;
+    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
+    let sxy: f64 = samples
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
+        .sum();
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    let residual: f64 = samples
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (y - (intercept + slope * i as f64)).powi(2))
+        .sum::<f64>()
+        / (n as f64 - 2.0);
+    let standard_error = (residual / sxx).sqrt();
+    let significant = if standard_error == 0.0 {
+        slope != 0.0
+    } else {
+        (slope / standard_error).abs() > student_t_975(n as u32 - 2)
+    };
+    let first = intercept;
+    let last = intercept + slope * (n as f64 - 1.0);
+    let total: f64 = samples.iter().map(|y| (y - mean_y).powi(2)).sum();
+    let r_squared = if total > 0.0 {
+        1.0 - residual * (n as f64 - 2.0) / total
+    } else {
+        0.0
+    };
+    Some(Trend {
+        change_percent: (last - first) / mean_y * 100.0,
+        significant,
+        first,
+        last,
+        r_squared,
+    })
 }
 
 /// Sum of squared differences from the mean.

@@ -22,6 +22,9 @@ use crate::result::{
 };
 use crate::units::{format_bytes, format_percent, format_rate};
 
+pub use super::series_shape::{TREND_MIN_INTERVALS, Trend, trend};
+pub use super::student_t::student_t_975;
+
 /// A confidence interval wider than this (half-width, percent of the mean) means the run was
 /// too short for the variation seen.
 pub const WIDE_INTERVAL_PERCENT: f64 = 5.0;
@@ -29,34 +32,9 @@ pub const WIDE_INTERVAL_PERCENT: f64 = 5.0;
 pub const TARGET_INTERVAL_PERCENT: f64 = 2.0;
 /// A trend that moves the rate by this much over the run (and is significant) is "not steady".
 pub const TREND_PERCENT: f64 = 10.0;
-/// Fewest full intervals for a trend.
-pub const TREND_MIN_INTERVALS: usize = 5;
 /// A rate this far above a hop's capacity (percent of it), or beyond its confidence interval,
 /// is "above capacity".
 pub const ABOVE_CAPACITY_MARGIN_PERCENT: f64 = 2.0;
-
-/// The 97.5th percentile of Student's t distribution with `degrees` degrees of freedom: the
-/// factor of a two-sided 95 % interval. Exact to four decimals up to 30 degrees (table), a
-/// Cornish–Fisher expansion beyond (within 10^-4).
-pub fn student_t_975(degrees: u32) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
-        2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,
-        2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
-    ];
-    if degrees == 0 {
-        return f64::INFINITY;
-    }
-    if let Some(value) = TABLE.get(degrees as usize - 1) {
-        return *value;
-    }
-    let z: f64 = 1.959_963_985;
-    let v = f64::from(degrees);
-    let g1 = (z.powi(3) + z) / 4.0;
-    let g2 = (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0;
-    let g3 = (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
-    z + g1 / v + g2 / (v * v) + g3 / (v * v * v)
-}
 
 /// The 95 % confidence interval of the mean of `samples` (`None` with fewer than two, or a
 /// mean of zero).
@@ -124,71 +102,6 @@ pub fn test_confidence(test: &TestResult) -> TestConfidence {
         trim: direction_confidence(&test.trim),
         total: direction_confidence(&test.total),
     }
-}
-
-/// A straight-line trend through a series of rates.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Trend {
-    /// Change of the fitted line from the first to the last interval, percent of the mean.
-    pub change_percent: f64,
-    /// The slope differs from zero at the 95 % level.
-    pub significant: bool,
-    /// Fitted rate at the first interval.
-    pub first: f64,
-    /// Fitted rate at the last interval.
-    pub last: f64,
-    /// Share of the variance the line explains (R²): whether a line describes the series at
-    /// all (docs: [`super::series_shape`]).
-    pub r_squared: f64,
-}
-
-/// Least-squares trend of `samples` (one per interval); `None` below
-/// [`TREND_MIN_INTERVALS`] or with a mean of zero.
-pub fn trend(samples: &[f64]) -> Option<Trend> {
-    let n = samples.len();
-    if n < TREND_MIN_INTERVALS {
-        return None;
-    }
-    let mean_y = samples.iter().sum::<f64>() / n as f64;
-    if mean_y <= 0.0 {
-        return None;
-    }
-    let mean_x = (n as f64 - 1.0) / 2.0;
-    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
-    let sxy: f64 = samples
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
-        .sum();
-    let slope = sxy / sxx;
-    let intercept = mean_y - slope * mean_x;
-    let residual: f64 = samples
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (y - (intercept + slope * i as f64)).powi(2))
-        .sum::<f64>()
-        / (n as f64 - 2.0);
-    let standard_error = (residual / sxx).sqrt();
-    let significant = if standard_error == 0.0 {
-        slope != 0.0
-    } else {
-        (slope / standard_error).abs() > student_t_975(n as u32 - 2)
-    };
-    let first = intercept;
-    let last = intercept + slope * (n as f64 - 1.0);
-    let total: f64 = samples.iter().map(|y| (y - mean_y).powi(2)).sum();
-    let r_squared = if total > 0.0 {
-        1.0 - residual * (n as f64 - 2.0) / total
-    } else {
-        0.0
-    };
-    Some(Trend {
-        change_percent: (last - first) / mean_y * 100.0,
-        significant,
-        first,
-        last,
-        r_squared,
-    })
 }
 
 /// The `not_steady` note of a series of per-second rates, if it moved: a step said as a step
