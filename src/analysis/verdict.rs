@@ -972,7 +972,7 @@ impl Unseen {
 fn idle_parallelism(context: &Context) -> Result<String, Unseen> {
     let queue = context.queue;
     let remote = context.target_indexes.iter().any(|&index| {
-        context.paths.get(index).is_none_or(|path| {
+        context.paths.get(index).is_some_and(|path| {
             path.hops.iter().any(|hop| {
                 matches!(
                     hop.kind,

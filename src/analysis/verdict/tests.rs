@@ -280,6 +280,15 @@ fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
         "{}",
         analysis.evidence
     );
+    // A local file whose path was not discovered: nothing lies beyond a hop, the device is
+    // simply not known.
+    let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[], &facts());
+    assert_eq!(analysis.verdict, Verdict::LatencyBound);
+    assert!(
+        analysis.evidence.starts_with("in the device"),
+        "{}",
+        analysis.evidence
+    );
 }
 
 #[test]
