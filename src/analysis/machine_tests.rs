@@ -764,21 +764,10 @@ fn a_virtio_vm_recorded_for_real() {
         idle_cpu(),
         vec![0],
     );
-    let analysis = verdict_on(&[&seen], &test);
-    assert_eq!(
-        analysis.verdict,
-        Verdict::LatencyBound,
-        "{}",
-        analysis.evidence
-    );
-    assert!(
-        analysis
-            .evidence
-            .starts_with("beyond the last visible hop: 1 I/O in flight, 100.0 µs each")
-            && analysis.evidence.contains("10GbE at ")
-            && analysis.evidence.contains("--confirm"),
-        "{}",
-        analysis.evidence
+    crate::analysis::test_support::assert_latency_bound(
+        &verdict_on(&[&seen], &test),
+        "beyond the last visible hop: 1 I/O in flight, 100.0 µs each",
+        &["10GbE at ", "--confirm"],
     );
 }
 

@@ -6,7 +6,7 @@ use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_results::{
     SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
 };
-use crate::analysis::test_support::facts;
+use crate::analysis::test_support::{assert_latency_bound, facts};
 use crate::result::{DirectionResult, HopCapacity, QueueLimits, RunResult, TrustKind};
 
 fn file_target(size_bytes: u64) -> TargetInfo {
@@ -213,23 +213,12 @@ fn a_full_shallow_queue_to_a_server_is_latency_bound_beyond_the_last_visible_hop
     let read = direction(20.3e6, 1 << 20, 408_000_000.0, 0.01);
     let result = nbd_reads_over_a_declared_1gbe(read);
     let analysis = result.tests[0].analysis.as_ref().unwrap();
-    assert_eq!(
-        analysis.verdict,
-        Verdict::LatencyBound,
-        "{}",
-        analysis.evidence
+    assert_latency_bound(
+        analysis,
+        "beyond the last visible hop: 8 I/Os in flight, 408.00 ms each",
+        &["busiest hop 1GbE at 17 %", "--confirm", "--path"],
     );
-    assert!(
-        analysis
-            .evidence
-            .starts_with("beyond the last visible hop: 8 I/Os in flight, 408.00 ms each")
-            && analysis.evidence.contains("busiest hop 1GbE at 17 %")
-            && analysis.evidence.contains("--confirm")
-            && analysis.evidence.contains("--path")
-            && !analysis.evidence.contains("would raise throughput"),
-        "{}",
-        analysis.evidence
-    );
+    assert!(!analysis.evidence.contains("would raise throughput"));
     assert_eq!(Verdict::LatencyBound.short_name(), "latency");
 }
 
@@ -241,18 +230,10 @@ fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
     buffered.buffered = true;
     let read = direction(26.2e6, 4096, 156_000.0, 0.01);
     let test = test_of(buffered, read, empty_direction(), idle_cpu());
-    let analysis = analyse_local(&test);
-    assert_eq!(
-        analysis.verdict,
-        Verdict::LatencyBound,
-        "{}",
-        analysis.evidence
-    );
-    assert!(
-        analysis.evidence.starts_with("behind the page cache")
-            && analysis.evidence.contains("without --buffered"),
-        "{}",
-        analysis.evidence
+    assert_latency_bound(
+        &analyse_local(&test),
+        "behind the page cache",
+        &["without --buffered"],
     );
 
     // Direct I/O to a local disk whose queue limit is not known: no evidence either.
@@ -267,28 +248,15 @@ fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
         hop.queue = None;
     }
     let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[path], &facts());
-    assert_eq!(
-        analysis.verdict,
-        Verdict::LatencyBound,
-        "{}",
-        analysis.evidence
-    );
-    assert!(
-        analysis
-            .evidence
-            .starts_with("in the device, whose queue limit is not known"),
-        "{}",
-        analysis.evidence
+    assert_latency_bound(
+        &analysis,
+        "in the device, whose queue limit is not known",
+        &[],
     );
     // A local file whose path was not discovered: nothing lies beyond a hop, the device is
     // simply not known.
     let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[], &facts());
-    assert_eq!(analysis.verdict, Verdict::LatencyBound);
-    assert!(
-        analysis.evidence.starts_with("in the device"),
-        "{}",
-        analysis.evidence
-    );
+    assert_latency_bound(&analysis, "in the device", &[]);
 }
 
 #[test]
