@@ -11,6 +11,9 @@
 
 mod support;
 
+#[path = "lab/beyond_the_client.rs"]
+mod beyond_the_client;
+
 use serde_json::Value;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -438,11 +441,16 @@ fn nbd_run(url: &str, workload: &[&str]) -> Value {
 /// Runs `iopath run URL… WORKLOAD --duration 2s --ramp 500ms --json -`: one test over every
 /// target at once.
 fn nbd_run_all(urls: &[&str], workload: &[&str]) -> Value {
+    nbd_run_timed(urls, workload, "2s", "500ms")
+}
+
+/// Runs `iopath run URL… WORKLOAD --duration DURATION --ramp RAMP --json -`.
+fn nbd_run_timed(urls: &[&str], workload: &[&str], duration: &str, ramp: &str) -> Value {
     let output = measured_iopath()
         .arg("run")
         .args(urls)
         .args(workload)
-        .args(["--duration", "2s", "--ramp", "500ms", "--json", "-"])
+        .args(["--duration", duration, "--ramp", ramp, "--json", "-"])
         .output()
         .expect("iopath runs");
     assert!(
@@ -732,8 +740,12 @@ fn iscsi_smb_and_nfs_sequential_reads_side_by_side_each_fill_a_1gbit_link() {
     );
 }
 
+/// 4 KiB reads at QD 1 over an unshaped path: the queue is full and nothing visible limits,
+/// but nothing seen says the server would serve more at once, so the verdict is latency-bound
+/// beyond the last visible hop; the deeper queue it runs unasked finds the queue depth the
+/// limit (`latency→queue`).
 #[test]
-fn small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound() {
+fn small_reads_at_qd_1_on_the_unshaped_path_are_latency_bound_and_confirm_finds_the_queue() {
     let Some(lab) = Lab::up(&["un"]) else {
         return;
     };
@@ -744,12 +756,23 @@ fn small_reads_at_qd_1_on_the_unshaped_path_are_queue_depth_bound() {
             &["--rw", "randread", "--bs", "4k", "--qd", "1"],
         );
         let (verdict, analysis) = verdict(&json);
-        seen.push(format!("{verdict}: {}", analysis["evidence"]));
-        if verdict == "queue_depth_bound" {
+        let confirmation = &analysis["confirmation"];
+        seen.push(format!(
+            "{verdict}: {}; {}",
+            analysis["evidence"], confirmation["summary"]
+        ));
+        assert_ne!(verdict, "queue_depth_bound", "{seen:?}");
+        if verdict == "latency_bound"
+            && analysis["evidence"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("beyond the last visible hop: 1 I/O in flight"))
+            && confirmation["derived_verdict"] == "queue_depth_bound"
+            && confirmation["outcome"] == "refuted"
+        {
             return;
         }
     }
-    panic!("expected queue-depth-bound at QD 1: {seen:?}");
+    panic!("expected latency-bound at QD 1, and QD 2 finding the queue: {seen:?}");
 }
 
 /// The declared hops of a test's analysis: (key, utilisation percent).

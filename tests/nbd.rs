@@ -1316,6 +1316,34 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
     );
 }
 
+/// 4 KiB random reads of `server` for 3 s after a 1 s ramp with `extra` flags: the outcome
+/// (exit status 0) and the analysis of the test from the JSON result.
+fn paced_run(server: &Server, extra: &[&str]) -> (Outcome, Value) {
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("out.json");
+    let json_text = json.display().to_string();
+    let url = server.url("");
+    let mut args = vec![
+        "run",
+        &url,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--duration",
+        "3",
+        "--ramp",
+        "1",
+        "--json",
+        &json_text,
+    ];
+    args.extend_from_slice(extra);
+    let outcome = iopath(directory.path(), &args);
+    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (outcome, result["tests"][0]["analysis"].clone())
+}
+
 /// `--confirm` against a server that paces its replies (nbdkit's rate filter, 20 Mbit/s):
 /// with the server declared at about that rate the verdict is device-bound, and twice the
 /// queue depth changes the rate by a few percent at most: not queue-depth-bound, confirmed.
@@ -1325,35 +1353,11 @@ fn timing_confirm_finds_a_paced_server_not_queue_depth_bound() {
         return;
     }
     let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
-    let directory = tempfile::tempdir().unwrap();
-    let json = directory.path().join("out.json");
-    let json_text = json.display().to_string();
-    let url = server.url("");
-    let outcome = iopath(
-        directory.path(),
-        &[
-            "run",
-            &url,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "32",
-            "--duration",
-            "3",
-            "--ramp",
-            "1",
-            "--path",
-            "server:2.7MB/s",
-            "--confirm",
-            "--json",
-            &json_text,
-        ],
+    let (outcome, analysis) = paced_run(
+        &server,
+        &["--qd", "32", "--path", "server:2.7MB/s", "--confirm"],
     );
-    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let analysis = &result["tests"][0]["analysis"];
+    let analysis = &analysis;
     assert_eq!(
         analysis["verdict"], "device_bound",
         "{}",
@@ -1373,6 +1377,62 @@ fn timing_confirm_finds_a_paced_server_not_queue_depth_bound() {
         "{}",
         outcome.stdout
     );
+}
+
+/// A server that paces its replies (nbdkit's rate filter, 20 Mbit/s) with nothing declared:
+/// the queue is full and nothing visible limits, but nothing shows the server would serve
+/// more at once, so the verdict is latency-bound beyond the last visible hop, never
+/// queue-depth-bound. The deeper queue runs unasked (no --confirm) and gains nothing:
+/// latency-bound, confirmed. With --no-confirm it does not run.
+#[test]
+fn unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
+    if !have("nbdkit") {
+        return;
+    }
+    let server = Server::nbdkit(&["--filter=rate", "memory", "64M", "rate=20M"]);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--qd", "8"];
+        args.extend_from_slice(extra);
+        paced_run(&server, &args)
+    };
+    // A host kept busy by other work makes the verdict host-CPU-bound: up to three tries.
+    let mut seen = Vec::new();
+    let (outcome, analysis) = loop {
+        let (outcome, analysis) = run(&[]);
+        assert_ne!(
+            analysis["verdict"], "queue_depth_bound",
+            "{}",
+            analysis["evidence"]
+        );
+        if analysis["verdict"] == "latency_bound" {
+            break (outcome, analysis);
+        }
+        seen.push(format!("{}: {}", analysis["verdict"], analysis["evidence"]));
+        assert!(seen.len() < 3, "expected latency-bound: {seen:#?}");
+    };
+    let evidence = analysis["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with("beyond the last visible hop: 8 I/Os in flight, ")
+            && evidence.contains("--confirm"),
+        "{evidence}"
+    );
+    let confirmation = &analysis["confirmation"];
+    assert_eq!(confirmation["experiment"], "queue_depth", "{confirmation}");
+    assert_eq!(confirmation["setting_after"], 16);
+    assert_eq!(confirmation["outcome"], "confirmed", "{confirmation}");
+    assert_eq!(confirmation["derived_verdict"], "latency_bound");
+    assert!(
+        outcome
+            .stdout
+            .contains("latency-bound — beyond the last visible hop")
+            && outcome.stdout.contains("  experiment: QD 16 gave ")
+            && !outcome.stdout.contains("queue-depth-bound —"),
+        "{}",
+        outcome.stdout
+    );
+
+    let (_, analysis) = run(&["--no-confirm"]);
+    assert!(analysis.get("confirmation").is_none(), "{analysis}");
 }
 
 #[test]

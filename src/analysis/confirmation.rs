@@ -6,6 +6,7 @@
 //! | verdict | experiment | prediction |
 //! |---|---|---|
 //! | queue-depth-bound | queue depth × 2 | more |
+//! | latency-bound | queue depth × 2 | the same (more: the far end had idle parallelism) |
 //! | host-CPU-bound on one busy core or thread | workers × 2 | more |
 //! | host-CPU-bound with every core busy | queue depth × 2 | the same |
 //! | device-bound at blocks of 16 KiB or less | blocks × 4 | more bytes/s (the limit is per I/O) |
@@ -67,6 +68,7 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
         }
         Verdict::DeviceBound if limited_per_io(test, analysis) => Some(Experiment::BlockSize),
         Verdict::QueueDepthBound
+        | Verdict::LatencyBound
         | Verdict::DeviceBound
         | Verdict::LinkBound
         | Verdict::BusBound
@@ -292,7 +294,9 @@ fn summarise(
         ConfirmationOutcome::Confirmed => {
             format!("{head}: not {suspect}; {}, confirmed", tested.name())
         }
-        ConfirmationOutcome::Refuted if gain && tested == Verdict::Inconclusive => {
+        ConfirmationOutcome::Refuted
+            if gain && matches!(tested, Verdict::Inconclusive | Verdict::LatencyBound) =>
+        {
             format!("{head}: {}", derived.name())
         }
         ConfirmationOutcome::Refuted if gain => {
@@ -431,6 +435,42 @@ mod tests {
                 (Refuted, QueueDepthBound)
             );
         }
+    }
+
+    /// A latency-bound verdict claims no gain from a deeper queue: none confirms it (the far
+    /// end serves no more at once), a gain replaces it with queue-depth-bound.
+    #[test]
+    fn a_deeper_queue_decides_a_latency_bound_verdict() {
+        assert_eq!(experiment_for_verdict(LatencyBound), Some(QueueDepth));
+        assert_eq!(
+            decide(LatencyBound, QueueDepth, -1.0, LatencyBound),
+            (Confirmed, LatencyBound)
+        );
+        assert_eq!(
+            decide(LatencyBound, QueueDepth, 41.0, LatencyBound),
+            (Refuted, QueueDepthBound)
+        );
+        let setting = ExperimentSetting {
+            experiment: QueueDepth,
+            before: 8,
+            after: 16,
+            ramp_ns: 0,
+        };
+        assert_eq!(
+            summarise(setting, -1.0, LatencyBound, Confirmed, LatencyBound),
+            "QD 16 gave -1 %: not queue-depth-bound; latency-bound, confirmed"
+        );
+        assert_eq!(
+            summarise(setting, 41.0, LatencyBound, Refuted, QueueDepthBound),
+            "QD 16 gave +41 %: queue-depth-bound"
+        );
+    }
+
+    /// The experiment of a test analysed as `verdict`.
+    fn experiment_for_verdict(verdict: Verdict) -> Option<Experiment> {
+        let mut test = device_bound(None);
+        test.analysis.as_mut().unwrap().verdict = verdict;
+        experiment_for(&test)
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub mod declared;
 pub mod links;
 pub mod path;
 pub mod protocols;
+pub mod series_shape;
+pub mod student_t;
 pub mod trust;
 pub mod verdict;
 pub mod written_data;

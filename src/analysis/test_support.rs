@@ -10,3 +10,21 @@ pub fn facts() -> HostFacts {
         memory_available_bytes: Some(8 << 30),
     }
 }
+
+/// Asserts that `analysis` is latency-bound and that its evidence starts with `start` and
+/// holds every one of `parts`.
+#[track_caller]
+pub fn assert_latency_bound(analysis: &crate::result::TestAnalysis, start: &str, parts: &[&str]) {
+    assert_eq!(
+        analysis.verdict,
+        crate::result::Verdict::LatencyBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis.evidence.starts_with(start)
+            && parts.iter().all(|part| analysis.evidence.contains(part)),
+        "{}",
+        analysis.evidence
+    );
+}

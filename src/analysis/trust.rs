@@ -3,8 +3,9 @@
 //! The confidence interval of a rate comes from the per-second series: every full interval's
 //! rate is one sample (the last, shorter interval is left out), and the 95 % interval of their
 //! mean is `mean ± t(0.975, n−1) × s / √n` (Student t, `s` the sample standard deviation).
-//! A trend is a least-squares line through the same samples; it counts when its slope differs
-//! from zero at the 95 % level and moves the rate by 10 % or more over the run.
+//! The series is not steady when a step in it, or a least-squares line through it, is
+//! significant at the 95 % level and moves the rate by 10 % or more; the note then says what
+//! the series did ([`super::series_shape`]): a step as a step, a line only where one fits.
 //!
 //! ```
 //! use iopath::analysis::trust::{confidence_interval, student_t_975};
@@ -21,6 +22,9 @@ use crate::result::{
 };
 use crate::units::{format_bytes, format_percent, format_rate};
 
+pub use super::series_shape::{TREND_MIN_INTERVALS, Trend, trend};
+pub use super::student_t::student_t_975;
+
 /// A confidence interval wider than this (half-width, percent of the mean) means the run was
 /// too short for the variation seen.
 pub const WIDE_INTERVAL_PERCENT: f64 = 5.0;
@@ -28,34 +32,9 @@ pub const WIDE_INTERVAL_PERCENT: f64 = 5.0;
 pub const TARGET_INTERVAL_PERCENT: f64 = 2.0;
 /// A trend that moves the rate by this much over the run (and is significant) is "not steady".
 pub const TREND_PERCENT: f64 = 10.0;
-/// Fewest full intervals for a trend.
-pub const TREND_MIN_INTERVALS: usize = 5;
 /// A rate this far above a hop's capacity (percent of it), or beyond its confidence interval,
 /// is "above capacity".
 pub const ABOVE_CAPACITY_MARGIN_PERCENT: f64 = 2.0;
-
-/// The 97.5th percentile of Student's t distribution with `degrees` degrees of freedom: the
-/// factor of a two-sided 95 % interval. Exact to four decimals up to 30 degrees (table), a
-/// Cornish–Fisher expansion beyond (within 10^-4).
-pub fn student_t_975(degrees: u32) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
-        2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,
-        2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
-    ];
-    if degrees == 0 {
-        return f64::INFINITY;
-    }
-    if let Some(value) = TABLE.get(degrees as usize - 1) {
-        return *value;
-    }
-    let z: f64 = 1.959_963_985;
-    let v = f64::from(degrees);
-    let g1 = (z.powi(3) + z) / 4.0;
-    let g2 = (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0;
-    let g3 = (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
-    z + g1 / v + g2 / (v * v) + g3 / (v * v * v)
-}
 
 /// The 95 % confidence interval of the mean of `samples` (`None` with fewer than two, or a
 /// mean of zero).
@@ -125,59 +104,93 @@ pub fn test_confidence(test: &TestResult) -> TestConfidence {
     }
 }
 
-/// A straight-line trend through a series of rates.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Trend {
-    /// Change of the fitted line from the first to the last interval, percent of the mean.
-    pub change_percent: f64,
-    /// The slope differs from zero at the 95 % level.
-    pub significant: bool,
-    /// Fitted rate at the first interval.
-    pub first: f64,
-    /// Fitted rate at the last interval.
-    pub last: f64,
+/// The `not_steady` note of a series of per-second rates, if it moved: a step said as a step
+/// (after how long, from what to what), a straight line only where one fits, else where it
+/// started and ended. It moved when the step is significant and changes the rate by
+/// [`TREND_PERCENT`] or more, or when a fitted line's slope is significant and moves the rate
+/// by that much of its mean.
+pub fn unsteady(rates: &[f64]) -> Option<String> {
+    use super::series_shape::{Shape, change_percent, shape};
+    let line_moved = trend(rates)
+        .is_some_and(|trend| trend.significant && trend.change_percent.abs() >= TREND_PERCENT);
+    let advice = "a longer ramp or --steady would help";
+    let signed = |change: f64| format!("{:+.0} %", change.round() + 0.0);
+    match shape(rates) {
+        Shape::Step {
+            seconds_before,
+            seconds_after,
+            before,
+            after,
+            significant,
+        } => {
+            let change = change_percent(before, after);
+            (significant && change.abs() >= TREND_PERCENT).then(|| {
+                format!(
+                    "not steady: throughput stepped {} after {seconds_before} s, from {} to {} ({}), and stayed there for the last {seconds_after} s: the mean mixes both levels; {advice}",
+                    if after < before { "down" } else { "up" },
+                    format_rate(before),
+                    format_rate(after),
+                    signed(change)
+                )
+            })
+        }
+        Shape::Line {
+            first,
+            last,
+            r_squared,
+            ..
+        } => line_moved.then(|| {
+            let change = change_percent(first, last);
+            format!(
+                "not steady: throughput {} {:.0} % over {} s along a straight line (fitted {} → {}, R² {r_squared:.2}); {advice}",
+                if change > 0.0 { "rose" } else { "fell" },
+                change.abs(),
+                rates.len(),
+                format_rate(first),
+                format_rate(last)
+            )
+        }),
+        Shape::Uneven {
+            seconds_before,
+            seconds_after,
+            before,
+            after,
+            lowest,
+            highest,
+        } => line_moved.then(|| {
+            format!(
+                "not steady: throughput averaged {} over the first {seconds_before} s and {} over the last {seconds_after} s ({}), with seconds from {} to {}; neither one step nor a straight line fits; {advice}",
+                format_rate(before),
+                format_rate(after),
+                signed(change_percent(before, after)),
+                format_rate(lowest),
+                format_rate(highest)
+            )
+        }),
+        Shape::Flat => None,
+    }
 }
 
-/// Least-squares trend of `samples` (one per interval); `None` below
-/// [`TREND_MIN_INTERVALS`] or with a mean of zero.
-pub fn trend(samples: &[f64]) -> Option<Trend> {
-    let n = samples.len();
-    if n < TREND_MIN_INTERVALS {
-        return None;
+/// The `too_short` note of an interval wider than [`WIDE_INTERVAL_PERCENT`]: how long a run
+/// would give [`TARGET_INTERVAL_PERCENT`], as the interval shrinks with 1/√n; but when the
+/// rate `stepped`, the width is the distance between two levels, which no longer run of the
+/// same kind shrinks as noise does, and the note says so instead.
+pub fn wide_interval_note(ci: &ConfidenceInterval, stepped: bool) -> String {
+    let head = format!(
+        "±{:.1} % at 95 % confidence from {} s",
+        ci.half_width_percent, ci.intervals
+    );
+    if stepped {
+        return format!(
+            "{head}: the rate stepped (not steady, below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
+        );
     }
-    let mean_y = samples.iter().sum::<f64>() / n as f64;
-    if mean_y <= 0.0 {
-        return None;
-    }
-    let mean_x = (n as f64 - 1.0) / 2.0;
-    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
-    let sxy: f64 = samples
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
-        .sum();
-    let slope = sxy / sxx;
-    let intercept = mean_y - slope * mean_x;
-    let residual: f64 = samples
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (y - (intercept + slope * i as f64)).powi(2))
-        .sum::<f64>()
-        / (n as f64 - 2.0);
-    let standard_error = (residual / sxx).sqrt();
-    let significant = if standard_error == 0.0 {
-        slope != 0.0
-    } else {
-        (slope / standard_error).abs() > student_t_975(n as u32 - 2)
-    };
-    let first = intercept;
-    let last = intercept + slope * (n as f64 - 1.0);
-    Some(Trend {
-        change_percent: (last - first) / mean_y * 100.0,
-        significant,
-        first,
-        last,
-    })
+    let needed = (f64::from(ci.intervals)
+        * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
+    .ceil();
+    format!(
+        "{head}: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %"
+    )
 }
 
 /// What the trust checks look at.
@@ -360,45 +373,25 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     }
     let (direction, _) = main_direction(test);
     if direction.io_count > 0 {
+        let (rates, _) = full_interval_rates(&direction.series);
+        let moved = unsteady(&rates);
+        let stepped = moved.is_some()
+            && matches!(
+                super::series_shape::shape(&rates),
+                super::series_shape::Shape::Step { .. }
+            );
         match &main_ci.bytes_per_second {
             None => add(
                 TrustKind::TooShort,
                 "fewer than two full seconds: no confidence interval; run 5 s or more".into(),
             ),
             Some(ci) if ci.half_width_percent > WIDE_INTERVAL_PERCENT => {
-                let needed = (f64::from(ci.intervals)
-                    * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
-                .ceil();
-                add(
-                    TrustKind::TooShort,
-                    format!(
-                        "±{:.1} % at 95 % confidence from {} s: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %",
-                        ci.half_width_percent, ci.intervals
-                    ),
-                );
+                add(TrustKind::TooShort, wide_interval_note(ci, stepped));
             }
             Some(_) => {}
         }
-        let (rates, _) = full_interval_rates(&direction.series);
-        if let Some(trend) = trend(&rates)
-            && trend.significant
-            && trend.change_percent.abs() >= TREND_PERCENT
-        {
-            add(
-                TrustKind::NotSteady,
-                format!(
-                    "not steady: throughput {} {:.0} % over {} s (fitted {} → {}); a longer ramp or --steady would help",
-                    if trend.change_percent > 0.0 {
-                        "rose"
-                    } else {
-                        "fell"
-                    },
-                    trend.change_percent.abs(),
-                    rates.len(),
-                    format_rate(trend.first),
-                    format_rate(trend.last)
-                ),
-            );
+        if let Some(message) = moved {
+            add(TrustKind::NotSteady, message);
         }
     }
     notes
@@ -472,5 +465,59 @@ mod tests {
         assert!(trend(&[1.0, 2.0, 3.0]).is_none());
         let constant = trend(&[5.0; 6]).unwrap();
         assert!(!constant.significant);
+    }
+
+    /// The token bucket that ran dry: 119.5 MB/s for 5 s, then 25–27 MB/s. Once said as
+    /// "fell 203 % over 16 s (fitted 118.4 MB/s → 0 B/s)"; a step it is, with its second and
+    /// both levels, and no fall beyond 100 %.
+    #[test]
+    fn notes_say_a_step_a_ramp_and_an_uneven_series_as_they_are() {
+        let mut bucket = vec![119.5e6; 5];
+        bucket.extend([
+            26e6, 25e6, 27e6, 26e6, 25.5e6, 26.5e6, 26e6, 25e6, 27e6, 26e6, 26e6,
+        ]);
+        let note = unsteady(&bucket).expect("not steady");
+        assert!(
+            note.starts_with(
+                "not steady: throughput stepped down after 5 s, from 119.5 MB/s to 26.0 MB/s (-78 %), and stayed there for the last 11 s"
+            ),
+            "{note}"
+        );
+        assert!(!note.contains("fitted") && !note.contains("203"), "{note}");
+
+        let ramp: Vec<f64> = (0..10).map(|i| (100.0 - 3.0 * i as f64) * 1e6).collect();
+        let note = unsteady(&ramp).expect("not steady");
+        assert!(
+            note.starts_with("not steady: throughput fell 27 % over 10 s along a straight line (fitted 100.0 MB/s → 73.0 MB/s, R² 1.00)"),
+            "{note}"
+        );
+
+        // Steady, then sliding to almost nothing: no line through zero, no fall over 100 %.
+        let slide = [
+            100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 75.0, 50.0, 25.0, 1.0,
+        ]
+        .map(|r| r * 1e6);
+        let note = unsteady(&slide).expect("not steady");
+        assert!(!note.contains("straight line"), "{note}");
+        let percents: Vec<f64> = note
+            .split(['(', ' '])
+            .filter_map(|word| word.strip_suffix('%').or(Some(word)))
+            .filter_map(|word| word.trim_start_matches('+').parse::<f64>().ok())
+            .collect();
+        assert!(percents.iter().all(|p| *p >= -100.0), "{note}");
+
+        // The interval of a stepped series is not noise a longer run averages away.
+        let interval = confidence_interval(&bucket).unwrap();
+        let wide = wide_interval_note(&interval, true);
+        assert!(
+            wide.contains("spans two levels") && !wide.contains("would give"),
+            "{wide}"
+        );
+        assert!(wide_interval_note(&interval, false).contains("would give ±2 %"));
+
+        // Noise about a level, and a level: nothing to say.
+        let noise = [100.0, 104.0, 97.0, 102.0, 99.0, 103.0, 98.0, 101.0].map(|r| r * 1e6);
+        assert_eq!(unsteady(&noise), None);
+        assert_eq!(unsteady(&[50e6; 8]), None);
     }
 }

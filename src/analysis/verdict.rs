@@ -10,7 +10,10 @@
 //! 5. a core ≥ 95 %, iopath's busiest thread ≥ 90 % of a core, or the host ≥ 90 % →
 //!    host-CPU-bound;
 //! 6. the queue kept full (Little's law ≥ 75 % of the configured outstanding I/O): below 32
-//!    outstanding and below the device's limit → queue-depth-bound; else → device-bound;
+//!    outstanding and below the device's limit → queue-depth-bound when the device is seen to
+//!    have idle parallelism (a local device reached directly, its queue limit known and not
+//!    reached), else latency-bound, naming where the time goes unseen; 32 or more, or at the
+//!    device's limit → device-bound;
 //! 7. anything else → inconclusive, saying what is missing.
 
 use super::HostFacts;
@@ -921,6 +924,88 @@ fn device_visible(context: &Context) -> bool {
     })
 }
 
+/// Where the time of each I/O goes unseen, when a full, shallow queue is all that is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unseen {
+    /// A network protocol, link or declared device lies between iopath and the storage: the
+    /// far end's parallelism is not visible.
+    BeyondLastHop,
+    /// Buffered I/O: the page cache (read-ahead, write-back) decides what reaches the device.
+    BehindPageCache,
+    /// A local device whose queue limit is not known.
+    DeviceQueueUnknown,
+}
+
+impl Unseen {
+    /// Where the latency is, as the evidence starts.
+    fn place(self) -> &'static str {
+        match self {
+            Unseen::BeyondLastHop => "beyond the last visible hop",
+            Unseen::BehindPageCache => {
+                "behind the page cache (buffered I/O: read-ahead and write-back decide what reaches the device)"
+            }
+            Unseen::DeviceQueueUnknown => "in the device, whose queue limit is not known",
+        }
+    }
+
+    /// What would tell whether more outstanding I/O helps.
+    fn what_would_tell(self) -> &'static str {
+        match self {
+            Unseen::BeyondLastHop => {
+                "more outstanding I/O helps only if the far end has idle parallelism: --confirm tries a deeper queue; the server's own metrics, or its link and storage declared with --link / --path, show the far end"
+            }
+            Unseen::BehindPageCache => {
+                "iopath's queue is not the device's: --confirm tries a deeper queue; a run without --buffered measures the device's own queue"
+            }
+            Unseen::DeviceQueueUnknown => {
+                "more outstanding I/O helps only if the device has idle parallelism: --confirm tries a deeper queue"
+            }
+        }
+    }
+}
+
+/// Evidence that the device has idle parallelism, so that more outstanding I/O would raise
+/// throughput: every I/O reaches it directly (no page cache on the way), it is a local device
+/// with nothing unseen beyond it (no network protocol or link, no Fibre Channel fabric, no
+/// declared device), and its queue limit is known and was not reached. Otherwise, where the
+/// time of each I/O goes unseen.
+fn idle_parallelism(context: &Context) -> Result<String, Unseen> {
+    let queue = context.queue;
+    let remote = context.target_indexes.iter().any(|&index| {
+        context.paths.get(index).is_some_and(|path| {
+            path.hops.iter().any(|hop| {
+                matches!(
+                    hop.kind,
+                    HopKind::NetworkInterface
+                        | HopKind::NetworkLink
+                        | HopKind::Protocol
+                        | HopKind::FibreChannelLink
+                        | HopKind::Device
+                )
+            })
+        }) || context.targets.get(index).is_some_and(|target| {
+            matches!(
+                target.kind,
+                TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb
+            )
+        })
+    });
+    if remote {
+        return Err(Unseen::BeyondLastHop);
+    }
+    let page_cache = context.test.jobs.iter().any(|job| !job.direct)
+        || context.loads.iter().any(|load| {
+            load.hop.kind == HopKind::PageCache && load.hop.key != super::path::PAGE_CACHE_KEY
+        });
+    if page_cache {
+        return Err(Unseen::BehindPageCache);
+    }
+    let Some(limit) = queue.device_queue_limit else {
+        return Err(Unseen::DeviceQueueUnknown);
+    };
+    Ok(format!("device queue limit {limit} not reached"))
+}
+
 fn queue_or_device(context: &Context) -> Decision {
     let queue = context.queue;
     let test = context.test;
@@ -945,15 +1030,29 @@ fn queue_or_device(context: &Context) -> Decision {
         .map(|limit| format!(", device queue limit {limit}"))
         .unwrap_or_default();
     if full && configured < DEEP_QUEUE && !at_limit {
-        return Decision::new(
-            Verdict::QueueDepthBound,
-            format!(
-                "{configured} I/O{} outstanding ({little}){limit_text}, {}, {}: more outstanding I/O would raise throughput",
-                if configured == 1 { "" } else { "s" },
-                busiest_hop_summary(context),
-                cpu_summary(context)
+        return match idle_parallelism(context) {
+            Ok(room) => Decision::new(
+                Verdict::QueueDepthBound,
+                format!(
+                    "{configured} I/O{} outstanding ({little}), {room}, {}, {}: more outstanding I/O would raise throughput",
+                    if configured == 1 { "" } else { "s" },
+                    busiest_hop_summary(context),
+                    cpu_summary(context)
+                ),
             ),
-        );
+            Err(unseen) => Decision::new(
+                Verdict::LatencyBound,
+                format!(
+                    "{}: {configured} I/O{} in flight, {} each ({little}){limit_text}, {}, {}; {}",
+                    unseen.place(),
+                    if configured == 1 { "" } else { "s" },
+                    crate::units::format_latency(main.latency.mean_ns),
+                    busiest_hop_summary(context),
+                    cpu_summary(context),
+                    unseen.what_would_tell()
+                ),
+            ),
+        };
     }
     let held_at_limit = at_limit
         && queue

@@ -191,10 +191,12 @@ pub struct RunArgs {
     /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
     /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
     /// (docs/verdict.md). The default suite does this unasked for the experiments that fit in
-    /// the time its tests took; --confirm runs them all.
+    /// the time its tests took, and every other run for the latency-bound verdicts (a full
+    /// queue, nothing seen to limit: does a deeper queue give more?); --confirm runs them all.
     #[arg(long, help_heading = "Path")]
     pub confirm: bool,
-    /// Run no confirming experiment, not even those the default suite runs unasked.
+    /// Run no confirming experiment, not even those run unasked (the default suite's, and
+    /// the deeper queue that tests a latency-bound verdict).
     #[arg(long, conflicts_with = "confirm", help_heading = "Path")]
     pub no_confirm: bool,
 
@@ -444,8 +446,9 @@ impl RunArgs {
         Ok(tests)
     }
 
-    /// Options for the runner; the default suite confirms its verdicts within its own time
-    /// unless --confirm or --no-confirm says otherwise.
+    /// Options for the runner; the default suite confirms its verdicts within its own time,
+    /// and any other run the verdicts that rest on the fallback (latency-bound), unless
+    /// --confirm or --no-confirm says otherwise.
     fn run_options(&self, command_line: Vec<String>, is_default_suite: bool) -> RunOptions {
         let confirm = if self.no_confirm {
             ConfirmMode::Off
@@ -456,7 +459,9 @@ impl RunArgs {
                 percent: DEFAULT_SUITE_PERCENT,
             }
         } else {
-            ConfirmMode::Off
+            ConfirmMode::FallbackWithinTestTime {
+                percent: DEFAULT_SUITE_PERCENT,
+            }
         };
         RunOptions {
             write_policy: WritePolicy {

@@ -19,6 +19,7 @@ use iopath::metrics::{
     parse_metrics_address,
 };
 use iopath::result::StopReason;
+use iopath::run::confirm::ConfirmMode;
 use iopath::run::{ExecutedRun, RunObserver, execute_and_confirm, execute_together, prepare};
 use iopath::workload::Plan;
 use std::io::Write;
@@ -118,6 +119,15 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             team,
             &Failed(format!("cannot install the SIGCONT handler: {error}")),
         );
+    }
+    // A run from several clients tests no verdict unasked: its experiments would run from one.
+    if team.is_cluster()
+        && matches!(
+            request.options.confirm,
+            ConfirmMode::FallbackWithinTestTime { .. }
+        )
+    {
+        request.options.confirm = ConfirmMode::Off;
     }
     let confirms = request.options.confirm.is_on();
     if confirms && team.is_cluster() {
@@ -240,8 +250,8 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             .count();
         eprintln!(
             "note: {} of {tested} verdicts not confirmed: their experiments would take the \
-             default suite past twice the time its tests took; run again with --confirm to \
-             confirm every verdict",
+             run past twice the time its tests took; run again with --confirm to confirm \
+             every verdict",
             executed.confirmations_left_out
         );
     }

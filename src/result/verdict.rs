@@ -21,8 +21,16 @@ pub enum Verdict {
     DeviceBound,
     /// The host's CPU: a core or iopath's busiest thread saturated, or memory copying.
     HostCpuBound,
-    /// Latency-bound: too few I/Os in flight; more outstanding I/O would raise throughput.
+    /// Too few I/Os in flight, with evidence that the device has idle parallelism (a local
+    /// device whose queue was not full, or a deeper queue that gave more): more outstanding
+    /// I/O would raise throughput.
     QueueDepthBound,
+    /// The queue was kept full and nothing visible limits, but nothing shows that more
+    /// outstanding I/O would help: the time each I/O takes where iopath cannot see (beyond the
+    /// last visible hop, behind the page cache, in a device whose queue is unknown) sets the
+    /// rate. The confirming experiment (a deeper queue) tells whether the far end has idle
+    /// parallelism.
+    LatencyBound,
     /// The user's rate limit (`--rate`, `--rate-iops`) or think time.
     RateLimited,
     /// Faster than a hop below a cache can carry: page cache, array cache, compression.
@@ -40,6 +48,7 @@ impl Verdict {
             Verdict::DeviceBound => "device-bound",
             Verdict::HostCpuBound => "host-CPU-bound",
             Verdict::QueueDepthBound => "queue-depth-bound",
+            Verdict::LatencyBound => "latency-bound",
             Verdict::RateLimited => "rate-limited",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "inconclusive",
@@ -54,6 +63,7 @@ impl Verdict {
             Verdict::DeviceBound => "device",
             Verdict::HostCpuBound => "cpu",
             Verdict::QueueDepthBound => "queue",
+            Verdict::LatencyBound => "latency",
             Verdict::RateLimited => "rate",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "?",

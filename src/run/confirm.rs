@@ -10,7 +10,10 @@
 //! Which experiment fits which verdict, and what its change means, is decided in
 //! [`crate::analysis::confirmation`].
 //!
-//! `--confirm` runs every experiment ([`ConfirmMode::Every`]). The default suite confirms
+//! `--confirm` runs every experiment ([`ConfirmMode::Every`]). Any other run without
+//! `--no-confirm` tests the verdicts that rest on the fallback (latency-bound: a full queue
+//! and nothing seen to limit) within the same time bound as the default suite
+//! ([`ConfirmMode::FallbackWithinTestTime`]). The default suite confirms
 //! its verdicts unasked, within a time bound ([`ConfirmMode::WithinTestTime`] at
 //! [`DEFAULT_SUITE_PERCENT`]): the experiments may take as long as its tests took, so that
 //! the suite takes at most about twice its time. An experiment runs only when the time the
@@ -68,7 +71,9 @@ impl TimeBound {
     /// The bound of `mode` for tests that took `tests_wall_ns` for `planned_ns` of ramps and
     /// measured time; `None` when every experiment runs.
     fn new(mode: ConfirmMode, tests_wall_ns: u64, planned_ns: u64, tests: usize) -> Option<Self> {
-        let ConfirmMode::WithinTestTime { percent } = mode else {
+        let (ConfirmMode::WithinTestTime { percent }
+        | ConfirmMode::FallbackWithinTestTime { percent }) = mode
+        else {
             return None;
         };
         let beyond = tests_wall_ns.saturating_sub(planned_ns);
@@ -103,8 +108,8 @@ impl TimeBound {
     /// Why an experiment was left out.
     fn reason(&self) -> String {
         format!(
-            "left out: the default suite's experiments take at most {} % of the {:.1} s its \
-             tests took; --confirm runs every one",
+            "left out: experiments run unasked take at most {} % of the {:.1} s the tests \
+             took; --confirm runs every one",
             self.percent,
             self.tests_wall_ns as f64 / 1e9
         )
@@ -278,6 +283,13 @@ pub(super) fn confirm_tests(
         let Some(experiment) = experiment_for(tested) else {
             continue;
         };
+        if !tested
+            .analysis
+            .as_ref()
+            .is_some_and(|analysis| context.options.confirm.tests(analysis.verdict))
+        {
+            continue;
+        }
         let Some(planned) = planned.iter().find(|p| p.experiment == experiment) else {
             continue;
         };

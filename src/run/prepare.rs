@@ -128,12 +128,31 @@ pub enum ConfirmMode {
         /// Share of the tests' time the experiments may take, percent.
         percent: u32,
     },
+    /// As [`ConfirmMode::WithinTestTime`], but only the experiments of verdicts that rest on
+    /// the fallback (latency-bound: a full queue and nothing seen to limit), so that such a
+    /// verdict never stands untested when the experiment fits. Every run's mode unless
+    /// `--confirm`, `--no-confirm` or the default suite says otherwise.
+    FallbackWithinTestTime {
+        /// Share of the tests' time the experiments may take, percent.
+        percent: u32,
+    },
 }
 
 impl ConfirmMode {
     /// Whether the run does any experiment.
     pub fn is_on(self) -> bool {
         self != ConfirmMode::Off
+    }
+
+    /// Whether the run tests a verdict of `verdict` by experiment.
+    pub fn tests(self, verdict: crate::result::Verdict) -> bool {
+        match self {
+            ConfirmMode::Off => false,
+            ConfirmMode::Every | ConfirmMode::WithinTestTime { .. } => true,
+            ConfirmMode::FallbackWithinTestTime { .. } => {
+                verdict == crate::result::Verdict::LatencyBound
+            }
+        }
     }
 }
 

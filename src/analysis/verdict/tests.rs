@@ -6,8 +6,8 @@ use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_results::{
     SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
 };
-use crate::analysis::test_support::facts;
-use crate::result::{HopCapacity, QueueLimits, TrustKind};
+use crate::analysis::test_support::{assert_latency_bound, facts};
+use crate::result::{DirectionResult, HopCapacity, QueueLimits, RunResult, TrustKind};
 
 fn file_target(size_bytes: u64) -> TargetInfo {
     TargetInfo {
@@ -115,10 +115,8 @@ fn nbd_target() -> TargetInfo {
     }
 }
 
-#[test]
-fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
-    // An NBD read at 112 MB/s, QD 8 of 1 MiB, over a link declared as 1GbE.
-    let read = direction(112e6, 1 << 20, 70_000_000.0, 0.004);
+/// An NBD test of 1 MiB reads at QD 8 moving `read`, analysed with a declared 1GbE link.
+fn nbd_reads_over_a_declared_1gbe(read: DirectionResult) -> RunResult {
     let test = test_of(
         workload(1 << 20, 100, 0, 8),
         read,
@@ -128,6 +126,14 @@ fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
     let mut result = run_result(&nbd_target(), vec![test]);
     let declared = DeclaredPath::from_flags(&["1gbe".into()], &[]).unwrap();
     crate::analysis::analyse_with(&mut result, &declared, &facts());
+    result
+}
+
+#[test]
+fn a_declared_1gbe_link_at_95_percent_is_link_bound() {
+    // An NBD read at 112 MB/s, QD 8 of 1 MiB, over a link declared as 1GbE.
+    let read = direction(112e6, 1 << 20, 70_000_000.0, 0.004);
+    let result = nbd_reads_over_a_declared_1gbe(read);
 
     assert_eq!(result.paths.len(), 1);
     let path = &result.paths[0];
@@ -190,10 +196,67 @@ fn queue_depth_one_with_idle_hops_is_queue_depth_bound() {
         analysis.evidence.contains("1 I/O outstanding")
             && analysis
                 .evidence
+                .contains("device queue limit 1023 not reached")
+            && analysis
+                .evidence
                 .contains("more outstanding I/O would raise throughput"),
         "{}",
         analysis.evidence
     );
+}
+
+/// The NBD run of a disk throttled to 20 MB/s behind 1GbE: 8 MiB-sized reads in flight,
+/// 408 ms each, the link at 17 %. Nothing shows the server would serve more at once, so the
+/// verdict says where the time goes and what would tell, not "queue-depth-bound".
+#[test]
+fn a_full_shallow_queue_to_a_server_is_latency_bound_beyond_the_last_visible_hop() {
+    let read = direction(20.3e6, 1 << 20, 408_000_000.0, 0.01);
+    let result = nbd_reads_over_a_declared_1gbe(read);
+    let analysis = result.tests[0].analysis.as_ref().unwrap();
+    assert_latency_bound(
+        analysis,
+        "beyond the last visible hop: 8 I/Os in flight, 408.00 ms each",
+        &["busiest hop 1GbE at 17 %", "--confirm", "--path"],
+    );
+    assert!(!analysis.evidence.contains("would raise throughput"));
+    assert_eq!(Verdict::LatencyBound.short_name(), "latency");
+}
+
+/// Buffered 4 KiB sequential reads at QD 1 from a local disk with room in its queue: the page
+/// cache's read-ahead, not iopath's queue, decides what reaches the device.
+#[test]
+fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
+    let mut buffered = workload(4096, 100, 0, 1);
+    buffered.buffered = true;
+    let read = direction(26.2e6, 4096, 156_000.0, 0.01);
+    let test = test_of(buffered, read, empty_direction(), idle_cpu());
+    assert_latency_bound(
+        &analyse_local(&test),
+        "behind the page cache",
+        &["without --buffered"],
+    );
+
+    // Direct I/O to a local disk whose queue limit is not known: no evidence either.
+    let direct = test_of(
+        workload(4096, 100, 0, 1),
+        direction(26.2e6, 4096, 156_000.0, 0.01),
+        empty_direction(),
+        idle_cpu(),
+    );
+    let mut path = local_nvme_path();
+    for hop in &mut path.hops {
+        hop.queue = None;
+    }
+    let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[path], &facts());
+    assert_latency_bound(
+        &analysis,
+        "in the device, whose queue limit is not known",
+        &[],
+    );
+    // A local file whose path was not discovered: nothing lies beyond a hop, the device is
+    // simply not known.
+    let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[], &facts());
+    assert_latency_bound(&analysis, "in the device", &[]);
 }
 
 #[test]
