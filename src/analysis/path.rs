@@ -344,7 +344,7 @@ impl Walker<'_> {
                     profile.map_or_else(String::new, |p| format!(", data profile {p}"))
                 ));
                 let member_share =
-                    super::block::multi_device_share(profile, devices.members.len(), share);
+                    multi_device_share(profile, devices.members.len(), share);
                 for member in &devices.members {
                     self.block(member, depth + 1, member_share);
                 }
@@ -565,6 +565,26 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
     };
     let kind = parsed.target_kind();
     Some(Ok(TargetInfo::unexamined(parsed.to_string(), kind, 0)))
+}
+
+/// The share of a filesystem's traffic each of its `members` devices carries, by its data
+/// profile (btrfs's names): every read goes to one device; a write to one (`single`, `raid0`,
+/// and bcachefs's layout, which sysfs does not show), to two (`raid1`, `raid10`, `dup`), three
+/// or four (`raid1c3`, `raid1c4`) of them, or to a stripe with parity (`raid5`, `raid6`).
+fn multi_device_share(profile: Option<&str>, members: usize, share: Share) -> Share {
+    let n = members.max(1) as f64;
+    let copies = match profile {
+        Some("raid1" | "raid10" | "dup") => 2.0,
+        Some("raid1c3") => 3.0,
+        Some("raid1c4") => 4.0,
+        Some("raid5") => n / (n - 1.0).max(1.0),
+        Some("raid6") => n / (n - 2.0).max(1.0),
+        _ => 1.0,
+    };
+    Share {
+        read: share.read / n,
+        write: (share.write * copies / n).min(share.write),
+    }
 }
 
 #[cfg(test)]

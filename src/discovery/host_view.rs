@@ -210,7 +210,8 @@ impl HostView {
             return None;
         }
         let rest = path
-            .strip_prefix(crate::discovery::sysfs::CLASS_BLOCK)
+            // sysfs.rs's CLASS_BLOCK, spelled here: that module reads through this one.
+            .strip_prefix("/sys/class/block")
             .ok()?;
         let mut components = rest.components();
         let name = components.next()?.as_os_str();
