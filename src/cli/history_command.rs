@@ -172,6 +172,19 @@ fn at(path: &Path) -> impl Fn(HistoryError) -> AtHistory + '_ {
     }
 }
 
+/// Refuses, before any I/O, a history that names something other than a regular file (a
+/// device, a FIFO, a directory, a link to one): a run would otherwise write into it at the
+/// end. A history that cannot be placed at all is only warned about when the run ends.
+pub fn check_history_location() -> Result<(), AtHistory> {
+    let Ok(path) = history_path() else {
+        return Ok(());
+    };
+    match History::check_location(&path) {
+        Err(error @ HistoryError::NotAFile(_)) => Err(at(&path)(error)),
+        _ => Ok(()),
+    }
+}
+
 /// Keeps `result` in the history; a failure is printed as a warning and changes nothing else.
 pub fn record_run(result: &RunResult) {
     let recorded = history_path().and_then(|path| {

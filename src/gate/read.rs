@@ -1,5 +1,6 @@
-//! Reading a file the user names (a job file, an included file, a saved result) with bounds:
-//! only a regular file is read, and never more than a stated number of bytes.
+//! Reading a file the user names (a job file, an included file, a saved result, a verify
+//! state, a recorded machine) with bounds: only a regular file is read, and never more than a
+//! stated number of bytes.
 //!
 //! A FIFO, a device, a socket or a directory is refused before it is read: the path is looked
 //! at first (so that a device is never even opened: opening some has side effects), then it is
@@ -8,7 +9,7 @@
 //! is, or grows, larger than the limit is refused; at most one byte past the limit is read.
 //!
 //! ```
-//! use iopath::bounded_read::{FileLimit, read_text};
+//! use iopath::gate::read::{FileLimit, read_text};
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("job.fio");
 //! std::fs::write(&path, "[job]\nrw=read\n").unwrap();
@@ -87,8 +88,10 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
-/// Reads the whole of the regular file at `path`, at most `limit.max_bytes` bytes.
-pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+/// Opens the regular file at `path` for reading: looked at first, opened non-blocking, and
+/// checked again on the descriptor; refused when larger than `limit.max_bytes`. Nothing is
+/// read.
+pub fn open_regular(path: &Path, limit: FileLimit) -> Result<(File, u64), ReadError> {
     check_regular(&std::fs::metadata(path)?, limit)?;
     let file = OpenOptions::new()
         .read(true)
@@ -99,7 +102,27 @@ pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
     if metadata.len() > limit.max_bytes {
         return Err(ReadError::TooLarge { limit });
     }
-    read_at_most(file, metadata.len(), limit)
+    Ok((file, metadata.len()))
+}
+
+/// Reads the whole of the regular file at `path`, at most `limit.max_bytes` bytes.
+pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+    let (file, length) = open_regular(path, limit)?;
+    read_at_most(file, length, limit)
+}
+
+/// Reads at most `limit` bytes of the regular file at `path`, or `None` when it is not one
+/// (or cannot be opened): for files a machine shows (sysfs, /proc, a recorded machine), where
+/// a FIFO or a device put in a file's place must neither block nor be read.
+pub fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    let any_size = FileLimit {
+        what: "file",
+        max_bytes: u64::MAX,
+    };
+    let (file, _) = open_regular(path, any_size).ok()?;
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Reads the regular file at `path` as UTF-8 text, at most `limit.max_bytes` bytes.
