@@ -6,7 +6,8 @@
 //! resolved path is opened with `SQLITE_OPEN_NOFOLLOW`, so a link put in its place between
 //! the two is refused by SQLite too. A reader ([`DatabaseAccess::ReadOnly`]) opens with
 //! `SQLITE_OPEN_READONLY`: it never creates the file, never changes it, and works on a copy on
-//! a read-only file system.
+//! a read-only file system (where a database in WAL mode, whose shared-memory file cannot be
+//! made there, is read as immutable).
 //!
 //! ```
 //! use iopath::gate::database::{DatabaseAccess, DatabasePathError, open_database};
@@ -25,8 +26,8 @@
 //! ```
 
 use super::created::create_directories;
-use super::kind_name;
-use rusqlite::{Connection, OpenFlags};
+use super::{check_writable, kind_name};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -146,7 +147,24 @@ pub fn open_database(path: &Path, access: DatabaseAccess) -> Result<Connection, 
         | OpenFlags::SQLITE_OPEN_NOFOLLOW
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    Ok(Connection::open_with_flags(uri_of(&resolved), flags)?)
+    let uri = uri_of(&resolved);
+    let connection = Connection::open_with_flags(&uri, flags)?;
+    if access == DatabaseAccess::ReadOnly
+        && let Err(error) = connection.query_row("PRAGMA schema_version", [], |_| Ok(()))
+    {
+        // A database in WAL mode needs its `-shm` beside it, which a reader cannot create
+        // on a read-only file system: there nobody changes it, so it is read as immutable.
+        let on_read_only_medium = error.sqlite_error_code() == Some(ErrorCode::CannotOpen)
+            && check_writable(resolved.parent().unwrap_or(Path::new("."))).is_err();
+        if !on_read_only_medium {
+            return Err(error.into());
+        }
+        return Ok(Connection::open_with_flags(
+            format!("{uri}?immutable=1"),
+            flags,
+        )?);
+    }
+    Ok(connection)
 }
 
 /// `path` as an SQLite `file:` URI (so that no character of the name is read as an option).
