@@ -25,8 +25,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[command(after_help = "\
 Every `iopath run` is kept (unless --no-history) in a local SQLite database with its full
 result: $IOPATH_HISTORY, else $XDG_DATA_HOME/iopath/history.sqlite, else
-~/.local/share/iopath/history.sqlite. Listed newest first: number, start (UTC), label, host,
-targets, tests, the best rate and IOPS of its tests, and their verdicts.
+~/.local/share/iopath/history.sqlite. It must be a regular file (or missing): a device, FIFO or
+directory there, or a link to one, is refused by runs and readers alike (exit 2, nothing
+written). Reading it (history, compare @…, report @…) opens it read-only and never changes it,
+so a read-only copy works. Listed newest first: number, start (UTC), label, host, targets, tests,
+the best rate and IOPS of its tests, and their verdicts.
 
 Runs are named elsewhere by reference: @last (the newest), @-1 (the one before), @-N,
 @label:NAME (the newest with that label), @ID (its number here).

@@ -111,18 +111,24 @@ pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
     read_at_most(file, length, limit)
 }
 
-/// Reads at most `limit` bytes of the regular file at `path`, or `None` when it is not one
-/// (or cannot be opened): for files a machine shows (sysfs, /proc, a recorded machine), where
-/// a FIFO or a device put in a file's place must neither block nor be read.
-pub fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
+/// Reads at most `limit` bytes of the regular file at `path` (its head when it is longer):
+/// for files where a prefix is all that is wanted.
+pub fn read_up_to(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let any_size = FileLimit {
         what: "file",
         max_bytes: u64::MAX,
     };
-    let (file, _) = open_regular(path, any_size).ok()?;
-    let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+    let (file, length) = open_regular(path, any_size)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(length.min(limit)).unwrap_or(0));
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_up_to`], or `None` when the file is not a regular one or cannot be read: for files
+/// a machine shows (sysfs, /proc, a recorded machine), where a FIFO or a device put in a
+/// file's place must neither block nor be read.
+pub fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    read_up_to(path, limit).ok()
 }
 
 /// Reads the regular file at `path` as UTF-8 text, at most `limit.max_bytes` bytes.
