@@ -18,10 +18,11 @@
 //! assert!(error.to_string().contains("not a regular file"));
 //! ```
 
+use super::kind_name;
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// What kind of file is read, and the most bytes it may hold.
@@ -67,7 +68,7 @@ impl FileLimit {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Not a regular file (a FIFO, a device, a socket, a directory).
-    #[error("not a regular file ({kind}): a {what} must be a regular file")]
+    #[error("{kind}, not a regular file: a {what} must be a regular file")]
     NotRegular {
         /// What the path is.
         kind: &'static str,
@@ -150,25 +151,11 @@ fn read_at_most(file: File, expected: u64, limit: FileLimit) -> Result<Vec<u8>, 
 }
 
 fn check_regular(metadata: &Metadata, limit: FileLimit) -> Result<(), ReadError> {
-    let file_type = metadata.file_type();
-    if file_type.is_file() {
+    if metadata.file_type().is_file() {
         return Ok(());
     }
-    let kind = if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "not a file"
-    };
     Err(ReadError::NotRegular {
-        kind,
+        kind: kind_name(metadata),
         what: limit.what,
     })
 }
@@ -234,7 +221,7 @@ mod tests {
         let fifo = dir.path().join("fifo");
         crate::support::devices::make_fifo(&fifo);
         for (path, kind) in [
-            (fifo.as_path(), "a FIFO"),
+            (fifo.as_path(), "a named pipe (FIFO)"),
             (Path::new("/dev/zero"), "a character device"),
             (dir.path(), "a directory"),
         ] {

@@ -43,27 +43,12 @@ fn journals_beside(path: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A short null-engine run of a 1 MiB file `t.dat`, with `extra` flags.
-fn null_run(extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "t.dat",
-        "--size",
-        "1m",
-        "--engine",
-        "null",
-        "--rw",
-        "read",
-        "--duration",
-        "0.2",
-        "--ramp",
-        "0",
-    ]
-    .iter()
-    .map(|arg| arg.to_string())
-    .collect();
-    args.extend(extra.iter().map(|arg| arg.to_string()));
-    args
+/// A short null-engine run of a 1 MiB file `t.dat`.
+fn null_run() -> Vec<String> {
+    crate::history::null_run("read", "0.2")
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -77,7 +62,7 @@ fn a_history_on_a_block_device_is_refused_by_runs_and_readers_before_any_io() {
     // Journals some earlier process left beside the device node are not this test's.
     let journals_before = journals_beside(device.path());
     for history in [device.path(), link.as_path()] {
-        for args in [null_run(&[]), vec!["history".to_string()]] {
+        for args in [null_run(), vec!["history".to_string()]] {
             let (status, stderr) = run_with_limit(
                 iopath()
                     .current_dir(dir.path())
@@ -264,9 +249,11 @@ fn history_readers_open_it_read_only_and_never_migrate_it() {
     assert_eq!(std::fs::metadata(&history).unwrap().len(), 0, "migrated");
     assert_eq!(journals_beside(&history), Vec::<PathBuf>::new());
     // A run migrates it and keeps itself.
-    let args = null_run(&[]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = plain_in_with_history(dir.path(), &history, &args);
+    let run = plain_in_with_history(
+        dir.path(),
+        &history,
+        &crate::history::null_run("read", "0.2"),
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
     // A copy on a read-only file system reads as well.
     let copy = dir.path().join("copy");

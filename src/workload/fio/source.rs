@@ -412,7 +412,7 @@ mod tests {
         let fifo = dir.path().join("fifo.fio");
         crate::support::devices::make_fifo(&fifo);
         for (included, kind) in [
-            (fifo.display().to_string(), "a FIFO"),
+            (fifo.display().to_string(), "(FIFO)"),
             ("/dev/zero".to_string(), "a character device"),
         ] {
             let main = dir.path().join("main.fio");
