@@ -30,7 +30,7 @@
 //! - [`units`]: sizes, times and rates as people type and read them;
 //! - [`gate`]: every path iopath creates, writes, replaces, reads from the user or removes:
 //!   regular files only, atomic replace, removal of its own files only, bounded reads;
-//! - [`escape`]: text from outside made safe to show on a terminal;
+//! - [`text::escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
 //! - [`cluster`]: runs from several clients at once (MPI), merged exactly;

@@ -637,7 +637,7 @@ fn killed_server_fails_the_engine_without_hanging() {
 }
 
 #[test]
-fn silent_server_times_out() {
+fn timing_silent_server_times_out() {
     if !have("nbdkit") {
         return;
     }
@@ -1306,7 +1306,7 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
 /// with the server declared at about that rate the verdict is device-bound, and twice the
 /// queue depth changes the rate by a few percent at most: not queue-depth-bound, confirmed.
 #[test]
-fn confirm_finds_a_paced_server_not_queue_depth_bound() {
+fn timing_confirm_finds_a_paced_server_not_queue_depth_bound() {
     if !have("nbdkit") {
         return;
     }

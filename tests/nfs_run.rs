@@ -412,7 +412,7 @@ fn a_run_on_a_server_that_dies_exits_1(url_of: fn(&GaneshaServer, &str) -> Strin
 }
 
 #[test]
-fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
+fn timing_nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -711,7 +711,7 @@ fn nfs_a_job_with_fios_default_engine_runs_on_an_nfs_target_one_io_at_a_time() {
 }
 
 #[test]
-fn nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
+fn timing_nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };

@@ -299,8 +299,9 @@ fn flipped_bits_in_a_loop_devices_backing_file_are_each_reported() {
 
 #[test]
 fn fios_verify_examples_check_every_block_they_wrote() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
-    support::skip_unless!(corpus.is_dir(), "../shared/fio-examples is not here");
+    let Some(corpus) = support::corpus::shared_dir("fio-examples") else {
+        return;
+    };
     let directory = tempfile::tempdir().unwrap();
     for (file, jobs) in [
         ("basic-verify.fio", vec![("write-and-verify", 4096u64)]),

@@ -1,4 +1,4 @@
-//! The runner: checks a [`Plan`] against its targets before any I/O ([`prepare`]), then runs it
+//! The runner: checks a [`Plan`](crate::workload::Plan) against its targets before any I/O ([`prepare`](mod@prepare)), then runs it
 //! test by test ([`execute`]) into a [`RunResult`].
 //!
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling

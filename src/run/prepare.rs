@@ -100,7 +100,7 @@ pub struct RunOptions {
     /// Most jobs and worker threads one test may start (`--max-jobs`, `--max-threads`).
     pub limits: PlanLimits,
     /// Longest wait on a network server (`--net-timeout`); `None`:
-    /// [`volume::DEFAULT_NET_TIMEOUT`].
+    /// [`DEFAULT_NET_TIMEOUT`](crate::engine::volume::DEFAULT_NET_TIMEOUT).
     pub net_timeout: Option<Duration>,
     /// Which confirming experiments to run (`--confirm`, the default suite); they are checked
     /// with the tests, for [`execute_and_confirm`](super::execute_and_confirm).

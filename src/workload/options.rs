@@ -237,6 +237,8 @@ pub struct WorkloadOptions {
     /// How a worker with several files picks the next: roundrobin[:N] (default; N I/Os to a
     /// file before the next), sequential (one file until a pass over it is done), random[:N],
     /// zipf[:θ], pareto[:h], normal:σ%.
+    // The brackets are the help text's notation for optional parts, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "TYPE", value_parser = parse::file_service, help_heading = "Workload")]
     #[serde(
         default,

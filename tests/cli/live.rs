@@ -176,7 +176,7 @@ fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
 }
 
 #[test]
-fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
+fn timing_ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
     skip_unless!(
         has_command("tmux"),
         "tmux is not installed (apt-get install tmux)"
