@@ -19,7 +19,7 @@
 //!  workload · analysis
 //!  targets
 //!  engine
-//!  host · stats · units · bounded_read · escape
+//!  host · stats · units · escape · gate
 //!  result (the RunResult schema: plain data, importing nothing of ours)
 //! ```
 //!
@@ -28,7 +28,8 @@
 //! - [`engine`]: how I/O is issued (sync, io_uring, null, NBD, iSCSI) behind one trait;
 //! - [`host`]: what the machine is — CPU accounting, host facts, the clock, timestamps;
 //! - [`units`]: sizes, times and rates as people type and read them;
-//! - [`bounded_read`]: files the user names, read only when regular and within a size limit;
+//! - [`gate`]: every path iopath creates, writes, replaces, reads from the user or removes:
+//!   regular files only, atomic replace, removal of its own files only, bounded reads;
 //! - [`text::escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
@@ -37,11 +38,11 @@
 //! - [`report`]: one exporter per format.
 
 pub mod analysis;
-pub mod bounded_read;
 pub mod cluster;
 pub mod compare;
 pub mod discovery;
 pub mod engine;
+pub mod gate;
 pub mod history;
 pub mod host;
 pub mod metrics;

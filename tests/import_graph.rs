@@ -31,6 +31,11 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[path = "support/rust_source.rs"]
+mod rust_source;
+
+use rust_source::{Token, is_cfg_test, tokenize};
+
 /// Which crate of the package a file belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum CrateKind {
@@ -42,147 +47,6 @@ enum CrateKind {
 
 /// A module: its crate and its path below the crate root.
 type ModuleId = (CrateKind, Vec<String>);
-
-/// One token of Rust source, as far as paths (and the machine paths of string literals) are
-/// concerned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    PathSeparator,
-    Punct(char),
-    /// A string literal (plain, byte, C or raw), its text between the quotes as written
-    /// (escapes not decoded), and the line it starts on.
-    Literal {
-        text: String,
-        line: usize,
-    },
-}
-
-/// Splits Rust source into identifiers, `::`, punctuation and string literals, dropping
-/// comments, character literals, lifetimes and numbers.
-fn tokenize(text: &str) -> Vec<Token> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut tokens = Vec::new();
-    let mut i = 0;
-    let at = |index: usize| chars.get(index).copied().unwrap_or('\0');
-    // Lines counted up to `counted`.
-    let (mut line, mut counted) = (1usize, 0usize);
-    let mut literal = |start: usize, end: usize| {
-        line += chars[counted..start].iter().filter(|&&c| c == '\n').count();
-        counted = start;
-        let quoted = &chars[start..end.min(chars.len())];
-        let open = quoted.iter().position(|&c| c == '"').map_or(0, |p| p + 1);
-        let close = quoted
-            .iter()
-            .rposition(|&c| c == '"')
-            .unwrap_or(quoted.len());
-        Token::Literal {
-            text: quoted[open..close.max(open)].iter().collect(),
-            line,
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-        } else if let Some(end) = raw_string_end(&chars, i) {
-            tokens.push(literal(i, end));
-            i = end;
-        } else if c == '"' || (c == 'b' && at(i + 1) == '"') || (c == 'c' && at(i + 1) == '"') {
-            let start = i;
-            i += if c == '"' { 1 } else { 2 };
-            while i < chars.len() && chars[i] != '"' {
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-            tokens.push(literal(start, i));
-        } else if c == '\'' || (c == 'b' && at(i + 1) == '\'') {
-            i += if c == '\'' { 1 } else { 2 };
-            if at(i) == '\\' {
-                while i < chars.len() && chars[i] != '\'' {
-                    i += if chars[i] == '\\' { 2 } else { 1 };
-                }
-                i += 1;
-            } else if at(i + 1) == '\'' {
-                i += 2;
-            }
-            // Otherwise a lifetime or label: its name follows as an identifier we skip.
-            else {
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-            }
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-        } else if c.is_alphabetic() || c == '_' {
-            if c == 'r' && at(i + 1) == '#' {
-                i += 2;
-            }
-            let name_start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            tokens.push(Token::Ident(chars[name_start..i].iter().collect()));
-        } else if c == ':' && at(i + 1) == ':' {
-            tokens.push(Token::PathSeparator);
-            i += 2;
-        } else {
-            tokens.push(Token::Punct(c));
-            i += 1;
-        }
-    }
-    tokens
-}
-
-/// The index just past a raw (byte) string literal starting at `start`, if one starts there.
-fn raw_string_end(chars: &[char], start: usize) -> Option<usize> {
-    let mut i = start;
-    if chars.get(i) == Some(&'b') || chars.get(i) == Some(&'c') {
-        i += 1;
-    }
-    if chars.get(i) != Some(&'r') {
-        return None;
-    }
-    i += 1;
-    let mut hashes = 0;
-    while chars.get(i) == Some(&'#') {
-        hashes += 1;
-        i += 1;
-    }
-    if chars.get(i) != Some(&'"') {
-        return None;
-    }
-    i += 1;
-    while i < chars.len() {
-        if chars[i] == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#')) {
-            return Some(i + 1 + hashes);
-        }
-        i += 1;
-    }
-    Some(chars.len())
-}
 
 /// A path found in a file: its segments, the module it was written in (an inline module
 /// counts), the name a `use` gives it, and whether it is test code or re-exported (`pub use`).
@@ -266,20 +130,6 @@ fn use_tree(
             }
         }
     }
-}
-
-/// Whether `tokens[i..]` is the attribute `#[cfg(test)]`.
-fn is_cfg_test(tokens: &[Token], i: usize) -> bool {
-    let expected = [
-        Token::Punct('#'),
-        Token::Punct('['),
-        Token::Ident("cfg".into()),
-        Token::Punct('('),
-        Token::Ident("test".into()),
-        Token::Punct(')'),
-        Token::Punct(']'),
-    ];
-    tokens.get(i..i + expected.len()) == Some(&expected[..])
 }
 
 /// Reads one file's tokens: every path it names, in which module and whether in test code,

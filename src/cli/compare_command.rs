@@ -5,9 +5,9 @@
 use super::exit::{self, Failed, Status, Usage};
 use super::history_command::Resolver;
 use clap::Args;
-use iopath::bounded_read::{FileLimit, read_text};
 use iopath::compare::labels::{split_run_argument, unique_labels};
 use iopath::compare::{CompareError, CompareOptions, CostInputs, LabeledRun, compare};
+use iopath::gate::read::{FileLimit, read_text};
 use iopath::history::reference::Reference;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;

@@ -25,8 +25,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[command(after_help = "\
 Every `iopath run` is kept (unless --no-history) in a local SQLite database with its full
 result: $IOPATH_HISTORY, else $XDG_DATA_HOME/iopath/history.sqlite, else
-~/.local/share/iopath/history.sqlite. Listed newest first: number, start (UTC), label, host,
-targets, tests, the best rate and IOPS of its tests, and their verdicts.
+~/.local/share/iopath/history.sqlite. It must be a regular file (or missing): a device, FIFO or
+directory there, or a link to one, is refused by runs and readers alike (exit 2, nothing
+written). Reading it (history, compare @…, report @…) opens it read-only and never changes it,
+so a read-only copy works. Listed newest first: number, start (UTC), label, host, targets, tests,
+the best rate and IOPS of its tests, and their verdicts.
 
 Runs are named elsewhere by reference: @last (the newest), @-1 (the one before), @-N,
 @label:NAME (the newest with that label), @ID (its number here).
@@ -169,6 +172,19 @@ fn at(path: &Path) -> impl Fn(HistoryError) -> AtHistory + '_ {
     move |error| AtHistory {
         path: path.to_path_buf(),
         error,
+    }
+}
+
+/// Refuses, before any I/O, a history that names something other than a regular file (a
+/// device, a FIFO, a directory, a link to one): a run would otherwise write into it at the
+/// end. A history that cannot be placed at all is only warned about when the run ends.
+pub fn check_history_location() -> Result<(), AtHistory> {
+    let Ok(path) = history_path() else {
+        return Ok(());
+    };
+    match History::check_location(&path) {
+        Err(error @ HistoryError::NotAFile(_)) => Err(at(&path)(error)),
+        _ => Ok(()),
     }
 }
 

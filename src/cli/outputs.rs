@@ -4,13 +4,13 @@
 
 use super::exit::{Failed, Usage};
 use super::run_args::{OutputFormat, RunArgs};
+use iopath::gate::replace::{OutputFile, check_output_directory};
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
 use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
-use iopath::report::output_file::{OutputFile, check_output_directory};
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
 use std::io::Write;

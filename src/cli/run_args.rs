@@ -108,8 +108,9 @@ and accept ms, s, m, h.
 Output files (--json, --csv, --report, --write-logs) are written only once there is a result,
 through a temporary file renamed into place: a failed run leaves an existing file as it was. A
 directory, device node, FIFO or socket given as output is refused before any I/O ('-' means
-stdout where a flag says so). Test files left by killed runs (.iopath-test-PID.tmp) in the test
-file's directory are named; --remove-stale removes them (docs/safety.md).
+stdout where a flag says so); so is a history (IOPATH_HISTORY) or a verify state file that is
+not a regular file. Test files left by killed runs (.iopath-test-PID.tmp) in the test file's
+directory are named; --remove-stale removes them (docs/safety.md).
 
 --verify writes a header into every block and checks every block read; a bad block (flipped
 bits, a torn, lost or misdirected write, stale data) fails the run with exit status 1, naming its

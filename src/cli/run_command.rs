@@ -4,7 +4,7 @@ use super::dashboard::Dashboard;
 use super::dashboard::state::PlannedTest;
 use super::exit::{self, Failed, Usage};
 use super::forced_stop::{self, RecordingObserver, Shared};
-use super::history_command::record_run;
+use super::history_command::{check_history_location, record_run};
 use super::live::{DASHBOARD_AFTER_NS, TerminalObserver, on_a_terminal, planned_tests};
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
@@ -88,6 +88,11 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Ok(outputs) => outputs,
         Err(error) => return refused(team, &error),
     };
+    if !args.no_history
+        && let Err(error) = check_history_location()
+    {
+        return refused(team, &error);
+    }
     let machine_stdout = outputs.stdout_is_machine_readable();
     // Only the client that prints (rank 0 of an MPI job) serves metrics, and reads the token
     // file, which the other hosts need not have; a refusal there ends every client.

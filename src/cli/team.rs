@@ -9,9 +9,9 @@ use super::exit::{self, Status, Usage};
 #[cfg(feature = "mpi")]
 use super::messages::for_terminal;
 use super::run_args::RunArgs;
-use iopath::bounded_read::{FileLimit, read_text};
 use iopath::cluster::launcher;
 use iopath::cluster::templates::{ClientIdentity, expand, targets_from_map};
+use iopath::gate::read::{FileLimit, read_text};
 use iopath::run::rendezvous::{Alone, Rendezvous};
 use iopath::run::{ExecutedRun, RunError};
 use iopath::workload::TestPlan;

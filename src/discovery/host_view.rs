@@ -24,13 +24,13 @@
 //! std::fs::remove_dir_all(&root).unwrap();
 //! ```
 
+use crate::gate::read::read_prefix;
 use crate::text::escape::escape_controls;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 /// Largest single attribute or small file read, bytes (sysfs attributes are at most a page).
@@ -268,15 +268,11 @@ impl HostView {
         None
     }
 
-    /// Up to `limit` bytes of the file at `path`.
+    /// Up to `limit` bytes of the file at `path`; `None` unless it is a regular file.
     pub fn read_bytes(&self, path: &Path, limit: usize) -> Option<Vec<u8>> {
         let resolved = self.resolve(path)?;
-        let file = fs::File::open(self.host_path(&resolved)).ok()?;
-        if !file.metadata().ok()?.is_file() {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        file.take(limit as u64).read_to_end(&mut bytes).ok()?;
+        // Through the gate: a FIFO or a device in a file's place neither blocks nor is read.
+        let bytes = read_prefix(&self.host_path(&resolved), limit as u64)?;
         self.keep(&resolved, RecordedEntry::File(bytes.clone()));
         Some(bytes)
     }

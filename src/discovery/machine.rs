@@ -9,8 +9,8 @@ use super::machine_file::{MACHINE_FILE, MACHINE_FILE_LIMIT_BYTES, MachineFile};
 use super::memcpy;
 use super::resources;
 use super::system::{Answers, RecordedSystem, RecordingSystem, System, ThisHost};
+use crate::gate::read::{FileLimit, ReadError, read_text};
 use crate::result::TargetInfo;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// What discovery knows of a host besides its paths.
@@ -94,26 +94,16 @@ impl Machine {
             });
         }
         let path = directory.join(MACHINE_FILE);
-        let file = match std::fs::File::open(&path) {
-            Ok(opened) => {
-                let mut text = String::new();
-                opened
-                    .take(MACHINE_FILE_LIMIT_BYTES as u64 + 1)
-                    .read_to_string(&mut text)
-                    .map_err(|error| MachineError::BadMachineFile {
-                        path: path.clone(),
-                        reason: error.to_string(),
-                    })?;
-                if text.len() > MACHINE_FILE_LIMIT_BYTES {
-                    return Err(MachineError::BadMachineFile {
-                        path,
-                        reason: format!("larger than {MACHINE_FILE_LIMIT_BYTES} bytes"),
-                    });
-                }
-                MachineFile::parse(&text)
-                    .map_err(|reason| MachineError::BadMachineFile { path, reason })?
+        let limit = FileLimit {
+            what: "machine file",
+            max_bytes: MACHINE_FILE_LIMIT_BYTES as u64,
+        };
+        let file = match read_text(&path, limit) {
+            Ok(text) => MachineFile::parse(&text)
+                .map_err(|reason| MachineError::BadMachineFile { path, reason })?,
+            Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+                MachineFile::default()
             }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => MachineFile::default(),
             Err(error) => {
                 return Err(MachineError::BadMachineFile {
                     path,

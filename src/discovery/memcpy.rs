@@ -11,7 +11,9 @@
 
 use super::HostView;
 use super::resources::describe;
-use crate::bounded_read::{FileLimit, read_text};
+use crate::gate::created::create_directories;
+use crate::gate::read::{FileLimit, read_text};
+use crate::gate::replace::OutputFile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -94,8 +96,9 @@ pub fn default_cache_file() -> Option<PathBuf> {
 
 /// The cached measurement in `cache_file` when it belongs to `host`; otherwise measures and
 /// tries to cache the result (a cache that cannot be written is not an error). The cache is
-/// read only when it is a small regular file, and written to a new file renamed into place, so
-/// a FIFO, a device or a link put there is never opened.
+/// read only when it is a small regular file, and written through the gate (a new file
+/// renamed into place, only over a regular file), so a FIFO or a device put there is never
+/// opened nor replaced.
 pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCopyBandwidth {
     if let Some(file) = cache_file
         && let Ok(text) = read_text(file, FileLimit::CACHE_FILE)
@@ -117,25 +120,14 @@ pub fn cached_or_measure(cache_file: Option<&Path>, host: &HostKey) -> MemoryCop
     measured
 }
 
-/// Writes `text` to a new file beside `file`, then renames it over `file`.
+/// Writes `text` over `file` through the gate: a new file beside it renamed into place, and
+/// only when `file` is a regular file or missing.
 fn store(file: &Path, text: &str) {
-    use std::io::Write;
-    let Some(directory) = file.parent() else {
-        return;
-    };
-    let _ = std::fs::create_dir_all(directory);
-    let temporary = directory.join(format!(".memcpy.{}.tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)
-        .and_then(|mut out| out.write_all(text.as_bytes()));
-    if written
-        .and_then(|()| std::fs::rename(&temporary, file))
-        .is_err()
-    {
-        let _ = std::fs::remove_file(&temporary);
+    if let Some(directory) = file.parent() {
+        let _ = create_directories(directory);
     }
+    let _ = OutputFile::check(file)
+        .and_then(|output| output.write(|out| out.write_all(text.as_bytes())));
 }
 
 /// This host's memory copy bandwidth, bytes per second: cached, or measured now.
@@ -195,8 +187,14 @@ mod tests {
             .recv_timeout(Duration::from_secs(60))
             .expect("the FIFO blocked reading or writing the cache");
         assert!(measured.bytes_per_second > 0);
-        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
-        assert_eq!(cached_or_measure(Some(&file), &host), measured);
+        // Not a regular file: the gate neither reads it nor replaces it.
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::symlink_metadata(&file)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
     }
 
     #[test]

@@ -3,13 +3,17 @@
 //! targets as inspected and the memory copy bandwidth.
 //!
 //! The directory must be new, empty, or a recording iopath wrote (then the new target is
-//! added to it); nothing else is ever written into or removed. Everything is bounded: a file
+//! added to it); nothing else is ever written into or removed. Every file, directory and link
+//! is created through the gate ([`crate::gate`]): new ones only, never through a link. Everything is bounded: a file
 //! is at most what discovery read of it, the whole recording at most
 //! [`RECORDING_LIMIT_BYTES`](super::host_view::RECORDING_LIMIT_BYTES).
 
 use super::host_view::RecordedEntry;
 use super::machine::Machine;
-use super::machine_file::{FORMAT, MACHINE_FILE, MachineFile};
+use super::machine_file::{FORMAT, MACHINE_FILE, MACHINE_FILE_LIMIT_BYTES, MachineFile};
+use crate::gate::created::{create_directory, create_link, write_new};
+use crate::gate::read::{FileLimit, read_text};
+use crate::gate::replace::{OutputError, OutputFile};
 use crate::result::TargetInfo;
 use std::fs;
 use std::io;
@@ -47,6 +51,9 @@ pub enum RecordError {
         /// What is wrong.
         reason: String,
     },
+    /// A file could not be replaced (the gate refused it, or writing failed).
+    #[error("{0}")]
+    Replace(#[from] OutputError),
 }
 
 /// What a recording wrote.
@@ -80,7 +87,7 @@ fn io_error(path: &Path, operation: &'static str) -> impl FnOnce(io::Error) -> R
 pub fn prepare_directory(directory: &Path) -> Result<MachineFile, RecordError> {
     match fs::symlink_metadata(directory) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir(directory).map_err(io_error(directory, "create the directory"))?;
+            create_directory(directory).map_err(io_error(directory, "create the directory"))?;
             return Ok(MachineFile::default());
         }
         Err(error) => return Err(io_error(directory, "inspect")(error)),
@@ -96,7 +103,11 @@ pub fn prepare_directory(directory: &Path) -> Result<MachineFile, RecordError> {
         return Ok(MachineFile::default());
     }
     let machine_file = directory.join(MACHINE_FILE);
-    let earlier = fs::read_to_string(&machine_file)
+    let limit = FileLimit {
+        what: "machine file",
+        max_bytes: MACHINE_FILE_LIMIT_BYTES as u64,
+    };
+    let earlier = read_text(&machine_file, limit)
         .ok()
         .filter(|text| text.starts_with("# A machine recorded for iopath"))
         .and_then(|text| MachineFile::parse(&text).ok());
@@ -172,9 +183,8 @@ pub fn write_recording(
         path: path.clone(),
         reason,
     })?;
-    let temporary = directory.join(format!(".{MACHINE_FILE}.partial"));
-    fs::write(&temporary, text).map_err(io_error(&temporary, "write"))?;
-    fs::rename(&temporary, &path).map_err(io_error(&path, "rename into place"))?;
+    OutputFile::check(&path)
+        .and_then(|output| output.write(|out| out.write_all(text.as_bytes())))?;
     Ok(summary)
 }
 
@@ -229,14 +239,14 @@ fn write_entry(
         match fs::symlink_metadata(&parent) {
             Ok(metadata) if metadata.is_dir() => {}
             Ok(_) => return Ok(Written::Skipped),
-            Err(_) => fs::create_dir(&parent).map_err(io_error(&parent, "create a directory"))?,
+            Err(_) => create_directory(&parent).map_err(io_error(&parent, "create a directory"))?,
         }
     }
     let existing = fs::symlink_metadata(&destination).ok();
     match entry {
         RecordedEntry::Directory => match existing {
             None => {
-                fs::create_dir(&destination)
+                create_directory(&destination)
                     .map_err(io_error(&destination, "create a directory"))?;
                 Ok(Written::Directory)
             }
@@ -245,7 +255,7 @@ fn write_entry(
         },
         RecordedEntry::Link(target) => match existing {
             None => {
-                std::os::unix::fs::symlink(target, &destination)
+                create_link(target, &destination)
                     .map_err(io_error(&destination, "create a link"))?;
                 Ok(Written::Link)
             }
@@ -253,7 +263,7 @@ fn write_entry(
         },
         RecordedEntry::Placeholder => match existing {
             None => {
-                fs::write(&destination, b"").map_err(io_error(&destination, "write"))?;
+                write_new(&destination, b"").map_err(io_error(&destination, "write"))?;
                 Ok(Written::Placeholder)
             }
             Some(_) => Ok(Written::Skipped),
@@ -265,7 +275,12 @@ fn write_entry(
             if !replaceable {
                 return Ok(Written::Skipped);
             }
-            fs::write(&destination, bytes).map_err(io_error(&destination, "write"))?;
+            match existing {
+                None => write_new(&destination, bytes).map_err(io_error(&destination, "write"))?,
+                // An empty placeholder, replaced whole.
+                Some(_) => OutputFile::check(&destination)
+                    .and_then(|output| output.write(|out| out.write_all(bytes)))?,
+            }
             Ok(Written::File(bytes.len()))
         }
     }

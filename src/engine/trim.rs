@@ -19,10 +19,11 @@
 //! ```
 
 use super::sys;
-use std::fs::{File, OpenOptions};
+use crate::gate::created::{NewFileAccess, create_new, remove_created, unnamed_file};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// How a local file drops a range.
@@ -84,25 +85,14 @@ pub fn probe(file: &File, how: LocalTrim) -> io::Result<()> {
 /// unnamed file there (`O_TMPFILE`), or, where the file system has none, on a probe file that
 /// is removed at once. The error is the file system's answer when it cannot.
 pub fn probe_directory(directory: &Path) -> io::Result<()> {
-    let unnamed = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-        .mode(0o600)
-        .open(directory);
-    if let Ok(file) = unnamed {
+    if let Ok(file) = unnamed_file(directory) {
         return probe(&file, LocalTrim::PunchHole);
     }
     let path = directory.join(format!(".iopath-trim-probe-{}", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
+    let file = create_new(&path, 0o600, NewFileAccess::ReadWrite)?;
     let outcome = probe(&file, LocalTrim::PunchHole);
     drop(file);
-    std::fs::remove_file(&path)?;
+    remove_created(&path)?;
     outcome
 }
 
@@ -112,7 +102,7 @@ pub fn probe_directory(directory: &Path) -> io::Result<()> {
 pub(crate) fn written_file(directory: &Path, size: usize, fill: u8) -> (std::path::PathBuf, File) {
     let path = directory.join("target");
     std::fs::write(&path, vec![fill; size]).unwrap();
-    let file = OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(&path)

@@ -3,9 +3,11 @@
 //! tests, headline figures, verdicts).
 //!
 //! The database lives at `$IOPATH_HISTORY`, else `$XDG_DATA_HOME/iopath/history.sqlite`, else
-//! `~/.local/share/iopath/history.sqlite` ([`location`]). It is in WAL mode with a busy
-//! timeout, and every write is one `BEGIN IMMEDIATE` transaction, so runs that finish at once
-//! wait for each other and none is lost. Its schema grows by migrations ([`schema`]); a
+//! `~/.local/share/iopath/history.sqlite` ([`location`]), opened through the gate
+//! ([`crate::gate::database`]): only a regular file, never a device or a FIFO, directly or
+//! through a link. It is in WAL mode with a busy timeout, and every write is one
+//! `BEGIN IMMEDIATE` transaction, so runs that finish at once wait for each other and none is
+//! lost. Readers (`iopath history`, `@last`) open it read-only and never migrate it. Its schema grows by migrations ([`schema`]); a
 //! database from a newer iopath is refused, and one that is damaged is reported, never
 //! replaced.
 //!
@@ -20,12 +22,15 @@ pub mod reference;
 pub mod schema;
 pub mod trend;
 
-use crate::bounded_read::FileLimit;
+use crate::gate::database::{
+    DatabaseAccess, DatabasePathError, check_database_path, open_database,
+};
+use crate::gate::read::FileLimit;
 use crate::host::time::{days_from_civil, parse_rfc3339};
 use crate::report::json::read_json;
 use crate::result::RunResult;
 use reference::Reference;
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,6 +67,21 @@ pub enum HistoryError {
     /// Creating its directory failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The path is not a regular file (a device, a FIFO, a directory, a link to one), or a
+    /// journal beside it is not: nothing was opened or written.
+    #[error("{0}")]
+    NotAFile(DatabasePathError),
+    /// Written by an older iopath: a run brings it up to date; reading never changes it.
+    #[error(
+        "written by an older iopath (history schema version {found}; this iopath reads \
+         {known}): a run with this iopath brings it up to date"
+    )]
+    Older {
+        /// The database's version.
+        found: u32,
+        /// The version this iopath reads.
+        known: u32,
+    },
     /// A reference that is not `@last`, `@-N`, `@label:NAME` or `@ID`.
     #[error("{0}: not a history reference (use @last, @-N, @label:NAME or @ID)")]
     BadReference(String),
@@ -99,6 +119,17 @@ impl From<rusqlite::Error> for HistoryError {
                 HistoryError::Corrupt(error.to_string())
             }
             _ => HistoryError::Sqlite(error),
+        }
+    }
+}
+
+impl From<DatabasePathError> for HistoryError {
+    fn from(error: DatabasePathError) -> Self {
+        match error {
+            DatabasePathError::Missing => HistoryError::Missing,
+            DatabasePathError::Io(error) => HistoryError::Io(error),
+            DatabasePathError::Sqlite(error) => error.into(),
+            refused => HistoryError::NotAFile(refused),
         }
     }
 }
@@ -171,33 +202,35 @@ pub struct History {
 }
 
 impl History {
-    /// Opens the database at `path`, creating it (and its directory) when missing.
+    /// Opens the database at `path` to record runs, creating it (and its directory) when
+    /// missing, and brings its schema up to date.
     pub fn open_or_create(path: &Path) -> Result<History, HistoryError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
-        }
-        Self::open_with(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-        )
+        Self::open_with(path, DatabaseAccess::ReadWriteCreate)
     }
 
-    /// Opens the existing database at `path` ([`HistoryError::Missing`] when there is none).
+    /// Opens the existing database at `path` read-only, to read runs
+    /// ([`HistoryError::Missing`] when there is none): nothing is created, switched or
+    /// migrated, so a copy on a read-only file system reads as well.
     pub fn open_existing(path: &Path) -> Result<History, HistoryError> {
-        if !path.exists() {
-            return Err(HistoryError::Missing);
-        }
-        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        Self::open_with(path, DatabaseAccess::ReadOnly)
     }
 
-    /// Opens, switches to WAL and migrates, again while another process holds the lock that
-    /// needs: SQLite answers "database is locked" at once, without its busy handler, when two
-    /// connections change the journal mode of a new database together. Bounded by
-    /// [`BUSY_TIMEOUT`] as a whole.
-    fn open_with(path: &Path, flags: OpenFlags) -> Result<History, HistoryError> {
+    /// Checks, without opening or creating anything, that `path` can hold the history: a
+    /// regular file (or a link to one) or missing, with no journal beside it that is anything
+    /// else. A run checks this before any I/O.
+    pub fn check_location(path: &Path) -> Result<(), HistoryError> {
+        check_database_path(path, DatabaseAccess::ReadWriteCreate)?;
+        Ok(())
+    }
+
+    /// Opens, and for a writer switches to WAL and migrates, again while another process
+    /// holds the lock that needs: SQLite answers "database is locked" at once, without its
+    /// busy handler, when two connections change the journal mode of a new database
+    /// together. Bounded by [`BUSY_TIMEOUT`] as a whole.
+    fn open_with(path: &Path, access: DatabaseAccess) -> Result<History, HistoryError> {
         let began = std::time::Instant::now();
         loop {
-            match Self::open_once(path, flags) {
+            match Self::open_once(path, access) {
                 Err(HistoryError::Sqlite(rusqlite::Error::SqliteFailure(failure, _)))
                     if failure.code == rusqlite::ErrorCode::DatabaseBusy
                         && began.elapsed() < BUSY_TIMEOUT =>
@@ -209,15 +242,20 @@ impl History {
         }
     }
 
-    fn open_once(path: &Path, flags: OpenFlags) -> Result<History, HistoryError> {
-        let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut connection = Connection::open_with_flags(path, flags)?;
+    fn open_once(path: &Path, access: DatabaseAccess) -> Result<History, HistoryError> {
+        let mut connection = open_database(path, access)?;
         connection.busy_timeout(BUSY_TIMEOUT)?;
         // The first read of the file: a damaged one or another kind of file fails here.
-        schema::read_version(&connection)?;
-        let _mode: String =
-            connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
-        schema::migrate(&mut connection)?;
+        let version = schema::read_version(&connection)?;
+        match access {
+            DatabaseAccess::ReadWriteCreate => {
+                let _mode: String =
+                    connection
+                        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+                schema::migrate(&mut connection)?;
+            }
+            DatabaseAccess::ReadOnly => schema::check_readable(version)?,
+        }
         Ok(History { connection })
     }
 

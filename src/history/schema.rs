@@ -71,6 +71,18 @@ pub fn migrate(connection: &mut Connection) -> Result<(), HistoryError> {
     Ok(())
 }
 
+/// Checks that a reader that never migrates can read a database of `version`: the current
+/// one. An empty database (version 0) has no runs yet; a newer one is refused.
+pub fn check_readable(version: u32) -> Result<(), HistoryError> {
+    let known = current_version();
+    match version {
+        0 => Err(HistoryError::Missing),
+        found if found > known => Err(HistoryError::Newer { found, known }),
+        found if found < known => Err(HistoryError::Older { found, known }),
+        _ => Ok(()),
+    }
+}
+
 /// The database's `user_version`.
 pub fn read_version(connection: &Connection) -> Result<u32, HistoryError> {
     Ok(connection.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -25,7 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::output_file::{OutputError, OutputFile};
+use crate::gate::replace::{OutputError, OutputFile};
 use crate::result::{DirectionResult, IntervalPoint, JobResult, RunResult};
 use std::ffi::OsString;
 use std::io::{self, Write};

@@ -13,7 +13,6 @@ pub mod html;
 pub mod json;
 pub mod link;
 pub mod markdown;
-pub mod output_file;
 pub mod path;
 pub mod text;
 pub mod verification;

@@ -11,6 +11,8 @@ use crate::engine::network;
 use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
+use crate::gate::read::open_regular;
+use crate::gate::replace::OutputFile;
 use crate::result::{EngineKind, TargetInfo, TargetKind};
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
@@ -18,6 +20,7 @@ use crate::targets::test_file::{
     check_room_for, check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
 use crate::targets::{TargetError, TargetHandle, TargetSpec};
+use crate::verify::state::STATE_FILE_LIMIT;
 use crate::workload::file_set::check_worker_files;
 use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
@@ -459,6 +462,9 @@ pub fn prepare(
                 .collect()
         })
         .collect();
+    for (test, shapes) in plan.tests.iter().zip(&shapes) {
+        check_verify_state_files(test, shapes)?;
+    }
     let host = HostLimits::read();
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
@@ -763,6 +769,58 @@ fn check_request_size(
         largest_bytes: largest,
         limit_bytes: limit,
     })
+}
+
+/// The verify state file of worker `job_thread` of the job named `job_name`:
+/// `JOB-N-verify.state` in the current directory, the job's name kept to letters, digits and
+/// `._-`.
+pub(super) fn verify_state_path(job_name: &str, job_thread: u32) -> PathBuf {
+    let file_name: String = job_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    PathBuf::from(format!("{file_name}-{job_thread}-verify.state"))
+}
+
+/// Checks the verify state files a test's workers will save or load, before any I/O: a state
+/// to save must go to a regular file or a new one (never a device or a FIFO, directly or
+/// through a link), and a state to load must be a regular file within
+/// [`STATE_FILE_LIMIT`] (a FIFO would block, a device such as /dev/zero never ends).
+fn check_verify_state_files(
+    test: &crate::workload::TestPlan,
+    shapes: &[EffectiveShape],
+) -> Result<(), PlanError> {
+    for (job, shape) in test.jobs.iter().zip(shapes) {
+        let Some(verify) = &job.workload.verify else {
+            continue;
+        };
+        if !verify.state_save && !verify.state_load {
+            continue;
+        }
+        let refuse = |problem: String| PlanError::Verify {
+            job: job.name.clone(),
+            problem,
+        };
+        for job_thread in 0..job.worker_threads(shape.workers_per_target) as u32 {
+            let path = verify_state_path(&job.name, job_thread);
+            if verify.state_save {
+                OutputFile::check(&path)
+                    .map_err(|error| refuse(format!("verify state file {error}")))?;
+            }
+            if verify.state_load {
+                open_regular(&path, STATE_FILE_LIMIT).map_err(|error| {
+                    refuse(format!("verify state file {}: {error}", path.display()))
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a verifying job that shares a target with another job of its test when either

@@ -723,18 +723,7 @@ fn worker_verify(
         job: job.name.clone(),
         problem: error.to_string(),
     })?;
-    let file_name: String = job
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let state_path = PathBuf::from(format!("{file_name}-{job_thread}-verify.state"));
+    let state_path = super::prepare::verify_state_path(&job.name, job_thread);
     let (ledger, ledger_run) = if settings.state_load {
         let state = VerifyState::load(&state_path, identities, &ledger).map_err(|error| {
             PlanError::Verify {

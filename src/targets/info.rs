@@ -5,6 +5,7 @@ use super::test_file::is_marked_as_created;
 use super::{TargetError, signature, sys};
 use crate::discovery::mounts;
 use crate::discovery::sysfs::{self, DeviceNumber};
+use crate::gate::kind_name;
 use crate::result::{TargetInfo, TargetKind};
 use std::fs::{File, Metadata};
 use std::io;
@@ -44,25 +45,6 @@ fn unusable_kind(metadata: &Metadata) -> String {
         format!("is {kind}; give a file inside it or a block device")
     } else {
         format!("is {kind}; only regular files and block devices can be targets")
-    }
-}
-
-/// What a file that is not a regular file is, for messages: `a directory`, `a character
-/// device`, `a block device`, `a named pipe (FIFO)`, `a socket`, else `a special file`.
-pub fn kind_name(metadata: &Metadata) -> &'static str {
-    let file_type = metadata.file_type();
-    if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else if file_type.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
     }
 }
 

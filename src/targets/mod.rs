@@ -14,9 +14,9 @@ pub mod test_file;
 #[cfg(test)]
 mod test_support;
 
+pub use crate::gate::check_writable;
 pub use open::TargetHandle;
 pub use open::inspect;
-pub use sys::check_writable;
 
 use crate::engine::network_target::NetworkTarget;
 use std::path::PathBuf;

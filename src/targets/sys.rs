@@ -94,18 +94,6 @@ fn space(path: &Path) -> io::Result<Space> {
     })
 }
 
-/// Whether the calling process may write into `path` (`access(W_OK)`; also fails with EROFS on
-/// a read-only filesystem).
-pub fn check_writable(path: &Path) -> io::Result<()> {
-    let c_path = c_path(path)?;
-    // SAFETY: `c_path` is a valid NUL-terminated string.
-    let result = unsafe { libc::access(c_path.as_ptr(), libc::W_OK) };
-    if result != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Whether a process (or thread) `pid` exists: `kill(pid, 0)`, which sends nothing, fails
 /// with ESRCH only when there is none (EPERM means one exists under another user). The same
 /// answer as looking for `/proc/PID`, without needing /proc. `pid` must be above 0.

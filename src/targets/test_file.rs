@@ -29,10 +29,10 @@
 
 use super::{TargetError, sys};
 use crate::engine::buffer::fill_random_bytes;
+use crate::gate::created::{self, FileIdentity, NewFileAccess};
 use std::ffi::OsStr;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -93,8 +93,8 @@ pub struct StaleTestFile {
     pub pid: i32,
     /// Its size.
     pub size_bytes: u64,
-    device: u64,
-    inode: u64,
+    /// Which file it was when found.
+    identity: FileIdentity,
 }
 
 /// Temporary test files in `directory` whose process is gone: named `.iopath-test-PID.tmp`, a
@@ -126,8 +126,7 @@ fn stale_test_file(path: &Path) -> Option<StaleTestFile> {
         path: path.to_path_buf(),
         pid,
         size_bytes: metadata.len(),
-        device: metadata.dev(),
-        inode: metadata.ino(),
+        identity: FileIdentity::of(&metadata),
     })
 }
 
@@ -135,20 +134,24 @@ fn stale_test_file(path: &Path) -> Option<StaleTestFile> {
 /// same regular file (device and inode), and its process still gone. Anything else is left
 /// alone and reported as an error naming the path.
 pub fn remove_stale_test_file(file: &StaleTestFile) -> Result<(), TargetError> {
-    let unchanged = stale_test_file(&file.path).is_some_and(|now| {
-        now.pid == file.pid && now.device == file.device && now.inode == file.inode
-    });
-    if !unchanged {
-        return Err(TargetError::Unusable {
-            path: file.path.clone(),
-            reason: "changed since it was found stale; left alone".into(),
-        });
-    }
-    std::fs::remove_file(&file.path).map_err(|source| TargetError::Io {
+    let left_alone = || TargetError::Unusable {
         path: file.path.clone(),
-        operation: "remove the stale test file",
-        source,
-    })
+        reason: "changed since it was found stale; left alone".into(),
+    };
+    let unchanged = stale_test_file(&file.path)
+        .is_some_and(|now| now.pid == file.pid && now.identity == file.identity);
+    if !unchanged {
+        return Err(left_alone());
+    }
+    match created::remove_if_identical(&file.path, file.identity) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(left_alone()),
+        Err(source) => Err(TargetError::Io {
+            path: file.path.clone(),
+            operation: "remove the stale test file",
+            source,
+        }),
+    }
 }
 
 /// Checks that a test file can be created in `directory`: it exists, is a directory and is
@@ -170,7 +173,7 @@ pub fn check_test_file_directory(directory: &Path) -> Result<(), TargetError> {
             reason: "is not a directory; the test file needs a directory to live in".to_string(),
         });
     }
-    sys::check_writable(directory).map_err(|error| TargetError::Unusable {
+    crate::gate::check_writable(directory).map_err(|error| TargetError::Unusable {
         path: directory.to_path_buf(),
         reason: format!(
             "directory is not writable, so no test file can be created there ({error})"
@@ -300,7 +303,7 @@ pub fn create_empty_test_file(path: &Path) -> Result<File, TargetError> {
     match sys::set_xattr(&file, OWNERSHIP_XATTR, b"1") {
         Err(error) if error.raw_os_error() != Some(libc::EOPNOTSUPP) => {
             drop(file);
-            let _ = remove_if_created_here(path);
+            let _ = created::remove_created(path);
             Err(TargetError::Io {
                 path: path.to_path_buf(),
                 operation: "mark the test file as created by iopath",
@@ -339,7 +342,7 @@ fn create_registered(
         return Ok(Creation::Created(file));
     }
     drop(file);
-    let _ = remove_if_created_here(path);
+    let _ = created::remove_created(path);
     unregister(path);
     match outcome {
         Ok(_) => Ok(Creation::Stopped),
@@ -416,73 +419,14 @@ pub fn is_marked_as_created(file: &File) -> bool {
     matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
 }
 
-/// Creates `path` (which must not exist), write-only, close-on-exec, and records it as
-/// created by this process.
+/// Creates `path` (which must not exist), write-only, close-on-exec, through the gate, which
+/// records it as created by this process: the only kind of file removal deletes.
 fn create_new(path: &Path) -> Result<File, TargetError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| TargetError::Io {
-            path: path.to_path_buf(),
-            operation: "create the test file",
-            source,
-        })?;
-    record_created(path, &file);
-    Ok(file)
-}
-
-/// A file this process created: where, and which inode on which device.
-#[derive(Debug)]
-struct CreatedFile {
-    path: PathBuf,
-    device: u64,
-    inode: u64,
-}
-
-/// Files this process created, the only ones removal may delete.
-fn created_files() -> MutexGuard<'static, Vec<CreatedFile>> {
-    static CREATED: OnceLock<Mutex<Vec<CreatedFile>>> = OnceLock::new();
-    CREATED
-        .get_or_init(|| Mutex::new(Vec::new()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Records that this process created `path`, open as `file`.
-fn record_created(path: &Path, file: &File) {
-    if let Ok(metadata) = file.metadata() {
-        created_files().push(CreatedFile {
-            path: path.to_path_buf(),
-            device: metadata.dev(),
-            inode: metadata.ino(),
-        });
-    }
-}
-
-/// Removes `path` when it is a file this process created; `Ok(false)` when it is gone or not
-/// ours (then it is left alone).
-fn remove_if_created_here(path: &Path) -> io::Result<bool> {
-    let metadata = match std::fs::symlink_metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(error),
-    };
-    let is_ours = |created: &CreatedFile| {
-        created.path == path && created.device == metadata.dev() && created.inode == metadata.ino()
-    };
-    if !created_files().iter().any(is_ours) {
-        return Ok(false);
-    }
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(error) => return Err(error),
-    }
-    created_files().retain(|created| !is_ours(created));
-    Ok(true)
+    created::create_new(path, 0o644, NewFileAccess::WriteOnly).map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        operation: "create the test file",
+        source,
+    })
 }
 
 /// The registry of files to remove on a forced exit.
@@ -516,7 +460,7 @@ pub fn remove_registered_files() -> Vec<TargetError> {
     let paths = std::mem::take(&mut *registry());
     paths
         .into_iter()
-        .filter_map(|path| match remove_if_created_here(&path) {
+        .filter_map(|path| match created::remove_created(&path) {
             Ok(_) => None,
             Err(source) => Some(TargetError::Io {
                 path,
@@ -577,7 +521,7 @@ impl TestFileGuard {
 impl Drop for TestFileGuard {
     fn drop(&mut self) {
         if !self.keep {
-            let _ = remove_if_created_here(&self.path);
+            let _ = created::remove_created(&self.path);
             unregister(&self.path);
         }
     }

@@ -22,7 +22,17 @@
 
 use super::ledger::{Ledger, MAX_TRACKED_BLOCKS, RegionLedger};
 use super::target_identity::TargetIdentity;
+use crate::gate::read::{FileLimit, read_bytes};
+use crate::gate::replace::OutputFile;
 use std::path::Path;
+
+/// The most a state file may hold: the generations of the most blocks a worker tracks, and
+/// room for its header and regions. A longer file, or one that is not regular (a FIFO, a
+/// device such as /dev/zero), is refused without being read.
+pub const STATE_FILE_LIMIT: FileLimit = FileLimit {
+    what: "verify state file",
+    max_bytes: MAX_TRACKED_BLOCKS * 4 + (1 << 20),
+};
 
 const MAGIC: &[u8; 8] = b"IOPVSTAT";
 const VERSION: u32 = 2;
@@ -45,13 +55,21 @@ pub struct VerifyState {
 /// A state file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    /// Reading or writing failed.
-    #[error("verify state file {path}: {source}")]
-    Io {
+    /// The file cannot be read: not a regular file, too large, or the system refused.
+    #[error("verify state file {path}: {reason}")]
+    Unreadable {
         /// The file.
         path: String,
-        /// Cause.
-        source: std::io::Error,
+        /// Why.
+        reason: String,
+    },
+    /// The file cannot be written: not a regular file, or the system refused.
+    #[error("verify state file {reason}")]
+    Unwritable {
+        /// The file.
+        path: String,
+        /// Why, naming the file.
+        reason: String,
     },
     /// The bytes are not a state file of this version.
     #[error("verify state file {path}: not an iopath verify state ({reason})")]
@@ -206,12 +224,17 @@ impl VerifyState {
         }
     }
 
-    /// Writes the file.
+    /// Writes the file through the gate ([`crate::gate::replace`]): only a regular file (or a
+    /// new one) is written, never a device or a FIFO, directly or through a link, and it is
+    /// replaced whole or not at all.
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
-        std::fs::write(path, self.to_bytes()).map_err(|source| StateError::Io {
-            path: path.display().to_string(),
-            source,
-        })
+        let bytes = self.to_bytes();
+        OutputFile::check(path)
+            .and_then(|output| output.write(|out| out.write_all(&bytes)))
+            .map_err(|error| StateError::Unwritable {
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            })
     }
 
     /// Reads the file and checks that it describes `targets` (the worker's, in order) and
@@ -222,9 +245,9 @@ impl VerifyState {
         expected: &Ledger,
     ) -> Result<VerifyState, StateError> {
         let name = || path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| StateError::Io {
+        let bytes = read_bytes(path, STATE_FILE_LIMIT).map_err(|error| StateError::Unreadable {
             path: name(),
-            source,
+            reason: error.to_string(),
         })?;
         let state = VerifyState::from_bytes(&bytes).map_err(|unreadable| match unreadable {
             Unreadable::Layout => StateError::Format {

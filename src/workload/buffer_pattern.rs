@@ -19,8 +19,9 @@
 //! ```
 
 use super::WorkloadError;
+use crate::gate::read::read_up_to;
 use crate::result::BufferPattern;
-use std::io::Read;
+use std::path::Path;
 
 /// Longest pattern, bytes (a pattern longer than a block only ever writes its first block).
 pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
@@ -79,21 +80,19 @@ fn file<'a>(rest: &'a str, bytes: &mut Vec<u8>) -> Result<&'a str, WorkloadError
         return Err(piece(rest, "the file name has no closing '"));
     };
     let name = &rest[1..1 + end];
-    let unreadable = |error: std::io::Error| WorkloadError::PatternFile {
-        name: name.escape_debug().to_string(),
-        reason: error.to_string(),
-    };
-    let file = std::fs::File::open(name).map_err(unreadable)?;
     let room = (MAX_PATTERN_BYTES + 1).saturating_sub(bytes.len());
-    let before = bytes.len();
-    file.take(room as u64)
-        .read_to_end(bytes)
-        .map_err(unreadable)?;
-    if bytes.len() == before {
+    // Through the gate: a FIFO or a device is refused without being opened or read.
+    let read =
+        read_up_to(Path::new(name), room as u64).map_err(|error| WorkloadError::PatternFile {
+            name: name.escape_debug().to_string(),
+            reason: error.to_string(),
+        })?;
+    if read.is_empty() {
         return Err(WorkloadError::EmptyPatternFile {
             name: name.escape_debug().to_string(),
         });
     }
+    bytes.extend_from_slice(&read);
     Ok(&rest[end + 2..])
 }
 
@@ -220,6 +219,13 @@ mod tests {
             matches!(&error, WorkloadError::PatternFile { name, .. } if name == "/nonexistent/pattern"),
             "{error}"
         );
+        // A FIFO is refused without blocking, a device without being read.
+        let fifo = dir.path().join("fifo");
+        crate::support::devices::make_fifo(&fifo);
+        for special in [fifo.display().to_string(), "/dev/zero".to_string()] {
+            let error = BufferPattern::parse(&format!("'{special}'")).unwrap_err();
+            assert!(error.to_string().contains("not a regular file"), "{error}");
+        }
     }
 
     #[test]

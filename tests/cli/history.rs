@@ -57,7 +57,7 @@ impl Scratch {
 }
 
 /// The arguments of a null-engine run of `rw` over a 1 MiB t.dat for `duration`, no ramp.
-fn null_run<'a>(rw: &'a str, duration: &'a str) -> Vec<&'a str> {
+pub fn null_run<'a>(rw: &'a str, duration: &'a str) -> Vec<&'a str> {
     vec![
         "run",
         "t.dat",

@@ -84,8 +84,8 @@ fn fifos_and_devices_are_refused_as_job_files_includes_and_results() {
     )
     .unwrap();
     let cases: &[(&[&str], &[&str])] = &[
-        (&["run", "--job", "fifo.fio"], &["fifo.fio", "a FIFO"]),
-        (&["run", "--job", "fifo.toml"], &["fifo.toml", "a FIFO"]),
+        (&["run", "--job", "fifo.fio"], &["fifo.fio", "(FIFO)"]),
+        (&["run", "--job", "fifo.toml"], &["fifo.toml", "(FIFO)"]),
         (
             &["run", "--job", "/dev/zero"],
             &["/dev/zero", "a character device"],
@@ -96,7 +96,7 @@ fn fifos_and_devices_are_refused_as_job_files_includes_and_results() {
         ),
         (
             &["run", "--job", "includes-fifo.fio"],
-            &["includes-fifo.fio:2", "fifo.fio", "a FIFO"],
+            &["includes-fifo.fio:2", "fifo.fio", "(FIFO)"],
         ),
         (
             &["job", "check", "includes-zero.fio"],
@@ -105,7 +105,7 @@ fn fifos_and_devices_are_refused_as_job_files_includes_and_results() {
         (&["run", "--job", "."], &["a directory"]),
         (
             &["compare", "fifo.json", "/dev/zero"],
-            &["fifo.json", "a FIFO"],
+            &["fifo.json", "(FIFO)"],
         ),
         (&["report", "fifo.json", "-o", "r.html"], &["fifo.json"]),
     ];

@@ -24,6 +24,7 @@ mod null_engine;
 mod output;
 mod output_files;
 mod path_command;
+mod path_gate;
 mod safety;
 mod stale_files;
 mod threads;

@@ -7,14 +7,14 @@
 //! trailing one after a value); blank lines are skipped; leading and trailing blanks are
 //! dropped; an included file holds options only, never sections.
 //!
-//! Reading is bounded: every file goes through [`crate::bounded_read`] (regular files of at
+//! Reading is bounded: every file goes through [`crate::gate::read`] (regular files of at
 //! most 16 MiB), and over a job file and its includes there are limits on the nesting, on the
 //! files read (an include bomb re-reads the same files), on the bytes and on the entries.
 
 use super::expand::{Environment, expand};
 use super::location::Location;
 use super::notes::Notes;
-use crate::bounded_read::{FileLimit, read_text};
+use crate::gate::read::{FileLimit, read_text};
 use crate::workload::job_file::JobFileError;
 use std::path::{Path, PathBuf};
 
@@ -412,7 +412,7 @@ mod tests {
         let fifo = dir.path().join("fifo.fio");
         crate::support::devices::make_fifo(&fifo);
         for (included, kind) in [
-            (fifo.display().to_string(), "a FIFO"),
+            (fifo.display().to_string(), "(FIFO)"),
             ("/dev/zero".to_string(), "a character device"),
         ] {
             let main = dir.path().join("main.fio");

@@ -44,7 +44,7 @@ pub use writer::{to_toml, toml_comment};
 
 use super::Plan;
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};
-use crate::bounded_read::{FileLimit, read_text};
+use crate::gate::read::{FileLimit, read_text};
 use document::{LineIndex, Origin, Problem, Setting, entries_in_order};
 use std::path::Path;
 use toml::de::DeTable;

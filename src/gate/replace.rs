@@ -12,7 +12,7 @@
 //! A replaced file keeps its permission bits and, where the process may set them, its owner.
 //!
 //! ```
-//! use iopath::report::output_file::OutputFile;
+//! use iopath::gate::replace::OutputFile;
 //! use std::io::Write;
 //! let directory = std::env::temp_dir().join(format!("iopath-output-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&directory)?;
@@ -29,8 +29,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::targets::check_writable;
-use crate::targets::info::kind_name;
+use super::check_writable;
+use super::kind_name;
 use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, Write};

@@ -1,5 +1,6 @@
-//! Reading a file the user names (a job file, an included file, a saved result) with bounds:
-//! only a regular file is read, and never more than a stated number of bytes.
+//! Reading a file the user names (a job file, an included file, a saved result, a verify
+//! state, a recorded machine) with bounds: only a regular file is read, and never more than a
+//! stated number of bytes.
 //!
 //! A FIFO, a device, a socket or a directory is refused before it is read: the path is looked
 //! at first (so that a device is never even opened: opening some has side effects), then it is
@@ -8,7 +9,7 @@
 //! is, or grows, larger than the limit is refused; at most one byte past the limit is read.
 //!
 //! ```
-//! use iopath::bounded_read::{FileLimit, read_text};
+//! use iopath::gate::read::{FileLimit, read_text};
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("job.fio");
 //! std::fs::write(&path, "[job]\nrw=read\n").unwrap();
@@ -17,10 +18,11 @@
 //! assert!(error.to_string().contains("not a regular file"));
 //! ```
 
+use super::kind_name;
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// What kind of file is read, and the most bytes it may hold.
@@ -66,7 +68,7 @@ impl FileLimit {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Not a regular file (a FIFO, a device, a socket, a directory).
-    #[error("not a regular file ({kind}): a {what} must be a regular file")]
+    #[error("{kind}, not a regular file: a {what} must be a regular file")]
     NotRegular {
         /// What the path is.
         kind: &'static str,
@@ -87,8 +89,10 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
-/// Reads the whole of the regular file at `path`, at most `limit.max_bytes` bytes.
-pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+/// Opens the regular file at `path` for reading: looked at first, opened non-blocking, and
+/// checked again on the descriptor; refused when larger than `limit.max_bytes`. Nothing is
+/// read.
+pub fn open_regular(path: &Path, limit: FileLimit) -> Result<(File, u64), ReadError> {
     check_regular(&std::fs::metadata(path)?, limit)?;
     let file = OpenOptions::new()
         .read(true)
@@ -99,7 +103,33 @@ pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
     if metadata.len() > limit.max_bytes {
         return Err(ReadError::TooLarge { limit });
     }
-    read_at_most(file, metadata.len(), limit)
+    Ok((file, metadata.len()))
+}
+
+/// Reads the whole of the regular file at `path`, at most `limit.max_bytes` bytes.
+pub fn read_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+    let (file, length) = open_regular(path, limit)?;
+    read_at_most(file, length, limit)
+}
+
+/// Reads at most `limit` bytes of the regular file at `path` (its head when it is longer):
+/// for files where a prefix is all that is wanted.
+pub fn read_up_to(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let any_size = FileLimit {
+        what: "file",
+        max_bytes: u64::MAX,
+    };
+    let (file, length) = open_regular(path, any_size)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(length.min(limit)).unwrap_or(0));
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_up_to`], or `None` when the file is not a regular one or cannot be read: for files
+/// a machine shows (sysfs, /proc, a recorded machine), where a FIFO or a device put in a
+/// file's place must neither block nor be read.
+pub fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    read_up_to(path, limit).ok()
 }
 
 /// Reads the regular file at `path` as UTF-8 text, at most `limit.max_bytes` bytes.
@@ -121,25 +151,11 @@ fn read_at_most(file: File, expected: u64, limit: FileLimit) -> Result<Vec<u8>, 
 }
 
 fn check_regular(metadata: &Metadata, limit: FileLimit) -> Result<(), ReadError> {
-    let file_type = metadata.file_type();
-    if file_type.is_file() {
+    if metadata.file_type().is_file() {
         return Ok(());
     }
-    let kind = if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "not a file"
-    };
     Err(ReadError::NotRegular {
-        kind,
+        kind: kind_name(metadata),
         what: limit.what,
     })
 }
@@ -205,7 +221,7 @@ mod tests {
         let fifo = dir.path().join("fifo");
         crate::support::devices::make_fifo(&fifo);
         for (path, kind) in [
-            (fifo.as_path(), "a FIFO"),
+            (fifo.as_path(), "a named pipe (FIFO)"),
             (Path::new("/dev/zero"), "a character device"),
             (dir.path(), "a directory"),
         ] {
