@@ -413,6 +413,40 @@ impl Drop for GaneshaServer {
     }
 }
 
+/// Once `on_server` holds `size` bytes (iopath filled it), waits half a second (the run is
+/// under way), moves it aside (to the same name with the extension `aside`) behind the
+/// server's back and writes a file of `foreign_bytes` bytes of 0xa5 under its name.
+pub fn swap_once_filled(on_server: &Path, size: u64, foreign_bytes: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::metadata(on_server).map_or(0, |m| m.len()) < size {
+        assert!(
+            Instant::now() < deadline,
+            "{} was filled",
+            on_server.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::rename(on_server, on_server.with_extension("aside")).expect("moved aside");
+    std::fs::write(on_server, vec![0xa5; foreign_bytes as usize]).expect("another file");
+}
+
+/// The names in `directory`, sorted.
+pub fn names_in(directory: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .expect("the directory")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// Established TCP connections from this machine to `port` on loopback (IPv4 and IPv6), by
 /// /proc/net/tcp and /proc/net/tcp6: the client ends, each counted once.
 pub fn established_connections_to(port: u16) -> usize {
