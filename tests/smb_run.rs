@@ -17,6 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use support::nas::{
     SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
+    names_in, swap_once_filled,
 };
 use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
@@ -683,4 +684,53 @@ fn smb_run_on_a_server_that_dies_exits_1_and_an_unreachable_one_exits_2() {
     );
     assert_eq!(outcome.status, 2, "{}", outcome.output);
     assert!(outcome.output.contains(&url), "{}", outcome.output);
+}
+
+/// While a run is under way, its test file is moved away on the server (a rename in the
+/// share's directory, behind smbd's back) and another file is put under its name. After the
+/// run the other file is intact, the test file is where it was moved to, and iopath's warning
+/// says that it left the name alone.
+#[test]
+fn smb_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let on_server = server.share_directory().join("moved.bin");
+    let child = spawn(
+        work.path(),
+        &server.url("moved.bin"),
+        &[
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--duration",
+            "4",
+        ],
+    );
+    swap_once_filled(&on_server, 4 * MIB, MIB);
+    let outcome = finish(
+        child.wait_with_output().expect("iopath ends"),
+        &work.path().join("out.json"),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_eq!(
+        std::fs::read(&on_server).expect("the other file is still there"),
+        vec![0xa5; MIB as usize],
+        "the other file is intact"
+    );
+    assert_eq!(
+        names_in(&server.share_directory()),
+        ["moved.aside", "moved.bin"],
+        "the test file stays where it was moved to, and nothing else is left"
+    );
+    assert!(
+        outcome.output.contains("the test file was not removed")
+            && outcome.output.contains("left in place"),
+        "{}",
+        outcome.output
+    );
 }

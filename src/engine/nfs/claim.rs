@@ -35,6 +35,7 @@
 //! refuses to replace, which would close them.
 
 use super::error::NfsError;
+use crate::engine::remote_file::LeftInPlace;
 use std::time::Duration;
 
 /// How long the proof waits between reading the baseline change time and the rename: more
@@ -62,47 +63,6 @@ pub(super) struct Times {
     pub modified_seconds: i64,
     /// The change time: seconds and nanoseconds.
     pub changed: (i64, u32),
-}
-
-/// What [`remove_if_ours`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Removal {
-    /// The name led to the test file, and it was removed.
-    Removed,
-    /// The test file no longer exists (its handle is stale): nothing was touched.
-    Gone,
-    /// The name is free (the test file was moved away): nothing was touched.
-    Moved,
-    /// Another file is under the name: it was left in place (renamed aside and back).
-    Taken,
-    /// The server's answers prove nothing (its attributes do not show the mark): nothing
-    /// was removed.
-    Unproven,
-}
-
-impl Removal {
-    /// What a removal that did not happen says (`None` when the file was removed).
-    pub fn problem(self) -> Option<&'static str> {
-        match self {
-            Removal::Removed => None,
-            Removal::Gone => Some(
-                "the test file no longer exists on the server (removed by someone else); \
-                 whatever is under its name was left in place",
-            ),
-            Removal::Moved => Some(
-                "the test file is no longer under its name (moved away on the server); it was \
-                 left where it is",
-            ),
-            Removal::Taken => Some(
-                "another file is under the test file's name (the test file was moved or \
-                 replaced on the server); that file is not iopath's and was left in place",
-            ),
-            Removal::Unproven => Some(
-                "the server's attributes do not show the mark iopath set on its test file, so \
-                 it cannot prove that the name still leads to it; it was left in place",
-            ),
-        }
-    }
 }
 
 /// `NFS3ERR_NOENT` and `NFS4ERR_NOENT`.
@@ -136,30 +96,30 @@ pub(super) fn aside_name() -> String {
 }
 
 /// Removes `name` when the proof of the module documentation shows that it leads to the test
-/// file `created`; says what it did.
+/// file `created`: `Ok(None)`, or what was left in place instead.
 pub(super) fn remove_if_ours(
     calls: &mut impl NameCalls,
     created: &[u8],
     name: &str,
     pause: Duration,
-) -> Result<Removal, NfsError> {
+) -> Result<Option<LeftInPlace>, NfsError> {
     let mark = mark();
     let before = match calls
         .set_times(created, mark)
         .and_then(|()| calls.times(created))
     {
         Ok(times) => times,
-        Err(error) if is_status(&error, &[STALE, NOENT]) => return Ok(Removal::Gone),
+        Err(error) if is_status(&error, &[STALE, NOENT]) => return Ok(Some(LeftInPlace::Gone)),
         Err(error) => return Err(error),
     };
     if before.modified_seconds != i64::from(mark) {
-        return Ok(Removal::Unproven);
+        return Ok(Some(LeftInPlace::Unproven));
     }
     std::thread::sleep(pause);
     let aside = aside_name();
     match calls.rename(name, &aside) {
         Ok(()) => {}
-        Err(error) if is_status(&error, &[NOENT]) => return Ok(Removal::Moved),
+        Err(error) if is_status(&error, &[NOENT]) => return Ok(Some(LeftInPlace::Moved)),
         Err(error) => return Err(error),
     }
     let moved = match calls.times(created) {
@@ -172,10 +132,10 @@ pub(super) fn remove_if_ours(
     };
     if moved {
         calls.remove(&aside)?;
-        Ok(Removal::Removed)
+        Ok(None)
     } else {
         calls.rename(&aside, name)?;
-        Ok(Removal::Taken)
+        Ok(Some(LeftInPlace::Taken))
     }
 }
 
@@ -267,7 +227,7 @@ mod tests {
     fn the_test_file_under_its_name_is_removed() {
         let mut directory = directory();
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Removed);
+        assert_eq!(done, None);
         assert!(!directory.times.contains_key(&1));
         assert_eq!(directory.names.keys().collect::<Vec<_>>(), ["other.bin"]);
     }
@@ -280,7 +240,7 @@ mod tests {
         directory.names.insert("aside.bin".into(), 1);
         directory.names.insert("test.bin".into(), 2);
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Taken);
+        assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert_eq!(directory.names.get("aside.bin"), Some(&1));
         assert_eq!(directory.names.len(), 2);
@@ -295,10 +255,10 @@ mod tests {
         directory.cached = true;
         directory.times(&[1]).unwrap();
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Unproven);
+        assert_eq!(done, Some(LeftInPlace::Unproven));
         let mut directory = directory_with_cache();
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Taken);
+        assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&1));
         assert_eq!(directory.names.len(), 2);
     }
@@ -315,10 +275,10 @@ mod tests {
         let mut directory = directory();
         directory.names.remove("test.bin");
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Moved);
+        assert_eq!(done, Some(LeftInPlace::Moved));
         let mut directory = directory_without_the_test_file();
         let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
-        assert_eq!(done, Removal::Gone);
+        assert_eq!(done, Some(LeftInPlace::Gone));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert!(directory.log.is_empty());
     }
@@ -332,16 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn every_removal_that_did_not_happen_says_so() {
-        for removal in [
-            Removal::Gone,
-            Removal::Moved,
-            Removal::Taken,
-            Removal::Unproven,
-        ] {
-            assert!(removal.problem().is_some_and(|text| text.contains("left")));
-        }
-        assert_eq!(Removal::Removed.problem(), None);
+    fn fresh_names_and_marks() {
         let name = aside_name();
         assert!(
             name.starts_with(".iopath-removing-") && name.len() < 64,

@@ -250,12 +250,9 @@ impl RemoteFileServer for NfsRemoteFile {
             };
             remove_if_ours(&mut calls, &created, &file.name, TICK_PAUSE)
         })?;
-        match removal.problem() {
+        match removal {
             None => Ok(()),
-            Some(problem) => Err(RemoteFileError {
-                target: self.url.to_string(),
-                problem: problem.into(),
-            }),
+            Some(left) => Err(left.error(self.url.to_string())),
         }
     }
 }
