@@ -16,7 +16,10 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::nas::{GaneshaServer, names_in, swap_once_filled};
+use support::nas::{
+    GaneshaServer, SWAP_RUN, SWAP_TEST_FILE_BYTES, assert_the_swap_survived, names_in,
+    swap_once_filled,
+};
 use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
@@ -764,40 +767,11 @@ fn a_file_put_under_the_test_files_name_survives(url_of: fn(&GaneshaServer, &str
     let work = tempfile::tempdir().unwrap();
     let json = work.path().join("out.json");
     let on_server = server.export_directory().join("moved.bin");
-    let child = spawn(
-        work.path(),
-        &url_of(&server, "moved.bin"),
-        &[
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k",
-            "--size",
-            "4m",
-            "--duration",
-            "4",
-        ],
-        &json,
-    );
-    swap_once_filled(&on_server, 4 * MIB, MIB);
+    let child = spawn(work.path(), &url_of(&server, "moved.bin"), &SWAP_RUN, &json);
+    swap_once_filled(&on_server, SWAP_TEST_FILE_BYTES, MIB);
     let outcome = finish(child.wait_with_output().expect("iopath ends"), &json);
     assert_eq!(outcome.status, 0, "{}", outcome.output);
-    assert_eq!(
-        std::fs::read(&on_server).expect("the other file is still there"),
-        vec![0xa5; MIB as usize],
-        "the other file is intact"
-    );
-    assert_eq!(
-        names_in(&server.export_directory()),
-        ["moved.aside", "moved.bin"],
-        "the test file stays where it was moved to, and nothing else is left"
-    );
-    assert!(
-        outcome.output.contains("the test file was not removed")
-            && outcome.output.contains("left in place"),
-        "{}",
-        outcome.output
-    );
+    assert_the_swap_survived(&on_server, MIB, &outcome.output);
 }
 
 #[test]

@@ -16,8 +16,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::nas::{
-    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
-    names_in, swap_once_filled,
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SWAP_RUN, SWAP_TEST_FILE_BYTES, SambaServer,
+    assert_the_swap_survived, established_connections_to, swap_once_filled,
 };
 use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
@@ -697,40 +697,12 @@ fn smb_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
     };
     let work = tempfile::tempdir().unwrap();
     let on_server = server.share_directory().join("moved.bin");
-    let child = spawn(
-        work.path(),
-        &server.url("moved.bin"),
-        &[
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k",
-            "--size",
-            "4m",
-            "--duration",
-            "4",
-        ],
-    );
-    swap_once_filled(&on_server, 4 * MIB, MIB);
+    let child = spawn(work.path(), &server.url("moved.bin"), &SWAP_RUN);
+    swap_once_filled(&on_server, SWAP_TEST_FILE_BYTES, MIB);
     let outcome = finish(
         child.wait_with_output().expect("iopath ends"),
         &work.path().join("out.json"),
     );
     assert_eq!(outcome.status, 0, "{}", outcome.output);
-    assert_eq!(
-        std::fs::read(&on_server).expect("the other file is still there"),
-        vec![0xa5; MIB as usize],
-        "the other file is intact"
-    );
-    assert_eq!(
-        names_in(&server.share_directory()),
-        ["moved.aside", "moved.bin"],
-        "the test file stays where it was moved to, and nothing else is left"
-    );
-    assert!(
-        outcome.output.contains("the test file was not removed")
-            && outcome.output.contains("left in place"),
-        "{}",
-        outcome.output
-    );
+    assert_the_swap_survived(&on_server, MIB, &outcome.output);
 }

@@ -629,34 +629,40 @@ impl Nfs4Client {
         )
     }
 
-    /// The attributes of `handle` ([`Attributes4`]).
+    /// The attributes of `handle` ([`Attributes4`]; not its times).
     pub fn attributes(&mut self, handle: &[u8], subject: &str) -> Result<Attributes4, NfsError> {
-        let mask = bitmap(&[
-            attribute::TYPE,
-            attribute::SIZE,
-            attribute::MAX_READ,
-            attribute::MAX_WRITE,
-            attribute::SPACE_AVAIL,
-            attribute::SPACE_TOTAL,
-        ]);
-        self.call(
-            &[("PUTFH", subject.into()), ("GETATTR", subject.into())],
-            |arguments| {
-                put_handle(arguments, handle);
-                arguments.u32(op::GETATTR).u32(2).u32(mask[0]).u32(mask[1]);
-            },
-            |decoder| {
-                result_head(decoder, op::PUTFH)?;
-                result_head(decoder, op::GETATTR)?;
-                attributes(decoder)
-            },
+        self.get_attributes(
+            handle,
+            &[
+                attribute::TYPE,
+                attribute::SIZE,
+                attribute::MAX_READ,
+                attribute::MAX_WRITE,
+                attribute::SPACE_AVAIL,
+                attribute::SPACE_TOTAL,
+            ],
+            subject,
         )
     }
 
     /// The times of `handle`: [`Attributes4::changed`] and [`Attributes4::modified`] (the
     /// other fields are 0).
     pub fn times(&mut self, handle: &[u8], subject: &str) -> Result<Attributes4, NfsError> {
-        let mask = bitmap(&[attribute::TIME_METADATA, attribute::TIME_MODIFY]);
+        self.get_attributes(
+            handle,
+            &[attribute::TIME_METADATA, attribute::TIME_MODIFY],
+            subject,
+        )
+    }
+
+    /// GETATTR of `wanted` (attribute numbers that [`Attributes4`] holds) on `handle`.
+    fn get_attributes(
+        &mut self,
+        handle: &[u8],
+        wanted: &[u32],
+        subject: &str,
+    ) -> Result<Attributes4, NfsError> {
+        let mask = bitmap(wanted);
         self.call(
             &[("PUTFH", subject.into()), ("GETATTR", subject.into())],
             |arguments| {
