@@ -96,11 +96,12 @@ pub(super) fn aside_name() -> String {
 }
 
 /// Removes `name` when the proof of the module documentation shows that it leads to the test
-/// file `created`: `Ok(None)`, or what was left in place instead.
+/// file `created`, renaming it to `aside` (from [`aside_name`]) for the proof: `Ok(None)`, or
+/// what was left in place instead.
 pub(super) fn remove_if_ours(
     calls: &mut impl NameCalls,
     created: &[u8],
-    name: &str,
+    (name, aside): (&str, &str),
     pause: Duration,
 ) -> Result<Option<LeftInPlace>, NfsError> {
     let mark = mark();
@@ -116,8 +117,7 @@ pub(super) fn remove_if_ours(
         return Ok(Some(LeftInPlace::Unproven));
     }
     std::thread::sleep(pause);
-    let aside = aside_name();
-    match calls.rename(name, &aside) {
+    match calls.rename(name, aside) {
         Ok(()) => {}
         Err(error) if is_status(&error, &[NOENT]) => return Ok(Some(LeftInPlace::Moved)),
         Err(error) => return Err(error),
@@ -126,15 +126,15 @@ pub(super) fn remove_if_ours(
         Ok(after) => after.changed != before.changed,
         Err(error) if is_status(&error, &[STALE, NOENT]) => false,
         Err(error) => {
-            let _ = calls.rename(&aside, name);
+            let _ = calls.rename(aside, name);
             return Err(error);
         }
     };
     if moved {
-        calls.remove(&aside)?;
+        calls.remove(aside)?;
         Ok(None)
     } else {
-        calls.rename(&aside, name)?;
+        calls.rename(aside, name)?;
         Ok(Some(LeftInPlace::Taken))
     }
 }
@@ -226,7 +226,13 @@ mod tests {
     #[test]
     fn the_test_file_under_its_name_is_removed() {
         let mut directory = directory();
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, None);
         assert!(!directory.times.contains_key(&1));
         assert_eq!(directory.names.keys().collect::<Vec<_>>(), ["other.bin"]);
@@ -239,7 +245,13 @@ mod tests {
         directory.names.clear();
         directory.names.insert("aside.bin".into(), 1);
         directory.names.insert("test.bin".into(), 2);
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert_eq!(directory.names.get("aside.bin"), Some(&1));
@@ -254,10 +266,22 @@ mod tests {
         let mut directory = directory();
         directory.cached = true;
         directory.times(&[1]).unwrap();
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, Some(LeftInPlace::Unproven));
         let mut directory = directory_with_cache();
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&1));
         assert_eq!(directory.names.len(), 2);
@@ -274,10 +298,22 @@ mod tests {
     fn a_free_name_and_a_gone_file_touch_nothing() {
         let mut directory = directory();
         directory.names.remove("test.bin");
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, Some(LeftInPlace::Moved));
         let mut directory = directory_without_the_test_file();
-        let done = remove_if_ours(&mut directory, &[1], "test.bin", Duration::ZERO).unwrap();
+        let done = remove_if_ours(
+            &mut directory,
+            &[1],
+            ("test.bin", &aside_name()),
+            Duration::ZERO,
+        )
+        .unwrap();
         assert_eq!(done, Some(LeftInPlace::Gone));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert!(directory.log.is_empty());

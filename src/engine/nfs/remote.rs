@@ -6,10 +6,11 @@
 //! file, see `super::claim`), and [`probe`], what a run learns about an `nfs://` target before
 //! any I/O.
 
-use super::claim::{NameCalls, TICK_PAUSE, Times, remove_if_ours};
+use super::claim::{NameCalls, TICK_PAUSE, Times, aside_name, remove_if_ours};
 use super::file::{NfsFile, NfsTargetError, failed};
 use super::nfs3::{Nfs3Session, NfsError, Stability};
 use super::nfs4::{Nfs4Client, Stateid};
+use super::rpc::RpcError;
 use super::target::{find, session};
 use super::target4;
 use crate::engine::network_target::{NfsUrl, NfsVersion};
@@ -98,6 +99,8 @@ struct InDirectory<'a> {
     session: &'a mut Session,
     file: &'a NfsFile,
     subject: &'a str,
+    /// Set by the first RENAME.
+    renaming: &'a mut bool,
 }
 
 impl NameCalls for InDirectory<'_> {
@@ -128,6 +131,7 @@ impl NameCalls for InDirectory<'_> {
     }
 
     fn rename(&mut self, from: &str, to: &str) -> Result<(), NfsError> {
+        *self.renaming = true;
         let directory = &self.file.directory_handle;
         match self.session {
             Session::V3(session) => session.rename(directory, from, to, self.subject),
@@ -242,13 +246,25 @@ impl RemoteFileServer for NfsRemoteFile {
     fn remove(&mut self) -> Result<(), RemoteFileError> {
         let subject = self.url.path.clone();
         let created = self.created_handle()?.to_vec();
+        let aside = aside_name();
+        // A fresh session may take over only before the first RENAME: after it, starting the
+        // proof again could leave another file under the fresh name.
+        let mut renaming = false;
         let removal = self.with_session("removing the test file", |session, file, _| {
+            if renaming {
+                return Err(RpcError::Refused(format!(
+                    "the connection broke after the test file's name was renamed to {aside} for \
+                     its removal; whatever is under either name was left in place"
+                ))
+                .into());
+            }
             let mut calls = InDirectory {
                 session,
                 file,
                 subject: &subject,
+                renaming: &mut renaming,
             };
-            remove_if_ours(&mut calls, &created, &file.name, TICK_PAUSE)
+            remove_if_ours(&mut calls, &created, (&file.name, &aside), TICK_PAUSE)
         })?;
         match removal {
             None => Ok(()),
