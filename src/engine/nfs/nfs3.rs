@@ -1,7 +1,7 @@
 //! NFSv3 (RFC 1813) and MOUNT v3 as iopath uses them: the procedure numbers, the few result
 //! structures it reads, status codes in words and as errno values, and [`Nfs3Session`], the
 //! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, SETATTR, ACCESS, FSINFO,
-//! FSSTAT, CREATE, REMOVE); the engine sends its own COMMIT on its pipelined connection.
+//! FSSTAT, CREATE, RENAME, REMOVE); the engine sends its own COMMIT on its pipelined connection.
 
 pub use super::error::NfsError;
 use super::rpc::{Credentials, RpcConnection, RpcError};
