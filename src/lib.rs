@@ -29,7 +29,7 @@
 //! - [`host`]: what the machine is — CPU accounting, host facts, the clock, timestamps;
 //! - [`units`]: sizes, times and rates as people type and read them;
 //! - [`bounded_read`]: files the user names, read only when regular and within a size limit;
-//! - [`escape`]: text from outside made safe to show on a terminal;
+//! - [`text::escape`]: text from outside made safe to show on a terminal;
 //! - [`analysis`]: the storage path of each target and the verdict of each test;
 //! - [`workload`], [`targets`], [`run`]: what I/O to issue, where, and the runner;
 //! - [`cluster`]: runs from several clients at once (MPI), merged exactly;

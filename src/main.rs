@@ -23,6 +23,7 @@ fn main() {
         Command::Path(args) => cli::path_command::run(args),
         Command::Compare(args) => cli::compare_command::run(args),
         Command::Report(args) => cli::report_command::run(args),
+        Command::Explain(args) => cli::explain_command::run(args),
         Command::History(args) => cli::history_command::run(args),
         Command::Completions(args) => cli::completions_command::run(args),
         Command::Man(args) => cli::man_command::run(args),

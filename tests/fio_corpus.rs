@@ -101,9 +101,9 @@ fn enospc_pressure_result(work: &Path, result: &Value) {
     );
 }
 
+/// fio's examples (`../shared/fio-examples`, tests/support/corpus.rs), or `None` after a skip.
 fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
-    dir.is_dir().then_some(dir)
+    support::corpus::shared_dir("fio-examples")
 }
 
 /// Section names other than `[global]`, in order.
@@ -164,10 +164,7 @@ fn run_iopath(dir: &Path, args: &[String], uri: Option<&str>) -> (i32, String) {
 }
 
 fn check(case: Case) {
-    let Some(corpus) = corpus_dir() else {
-        support::skip("../shared/fio-examples is not here");
-        return;
-    };
+    let Some(corpus) = corpus_dir() else { return };
     let source = corpus.join(case.file);
     let text = std::fs::read_to_string(&source).expect("corpus file reads");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -307,10 +304,7 @@ macro_rules! corpus {
         /// Every file of the corpus has a case above.
         #[test]
         fn every_corpus_file_has_a_case() {
-            let Some(corpus) = corpus_dir() else {
-                support::skip("../shared/fio-examples is not here");
-                return;
-            };
+            let Some(corpus) = corpus_dir() else { return };
             let known: Vec<&str> = vec![$($case.file),*];
             let files = support::corpus::fio_files(&corpus);
             for file in &files {

@@ -1,4 +1,4 @@
-//! Real-world fio job files (`tests/fio-real-world`: Kubernetes storage benchmarks, cloud
+//! Real-world fio job files (`../shared/fio-real-world`, found through tests/support/corpus.rs: Kubernetes storage benchmarks, cloud
 //! vendors' and database vendors' disk checks, SPDK, ZFS, PerfKitBenchmarker, Phoronix,
 //! fio-plot, Ceph, NAS tests …), run through the real binary with a short duration and a small
 //! size, the files unchanged: each either runs — exit 0, a JSON result whose jobs are the file's
@@ -47,8 +47,9 @@ const fn refused(line: usize, what: &'static str, why: &'static str) -> Expect {
     Expect::Refused { line, what, why }
 }
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-real-world")
+/// The corpus (`../shared/fio-real-world`, tests/support/corpus.rs), or `None` after a skip.
+fn corpus_dir() -> Option<PathBuf> {
+    support::corpus::shared_dir("fio-real-world")
 }
 
 /// The value of the first `# compare-KEY:` header line.
@@ -113,7 +114,8 @@ fn run_iopath(dir: &Path, args: &[String], env: &[(String, String)]) -> (i32, St
 }
 
 fn check(file: &str, expect: Expect) {
-    let source = corpus_dir().join(file);
+    let Some(corpus) = corpus_dir() else { return };
+    let source = corpus.join(file);
     let text = std::fs::read_to_string(&source).expect("corpus file reads");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("fio-real-world")
@@ -235,10 +237,11 @@ macro_rules! corpus {
         #[test]
         fn every_corpus_file_has_a_case_and_a_source() {
             let known = [$($file),*];
-            let files = support::corpus::fio_files(&corpus_dir());
+            let Some(corpus) = corpus_dir() else { return };
+            let files = support::corpus::fio_files(&corpus);
             for file in &files {
                 assert!(known.contains(&file.as_str()), "{file} has no case");
-                let text = std::fs::read_to_string(corpus_dir().join(file)).unwrap();
+                let text = std::fs::read_to_string(corpus.join(file)).unwrap();
                 let first = text.lines().next().unwrap_or("");
                 assert!(
                     first.starts_with("# Source: ") || first.starts_with("; Source: "),

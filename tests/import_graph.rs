@@ -24,6 +24,9 @@
 //! with `IMPORT_GRAPH_DETAIL=1` also every file edge behind them and the paths that make it;
 //! `IMPORT_GRAPH_SOURCE=DIR` reads another source tree.
 
+#[path = "import_graph/timing_names.rs"]
+mod timing_names;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

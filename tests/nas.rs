@@ -324,7 +324,7 @@ fn samba_serves_its_share_to_its_user_only() {
 }
 
 #[test]
-fn nfs_a_silent_or_lying_server_fails_the_engine_in_bounded_time() {
+fn timing_nfs_a_silent_or_lying_server_fails_the_engine_in_bounded_time() {
     use std::io::Write;
     use std::net::TcpListener;
     use std::time::Instant;

@@ -63,7 +63,11 @@ fn have(program: &str) -> bool {
 impl Server {
     /// `nbdkit ARGS` listening on a Unix socket in a fresh directory.
     fn nbdkit(args: &[&str]) -> Server {
-        let directory = tempfile::tempdir().unwrap();
+        Server::nbdkit_in(tempfile::tempdir().unwrap(), args)
+    }
+
+    /// `nbdkit ARGS` listening on the Unix socket `nbd.sock` in `directory`.
+    fn nbdkit_in(directory: tempfile::TempDir, args: &[&str]) -> Server {
         let socket = directory.path().join("nbd.sock");
         let pid_file = directory.path().join("nbdkit.pid");
         let mut command = Command::new("nbdkit");
@@ -163,6 +167,16 @@ impl Server {
     /// A scratch directory that lives as long as the server.
     fn directory(&self) -> &Path {
         self.directory.path()
+    }
+
+    /// This nbdkit server killed and started again with `args` on the same Unix socket, as a
+    /// restarted server comes back where its clients know it.
+    fn restarted(mut self, args: &[&str]) -> Server {
+        self.kill();
+        let directory = std::mem::replace(&mut self.directory, tempfile::tempdir().unwrap());
+        let _ = std::fs::remove_file(directory.path().join("nbd.sock"));
+        let _ = std::fs::remove_file(directory.path().join("nbdkit.pid"));
+        Server::nbdkit_in(directory, args)
     }
 
     /// Kills the server at once (SIGKILL) and reaps it.
@@ -637,7 +651,7 @@ fn killed_server_fails_the_engine_without_hanging() {
 }
 
 #[test]
-fn silent_server_times_out() {
+fn timing_silent_server_times_out() {
     if !have("nbdkit") {
         return;
     }
@@ -1306,7 +1320,7 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
 /// with the server declared at about that rate the verdict is device-bound, and twice the
 /// queue depth changes the rate by a few percent at most: not queue-depth-bound, confirmed.
 #[test]
-fn confirm_finds_a_paced_server_not_queue_depth_bound() {
+fn timing_confirm_finds_a_paced_server_not_queue_depth_bound() {
     if !have("nbdkit") {
         return;
     }

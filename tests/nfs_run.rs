@@ -419,7 +419,7 @@ fn a_run_on_a_server_that_dies_exits_1(url_of: fn(&GaneshaServer, &str) -> Strin
 }
 
 #[test]
-fn nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
+fn timing_nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -718,7 +718,7 @@ fn nfs_a_job_with_fios_default_engine_runs_on_an_nfs_target_one_io_at_a_time() {
 }
 
 #[test]
-fn nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
+fn timing_nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_it() {
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -782,4 +782,74 @@ fn nfs_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
 #[test]
 fn nfs41_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
     a_file_put_under_the_test_files_name_survives(GaneshaServer::url41);
+}
+
+/// A verify state saved through `url_of(server, "a.bin")` names the file by the server's
+/// handle: a later run on the same file, over a new connection, checks it clean; the same
+/// state loaded for b.bin, of the same size, is refused before any I/O (exit 2), both named.
+fn a_state_names_its_nfs_file(url_of: fn(&GaneshaServer, &str) -> String) {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    foreign_file(&server, "a.bin", MIB, 0);
+    foreign_file(&server, "b.bin", MIB, 0);
+    let region = [
+        "--name",
+        "vt",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--bytes",
+        "1m",
+        "--verify",
+        "crc32c",
+        "--allow-destructive",
+    ];
+    let write = [
+        &region[..],
+        &["--verify-read-back=false", "--verify-state-save"],
+    ]
+    .concat();
+    let check = [&region[..], &["--verify-only", "--verify-state-load"]].concat();
+    let written = run(work.path(), &url_of(&server, "a.bin"), &write);
+    assert_eq!(written.status, 0, "{}", written.output);
+    let other = run(work.path(), &url_of(&server, "b.bin"), &check);
+    assert_eq!(other.status, 2, "{}", other.output);
+    assert!(
+        other.output.contains(&format!(
+            "saved for {} (1048576 bytes, server handle ",
+            url_of(&server, "a.bin")
+        )) && other.output.contains(&format!(
+            "not for {} (1048576 bytes, server handle ",
+            url_of(&server, "b.bin")
+        )),
+        "{}",
+        other.output
+    );
+    assert!(other.json.is_none(), "a refused run wrote a result");
+    let same = run(work.path(), &url_of(&server, "a.bin"), &check);
+    assert_eq!(same.status, 0, "{}", same.output);
+    let verification = &same.json.expect("a JSON result")["tests"][0]["verification"];
+    assert_eq!(
+        (
+            verification["blocks_checked"].as_u64(),
+            verification["mismatch_count"].as_u64()
+        ),
+        (Some(256), Some(0)),
+        "{verification}"
+    );
+}
+
+#[test]
+fn nfs_verify_state_is_refused_for_another_file_and_loads_for_its_own() {
+    a_state_names_its_nfs_file(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_verify_state_is_refused_for_another_file_and_loads_for_its_own() {
+    a_state_names_its_nfs_file(GaneshaServer::url41);
 }

@@ -565,7 +565,7 @@ fn spawn(directory: &Path, target: &str, args: &[&str]) -> std::process::Child {
 }
 
 #[test]
-fn smb_run_stopped_by_ctrl_c_removes_its_test_file_also_on_a_second_ctrl_c() {
+fn timing_smb_run_stopped_by_ctrl_c_removes_its_test_file_also_on_a_second_ctrl_c() {
     let Some(server) = SambaServer::start(&[]) else {
         return;
     };

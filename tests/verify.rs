@@ -299,8 +299,9 @@ fn flipped_bits_in_a_loop_devices_backing_file_are_each_reported() {
 
 #[test]
 fn fios_verify_examples_check_every_block_they_wrote() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-examples");
-    support::skip_unless!(corpus.is_dir(), "../shared/fio-examples is not here");
+    let Some(corpus) = support::corpus::shared_dir("fio-examples") else {
+        return;
+    };
     let directory = tempfile::tempdir().unwrap();
     for (file, jobs) in [
         ("basic-verify.fio", vec![("write-and-verify", 4096u64)]),
@@ -519,4 +520,81 @@ fn verified_blocks_trimmed_on_a_loop_device_read_back_as_zeroes() {
         assert_eq!(status, 0, "{engine}: {stderr}\n{test}");
         assert_trimmed_zeroes(&test);
     }
+}
+
+#[test]
+fn a_state_saved_for_one_file_is_refused_for_another_of_the_same_size() {
+    let directory = tempfile::tempdir().unwrap();
+    // a.bin is written and checked clean from its state; b.bin, as large, is written too.
+    write_clean(directory.path(), "a.bin", "crc32c", &[]);
+    let state = directory.path().join("vt-0-verify.state");
+    let saved_for_a = std::fs::read(&state).unwrap();
+    let other = run(directory.path(), "b.bin", &verify::write_args("crc32c"));
+    assert_eq!(other.status, 0, "{}", other.describe());
+    std::fs::write(&state, &saved_for_a).unwrap();
+    let found = run(directory.path(), "b.bin", &verify::check_args("crc32c"));
+    assert_eq!(found.status, 2, "{}", found.describe());
+    assert!(
+        found
+            .stderr
+            .contains("saved for a.bin (1048576 bytes, inode")
+            && found.stderr.contains("not for b.bin (1048576 bytes, inode"),
+        "{}",
+        found.stderr
+    );
+    // Refused before any I/O: no result, no blocks checked.
+    assert_eq!(found.verification, serde_json::Value::Null);
+    // A file still to be made is not the one the state was saved for: refused before it is
+    // created.
+    let missing = run(directory.path(), "c.bin", &verify::check_args("crc32c"));
+    assert_eq!(missing.status, 2, "{}", missing.describe());
+    assert!(
+        missing.stderr.contains("c.bin does not exist"),
+        "{}",
+        missing.stderr
+    );
+    assert!(!directory.path().join("c.bin").exists());
+    // The file it was saved for still verifies from it, under another name too.
+    let linked = directory.path().join("a-linked.bin");
+    std::fs::hard_link(directory.path().join("a.bin"), &linked).unwrap();
+    let again = run(
+        directory.path(),
+        "a-linked.bin",
+        &verify::check_args("crc32c"),
+    );
+    assert_eq!(again.status, 0, "{}", again.describe());
+    assert_eq!(
+        (again.checked(), again.bad()),
+        (BLOCKS, 0),
+        "{}",
+        again.describe()
+    );
+}
+
+#[test]
+fn a_state_of_the_first_layout_is_refused_with_the_way_forward() {
+    let directory = tempfile::tempdir().unwrap();
+    write_clean(directory.path(), "a.bin", "crc32c", &[]);
+    // The first layout: magic, version 1, interval, run id, one region of 256 blocks, each
+    // written once — no word of its target.
+    let mut bytes = b"IOPVSTAT".to_vec();
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&BLOCK.to_le_bytes());
+    bytes.extend_from_slice(&7u64.to_le_bytes());
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&0u64.to_le_bytes());
+    bytes.extend_from_slice(&BLOCKS.to_le_bytes());
+    for _ in 0..BLOCKS {
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+    }
+    std::fs::write(directory.path().join("vt-0-verify.state"), bytes).unwrap();
+    let found = run(directory.path(), "a.bin", &verify::check_args("crc32c"));
+    assert_eq!(found.status, 2, "{}", found.describe());
+    assert!(
+        found.stderr.contains("did not record which target")
+            && found.stderr.contains("a.bin (1048576 bytes")
+            && found.stderr.contains("--verify-state-save"),
+        "{}",
+        found.stderr
+    );
 }

@@ -25,6 +25,26 @@ pub fn md_member_share(level: &str, members: usize, share: Share) -> Share {
     }
 }
 
+/// The share of a filesystem's traffic each of its `members` devices carries, by its data
+/// profile (btrfs's names): every read goes to one device; a write to one (`single`, `raid0`,
+/// and bcachefs's layout, which sysfs does not show), to two (`raid1`, `raid10`, `dup`), three
+/// or four (`raid1c3`, `raid1c4`) of them, or to a stripe with parity (`raid5`, `raid6`).
+pub fn multi_device_share(profile: Option<&str>, members: usize, share: Share) -> Share {
+    let n = members.max(1) as f64;
+    let copies = match profile {
+        Some("raid1" | "raid10" | "dup") => 2.0,
+        Some("raid1c3") => 3.0,
+        Some("raid1c4") => 4.0,
+        Some("raid5") => n / (n - 1.0).max(1.0),
+        Some("raid6") => n / (n - 2.0).max(1.0),
+        _ => 1.0,
+    };
+    Share {
+        read: share.read / n,
+        write: (share.write * copies / n).min(share.write),
+    }
+}
+
 /// What a device-mapper device is, from the prefix of its `dm/uuid`.
 fn mapper_kind(uuid: &str) -> &'static str {
     match uuid.split('-').next().unwrap_or("") {

@@ -973,3 +973,55 @@ fn one_full_link_of_four_is_named_as_an_imbalance() {
         analysis.evidence
     );
 }
+
+/// A saved lab result (`network`: 115 MB/s of NBD reads, link-bound on a declared 1GbE)
+/// explained again on recorded machines, as `iopath explain RESULT --root DIR --target T`
+/// does: each shows its own hops, and the verdict weighs the same figures against them.
+#[test]
+fn a_saved_lab_result_explained_on_recorded_machines_shows_their_hops_and_limits() {
+    type Build = fn() -> (MachineDir, &'static str);
+    let cases: [(Build, HopKind, &str); 3] = [
+        (fc_2g_pcix, HopKind::FibreChannelLink, "2GFC"),
+        (nvme_over_tcp, HopKind::NetworkInterface, "ens2f0"),
+        (bond_4x10gbe, HopKind::NetworkInterface, "bond0"),
+    ];
+    for (build, kind, link) in cases {
+        let (dir, target) = build();
+        let machine = dir.machine();
+        let mut result = crate::support::fixtures::result("network");
+        let measured = result.tests[0].read.bytes_per_second;
+        let info = inspect_recorded(&machine, target).expect("the target is on the machine");
+        for saved in &mut result.targets {
+            *saved = info.clone();
+        }
+        result.paths.clear();
+        let declared = DeclaredPath::from_flags(&[], &[]).unwrap();
+        super::analyse_on(&mut result, &declared, &machine, &machine.host_facts());
+        let path = &result.paths[0];
+        let shown = describe(path);
+        assert!(
+            path.hops
+                .iter()
+                .any(|hop| hop.kind == kind && hop.name.contains(link)),
+            "{target}: no {link} hop:\n{shown}"
+        );
+        let analysis = result.tests[0].analysis.as_ref().expect("analysed again");
+        let used = analysis
+            .hops
+            .iter()
+            .find(|hop| hop.kind == kind && hop.hop_name.contains(link))
+            .unwrap_or_else(|| panic!("{target}: {link} not weighed: {}", analysis.evidence));
+        let share = used.inbound_bytes_per_second / used.capacity_bytes_per_second as f64;
+        assert!(
+            share > 0.0 && share < 1.0,
+            "{target}: {measured} B/s through {link} is {share}"
+        );
+        // 115 MB/s fills none of these links: the saved run's link-bound is not repeated.
+        assert_ne!(
+            analysis.verdict,
+            Verdict::LinkBound,
+            "{}",
+            analysis.evidence
+        );
+    }
+}

@@ -120,6 +120,31 @@ pub fn analyse_gathered(
     clients::analyse_clients(result, declared);
 }
 
+/// What the host a saved result was measured on knew of itself, read back from the result:
+/// the memory available when it was analysed, and its memory copy bandwidth (the capacity of
+/// its page cache hop). An analysis run again from the result uses these, not this host's.
+pub fn host_facts_of(result: &RunResult) -> HostFacts {
+    let memory_available_bytes = result
+        .tests
+        .iter()
+        .find_map(|test| test.analysis.as_ref()?.memory_available_bytes);
+    let memory_copy_bytes_per_second = result
+        .paths
+        .iter()
+        .flat_map(|path| &path.hops)
+        .filter(|hop| {
+            matches!(
+                hop.kind,
+                crate::result::HopKind::PageCache | crate::result::HopKind::Memory
+            )
+        })
+        .find_map(|hop| Some(hop.capacity.as_ref()?.payload_bytes_per_second));
+    HostFacts {
+        memory_copy_bytes_per_second,
+        memory_available_bytes,
+    }
+}
+
 /// The path of one target with `declared` hops added: what `iopath path TARGET` shows.
 pub fn describe_path(
     target: &TargetInfo,

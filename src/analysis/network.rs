@@ -10,6 +10,7 @@
 use super::block::capacity_of;
 use super::links;
 use super::path::{Share, Walker};
+use super::transport::infiniband_from_rate;
 use crate::discovery::facts::{InterfaceFacts, InterfaceKind, RouteFacts, RouteOutcome};
 use crate::result::HopKind;
 
@@ -64,18 +65,32 @@ impl Walker<'_> {
                 )
                 .protocol = protocol_text;
             }
-            InterfaceKind::Physical | InterfaceKind::InfiniBand => {
-                let infiniband = interface.kind == InterfaceKind::InfiniBand;
+            InterfaceKind::Physical | InterfaceKind::InfiniBand(_) => {
+                let port = match &interface.kind {
+                    InterfaceKind::InfiniBand(port) => Some(port),
+                    _ => None,
+                };
+                let infiniband = port.is_some();
+                let fabric = port
+                    .and_then(Option::as_ref)
+                    .and_then(|port| Some((port, port.rate.as_deref()?)))
+                    .and_then(|(port, rate)| Some((port, rate, infiniband_from_rate(rate)?)));
                 let speed = interface.speed_mbps.map(|mbps| mbps * 1_000_000);
-                let capacity = match speed {
-                    Some(speed) if !infiniband => {
+                let capacity = match (speed, &fabric) {
+                    (_, Some((_, _, entry))) => Some(capacity_of(entry)),
+                    (Some(speed), None) if !infiniband => {
                         links::ethernet_tcp(speed, mtu).as_ref().map(capacity_of)
                     }
                     _ => None,
                 };
-                let speed_text = speed.map_or("no speed reported".to_string(), |s| {
-                    format!("{} Mb/s", s / 1_000_000)
-                });
+                let speed_text = match &fabric {
+                    Some((port, rate, entry)) => {
+                        format!("{} port {} at {rate} ({})", port.hca, port.port, entry.name)
+                    }
+                    None => speed.map_or("no speed reported".to_string(), |s| {
+                        format!("{} Mb/s", s / 1_000_000)
+                    }),
+                };
                 self.push(
                     key,
                     HopKind::NetworkInterface,
@@ -86,7 +101,7 @@ impl Walker<'_> {
                     capacity,
                 )
                 .protocol = protocol_text;
-                if infiniband {
+                if infiniband && fabric.is_none() {
                     self.note(format!(
                         "{name}: IP over InfiniBand; declare the fabric's rate with --link (for example ib-edr)"
                     ));
@@ -421,6 +436,81 @@ mod tests {
             analysis.evidence
         );
         assert_eq!(analysis.limiting_hop.as_deref(), Some("declared:0"));
+    }
+
+    #[test]
+    fn ip_over_infiniband_takes_its_ports_rate_and_without_one_asks_for_it() {
+        let port = |rate: &str| crate::discovery::facts::InfinibandPort {
+            hca: "mlx4_0".into(),
+            port: 1,
+            rate: Some(rate.into()),
+            state: Some("4: ACTIVE".into()),
+            link_layer: Some("InfiniBand".into()),
+        };
+        let ib = |kind| InterfaceFacts {
+            name: "ib0".into(),
+            mtu: 65520,
+            speed_mbps: None,
+            kind,
+            ..veth()
+        };
+        // QDR 4x: 40 Gb/s of signalling, 32 Gb/s of data after 8b/10b.
+        let (info, gathered) = nbd_over(ib(InterfaceKind::InfiniBand(Some(port(
+            "40 Gb/sec (4X QDR)",
+        )))));
+        let path = build(&info, &gathered, &facts());
+        let hop = &path.hops[1];
+        let capacity = hop
+            .capacity
+            .as_ref()
+            .expect("the port's rate is a capacity");
+        assert!(
+            (3.9e9..=4.0e9).contains(&(capacity.payload_bytes_per_second as f64)),
+            "{capacity:?}"
+        );
+        assert!(
+            hop.description
+                .contains("mlx4_0 port 1 at 40 Gb/sec (4X QDR)"),
+            "{}",
+            hop.description
+        );
+        assert!(
+            path.notes
+                .iter()
+                .all(|note| !note.contains("declare the fabric"))
+        );
+
+        // No port seen: no capacity, and a note asks for the fabric.
+        let (info, gathered) = nbd_over(ib(InterfaceKind::InfiniBand(None)));
+        let path = build(&info, &gathered, &facts());
+        assert!(path.hops[1].capacity.is_none());
+        assert!(
+            path.notes
+                .iter()
+                .any(|note| note.contains("declare the fabric"))
+        );
+    }
+
+    #[test]
+    fn infiniband_rates_name_their_link() {
+        use super::super::transport::infiniband_from_rate;
+        let name = |rate: &str| infiniband_from_rate(rate).map(|entry| entry.name);
+        assert_eq!(
+            name("40 Gb/sec (4X QDR)").as_deref(),
+            Some("InfiniBand QDR 4x")
+        );
+        assert_eq!(
+            name("100 Gb/sec (4X EDR)").as_deref(),
+            Some("InfiniBand EDR 4x")
+        );
+        // iWARP and older HCAs give the width alone: the rate per lane names the speed.
+        assert_eq!(name("10 Gb/sec (4X)").as_deref(), Some("InfiniBand SDR 4x"));
+        assert_eq!(
+            name("10 Gb/sec (1X QDR)").as_deref(),
+            Some("InfiniBand QDR 1x")
+        );
+        assert_eq!(name("fast"), None);
+        assert_eq!(name("10 Gb/sec"), None);
     }
 
     #[test]

@@ -333,6 +333,22 @@ impl Walker<'_> {
             }
             FilesystemBelow::Network(None) => {}
             FilesystemBelow::Device(block) => self.block(block, depth, share),
+            FilesystemBelow::Devices(devices) => {
+                let profile = devices.data_profile.as_deref();
+                let names: Vec<&str> = devices.members.iter().map(|m| m.name.as_str()).collect();
+                self.note(format!(
+                    "{}: {kind_name} spreads its data over {} devices ({}){}",
+                    filesystem.file.display(),
+                    names.len(),
+                    names.join(", "),
+                    profile.map_or_else(String::new, |p| format!(", data profile {p}"))
+                ));
+                let member_share =
+                    super::block::multi_device_share(profile, devices.members.len(), share);
+                for member in &devices.members {
+                    self.block(member, depth + 1, member_share);
+                }
+            }
             FilesystemBelow::Unseen => self.note(format!(
                 "{}: {kind_name} has no block device underneath that iopath can see; declare the hops below it with --path",
                 filesystem.file.display()

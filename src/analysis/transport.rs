@@ -45,7 +45,15 @@ impl Walker<'_> {
                 .protocol = Some("ata".into());
                 self.bus(bus, depth, share);
             }
-            TransportFacts::Sas { driver, ports, bus } => {
+            TransportFacts::Sas {
+                driver,
+                ports,
+                end_device_protocols,
+                bus,
+            } => {
+                let sata = end_device_protocols
+                    .as_deref()
+                    .is_some_and(|protocols| protocols.split(['+', ',', ' ']).any(|p| p == "sata"));
                 if ports.is_empty() {
                     self.push(
                         key,
@@ -60,8 +68,14 @@ impl Walker<'_> {
                 }
                 // The disk's own link first, then the ports towards the HBA (an expander's
                 // uplink, the HBA's wide port), which every disk behind them shares.
-                for port in ports.iter().rev() {
-                    self.sas_port(driver, port, depth, share);
+                for (index, port) in ports.iter().enumerate().rev() {
+                    let disk_link = index + 1 == ports.len();
+                    self.sas_port(driver, port, sata && disk_link, depth, share);
+                }
+                if sata {
+                    self.note(format!(
+                        "{name}: a SATA disk behind a SAS expander: its commands are tunnelled over STP, one command queue of at most 32, at the SATA rate of its own link"
+                    ));
                 }
                 self.bus(bus, depth, share);
             }
@@ -227,7 +241,7 @@ impl Walker<'_> {
         )
         .protocol = protocol.map(str::to_string);
         match (transport, &controller.route) {
-            ("pcie", _) => self.bus(&controller.bus, depth, share),
+            ("pcie", _) => self.nvme_pcie_bus(name, controller, depth, share),
             ("tcp" | "rdma", Some(route)) => {
                 self.route(route, protocol, depth, share);
                 self.note(format!(
@@ -243,14 +257,64 @@ impl Walker<'_> {
         }
     }
 
-    fn sas_port(&mut self, driver: &str, port: &SasPortFacts, depth: u32, share: Share) {
+    /// The bus of a local NVMe controller. Its transport says PCI Express, so a function
+    /// whose link files are missing (a capture that did not keep them, a platform that hides
+    /// them) is a PCIe link of unknown speed, never conventional PCI.
+    fn nvme_pcie_bus(
+        &mut self,
+        name: &str,
+        controller: &NvmeControllerFacts,
+        depth: u32,
+        share: Share,
+    ) {
+        let endpoint = controller.bus.last();
+        if endpoint.is_some_and(|function| function.link.is_some() || function.pcix.is_some()) {
+            self.bus(&controller.bus, depth, share);
+            return;
+        }
+        let address = endpoint.map_or("its PCI function", |function| function.address.as_str());
+        self.push(
+            format!("pci:{}", controller.name),
+            HopKind::Bus,
+            "PCIe",
+            format!(
+                "{address}: PCI Express (the controller's transport is pcie); its link speed and width are not shown"
+            ),
+            depth,
+            share,
+            None,
+        );
+        self.note(format!(
+            "{name}: the PCIe link of NVMe controller {} reports no speed here; declare it with --path (for example pcie3x4)",
+            controller.name
+        ));
+    }
+
+    /// One SAS port's hop; `sata_disk` for the link of a SATA disk behind an expander,
+    /// which carries SATA frames over STP at a SATA rate.
+    fn sas_port(
+        &mut self,
+        driver: &str,
+        port: &SasPortFacts,
+        sata_disk: bool,
+        depth: u32,
+        share: Share,
+    ) {
         let lanes = port.phy_rates.len() as u32;
-        let entry = port
-            .phy_rates
-            .first()
-            .and_then(|rate| sas_from_rate(rate, lanes));
+        let entry = port.phy_rates.first().and_then(|rate| {
+            if sata_disk {
+                sata_from_speed(rate)
+            } else {
+                sas_from_rate(rate, lanes)
+            }
+        });
+        let what = if sata_disk {
+            "SATA over SAS (STP)"
+        } else {
+            "SAS"
+        };
         let description = format!(
-            "SAS ({driver}) {}: {} phy(s) at {}",
+            "{what} ({driver}) {}: {} phy(s) at {}",
             port.name,
             port.phy_rates.len(),
             port.phy_rates
@@ -261,13 +325,13 @@ impl Walker<'_> {
         self.push(
             format!("sas:{}", port.name),
             HopKind::DeviceLink,
-            entry.map_or_else(|| "SAS".to_string(), |e| e.name),
+            entry.map_or_else(|| what.to_string(), |e| e.name),
             description,
             depth,
             share,
             capacity,
         )
-        .protocol = Some("ssp".into());
+        .protocol = Some(if sata_disk { "ata" } else { "ssp" }.into());
     }
 
     fn fibre_channel(&mut self, name: &str, fc: &FibreChannelFacts, depth: u32, share: Share) {
@@ -356,6 +420,43 @@ pub fn sas_from_rate(text: &str, lanes: u32) -> Option<links::LinkEntry> {
         other => other,
     };
     links::sas(gbps, lanes.max(1))
+}
+
+/// InfiniBand entry of a port's `rate` (`40 Gb/sec (4X QDR)`, `100 Gb/sec (4X EDR)`, or
+/// `10 Gb/sec (4X)` without the speed's name, read from the rate per lane), with the port's
+/// own width (1X, 2X, 4X, 8X, 12X).
+pub fn infiniband_from_rate(text: &str) -> Option<links::LinkEntry> {
+    let total: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let inside = text.split_once('(')?.1.trim_end().trim_end_matches(')');
+    let mut words = inside.split_whitespace();
+    let lanes: u32 = words
+        .next()?
+        .strip_suffix(['X', 'x'])?
+        .parse()
+        .ok()
+        .filter(|lanes| *lanes > 0)?;
+    let speed = match words.next() {
+        Some(name) => name.to_lowercase(),
+        None => match (total / f64::from(lanes)).round() as u32 {
+            2 | 3 => "sdr".into(),
+            5 => "ddr".into(),
+            10 => "qdr".into(),
+            14 => "fdr".into(),
+            25 => "edr".into(),
+            50 => "hdr".into(),
+            100 => "ndr".into(),
+            _ => return None,
+        },
+    };
+    let mut entry = links::find(&format!("ib-{speed}"))?;
+    if entry.lanes != lanes {
+        entry.name = entry
+            .name
+            .replace(&format!(" {}x", entry.lanes), &format!(" {lanes}x"));
+        entry.aliases.clear();
+        entry.lanes = lanes;
+    }
+    Some(entry)
 }
 
 /// Fibre Channel entry of an fc_host `speed` (`8 Gbit`, `16 Gbit`).

@@ -14,7 +14,7 @@ use iopath::history::reference::Reference;
 use iopath::history::trend::{TrendPoint, trend_with_direction};
 use iopath::history::{Filter, History, HistoryError, location, parse_since};
 use iopath::result::RunResult;
-use iopath::text::escape::escape_controls;
+use iopath::text::shown;
 use iopath::units::{format_count, format_iops, format_latency, format_rate};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -282,7 +282,7 @@ fn show_trend(args: &TrendArgs) -> Result<i32, Box<dyn Status>> {
     let written = writeln!(
         out,
         "{} ({}), oldest first; each run against the one before it",
-        escape_controls(&args.test),
+        shown(&args.test),
         direction.name()
     )
     .and_then(|()| writeln!(out, "{}", trend_table(&points)));
@@ -339,7 +339,7 @@ fn trend_table(points: &[TrendPoint]) -> Table {
         table.add_row([
             point.id.to_string(),
             shown_time(&point.started_at),
-            escape_controls(point.label.as_deref().unwrap_or("")).into_owned(),
+            shown(point.label.as_deref().unwrap_or("")).into_owned(),
             with_interval(
                 &figures.bytes_per_second,
                 format!("{:.1}", figures.bytes_per_second.value / 1e6),
@@ -365,9 +365,10 @@ fn trend_table(points: &[TrendPoint]) -> Table {
     table
 }
 
-/// `2026-12-01 17:51:38` from `2026-12-01T17:51:38Z`.
+/// `2026-12-01 17:51:38` from `2026-12-01T17:51:38Z` (as a cell shows text from the history:
+/// shortened, control characters escaped).
 fn shown_time(rfc3339: &str) -> String {
-    rfc3339.replacen('T', " ", 1).replace('Z', "")
+    shown(rfc3339).replacen('T', " ", 1).replace('Z', "")
 }
 
 fn runs_table(runs: &[iopath::history::RunSummary]) -> Table {
@@ -386,8 +387,10 @@ fn runs_table(runs: &[iopath::history::RunSummary]) -> Table {
             "best IOPS",
             "verdict",
         ]);
+    // Every text cell comes from the history's database: shortened, control characters
+    // escaped, as compare's tables show text from results.
+    let shown = |text: &str| shown(text).into_owned();
     for run in runs {
-        let shown = |text: &str| escape_controls(text).into_owned();
         let tests = if run.test_count == 1 {
             shown(&run.tests)
         } else {
@@ -407,7 +410,7 @@ fn runs_table(runs: &[iopath::history::RunSummary]) -> Table {
             tests,
             format_rate(run.best_bytes_per_second),
             format_iops(run.best_iops),
-            run.verdicts.clone(),
+            shown(&run.verdicts),
         ]);
     }
     for column in [6, 7] {

@@ -62,7 +62,7 @@ impl TerminalObserver {
         }
     }
 
-    /// Whether the dashboard is showing.
+    /// Whether the dashboard is showing (or closed on its own since the last event).
     pub fn has_dashboard(&self) -> bool {
         matches!(self.mode, Mode::Dashboard(_))
     }
@@ -89,12 +89,33 @@ impl TerminalObserver {
 
     /// Prints `message` on stderr, or holds it (and shows it) while the dashboard is open.
     fn say(&mut self, message: String) {
+        self.fall_back_if_closed();
         match &self.mode {
             Mode::Dashboard(dashboard) => {
                 dashboard.send(Event::Note(message.clone()));
                 self.deferred.push(message);
             }
             Mode::Quiet | Mode::Line => eprintln!("{message}"),
+        }
+    }
+
+    /// A dashboard that closed on its own (a terminal too small, or failing) gives way to the
+    /// progress line, saying why in one line; what it held is printed then.
+    fn fall_back_if_closed(&mut self) {
+        let Mode::Dashboard(dashboard) = &mut self.mode else {
+            return;
+        };
+        let Some(reason) = dashboard.closed_early() else {
+            return;
+        };
+        dashboard.close();
+        self.mode = Mode::Line;
+        eprintln!(
+            "note: the dashboard closed ({}): showing the progress line; Ctrl-C stops the run",
+            for_terminal(&reason)
+        );
+        for message in self.deferred.drain(..) {
+            eprintln!("{message}");
         }
     }
 
@@ -115,6 +136,7 @@ impl Drop for TerminalObserver {
 
 impl RunObserver for TerminalObserver {
     fn test_starting(&mut self, test: &TestPlan, _shapes: &[EffectiveShape]) {
+        self.fall_back_if_closed();
         self.close_line();
         if let Mode::Dashboard(dashboard) = &self.mode {
             dashboard.send(Event::TestStarting(test.name.clone()));
@@ -122,6 +144,7 @@ impl RunObserver for TerminalObserver {
     }
 
     fn live(&mut self, sample: &LiveSample) {
+        self.fall_back_if_closed();
         match &self.mode {
             Mode::Quiet => {}
             // The last sample's interval may be a few milliseconds: nothing to chart.

@@ -5,6 +5,7 @@ pub mod compare_command;
 pub mod completions_command;
 pub mod dashboard;
 pub mod exit;
+pub mod explain_command;
 pub mod failure;
 pub mod forced_stop;
 pub mod history_command;
@@ -72,6 +73,9 @@ pub enum Command {
     Compare(compare_command::CompareArgs),
     /// Write one self-contained HTML report of saved runs.
     Report(report_command::ReportArgs),
+    /// Explain saved runs again, without I/O: path, hops, verdict and trust notes, on the
+    /// run's own paths, this host, or a recorded machine.
+    Explain(explain_command::ExplainArgs),
     /// List the runs kept in the local history (@last, @-1, @label:NAME name them elsewhere).
     History(history_command::HistoryArgs),
     /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.

@@ -246,9 +246,19 @@ pub struct RunArgs {
     /// Serve live metrics (OpenMetrics text, for Prometheus) on GET /metrics at ADDR while the
     /// run goes on: PORT or :PORT (on 127.0.0.1), or HOST:PORT. Counters of I/Os and bytes
     /// per direction, latency histograms, the current test and sweep point, each test's
-    /// verdict.
+    /// verdict. An address beyond loopback needs --metrics-token-file.
     #[arg(long, value_name = "ADDR", help_heading = "Output")]
     pub metrics: Option<String>,
+    /// With --metrics: answer only requests with `Authorization: Bearer TOKEN`, TOKEN being
+    /// FILE's content (16 to 4096 bytes, owner-only permissions; Prometheus sends it with
+    /// `authorization: credentials_file: FILE`). Needed to listen beyond loopback.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Output",
+        requires = "metrics"
+    )]
+    pub metrics_token_file: Option<PathBuf>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

@@ -14,11 +14,15 @@ use super::team::{Ended, Gathered, Team};
 use iopath::analysis::{DeclaredPath, analyse};
 use iopath::engine::StopSignal;
 use iopath::host::sys::in_terminal_foreground;
-use iopath::metrics::{MetricsServer, SharedMetrics, parse_metrics_address};
+use iopath::metrics::{
+    BearerToken, MetricsAddressError, MetricsServer, SharedMetrics, check_exposure,
+    parse_metrics_address,
+};
 use iopath::result::StopReason;
 use iopath::run::{ExecutedRun, RunObserver, execute_and_confirm, execute_together, prepare};
 use iopath::workload::Plan;
 use std::io::Write;
+use std::net::SocketAddr;
 
 /// Runs `iopath run` and returns the exit status (every rank of an MPI job runs it; rank 0
 /// prints and writes for all).
@@ -84,12 +88,14 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Err(error) => return refused(team, &error),
     };
     let machine_stdout = outputs.stdout_is_machine_readable();
-    let metrics_address = match args
-        .metrics
-        .as_deref()
-        .map(parse_metrics_address)
-        .transpose()
-    {
+    // Only the client that prints (rank 0 of an MPI job) serves metrics, and reads the token
+    // file, which the other hosts need not have; a refusal there ends every client.
+    let endpoint = if team.prints() {
+        metrics_endpoint(&args)
+    } else {
+        Ok(None)
+    };
+    let metrics_address = match endpoint {
         Ok(address) => address,
         Err(error) => return refused(team, &error),
     };
@@ -128,11 +134,11 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     };
     // Listening starts before any I/O, on the client that prints (rank 0 of an MPI job): an
     // address that cannot be used is bad input.
-    let metrics = match metrics_address.filter(|_| team.prints()) {
-        Some(address) => {
+    let metrics = match metrics_address {
+        Some((address, token)) => {
             let figures = SharedMetrics::default();
             figures.lock().tests_planned = planned.len();
-            match MetricsServer::start(address, figures.clone()) {
+            match MetricsServer::start(address, token, figures.clone()) {
                 Ok(server) => Some((server, figures)),
                 Err(error) => return refused(team, &error),
             }
@@ -153,7 +159,12 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             );
         }
         if let Some((server, _)) = &metrics {
-            eprintln!("metrics on http://{}/metrics", server.address());
+            let token = if args.metrics_token_file.is_some() {
+                " (requests need the bearer token of --metrics-token-file)"
+            } else {
+                ""
+            };
+            eprintln!("metrics on http://{}/metrics{token}", server.address());
         }
     }
     handle_stale_test_files(&prepared, args.remove_stale);
@@ -313,6 +324,24 @@ fn terminal_observer(
 
 /// This client cannot run (`error`): alone, it is printed; in an MPI job every client hears of
 /// it at the check before any I/O, and rank 0 prints it with this client's rank and host.
+/// `--metrics` and `--metrics-token-file`: where to listen and the token a request needs,
+/// checked before any I/O (an address beyond loopback needs a token).
+fn metrics_endpoint(
+    args: &RunArgs,
+) -> Result<Option<(SocketAddr, Option<BearerToken>)>, MetricsAddressError> {
+    let Some(text) = args.metrics.as_deref() else {
+        return Ok(None);
+    };
+    let address = parse_metrics_address(text)?;
+    let token = args
+        .metrics_token_file
+        .as_deref()
+        .map(BearerToken::from_file)
+        .transpose()?;
+    check_exposure(address, token.as_ref())?;
+    Ok(Some((address, token)))
+}
+
 fn refused(team: &mut Team, error: &dyn exit::Status) -> i32 {
     match team.agree_ready(Some(error)) {
         Err(Ended(status)) => status,

@@ -4,7 +4,7 @@
 //! [`RunResult`](crate::result::RunResult)
 //! whose [`ClusterResult`](crate::result::ClusterResult) keeps each client's own figures.
 //!
-//! The transport is MPI when iopath is built with the `mpi` feature ([`mpi`]); the merge, the
+//! The transport is MPI when iopath is built with the `mpi` feature (the `mpi` module); the merge, the
 //! target templates ([`templates`]), the assembled result ([`assemble`]) and what the launcher
 //! says ([`launcher`]) are plain code,
 //! built and tested without it.

@@ -120,6 +120,10 @@ pub struct MetricValue {
     /// Half the width of the 95 % interval, same unit: the Student t interval of the per-second
     /// values, centred on `value`. `None` with fewer than two full intervals.
     pub half_width: Option<f64>,
+    /// How many per-interval values the interval rests on (0: not known, as in comparisons
+    /// written before this field).
+    #[serde(default)]
+    pub samples: u32,
 }
 
 impl MetricValue {
@@ -127,6 +131,46 @@ impl MetricValue {
     pub fn bounds(&self) -> Option<(f64, f64)> {
         self.half_width
             .map(|half| (self.value - half, self.value + half))
+    }
+
+    /// About how many per-interval values would narrow the interval to ±`percent` of the value,
+    /// the spread staying as it is (the half-width falls with the square root of the count);
+    /// `None` without an interval or a count.
+    pub fn samples_for(&self, percent: f64) -> Option<u64> {
+        let now = self.half_width_percent()?;
+        if self.samples == 0 || percent <= 0.0 {
+            return None;
+        }
+        // The interval is t(n−1) × s / √n: the spread s is the half-width over that t, times √n.
+        let t = crate::analysis::trust::student_t_975;
+        let n = self.samples.max(2);
+        let spread = now / t(n - 1) * f64::from(n).sqrt();
+        // The t of the larger count shrinks too: the smallest count whose interval is narrow
+        // enough, searched by doubling, then by halving the step.
+        let narrow = |count: u64| {
+            t((count - 1).min(u64::from(u32::MAX)) as u32) * spread / (count as f64).sqrt()
+                <= percent
+        };
+        if narrow(u64::from(n)) {
+            return Some(u64::from(n));
+        }
+        let mut high = u64::from(n) + 1;
+        while !narrow(high) {
+            if high > 1 << 40 {
+                return None;
+            }
+            high *= 2;
+        }
+        let mut low = (high / 2).max(u64::from(n));
+        while low + 1 < high {
+            let middle = (low + high) / 2;
+            if narrow(middle) {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        Some(high)
     }
 
     /// Half-width as a percentage of the value.
@@ -185,7 +229,15 @@ pub enum Outcome {
     /// No interval for one of the two (fewer than two full one-second intervals): the
     /// difference cannot be told from noise.
     Unknown,
+    /// The intervals overlap, but one is wider than ±[`SAME_WITHIN_PERCENT`] of its figure:
+    /// the runs were too short (or too noisy) to tell a difference of that size from noise,
+    /// so "same" would claim what the data does not show.
+    TooShort,
 }
+
+/// The widest interval, percent of its figure, under which overlapping intervals are called
+/// the same: wider ones could hide a difference larger than this.
+pub const SAME_WITHIN_PERCENT: f64 = 10.0;
 
 impl Outcome {
     /// The word in tables.
@@ -195,6 +247,7 @@ impl Outcome {
             Outcome::Better => "better",
             Outcome::Worse => "worse",
             Outcome::Unknown => "no CI",
+            Outcome::TooShort => "too short",
         }
     }
 }

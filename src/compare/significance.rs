@@ -6,21 +6,28 @@
 //! p99 latency take the same interval of the per-second mean and p99. Every interval is centred
 //! on the test's own figure. Two runs differ in a metric only when their intervals do not
 //! overlap; with no interval for either run the outcome is [`Outcome::Unknown`], never a win.
+//! Overlapping intervals are "same" only when both are within ±[`SAME_WITHIN_PERCENT`] of their
+//! figures; wider ones (two 2-second runs give ±1000 % and more) are [`Outcome::TooShort`],
+//! with a note saying about how long each run would need to be.
 //!
 //! ```
 //! use iopath::compare::{Metric, MetricValue, Outcome};
 //! use iopath::compare::significance::outcome;
-//! let before = MetricValue { value: 100.0, half_width: Some(3.0) };
-//! let after = MetricValue { value: 105.0, half_width: Some(3.0) };
+//! let before = MetricValue { value: 100.0, half_width: Some(3.0), samples: 10 };
+//! let after = MetricValue { value: 105.0, half_width: Some(3.0), samples: 10 };
 //! assert_eq!(outcome(Metric::Throughput, &before, &after), Outcome::Same);
-//! let after = MetricValue { value: 110.0, half_width: Some(3.0) };
+//! let after = MetricValue { value: 110.0, half_width: Some(3.0), samples: 10 };
 //! assert_eq!(outcome(Metric::Throughput, &before, &after), Outcome::Better);
 //! assert_eq!(outcome(Metric::MeanLatency, &before, &after), Outcome::Worse);
+//! // Two seconds each, 4.8x apart: the intervals overlap, but say nothing.
+//! let before = MetricValue { value: 100.0, half_width: Some(1100.0), samples: 2 };
+//! let after = MetricValue { value: 480.0, half_width: Some(5280.0), samples: 2 };
+//! assert_eq!(outcome(Metric::Throughput, &before, &after), Outcome::TooShort);
 //! ```
 
 use super::comparison::{
     ComparedTest, FigureDirection, Metric, MetricChange, MetricValue, Outcome, RunChanges,
-    TestFigures,
+    SAME_WITHIN_PERCENT, TestFigures,
 };
 use super::matching::MatchedTest;
 use crate::analysis::trust::{confidence_interval, direction_confidence};
@@ -38,7 +45,16 @@ pub fn outcome(metric: Metric, baseline: &MetricValue, run: &MetricValue) -> Out
         return Outcome::Unknown;
     };
     if base_low <= run_high && run_low <= base_high {
-        return Outcome::Same;
+        let too_wide = [baseline, run].iter().any(|value| {
+            value
+                .half_width_percent()
+                .is_none_or(|percent| percent > SAME_WITHIN_PERCENT)
+        });
+        return if too_wide {
+            Outcome::TooShort
+        } else {
+            Outcome::Same
+        };
     }
     if (run.value > baseline.value) == metric.higher_is_better() {
         Outcome::Better
@@ -102,23 +118,28 @@ pub fn test_figures(label: &str, test: &TestResult, direction: FigureDirection) 
     };
     let (means, p99s) = latency_samples(figures);
     let latency_half = |samples: &[f64]| half_width(confidence_interval(samples).as_ref());
+    let count = |interval: Option<&ConfidenceInterval>| interval.map_or(0, |i| i.intervals);
     TestFigures {
         run: label.to_string(),
         bytes_per_second: MetricValue {
             value: figures.bytes_per_second,
             half_width: half_width(confidence.bytes_per_second.as_ref()),
+            samples: count(confidence.bytes_per_second.as_ref()),
         },
         iops: MetricValue {
             value: figures.iops,
             half_width: half_width(confidence.iops.as_ref()),
+            samples: count(confidence.iops.as_ref()),
         },
         mean_latency_ns: MetricValue {
             value: figures.latency.mean_ns,
             half_width: latency_half(&means),
+            samples: means.len() as u32,
         },
         p99_latency_ns: MetricValue {
             value: figures.latency.percentile("99") as f64,
             half_width: latency_half(&p99s),
+            samples: p99s.len() as u32,
         },
         verdict: test.analysis.as_ref().map(|analysis| analysis.verdict),
         stopped_early: test.stop_reason != StopReason::Completed,
@@ -165,7 +186,7 @@ pub fn compare_test(
         .zip(labels)
         .map(|(test, label)| test_figures(label, test, direction))
         .collect();
-    let changes = figures
+    let changes: Vec<RunChanges> = figures
         .iter()
         .enumerate()
         .filter(|(index, _)| *index != baseline)
@@ -185,6 +206,11 @@ pub fn compare_test(
             ));
         }
     }
+    for change in &changes {
+        if let Some(note) = too_short_note(change, &figures, baseline, &tests) {
+            notes.push(note);
+        }
+    }
     ComparedTest {
         name: matched.key.display_name(),
         sweep: matched.key.sweep.clone(),
@@ -192,6 +218,78 @@ pub fn compare_test(
         figures,
         changes,
         notes,
+    }
+}
+
+/// For a run whose throughput could not be told from the baseline's (intervals too wide),
+/// a note with both intervals and about how long each run would need to be for overlapping
+/// intervals to mean "the same within ±10 %".
+fn too_short_note(
+    change: &RunChanges,
+    figures: &[TestFigures],
+    baseline: usize,
+    tests: &[&TestResult],
+) -> Option<String> {
+    let throughput = change
+        .metrics
+        .iter()
+        .find(|metric| metric.metric == Metric::Throughput)?;
+    if throughput.outcome != Outcome::TooShort {
+        return None;
+    }
+    let run = figures.iter().position(|f| f.run == change.run)?;
+    let shown = |value: &MetricValue| {
+        value
+            .half_width_percent()
+            .map_or("no interval".to_string(), |percent| {
+                format!("± {percent:.0} %")
+            })
+    };
+    let (base, other) = (
+        &figures[baseline].bytes_per_second,
+        &figures[run].bytes_per_second,
+    );
+    let interval_seconds = |test: &TestResult| {
+        test.total
+            .series
+            .iter()
+            .map(|point| point.duration_ns)
+            .max()
+            .filter(|ns| *ns > 0)
+            .map_or(1.0, |ns| ns as f64 / 1e9)
+    };
+    let needed = [(base, tests[baseline]), (other, tests[run])]
+        .iter()
+        .filter_map(|(value, test)| {
+            Some(value.samples_for(SAME_WITHIN_PERCENT)? as f64 * interval_seconds(test))
+        })
+        .fold(None, |most: Option<f64>, seconds| {
+            Some(most.map_or(seconds, |m| m.max(seconds)))
+        });
+    let how_long = match needed {
+        Some(seconds) => format!(
+            "runs of about {} each would tell a {SAME_WITHIN_PERCENT:.0} % difference",
+            rounded_duration(seconds)
+        ),
+        None => "run each for longer (at least two full seconds gives an interval)".to_string(),
+    };
+    Some(format!(
+        "{}: too short to tell from {} (MB/s {} against {}): not \"same\"; {how_long}",
+        change.run,
+        change.against,
+        shown(other),
+        shown(base)
+    ))
+}
+
+/// `seconds` rounded up for a note: `40 s`, `12 min`, `3 h`.
+fn rounded_duration(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{} s", seconds.ceil() as u64)
+    } else if seconds < 7200.0 {
+        format!("{} min", (seconds / 60.0).ceil() as u64)
+    } else {
+        format!("{} h", (seconds / 3600.0).ceil() as u64)
     }
 }
 

@@ -136,6 +136,54 @@ fn overlapping_intervals_are_the_same_and_missing_ones_are_unknown() {
 }
 
 #[test]
+fn two_second_runs_far_apart_are_too_short_to_tell_never_the_same() {
+    // Two 2-second runs 4.8x apart: two per-second values each give intervals of ±100 % and
+    // more, which overlap; "same" would claim what the data does not show.
+    let slow = run_with(&[20.0, 80.0], 100.0, "slow");
+    let fast = run_with(&[100.0, 380.0], 100.0, "fast");
+    let comparison = compare_two(&slow, &fast);
+    let test = &comparison.tests[0];
+    let throughput = test.changes[0].metric(Metric::Throughput).unwrap();
+    assert!(throughput.ratio.unwrap() > 4.5, "{throughput:?}");
+    assert_eq!(throughput.outcome, Outcome::TooShort);
+    let note = test
+        .notes
+        .iter()
+        .find(|note| note.contains("too short to tell"))
+        .unwrap_or_else(|| panic!("no note: {:?}", test.notes));
+    assert!(note.contains("would tell a 10 % difference"), "{note}");
+
+    // Long and steady runs a little apart, within both tight intervals: the same.
+    let steady: Vec<f64> = (0..30).map(|second| 100.0 + (second % 3) as f64).collect();
+    let close: Vec<f64> = steady.iter().map(|rate| rate + 0.5).collect();
+    let comparison = compare_two(
+        &run_with(&steady, 100.0, "a"),
+        &run_with(&close, 100.0, "b"),
+    );
+    let throughput = comparison.tests[0].changes[0]
+        .metric(Metric::Throughput)
+        .unwrap();
+    assert_eq!(throughput.outcome, Outcome::Same);
+}
+
+#[test]
+fn the_time_that_would_tell_follows_the_spread() {
+    let value = |half_width: f64, samples: u32| comparison::MetricValue {
+        value: 100.0,
+        half_width: Some(half_width),
+        samples,
+    };
+    // ±20 % from 10 values: s = 20 × √10 / t(9) ≈ 27.96; ±10 % needs t(n−1) × 27.96 / √n ≤ 10,
+    // about 33 values.
+    let needed = value(20.0, 10).samples_for(10.0).unwrap();
+    assert!((32..=35).contains(&needed), "{needed}");
+    // Already narrow enough: its own count.
+    assert_eq!(value(5.0, 10).samples_for(10.0), Some(10));
+    // No interval or no count: unknown.
+    assert_eq!(value(5.0, 0).samples_for(10.0), None);
+}
+
+#[test]
 fn tests_missing_from_a_run_are_listed_not_dropped() {
     let a = mixed().clone();
     let mut b = mixed().clone();

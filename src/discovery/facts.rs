@@ -68,8 +68,23 @@ pub enum FilesystemBelow {
     Network(Option<Box<NetworkFilesystemFacts>>),
     /// A block device.
     Device(Box<BlockFacts>),
+    /// Several block devices one filesystem spreads its data over (btrfs, bcachefs), as its
+    /// own `/sys/fs/TYPE/UUID/` lists them.
+    Devices(MultiDeviceFacts),
     /// Nothing iopath can see (FUSE, overlay without a device…).
     Unseen,
+}
+
+/// The devices of a filesystem that spans several.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MultiDeviceFacts {
+    /// The filesystem's UUID (its directory under `/sys/fs/TYPE/`).
+    pub uuid: String,
+    /// How data is laid over the devices, where the filesystem says (btrfs's
+    /// `allocation/data/` profile: `single`, `raid0`, `raid1`, `raid10`, `raid5`, `raid6`, `dup`).
+    pub data_profile: Option<String>,
+    /// Each device, in the order the filesystem lists them.
+    pub members: Vec<BlockFacts>,
 }
 
 /// A network filesystem's server.
@@ -224,6 +239,9 @@ pub enum TransportFacts {
         driver: String,
         /// The ports, the HBA's first.
         ports: Vec<SasPortFacts>,
+        /// What the end device speaks (its `sas_device/…/target_port_protocols`): `ssp` for a
+        /// SAS disk, `sata` for a SATA disk reached through an expander, tunnelled over STP.
+        end_device_protocols: Option<String>,
         /// The HBA's PCI functions.
         bus: Vec<PciFunctionFacts>,
     },
@@ -457,6 +475,21 @@ pub struct InterfaceFacts {
     pub bus: Vec<PciFunctionFacts>,
 }
 
+/// One port of an InfiniBand HCA (`/sys/class/infiniband/HCA/ports/N/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InfinibandPort {
+    /// The HCA (`mlx4_0`).
+    pub hca: String,
+    /// The port number (from 1).
+    pub port: u32,
+    /// `rate`: the signalling rate, width and speed (`40 Gb/sec (4X QDR)`).
+    pub rate: Option<String>,
+    /// `state` (`4: ACTIVE`).
+    pub state: Option<String>,
+    /// `link_layer` (`InfiniBand`, or `Ethernet` for RoCE and iWARP).
+    pub link_layer: Option<String>,
+}
+
 /// What kind of interface.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InterfaceKind {
@@ -464,8 +497,8 @@ pub enum InterfaceKind {
     Loopback,
     /// A physical Ethernet NIC.
     Physical,
-    /// IP over InfiniBand.
-    InfiniBand,
+    /// IP over InfiniBand, with the HCA port it sends through when sysfs shows it.
+    InfiniBand(Option<InfinibandPort>),
     /// A bond.
     Bond {
         /// `bonding/mode` (`802.3ad 4`).

@@ -39,6 +39,11 @@ pub const ATTRIBUTE_LIMIT_BYTES: usize = 64 * 1024;
 pub const TABLE_LIMIT_BYTES: usize = 1 << 20;
 /// Most entries listed from one directory.
 pub const DIRECTORY_LIMIT: usize = 4096;
+/// Most directories of `/sys/devices` walked to find a block device a recorded tree lists
+/// nowhere else.
+pub const DEVICE_WALK_LIMIT: usize = 20_000;
+/// How deep that walk goes below `/sys/devices`.
+pub const DEVICE_WALK_DEPTH: u32 = 16;
 /// Most symbolic links followed while resolving one path (the kernel's own limit is 40).
 const LINK_LIMIT: u32 = 40;
 /// Most bytes a recording keeps in all; reads beyond it are still answered, not recorded.
@@ -164,6 +169,8 @@ impl HostView {
     /// `path` with every symbolic link resolved inside the root; `None` when some component
     /// does not exist or links loop. The result is a path on the viewed machine.
     pub fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let aliased = self.class_block_alias(path);
+        let path = aliased.as_deref().unwrap_or(path);
         let mut pending: VecDeque<OsString> = VecDeque::new();
         push_components(&mut pending, path, false);
         let mut resolved = PathBuf::from("/");
@@ -191,6 +198,73 @@ impl HostView {
             }
         }
         Some(resolved)
+    }
+
+    /// Where `/sys/class/block/NAME…` lies in a recorded tree that has no `sys/class/block`
+    /// (captures other tools keep): `/sys/block/NAME…` for a disk, `/sys/block/DISK/NAME…` for
+    /// a partition, and an NVMe namespace under its controller (`/sys/class/nvme/nvme0/…`) or
+    /// its subsystem (`/sys/class/nvme-subsystem/…`). `None` where nothing needs to change
+    /// (this host, a tree with `sys/class/block`, another path, a name found nowhere).
+    fn class_block_alias(&self, path: &Path) -> Option<PathBuf> {
+        if self.is_live() {
+            return None;
+        }
+        let rest = path
+            .strip_prefix(crate::discovery::sysfs::CLASS_BLOCK)
+            .ok()?;
+        let mut components = rest.components();
+        let name = components.next()?.as_os_str();
+        let below = components.as_path();
+        if self.root.join("sys/class/block").join(name).exists() {
+            return None;
+        }
+        let disk = Path::new("/sys/block").join(name);
+        if self.is_dir(&disk) {
+            return Some(disk.join(below));
+        }
+        ["/sys/block", "/sys/class/nvme", "/sys/class/nvme-subsystem"]
+            .iter()
+            .find_map(|parents| {
+                let parents = Path::new(parents);
+                self.read_dir(parents)
+                    .into_iter()
+                    .map(|parent| parents.join(parent).join(name))
+                    .find(|candidate| self.is_dir(candidate))
+                    .map(|found| found.join(below))
+            })
+            .or_else(|| self.device_block_dir(name).map(|found| found.join(below)))
+    }
+
+    /// The directory `…/block/NAME` of a block device somewhere under `/sys/devices`, where
+    /// every block device lives in sysfs: a bounded walk (at most [`DEVICE_WALK_LIMIT`]
+    /// directories, [`DEVICE_WALK_DEPTH`] deep, links not followed).
+    fn device_block_dir(&self, name: &std::ffi::OsStr) -> Option<PathBuf> {
+        let mut pending = VecDeque::from([(PathBuf::from("/sys/devices"), 0u32)]);
+        let mut visited = 0;
+        while let Some((directory, depth)) = pending.pop_front() {
+            visited += 1;
+            if visited > DEVICE_WALK_LIMIT {
+                return None;
+            }
+            let host = self.host_path(&directory);
+            let Ok(entries) = fs::read_dir(&host) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok).take(DIRECTORY_LIMIT) {
+                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                if !is_dir {
+                    continue;
+                }
+                let child = directory.join(entry.file_name());
+                if entry.file_name() == "block" && host.join("block").join(name).is_dir() {
+                    return Some(child.join(name));
+                }
+                if depth < DEVICE_WALK_DEPTH {
+                    pending.push_back((child, depth + 1));
+                }
+            }
+        }
+        None
     }
 
     /// Up to `limit` bytes of the file at `path`.

@@ -498,10 +498,8 @@ mod tests {
             iov_len: data.len(),
         };
         // SAFETY: the socket is open and `data` outlives the call.
-        assert_eq!(
-            unsafe { send_vectored(left.as_raw_fd(), &[iovec]) }.unwrap(),
-            5
-        );
+        let sent = unsafe { send_vectored(left.as_raw_fd(), &[iovec]) }.unwrap();
+        assert_eq!(sent, 5);
         assert_eq!(poll(&mut fds, Duration::from_secs(5)).unwrap(), 1);
         let mut received = [0u8; 8];
         let read = receive_vectored(

@@ -45,6 +45,9 @@ pub struct NetworkVolumeInfo {
     /// A file server's network interfaces as it lists them (SMB multichannel's
     /// FSCTL_QUERY_NETWORK_INTERFACE_INFO), in words: `127.0.0.1 at 10 Gbit/s with RSS`.
     pub server_interfaces: Vec<String>,
+    /// The server's handle of an existing file on a file server (NFS), which tells it from
+    /// any other file whatever its name: recorded in verify states. `None` elsewhere.
+    pub file_handle: Option<Vec<u8>>,
 }
 
 /// How long a protocol engine waits on a server unless told otherwise (`--net-timeout`): to

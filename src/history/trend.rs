@@ -1,5 +1,5 @@
 //! A test's figures over the runs of the history (`iopath history trend TEST`), each run
-//! against the one before it: "same" where the 95 % confidence intervals overlap, "better" or
+//! against the one before it: "same" where tight 95 % confidence intervals overlap, "better" or
 //! "worse" only where they do not (the rule of `iopath compare`, [`crate::compare::significance`]).
 //!
 //! ```

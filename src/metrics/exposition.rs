@@ -25,6 +25,7 @@
 use super::state::MetricsState;
 use crate::run::progress::{LiveDirection, LiveVerify};
 use crate::stats::live::count_below;
+use crate::text::escape::{escape_controls, needs_escape};
 use std::fmt::Write as _;
 
 /// Content type of the exposition.
@@ -36,14 +37,23 @@ const BUCKET_POWERS: std::ops::RangeInclusive<u32> = 10..=34;
 /// A counter family: its name, its help, and its value in a direction's figures.
 type Counter = (&'static str, &'static str, fn(&LiveDirection) -> u64);
 
-/// A label value with `\`, `"` and line feeds escaped.
+/// A label value as the exposition writes it: `\`, `"` and line feeds escaped as the format
+/// says (`\\`, `\"`, `\n`), and every other character [`escape_controls`] makes visible
+/// written as it shows it (`\u{1b}`, `\t`), its backslash escaped, so a scraper stores that
+/// visible text and no control character reaches the exposition or what is read from it.
 fn label(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
+    let mut visible = String::new();
     for c in value.chars() {
         match c {
             '\\' => escaped.push_str("\\\\"),
             '"' => escaped.push_str("\\\""),
             '\n' => escaped.push_str("\\n"),
+            c if needs_escape(c) => {
+                visible.clear();
+                visible.push(c);
+                escaped.push_str(&escape_controls(&visible).replace('\\', "\\\\"));
+            }
             c => escaped.push(c),
         }
     }
@@ -301,5 +311,30 @@ mod tests {
         );
         assert!(!text.contains("iopath_test_info{"), "no test runs now");
         assert!(text.contains(r#"iopath_verdict_info{test="a \"quoted\" test",sweep="",verdict="link-bound",limiting_hop="eth1"} 1"#));
+    }
+
+    #[test]
+    fn control_characters_in_label_values_are_written_as_visible_escapes() {
+        let mut state = MetricsState::default();
+        state.test_starting("a\u{1b}[2J\tb\rc\u{7f}\u{9b}\u{202e}\\d\ne", &[]);
+        state.verdict(
+            "a\u{1b}[2J\tb\rc\u{7f}\u{9b}\u{202e}\\d\ne",
+            "link-bound",
+            Some("eth\u{7}1"),
+        );
+        let text = render(&state);
+        let test = r#"test="a\\u{1b}[2J\\tb\\rc\\u{7f}\\u{9b}\\u{202e}\\d\ne""#;
+        assert!(
+            text.contains(&format!("iopath_test_info{{{test},sweep=\"\"}} 1\n")),
+            "{text}"
+        );
+        assert!(text.contains(r#"limiting_hop="eth\\u{7}1""#), "{text}");
+        // Nothing of what `escape_controls` makes visible is left, line feeds between lines
+        // only.
+        assert!(
+            !text.chars().any(|c| c != '\n' && needs_escape(c)),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), text.matches('\n').count());
     }
 }

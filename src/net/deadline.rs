@@ -81,7 +81,7 @@ mod tests {
     use std::net::TcpListener;
 
     #[test]
-    fn a_dripping_peer_runs_out_of_time() {
+    fn timing_a_dripping_peer_runs_out_of_time() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (reader, _) = listener.accept().unwrap();

@@ -6,7 +6,7 @@
 //! deadline as a whole (`handshake_timeout`), however slowly the bytes come. At most
 //! `max_sessions` tests run at once (a client past that is told the server is busy), each of
 //! at most `max_streams` streams per direction and `max_duration_ns`. A stream that moves
-//! nothing for `stall_timeout` ends its session. Without a [`Secret`] the server listens only
+//! nothing for `stall_timeout` ends its session. Without a [`Secret`](super::secret::Secret) the server listens only
 //! on a loopback address unless told otherwise; with one, every client must prove it knows the
 //! secret ([`super::auth`]) and the server proves it back.
 

@@ -5,7 +5,7 @@
 //! ```
 //! use iopath::compare::{Metric, MetricValue};
 //! use iopath::report::compare_cells::{difference_cell, ratio_cell, value_cell};
-//! let value = MetricValue { value: 271_600_000.0, half_width: Some(2_716_000.0) };
+//! let value = MetricValue { value: 271_600_000.0, half_width: Some(2_716_000.0), samples: 5 };
 //! assert_eq!(value_cell(Metric::Throughput, &value), "271.6 ± 1.0 %");
 //! assert_eq!(difference_cell(Metric::MeanLatency, 38_400.0), "+38.4 µs");
 //! assert_eq!(difference_cell(Metric::Iops, -4845.0), "-4,845");
@@ -65,7 +65,7 @@ pub fn money(amount: f64) -> String {
 
 /// The legend printed under every comparison.
 pub const LEGEND: &str = "MB/s = 10^6 bytes/s; latency = submission to completion; ± = 95 % confidence interval of the per-second values (Student t); \
-a change is better or worse only where the two runs' intervals do not overlap, \"same\" where they do, \"no CI\" where a run has fewer than two full one-second intervals.";
+a change is better or worse only where the two runs' intervals do not overlap, \"same\" where they do and each is within ± 10 %, \"too short\" where they overlap but are wider (a note says how long would tell), \"no CI\" where a run has fewer than two full one-second intervals.";
 
 #[cfg(test)]
 mod tests {
@@ -76,6 +76,7 @@ mod tests {
         let value = MetricValue {
             value: 4_360_000.0,
             half_width: None,
+            samples: 0,
         };
         assert_eq!(value_cell(Metric::P99Latency, &value), "4.36 ms");
         assert_eq!(difference_cell(Metric::Throughput, -19_800_000.0), "-19.8");
@@ -85,5 +86,6 @@ mod tests {
         assert_eq!(money(1200.0), "1,200");
         assert_eq!(money(48.5), "48.50");
         assert_eq!(outcome_cell(Outcome::Unknown), "no CI");
+        assert_eq!(outcome_cell(Outcome::TooShort), "too short");
     }
 }

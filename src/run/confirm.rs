@@ -4,7 +4,7 @@
 //!
 //! Every experiment is a variant of a test that passed the checks: same jobs, same targets,
 //! same read and write mix, so the same write permission. Each variant is checked like a
-//! test before any I/O ([`ExperimentChecks::plan`]: region, alignment, queue-depth limits,
+//! test before any I/O (`ExperimentChecks::plan`: region, alignment, queue-depth limits,
 //! memory and threads), and runs on the run's open target handles, never on a new lookup of a
 //! path. A stop request ends an experiment like a test; the experiments left are not run.
 //! Which experiment fits which verdict, and what its change means, is decided in
@@ -172,7 +172,7 @@ impl ExperimentChecks<'_> {
 }
 
 /// `test` with `experiment`'s limit moved in every job; its length is set when it runs
-/// ([`timed`]). No start delay, byte limit, steady-state end or cache drop: only the limit
+/// (`timed`). No start delay, byte limit, steady-state end or cache drop: only the limit
 /// differs from the test.
 pub fn variant(test: &TestPlan, experiment: Experiment) -> TestPlan {
     let mut variant = test.clone();

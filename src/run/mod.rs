@@ -1,4 +1,4 @@
-//! The runner: checks a [`Plan`] against its targets before any I/O ([`prepare`]), then runs it
+//! The runner: checks a [`Plan`](crate::workload::Plan) against its targets before any I/O ([`prepare`](mod@prepare)), then runs it
 //! test by test ([`execute`]) into a [`RunResult`].
 //!
 //! One thread per worker; each owns its engine, slots, planner and recorders. The calling
@@ -19,6 +19,7 @@ pub mod prepare;
 pub mod progress;
 pub mod rendezvous;
 pub mod start_gate;
+pub mod target_identity;
 pub mod test_runner;
 pub mod thread_start;
 mod trim_check;
@@ -427,7 +428,7 @@ fn prepare_targets(
                 (
                     PathBuf::from(target.to_string()),
                     (info, TargetAccess::Network(target)),
-                    Some(volume),
+                    Some(*volume),
                 )
             }
             PendingTarget::Create {

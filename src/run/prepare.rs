@@ -97,7 +97,7 @@ pub struct RunOptions {
     /// Most jobs and worker threads one test may start (`--max-jobs`, `--max-threads`).
     pub limits: PlanLimits,
     /// Longest wait on a network server (`--net-timeout`); `None`:
-    /// [`volume::DEFAULT_NET_TIMEOUT`].
+    /// [`DEFAULT_NET_TIMEOUT`](crate::engine::volume::DEFAULT_NET_TIMEOUT).
     pub net_timeout: Option<Duration>,
     /// Which confirming experiments to run (`--confirm`, the default suite); they are checked
     /// with the tests, for [`execute_and_confirm`](super::execute_and_confirm).
@@ -162,7 +162,7 @@ pub(super) enum PendingTarget {
     /// Exists, is open, and was inspected through that descriptor.
     Existing(TargetHandle),
     /// A network volume, probed (what the probe found, its head left empty).
-    Network(NetworkTarget, TargetInfo, NetworkVolumeInfo),
+    Network(NetworkTarget, TargetInfo, Box<NetworkVolumeInfo>),
     /// Will be created (and removed afterwards when temporary).
     Create {
         path: PathBuf,
@@ -345,7 +345,7 @@ fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTar
         },
         TargetSpec::Network(target) => {
             let (info, volume) = probe_network(target, net_timeout)?;
-            PendingTarget::Network(target.clone(), info, volume)
+            PendingTarget::Network(target.clone(), info, Box::new(volume))
         }
         TargetSpec::TempFile { directory, size } => {
             check_test_file_directory(directory)?;
@@ -827,6 +827,27 @@ pub(super) fn check_job_against_target(
         },
     )?;
     let name = || path.display().to_string();
+    let loads_state = workload
+        .verify
+        .as_ref()
+        .is_some_and(|verify| verify.state_load);
+    if loads_state
+        && matches!(
+            target,
+            PendingTarget::Create { .. } | PendingTarget::CreateEmpty { .. }
+        )
+    {
+        // A state names the file it was saved for; a file still to be made is not it.
+        return Err(PlanError::Verify {
+            job: job.name.clone(),
+            problem: format!(
+                "--verify-state-load checks the target its state was saved for, and {} does not \
+                 exist",
+                crate::text::shown(&name())
+            ),
+        }
+        .into());
+    }
     let offset = workload.region_offset_bytes;
     if offset >= size {
         return Err(PlanError::OffsetPastEnd {

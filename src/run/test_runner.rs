@@ -7,6 +7,7 @@ use super::job_links::TestLinks;
 use super::progress::{LiveGroups, LiveSample, WorkerProgress};
 use super::rendezvous::Rendezvous;
 use super::start_gate::{GateClosed, StartGate};
+use super::target_identity::{KnownBy, identity_of};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
 use super::{EffectiveShape, PlanError, RunError};
@@ -31,6 +32,7 @@ use crate::verify::header::BlockFormat;
 use crate::verify::ledger::Ledger;
 use crate::verify::log::VerifyPolicy;
 use crate::verify::state::VerifyState;
+use crate::verify::target_identity::TargetIdentity;
 use crate::workload::file_set::FileSetPlanner;
 use crate::workload::offset_rules::{clone_of_worker, clone_region};
 use crate::workload::planner::{IoPlanner, worker_seed};
@@ -74,6 +76,24 @@ pub enum TargetAccess {
 }
 
 impl PreparedTarget {
+    /// What tells this target from any other of its size, for verify states.
+    pub fn identity(&self) -> TargetIdentity {
+        let known_by = match &self.access {
+            TargetAccess::Local(handle) => KnownBy::Local(handle.identity()),
+            TargetAccess::Network(_) => KnownBy::Network(
+                self.probed
+                    .as_ref()
+                    .and_then(|probed| probed.file_handle.as_deref()),
+            ),
+            TargetAccess::Nothing => KnownBy::Name,
+        };
+        identity_of(
+            self.path.display().to_string(),
+            self.info.size_bytes,
+            known_by,
+        )
+    }
+
     /// The network volume, for targets reached by a protocol engine.
     pub fn network(&self) -> Option<&NetworkTarget> {
         match &self.access {
@@ -605,7 +625,15 @@ fn open_job(
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
-            let verify = worker_verify(job, job_thread, &regions, kind, context.verify_run_id)?;
+            let identities: Vec<TargetIdentity> =
+                set_targets.iter().map(|target| target.identity()).collect();
+            let verify = worker_verify(
+                job,
+                job_thread,
+                (&regions, &identities),
+                kind,
+                context.verify_run_id,
+            )?;
             let controls = &workload.controls;
             workers.push(WorkerSlot {
                 job: job_index,
@@ -676,13 +704,13 @@ fn open_job(
     }))
 }
 
-/// The verification of worker `job_thread` of `job` on `regions` (`None` when the job does
-/// not verify): its format, an empty ledger or the state an earlier run saved, where to save
-/// its own.
+/// The verification of worker `job_thread` of `job` on `regions` of the targets `identities`
+/// (`None` when the job does not verify): its format, an empty ledger or the state an earlier
+/// run saved for those targets, where to save its own.
 fn worker_verify(
     job: &JobPlan,
     job_thread: u32,
-    regions: &[(u64, u64)],
+    (regions, identities): (&[(u64, u64)], &[TargetIdentity]),
     engine: EngineKind,
     run_id: u64,
 ) -> Result<Option<WorkerVerify>, RunError> {
@@ -708,9 +736,11 @@ fn worker_verify(
         .collect();
     let state_path = PathBuf::from(format!("{file_name}-{job_thread}-verify.state"));
     let (ledger, ledger_run) = if settings.state_load {
-        let state = VerifyState::load(&state_path, &ledger).map_err(|error| PlanError::Verify {
-            job: job.name.clone(),
-            problem: error.to_string(),
+        let state = VerifyState::load(&state_path, identities, &ledger).map_err(|error| {
+            PlanError::Verify {
+                job: job.name.clone(),
+                problem: error.to_string(),
+            }
         })?;
         (state.ledger, state.run_id)
     } else {
@@ -738,6 +768,7 @@ fn worker_verify(
                         .continues(ErrorKind::Verify, crate::result::error_policy::EILSEQ)),
         },
         state_save: settings.state_save.then_some(state_path),
+        targets: identities.to_vec(),
         checks_data: engine != EngineKind::Null,
         backlog_writes: settings.backlog_writes.filter(|_| workload.writes()),
         trim: settings.trim.filter(|_| workload.writes()),

@@ -8,7 +8,8 @@
 //! - [`ledger`]: which blocks a worker wrote, with which generation;
 //! - [`log`]: what a worker's checks found, and whether a bad block stops it (the seam for
 //!   error policies);
-//! - [`state`]: the state file that carries a ledger from one run to the next.
+//! - [`state`]: the state file that carries a ledger from one run to the next;
+//! - [`target_identity`]: which target a state describes.
 //!
 //! Pure code: no I/O but the state file's, no clock. The runner (`crate::run`) drives it.
 
@@ -17,3 +18,4 @@ pub mod header;
 pub mod ledger;
 pub mod log;
 pub mod state;
+pub mod target_identity;

@@ -237,6 +237,8 @@ pub struct WorkloadOptions {
     /// How a worker with several files picks the next: roundrobin[:N] (default; N I/Os to a
     /// file before the next), sequential (one file until a pass over it is done), random[:N],
     /// zipf[:θ], pareto[:h], normal:σ%.
+    // The brackets are the help text's notation for optional parts, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "TYPE", value_parser = parse::file_service, help_heading = "Workload")]
     #[serde(
         default,
@@ -539,12 +541,13 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub verify_backlog: Option<u32>,
-    /// Save which blocks each worker wrote to JOB-N-verify.state in the current directory.
+    /// Save which blocks each worker wrote, and on which targets, to JOB-N-verify.state in the
+    /// current directory.
     #[arg(long, help_heading = "Verify")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_save: bool,
     /// Check the blocks a saved state names (with --verify-only: write in one run, verify in
-    /// the next).
+    /// the next); a state saved for another target is refused.
     #[arg(long, help_heading = "Verify")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_load: bool,

@@ -81,7 +81,7 @@ fn percentile(json: &serde_json::Value, key: &str) -> f64 {
 const ALLOWED: f64 = 1.0 / 128.0 + 0.002;
 
 #[test]
-fn a_fixed_delay_comes_out_within_the_stated_error() {
+fn timing_a_fixed_delay_comes_out_within_the_stated_error() {
     // A preempted worker sees its completions late, which is real latency but not the injected
     // delay; on a busy machine a run may be disturbed, so the best of three runs must hold.
     let dir = disk_tempdir();
@@ -132,7 +132,7 @@ fn a_fixed_delay_comes_out_within_the_stated_error() {
 }
 
 #[test]
-fn a_two_valued_delay_shows_both_values() {
+fn timing_a_two_valued_delay_shows_both_values() {
     // As above: the best of three runs must hold on a busy machine.
     let dir = disk_tempdir();
     let mut seen = Vec::new();
@@ -217,7 +217,7 @@ fn the_same_seed_repeats_its_offsets() {
 }
 
 #[test]
-fn loop_device_bytes_agree_with_the_kernel_counters() {
+fn timing_loop_device_bytes_agree_with_the_kernel_counters() {
     let dir = disk_tempdir();
     let backing = dir.path().join("backing.img");
     sparse_image(&backing, 128 << 20);
@@ -265,7 +265,7 @@ fn loop_device_bytes_agree_with_the_kernel_counters() {
 }
 
 #[test]
-fn a_rate_limit_holds() {
+fn timing_a_rate_limit_holds() {
     let dir = disk_tempdir();
     let run = run_in(
         dir.path(),

@@ -298,3 +298,50 @@ fn a_trend_says_worse_when_a_run_falls_beyond_noise() {
     let only_the_first = trend_of(&["--limit", "1", "--fail-if-worse"]);
     only_the_first.expect_status(0);
 }
+
+/// Text a history holds (put there by a result, or by anyone who can write the database)
+/// reaches the terminal escaped and shortened, in the list and in a trend: no raw escape
+/// sequence, no 10,000-character cell.
+#[test]
+fn history_text_reaches_the_terminal_escaped_and_shortened() {
+    let scratch = Scratch::new();
+    scratch.run(&[]).expect_status(0);
+    let hostile = |what: &str| format!("{what}\u{1b}]0;owned\u{7}\u{1b}[2J{}", "x".repeat(10_000));
+    let connection = rusqlite::Connection::open(&scratch.history).unwrap();
+    connection
+        .execute(
+            "UPDATE runs SET label = ?1, host = ?2, targets = ?3, verdicts = ?4,
+                started_at = ?5",
+            [
+                hostile("label"),
+                hostile("host"),
+                hostile("target"),
+                hostile("verdict"),
+                hostile("2026-12-01T00:00:00Z"),
+            ],
+        )
+        .unwrap();
+    drop(connection);
+    let listed = scratch.iopath(&["history"]);
+    listed.expect_status(0);
+    let trend = scratch.iopath(&["history", "trend", "randread 4k QD1"]);
+    trend.expect_status(0);
+    for (what, output) in [("history", &listed.stdout), ("trend", &trend.stdout)] {
+        assert!(
+            !output.contains('\u{1b}') && !output.contains('\u{7}'),
+            "{what}: {output}"
+        );
+        assert!(output.contains("\\u{1b}]0;owned"), "{what}: {output}");
+        let longest = output.lines().map(|line| line.chars().count()).max();
+        assert!(
+            longest < Some(2_000),
+            "{what}: a line of {longest:?} characters"
+        );
+    }
+    for column in ["label", "host", "target", "verdict"] {
+        assert!(
+            listed.stdout.contains(&format!("{column}\\u{{1b}}")),
+            "{column}"
+        );
+    }
+}

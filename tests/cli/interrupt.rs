@@ -167,7 +167,7 @@ fn stop_once(run: &mut Running, signal: i32) -> Value {
 }
 
 #[test]
-fn ctrl_c_keeps_a_partial_result_and_removes_the_test_file() {
+fn timing_ctrl_c_keeps_a_partial_result_and_removes_the_test_file() {
     let dir = disk_tempdir();
     let json_path = dir.path().join("out.json");
     let args = [
@@ -280,7 +280,7 @@ fn a_signal_during_a_sweep_keeps_the_points_done() {
 }
 
 #[test]
-fn a_signal_during_a_think_time_stops_at_once() {
+fn timing_a_signal_during_a_think_time_stops_at_once() {
     let dir = disk_tempdir();
     let mut run = random_reads_running(
         dir.path(),
@@ -292,7 +292,7 @@ fn a_signal_during_a_think_time_stops_at_once() {
 }
 
 #[test]
-fn sigterm_during_a_job_start_delay_stops_at_once() {
+fn timing_sigterm_during_a_job_start_delay_stops_at_once() {
     let dir = disk_tempdir();
     std::fs::write(
         dir.path().join("late.fio"),
@@ -354,7 +354,7 @@ fn sigint_while_a_job_creates_its_files_stops_between_or_within_them() {
 /// A signal during the start delay of a later test (after a stonewall) keeps the test that
 /// finished.
 #[test]
-fn sigterm_during_a_later_tests_start_delay_keeps_the_earlier_test() {
+fn timing_sigterm_during_a_later_tests_start_delay_keeps_the_earlier_test() {
     let dir = disk_tempdir();
     std::fs::write(
         dir.path().join("two.fio"),

@@ -127,36 +127,86 @@ fn the_dashboard_shows_the_run_follows_a_resize_pauses_and_q_keeps_the_result() 
         s.contains("interrupted: 1 test(s) kept")
     });
     assert!(!screen.contains("per job and target"), "{screen}");
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
 }
 
-/// Starts `iopath run ARGS` in a tmux pane; the pane's shell then writes the exit status
-/// and `stty -a` into `dir`. The shell outlives a Ctrl-C that reaches it too (a second one,
-/// once iopath has given the terminal back, goes to the whole foreground group).
+/// Starts `iopath run ARGS` in a 120x40 tmux pane; the pane's shell then writes the exit
+/// status and `stty -a` into `dir`. The shell outlives a Ctrl-C that reaches it too (a second
+/// one, once iopath has given the terminal back, goes to the whole foreground group).
 fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
+    new_session(dir, tmux, args, (120, 40), "");
+}
+
+/// The pane of [`start_in_tmux`] at `(columns, rows)`; iopath starts once `before` (shell
+/// commands in `dir`) has run.
+fn new_session(dir: &Path, tmux: &Tmux, args: &str, (columns, rows): (u16, u16), before: &str) {
     let script = format!(
-        "trap true INT; cd '{}' && '{}' run {args} --no-history --json out.json; \
+        "trap true INT; cd '{}' && {before} '{}' run {args} --no-history --json out.json; \
          echo $? > status; stty -a > stty.txt; sleep 600",
         dir.display(),
         env!("CARGO_BIN_EXE_iopath")
     );
+    let (columns, rows) = (columns.to_string(), rows.to_string());
     tmux.command(&[
         "new-session",
         "-d",
         "-s",
         "live",
         "-x",
-        "120",
+        &columns,
         "-y",
-        "40",
+        &rows,
         "sh",
         "-c",
         &script,
     ]);
+}
+
+/// Starts `iopath run ARGS` as [`start_in_tmux`] does, in a pane of `columns` x `rows`,
+/// everything the pane shows logged to `dir/pane.log` from the start (iopath waits for the
+/// log to be set up).
+fn start_logged_in_tmux(dir: &Path, tmux: &Tmux, args: &str, columns: u16, rows: u16) {
+    let gate = "while [ ! -e go ]; do sleep 0.05; done;";
+    new_session(dir, tmux, args, (columns, rows), gate);
+    let log = dir.join("pane.log");
+    tmux.command(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "live",
+        &format!("cat >> '{}'", log.display()),
+    ]);
+    std::fs::write(dir.join("go"), "").unwrap();
+}
+
+/// Waits until `dir/pane.log` holds `text` after the last `after` (anywhere when `after` is
+/// empty); panics with the log after `timeout`.
+fn wait_in_log(dir: &Path, after: &str, text: &str, timeout: Duration) -> String {
+    let started = Instant::now();
+    loop {
+        let log = read(&dir.join("pane.log")).unwrap_or_default();
+        let tail = match after {
+            "" => Some(log.as_str()),
+            _ => log.rsplit_once(after).map(|(_, tail)| tail),
+        };
+        if tail.is_some_and(|tail| tail.contains(text)) {
+            return log;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "no '{text}' after '{after}' in the pane's log:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The pane's shell found the terminal cooked again (`stty -a` after iopath ended).
+fn assert_terminal_cooked(dir: &Path) {
+    let stty = read(&dir.join("stty.txt")).unwrap();
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "{stty}"
+    );
 }
 
 /// The exit status the pane's shell wrote, once it has.
@@ -176,7 +226,7 @@ fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
 }
 
 #[test]
-fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
+fn timing_ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
     skip_unless!(
         has_command("tmux"),
         "tmux is not installed (apt-get install tmux)"
@@ -197,11 +247,7 @@ fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
         status_after(dir.path(), &tmux, Duration::from_secs(10)),
         "130"
     );
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
     let screen = tmux.screen();
     assert!(!screen.contains("CPU per core"), "{screen}");
     drop(tmux);
@@ -234,11 +280,7 @@ fn ctrl_c_and_sigterm_in_the_dashboard_give_the_terminal_back() {
     let result: serde_json::Value =
         serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(result["partial"], true);
-    let stty = read(&dir.path().join("stty.txt")).unwrap();
-    assert!(
-        stty.contains(" icanon") && stty.contains(" echo "),
-        "{stty}"
-    );
+    assert_terminal_cooked(dir.path());
 }
 
 #[test]
@@ -304,3 +346,151 @@ fn the_dashboard_shows_what_verification_has_checked() {
         "130"
     );
 }
+
+/// A terminal too small for the dashboard — 1x1 from the start, or made so by a resize while
+/// it shows — gets one line saying so on stderr, then the progress line for the rest of the
+/// run; Ctrl-C still stops it and the terminal is cooked again.
+#[test]
+fn a_terminal_too_small_for_the_dashboard_says_so_and_shows_the_progress_line() {
+    skip_unless!(
+        has_command("tmux"),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let args = "--engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 \
+                --ramp 0 --live";
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-small-{}", std::process::id()),
+    };
+    start_logged_in_tmux(dir.path(), &tmux, args, 1, 1);
+    wait_in_log(
+        dir.path(),
+        "",
+        "the dashboard cannot use this terminal (the terminal is 1x1, smaller than the 60x18 it \
+         needs): showing the progress line",
+        Duration::from_secs(60),
+    );
+    let log = wait_in_log(
+        dir.path(),
+        "showing the progress line",
+        " s / 30 s",
+        Duration::from_secs(30),
+    );
+    assert!(
+        !log.contains("\u{1b}[?1049h"),
+        "the dashboard opened:\n{log}"
+    );
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(20)),
+        "130"
+    );
+    drop(tmux);
+
+    // Made too small while it shows: the dashboard gives the terminal back and says why.
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("iopath-live-shrunk-{}", std::process::id()),
+    };
+    start_logged_in_tmux(dir.path(), &tmux, args, 120, 40);
+    tmux.wait_for("the dashboard", Duration::from_secs(60), |s| {
+        s.contains("CPU per core")
+    });
+    tmux.command(&["resize-window", "-t", "live", "-x", "30", "-y", "8"]);
+    wait_in_log(
+        dir.path(),
+        "",
+        "note: the dashboard closed (the terminal is 30x8, smaller than the 60x18 it needs): \
+         showing the progress line; Ctrl-C stops the run",
+        Duration::from_secs(20),
+    );
+    wait_in_log(
+        dir.path(),
+        "Ctrl-C stops the run",
+        " s / 30 s",
+        Duration::from_secs(20),
+    );
+    tmux.command(&["send-keys", "-t", "live", "C-c"]);
+    assert_eq!(
+        status_after(dir.path(), &tmux, Duration::from_secs(20)),
+        "130"
+    );
+    assert_terminal_cooked(dir.path());
+    let result: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(result["partial"], true);
+}
+
+/// A terminal that never answers the cursor-position query (a bare pty, read by a program
+/// that answers nothing): the dashboard asks none, shows the run, and q stops it.
+#[test]
+fn the_dashboard_works_on_a_terminal_that_never_answers_a_cursor_query() {
+    skip_unless!(
+        has_command("python3"),
+        "python3 is not installed (apt-get install python3)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let harness = dir.path().join("silent_terminal.py");
+    std::fs::write(&harness, SILENT_PTY).unwrap();
+    let output = Command::new("python3")
+        .arg(&harness)
+        .arg(dir.path().join("screen.log"))
+        .arg(env!("CARGO_BIN_EXE_iopath"))
+        .args(
+            "run --engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 \
+             --ramp 0 --live --no-history --json"
+                .split_whitespace(),
+        )
+        .arg(dir.path().join("out.json"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&std::fs::read(dir.path().join("screen.log")).unwrap())
+        .into_owned();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        said.trim(),
+        "exit 130",
+        "{said}\n{}\n{screen}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!screen.contains("\u{1b}[6n"), "a cursor query:\n{screen}");
+    assert!(screen.contains("CPU per core"), "{screen}");
+    assert!(!screen.contains("dashboard closed"), "{screen}");
+    let result: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(result["tests"][0]["stop_reason"], "interrupted");
+}
+
+/// Runs ARGS (after the log's path) on a new 120x40 pty whose output goes to the log and is
+/// never answered; sends q once the dashboard shows (at most 60 s), prints `exit STATUS`.
+const SILENT_PTY: &str = r#"
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+log_path, argv = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    os.execv(argv[0], argv)
+screen = b""
+sent = False
+deadline = time.monotonic() + 90
+while time.monotonic() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.2)
+    if ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        screen += data
+    if not sent and b"CPU per core" in screen:
+        os.write(fd, b"q")
+        sent = True
+    if not sent and time.monotonic() > deadline - 30:
+        os.kill(pid, signal.SIGKILL)
+        break
+open(log_path, "wb").write(screen)
+_, status = os.waitpid(pid, 0)
+print("exit", os.waitstatus_to_exitcode(status))
+"#;

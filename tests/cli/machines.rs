@@ -184,3 +184,119 @@ fn bad_roots_and_targets_exit_2() {
     );
     assert_eq!(both.status, 2, "{}", both.stderr);
 }
+
+// ---------------------------------------------------------------------------------------
+// Captures other projects keep as test data (../shared/foreign-sys, tests/support/foreign.rs),
+// shown with `iopath path --root`: the expected facts come from the captures' own files.
+
+/// `iopath path --root ROOT TARGET`, which must succeed; its standard output.
+fn foreign_path(root: &Path, target: &str) -> String {
+    let dir = disk_tempdir();
+    let root = root.to_string_lossy().into_owned();
+    let output = path_in(dir.path(), &["--root", &root, target]);
+    assert_eq!(output.status, 0, "{target}: {}", output.stderr);
+    output.stdout
+}
+
+#[test]
+fn md_raid_members_of_a_capture_without_slaves_are_shown() {
+    let Some(root) = crate::support::foreign::capture("node_exporter-sys.ttar") else {
+        return;
+    };
+    let level = std::fs::read_to_string(root.join("sys/block/md1/md/level")).unwrap();
+    let disks = std::fs::read_to_string(root.join("sys/block/md1/md/raid_disks")).unwrap();
+    let stdout = foreign_path(&root, "/dev/md1");
+    let expected = format!("{} over {} devices", level.trim(), disks.trim());
+    assert!(stdout.contains(&expected), "{expected}:\n{stdout}");
+    for member in ["sdi", "sdj"] {
+        assert!(
+            root.join("sys/block/md1/md")
+                .join(format!("dev-{member}"))
+                .is_dir()
+        );
+        assert!(
+            stdout.contains(&format!("{member} [disk]")),
+            "{member}:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_sata_disk_behind_a_sas_expander_is_shown_over_stp_and_a_sas_disk_over_ssp() {
+    let Some(root) = crate::support::foreign::capture("procfs-fixtures.ttar") else {
+        return;
+    };
+    let protocols = |end_device: &str| {
+        std::fs::read_to_string(
+            root.join("sys/class/sas_device")
+                .join(end_device)
+                .join("target_port_protocols"),
+        )
+        .unwrap()
+    };
+    assert_eq!(protocols("end_device-11:0:0").trim(), "sata");
+    assert_eq!(protocols("end_device-11:0:1").trim(), "ssp");
+    let sata = foreign_path(&root, "/dev/sdv");
+    assert!(sata.contains("SATA over SAS (STP)"), "{sata}");
+    assert!(sata.contains("tunnelled over STP"), "{sata}");
+    let sas = foreign_path(&root, "/dev/sdw");
+    assert!(!sas.contains("STP"), "{sas}");
+    assert!(sas.contains("SAS 12G x1 [device link]"), "{sas}");
+}
+
+#[test]
+fn an_nvme_controller_on_pcie_without_link_files_is_never_conventional_pci() {
+    let Some(root) = crate::support::foreign::capture("libnvme-tree-pcie.tar.xz") else {
+        return;
+    };
+    let transport = std::fs::read_to_string(root.join("sys/class/nvme/nvme0/transport")).unwrap();
+    assert_eq!(transport.trim(), "pcie");
+    assert!(
+        !root
+            .join("sys/class/nvme/nvme0/device/current_link_speed")
+            .exists()
+    );
+    let stdout = foreign_path(&root, "/dev/nvme0n1");
+    assert!(
+        stdout.contains("NVMe over pcie, controller nvme0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("PCIe [bus]"), "{stdout}");
+    assert!(!stdout.contains("conventional PCI"), "{stdout}");
+    // The multipath namespace reaches both of its controllers.
+    let multipath = foreign_path(&root, "/dev/nvme1n1");
+    assert!(multipath.contains("controller nvme1") && multipath.contains("controller nvme2"));
+}
+
+#[test]
+fn a_bcachefs_filesystem_on_two_devices_names_both() {
+    let Some(root) = crate::support::foreign::capture("util-linux-multi-devs-bcachefs.tar.xz")
+    else {
+        return;
+    };
+    let mut expected: Vec<String> = Vec::new();
+    for filesystem in std::fs::read_dir(root.join("sys/fs/bcachefs"))
+        .unwrap()
+        .flatten()
+    {
+        for member in std::fs::read_dir(filesystem.path()).unwrap().flatten() {
+            if let Ok(block) = std::fs::read_link(member.path().join("block")) {
+                expected.push(block.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    expected.sort();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    let stdout = foreign_path(&root, "/mnt/test/file");
+    let note = format!(
+        "bcachefs spreads its data over 2 devices ({})",
+        expected.join(", ")
+    );
+    assert!(stdout.contains(&note), "{note}:\n{stdout}");
+    for member in &expected {
+        assert!(
+            stdout.contains(&format!("{member} [partition]")),
+            "{member}:\n{stdout}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ mod correctness;
 mod data;
 mod error_policies;
 mod errors;
+mod explain;
 mod fio_files;
 mod fio_options;
 mod history;

@@ -1,7 +1,9 @@
 //! `--metrics`: a real Prometheus server scrapes a run every second; what it stored, queried
 //! through its HTTP API, matches the run's own result: each test's counters at its end (their
 //! increase over the test) and at every scrape while it ran (against the result's per-second
-//! series up to the same elapsed time), within 5 %.
+//! series up to the same elapsed time), within 5 %. Beyond loopback the endpoint needs a
+//! bearer token file, which the same Prometheus sends with `authorization: credentials_file:`;
+//! idle connections do not delay a scrape; control characters in labels are escaped.
 
 use crate::common::*;
 use crate::support::devices::has_command;
@@ -10,19 +12,26 @@ use crate::support::skip_unless;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `GET path` on 127.0.0.1:port: the status code and the body.
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    get_with(port, path, "")
+}
+
+/// `GET path` on 127.0.0.1:port with `headers` (each ending with CRLF): the status code and
+/// the body.
+fn get_with(port: u16, path: &str, headers: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .ok()?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n"
     )
     .ok()?;
     let mut answer = Vec::new();
@@ -70,11 +79,16 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, scraped_port: u16) -> Prometheus {
+        Prometheus::with_jobs(dir, &scrape_job("iopath", scraped_port, ""))
+    }
+
+    /// A Prometheus scraping every second with `jobs` (the items of `scrape_configs:`).
+    fn with_jobs(dir: &Path, jobs: &str) -> Prometheus {
         let config = dir.join("prometheus.yml");
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: iopath\n    static_configs:\n      - targets: ['127.0.0.1:{scraped_port}']\n"
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n{jobs}"
             ),
         )
         .unwrap();
@@ -113,6 +127,14 @@ impl Prometheus {
             .cloned()
             .unwrap_or_default()
     }
+}
+
+/// One item of `scrape_configs:`: job `name` scraping 127.0.0.1:`port`, with `extra` (indented
+/// YAML lines) added.
+fn scrape_job(name: &str, port: u16, extra: &str) -> String {
+    format!(
+        "  - job_name: {name}\n{extra}    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+    )
 }
 
 impl Drop for Prometheus {
@@ -319,4 +341,232 @@ fn a_bad_metrics_address_is_refused_before_any_io() {
     run.expect_status(2);
     assert!(run.stderr.contains("cannot listen there"), "{}", run.stderr);
     assert!(run.json.is_none());
+}
+
+/// A run of the null engine serving its metrics on `port` (`--metrics ADDR`) for up to two
+/// minutes, stopped when dropped.
+struct Serving {
+    child: Child,
+}
+
+impl Serving {
+    /// Starts `iopath run` with `args` after the workload, and waits until `port` answers.
+    fn start(dir: &Path, port: u16, args: &[&str]) -> Serving {
+        let mut all: Vec<&str> = vec![
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "read",
+            "--null-delay",
+            "1ms",
+            "--duration",
+            "120",
+            "--ramp",
+            "0",
+            "--no-live",
+        ];
+        all.extend_from_slice(args);
+        let all: Vec<&std::ffi::OsStr> = all.iter().map(std::ffi::OsStr::new).collect();
+        let serving = Serving {
+            child: spawn_in(dir, &all),
+        };
+        let started = Instant::now();
+        while get(port, "/").is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the metrics endpoint never answered"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Longest time the server gives one connection to send its request: before the endpoint
+/// answered connections at the same time, each idle one held every scrape this long.
+const ONE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[test]
+fn idle_connections_do_not_delay_a_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _serving = Serving::start(dir.path(), port, &["--metrics", &port.to_string()]);
+    for idle_count in [10, 100] {
+        let mut idle: Vec<TcpStream> = (0..idle_count)
+            .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+            .collect();
+        // And a slow one that sent half a request.
+        idle[0].write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let started = Instant::now();
+        let (status, body) = get(port, "/metrics").expect("the scrape is answered");
+        let took = started.elapsed();
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("iopath_tests_planned 1"), "{body}");
+        assert!(
+            took < ONE_CONNECTION_TIMEOUT,
+            "a scrape behind {idle_count} idle connections took {took:?}, as long as one idle \
+             connection may last"
+        );
+    }
+}
+
+#[test]
+fn control_characters_in_labels_are_escaped_in_the_exposition() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let name = "a\u{1b}]0;title\u{7}b\u{1b}[2J\u{202e}c\rd";
+    let _serving = Serving::start(
+        dir.path(),
+        port,
+        &["--name", name, "--metrics", &port.to_string()],
+    );
+    let (status, body) = get(port, "/metrics").unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(
+            r#"iopath_test_info{test="a\\u{1b}]0;title\\u{7}b\\u{1b}[2J\\u{202e}c\\rd",sweep=""} 1"#
+        ),
+        "{body}"
+    );
+    assert!(
+        !body
+            .chars()
+            .any(|c| c != '\n' && iopath::text::escape::needs_escape(c)),
+        "{body:?}"
+    );
+}
+
+#[test]
+fn metrics_beyond_loopback_without_a_good_token_file_are_refused_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("made.bin");
+    let target_arg = target.to_str().unwrap();
+    let workload = [target_arg, "--size", "1m", "--rw", "read", "--bytes", "64k"];
+    let refused = |extra: &[&str], expected: &str| {
+        let mut args = workload.to_vec();
+        args.extend_from_slice(extra);
+        let run = run_in(dir.path(), &args);
+        run.expect_status(2);
+        assert!(run.stderr.contains(expected), "{}", run.stderr);
+        assert!(
+            !target.exists(),
+            "no I/O: {} was not created",
+            target.display()
+        );
+        assert!(run.json.is_none());
+    };
+    for address in ["0.0.0.0:0", "[::]:0"] {
+        refused(
+            &["--metrics", address],
+            "--metrics-token-file FILE (a bearer token",
+        );
+    }
+    let token = dir.path().join("token");
+    std::fs::write(&token, "a token of twenty-four b\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let token_arg = token.to_str().unwrap();
+    refused(
+        &["--metrics", "0.0.0.0:0", "--metrics-token-file", token_arg],
+        "too open",
+    );
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(&token, "short\n").unwrap();
+    refused(
+        &["--metrics", "0.0.0.0:0", "--metrics-token-file", token_arg],
+        "the secret has 5 bytes",
+    );
+    let absent = dir.path().join("absent");
+    refused(
+        &[
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-token-file",
+            absent.to_str().unwrap(),
+        ],
+        "--metrics-token-file",
+    );
+}
+
+#[test]
+fn prometheus_with_the_token_file_scrapes_beyond_loopback_and_without_it_gets_401() {
+    skip_unless!(
+        has_command("prometheus"),
+        "prometheus is not installed (apt-get install prometheus)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("metrics.token");
+    let token_text = format!("iopath-test-{}-{}", std::process::id(), free_port());
+    std::fs::write(&token, format!("{token_text}\n")).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let port = free_port();
+    // Every address, reached here through 127.0.0.1.
+    let _serving = Serving::start(
+        dir.path(),
+        port,
+        &[
+            "--name",
+            "read\u{1b}[2J",
+            "--metrics",
+            &format!("0.0.0.0:{port}"),
+            "--metrics-token-file",
+            token.to_str().unwrap(),
+        ],
+    );
+    let authorization = |token: &str| format!("Authorization: Bearer {token}\r\n");
+    let (status, body) = get_with(port, "/metrics", &authorization(&token_text)).unwrap();
+    assert_eq!(status, 200, "{body}");
+    for refused in [
+        "",
+        &authorization("iopath-test-wrong"),
+        "Authorization: Basic eDp5\r\n",
+    ] {
+        let (status, body) = get_with(port, "/metrics", refused).unwrap();
+        assert_eq!(status, 401, "{refused}: {body}");
+        assert!(!body.contains("iopath_"), "{body}");
+    }
+    let credentials = format!(
+        "    authorization:\n      credentials_file: {}\n",
+        token.display()
+    );
+    let prometheus = Prometheus::with_jobs(
+        dir.path(),
+        &(scrape_job("with_token", port, &credentials) + &scrape_job("without_token", port, "")),
+    );
+    let started = Instant::now();
+    let up = |job: &str| -> Option<f64> {
+        let result = prometheus.query(&format!("up{{job=\"{job}\"}}"));
+        result.first()?["value"][1].as_str()?.parse().ok()
+    };
+    while up("with_token").is_none() || up("without_token").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "prometheus never scraped"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(up("with_token"), Some(1.0));
+    assert_eq!(up("without_token"), Some(0.0));
+    let planned = prometheus.query("iopath_tests_planned{job=\"with_token\"}");
+    assert_eq!(planned.len(), 1, "{planned:?}");
+    assert!(
+        prometheus
+            .query("iopath_tests_planned{job=\"without_token\"}")
+            .is_empty()
+    );
+    // The control character in the test's name was stored as visible text.
+    let running = prometheus.query("iopath_test_info{job=\"with_token\"}");
+    assert_eq!(
+        running[0]["metric"]["test"].as_str(),
+        Some("read\\u{1b}[2J"),
+        "{running:?}"
+    );
 }

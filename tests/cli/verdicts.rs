@@ -72,7 +72,7 @@ fn a_tmpfs_run_with_one_worker_is_host_cpu_bound() {
 }
 
 #[test]
-fn a_rate_cap_is_named_as_the_limit() {
+fn timing_a_rate_cap_is_named_as_the_limit() {
     let dir = disk_tempdir();
     let run = run_in(
         dir.path(),
@@ -143,7 +143,7 @@ fn links_and_path_describe_the_hops() {
 /// inconclusive on an idle host, host-CPU-bound on a busy one), the experiment finds the
 /// queue depth to be the limit.
 #[test]
-fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
+fn timing_confirm_finds_a_latency_bound_test_queue_depth_bound() {
     let dir = disk_tempdir();
     let args = [
         "f.dat",
@@ -206,7 +206,7 @@ fn confirm_finds_a_latency_bound_test_queue_depth_bound() {
 /// takes less than twice the same suite with --no-confirm. Relations only: no speed is
 /// assumed.
 #[test]
-fn the_default_suite_confirms_its_verdicts_within_twice_its_time() {
+fn timing_the_default_suite_confirms_its_verdicts_within_twice_its_time() {
     let dir = disk_tempdir();
     let args = [
         "f.dat",

@@ -139,10 +139,11 @@ fn an_nbd_server_restarted_on_an_older_copy_serves_stale_blocks() {
     assert_eq!(second.status, 0, "{}", second.describe());
     let clean = verify::run(BINARY, directory.path(), &server.url(""), &check);
     assert_eq!((clean.status, clean.bad()), (0, 0), "{}", clean.describe());
-    drop(server);
-    // The server comes back from the older copy.
+    // The server comes back from the older copy, on the socket its clients know.
+    let mut server = server;
+    server.kill();
     std::fs::copy(&older, &disk).unwrap();
-    let server = Server::nbdkit(&["file", &disk_arg]);
+    let server = server.restarted(&["file", &disk_arg]);
     let found = verify::run(BINARY, directory.path(), &server.url(""), &check);
     assert_eq!(
         (found.status, found.bad()),
@@ -195,5 +196,42 @@ fn trims_of_verified_blocks_over_nbd_need_trim_verify_zero_off() {
     assert!(
         test["verification"]["trimmed_blocks_checked"].is_null(),
         "{test}"
+    );
+}
+
+/// A state names the export it was saved for by its URL: the same export loads it, another
+/// server's export of the same size is refused before any I/O (exit 2), both named.
+#[test]
+fn a_state_saved_for_one_nbd_export_is_refused_for_another_of_the_same_size() {
+    if !have("nbdkit") {
+        return;
+    }
+    let directory = tempfile::tempdir().unwrap();
+    let first = Server::nbdkit_tcp(&["memory", "1M"]);
+    let second = Server::nbdkit_tcp(&["memory", "1M"]);
+    let mut write = verify::write_args("crc32c");
+    write.push("--allow-destructive".into());
+    let mut check = verify::check_args("crc32c");
+    check.push("--allow-destructive".into());
+    let written = verify::run(BINARY, directory.path(), &first.url(""), &write);
+    assert_eq!(written.status, 0, "{}", written.describe());
+    let other = verify::run(BINARY, directory.path(), &second.url(""), &check);
+    assert_eq!(other.status, 2, "{}", other.describe());
+    assert!(
+        other.stderr.contains(&format!(
+            "saved for {} (1048576 bytes), not for {} (1048576 bytes)",
+            first.url(""),
+            second.url("")
+        )),
+        "{}",
+        other.stderr
+    );
+    assert_eq!(other.verification, serde_json::Value::Null);
+    let same = verify::run(BINARY, directory.path(), &first.url(""), &check);
+    assert_eq!(
+        (same.status, same.checked(), same.bad()),
+        (0, BLOCKS, 0),
+        "{}",
+        same.describe()
     );
 }

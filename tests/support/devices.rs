@@ -74,11 +74,8 @@ pub fn allocated_blocks(path: &Path) -> u64 {
 pub fn make_fifo(path: &Path) {
     let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-    assert_eq!(
-        unsafe { libc::mkfifo(name.as_ptr(), 0o600) },
-        0,
-        "mkfifo {path:?}"
-    );
+    let made = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo {path:?}");
 }
 
 /// A temporary directory on the build directory's filesystem (a disk filesystem, where /tmp

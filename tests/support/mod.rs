@@ -8,6 +8,7 @@
 pub mod corpus;
 pub mod devices;
 pub mod fixtures;
+pub mod foreign;
 pub mod fuzz;
 pub mod history;
 pub mod nas;

@@ -11,6 +11,12 @@
 //! The terminal is restored whatever happens: when the dashboard closes (the run ended, was
 //! stopped or failed), on a panic (a hook restores it before the panic message), and before
 //! a second signal ends the process ([`restore_terminal`]).
+//!
+//! The dashboard never asks the terminal anything (no cursor-position query: a terminal that
+//! does not answer one would stall it). A terminal smaller than [`MIN_COLUMNS`] x
+//! [`MIN_ROWS`] — at the start or after a resize — or one that fails a write closes the
+//! dashboard early; [`Dashboard::closed_early`] then says why, and the caller falls back to the
+//! progress line.
 
 pub mod state;
 pub mod view;
@@ -27,13 +33,13 @@ use ratatui::crossterm::event::{
     self, Event as TerminalEvent, KeyCode, KeyEventKind, KeyModifiers,
 };
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
 use state::{DashboardState, PlannedTest};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -75,15 +81,36 @@ pub enum Event {
     Note(String),
 }
 
+/// Fewest columns the dashboard is drawn in.
+pub const MIN_COLUMNS: u16 = 60;
+/// Fewest rows the dashboard is drawn in.
+pub const MIN_ROWS: u16 = 18;
+
+/// Why a terminal of `columns` x `rows` is too small for the dashboard (`None`: it fits).
+fn too_small(columns: u16, rows: u16) -> Option<String> {
+    (columns < MIN_COLUMNS || rows < MIN_ROWS).then(|| {
+        format!(
+            "the terminal is {columns}x{rows}, smaller than the {MIN_COLUMNS}x{MIN_ROWS} it needs"
+        )
+    })
+}
+
 /// The dashboard while it is open.
 pub struct Dashboard {
     sender: Option<Sender<Event>>,
     thread: Option<JoinHandle<()>>,
+    /// Why the dashboard closed before it was asked to (set by its thread).
+    closed_early: Arc<Mutex<Option<String>>>,
 }
 
 impl Dashboard {
-    /// Takes over the terminal (stderr) and starts drawing. `stop` is raised by `q`.
+    /// Takes over the terminal (stderr) and starts drawing. `stop` is raised by `q`. A
+    /// terminal too small for the dashboard is refused, saying its size.
     pub fn open(plan: Vec<PlannedTest>, stop: StopSignal) -> std::io::Result<Self> {
+        let (columns, rows) = ratatui::crossterm::terminal::size()?;
+        if let Some(reason) = too_small(columns, rows) {
+            return Err(std::io::Error::other(reason));
+        }
         restore_on_panic();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -92,16 +119,24 @@ impl Dashboard {
             return Err(error);
         }
         let (sender, receiver) = channel();
+        let closed_early = Arc::new(Mutex::new(None));
+        let reason = Arc::clone(&closed_early);
         let thread = std::thread::Builder::new()
             .name("iopath-dashboard".into())
             .spawn(move || {
-                let _ = run(DashboardState::new(plan), &receiver, &stop);
+                let ended = run(DashboardState::new(plan), &receiver, &stop);
                 restore_terminal();
+                if let Err(why) = ended
+                    && let Ok(mut slot) = reason.lock()
+                {
+                    *slot = Some(why);
+                }
             });
         match thread {
             Ok(thread) => Ok(Dashboard {
                 sender: Some(sender),
                 thread: Some(thread),
+                closed_early,
             }),
             Err(error) => {
                 restore_terminal();
@@ -115,6 +150,12 @@ impl Dashboard {
         if let Some(sender) = &self.sender {
             let _ = sender.send(event);
         }
+    }
+
+    /// Why the dashboard closed on its own while the run goes on (the terminal became too
+    /// small, or failed): the terminal is already given back. `None` while it shows.
+    pub fn closed_early(&self) -> Option<String> {
+        self.closed_early.lock().ok().and_then(|slot| slot.clone())
     }
 
     /// Closes the dashboard and gives the terminal back.
@@ -136,14 +177,24 @@ impl Drop for Dashboard {
 /// Longest wait for a key between two looks at the channel.
 const KEY_POLL: Duration = Duration::from_millis(100);
 
-/// The dashboard's loop, until the channel closes.
-fn run(
+/// The dashboard's loop, until the channel closes; `Err` says why it closed before that.
+fn run(state: DashboardState, receiver: &Receiver<Event>, stop: &StopSignal) -> Result<(), String> {
+    match draw_until_closed(state, receiver, stop) {
+        Ok(ended) => ended,
+        Err(error) => Err(format!("the terminal failed: {error}")),
+    }
+}
+
+/// The loop of [`run`]: `Ok(Err(why))` when the terminal became too small.
+fn draw_until_closed(
     mut state: DashboardState,
     receiver: &Receiver<Event>,
     stop: &StopSignal,
-) -> std::io::Result<()> {
+) -> std::io::Result<Result<(), String>> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stderr()))?;
-    terminal.clear()?;
+    // Cleared directly: ratatui's clear asks for the cursor position first, which a terminal
+    // that never answers would stall.
+    execute!(std::io::stderr(), Clear(ClearType::All))?;
     let mut frozen: Option<DashboardState> = None;
     let mut last_counters: Option<Instant> = None;
     loop {
@@ -155,7 +206,7 @@ fn run(
                     changed = true;
                 }
                 Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return Ok(()),
+                Err(TryRecvError::Disconnected) => return Ok(Ok(())),
             }
         }
         let now = Instant::now();
@@ -163,6 +214,10 @@ fn run(
             state.counters(hop_counters(&HostView::live()), CpuSnapshot::now(), now);
             last_counters = Some(now);
             changed = true;
+        }
+        let size = terminal.size()?;
+        if let Some(reason) = too_small(size.width, size.height) {
+            return Ok(Err(reason));
         }
         if changed && frozen.is_none() {
             terminal.draw(|frame| view::draw(frame, &state))?;
@@ -193,7 +248,12 @@ fn run(
                 }
                 _ => {}
             },
-            TerminalEvent::Resize(_, _) => terminal.autoresize()?,
+            TerminalEvent::Resize(columns, rows) => {
+                if let Some(reason) = too_small(columns, rows) {
+                    return Ok(Err(reason));
+                }
+                terminal.autoresize()?;
+            }
             _ => {}
         }
         if let Some(paused) = frozen.as_mut() {

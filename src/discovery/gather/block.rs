@@ -19,6 +19,14 @@ pub fn active_choice(line: &str) -> Option<String> {
     Some(line[start + 1..end].to_string())
 }
 
+/// The members md lists under its own directory `md`: `dev-sdg` → `sdg`, sorted.
+fn md_members(view: &crate::discovery::HostView, md: &Path) -> Vec<String> {
+    view.read_dir_matching(md, "dev-")
+        .into_iter()
+        .filter_map(|entry| entry.strip_prefix("dev-").map(str::to_string))
+        .collect()
+}
+
 impl Gatherer<'_> {
     /// Block device `name` and everything below it.
     pub(super) fn block_device(&mut self, name: &str, depth: u32) -> BlockFacts {
@@ -60,6 +68,13 @@ impl Gatherer<'_> {
         }
         if view.is_dir(&directory.join("md")) {
             let md = directory.join("md");
+            // A tree without `slaves/` (captures of other tools) still names each member in
+            // md's own `dev-NAME` directories (the `rdN` slots alias them).
+            let slaves = if slaves.is_empty() {
+                md_members(view, &md)
+            } else {
+                slaves
+            };
             let node = BlockNode::Md(MdFacts {
                 level: view
                     .attribute(&md.join("level"))

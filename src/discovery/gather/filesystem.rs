@@ -1,10 +1,17 @@
 //! A filesystem: its mount, its type, and what it stores data on.
 
 use super::Gatherer;
-use crate::discovery::facts::{FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts};
+use crate::discovery::facts::{
+    FilesystemBelow, FilesystemFacts, MultiDeviceFacts, NetworkFilesystemFacts,
+};
 use crate::discovery::mounts::{self, Mount};
 use crate::discovery::sysfs::Sysfs;
 use std::path::Path;
+
+/// The data profiles btrfs names as directories under `allocation/data/`.
+const BTRFS_PROFILES: [&str; 9] = [
+    "single", "dup", "raid0", "raid1", "raid1c3", "raid1c4", "raid10", "raid5", "raid6",
+];
 
 impl Gatherer<'_> {
     /// The filesystem holding `file` (found by `device` when given, else by the longest
@@ -33,10 +40,12 @@ impl Gatherer<'_> {
                     .as_ref()
                     .map(|mount| Box::new(self.network_filesystem(&family, &mount.source, depth))),
             ),
-            _ => match device {
-                Some(device) => FilesystemBelow::Device(Box::new(self.block_device(device, depth))),
-                None => FilesystemBelow::Unseen,
+            "btrfs" | "bcachefs" => match device.and_then(|d| self.multi_device(&family, d, depth))
+            {
+                Some(devices) => FilesystemBelow::Devices(devices),
+                None => self.single_device(device, depth),
             },
+            _ => self.single_device(device, depth),
         };
         FilesystemFacts {
             file: file.to_path_buf(),
@@ -45,6 +54,56 @@ impl Gatherer<'_> {
             mount,
             below,
         }
+    }
+
+    fn single_device(&mut self, device: Option<&str>, depth: u32) -> FilesystemBelow {
+        match device {
+            Some(device) => FilesystemBelow::Device(Box::new(self.block_device(device, depth))),
+            None => FilesystemBelow::Unseen,
+        }
+    }
+
+    /// The devices of the btrfs or bcachefs filesystem that holds block device `device`,
+    /// from `/sys/fs/TYPE/UUID/`: btrfs lists them in `devices/`, bcachefs links each
+    /// `dev-N/block`. `None` where the filesystem is on one device or sysfs does not say.
+    fn multi_device(&mut self, family: &str, device: &str, depth: u32) -> Option<MultiDeviceFacts> {
+        let view = self.view();
+        let base = Path::new("/sys/fs").join(family);
+        let (uuid, names) = view.read_dir(&base).into_iter().find_map(|uuid| {
+            let directory = base.join(&uuid);
+            let names = if family == "btrfs" {
+                view.read_dir(&directory.join("devices"))
+            } else {
+                view.read_dir_matching(&directory, "dev-")
+                    .iter()
+                    .filter_map(|member| view.resolve(&directory.join(member).join("block")))
+                    .filter_map(|block| block.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect()
+            };
+            names
+                .iter()
+                .any(|name| name == device)
+                .then_some((uuid, names))
+        })?;
+        if names.len() < 2 {
+            return None;
+        }
+        let data_profile = (family == "btrfs")
+            .then(|| {
+                view.read_dir(&base.join(&uuid).join("allocation/data"))
+                    .into_iter()
+                    .find(|entry| BTRFS_PROFILES.contains(&entry.as_str()))
+            })
+            .flatten();
+        let members = names
+            .iter()
+            .map(|name| self.block_device(name, depth + 1))
+            .collect();
+        Some(MultiDeviceFacts {
+            uuid,
+            data_profile,
+            members,
+        })
     }
 
     /// The mount holding files in `directory`: the one on `device` when known, else the

@@ -8,6 +8,9 @@
 
 mod block;
 mod filesystem;
+#[cfg(test)]
+mod foreign_tests;
+pub mod infiniband;
 pub(crate) mod network;
 pub(crate) mod pci;
 mod transport;

@@ -83,7 +83,7 @@ impl Gatherer<'_> {
 
     /// Interface `name` and what it is built on; `None` when already seen or too deep.
     /// `next_hop` is the IPv4 address packets are sent to (the gateway, or the server).
-    fn interface(
+    pub(super) fn interface(
         &mut self,
         name: &str,
         depth: u32,
@@ -170,7 +170,10 @@ impl Gatherer<'_> {
             facts.below = self.interfaces(&lowers, depth, next_hop);
             return Some(facts);
         }
-        match view.resolve(&directory.join("device")) {
+        let device = view
+            .resolve(&directory.join("device"))
+            .or_else(|| device_above(view, &directory));
+        match device {
             Some(device) => {
                 facts.bus = self.pci_chain(&device);
                 let driver = view
@@ -195,7 +198,9 @@ impl Gatherer<'_> {
                 } else if on_hypervisor {
                     InterfaceKind::Paravirtual("a virtual machine's emulated NIC".into())
                 } else if link_type == ARPHRD_INFINIBAND {
-                    InterfaceKind::InfiniBand
+                    InterfaceKind::InfiniBand(super::infiniband::port_of_interface(
+                        view, &directory,
+                    ))
                 } else {
                     InterfaceKind::Physical
                 };
@@ -279,6 +284,21 @@ fn forwarding_port(table: &[u8], mac: [u8; 6]) -> Option<u16> {
 }
 
 /// `DEVTYPE=` of a `uevent` text.
+/// The device an interface sits under when its `device` link is missing (captures that did
+/// not keep it): the directory above `net/NAME` in the interface's real path, when that lies
+/// under a bus in `/sys/devices` rather than `/sys/devices/virtual`.
+fn device_above(view: &crate::discovery::HostView, directory: &Path) -> Option<PathBuf> {
+    let real = view.resolve(directory)?;
+    let parent = real.parent()?;
+    if parent.file_name()? != "net" {
+        return None;
+    }
+    let device = parent.parent()?;
+    let on_a_bus =
+        device.starts_with("/sys/devices") && !device.starts_with("/sys/devices/virtual");
+    (on_a_bus && device != Path::new("/sys/devices")).then(|| device.to_path_buf())
+}
+
 fn device_type(uevent: Option<&str>) -> Option<String> {
     uevent?
         .lines()

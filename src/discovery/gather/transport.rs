@@ -148,9 +148,20 @@ impl Gatherer<'_> {
             };
         }
         if has("end_device-") || has("port-") {
+            let end_device_protocols = components
+                .iter()
+                .find(|c| c.starts_with("end_device-"))
+                .and_then(|end_device| {
+                    view.attribute(
+                        &Path::new("/sys/class/sas_device")
+                            .join(end_device)
+                            .join("target_port_protocols"),
+                    )
+                });
             return TransportFacts::Sas {
                 driver,
                 ports: self.sas_ports(real),
+                end_device_protocols,
                 bus: self.pci_chain(real),
             };
         }

@@ -54,6 +54,7 @@ fn probe_session(session: &mut Session) -> Result<NetworkVolumeInfo, io::Error> 
         file_session: None,
         multichannel: false,
         server_interfaces: Vec::new(),
+        file_handle: None,
     })
 }
 

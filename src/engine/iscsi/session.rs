@@ -225,8 +225,8 @@ impl Session {
             timeout,
         };
         let ctx = session.context.as_ptr();
-        // SAFETY (all calls below): `ctx` is a live context used only by this thread; the
-        // strings are NUL-terminated and copied by libiscsi.
+        // SAFETY: for every call below, `ctx` is a live context used only by this thread, and
+        // the strings are NUL-terminated and copied by libiscsi.
         unsafe {
             if (library.set_targetname)(ctx, target.as_ptr()) != 0 {
                 return Err(session.failure("cannot prepare a session to"));

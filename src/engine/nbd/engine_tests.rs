@@ -509,7 +509,7 @@ fn until_hang_up(mut stream: UnixStream) {
 }
 
 #[test]
-fn a_dripping_handshake_ends_at_its_deadline() {
+fn timing_a_dripping_handshake_ends_at_its_deadline() {
     let mut server = Scripted::raw(1, |_, mut stream| {
         // One byte of the greeting every 50 ms: far slower than the deadline allows.
         for byte in b"NBDMAGICIHAVEOPT\0\x03" {
@@ -583,7 +583,7 @@ fn stalled_read(stall: fn(UnixStream, u64), timeout: Duration) -> (String, Durat
 }
 
 #[test]
-fn a_reply_stalled_part_way_ends_at_the_reply_timeout() {
+fn timing_a_reply_stalled_part_way_ends_at_the_reply_timeout() {
     let (error, elapsed) = stalled_read(
         |mut stream, handle| {
             let mut message = reply(0, handle);
@@ -601,7 +601,7 @@ fn a_reply_stalled_part_way_ends_at_the_reply_timeout() {
 }
 
 #[test]
-fn a_dripped_reply_cannot_stretch_the_reply_timeout() {
+fn timing_a_dripped_reply_cannot_stretch_the_reply_timeout() {
     let (error, elapsed) = stalled_read(
         |mut stream, handle| {
             let mut message = reply(0, handle);

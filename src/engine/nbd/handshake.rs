@@ -89,6 +89,7 @@ impl Export {
             file_session: None,
             multichannel: false,
             server_interfaces: Vec::new(),
+            file_handle: None,
         }
     }
 }

@@ -313,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dripping_peer_cannot_stretch_the_deadline() {
+    fn timing_a_dripping_peer_cannot_stretch_the_deadline() {
         let (left, right) = UnixStream::pair().unwrap();
         let dripper = std::thread::spawn(move || {
             let mut right = right;

@@ -334,5 +334,6 @@ pub fn probe(
         file_session: file.session_slots.map(|slots| format!("slots {slots}")),
         multichannel: false,
         server_interfaces: Vec::new(),
+        file_handle: file.existing.as_ref().map(|(handle, _)| handle.clone()),
     })
 }

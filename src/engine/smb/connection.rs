@@ -5,7 +5,7 @@
 //! over for pipelined READ and WRITE.
 
 use super::crypto::{
-    self, Cipher, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
+    Cipher, KeySchedule, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
 };
 use super::ntlm;
 use super::url::{SmbCredentials, SmbUrl};
@@ -541,13 +541,7 @@ impl SmbConnection {
             )));
         }
         let smb3 = self.facts.dialect >= 0x0300;
-        let signing_key = if self.facts.dialect == SMB_3_1_1 {
-            crypto::derive_key(&session_key, b"SMBSigningKey\0", &preauth.0)
-        } else if smb3 {
-            crypto::derive_key(&session_key, b"SMB2AESCMAC\0", b"SmbSign\0")
-        } else {
-            session_key
-        };
+        let signing_key = self.key_schedule(&preauth).signing_key(&session_key);
         let signer = if self.facts.gmac_signing {
             Signer::gmac(&signing_key)
         } else {
@@ -587,6 +581,16 @@ impl SmbConnection {
         Ok(())
     }
 
+    /// The key schedule of the negotiated dialect (`preauth`: this session's
+    /// preauthentication hash, used on SMB 3.1.1).
+    fn key_schedule<'a>(&self, preauth: &'a PreauthHash) -> KeySchedule<'a> {
+        match self.facts.dialect {
+            SMB_3_1_1 => KeySchedule::Smb311(preauth),
+            dialect if dialect >= 0x0300 => KeySchedule::Smb30,
+            _ => KeySchedule::Smb2,
+        }
+    }
+
     /// Encrypts from here on with `cipher` and the keys derived from `session_key` (and, on
     /// SMB 3.1.1, the preauthentication hash); refused, naming the dialect (and
     /// `--smb-encrypt` when `asked`), when the session has no cipher iopath speaks.
@@ -619,17 +623,7 @@ impl SmbConnection {
             };
             return Err(SmbError::Protocol(format!("{}: {who}: {why}", self.server)));
         };
-        let (encryption, decryption) = if self.facts.dialect == SMB_3_1_1 {
-            (
-                crypto::derive_cipher_key(cipher, session_key, b"SMBC2SCipherKey\0", &preauth.0),
-                crypto::derive_cipher_key(cipher, session_key, b"SMBS2CCipherKey\0", &preauth.0),
-            )
-        } else {
-            (
-                crypto::derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerIn \0"),
-                crypto::derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerOut\0"),
-            )
-        };
+        let (encryption, decryption) = self.key_schedule(preauth).cipher_keys(cipher, session_key);
         self.sealer = Some(Sealer::new(
             cipher,
             &encryption,

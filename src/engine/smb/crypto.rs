@@ -29,6 +29,44 @@ pub fn derive_cipher_key(cipher: Cipher, key: &[u8], label: &[u8], context: &[u8
     counter_mode_kdf(key, label, context, 8 * bytes as u32)[..bytes].to_vec()
 }
 
+/// Which key schedule a session follows (MS-SMB2 3.2.5.3.1): the labels and contexts its
+/// signing and encryption keys are derived with.
+#[derive(Clone, Copy, Debug)]
+pub enum KeySchedule<'a> {
+    /// SMB 2.0.2 and 2.1: the session key signs as it is; there is no encryption.
+    Smb2,
+    /// SMB 3.0 and 3.0.2: fixed labels and contexts.
+    Smb30,
+    /// SMB 3.1.1: the preauthentication hash of the session's setup is every key's context.
+    Smb311(&'a PreauthHash),
+}
+
+impl KeySchedule<'_> {
+    /// The signing key for `session_key` (the NTLM or Kerberos session key).
+    pub fn signing_key(self, session_key: &[u8; 16]) -> [u8; 16] {
+        match self {
+            KeySchedule::Smb2 => *session_key,
+            KeySchedule::Smb30 => derive_key(session_key, b"SMB2AESCMAC\0", b"SmbSign\0"),
+            KeySchedule::Smb311(preauth) => derive_key(session_key, b"SMBSigningKey\0", &preauth.0),
+        }
+    }
+
+    /// The client's encryption key and its decryption key for `cipher` (SMB 2.x has no
+    /// encryption: asked anyway, it gets SMB 3.0's keys).
+    pub fn cipher_keys(self, cipher: Cipher, session_key: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        match self {
+            KeySchedule::Smb2 | KeySchedule::Smb30 => (
+                derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerIn \0"),
+                derive_cipher_key(cipher, session_key, b"SMB2AESCCM\0", b"ServerOut\0"),
+            ),
+            KeySchedule::Smb311(preauth) => (
+                derive_cipher_key(cipher, session_key, b"SMBC2SCipherKey\0", &preauth.0),
+                derive_cipher_key(cipher, session_key, b"SMBS2CCipherKey\0", &preauth.0),
+            ),
+        }
+    }
+}
+
 /// One round of SP800-108 in counter mode with HMAC-SHA256, for keys of up to 256 bits.
 fn counter_mode_kdf(key: &[u8], label: &[u8], context: &[u8], bits: u32) -> [u8; 32] {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
@@ -130,17 +168,7 @@ impl Signer {
                 mac.update(message);
                 mac.finalize().into_bytes().into()
             }
-            Signer::AesGmac(gcm) => {
-                // Nonce: the message id, then a word whose bit 0 says "a response" and bit 1
-                // "a CANCEL" (never sent here).
-                let mut nonce = [0u8; 12];
-                nonce[..8].copy_from_slice(&message[24..32]);
-                nonce[8] = (message[16] & 1) | u8::from(message[12..14] == [0x0C, 0]) << 1;
-                let nonce = aes_gcm::Nonce::<aes_gcm::aes::cipher::consts::U12>::from(nonce);
-                gcm.encrypt_inout_detached(&nonce, message, InOutBuf::from(&mut [][..]))
-                    .expect("a message shorter than GCM's limit")
-                    .into()
-            }
+            Signer::AesGmac(gcm) => gmac(gcm, gmac_nonce(message), message),
         }
     }
 
@@ -168,6 +196,23 @@ impl Signer {
             .fold(0u8, |difference, (a, b)| difference | (a ^ b))
             == 0
     }
+}
+
+/// The AES-GMAC nonce of an SMB2 message (MS-SMB2 3.1.4.1): its message id, then a word whose
+/// bit 0 says "a response" and bit 1 "a CANCEL" (never sent here).
+fn gmac_nonce(message: &[u8]) -> [u8; 12] {
+    let mut nonce = [0u8; 12];
+    nonce[..8].copy_from_slice(&message[24..32]);
+    nonce[8] = (message[16] & 1) | u8::from(message[12..14] == [0x0C, 0]) << 1;
+    nonce
+}
+
+/// AES-GMAC: the GCM tag of `authenticated` as associated data, with nothing encrypted.
+fn gmac(gcm: &Aes128Gcm, nonce: [u8; 12], authenticated: &[u8]) -> [u8; 16] {
+    let nonce = aes_gcm::Nonce::<aes_gcm::aes::cipher::consts::U12>::from(nonce);
+    gcm.encrypt_inout_detached(&nonce, authenticated, InOutBuf::from(&mut [][..]))
+        .expect("a message shorter than GCM's limit")
+        .into()
 }
 
 /// The SMB2 transform header's size.
@@ -424,6 +469,10 @@ impl Sealer {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "crypto_known_answers.rs"]
+mod known_answers;
 
 #[cfg(test)]
 mod tests {

@@ -85,6 +85,61 @@ fn now_filetime() -> [u8; 8] {
     ticks.to_le_bytes()
 }
 
+/// What NTLMv2 computes from the password and the challenges (MS-NLMP 3.3.2).
+struct Ntlmv2Answer {
+    /// NTProofStr followed by the client's blob (time, client challenge, target information).
+    nt_response: Vec<u8>,
+    /// The LMv2 response: HMAC-MD5 of both challenges, then the client challenge.
+    lm_response: [u8; 24],
+    /// The session base key (no key exchange: the session key).
+    session_base_key: [u8; 16],
+}
+
+/// NTOWFv2 (MS-NLMP 3.3.2): HMAC-MD5 keyed with the MD4 of the password, over the user's
+/// name in capitals and the domain, in UTF-16.
+fn ntowf_v2(credentials: &SmbCredentials) -> [u8; 16] {
+    let nt_hash: [u8; 16] = md4::Md4::digest(utf16(&credentials.password)).into();
+    let identity = utf16(&format!(
+        "{}{}",
+        credentials.user.to_uppercase(),
+        credentials.domain
+    ));
+    hmac_md5(&nt_hash, &[&identity])
+}
+
+/// [`ntowf_v2`] of `credentials`, then the responses to `server_challenge` with this
+/// `client_challenge`, `time` (a FILETIME) and the server's `target_info`.
+fn ntlmv2_answer(
+    credentials: &SmbCredentials,
+    server_challenge: &[u8],
+    client_challenge: &[u8; 8],
+    time: &[u8; 8],
+    target_info: &[u8],
+) -> Ntlmv2Answer {
+    let response_key = ntowf_v2(credentials);
+    let mut blob = Vec::with_capacity(32 + target_info.len());
+    blob.extend_from_slice(&[1, 1, 0, 0, 0, 0, 0, 0]);
+    blob.extend_from_slice(time);
+    blob.extend_from_slice(client_challenge);
+    blob.extend_from_slice(&[0; 4]);
+    blob.extend_from_slice(target_info);
+    blob.extend_from_slice(&[0; 4]);
+    let proof = hmac_md5(&response_key, &[server_challenge, &blob]);
+    let mut nt_response = proof.to_vec();
+    nt_response.extend_from_slice(&blob);
+    let mut lm_response = [0u8; 24];
+    lm_response[..16].copy_from_slice(&hmac_md5(
+        &response_key,
+        &[server_challenge, client_challenge],
+    ));
+    lm_response[16..].copy_from_slice(client_challenge);
+    Ntlmv2Answer {
+        nt_response,
+        lm_response,
+        session_base_key: hmac_md5(&response_key, &[&proof]),
+    }
+}
+
 /// The AUTHENTICATE message answering `challenge` for `credentials`, and the session key.
 pub fn authenticate_message(
     challenge: &[u8],
@@ -106,32 +161,21 @@ pub fn authenticate_message(
     getrandom::fill(&mut client_challenge).map_err(|error| error.to_string())?;
     let server_time = timestamp(target_info);
 
-    let nt_hash: [u8; 16] = md4::Md4::digest(utf16(&credentials.password)).into();
-    let identity = utf16(&format!(
-        "{}{}",
-        credentials.user.to_uppercase(),
-        credentials.domain
-    ));
-    let response_key = hmac_md5(&nt_hash, &[&identity]);
-    let mut blob = Vec::with_capacity(32 + target_info.len());
-    blob.extend_from_slice(&[1, 1, 0, 0, 0, 0, 0, 0]);
-    blob.extend_from_slice(&server_time.unwrap_or_else(now_filetime));
-    blob.extend_from_slice(&client_challenge);
-    blob.extend_from_slice(&[0; 4]);
-    blob.extend_from_slice(target_info);
-    blob.extend_from_slice(&[0; 4]);
-    let proof = hmac_md5(&response_key, &[server_challenge, &blob]);
-    let mut nt_response = proof.to_vec();
-    nt_response.extend_from_slice(&blob);
+    let answer = ntlmv2_answer(
+        credentials,
+        server_challenge,
+        &client_challenge,
+        &server_time.unwrap_or_else(now_filetime),
+        target_info,
+    );
+    let nt_response = answer.nt_response;
     // With the server's time in the target information the LM response is empty (zeros).
     let lm_response = if server_time.is_some() {
-        vec![0; 24]
+        [0; 24]
     } else {
-        let mut lm = hmac_md5(&response_key, &[server_challenge, &client_challenge]).to_vec();
-        lm.extend_from_slice(&client_challenge);
-        lm
+        answer.lm_response
     };
-    let session_key = hmac_md5(&response_key, &[&proof]);
+    let session_key = answer.session_base_key;
 
     let domain = utf16(&credentials.domain);
     let user = utf16(&credentials.user);
@@ -158,18 +202,65 @@ pub fn authenticate_message(
 mod tests {
     use super::*;
 
-    /// MS-NLMP 4.2.4: the NTLMv2 example's response key and NTProofStr.
+    /// MS-NLMP (Microsoft Open Specifications, NT LAN Manager Authentication Protocol),
+    /// section 4.2.4 "NTLMv2 Authentication", with the common values of section 4.2.1: user
+    /// "User", domain "Domain", password "Password", server challenge 01 23 45 67 89 ab cd ef,
+    /// client challenge aa × 8, time 0, and the target information of the CHALLENGE message
+    /// of 4.2.4.3 (NetBIOS domain "Domain", NetBIOS server "Server", end of list).
     #[test]
-    fn ntlmv2_matches_the_specification_example() {
-        let nt_hash: [u8; 16] = md4::Md4::digest(utf16("Password")).into();
-        let key = hmac_md5(&nt_hash, &[&utf16("USERDomain")]);
-        assert_eq!(
-            key,
-            [
-                0x0c, 0x86, 0x8a, 0x40, 0x3b, 0xfd, 0x7a, 0x93, 0xa3, 0x00, 0x1e, 0xf2, 0x2e, 0xf0,
-                0x2e, 0x3f
-            ]
+    fn ntlmv2_matches_ms_nlmp_section_4_2_4() {
+        let credentials = SmbCredentials {
+            user: "User".into(),
+            password: "Password".into(),
+            domain: "Domain".into(),
+        };
+        const SERVER_CHALLENGE: [u8; 8] = [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
+        const CLIENT_CHALLENGE: [u8; 8] = [0xaa; 8];
+        const TARGET_INFO: [u8; 36] = [
+            0x02, 0x00, 0x0c, 0x00, 0x44, 0x00, 0x6f, 0x00, 0x6d, 0x00, 0x61, 0x00, 0x69, 0x00,
+            0x6e, 0x00, 0x01, 0x00, 0x0c, 0x00, 0x53, 0x00, 0x65, 0x00, 0x72, 0x00, 0x76, 0x00,
+            0x65, 0x00, 0x72, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        // 4.2.4.1.1 NTOWFv2() and LMOWFv2().
+        const RESPONSE_KEY: [u8; 16] = [
+            0x0c, 0x86, 0x8a, 0x40, 0x3b, 0xfd, 0x7a, 0x93, 0xa3, 0x00, 0x1e, 0xf2, 0x2e, 0xf0,
+            0x2e, 0x3f,
+        ];
+        // 4.2.4.1.2 Session Base Key.
+        const SESSION_BASE_KEY: [u8; 16] = [
+            0x8d, 0xe4, 0x0c, 0xca, 0xdb, 0xc1, 0x4a, 0x82, 0xf1, 0x5c, 0xb0, 0xad, 0x0d, 0xe9,
+            0x5c, 0xa3,
+        ];
+        // 4.2.4.2.1 LMv2 Response.
+        const LM_RESPONSE: [u8; 24] = [
+            0x86, 0xc3, 0x50, 0x97, 0xac, 0x9c, 0xec, 0x10, 0x25, 0x54, 0x76, 0x4a, 0x57, 0xcc,
+            0xcc, 0x19, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
+        ];
+        // 4.2.4.2.2 NTLMv2 Response: NTProofStr, then "temp" (4.2.4.1.3).
+        const NT_PROOF: [u8; 16] = [
+            0x68, 0xcd, 0x0a, 0xb8, 0x51, 0xe5, 0x1c, 0x96, 0xaa, 0xbc, 0x92, 0x7b, 0xeb, 0xef,
+            0x6a, 0x1c,
+        ];
+        const TEMP: [u8; 68] = [
+            0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0x00, 0x00, 0x00, 0x00,
+            0x02, 0x00, 0x0c, 0x00, 0x44, 0x00, 0x6f, 0x00, 0x6d, 0x00, 0x61, 0x00, 0x69, 0x00,
+            0x6e, 0x00, 0x01, 0x00, 0x0c, 0x00, 0x53, 0x00, 0x65, 0x00, 0x72, 0x00, 0x76, 0x00,
+            0x65, 0x00, 0x72, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+
+        assert_eq!(ntowf_v2(&credentials), RESPONSE_KEY);
+        let answer = ntlmv2_answer(
+            &credentials,
+            &SERVER_CHALLENGE,
+            &CLIENT_CHALLENGE,
+            &[0; 8],
+            &TARGET_INFO,
         );
+        assert_eq!(answer.nt_response[..16], NT_PROOF);
+        assert_eq!(answer.nt_response[16..], TEMP);
+        assert_eq!(answer.lm_response, LM_RESPONSE);
+        assert_eq!(answer.session_base_key, SESSION_BASE_KEY);
     }
 
     #[test]

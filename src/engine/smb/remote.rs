@@ -335,5 +335,6 @@ pub fn probe(
         file_session: Some(session.describe()),
         multichannel: session.multichannel,
         server_interfaces: found.interfaces.iter().map(|i| i.describe()).collect(),
+        file_handle: None,
     })
 }

@@ -1,7 +1,7 @@
 //! One worker: owns its engine, slots, planner and recorders, and issues I/O until its time or
 //! its bytes are done.
 //!
-//! The loop ([`run_worker`]) is a small state machine over [`state::Worker`]: look for the end
+//! The loop ([`run_worker`]) is a small state machine over `state::Worker`: look for the end
 //! (a stop flag, the time, the budget), run a periodic fdatasync when one is due, fill the queue
 //! (one clock read before each batch of submissions, and one after the buffer of a write was
 //! filled or scrambled, so that this CPU work is not counted as latency), reap at least one

@@ -397,6 +397,7 @@ fn every_verified_write_carries_fresh_data() {
         only: false,
         policy: VerifyPolicy::default(),
         state_save: None,
+        targets: Vec::new(),
         checks_data: true,
         backlog_writes: None,
         trim: None,

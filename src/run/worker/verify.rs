@@ -16,6 +16,7 @@ use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
 use crate::verify::state::VerifyState;
+use crate::verify::target_identity::TargetIdentity;
 use crate::workload::planner::PlannedIo;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,6 +46,8 @@ pub struct WorkerVerify {
     pub policy: VerifyPolicy,
     /// Save the ledger here at the end.
     pub state_save: Option<PathBuf>,
+    /// The targets the ledger's regions lie on (recorded in a saved state).
+    pub targets: Vec<TargetIdentity>,
     /// Whether the engine moves data (not the null engine): otherwise reads are not checked.
     pub checks_data: bool,
     /// Read back the blocks of every this many writes while the workload runs.
@@ -325,6 +328,7 @@ impl VerifyRun {
             && let Err(error) = (VerifyState {
                 run_id: self.setup.run_id,
                 ledger: self.setup.ledger,
+                targets: self.setup.targets,
             })
             .save(&path)
         {
@@ -489,6 +493,7 @@ mod tests {
                     stop_at_first: fatal,
                 },
                 state_save: None,
+                targets: Vec::new(),
                 checks_data: true,
                 backlog_writes: None,
                 trim: None,

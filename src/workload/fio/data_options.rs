@@ -1,4 +1,4 @@
-//! fio's buffer options into the job's [`WriteData`]: `zero_buffers`, `refill_buffers`,
+//! fio's buffer options into the job's [`WriteData`](crate::result::WriteData): `zero_buffers`, `refill_buffers`,
 //! `scramble_buffers`, `buffer_compress_percentage`, `buffer_compress_chunk`, `buffer_pattern`
 //! and the `dedupe_*` options.
 //!

@@ -30,8 +30,8 @@
 //! ```
 //!
 //! Reading has two stages, like the flags: the document is walked and every key checked
-//! against its table and its value against the option's parser ([`reader`]), then each job's
-//! settings are layered and applied into a [`crate::result::Workload`] ([`build`]). Every
+//! against its table and its value against the option's parser (`reader`), then each job's
+//! settings are layered and applied into a [`crate::result::Workload`] (`build`). Every
 //! problem is a [`JobFileError`] naming the file and the line of the key at fault.
 
 mod build;
