@@ -203,6 +203,12 @@ mod tests {
         }
     }
 
+    /// [`remove_if_ours`] of the test file (1) under `test.bin`, without a pause.
+    fn remove_test_file(directory: &mut Directory) -> Option<LeftInPlace> {
+        remove_if_ours(directory, &[1], ("test.bin", &aside_name()), Duration::ZERO)
+            .expect("no call fails")
+    }
+
     /// The test file (1) under `test.bin`, and another file (2) elsewhere.
     fn directory() -> Directory {
         let mut directory = Directory::default();
@@ -226,13 +232,7 @@ mod tests {
     #[test]
     fn the_test_file_under_its_name_is_removed() {
         let mut directory = directory();
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, None);
         assert!(!directory.times.contains_key(&1));
         assert_eq!(directory.names.keys().collect::<Vec<_>>(), ["other.bin"]);
@@ -245,13 +245,7 @@ mod tests {
         directory.names.clear();
         directory.names.insert("aside.bin".into(), 1);
         directory.names.insert("test.bin".into(), 2);
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert_eq!(directory.names.get("aside.bin"), Some(&1));
@@ -266,22 +260,10 @@ mod tests {
         let mut directory = directory();
         directory.cached = true;
         directory.times(&[1]).unwrap();
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, Some(LeftInPlace::Unproven));
         let mut directory = directory_with_cache();
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, Some(LeftInPlace::Taken));
         assert_eq!(directory.names.get("test.bin"), Some(&1));
         assert_eq!(directory.names.len(), 2);
@@ -298,22 +280,10 @@ mod tests {
     fn a_free_name_and_a_gone_file_touch_nothing() {
         let mut directory = directory();
         directory.names.remove("test.bin");
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, Some(LeftInPlace::Moved));
         let mut directory = directory_without_the_test_file();
-        let done = remove_if_ours(
-            &mut directory,
-            &[1],
-            ("test.bin", &aside_name()),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let done = remove_test_file(&mut directory);
         assert_eq!(done, Some(LeftInPlace::Gone));
         assert_eq!(directory.names.get("test.bin"), Some(&2));
         assert!(directory.log.is_empty());
