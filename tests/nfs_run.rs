@@ -16,7 +16,10 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::nas::GaneshaServer;
+use support::nas::{
+    GaneshaServer, SWAP_RUN, SWAP_TEST_FILE_BYTES, assert_the_swap_survived, names_in,
+    swap_once_filled,
+};
 use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_iopath");
@@ -163,6 +166,10 @@ fn creates_fills_and_removes_its_test_file(
     );
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     assert!(!on_server.exists(), "the test file was removed");
+    assert!(
+        names_in(&server.export_directory()).is_empty(),
+        "nothing is left on the server"
+    );
     let json = outcome.json.expect("a JSON result");
     let target = &json["targets"][0];
     assert_eq!(target["created_by_iopath"], true, "{target}");
@@ -747,6 +754,34 @@ fn timing_nfs_two_ctrl_c_while_the_test_file_is_filled_exit_at_once_and_remove_i
     );
     assert!([1, 130].contains(&outcome.status), "{}", outcome.output);
     assert!(!filling.exists(), "removed: {}", outcome.output);
+}
+
+/// While a run of `url_of(server, "moved.bin")` is under way, its test file is moved away on
+/// the server (a rename in the exported directory, behind nfs-ganesha's back: its caches
+/// still hold the old name) and another file is put under its name. After the run the other
+/// file is intact and iopath's warning names what it did: it left the name alone.
+fn a_file_put_under_the_test_files_name_survives(url_of: fn(&GaneshaServer, &str) -> String) {
+    let Some(server) = GaneshaServer::start("RW") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let json = work.path().join("out.json");
+    let on_server = server.export_directory().join("moved.bin");
+    let child = spawn(work.path(), &url_of(&server, "moved.bin"), &SWAP_RUN, &json);
+    swap_once_filled(&on_server, SWAP_TEST_FILE_BYTES, MIB);
+    let outcome = finish(child.wait_with_output().expect("iopath ends"), &json);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_the_swap_survived(&on_server, MIB, &outcome.output);
+}
+
+#[test]
+fn nfs_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
+    a_file_put_under_the_test_files_name_survives(GaneshaServer::url);
+}
+
+#[test]
+fn nfs41_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
+    a_file_put_under_the_test_files_name_survives(GaneshaServer::url41);
 }
 
 /// A verify state saved through `url_of(server, "a.bin")` names the file by the server's

@@ -579,7 +579,7 @@ fn smb_test_files_are_probed_created_filled_and_removed_through_the_remote_file_
     std::fs::remove_file(&on_server).unwrap();
     std::fs::write(&on_server, b"someone else's").unwrap();
     let error = file.remove().expect_err("another file took the name");
-    assert!(error.problem.contains("left alone"), "{error}");
+    assert!(error.problem.contains("left in place"), "{error}");
     assert_eq!(std::fs::read(&on_server).unwrap(), b"someone else's");
 
     // A missing file on a read-only share is not offered for creation.

@@ -16,7 +16,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::nas::{
-    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SambaServer, established_connections_to,
+    SAMBA_PASSWORD, SAMBA_READ_ONLY_SHARE, SAMBA_USER, SWAP_RUN, SWAP_TEST_FILE_BYTES, SambaServer,
+    assert_the_swap_survived, established_connections_to, swap_once_filled,
 };
 use support::process::{Outcome, finish, interrupt, protocol_hop, wait_until_made};
 
@@ -683,4 +684,25 @@ fn smb_run_on_a_server_that_dies_exits_1_and_an_unreachable_one_exits_2() {
     );
     assert_eq!(outcome.status, 2, "{}", outcome.output);
     assert!(outcome.output.contains(&url), "{}", outcome.output);
+}
+
+/// While a run is under way, its test file is moved away on the server (a rename in the
+/// share's directory, behind smbd's back) and another file is put under its name. After the
+/// run the other file is intact, the test file is where it was moved to, and iopath's warning
+/// says that it left the name alone.
+#[test]
+fn smb_run_leaves_a_file_put_under_its_test_files_name_on_the_server() {
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let on_server = server.share_directory().join("moved.bin");
+    let child = spawn(work.path(), &server.url("moved.bin"), &SWAP_RUN);
+    swap_once_filled(&on_server, SWAP_TEST_FILE_BYTES, MIB);
+    let outcome = finish(
+        child.wait_with_output().expect("iopath ends"),
+        &work.path().join("out.json"),
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert_the_swap_survived(&on_server, MIB, &outcome.output);
 }

@@ -14,7 +14,10 @@
 //!   Ctrl-C). A fill cut short by the stop flag or an error removes what it made.
 //!
 //! Only a file this process created is ever removed: a [`RemoteTestFile`] exists only for a
-//! file [`RemoteFileServer::create_exclusive`] made.
+//! file [`RemoteFileServer::create_exclusive`] made, and each protocol removes it only when the
+//! server proves that the name still leads to that file, by a check its caches cannot fool
+//! (NFS: `nfs::claim`; SMB: through the handle that created it); otherwise the file under the
+//! name is left in place and the error says why ([`LeftInPlace`]).
 //!
 //! ```no_run
 //! use iopath::engine::remote_file::{RemoteFileServer, check_room, create_test_file};
@@ -54,7 +57,9 @@ pub trait RemoteFileServer: Send + std::fmt::Debug {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<(), RemoteFileError>;
     /// Makes what was written durable (NFS COMMIT, SMB FLUSH).
     fn make_durable(&mut self) -> Result<(), RemoteFileError>;
-    /// Removes the file.
+    /// Removes the file — only when the server proves that the name still leads to the file
+    /// [`RemoteFileServer::create_exclusive`] made; anything else is left in place and the
+    /// error says what was found ([`LeftInPlace`]).
     fn remove(&mut self) -> Result<(), RemoteFileError>;
 }
 
@@ -66,6 +71,51 @@ pub struct RemoteFileError {
     pub target: String,
     /// What went wrong, in words.
     pub problem: String,
+}
+
+/// Why a test file was not removed: what iopath found instead, and left in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftInPlace {
+    /// The test file no longer exists on the server (removed by someone else).
+    Gone,
+    /// The test file is no longer under its name (moved away on the server).
+    Moved,
+    /// Another file is under the test file's name.
+    Taken,
+    /// The server's answers cannot prove that the name still leads to the test file.
+    Unproven,
+}
+
+impl LeftInPlace {
+    /// What happened, in words.
+    pub fn problem(self) -> &'static str {
+        match self {
+            LeftInPlace::Gone => {
+                "the test file no longer exists on the server (removed by someone else); \
+                 whatever is under its name was left in place"
+            }
+            LeftInPlace::Moved => {
+                "the test file is no longer under its name (moved away on the server); it was \
+                 left in place where it is"
+            }
+            LeftInPlace::Taken => {
+                "another file is under the test file's name (the test file was moved or \
+                 replaced on the server); that file is not iopath's and was left in place"
+            }
+            LeftInPlace::Unproven => {
+                "the server's answers cannot prove that the name still leads to the test file \
+                 iopath created; it was left in place"
+            }
+        }
+    }
+
+    /// The error of a removal of `target` that left this in place.
+    pub fn error(self, target: String) -> RemoteFileError {
+        RemoteFileError {
+            target,
+            problem: self.problem().into(),
+        }
+    }
 }
 
 /// Largest write while filling a test file (less when the server takes less).

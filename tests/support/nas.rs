@@ -413,6 +413,79 @@ impl Drop for GaneshaServer {
     }
 }
 
+/// The arguments of a run during which [`swap_once_filled`] swaps the test file: a 4 MiB
+/// test file ([`SWAP_TEST_FILE_BYTES`]) read and written for 4 seconds.
+pub const SWAP_RUN: [&str; 8] = [
+    "--rw",
+    "randrw",
+    "--bs",
+    "4k",
+    "--size",
+    "4m",
+    "--duration",
+    "4",
+];
+/// The size of the test file of [`SWAP_RUN`].
+pub const SWAP_TEST_FILE_BYTES: u64 = 4 << 20;
+
+/// Once `on_server` holds `size` bytes (iopath filled it), waits half a second (the run is
+/// under way), moves it aside (to the same name with the extension `aside`) behind the
+/// server's back and writes a file of `foreign_bytes` bytes of 0xa5 under its name.
+pub fn swap_once_filled(on_server: &Path, size: u64, foreign_bytes: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::metadata(on_server).map_or(0, |m| m.len()) < size {
+        assert!(
+            Instant::now() < deadline,
+            "{} was filled",
+            on_server.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::rename(on_server, on_server.with_extension("aside")).expect("moved aside");
+    std::fs::write(on_server, vec![0xa5; foreign_bytes as usize]).expect("another file");
+}
+
+/// After a run whose test file `on_server` was swapped by [`swap_once_filled`] with a file
+/// of `foreign_bytes`: the other file is intact, the test file is where it was moved to and
+/// nothing else is in the directory, and the run's `output` says the test file was not
+/// removed and what was left in place.
+pub fn assert_the_swap_survived(on_server: &Path, foreign_bytes: u64, output: &str) {
+    assert_eq!(
+        std::fs::read(on_server).expect("the other file is still there"),
+        vec![0xa5; foreign_bytes as usize],
+        "the other file is intact"
+    );
+    let name = |path: &Path| path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut expected = [name(on_server), name(&on_server.with_extension("aside"))];
+    expected.sort();
+    assert_eq!(
+        names_in(on_server.parent().expect("a directory")),
+        expected,
+        "the test file stays where it was moved to, and nothing else is left"
+    );
+    assert!(
+        output.contains("the test file was not removed") && output.contains("left in place"),
+        "{output}"
+    );
+}
+
+/// The names in `directory`, sorted.
+pub fn names_in(directory: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .expect("the directory")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// Established TCP connections from this machine to `port` on loopback (IPv4 and IPv6), by
 /// /proc/net/tcp and /proc/net/tcp6: the client ends, each counted once.
 pub fn established_connections_to(port: u16) -> usize {

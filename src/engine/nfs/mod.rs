@@ -14,6 +14,8 @@
 //! - `remote`: [`NfsRemoteFile`], the file as a
 //!   [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (free space, test
 //!   file creation, filling and removal), and [`probe`], what a run learns before any I/O;
+//!   `claim`: the proof, which the server's caches cannot fool, that the test file's name
+//!   still leads to the test file before it is removed;
 //! - `engine`: [`NfsEngine`], READ and WRITE pipelined to the queue depth on one connection
 //!   (NFSv4.1: one COMPOUND per I/O on a session and an open of the engine's own, slots to the
 //!   queue depth, [`SlotReport`]).
@@ -39,6 +41,7 @@
 //! # }
 //! ```
 
+mod claim;
 mod engine;
 mod error;
 mod file;

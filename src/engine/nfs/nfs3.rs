@@ -1,7 +1,7 @@
 //! NFSv3 (RFC 1813) and MOUNT v3 as iopath uses them: the procedure numbers, the few result
 //! structures it reads, status codes in words and as errno values, and [`Nfs3Session`], the
-//! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, ACCESS, FSINFO, FSSTAT,
-//! CREATE, REMOVE); the engine sends its own COMMIT on its pipelined connection.
+//! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, SETATTR, ACCESS, FSINFO,
+//! FSSTAT, CREATE, RENAME, REMOVE); the engine sends its own COMMIT on its pipelined connection.
 
 pub use super::error::NfsError;
 use super::rpc::{Credentials, RpcConnection, RpcError};
@@ -25,6 +25,8 @@ pub const MAX_HANDLE_BYTES: usize = 64;
 pub mod procedure {
     /// GETATTR.
     pub const GETATTR: u32 = 1;
+    /// SETATTR.
+    pub const SETATTR: u32 = 2;
     /// LOOKUP.
     pub const LOOKUP: u32 = 3;
     /// ACCESS.
@@ -37,6 +39,8 @@ pub mod procedure {
     pub const CREATE: u32 = 8;
     /// REMOVE.
     pub const REMOVE: u32 = 12;
+    /// RENAME.
+    pub const RENAME: u32 = 14;
     /// FSSTAT.
     pub const FSSTAT: u32 = 18;
     /// FSINFO.
@@ -91,6 +95,11 @@ pub struct Attributes {
     pub size_bytes: u64,
     /// Bytes the server has allocated.
     pub used_bytes: u64,
+    /// The time of the last change of the file's data (`mtime`): seconds and nanoseconds.
+    pub modified: (u32, u32),
+    /// The time of the last change of the file's attributes or names (`ctime`): seconds and
+    /// nanoseconds.
+    pub changed: (u32, u32),
 }
 
 /// Reads an `fattr3`.
@@ -104,12 +113,16 @@ pub fn attributes(decoder: &mut Decoder<'_>) -> Result<Attributes, XdrError> {
     decoder.skip(12, "nlink, uid, gid")?;
     let size_bytes = decoder.u64("size")?;
     let used_bytes = decoder.u64("used")?;
-    decoder.skip(8 + 8 + 8 + 24, "rdev, fsid, fileid, times")?;
+    decoder.skip(8 + 8 + 8 + 8, "rdev, fsid, fileid, atime")?;
+    let modified = (decoder.u32("mtime")?, decoder.u32("mtime")?);
+    let changed = (decoder.u32("ctime")?, decoder.u32("ctime")?);
     Ok(Attributes {
         file_type,
         mode,
         size_bytes,
         used_bytes,
+        modified,
+        changed,
     })
 }
 
@@ -336,6 +349,26 @@ impl Nfs3Session {
         }
     }
 
+    /// Sets the access and modification times of `handle` to `seconds` after the epoch
+    /// (SETATTR, client time, no guard).
+    pub fn set_times(
+        &mut self,
+        handle: &[u8],
+        seconds: u32,
+        subject: &str,
+    ) -> Result<(), NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(handle);
+        // sattr3: mode, uid, gid and size not set; atime and mtime SET_TO_CLIENT_TIME.
+        arguments.u32(0).u32(0).u32(0).u32(0);
+        arguments.u32(2).u32(seconds).u32(0);
+        arguments.u32(2).u32(seconds).u32(0);
+        // sattrguard3: no ctime check.
+        arguments.u32(0);
+        self.call(procedure::SETATTR, &arguments, "SETATTR", subject)
+            .map(|_| ())
+    }
+
     /// Writes all of `data` at `offset` of `handle` with `stability` (one WRITE per call of
     /// at most the server's largest write; a short write is sent on).
     pub fn write(
@@ -375,6 +408,22 @@ impl Nfs3Session {
         let mut arguments = Encoder::default();
         arguments.opaque(handle).u64(0).u32(0);
         self.call(procedure::COMMIT, &arguments, "COMMIT", subject)
+            .map(|_| ())
+    }
+
+    /// Renames `from` in `directory` to `to` in the same directory (a file already called
+    /// `to` is replaced: callers pick a name nobody uses).
+    pub fn rename(
+        &mut self,
+        directory: &[u8],
+        from: &str,
+        to: &str,
+        subject: &str,
+    ) -> Result<(), NfsError> {
+        let mut arguments = Encoder::default();
+        arguments.opaque(directory).opaque(from.as_bytes());
+        arguments.opaque(directory).opaque(to.as_bytes());
+        self.call(procedure::RENAME, &arguments, "RENAME", subject)
             .map(|_| ())
     }
 

@@ -54,6 +54,12 @@ pub mod op {
     pub const READ: u32 = 25;
     /// REMOVE.
     pub const REMOVE: u32 = 28;
+    /// RENAME.
+    pub const RENAME: u32 = 29;
+    /// SAVEFH.
+    pub const SAVEFH: u32 = 32;
+    /// SETATTR.
+    pub const SETATTR: u32 = 34;
     /// WRITE.
     pub const WRITE: u32 = 38;
     /// EXCHANGE_ID.
@@ -86,6 +92,14 @@ pub mod attribute {
     pub const SPACE_AVAIL: u32 = 42;
     /// `space_total`.
     pub const SPACE_TOTAL: u32 = 44;
+    /// `time_access_set` (write only).
+    pub const TIME_ACCESS_SET: u32 = 48;
+    /// `time_metadata` (ctime).
+    pub const TIME_METADATA: u32 = 52;
+    /// `time_modify` (mtime).
+    pub const TIME_MODIFY: u32 = 53;
+    /// `time_modify_set` (write only).
+    pub const TIME_MODIFY_SET: u32 = 54;
 }
 
 /// `NFS4ERR_NOENT`.
@@ -208,6 +222,12 @@ pub struct Attributes4 {
     pub available_bytes: u64,
     /// Size of the file system, bytes.
     pub total_bytes: u64,
+    /// The time of the last change of the file's attributes or names (`time_metadata`):
+    /// seconds and nanoseconds.
+    pub changed: (i64, u32),
+    /// The time of the last change of the file's data (`time_modify`): seconds and
+    /// nanoseconds.
+    pub modified: (i64, u32),
 }
 
 /// A `bitmap4` of attribute numbers.
@@ -243,6 +263,18 @@ fn attributes(decoder: &mut Decoder<'_>) -> Result<Attributes4, XdrError> {
             attribute::MAX_WRITE => found.max_write_bytes = values.u64("maxwrite")?,
             attribute::SPACE_AVAIL => found.available_bytes = values.u64("space_avail")?,
             attribute::SPACE_TOTAL => found.total_bytes = values.u64("space_total")?,
+            attribute::TIME_METADATA => {
+                found.changed = (
+                    values.u64("time_metadata")? as i64,
+                    values.u32("nanoseconds")?,
+                )
+            }
+            attribute::TIME_MODIFY => {
+                found.modified = (
+                    values.u64("time_modify")? as i64,
+                    values.u32("nanoseconds")?,
+                )
+            }
             other => return Err(XdrError(format!("attribute {other} was not asked for"))),
         }
     }
@@ -597,16 +629,40 @@ impl Nfs4Client {
         )
     }
 
-    /// The attributes of `handle` ([`Attributes4`]).
+    /// The attributes of `handle` ([`Attributes4`]; not its times).
     pub fn attributes(&mut self, handle: &[u8], subject: &str) -> Result<Attributes4, NfsError> {
-        let mask = bitmap(&[
-            attribute::TYPE,
-            attribute::SIZE,
-            attribute::MAX_READ,
-            attribute::MAX_WRITE,
-            attribute::SPACE_AVAIL,
-            attribute::SPACE_TOTAL,
-        ]);
+        self.get_attributes(
+            handle,
+            &[
+                attribute::TYPE,
+                attribute::SIZE,
+                attribute::MAX_READ,
+                attribute::MAX_WRITE,
+                attribute::SPACE_AVAIL,
+                attribute::SPACE_TOTAL,
+            ],
+            subject,
+        )
+    }
+
+    /// The times of `handle`: [`Attributes4::changed`] and [`Attributes4::modified`] (the
+    /// other fields are 0).
+    pub fn times(&mut self, handle: &[u8], subject: &str) -> Result<Attributes4, NfsError> {
+        self.get_attributes(
+            handle,
+            &[attribute::TIME_METADATA, attribute::TIME_MODIFY],
+            subject,
+        )
+    }
+
+    /// GETATTR of `wanted` (attribute numbers that [`Attributes4`] holds) on `handle`.
+    fn get_attributes(
+        &mut self,
+        handle: &[u8],
+        wanted: &[u32],
+        subject: &str,
+    ) -> Result<Attributes4, NfsError> {
+        let mask = bitmap(wanted);
         self.call(
             &[("PUTFH", subject.into()), ("GETATTR", subject.into())],
             |arguments| {
@@ -708,6 +764,36 @@ impl Nfs4Client {
         )
     }
 
+    /// Sets the access and modification times of `handle` to `seconds` after the epoch
+    /// (SETATTR with the anonymous stateid, client time).
+    pub fn set_times(
+        &mut self,
+        handle: &[u8],
+        seconds: u32,
+        subject: &str,
+    ) -> Result<(), NfsError> {
+        let mask = bitmap(&[attribute::TIME_ACCESS_SET, attribute::TIME_MODIFY_SET]);
+        let mut values = Encoder::default();
+        for _ in 0..2 {
+            // SET_TO_CLIENT_TIME4, nfstime4 { seconds, nanoseconds }.
+            values.u32(1).u64(u64::from(seconds)).u32(0);
+        }
+        self.call(
+            &[("PUTFH", subject.into()), ("SETATTR", subject.into())],
+            |arguments| {
+                put_handle(arguments, handle);
+                arguments.u32(op::SETATTR);
+                Stateid::ANONYMOUS.encode(arguments);
+                arguments
+                    .u32(2)
+                    .u32(mask[0])
+                    .u32(mask[1])
+                    .opaque(&values.bytes);
+            },
+            |_| Ok(()),
+        )
+    }
+
     /// Closes the open `stateid` of `handle`.
     pub fn close(
         &mut self,
@@ -772,6 +858,35 @@ impl Nfs4Client {
             |arguments| {
                 put_handle(arguments, handle);
                 arguments.u32(op::COMMIT).u64(0).u32(0);
+            },
+            |_| Ok(()),
+        )
+    }
+
+    /// Renames `from` in `directory` to `to` in the same directory (a file already called
+    /// `to` is replaced: callers pick a name nobody uses).
+    pub fn rename(
+        &mut self,
+        directory: &[u8],
+        from: &str,
+        to: &str,
+        subject: &str,
+    ) -> Result<(), NfsError> {
+        self.call(
+            &[
+                ("PUTFH", subject.into()),
+                ("SAVEFH", subject.into()),
+                ("PUTFH", subject.into()),
+                ("RENAME", subject.into()),
+            ],
+            |arguments| {
+                put_handle(arguments, directory);
+                arguments.u32(op::SAVEFH);
+                put_handle(arguments, directory);
+                arguments
+                    .u32(op::RENAME)
+                    .opaque(from.as_bytes())
+                    .opaque(to.as_bytes());
             },
             |_| Ok(()),
         )

@@ -1,13 +1,16 @@
 //! [`NfsRemoteFile`]: a file on an NFS export as a
 //! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (NFSv3: LOOKUP and
 //! GETATTR for its size, FSSTAT for free space, CREATE `GUARDED`, WRITE `UNSTABLE` and COMMIT
-//! to fill it, REMOVE; NFSv4.1: the same through COMPOUNDs, GETATTR `space_avail` for free
-//! space and OPEN `GUARDED4` then CLOSE to create it), and [`probe`], what a run learns about
-//! an `nfs://` target before any I/O.
+//! to fill it; NFSv4.1: the same through COMPOUNDs, GETATTR `space_avail` for free space and
+//! OPEN `GUARDED4` then CLOSE to create it; removal only of what the server proves is the test
+//! file, see `super::claim`), and [`probe`], what a run learns about an `nfs://` target before
+//! any I/O.
 
+use super::claim::{NameCalls, TICK_PAUSE, Times, aside_name, remove_if_ours};
 use super::file::{NfsFile, NfsTargetError, failed};
 use super::nfs3::{Nfs3Session, NfsError, Stability};
 use super::nfs4::{Nfs4Client, Stateid};
+use super::rpc::RpcError;
 use super::target::{find, session};
 use super::target4;
 use crate::engine::network_target::{NfsUrl, NfsVersion};
@@ -89,24 +92,58 @@ impl NfsRemoteFile {
             problem: "the file was not created".into(),
         })
     }
+}
 
-    /// The handle `file`'s name leads to now, or `None` when it is missing.
-    fn look_up(
-        session: &mut Session,
-        file: &NfsFile,
-        url: &NfsUrl,
-    ) -> Result<Option<Vec<u8>>, NfsError> {
-        match session {
+/// The calls of [`super::claim`] on a session, in the directory of `file`.
+struct InDirectory<'a> {
+    session: &'a mut Session,
+    file: &'a NfsFile,
+    subject: &'a str,
+    /// Set by the first RENAME.
+    renaming: &'a mut bool,
+}
+
+impl NameCalls for InDirectory<'_> {
+    fn set_times(&mut self, handle: &[u8], seconds: u32) -> Result<(), NfsError> {
+        match self.session {
+            Session::V3(session) => session.set_times(handle, seconds, self.subject),
+            Session::V41(client) => client.set_times(handle, seconds, self.subject),
+        }
+    }
+
+    fn times(&mut self, handle: &[u8]) -> Result<Times, NfsError> {
+        Ok(match self.session {
             Session::V3(session) => {
-                match session.lookup(&file.directory_handle, &file.name, &url.path) {
-                    Ok(handle) => Ok(Some(handle)),
-                    Err(NfsError::Status { status: 2, .. }) => Ok(None),
-                    Err(error) => Err(error),
+                let attributes = session.getattr(handle, self.subject)?;
+                Times {
+                    modified_seconds: i64::from(attributes.modified.0),
+                    changed: (i64::from(attributes.changed.0), attributes.changed.1),
                 }
             }
             Session::V41(client) => {
-                target4::look_up_file(client, url).map(|found| found.map(|(handle, _)| handle))
+                let attributes = client.times(handle, self.subject)?;
+                Times {
+                    modified_seconds: attributes.modified.0,
+                    changed: attributes.changed,
+                }
             }
+        })
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), NfsError> {
+        *self.renaming = true;
+        let directory = &self.file.directory_handle;
+        match self.session {
+            Session::V3(session) => session.rename(directory, from, to, self.subject),
+            Session::V41(client) => client.rename(directory, from, to, self.subject),
+        }
+    }
+
+    fn remove(&mut self, name: &str) -> Result<(), NfsError> {
+        let directory = &self.file.directory_handle;
+        match self.session {
+            Session::V3(session) => session.remove(directory, name, self.subject),
+            Session::V41(client) => client.remove(directory, name, self.subject),
         }
     }
 }
@@ -202,31 +239,37 @@ impl RemoteFileServer for NfsRemoteFile {
         })
     }
 
-    /// Removes the file by name, once LOOKUP says the name still leads to the file this value
-    /// created: a file that took its place meanwhile is left alone (an error says so), and
-    /// one already gone is not an error.
+    /// Removes the file by name once the server proves, by what happens to the file
+    /// itself (see [`super::claim`]), that the name still leads to the file this value
+    /// created: a file that took its place meanwhile is left in place, and an error says
+    /// what was done instead.
     fn remove(&mut self) -> Result<(), RemoteFileError> {
-        let url = self.url.clone();
+        let subject = self.url.path.clone();
         let created = self.created_handle()?.to_vec();
-        let found = self.with_session("looking up the test file", |session, file, _| {
-            Self::look_up(session, file, &url)
-        })?;
-        match found {
-            None => return Ok(()),
-            Some(handle) if handle != created => {
-                return Err(RemoteFileError {
-                    target: self.url.to_string(),
-                    problem: "another file has taken the test file's name since iopath created \
-                              it; it was left in place"
-                        .into(),
-                });
+        let aside = aside_name();
+        // A fresh session may take over only before the first RENAME: after it, starting the
+        // proof again could leave another file under the fresh name.
+        let mut renaming = false;
+        let removal = self.with_session("removing the test file", |session, file, _| {
+            if renaming {
+                return Err(RpcError::Refused(format!(
+                    "the connection broke after the test file's name was renamed to {aside} for \
+                     its removal; whatever is under either name was left in place"
+                ))
+                .into());
             }
-            Some(_) => {}
+            let mut calls = InDirectory {
+                session,
+                file,
+                subject: &subject,
+                renaming: &mut renaming,
+            };
+            remove_if_ours(&mut calls, &created, (&file.name, &aside), TICK_PAUSE)
+        })?;
+        match removal {
+            None => Ok(()),
+            Some(left) => Err(left.error(self.url.to_string())),
         }
-        self.with_session("removing the test file", |session, file, _| match session {
-            Session::V3(session) => session.remove(&file.directory_handle, &file.name, &url.path),
-            Session::V41(client) => client.remove(&file.directory_handle, &file.name, &url.path),
-        })
     }
 }
 

@@ -159,6 +159,8 @@ pub fn find(url: &NfsUrl, timeout: Duration) -> Result<NfsFile, NfsTargetError> 
                     mode: 0,
                     size_bytes: attributes.size_bytes,
                     used_bytes: 0,
+                    modified: (0, 0),
+                    changed: (0, 0),
                 },
             )
         }),

@@ -1,17 +1,17 @@
 //! [`SmbRemoteFile`]: a file on an SMB share as a
 //! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (CREATE for its size,
 //! `FileFsFullSizeInformation` for free space, CREATE `FILE_CREATE` — never replacing —,
-//! WRITE and FLUSH to fill it, delete-on-close to remove it), and [`probe`], what a run
-//! learns about an `smb://` target before any I/O.
+//! WRITE and FLUSH to fill it, delete-on-close through the handle that created it to remove
+//! it), and [`probe`], what a run learns about an `smb://` target before any I/O.
 
 use super::connection::{SmbConnection, SmbError, SmbSecurity};
 use super::target::{
-    self, CREATE, DELETE_ACCESS, NON_DIRECTORY_FILE, OPEN, READ_ACCESS, SmbFile, SmbTargetError,
-    WRITE_ACCESS, target_error,
+    self, ATTRIBUTES_ACCESS, CREATE, DELETE_ACCESS, NON_DIRECTORY_FILE, OPEN, READ_ACCESS, SmbFile,
+    SmbTargetError, WRITE_ACCESS, target_error,
 };
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{HEADER_BYTES, command, status};
-use crate::engine::remote_file::{RemoteFileError, RemoteFileServer, check_room};
+use crate::engine::remote_file::{LeftInPlace, RemoteFileError, RemoteFileServer, check_room};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
 use std::time::Duration;
@@ -111,10 +111,7 @@ impl SmbRemoteFile {
     fn replaced(&self, what: &str) -> RemoteFileError {
         RemoteFileError {
             target: self.url.to_string(),
-            problem: format!(
-                "{what}: the name now leads to another file than the test file iopath \
-                 created; it is left alone"
-            ),
+            problem: format!("{what}: {}", LeftInPlace::Taken.problem()),
         }
     }
 
@@ -214,6 +211,10 @@ impl RemoteFileServer for SmbRemoteFile {
         })
     }
 
+    /// Deletes the test file through the handle that created it (SMB deletes what a handle
+    /// opened, not a name), once a fresh open of the name shows the same file number: the
+    /// handle stays open meanwhile, so the server cannot give that number to another file.
+    /// Another file under the name, or none, is left in place and the error says which.
     fn remove(&mut self) -> Result<(), RemoteFileError> {
         if self.created.is_none() {
             return Err(RemoteFileError {
@@ -221,35 +222,39 @@ impl RemoteFileServer for SmbRemoteFile {
                 problem: "removing the test file: iopath holds no file it created here".into(),
             });
         }
-        // The name is opened afresh and deleted only when it still leads to the file this
-        // value created (servers delete by name when the handle closes): never another file
-        // that took its name.
         let path = self.url.smb_path();
         let expected = self.created_number;
-        let created = self.created;
-        let same = self.with_connection("removing the test file", |connection, _| {
-            if let Some(id) = created {
-                let _ = target::close(connection, &id);
-            }
-            let fresh = target::create(
+        let found = self.with_connection("removing the test file", |connection, created| {
+            let id =
+                created.ok_or_else(|| SmbError::Protocol("the test file is not open".into()))?;
+            let under_name = match target::create(
                 connection,
                 &path,
-                DELETE_ACCESS | READ_ACCESS,
+                ATTRIBUTES_ACCESS,
                 OPEN,
                 NON_DIRECTORY_FILE,
-            )?;
-            let same = target::file_number(connection, &fresh.id).map(|n| Some(n) == expected);
-            if matches!(same, Ok(true)) {
-                target::delete_on_close(connection, &fresh.id)?;
+            ) {
+                Ok(fresh) => {
+                    let number = target::file_number(connection, &fresh.id);
+                    let _ = target::close(connection, &fresh.id);
+                    Some(number?)
+                }
+                Err(error) if error.status() == Some(status::OBJECT_NAME_NOT_FOUND) => None,
+                Err(error) => return Err(error),
+            };
+            let ours = under_name.is_some() && under_name == expected;
+            if ours {
+                target::delete_on_close(connection, &id)?;
             }
-            target::close(connection, &fresh.id)?;
-            same
+            target::close(connection, &id)?;
+            Ok((under_name.is_some(), ours))
         });
         self.created = None;
-        if !same? {
-            return Err(self.replaced("removing the test file"));
+        match found? {
+            (_, true) => Ok(()),
+            (true, false) => Err(LeftInPlace::Taken.error(self.url.to_string())),
+            (false, _) => Err(LeftInPlace::Moved.error(self.url.to_string())),
         }
-        Ok(())
     }
 }
 

@@ -11,6 +11,8 @@ use std::time::Duration;
 pub const READ_ACCESS: u32 = 0x0000_0001 | 0x0000_0080 | 0x0010_0000;
 /// Desired access: write data, append, write attributes.
 pub const WRITE_ACCESS: u32 = 0x0000_0002 | 0x0000_0004 | 0x0000_0100;
+/// Desired access: read attributes only.
+pub const ATTRIBUTES_ACCESS: u32 = 0x0000_0080;
 /// Desired access: delete.
 pub const DELETE_ACCESS: u32 = 0x0001_0000;
 /// Share access: read, write, delete (other opens are not kept out).
