@@ -44,8 +44,6 @@ pub const KNOWN_FAILURES: &[(&str, &str)] = &[
         "t0021",
         "random_generator=lfsr gives the random-map order, which fails the runs test",
     ),
-    ("t0023", "randtrimwrite trims and writes half of the file"),
-    ("t0024", "trimwrite trims and writes half of the file"),
     ("t0025", "experimental_verify is refused"),
     ("t0026", "experimental_verify is refused"),
     ("t0030", "iopath has no --bandwidth-log flag"),

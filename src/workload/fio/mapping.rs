@@ -262,7 +262,8 @@ fn seed(job: &JobDefinition, notes: &mut Notes) -> u64 {
     seed
 }
 
-/// `number_ios` per iopath worker: fio counts per clone, iopath per worker.
+/// `number_ios` per iopath worker: fio counts per clone, iopath per worker; a trimwrite's
+/// trims and writes both count.
 fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<u64> {
     let number = job.settings.number_ios.as_ref()?;
     // A clone is one worker over its files; only network volumes get a worker each.
@@ -276,7 +277,18 @@ fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<
             ),
         );
     }
-    Some(number.value.div_ceil(per_clone))
+    // trimwrite counts each trim and its write, as fio does (twice number_ios in all).
+    let trim_then_write = if job.settings.pattern.write_after_trim() {
+        2
+    } else {
+        1
+    };
+    Some(
+        number
+            .value
+            .saturating_mul(trim_then_write)
+            .div_ceil(per_clone),
+    )
 }
 
 /// The total rate (per clone) that keeps each capped direction at its cap: for each direction
@@ -392,9 +404,16 @@ fn run_length(
             }
         }
     };
+    // trimwrite trims each byte and then writes it: the count is of both, twice the size (fio).
+    let trim_then_write = if settings.pattern.write_after_trim() {
+        2
+    } else {
+        1
+    };
     let bytes = per_clone
         .saturating_mul(settings.loops as u64)
-        .saturating_mul(files.clones as u64);
+        .saturating_mul(files.clones as u64)
+        .saturating_mul(trim_then_write);
     if bytes == 0 {
         return Err(job.at.error(format!(
             "job '{name}': nothing to transfer (the files are empty past offset)"

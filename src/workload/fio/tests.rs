@@ -704,6 +704,25 @@ fn trim_patterns_map_to_trims_of_the_trim_block_size() {
 }
 
 #[test]
+fn a_trimwrite_trims_and_writes_the_whole_size() {
+    // fio counts a trimwrite's trims and writes both: twice the size, twice number_ios.
+    let plan = load(
+        "[tw]\nfilesize=1m\nrw=randtrimwrite\nioengine=null\n\
+         [counted]\nsize=1m\nrw=trimwrite\nnumber_ios=10\n[plain]\nsize=1m\nrw=randtrim\n",
+    )
+    .unwrap()
+    .plan;
+    let jobs = &plan.tests[0].jobs;
+    let bytes = |index: usize| match jobs[index].workload.length {
+        RunLength::Bytes { bytes, .. } => bytes,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(bytes(0), 2 << 20);
+    assert_eq!(jobs[1].workload.io_limit, Some(20));
+    assert_eq!(bytes(2), 1 << 20);
+}
+
+#[test]
 fn bad_values_name_the_option_and_value() {
     for (text, line, needle) in [
         ("[a]\nbs=4kk\n", 2, "bs=4kk"),
