@@ -101,10 +101,13 @@ pub struct Run<'a> {
 /// fio's `SUCCESS_DEFAULT` (`clean`) or `SUCCESS_NONZERO`: exit 0 with nothing on standard error,
 /// or an exit other than 0 with something there. iopath prints its table and notes on standard
 /// error when its JSON goes to standard output, so "something there" is an `error:` or
-/// `warning:` line or a panic.
+/// `warning:` line, a panic, or a block its verification found bad (`BAD`).
 pub fn exit_check(run: &Run, clean: bool) -> Vec<String> {
     let complaint = run.stderr.lines().find(|line| {
-        line.starts_with("error:") || line.starts_with("warning:") || line.contains("panicked")
+        line.starts_with("error:")
+            || line.starts_with("warning:")
+            || line.contains("panicked")
+            || (!clean && line.trim_start().starts_with("BAD "))
     });
     let mut failures = Vec::new();
     match (clean, run.status) {

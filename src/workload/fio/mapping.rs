@@ -87,7 +87,10 @@ pub fn map_job(
         ..settings.error_policy.clone()
     };
     workload.handling = super::handling::io_handling(job, engine, notes)?;
-    workload.verify = settings.verify.settings();
+    workload.verify = settings
+        .verify
+        .settings()
+        .map(|verify| fitted_interval(verify, &workload.access));
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;
@@ -260,6 +263,29 @@ fn seed(job: &JobDefinition, notes: &mut Notes) -> u64 {
         ),
     );
     seed
+}
+
+/// `verify` with its interval fitted to the block sizes as fio fits it: no larger than the
+/// smallest block, and a factor of the smallest and the largest (else their greatest common
+/// divisor).
+fn fitted_interval(
+    mut verify: crate::result::VerifySettings,
+    access: &crate::result::AccessSpec,
+) -> crate::result::VerifySettings {
+    let (smallest, largest) = (access.min_size_bytes(), access.max_size_bytes());
+    if let Some(interval) = verify.interval_bytes
+        && smallest > 0
+    {
+        let interval = interval.min(smallest);
+        verify.interval_bytes = Some(
+            if smallest.is_multiple_of(interval) && largest.is_multiple_of(interval) {
+                interval
+            } else {
+                crate::workload::distribution::gcd(smallest, largest)
+            },
+        );
+    }
+    verify
 }
 
 /// `number_ios` per iopath worker: fio counts per clone, iopath per worker; a trimwrite's

@@ -996,6 +996,27 @@ fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
 }
 
 #[test]
+fn verify_counts_take_size_suffixes_and_intervals_fit_the_blocks_as_in_fio() {
+    let loaded = load(
+        "[a]\nsize=1m\nrw=randwrite\nverify=crc32c\nverify_backlog=1m\n\
+         [b]\nstonewall\nsize=1m\nrw=write\nbs=512\nverify=md5\nverify_interval=1m\n\
+         [c]\nstonewall\nsize=1m\nrw=write\nbssplit=3k/50:4k/50\nverify=md5\nverify_interval=2k\n",
+    )
+    .unwrap();
+    let verify = |test: usize| {
+        loaded.plan.tests[test].jobs[0]
+            .workload
+            .verify
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(verify(0).backlog_writes, Some(1 << 20));
+    // Larger than the block: the block's size. Not a factor of 3k and 4k: their gcd, 1k.
+    assert_eq!(verify(1).interval_bytes, Some(512));
+    assert_eq!(verify(2).interval_bytes, Some(1024));
+}
+
+#[test]
 fn verify_options_map_to_the_workloads_verification() {
     use crate::result::VerifyKind;
     let loaded = load(
