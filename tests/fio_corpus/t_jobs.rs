@@ -7,6 +7,7 @@
 //! today are listed in [`KNOWN_FAILURES`] with the reason. A listed failure must still fail (a
 //! file that starts to pass fails its test until it leaves the list), so the list only shrinks.
 
+use super::job_names;
 use super::support;
 use super::t_job_checks::{Check, Reads, Run, check_output, exit_check};
 use std::fs::File;
@@ -80,16 +81,6 @@ pub const fn case(file: &'static str, check: Check) -> TJob {
 /// The short name of a file (`t0023`).
 fn short(file: &str) -> &str {
     file.get(..5).unwrap_or(file)
-}
-
-/// Section names other than `[global]`, in order.
-fn job_names(text: &str) -> Vec<String> {
-    text.lines()
-        .map(str::trim)
-        .filter_map(|line| line.strip_prefix('[')?.strip_suffix(']'))
-        .filter(|name| *name != "global")
-        .map(str::to_string)
-        .collect()
 }
 
 /// What a run left behind.
