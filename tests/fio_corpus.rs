@@ -12,8 +12,18 @@
 //! it must get as far as trying to log in to the LUN its escaped `filename` names.
 //!
 //! Without the corpus or nbdkit the tests are skipped, or fail under CI (tests/support).
+//!
+//! fio's regression job files (`../shared/fio-t-jobs`) run here too, held to fio's own success
+//! checks: [`t_jobs`].
 
 mod support;
+
+#[path = "fio_corpus/runs_test.rs"]
+mod runs_test;
+#[path = "fio_corpus/t_job_checks.rs"]
+mod t_job_checks;
+#[path = "fio_corpus/t_jobs.rs"]
+mod t_jobs;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

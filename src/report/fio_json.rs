@@ -27,7 +27,7 @@
 use crate::host::time::{format_ctime, parse_rfc3339};
 use crate::result::{
     DirectionResult, IntervalPoint, JobResult, LatencySummary, RunResult, SparseHistogram,
-    TestResult,
+    TestResult, VerificationResult,
 };
 use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
 use crate::stats::merge::{host_tests, hosts};
@@ -329,7 +329,14 @@ fn build_job(
             .saturating_add(job.measured_ns)
             .div_ceil(1_000_000_000),
         job_options: Ordered::from_pairs(job_options(result, job)),
-        read: direction(&job.read, job.measured_ns, totals.bytes_per_second(0), plus),
+        read: with_read_back(
+            direction(&job.read, job.measured_ns, totals.bytes_per_second(0), plus),
+            job.verification.as_ref(),
+            job.workload
+                .verify
+                .as_ref()
+                .is_some_and(|verify| verify.backlog_writes.is_some()),
+        ),
         write: direction(
             &job.write,
             job.measured_ns,
@@ -594,6 +601,23 @@ fn empty_direction() -> FioDirection {
         iops_stddev: 0.0,
         iops_samples: 0,
     }
+}
+
+/// `read` with the verification read-back after the workload counted in its bytes and I/Os, as
+/// fio counts it (its rates and latencies stay those of the measured reads). Not with a
+/// verify backlog: fio's last pass then reads only the few blocks the backlog left, where
+/// iopath's reads every written block again.
+fn with_read_back(
+    mut read: FioDirection,
+    verification: Option<&VerificationResult>,
+    backlog: bool,
+) -> FioDirection {
+    if let Some(verification) = verification.filter(|_| !backlog) {
+        read.io_bytes += verification.read_back_bytes;
+        read.io_kbytes = read.io_bytes >> 10;
+        read.total_ios += verification.read_back_ios;
+    }
+    read
 }
 
 fn direction(
@@ -994,6 +1018,35 @@ mod tests {
         assert_eq!(jobs[2]["job options"]["rw"], "randwrite");
         assert_eq!(json["global options"]["runtime"], Value::Null);
         assert_eq!(json["global options"]["time_based"], "1");
+    }
+
+    #[test]
+    fn the_read_back_after_the_workload_counts_as_reads_as_in_fio() {
+        let mut result = mixed().clone();
+        let job = &mut result.tests[0].jobs[0];
+        let (bytes, ios) = (job.read.bytes, job.read.io_count);
+        job.verification = Some(VerificationResult {
+            read_back_ios: 128,
+            read_back_bytes: 512 << 10,
+            ..VerificationResult::default()
+        });
+        let read = |result: &RunResult| {
+            let mut out = Vec::new();
+            write_fio_json(result, false, &mut out).unwrap();
+            let json: Value = serde_json::from_slice(&out).unwrap();
+            json["jobs"][0]["read"].clone()
+        };
+        let counted = read(&result);
+        assert_eq!(counted["io_bytes"], bytes + (512 << 10));
+        assert_eq!(counted["io_kbytes"], (bytes + (512 << 10)) >> 10);
+        assert_eq!(counted["total_ios"], ios + 128);
+        // With a backlog fio's last pass reads only what the backlog left: not counted.
+        let job = &mut result.tests[0].jobs[0];
+        job.workload.verify = Some(crate::result::VerifySettings {
+            backlog_writes: Some(32),
+            ..Default::default()
+        });
+        assert_eq!(read(&result)["io_bytes"], bytes);
     }
 
     #[test]

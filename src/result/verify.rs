@@ -216,6 +216,13 @@ pub struct VerificationResult {
     pub mismatches: Vec<VerifyMismatch>,
     /// Time of the read-back after the workload (not part of the measured time), ns.
     pub verify_ns: u64,
+    /// Reads of the read-back after the workload (not in the job's measured reads; fio's JSON
+    /// counts them as reads).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_back_ios: u64,
+    /// Bytes those reads returned.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_back_bytes: u64,
 }
 
 impl VerificationResult {
@@ -231,5 +238,7 @@ impl VerificationResult {
         self.mismatches
             .extend(other.mismatches.iter().take(room).cloned());
         self.verify_ns = self.verify_ns.max(other.verify_ns);
+        self.read_back_ios += other.read_back_ios;
+        self.read_back_bytes += other.read_back_bytes;
     }
 }

@@ -824,16 +824,21 @@ fn check_verify_state_files(
 }
 
 /// Refuses a verifying job that shares a target with another job of its test when either
-/// writes: the other's writes and trims would change the blocks it checks while it runs.
+/// writes and their regions overlap: the other's writes and trims would change the blocks it
+/// checks while it runs. Jobs on disjoint regions of one file (fio's `offset`) verify apart.
 fn check_verified_targets_alone(test: &crate::workload::TestPlan) -> Result<(), PlanError> {
     for (index, job) in test.jobs.iter().enumerate() {
         if job.workload.verify.is_none() {
             continue;
         }
+        let span = region_span(&job.workload);
         for (other_index, other) in test.jobs.iter().enumerate() {
             let shared = other.targets.iter().any(|t| job.targets.contains(t));
+            let other_span = region_span(&other.workload);
+            let overlap = span.start < other_span.end && other_span.start < span.end;
             if other_index != index
                 && shared
+                && overlap
                 && (job.workload.modifies() || other.workload.modifies())
             {
                 return Err(PlanError::Verify {
@@ -847,6 +852,21 @@ fn check_verified_targets_alone(test: &crate::workload::TestPlan) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The bytes of a target a job's workers may touch: from its region's start to the end of its
+/// last clone's region (to the end of the target where the region has no size).
+fn region_span(workload: &crate::result::Workload) -> std::ops::Range<u64> {
+    let start = workload.region_offset_bytes;
+    let clones_after_first = u64::from(workload.workers.saturating_sub(1));
+    let end = workload.region_size_bytes.map_or(u64::MAX, |size| {
+        start
+            .saturating_add(
+                clones_after_first.saturating_mul(workload.offsets.clone_increment_bytes),
+            )
+            .saturating_add(size)
+    });
+    start..end
 }
 
 pub(super) fn check_job_against_target(
@@ -1025,6 +1045,34 @@ mod tests {
         let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), None);
         assert_eq!(shape.engine, EngineKind::IoUring);
         assert!(shape.warnings.is_empty());
+    }
+
+    #[test]
+    fn verifying_writers_clash_only_where_their_regions_overlap() {
+        let writer = |offset: u64| {
+            let mut job = job(EngineKind::Sync, 1, 1);
+            job.workload.set_simple(
+                &crate::workload::BlockSizeMix::parse("4k").unwrap(),
+                0,
+                100,
+                4096,
+            );
+            job.workload.verify = Some(crate::result::VerifySettings::default());
+            job.workload.region_offset_bytes = offset;
+            job.workload.region_size_bytes = Some(10 << 20);
+            job
+        };
+        let test = |jobs: Vec<JobPlan>| crate::workload::TestPlan {
+            name: "t".into(),
+            jobs,
+            settings: Default::default(),
+        };
+        // fio's t0003: one writer at 0, one at 1 GiB, 10 MiB each, on one file.
+        assert!(check_verified_targets_alone(&test(vec![writer(0), writer(1 << 30)])).is_ok());
+        assert!(check_verified_targets_alone(&test(vec![writer(0), writer(5 << 20)])).is_err());
+        let mut unbounded = writer(0);
+        unbounded.workload.region_size_bytes = None;
+        assert!(check_verified_targets_alone(&test(vec![unbounded, writer(1 << 30)])).is_err());
     }
 
     #[test]

@@ -102,6 +102,12 @@ impl VerifyLog {
         }
     }
 
+    /// Counts one read of the read-back after the workload, of `bytes` bytes.
+    pub fn read_back(&mut self, bytes: u64) {
+        self.result.read_back_ios += 1;
+        self.result.read_back_bytes += bytes;
+    }
+
     /// Counts intervals read but not checked.
     pub fn skipped(&mut self, blocks: u64) {
         self.result.skipped_blocks += blocks;

@@ -333,7 +333,8 @@ enum SamplerKind {
     },
 }
 
-fn gcd(mut a: u64, mut b: u64) -> u64 {
+/// The greatest common divisor of `a` and `b` (`a` when `b` is 0).
+pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
     }

@@ -267,6 +267,9 @@ impl IoPlanner {
                 self.last_offset
             }
         } else {
+            if self.rules.sequential_step_bytes == 0 {
+                length = self.fitting_length(length);
+            }
             let (offset, wrapped) = self.sequential_offset(length);
             if wrapped {
                 self.pass_start = PassStart::Sequential;
@@ -302,6 +305,23 @@ impl IoPlanner {
             pause_after_ns,
             file: 0,
         }
+    }
+
+    /// The length of a sequential I/O drawn as `length` bytes: where it would pass the region's
+    /// end, the largest size of the workload that still fits before it (fio draws again until
+    /// a size fits), so that the end of the region is reached before the I/O wraps; `length`
+    /// where nothing fits.
+    fn fitting_length(&self, length: u64) -> u64 {
+        let left = self.region_end.saturating_sub(self.next_sequential);
+        if length <= left {
+            return length;
+        }
+        self.lines
+            .iter()
+            .map(|line| line.size_bytes)
+            .filter(|size| *size <= left)
+            .max()
+            .unwrap_or(length)
     }
 
     /// Where the next sequential I/O of `length` bytes starts: after the previous one (plus
@@ -379,6 +399,28 @@ mod tests {
         let mut planner = IoPlanner::new(&workload(100, 0, "4k"), 8192, 16384, 0, 1);
         let offsets: Vec<u64> = (0..6).map(|_| planner.next_io().offset).collect();
         assert_eq!(offsets, [8192, 12288, 16384, 20480, 8192, 12288]);
+    }
+
+    #[test]
+    fn sequential_mixed_sizes_reach_the_end_of_the_region_before_wrapping() {
+        // fio draws again where a size would pass the end: the last I/O of a pass ends there.
+        for seed in 0..20 {
+            let mut workload = workload(0, 0, "512/25,1k/25,2k/25,4k/25");
+            workload.seed = seed;
+            let mut planner = IoPlanner::new(&workload, 0, 1 << 20, 0, 1);
+            let mut expected_offset = 0;
+            while expected_offset < 1 << 20 {
+                let io = planner.next_io();
+                assert_eq!(io.offset, expected_offset, "seed {seed}");
+                expected_offset += u64::from(io.length);
+            }
+            assert_eq!(expected_offset, 1 << 20, "seed {seed}");
+            assert_eq!(
+                planner.next_io().offset,
+                0,
+                "seed {seed}: wraps after the end"
+            );
+        }
     }
 
     #[test]

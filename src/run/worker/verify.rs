@@ -454,6 +454,9 @@ impl<E: Engine> ReadBack<'_, E> {
                 let read = slots[completion.slot as usize];
                 free.push(completion.slot);
                 in_flight -= 1;
+                if let Ok(bytes @ 1..) = u64::try_from(completion.result) {
+                    verify.log.read_back(bytes);
+                }
                 let target = self
                     .targets
                     .get(read.file as usize)

@@ -87,7 +87,10 @@ pub fn map_job(
         ..settings.error_policy.clone()
     };
     workload.handling = super::handling::io_handling(job, engine, notes)?;
-    workload.verify = settings.verify.settings();
+    workload.verify = settings
+        .verify
+        .settings()
+        .map(|verify| fitted_interval(verify, &workload.access));
     workload.seed = seed(job, notes);
     workload.io_limit = io_limit(job, &files, notes);
     let clones = files.clones as f64;
@@ -262,7 +265,31 @@ fn seed(job: &JobDefinition, notes: &mut Notes) -> u64 {
     seed
 }
 
-/// `number_ios` per iopath worker: fio counts per clone, iopath per worker.
+/// `verify` with its interval fitted to the block sizes as fio fits it: no larger than the
+/// smallest block, and a factor of the smallest and the largest (else their greatest common
+/// divisor).
+fn fitted_interval(
+    mut verify: crate::result::VerifySettings,
+    access: &crate::result::AccessSpec,
+) -> crate::result::VerifySettings {
+    let (smallest, largest) = (access.min_size_bytes(), access.max_size_bytes());
+    if let Some(interval) = verify.interval_bytes
+        && smallest > 0
+    {
+        let interval = interval.min(smallest);
+        verify.interval_bytes = Some(
+            if smallest.is_multiple_of(interval) && largest.is_multiple_of(interval) {
+                interval
+            } else {
+                crate::workload::distribution::gcd(smallest, largest)
+            },
+        );
+    }
+    verify
+}
+
+/// `number_ios` per iopath worker: fio counts per clone, iopath per worker; a trimwrite's
+/// trims and writes both count.
 fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<u64> {
     let number = job.settings.number_ios.as_ref()?;
     // A clone is one worker over its files; only network volumes get a worker each.
@@ -276,7 +303,18 @@ fn io_limit(job: &JobDefinition, files: &JobFiles, notes: &mut Notes) -> Option<
             ),
         );
     }
-    Some(number.value.div_ceil(per_clone))
+    // trimwrite counts each trim and its write, as fio does (twice number_ios in all).
+    let trim_then_write = if job.settings.pattern.write_after_trim() {
+        2
+    } else {
+        1
+    };
+    Some(
+        number
+            .value
+            .saturating_mul(trim_then_write)
+            .div_ceil(per_clone),
+    )
 }
 
 /// The total rate (per clone) that keeps each capped direction at its cap: for each direction
@@ -392,9 +430,16 @@ fn run_length(
             }
         }
     };
+    // trimwrite trims each byte and then writes it: the count is of both, twice the size (fio).
+    let trim_then_write = if settings.pattern.write_after_trim() {
+        2
+    } else {
+        1
+    };
     let bytes = per_clone
         .saturating_mul(settings.loops as u64)
-        .saturating_mul(files.clones as u64);
+        .saturating_mul(files.clones as u64)
+        .saturating_mul(trim_then_write);
     if bytes == 0 {
         return Err(job.at.error(format!(
             "job '{name}': nothing to transfer (the files are empty past offset)"

@@ -34,8 +34,10 @@ impl From<WorkloadError> for OptionError {
 /// Largest block size iopath issues (the engines take 32-bit lengths).
 pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
 
-/// Most distinct sizes a `bsrange` may expand to.
-const MAX_RANGE_SIZES: u64 = 256;
+/// Most distinct sizes a `bsrange` expands to: a range with more multiples of its smallest
+/// size (`bsrange=512:1M` has 2048) is issued as this many of them, evenly spaced from the
+/// smallest to the largest, in equal shares (250 divides the 10 000 hundredths of a percent).
+const MAX_RANGE_SIZES: u64 = 250;
 
 /// Reads `rw`: the pattern and its optional `:N` offset modifier (for a random pattern a new
 /// random offset every N I/Os, for a sequential one N bytes added after each I/O).
@@ -164,11 +166,6 @@ pub fn block_range(text: &str, kb_base: u64) -> Result<BlockChoice, OptionError>
     if min > max {
         std::mem::swap(&mut min, &mut max);
     }
-    if max / min > MAX_RANGE_SIZES {
-        return Err(OptionError::Unsupported(format!(
-            "more than {MAX_RANGE_SIZES} block sizes in one range; use bssplit"
-        )));
-    }
     Ok(if min == max {
         BlockChoice::Fixed(min)
     } else {
@@ -184,15 +181,19 @@ pub fn block_shares(choice: BlockChoice) -> Vec<SplitShare> {
             share_hundredths: 10_000,
         }],
         BlockChoice::Range { min, max } => {
-            let count = (max / min) as u32;
-            let each = 10_000 / count;
-            let mut shares: Vec<SplitShare> = (1..=count)
-                .map(|multiple| SplitShare {
-                    size_bytes: min * multiple as u64,
+            let multiples = max / min;
+            let count = multiples.min(MAX_RANGE_SIZES);
+            let each = 10_000 / count as u32;
+            // Multiple 1, …, `multiples`: every one, or `count` of them evenly spaced.
+            let spacing = (count - 1).max(1);
+            let multiple = |index: u64| 1 + (index * (multiples - 1) + spacing / 2) / spacing;
+            let mut shares: Vec<SplitShare> = (0..count)
+                .map(|index| SplitShare {
+                    size_bytes: min * multiple(index),
                     share_hundredths: each,
                 })
                 .collect();
-            shares[0].share_hundredths += 10_000 - each * count;
+            shares[0].share_hundredths += 10_000 - each * count as u32;
             shares
         }
     }
@@ -500,7 +501,23 @@ mod tests {
             shares.iter().map(|s| s.share_hundredths).sum::<u32>(),
             10_000
         );
-        assert!(unsupported(block_range("512-1m", 1024)));
+        // Wider than 250 sizes: 250 of them, evenly spaced from the smallest to the largest.
+        let wide = block_shares(block_range("512:1M", 1024).unwrap());
+        assert_eq!(wide.len(), 250);
+        assert_eq!((wide[0].size_bytes, wide[249].size_bytes), (512, 1 << 20));
+        assert!(wide.iter().all(|share| share.share_hundredths == 40));
+        assert!(
+            wide.windows(2)
+                .all(|pair| pair[0].size_bytes < pair[1].size_bytes)
+        );
+        assert!(wide.iter().all(|share| share.size_bytes % 512 == 0));
+        let mean = wide.iter().map(|share| share.size_bytes).sum::<u64>() / 250;
+        assert!(mean.abs_diff((512 + (1 << 20)) / 2) < 4096, "{mean}");
+        let narrow = block_shares(BlockChoice::Range {
+            min: 3072,
+            max: 4096,
+        });
+        assert_eq!(narrow.len(), 1);
         assert!(block_range("4k", 1024).is_err());
     }
 

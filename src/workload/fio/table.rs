@@ -616,7 +616,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "bsrange",
         aliases: &["blocksize_range"],
-        mapping: "every multiple of the smallest size up to the largest, equal shares, per direction",
+        mapping: "every multiple of the smallest size up to the largest (250 evenly spaced ones for a wider range), equal shares, per direction",
         support: Support::Mapped(|s, input| {
             for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
@@ -1394,7 +1394,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "verify_interval",
         aliases: &[],
-        mapping: "bytes each header covers (default: the smallest block size) (`--verify-interval`)",
+        mapping: "bytes each header covers (default: the smallest block size) (`--verify-interval`); as in fio, an interval larger than the smallest block is that block's size, and one that does not divide the smallest and largest block is their greatest common divisor",
         support: Support::Mapped(verify_options::interval),
     },
     OptionSpec {
@@ -1440,7 +1440,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "verify_backlog",
         aliases: &[],
-        mapping: "after every N writes, read those blocks back and check them while the workload runs (the reads count as reads; not towards `size`) (`--verify-backlog`)",
+        mapping: "after every N writes (size suffixes multiply, as in fio: `1m` is 1048576), read those blocks back and check them while the workload runs (the reads count as reads; not towards `size`) (`--verify-backlog`)",
         support: Support::Mapped(verify_options::backlog),
     },
     OptionSpec {

@@ -704,6 +704,25 @@ fn trim_patterns_map_to_trims_of_the_trim_block_size() {
 }
 
 #[test]
+fn a_trimwrite_trims_and_writes_the_whole_size() {
+    // fio counts a trimwrite's trims and writes both: twice the size, twice number_ios.
+    let plan = load(
+        "[tw]\nfilesize=1m\nrw=randtrimwrite\nioengine=null\n\
+         [counted]\nsize=1m\nrw=trimwrite\nnumber_ios=10\n[plain]\nsize=1m\nrw=randtrim\n",
+    )
+    .unwrap()
+    .plan;
+    let jobs = &plan.tests[0].jobs;
+    let bytes = |index: usize| match jobs[index].workload.length {
+        RunLength::Bytes { bytes, .. } => bytes,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(bytes(0), 2 << 20);
+    assert_eq!(jobs[1].workload.io_limit, Some(20));
+    assert_eq!(bytes(2), 1 << 20);
+}
+
+#[test]
 fn bad_values_name_the_option_and_value() {
     for (text, line, needle) in [
         ("[a]\nbs=4kk\n", 2, "bs=4kk"),
@@ -974,6 +993,27 @@ fn rwmixread_with_a_single_direction_is_ignored_with_a_note() {
         notes[1].contains(":8:") && notes[1].contains("job 'b'"),
         "{notes:?}"
     );
+}
+
+#[test]
+fn verify_counts_take_size_suffixes_and_intervals_fit_the_blocks_as_in_fio() {
+    let loaded = load(
+        "[a]\nsize=1m\nrw=randwrite\nverify=crc32c\nverify_backlog=1m\n\
+         [b]\nstonewall\nsize=1m\nrw=write\nbs=512\nverify=md5\nverify_interval=1m\n\
+         [c]\nstonewall\nsize=1m\nrw=write\nbssplit=3k/50:4k/50\nverify=md5\nverify_interval=2k\n",
+    )
+    .unwrap();
+    let verify = |test: usize| {
+        loaded.plan.tests[test].jobs[0]
+            .workload
+            .verify
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(verify(0).backlog_writes, Some(1 << 20));
+    // Larger than the block: the block's size. Not a factor of 3k and 4k: their gcd, 1k.
+    assert_eq!(verify(1).interval_bytes, Some(512));
+    assert_eq!(verify(2).interval_bytes, Some(1024));
 }
 
 #[test]

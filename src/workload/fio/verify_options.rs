@@ -7,6 +7,7 @@
 use super::input::Input;
 use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
+use super::values::integer;
 use crate::result::BufferPattern;
 use crate::workload::verify_settings::parse_kind;
 
@@ -63,12 +64,10 @@ pub fn pattern(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionE
     Ok(())
 }
 
-/// `verify_backlog`: a count of writes (0: none).
+/// `verify_backlog`: a count of writes (0: none; size suffixes multiply, as in fio: `1m` is
+/// 1048576 writes).
 pub fn backlog(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    let text = input.text()?;
-    let writes: u32 = text
-        .parse()
-        .map_err(|_| OptionError::BadValue(format!("'{text}' is not a count of writes")))?;
+    let writes = count(input, "writes")?;
     s.verify.backlog_writes = (writes > 0).then_some(writes);
     Ok(())
 }
@@ -85,11 +84,13 @@ pub fn state_load(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), Opti
     Ok(())
 }
 
-/// A count (`trim_backlog`, `trim_backlog_batch`).
+/// A count (`verify_backlog`, `trim_backlog`, `trim_backlog_batch`): a whole number, with a
+/// size suffix where fio takes one (`1k` is 1024).
 fn count(input: &mut Input<'_>, what: &str) -> Result<u32, OptionError> {
     let text = input.text()?;
-    text.parse()
-        .map_err(|_| OptionError::BadValue(format!("'{text}' is not a count of {what}")))
+    integer(text, 0, u64::from(u32::MAX))
+        .map(|count| count as u32)
+        .map_err(|reason| OptionError::BadValue(format!("{reason}: not a count of {what}")))
 }
 
 /// `trim_percentage`: 0 to 100.
