@@ -11,6 +11,7 @@ use iopath::net::server::{NetServer, ServerConfig, ServerEvent, ServerLimits, Se
 use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
+use iopath::text::url_password::masked_arguments;
 use iopath::units::parse_duration_ns;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -335,7 +336,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Err(error) => return exit::fail(&error),
     };
     let interrupted = run.interrupted;
-    let result = run.into_run_result(std::env::args().collect(), args.label.clone());
+    let result = run.into_run_result(masked_arguments(std::env::args()), args.label.clone());
     let table_written = if json_on_stdout {
         write_link_text(&result.link_tests, &mut std::io::stderr())
     } else {
