@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod fuzz;
 pub mod history;
 pub mod nas;
+pub mod peer;
 pub mod process;
 pub mod skip;
 pub mod verify;
