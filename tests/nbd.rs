@@ -1385,7 +1385,7 @@ fn timing_confirm_finds_a_paced_server_not_queue_depth_bound() {
 /// queue-depth-bound. The deeper queue runs unasked (no --confirm) and gains nothing:
 /// latency-bound, confirmed. With --no-confirm it does not run.
 #[test]
-fn unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
+fn timing_unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
     if !have("nbdkit") {
         return;
     }

@@ -296,14 +296,16 @@ fn net_with_a_secret_or_the_flag_listens_on_every_address() {
 fn net_idle_and_dripping_connections_do_not_keep_a_client_out() {
     let server = Server::listen(&["127.0.0.1:0"]);
     let address = server.address.clone();
-    let idle: Vec<TcpStream> = (0..10)
-        .map(|_| TcpStream::connect(&address).expect("a connection"))
+    // From another address than the client's: one address gets 8 handshakes at most.
+    let other = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let to: std::net::SocketAddr = address.parse().expect("an address");
+    let idle: Vec<TcpStream> = (0..6)
+        .map(|_| support::peer::connect_from(other, to).expect("a connection"))
         .collect();
     // A hello that drips one byte every 1.5 s: the magic, then a parameter line.
     let dripping = {
-        let address = address.clone();
         std::thread::spawn(move || {
-            let mut stream = TcpStream::connect(&address).expect("a connection");
+            let mut stream = support::peer::connect_from(other, to).expect("a connection");
             let hello = [&CONTROL_MAGIC[..], br#"{"type":"hello"}"#].concat();
             let started = Instant::now();
             for byte in hello {
@@ -333,6 +335,90 @@ fn net_idle_and_dripping_connections_do_not_keep_a_client_out() {
         );
     }
     server.wait_for_line("no greeting", Duration::from_secs(5));
+}
+
+/// Whether the server has closed `stream` (read without waiting; what it sent is dropped).
+fn closed_by_server(stream: &mut TcpStream) -> bool {
+    stream.set_nonblocking(true).expect("non-blocking");
+    let mut buffer = [0u8; 512];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// A peer without the secret keeping `count` handshakes open from `source`: half send
+/// nothing, half the magic and a piece of a hello; each one the server closes is opened
+/// again, until `stop`. Returns the connections it opened in all.
+fn flood(
+    source: std::net::Ipv4Addr,
+    server: std::net::SocketAddr,
+    count: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let open = |index: usize| {
+            let mut stream = support::peer::connect_from(source, server).expect("a connection");
+            if index % 2 == 1 {
+                let _ = stream.write_all(&[&CONTROL_MAGIC[..], br#"{"type":"hel"#].concat());
+            }
+            stream
+        };
+        let mut streams: Vec<TcpStream> = (0..count).map(open).collect();
+        let mut opened = count;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+            for (index, stream) in streams.iter_mut().enumerate() {
+                if closed_by_server(stream) {
+                    *stream = open(index);
+                    opened += 1;
+                }
+            }
+        }
+        opened
+    })
+}
+
+#[test]
+fn timing_a_handshake_flood_from_one_address_does_not_delay_a_client_from_another() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let key = secret_file(dir.path(), "net.key", "the secret of this server\n");
+    let server = Server::listen(&["127.0.0.1:0", "--secret-file", key.to_str().unwrap()]);
+    let address: std::net::SocketAddr = server.address.parse().expect("an address");
+    let hostile = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    // One address gets at most 8 handshakes: of 100 connections, the rest are closed at once.
+    let mut first: Vec<TcpStream> = (0..100)
+        .map(|_| support::peer::connect_from(hostile, address).expect("a connection"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let held = first
+        .iter_mut()
+        .map(closed_by_server)
+        .filter(|closed| !closed)
+        .count();
+    assert!((1..=8).contains(&held), "{held} of 100 handshakes held");
+    drop(first);
+    // While the peer keeps 100 handshakes going, a client from 127.0.0.1 runs its test at
+    // once, not after the hostile handshakes' 5 s deadline.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooding = flood(hostile, address, 100, Arc::clone(&stop));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let (status, stdout, stderr) = client(
+        &[&server.address, "--duration", "1s"],
+        Some("the secret of this server"),
+    );
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opened = flooding.join().expect("the flooding thread");
+    assert_eq!(status, 0, "{stdout}\n{stderr}\n{}", server.output());
+    assert!(stdout.contains("net send"), "{stdout}");
+    assert!(took < Duration::from_secs(5), "the client took {took:?}");
+    assert!(opened > 100, "the peer reopened no connection ({opened})");
 }
 
 /// Connects as a client without a secret, asks for a test of `streams` and `duration_ns`

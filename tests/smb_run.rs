@@ -134,6 +134,60 @@ fn smb_run_writes_a_verified_pattern_at_qd8_that_the_shares_file_holds() {
 }
 
 #[test]
+fn smb_run_refuses_a_credentials_file_others_can_read_and_uses_an_owner_only_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(server) = SambaServer::start(&[]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(server.share_directory().join("f"), vec![7u8; MIB as usize]).unwrap();
+    let credentials = work.path().join("credentials");
+    std::fs::write(
+        &credentials,
+        format!("username = {SAMBA_USER}\npassword = {SAMBA_PASSWORD}\n"),
+    )
+    .unwrap();
+    let file = credentials.to_str().unwrap();
+    let read = [
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--duration",
+        "1",
+        "--smb-credentials",
+        file,
+    ];
+    for mode in [0o644, 0o640] {
+        std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(mode)).unwrap();
+        let outcome = run(work.path(), &server.url("f"), &read, None);
+        assert_eq!(outcome.status, 2, "{mode:o}: {}", outcome.output);
+        assert!(
+            outcome
+                .output
+                .contains(&format!("{file}: permissions {mode:04o} are too open"))
+                && outcome.output.contains("chmod 600"),
+            "{}",
+            outcome.output
+        );
+        assert!(
+            !outcome.output.contains(SAMBA_PASSWORD),
+            "{}",
+            outcome.output
+        );
+        assert!(outcome.json.is_none(), "no run after a refusal");
+    }
+    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let outcome = run(work.path(), &server.url("f"), &read, None);
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let json = outcome.json.expect("a JSON result");
+    assert!(
+        json["tests"][0]["read"]["bytes"].as_u64().unwrap_or(0) > 0,
+        "{json}"
+    );
+}
+
+#[test]
 fn smb_run_creates_fills_and_removes_its_test_file_and_names_the_protocol_hop() {
     let Some(server) = SambaServer::start(&[]) else {
         return;

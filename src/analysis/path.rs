@@ -558,8 +558,8 @@ fn describe_url(target: &str) -> Option<Result<TargetInfo, TargetError>> {
         Ok(parsed) => parsed,
         Err(error) => {
             return Some(Err(TargetError::Unusable {
-                path: PathBuf::from(target),
-                reason: error.to_string(),
+                path: PathBuf::from(error.url.clone()),
+                reason: error.problem,
             }));
         }
     };

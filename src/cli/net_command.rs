@@ -11,6 +11,7 @@ use iopath::net::server::{NetServer, ServerConfig, ServerEvent, ServerLimits, Se
 use iopath::net::{DEFAULT_PORT, NetError, parse_endpoint};
 use iopath::report::json::write_json;
 use iopath::report::link::write_link_text;
+use iopath::text::url_password::masked_arguments;
 use iopath::units::parse_duration_ns;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -43,8 +44,10 @@ a client with a secret refuses a server that does not prove it back. Without a s
 listens only on loopback, unless --insecure-any-address.
 
 The server gives each connection 5 s in all to say what it is and what test it wants, handles
-up to 64 such connections at once, runs at most --max-sessions tests at once, and ends a test
-whose stream moves no byte for --stall-timeout (a client that never reads).
+up to 64 such connections at once and 8 from one address (more from it are closed at once; when
+all 64 are taken, the oldest of the busiest address is cut, so a peer without the secret cannot
+keep a client out), runs at most --max-sessions tests at once, and ends a test whose stream
+moves no byte for --stall-timeout (a client that never reads).
 
 Examples:
   head -c 32 /dev/urandom | base64 > net.key && chmod 600 net.key
@@ -234,12 +237,32 @@ fn describe_event(event: &ServerEvent) -> String {
             format!("{refusals} more refusal(s) in the last 10 s, not shown one by one")
         }
         ServerEvent::Dropped {
-            connections,
-            max_handshakes,
-        } => format!(
-            "closed {connections} connection(s) at once: {max_handshakes} handshakes were \
-             already under way"
-        ),
+            per_address,
+            cut,
+            full,
+            limits: (max_handshakes, max_per_address),
+        } => {
+            let mut parts = Vec::new();
+            if *per_address > 0 {
+                parts.push(format!(
+                    "closed {per_address} connection(s) at once: their address already had \
+                     {max_per_address} handshakes under way"
+                ));
+            }
+            if *cut > 0 {
+                parts.push(format!(
+                    "cut {cut} handshake(s), the oldest of the busiest address, to make room: \
+                     all {max_handshakes} places were taken"
+                ));
+            }
+            if *full > 0 {
+                parts.push(format!(
+                    "closed {full} connection(s) at once: all {max_handshakes} places were \
+                     taken by accepted tests' data connections"
+                ));
+            }
+            format!("in the last 10 s: {}", parts.join("; "))
+        }
     }
 }
 
@@ -335,7 +358,7 @@ fn client(server: &str, secret: Option<Secret>, args: &NetArgs) -> i32 {
         Err(error) => return exit::fail(&error),
     };
     let interrupted = run.interrupted;
-    let result = run.into_run_result(std::env::args().collect(), args.label.clone());
+    let result = run.into_run_result(masked_arguments(std::env::args()), args.label.clone());
     let table_written = if json_on_stdout {
         write_link_text(&result.link_tests, &mut std::io::stderr())
     } else {

@@ -289,8 +289,9 @@ pub struct RunArgs {
 
     /// smb:// targets: read the user, password and domain from FILE, in smbclient's -A format
     /// (`username = …`, `password = …`, `domain = …`), instead of IOPATH_SMB_USER,
-    /// IOPATH_SMB_PASSWORD and IOPATH_SMB_DOMAIN. Credentials are never taken from the
-    /// command line and never written to results or reports.
+    /// IOPATH_SMB_PASSWORD and IOPATH_SMB_DOMAIN. FILE must be readable by its owner only
+    /// (chmod 600), or it is refused. Credentials are never taken from the command line and
+    /// never written to results or reports.
     #[arg(long, value_name = "FILE", help_heading = "Network targets")]
     pub smb_credentials: Option<PathBuf>,
 

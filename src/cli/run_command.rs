@@ -21,6 +21,7 @@ use iopath::metrics::{
 use iopath::result::StopReason;
 use iopath::run::confirm::ConfirmMode;
 use iopath::run::{ExecutedRun, RunObserver, execute_and_confirm, execute_together, prepare};
+use iopath::text::url_password::masked_arguments;
 use iopath::workload::Plan;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -46,7 +47,7 @@ impl RunObserver for Quiet {}
 type Refusal = Box<dyn exit::Status>;
 
 fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line = masked_arguments(std::env::args());
     let request = team
         .localise(args)
         .map_err(|error| Box::new(error) as Refusal)

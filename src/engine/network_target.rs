@@ -20,6 +20,7 @@
 //! ```
 
 use crate::result::{EngineKind, TargetKind};
+use crate::text::url_password::mask_url_passwords;
 use std::path::PathBuf;
 
 /// Where a TCP server listens.
@@ -268,11 +269,9 @@ impl SmbUrl {
             .split_once('/')
             .ok_or_else(|| refuse(url, "expected smb://[USER@]HOST[:PORT]/SHARE/PATH/FILE"))?;
         let (user, host_port) = match authority.rsplit_once('@') {
-            Some((user, host_port)) if user.contains(':') => {
-                // The password is not repeated in the message.
-                let name = user.split(':').next().unwrap_or_default();
+            Some((user, _)) if user.contains(':') => {
                 return Err(refuse(
-                    &format!("smb://{name}:***@{host_port}/{path}"),
+                    url,
                     "a password does not belong in the URL (it would show in the process list \
                      and the shell's history); set IOPATH_SMB_PASSWORD or use --smb-credentials FILE",
                 ));
@@ -336,10 +335,10 @@ pub struct UrlError {
     pub problem: String,
 }
 
-/// A [`UrlError`] about `url`.
+/// A [`UrlError`] about `url`, shown with its password masked (`user:***@host`).
 fn refuse(url: &str, problem: impl Into<String>) -> UrlError {
     UrlError {
-        url: url.to_string(),
+        url: mask_url_passwords(url).into_owned(),
         problem: problem.into(),
     }
 }
@@ -351,10 +350,13 @@ pub(crate) fn split_host_port(
     url: &str,
 ) -> Result<TcpAddress, UrlError> {
     if authority.contains('@') {
-        return Err(refuse(
-            url,
-            "credentials do not belong in the URL; set IOPATH_ISCSI_USER and IOPATH_ISCSI_PASSWORD",
-        ));
+        let problem = if url.starts_with("iscsi://") {
+            "credentials do not belong in the URL (they would show in the process list and the \
+             shell's history); set IOPATH_ISCSI_USER and IOPATH_ISCSI_PASSWORD"
+        } else {
+            "no user or password belongs in the URL: this protocol takes none"
+        };
+        return Err(refuse(url, problem));
     }
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest
@@ -421,6 +423,12 @@ impl NetworkTarget {
     pub fn parse(url: &str) -> Result<Self, UrlError> {
         if let Some(rest) = url.strip_prefix("nbd+unix://") {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+            if !path.is_empty() && !path.starts_with('/') {
+                return Err(refuse(
+                    url,
+                    "nbd+unix names no host or user: expected nbd+unix:///EXPORT?socket=PATH",
+                ));
+            }
             let export = path.strip_prefix('/').unwrap_or(path).to_string();
             let socket = query
                 .split('&')
@@ -602,13 +610,35 @@ mod tests {
             "nbd+unix:///x",
             "iscsi://h/iqn-only",
             "iscsi://h/iqn/x",
-            "iscsi://user:pw@h/iqn/0",
             "nbds://h/x",
             "smb://h/share",
         ] {
             let error = NetworkTarget::parse(bad).unwrap_err();
             assert_eq!(error.url, bad);
             assert!(error.to_string().starts_with(bad), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_masks_the_password() {
+        for (bad, named) in [
+            ("smb://alice:S3CRET@nas", "expected"),
+            ("smb://alice:S3CRET@nas/share/f?x=1", "no options"),
+            ("smb://alice:S3CRET@nas/share/f", "IOPATH_SMB_PASSWORD"),
+            ("nfs://alice:S3CRET@nas/srv/f", "no user"),
+            (
+                "iscsi://alice:S3CRET@[::1]:3260/iqn.x/0",
+                "IOPATH_ISCSI_USER",
+            ),
+            ("nbd://alice:S3CRET@nas/disk", "takes none"),
+            ("nbd+unix://alice:S3CRET@/disk?socket=/s", "no host or user"),
+            ("ftp://alice:S3CRET@nas/f", "unknown URL scheme"),
+        ] {
+            let error = NetworkTarget::parse(bad).expect_err(bad).to_string();
+            assert!(
+                !error.contains("S3CRET") && error.contains("alice:***@") && error.contains(named),
+                "{bad}: {error}"
+            );
         }
     }
 

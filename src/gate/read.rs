@@ -8,6 +8,10 @@
 //! again with `fstat`, so that a path swapped between the two looks is caught too. A file that
 //! is, or grows, larger than the limit is refused; at most one byte past the limit is read.
 //!
+//! A file that holds a secret (the `iopath net` secret, SMB credentials) is read with
+//! [`read_private_bytes`], which also refuses it when anyone but its owner may read or write it
+//! (a permission bit of `0o077`), as ssh refuses a private key.
+//!
 //! ```
 //! use iopath::gate::read::{FileLimit, read_text};
 //! let dir = tempfile::tempdir().unwrap();
@@ -22,7 +26,7 @@ use super::kind_name;
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// What kind of file is read, and the most bytes it may hold.
@@ -84,6 +88,17 @@ pub enum ReadError {
     /// Not UTF-8 text.
     #[error("not a text file (invalid UTF-8)")]
     NotText,
+    /// A secret's file that others than its owner may read or write.
+    #[error(
+        "permissions {mode:04o} are too open: a {what} must be readable by its owner only \
+         (chmod 600)"
+    )]
+    TooOpen {
+        /// Its permission bits.
+        mode: u32,
+        /// What the file is.
+        what: &'static str,
+    },
     /// The system refused (missing, no permission …).
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -93,6 +108,19 @@ pub enum ReadError {
 /// checked again on the descriptor; refused when larger than `limit.max_bytes`. Nothing is
 /// read.
 pub fn open_regular(path: &Path, limit: FileLimit) -> Result<(File, u64), ReadError> {
+    open_checked(path, limit, false)
+}
+
+/// Reads a file that holds a secret like [`read_bytes`], refusing it with
+/// [`ReadError::TooOpen`] when its permissions let anyone but its owner in (any bit of
+/// `0o077`): the one check of every credentials and secret file iopath reads.
+pub fn read_private_bytes(path: &Path, limit: FileLimit) -> Result<Vec<u8>, ReadError> {
+    let (file, length) = open_checked(path, limit, true)?;
+    read_at_most(file, length, limit)
+}
+
+/// [`open_regular`], also refusing a file others may read or write when `private`.
+fn open_checked(path: &Path, limit: FileLimit, private: bool) -> Result<(File, u64), ReadError> {
     check_regular(&std::fs::metadata(path)?, limit)?;
     let file = OpenOptions::new()
         .read(true)
@@ -100,6 +128,13 @@ pub fn open_regular(path: &Path, limit: FileLimit) -> Result<(File, u64), ReadEr
         .open(path)?;
     let metadata = file.metadata()?;
     check_regular(&metadata, limit)?;
+    let mode = metadata.permissions().mode() & 0o7777;
+    if private && mode & 0o077 != 0 {
+        return Err(ReadError::TooOpen {
+            mode,
+            what: limit.what,
+        });
+    }
     if metadata.len() > limit.max_bytes {
         return Err(ReadError::TooLarge { limit });
     }
@@ -231,6 +266,28 @@ mod tests {
                 "{}: {error}",
                 path.display()
             );
+        }
+    }
+
+    #[test]
+    fn a_private_file_others_may_read_or_write_is_refused() {
+        use std::fs::Permissions;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"secret").unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o660] {
+            std::fs::set_permissions(&path, Permissions::from_mode(mode)).unwrap();
+            let error = read_private_bytes(&path, SMALL).unwrap_err();
+            assert!(
+                matches!(error, ReadError::TooOpen { mode: found, .. } if found == mode),
+                "{mode:o}: {error}"
+            );
+            assert!(error.to_string().contains("chmod 600"), "{error}");
+            assert_eq!(read_bytes(&path, SMALL).unwrap(), b"secret");
+        }
+        for mode in [0o600, 0o400, 0o700] {
+            std::fs::set_permissions(&path, Permissions::from_mode(mode)).unwrap();
+            assert_eq!(read_private_bytes(&path, SMALL).unwrap(), b"secret");
         }
     }
 

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 /// Longest single wait, so that a stop flag is seen soon.
 const SLICE: Duration = Duration::from_millis(200);
 
-/// A connection read under a deadline (and a stop flag). The deadline can change between
+/// A connection read under a deadline (and a stop flag: reads then fail with
+/// `ConnectionAborted`, "stopped"). The deadline can change between
 /// exchanges with [`DeadlineStream::set_deadline`].
 pub struct DeadlineStream {
     stream: TcpStream,
@@ -46,7 +47,8 @@ impl Read for DeadlineStream {
                 .as_ref()
                 .is_some_and(|stop| stop.load(Ordering::Relaxed))
             {
-                return Err(std::io::Error::new(ErrorKind::Interrupted, "stopped"));
+                // Not `Interrupted`: `read_exact` retries that, and would spin here forever.
+                return Err(std::io::Error::new(ErrorKind::ConnectionAborted, "stopped"));
             }
             let wait = match self.deadline {
                 Some(deadline) => {

@@ -8,7 +8,9 @@ use super::protocol::{
     CONTROL_MAGIC, ControlMessage, PROTOCOL_VERSION, read_message, write_message,
 };
 use super::secret::Secret;
-use super::server::{NetServer, ServeOutcome, ServerConfig, ServerEvent, SessionSummary};
+use super::server::{
+    NetServer, ServeOutcome, ServerConfig, ServerEvent, ServerLimits, SessionSummary,
+};
 use crate::result::LinkDirection;
 use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -296,14 +298,16 @@ fn a_server_refusal_is_shown_escaped() {
 #[test]
 fn idle_and_dripping_connections_do_not_keep_a_client_out() {
     let (address, stop, server) = serve(ServerConfig::default(), false);
-    let idle: Vec<TcpStream> = (0..10)
-        .map(|_| TcpStream::connect(address).unwrap())
+    // From another address than the client's: one address gets 8 handshakes at most.
+    let other = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let idle: Vec<TcpStream> = (0..6)
+        .map(|_| crate::support::peer::connect_from(other, address).unwrap())
         .collect();
     let drip_stop = Arc::new(AtomicBool::new(false));
     let dripping = {
         let stop = Arc::clone(&drip_stop);
         std::thread::spawn(move || {
-            let mut stream = TcpStream::connect(address).unwrap();
+            let mut stream = crate::support::peer::connect_from(other, address).unwrap();
             let mut sent = 0;
             for byte in CONTROL_MAGIC.iter().cycle() {
                 if stop.load(Ordering::Relaxed) || stream.write_all(&[*byte]).is_err() {
@@ -333,5 +337,52 @@ fn idle_and_dripping_connections_do_not_keep_a_client_out() {
     assert!(
         refusals(&events).iter().any(|r| r.contains("no greeting")),
         "{events:?}"
+    );
+}
+
+#[test]
+fn a_client_gets_a_place_when_idle_peers_hold_them_all() {
+    let limits = ServerLimits {
+        max_handshakes: 4,
+        ..ServerLimits::default()
+    };
+    let config = ServerConfig {
+        secret: Some(secret("the secret of this server")),
+        limits,
+        ..ServerConfig::default()
+    };
+    let (address, stop, server) = serve(config, false);
+    // Another address holds every place, sending nothing.
+    let hostile = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let mut idle: Vec<TcpStream> = (0..4)
+        .map(|_| crate::support::peer::connect_from(hostile, address).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let config = ClientConfig {
+        duration_ns: 500_000_000,
+        secret: Some(secret("the secret of this server")),
+        ..ClientConfig::new(address)
+    };
+    let run = run_client(&config, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    assert!(run.tests[0].bytes > 0);
+    // The oldest idle handshake was cut to make room; the newest still waits.
+    idle[0]
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    assert!(matches!(idle[0].read(&mut [0u8; 1]), Ok(0) | Err(_)));
+    stop.store(true, Ordering::Relaxed);
+    let (outcome, events) = server.join().unwrap();
+    assert_eq!(outcome.sessions, 1);
+    let cut: u64 = events
+        .iter()
+        .map(|event| match event {
+            ServerEvent::Dropped { cut, .. } => *cut,
+            _ => 0,
+        })
+        .sum();
+    assert!(cut >= 1, "{events:?}");
+    assert!(
+        refusals(&events).is_empty(),
+        "a cut is counted, not refused: {events:?}"
     );
 }

@@ -40,6 +40,7 @@
 pub mod auth;
 pub mod client;
 mod deadline;
+mod handshakes;
 #[cfg(test)]
 mod loopback_tests;
 pub mod protocol;

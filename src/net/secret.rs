@@ -9,9 +9,7 @@
 //! assert!(Secret::from_bytes(b"short", "IOPATH_NET_SECRET").is_err());
 //! ```
 
-use std::fs::OpenOptions;
-use std::io::Read;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use crate::gate::read::{FileLimit, read_private_bytes};
 use std::path::Path;
 
 /// Name of the environment variable that may hold the secret.
@@ -20,6 +18,12 @@ pub const SECRET_ENV: &str = "IOPATH_NET_SECRET";
 pub const MIN_SECRET_BYTES: usize = 16;
 /// Longest secret file read, bytes.
 pub const MAX_SECRET_BYTES: usize = 4096;
+
+/// The secret file: the longest secret and a line break (`\r\n`).
+const SECRET_FILE: FileLimit = FileLimit {
+    what: "secret file",
+    max_bytes: MAX_SECRET_BYTES as u64 + 2,
+};
 
 /// A shared secret.
 #[derive(Clone, PartialEq, Eq)]
@@ -36,24 +40,14 @@ impl std::fmt::Debug for Secret {
 /// Why a secret was not accepted. Messages name where the secret came from, never its bytes.
 #[derive(Debug, thiserror::Error)]
 pub enum SecretError {
-    /// The file cannot be opened or read.
+    /// The file cannot be opened or read, is not a regular file, is too large, or others than
+    /// its owner may read it ([`read_private_bytes`]).
     #[error("{source_name}: {reason}")]
     Unreadable {
         /// The file or variable.
         source_name: String,
         /// Why.
         reason: String,
-    },
-    /// The file can be read by others than its owner.
-    #[error(
-        "{source_name}: permissions {mode:04o} are too open: a secret must be readable by its \
-         owner only (chmod 600 {source_name})"
-    )]
-    TooOpen {
-        /// The file.
-        source_name: String,
-        /// Its permission bits.
-        mode: u32,
     },
     /// Too short or too long.
     #[error(
@@ -87,33 +81,14 @@ impl Secret {
     }
 
     /// Reads a secret from a regular file whose permissions let only its owner in (as ssh
-    /// does for private keys), of at most [`MAX_SECRET_BYTES`].
+    /// does for private keys), of at most [`MAX_SECRET_BYTES`] and a line break.
     pub fn from_file(path: &Path) -> Result<Secret, SecretError> {
         let source_name = path.display().to_string();
-        let unreadable = |reason: String| SecretError::Unreadable {
-            source_name: source_name.clone(),
-            reason,
-        };
-        // Non-blocking, so that a FIFO in its place cannot hold the open.
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|error| unreadable(error.to_string()))?;
-        let metadata = file
-            .metadata()
-            .map_err(|error| unreadable(error.to_string()))?;
-        if !metadata.is_file() {
-            return Err(unreadable("not a regular file".to_string()));
-        }
-        let mode = metadata.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            return Err(SecretError::TooOpen { source_name, mode });
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_SECRET_BYTES as u64 + 3)
-            .read_to_end(&mut bytes)
-            .map_err(|error| unreadable(error.to_string()))?;
+        let bytes =
+            read_private_bytes(path, SECRET_FILE).map_err(|error| SecretError::Unreadable {
+                source_name: source_name.clone(),
+                reason: error.to_string(),
+            })?;
         Secret::from_bytes(&bytes, &source_name)
     }
 
@@ -127,6 +102,7 @@ impl Secret {
 mod tests {
     use super::*;
     use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
 
     fn file_with(contents: &[u8], mode: u32) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -163,11 +139,14 @@ mod tests {
             Secret::from_file(&path),
             Err(SecretError::Length { length: 5, .. })
         ));
-        let (_dir, path) = file_with(&vec![b'x'; MAX_SECRET_BYTES + 100], 0o600);
+        let (_dir, path) = file_with(&vec![b'x'; MAX_SECRET_BYTES + 1], 0o600);
         assert!(matches!(
             Secret::from_file(&path),
             Err(SecretError::Length { .. })
         ));
+        let (_dir, path) = file_with(&vec![b'x'; MAX_SECRET_BYTES + 100], 0o600);
+        let error = Secret::from_file(&path).unwrap_err().to_string();
+        assert!(error.contains("larger than"), "{error}");
         let dir = tempfile::tempdir().unwrap();
         let error = Secret::from_file(dir.path()).unwrap_err().to_string();
         assert!(error.contains("not a regular file"), "{error}");

@@ -2,8 +2,11 @@
 //! its handshake, so that idle or slow connections cannot keep a real client out.
 //!
 //! Limits, all in [`ServerLimits`]: at most `max_handshakes` connections may be in their
-//! handshake at once (more are closed at once, and counted), and each handshake has one
-//! deadline as a whole (`handshake_timeout`), however slowly the bytes come. At most
+//! handshake at once, at most `max_handshakes_per_address` of them from one peer address (more
+//! from it are closed at once, and counted); when all places are taken, a new connection cuts
+//! the oldest handshake of the address holding the most (`net/handshakes.rs`), so a peer
+//! without the secret cannot keep a real client out. Each handshake has one deadline as a
+//! whole (`handshake_timeout`), however slowly the bytes come. At most
 //! `max_sessions` tests run at once (a client past that is told the server is busy), each of
 //! at most `max_streams` streams per direction and `max_duration_ns`. A stream that moves
 //! nothing for `stall_timeout` ends its session. Without a [`Secret`](super::secret::Secret) the server listens only
@@ -12,11 +15,12 @@
 
 use super::NetError;
 use super::deadline::DeadlineStream;
+use super::handshakes::{Admission, HandshakeSlot, HandshakeTable};
 use super::protocol::{
     ConnectionKind, ControlMessage, DATA_HEADER_BYTES, DataHeader, PROTOCOL_VERSION, read_magic,
     write_message,
 };
-use super::server_state::{HandshakeSlot, Shared};
+use super::server_state::Shared;
 pub use super::server_state::{
     ServeOutcome, ServerConfig, ServerEvent, ServerLimits, SessionSummary,
 };
@@ -58,7 +62,7 @@ impl NetServer {
         let shared = Arc::new(Shared {
             config,
             stop: Arc::new(AtomicBool::new(false)),
-            handshakes: AtomicU32::new(0),
+            handshakes: Arc::new(Mutex::new(HandshakeTable::default())),
             sessions: AtomicU32::new(0),
             registry: Mutex::new(HashMap::new()),
             events: sender,
@@ -96,19 +100,18 @@ impl NetServer {
                 done |= count(&event, once, &mut outcome);
                 log.show(event, on_event);
             }
-            log.flush_due(self.shared.config.limits.max_handshakes, on_event);
+            log.cut += self.take_cut();
+            log.flush_due(self.limits(), on_event);
             threads.retain(|thread| !thread.is_finished());
             if done {
                 break;
             }
             match self.listener.accept() {
-                Ok((connection, peer)) => {
-                    if let Some(thread) = self.start_handshake(connection, peer) {
-                        threads.push(thread);
-                    } else {
-                        log.dropped += 1;
-                    }
-                }
+                Ok((connection, peer)) => match self.start_handshake(connection, peer) {
+                    Started::Thread(thread) => threads.push(thread),
+                    Started::Closed(Admission::PerAddress) => log.per_address += 1,
+                    Started::Closed(_) => log.full += 1,
+                },
                 Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
                     std::thread::sleep(ACCEPT_POLL);
                 }
@@ -130,25 +133,56 @@ impl NetServer {
             count(&event, once, &mut outcome);
             log.show(event, on_event);
         }
-        log.flush(self.shared.config.limits.max_handshakes, on_event);
+        log.cut += self.take_cut();
+        log.flush(self.limits(), on_event);
         failure.map_or(Ok(outcome), Err)
     }
 
-    /// Starts the thread of a new connection; `None` (the connection closed) when
-    /// `max_handshakes` are under way or no thread can start.
-    fn start_handshake(&self, connection: TcpStream, peer: SocketAddr) -> Option<JoinHandle<()>> {
-        let limit = self.shared.config.limits.max_handshakes;
-        if self.shared.handshakes.load(Ordering::SeqCst) >= limit {
-            return None;
-        }
-        self.shared.handshakes.fetch_add(1, Ordering::SeqCst);
-        let slot = HandshakeSlot(Arc::clone(&self.shared));
+    /// `max_handshakes` and `max_handshakes_per_address`.
+    fn limits(&self) -> (u32, u32) {
+        let limits = &self.shared.config.limits;
+        (limits.max_handshakes, limits.max_handshakes_per_address)
+    }
+
+    fn take_cut(&self) -> u64 {
+        let mut table = self
+            .shared
+            .handshakes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        table.take_cut()
+    }
+
+    /// Gives a new connection a place among the handshakes ([`HandshakeTable::admit`]) and a
+    /// thread; when it gets neither, it is closed (dropped) here.
+    fn start_handshake(&self, connection: TcpStream, peer: SocketAddr) -> Started {
+        let exempt = self.shared.waiting_addresses();
+        let admission = HandshakeTable::admit(
+            &self.shared.handshakes,
+            &connection,
+            peer.ip(),
+            self.limits(),
+            &exempt,
+        );
+        let slot = match admission {
+            Ok(Admission::Admitted(slot)) => slot,
+            Ok(closed) => return Started::Closed(closed),
+            Err(_) => return Started::Closed(Admission::Full),
+        };
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
             .name("net-connection".into())
             .spawn(move || handshake(connection, peer, &shared, slot))
-            .ok()
+            .map_or(Started::Closed(Admission::Full), Started::Thread)
     }
+}
+
+/// What became of an accepted connection.
+enum Started {
+    /// Its handshake runs on this thread.
+    Thread(JoinHandle<()>),
+    /// It was closed at once.
+    Closed(Admission),
 }
 
 /// Counts a session event; true when it ends a `once` server.
@@ -168,7 +202,9 @@ struct EventLog {
     period_start: Instant,
     refusals_shown: u64,
     suppressed: u64,
-    dropped: u64,
+    per_address: u64,
+    cut: u64,
+    full: u64,
 }
 
 impl EventLog {
@@ -177,7 +213,9 @@ impl EventLog {
             period_start: Instant::now(),
             refusals_shown: 0,
             suppressed: 0,
-            dropped: 0,
+            per_address: 0,
+            cut: 0,
+            full: 0,
         }
     }
 
@@ -192,22 +230,24 @@ impl EventLog {
         on_event(&event);
     }
 
-    fn flush_due(&mut self, max_handshakes: u32, on_event: &mut dyn FnMut(&ServerEvent)) {
+    fn flush_due(&mut self, limits: (u32, u32), on_event: &mut dyn FnMut(&ServerEvent)) {
         if self.period_start.elapsed() >= REPORT_PERIOD {
-            self.flush(max_handshakes, on_event);
+            self.flush(limits, on_event);
         }
     }
 
-    fn flush(&mut self, max_handshakes: u32, on_event: &mut dyn FnMut(&ServerEvent)) {
+    fn flush(&mut self, limits: (u32, u32), on_event: &mut dyn FnMut(&ServerEvent)) {
         if self.suppressed > 0 {
             on_event(&ServerEvent::Suppressed {
                 refusals: self.suppressed,
             });
         }
-        if self.dropped > 0 {
+        if self.per_address + self.cut + self.full > 0 {
             on_event(&ServerEvent::Dropped {
-                connections: self.dropped,
-                max_handshakes,
+                per_address: self.per_address,
+                cut: self.cut,
+                full: self.full,
+                limits,
             });
         }
         *self = EventLog::new();
@@ -219,10 +259,12 @@ fn handshake(connection: TcpStream, peer: SocketAddr, shared: &Arc<Shared>, slot
     let limits = shared.config.limits;
     let deadline = Instant::now() + limits.handshake_timeout;
     let refused = |reason: String| {
-        shared.report(ServerEvent::Refused {
-            client: peer,
-            reason,
-        })
+        if !slot.was_cut() {
+            shared.report(ServerEvent::Refused {
+                client: peer,
+                reason,
+            })
+        }
     };
     let prepared = connection
         .set_nonblocking(false)
@@ -262,7 +304,7 @@ fn handshake(connection: TcpStream, peer: SocketAddr, shared: &Arc<Shared>, slot
             );
             refused(reason);
         }
-        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionAborted => {}
         Err(error) if error.kind() == std::io::ErrorKind::TimedOut => refused(format!(
             "no greeting within {:.1} s",
             limits.handshake_timeout.as_secs_f64()
@@ -274,7 +316,7 @@ fn handshake(connection: TcpStream, peer: SocketAddr, shared: &Arc<Shared>, slot
 /// Gives a data connection to its session; drops it when no session of that number waits.
 fn hand_over(shared: &Shared, header: DataHeader, connection: TcpStream) {
     let registry = shared.registry.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(sender) = registry.get(&header.session) {
+    if let Some((_, sender)) = registry.get(&header.session) {
         let _ = sender.send((header, connection));
     }
 }

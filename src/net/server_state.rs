@@ -1,12 +1,14 @@
 //! What the server's threads share: its limits, the events it reports, the registry of
-//! sessions waiting for their data connections, and the slots that count handshakes and
-//! sessions in progress (each released when dropped).
+//! sessions waiting for their data connections, the handshakes under way
+//! (`net/handshakes.rs`) and the slots that count sessions in progress (released when
+//! dropped).
 
 use super::NetError;
+use super::handshakes::HandshakeTable;
 use super::protocol::{DataHeader, MAX_DURATION_NS, MAX_STREAMS};
 use super::secret::Secret;
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -21,8 +23,12 @@ pub struct ServerLimits {
     pub max_duration_ns: u64,
     /// Most tests running at once.
     pub max_sessions: u32,
-    /// Most connections in their handshake at once.
+    /// Most connections in their handshake at once; when all places are taken, a new
+    /// connection cuts the oldest handshake of the address holding the most.
     pub max_handshakes: u32,
+    /// Most connections of one peer address in their handshake at once (more are closed at
+    /// once), except the data connections of that address's accepted test.
+    pub max_handshakes_per_address: u32,
     /// Time a connection has, as a whole, to say what it is and (a control connection) to
     /// send its parameters.
     pub handshake_timeout: Duration,
@@ -31,13 +37,15 @@ pub struct ServerLimits {
 }
 
 impl Default for ServerLimits {
-    /// 16 streams, 60 s, one test at a time, 64 handshakes of 5 s, streams stalled after 5 s.
+    /// 16 streams, 60 s, one test at a time, 64 handshakes of 5 s (8 per peer address),
+    /// streams stalled after 5 s.
     fn default() -> Self {
         ServerLimits {
             max_streams: 16,
             max_duration_ns: 60_000_000_000,
             max_sessions: 1,
             max_handshakes: 64,
+            max_handshakes_per_address: 8,
             handshake_timeout: Duration::from_secs(5),
             stall_timeout: Duration::from_secs(5),
         }
@@ -82,7 +90,10 @@ impl ServerConfig {
                 "--stall-timeout must be above 0 and at most 1 hour".to_string(),
             ));
         }
-        if limits.max_handshakes == 0 || limits.handshake_timeout.is_zero() {
+        if limits.max_handshakes == 0
+            || limits.max_handshakes_per_address == 0
+            || limits.handshake_timeout.is_zero()
+        {
             return Err(NetError::Input(
                 "the handshake limits must be above 0".to_string(),
             ));
@@ -138,12 +149,18 @@ pub enum ServerEvent {
         /// Refusals not shown.
         refusals: u64,
     },
-    /// Connections closed at once because `max_handshakes` were already under way.
+    /// Connections closed at once, or cut in their handshake, to keep places for others
+    /// (counted over the last period).
     Dropped {
-        /// How many, in the last period.
-        connections: u64,
-        /// The limit.
-        max_handshakes: u32,
+        /// Closed at once: their address had `max_handshakes_per_address` under way.
+        per_address: u64,
+        /// Handshakes cut, the oldest of the address holding the most, to make room when all
+        /// `max_handshakes` places were taken.
+        cut: u64,
+        /// Closed at once: all places were taken by the data connections of accepted tests.
+        full: u64,
+        /// The limits: `max_handshakes`, `max_handshakes_per_address`.
+        limits: (u32, u32),
     },
 }
 
@@ -165,11 +182,12 @@ pub(super) struct Shared {
     /// Set when the server stops: every thread ends soon after.
     pub(super) stop: Arc<AtomicBool>,
     /// Connections in their handshake.
-    pub(super) handshakes: AtomicU32,
+    pub(super) handshakes: Arc<Mutex<HandshakeTable>>,
     /// Tests in progress.
     pub(super) sessions: AtomicU32,
-    /// Sessions waiting for their data connections, by session number.
-    pub(super) registry: Mutex<HashMap<u64, Sender<DataConnection>>>,
+    /// Sessions waiting for their data connections, by session number, with their client's
+    /// address.
+    pub(super) registry: Mutex<HashMap<u64, (IpAddr, Sender<DataConnection>)>>,
     /// Where events for the log go.
     pub(super) events: Sender<ServerEvent>,
 }
@@ -177,6 +195,12 @@ pub(super) struct Shared {
 impl Shared {
     pub(super) fn report(&self, event: ServerEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// The addresses of the clients whose accepted tests wait for their data connections.
+    pub(super) fn waiting_addresses(&self) -> Vec<IpAddr> {
+        let registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+        registry.values().map(|(client, _)| *client).collect()
     }
 
     /// Takes a session place, or says how many run.
@@ -189,15 +213,15 @@ impl Shared {
             .map(|_| SessionSlot(Arc::clone(self)))
     }
 
-    /// Registers a new session under a fresh random number; its data connections arrive on
-    /// the registration until it is dropped.
-    pub(super) fn register(self: &Arc<Self>) -> std::io::Result<Registration> {
+    /// Registers a new session of `client` under a fresh random number; its data
+    /// connections arrive on the registration until it is dropped.
+    pub(super) fn register(self: &Arc<Self>, client: IpAddr) -> std::io::Result<Registration> {
         let (sender, receiver) = channel();
         let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let session = super::auth::random_session()?;
             if session != 0 && !registry.contains_key(&session) {
-                registry.insert(session, sender);
+                registry.insert(session, (client, sender));
                 return Ok(Registration {
                     shared: Arc::clone(self),
                     session,
@@ -234,14 +258,5 @@ pub(super) struct SessionSlot(pub(super) Arc<Shared>);
 impl Drop for SessionSlot {
     fn drop(&mut self) {
         self.0.sessions.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// A place among the handshakes under way, given back when dropped.
-pub(super) struct HandshakeSlot(pub(super) Arc<Shared>);
-
-impl Drop for HandshakeSlot {
-    fn drop(&mut self) {
-        self.0.handshakes.fetch_sub(1, Ordering::SeqCst);
     }
 }

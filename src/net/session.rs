@@ -4,12 +4,13 @@
 use super::SETUP_TIMEOUT;
 use super::auth::{Nonce, server_proof, verify_client};
 use super::deadline::DeadlineStream;
+use super::handshakes::HandshakeSlot;
 use super::protocol::{
     ControlMessage, MAX_INTERVALS, MIN_INTERVAL_NS, PROTOCOL_VERSION, StreamRole, parameter_bytes,
     read_in_background, read_message, write_message,
 };
 use super::server_state::{
-    HandshakeSlot, Registration, ServerEvent, ServerLimits, SessionSlot, SessionSummary, Shared,
+    Registration, ServerEvent, ServerLimits, SessionSlot, SessionSummary, Shared,
 };
 use super::transfer::{DataPlane, WindowSampler};
 use std::io::BufReader;
@@ -46,11 +47,11 @@ pub(super) fn serve_control(
     handshake_slot: HandshakeSlot,
 ) {
     let mut reader = BufReader::new(reader);
-    let accepted = match accept(&mut control, &mut reader, shared) {
+    let accepted = match accept(&mut control, &mut reader, client, shared) {
         Ok(accepted) => accepted,
         Err(reason) => {
             let _ = control.shutdown(Shutdown::Both);
-            if !shared.stop.load(Ordering::Relaxed) {
+            if !shared.stop.load(Ordering::Relaxed) && !handshake_slot.was_cut() {
                 shared.report(ServerEvent::Refused { client, reason });
             }
             return;
@@ -84,6 +85,7 @@ pub(super) fn serve_control(
 fn accept(
     control: &mut TcpStream,
     reader: &mut BufReader<DeadlineStream>,
+    client: SocketAddr,
     shared: &Arc<Shared>,
 ) -> Result<Accepted, String> {
     let io = |context: &str| {
@@ -120,7 +122,7 @@ fn accept(
             "busy: {running} test(s) already running, the most this server runs at once"
         ))
     })?;
-    let registration = shared.register().map_err(io("random source"))?;
+    let registration = shared.register(client.ip()).map_err(io("random source"))?;
     let proof = secret.map(|secret| {
         server_proof(
             secret,

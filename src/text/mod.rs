@@ -14,6 +14,7 @@
 
 pub mod escape;
 pub mod shorten;
+pub mod url_password;
 
 use std::borrow::Cow;
 

@@ -30,5 +30,6 @@ mod stale_files;
 mod threads;
 mod trace;
 mod trim;
+mod url_passwords;
 mod verdicts;
 mod workloads;

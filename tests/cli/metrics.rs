@@ -395,7 +395,7 @@ impl Drop for Serving {
 const ONE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[test]
-fn idle_connections_do_not_delay_a_scrape() {
+fn timing_idle_connections_do_not_delay_a_scrape() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let _serving = Serving::start(dir.path(), port, &["--metrics", &port.to_string()]);

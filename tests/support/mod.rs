@@ -12,6 +12,7 @@ pub mod foreign;
 pub mod fuzz;
 pub mod history;
 pub mod nas;
+pub mod peer;
 pub mod process;
 pub mod skip;
 pub mod verify;

@@ -240,7 +240,7 @@ impl RemoteFileServer for NfsRemoteFile {
     }
 
     /// Removes the file by name once the server proves, by what happens to the file
-    /// itself (see [`super::claim`]), that the name still leads to the file this value
+    /// itself (see `engine/nfs/claim.rs`), that the name still leads to the file this value
     /// created: a file that took its place meanwhile is left in place, and an error says
     /// what was done instead.
     fn remove(&mut self) -> Result<(), RemoteFileError> {

@@ -3,7 +3,7 @@
 //! `IOPATH_SMB_DOMAIN`) or a credentials file in smbclient's `-A` format.
 
 pub use crate::engine::network_target::{SMB_PORT, SmbUrl};
-use std::io::Read;
+use crate::gate::read::{FileLimit, read_private_bytes};
 use std::path::Path;
 
 /// The environment variable holding the user name (when the URL names none).
@@ -85,32 +85,19 @@ fn parse_credentials_file(
     Ok(values)
 }
 
-/// Reads a credentials file: a regular file of at most [`MAX_CREDENTIALS_FILE_BYTES`].
+/// A credentials file: at most [`MAX_CREDENTIALS_FILE_BYTES`].
+const CREDENTIALS_FILE: FileLimit = FileLimit {
+    what: "credentials file",
+    max_bytes: MAX_CREDENTIALS_FILE_BYTES,
+};
+
+/// Reads a credentials file: a regular file of at most [`MAX_CREDENTIALS_FILE_BYTES`] that
+/// only its owner may read ([`read_private_bytes`], the check of every secret's file).
 fn read_credentials_file(file: &Path) -> Result<String, CredentialsError> {
     let failed = |problem: String| CredentialsError(format!("{}: {problem}", file.display()));
-    // Looked at before opening too: opening a FIFO would wait for a writer.
-    let regular = std::fs::metadata(file).map_err(|error| failed(error.to_string()))?;
-    if !regular.is_file() {
-        return Err(failed("not a regular file".into()));
-    }
-    let opened = std::fs::File::open(file).map_err(|error| failed(error.to_string()))?;
-    let metadata = opened
-        .metadata()
-        .map_err(|error| failed(error.to_string()))?;
-    if !metadata.is_file() {
-        return Err(failed("not a regular file".into()));
-    }
-    let mut text = String::new();
-    opened
-        .take(MAX_CREDENTIALS_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|error| failed(error.to_string()))?;
-    if text.len() as u64 > MAX_CREDENTIALS_FILE_BYTES {
-        return Err(failed(format!(
-            "longer than {MAX_CREDENTIALS_FILE_BYTES} bytes: not a credentials file"
-        )));
-    }
-    Ok(text)
+    let bytes =
+        read_private_bytes(file, CREDENTIALS_FILE).map_err(|error| failed(error.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| failed("not a text file (invalid UTF-8)".into()))
 }
 
 impl SmbCredentials {
@@ -163,6 +150,7 @@ impl SmbCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn urls_name_a_file_on_a_share() {
@@ -228,6 +216,14 @@ mod tests {
             "# test\nusername = dave\npassword =  two words\ndomain=LAB\n",
         )
         .unwrap();
+        // Refused while others may read it; read once only its owner may.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        assert!(
+            error.0.contains("0644 are too open") && !error.0.contains("two words"),
+            "{error}"
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         let found = SmbCredentials::resolve(&url, Some(&file), environment).unwrap();
         assert_eq!(
             (
@@ -244,6 +240,6 @@ mod tests {
         assert!(error.0.contains("not a regular file"), "{error}");
         std::fs::write(&file, vec![b'#'; MAX_CREDENTIALS_FILE_BYTES as usize + 2]).unwrap();
         let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
-        assert!(error.0.contains("longer than"), "{error}");
+        assert!(error.0.contains("larger than"), "{error}");
     }
 }
