@@ -206,6 +206,7 @@ pub fn cpu(thread: f64, cores: [f64; 2], softirq: f64) -> CpuResult {
                 softirq_ns: (wall as f64 * softirq / 100.0) as u64,
             })
             .collect(),
+        other_processes: Vec::new(),
     }
 }
 

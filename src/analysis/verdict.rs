@@ -883,11 +883,38 @@ fn cpu_saturation(context: &Context) -> Option<String> {
     let others = host_busy - cpu.process_percent_of_host;
     if others >= 30.0 {
         parts.push(format!(
-            "other processes {} of the host",
-            format_percent(others)
+            "other processes {} of the host{}",
+            format_percent(others),
+            busiest_others(context.test)
         ));
+        // The cores are full, mostly with others' work: the host is busy, not iopath.
+        if host && others >= 2.0 * cpu.process_percent_of_host {
+            parts.insert(0, "the host's CPU, taken by other processes".to_string());
+        }
     }
     Some(parts.join(", "))
+}
+
+/// ` (stress-ng 61 %, fio 24 %)`: the other processes that used the most CPU while the test
+/// ran, each as a share of the host; empty when none were recorded.
+fn busiest_others(test: &TestResult) -> String {
+    let cpu = &test.cpu;
+    let capacity_ns = cpu.wall_ns as f64 * f64::from(cpu.cpu_count.max(1));
+    if cpu.other_processes.is_empty() || capacity_ns <= 0.0 {
+        return String::new();
+    }
+    let named: Vec<String> = cpu
+        .other_processes
+        .iter()
+        .map(|process| {
+            format!(
+                "{} {}",
+                crate::text::shorten::shorten(&process.name, 40),
+                format_percent(process.cpu_ns as f64 / capacity_ns * 100.0)
+            )
+        })
+        .collect();
+    format!(" ({})", named.join(", "))
 }
 
 fn busiest_hop_summary(context: &Context) -> String {

@@ -48,6 +48,7 @@ pub mod machine;
 pub mod machine_file;
 pub mod memcpy;
 pub mod mounts;
+pub mod processes;
 pub mod record;
 pub mod resources;
 pub mod route;

@@ -4,8 +4,12 @@
 
 use super::sys;
 use crate::discovery::HostView;
+use crate::discovery::processes::{ProcessTicks, busiest_between, process_ticks};
 use crate::discovery::resources::{CoreCounters, core_counters, core_usage_between, online_cpus};
-use crate::result::CpuResult;
+use crate::result::{CpuResult, ProcessUsage};
+
+/// How many of the other processes that used the most CPU a window keeps.
+pub const OTHER_PROCESSES_KEPT: usize = 3;
 
 pub use sys::{process_cpu_ns, thread_cpu_ns};
 
@@ -20,6 +24,7 @@ pub struct CpuSnapshot {
     user_ns: u64,
     system_ns: u64,
     cores: Vec<CoreCounters>,
+    processes: Vec<ProcessTicks>,
 }
 
 impl CpuSnapshot {
@@ -30,6 +35,18 @@ impl CpuSnapshot {
             user_ns,
             system_ns,
             cores: core_counters(&HostView::live()),
+            processes: Vec::new(),
+        }
+    }
+
+    /// [`CpuSnapshot::now`] with the CPU time of every process of the host, so that a window
+    /// between two such snapshots names the other processes that used the most (a few
+    /// thousand small reads of /proc: where a measured window starts and ends, never per I/O
+    /// nor per live refresh).
+    pub fn with_processes() -> Self {
+        CpuSnapshot {
+            processes: process_ticks(&HostView::live()),
+            ..CpuSnapshot::now()
         }
     }
 
@@ -43,6 +60,19 @@ impl CpuSnapshot {
             cpu_count: host_cpu_count(),
             busiest_thread_ns: 0,
             cores: core_usage_between(&earlier.cores, &self.cores, sys::clock_ticks_per_second()),
+            other_processes: busiest_between(
+                &earlier.processes,
+                &self.processes,
+                std::process::id(),
+                OTHER_PROCESSES_KEPT,
+            )
+            .into_iter()
+            .map(|(process, ticks)| ProcessUsage {
+                pid: process.pid,
+                name: process.name,
+                cpu_ns: ticks.saturating_mul(1_000_000_000) / sys::clock_ticks_per_second().max(1),
+            })
+            .collect(),
         }
     }
 }

@@ -17,6 +17,21 @@ pub struct CpuResult {
     pub busiest_thread_ns: u64,
     /// Every core of the host over the same wall time (all processes, from /proc/stat).
     pub cores: Vec<CoreUsage>,
+    /// The other processes that used the most CPU over the same wall time, busiest first (at
+    /// most three; empty in results written before this field, or when none used any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_processes: Vec<ProcessUsage>,
+}
+
+/// CPU one other process of the host used while iopath measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessUsage {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name, control characters escaped.
+    pub name: String,
+    /// User plus system time it used, ns.
+    pub cpu_ns: u64,
 }
 
 /// Use of one core, from /proc/stat.
@@ -76,6 +91,7 @@ mod tests {
             cpu_count: 1,
             busiest_thread_ns: u64::MAX,
             cores: Vec::new(),
+            other_processes: Vec::new(),
         };
         assert!(cpu.process_percent_of_host().is_finite());
         assert!(cpu.busiest_thread_percent().is_finite());

@@ -60,7 +60,7 @@ pub use analysis::{
 };
 pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
-pub use cpu::{CoreUsage, CpuResult};
+pub use cpu::{CoreUsage, CpuResult, ProcessUsage};
 pub use engine::{
     Capabilities, ConnectionReport, Direction, EngineKind, EngineReport, WriteStability,
 };

@@ -39,13 +39,15 @@ pub(super) struct Watch<'a> {
 pub(super) struct WindowCpu(CpuResult);
 
 impl WindowCpu {
-    /// Writes the window's figures (wall time, process time, cores) into `cpu`.
+    /// Writes the window's figures (wall time, process time, cores, the busiest other
+    /// processes) into `cpu`.
     pub(super) fn apply_to(self, cpu: &mut CpuResult) {
         let WindowCpu(window) = self;
         cpu.wall_ns = window.wall_ns;
         cpu.user_ns = window.user_ns;
         cpu.system_ns = window.system_ns;
         cpu.cores = window.cores;
+        cpu.other_processes = window.other_processes;
     }
 }
 
@@ -61,7 +63,7 @@ pub(super) struct Watched {
 type Snapshot = (u64, CpuSnapshot);
 
 fn snapshot(now_ns: u64) -> Snapshot {
-    (now_ns, CpuSnapshot::now())
+    (now_ns, CpuSnapshot::with_processes())
 }
 
 /// What a live sample is taken from.

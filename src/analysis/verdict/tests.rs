@@ -323,6 +323,57 @@ fn buffered_random_reads_at_memory_latency_are_cached_without_a_hop() {
 }
 
 #[test]
+fn a_host_busy_with_other_processes_is_named_with_the_busiest_of_them() {
+    // 4 KiB reads while both cores are full, iopath using 5 % of the host: the host's CPU is
+    // the limit, taken by others, and the run names who took it.
+    let read = direction(40e6, 4096, 800_000.0, 0.01);
+    let mut busy = cpu(10.0, [100.0, 100.0], 0.0);
+    let host_ns = busy.wall_ns * 2;
+    busy.other_processes = vec![
+        crate::result::ProcessUsage {
+            pid: 4242,
+            name: "stress-ng-cpu".into(),
+            cpu_ns: host_ns * 61 / 100,
+        },
+        crate::result::ProcessUsage {
+            pid: 77,
+            name: "fio".into(),
+            cpu_ns: host_ns * 24 / 100,
+        },
+    ];
+    let test = test_of(workload(4096, 100, 100, 32), read, empty_direction(), busy);
+    let analysis = analyse_local(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::HostCpuBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .contains("the host's CPU, taken by other processes")
+            && analysis.evidence.contains("(stress-ng-cpu 61 %, fio 24 %)"),
+        "{}",
+        analysis.evidence
+    );
+
+    // iopath itself filling the cores: no "taken by other processes".
+    let own = test_of(
+        workload(512, 100, 100, 32),
+        direction(153.6e6, 512, 100_000.0, 0.01),
+        empty_direction(),
+        cpu(97.0, [100.0, 100.0], 0.0),
+    );
+    let analysis = analyse_local(&own);
+    assert!(
+        !analysis.evidence.contains("taken by other processes"),
+        "{}",
+        analysis.evidence
+    );
+}
+
+#[test]
 fn one_core_at_100_percent_is_host_cpu_bound() {
     // 512-byte random reads at QD 32: 300 k IOPS, 154 MB/s, one core saturated.
     let read = direction(153.6e6, 512, 100_000.0, 0.01);
