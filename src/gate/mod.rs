@@ -19,8 +19,8 @@
 //!   device through a link, and a reader opens it read-only.
 //!
 //! Where it lives: at the bottom of the layers, importing nothing of ours, beside `text` and
-//! `units`. The layer picture places it with the targets, but the targets import the engines
-//! and discovery, and both of these write files too (the trim probe, the memory-copy cache, a
+//! `units` (ARCHITECTURE.md). It does not sit with the targets: they import the engines and
+//! discovery, and both of these write files too (the trim probe, the memory-copy cache, a
 //! recorded machine): a gate inside `targets` would make those imports point up and close a
 //! circle. So `targets` (test files), `discovery`, `engine`, `history`, `verify`, `report` and
 //! the `cli` all use this one module, and it uses none of them.
