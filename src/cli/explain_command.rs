@@ -47,15 +47,9 @@ pub struct ExplainArgs {
     /// block device, a file, a URL); one per target of the run, in order, or one for all.
     #[arg(long, value_name = "TARGET")]
     pub target: Vec<String>,
-    /// Declare the link to the storage (a catalog alias such as 4gfc, 10gbe). May repeat.
-    #[arg(long, value_name = "LINK")]
-    pub link: Vec<String>,
-    /// Declare hops beyond the host, in order: catalog aliases or NAME:RATE[:IOPS]. May repeat.
-    #[arg(long = "path", value_name = "HOPS")]
-    pub hops: Vec<String>,
-    /// Declare hops every target passes whatever its route. May repeat.
-    #[arg(long, value_name = "HOPS")]
-    pub shared: Vec<String>,
+    /// The hops declared where discovery cannot see.
+    #[command(flatten)]
+    pub declared: super::declared_args::DeclaredArgs,
     /// Print the analysed result as JSON (one result only) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -71,9 +65,7 @@ enum PathSource {
 
 /// Explains every run; returns the exit status (2 for bad flags or unreadable results).
 pub fn run(args: &ExplainArgs) -> i32 {
-    let declared = match DeclaredPath::from_flags(&args.link, &args.hops)
-        .and_then(|declared| declared.with_shared(&args.shared))
-    {
+    let declared = match args.declared.declared() {
         Ok(declared) => declared,
         Err(error) => return exit::fail(&error),
     };

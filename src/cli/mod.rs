@@ -4,6 +4,7 @@
 pub mod compare_command;
 pub mod completions_command;
 pub mod dashboard;
+pub mod declared_args;
 pub mod exit;
 pub mod explain_command;
 pub mod failure;

@@ -5,8 +5,8 @@
 use super::exit::{self, Failed, Flagged};
 use super::links_command::print_lines;
 use clap::Args;
+use iopath::analysis::describe_path_on;
 use iopath::analysis::path::{inspect_for_path, inspect_recorded};
-use iopath::analysis::{DeclaredPath, describe_path_on};
 use iopath::discovery::Machine;
 use iopath::discovery::record::{prepare_directory, write_recording};
 use iopath::report::path::path_lines;
@@ -40,18 +40,9 @@ pub struct PathArgs {
     /// A file, a block device, or an nbd://, iscsi://, nfs:// or smb:// URL.
     #[arg(value_name = "TARGET")]
     pub target: String,
-    /// Declare the link to the storage where it cannot be seen (a catalog alias such as
-    /// 4gfc, 10gbe, 10gbe-9000; `iopath links` lists them). May repeat.
-    #[arg(long, value_name = "LINK")]
-    pub link: Vec<String>,
-    /// Declare hops beyond this host, in order: catalog aliases or NAME:RATE[:IOPS], such as
-    /// "pcie3x8,40gbe,array:3.8GB/s". May repeat.
-    #[arg(long = "path", value_name = "HOPS")]
-    pub hops: Vec<String>,
-    /// Declare hops every target of a run passes whatever its route (one switch uplink, one
-    /// array), after the others: the same syntax as --path. May repeat.
-    #[arg(long, value_name = "HOPS")]
-    pub shared: Vec<String>,
+    /// The hops declared where discovery cannot see.
+    #[command(flatten)]
+    pub declared: super::declared_args::DeclaredArgs,
     /// Also show how each capacity is derived.
     #[arg(long, short)]
     pub verbose: bool,
@@ -69,9 +60,7 @@ pub struct PathArgs {
 
 /// Prints the path of `args.target`; returns the exit status.
 pub fn run(args: &PathArgs) -> i32 {
-    let declared = match DeclaredPath::from_flags(&args.link, &args.hops)
-        .and_then(|declared| declared.with_shared(&args.shared))
-    {
+    let declared = match args.declared.declared() {
         Ok(declared) => declared,
         Err(error) => return exit::fail(&error),
     };
