@@ -177,11 +177,11 @@ fn check(case: Case) {
     let Some(corpus) = corpus_dir() else { return };
     let source = corpus.join(case.file);
     let text = std::fs::read_to_string(&source).expect("corpus file reads");
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("fio-corpus")
-        .join(case.file.trim_end_matches(".fio"));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let scratch = support::scratch::Scratch::fresh(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-corpus"),
+        case.file.trim_end_matches(".fio"),
+    );
+    let work = scratch.path();
     let job_file = if case.file == "1mbs_clients.fio" {
         // Seconds become tens of milliseconds: the jobs still start one after the other.
         std::fs::create_dir_all(work.join("tmp")).unwrap();

@@ -117,11 +117,11 @@ fn check(file: &str, expect: Expect) {
     let Some(corpus) = corpus_dir() else { return };
     let source = corpus.join(file);
     let text = std::fs::read_to_string(&source).expect("corpus file reads");
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("fio-real-world")
-        .join(file.trim_end_matches(".fio"));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let scratch = support::scratch::Scratch::fresh(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-real-world"),
+        file.trim_end_matches(".fio"),
+    );
+    let work = scratch.path();
 
     let env: Vec<(String, String)> = header(&text, "env")
         .unwrap_or("")

@@ -9,6 +9,7 @@
 
 use super::job_names;
 use super::support;
+use super::support::scratch::Scratch;
 use super::t_job_checks::{Check, Reads, Run, check_output, exit_check};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -174,12 +175,12 @@ fn as_run<'a>(dir: &'a Path, job_names: &'a [String], finished: &'a Finished) ->
 }
 
 /// The scratch directory of `file`, emptied, with what fio's script puts there first.
-fn scratch(corpus: &Path, file: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("fio-t-jobs")
-        .join(short(file));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn scratch(corpus: &Path, file: &str) -> Scratch {
+    let scratch = Scratch::fresh(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-t-jobs"),
+        short(file),
+    );
+    let dir = scratch.path();
     match short(file) {
         // fio's script writes 16 KiB of random bytes as the pattern file.
         "t0027" => {
@@ -191,7 +192,7 @@ fn scratch(corpus: &Path, file: &str) -> PathBuf {
         }
         _ => {}
     }
-    dir
+    scratch
 }
 
 /// `length` bytes of a fixed xorshift sequence (as random as fio's pattern needs: not constant).
@@ -216,8 +217,9 @@ pub fn check(case: TJob) {
     if name == "t0009" && cpu_count() < 4 {
         return check_t0009_without_four_cpus(&corpus, &case);
     }
-    let dir = scratch(&corpus, case.file);
-    let failures = failures(&corpus, &case, &dir);
+    let scratch = scratch(&corpus, case.file);
+    let dir = scratch.path();
+    let failures = failures(&corpus, &case, dir);
     let known = KNOWN_FAILURES.iter().find(|(file, _)| *file == name);
     match (known, failures.is_empty()) {
         (None, true) => {}

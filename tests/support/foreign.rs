@@ -3,8 +3,13 @@
 //! recorded machine: `ttar` text archives (prometheus/procfs, node_exporter) by [`unpack_ttar`],
 //! tarballs by `tar`.
 //!
-//! Each capture is unpacked once per process into a temporary directory that lives as long as
-//! the process; [`capture`] returns the directory that holds its `sys/` (and `proc/`).
+//! Each capture is unpacked once per build into the build's scratch directory
+//! (`CARGO_TARGET_TMPDIR/foreign-sys/`, the system's temporary directory where that is not set),
+//! under a name that changes with the archive's size and modification time: every test process
+//! of the suite reuses it, so the suite leaves one unpacked tree per capture behind, not one per
+//! test. A tree is unpacked beside its final name and renamed into place, so two processes
+//! unpacking at once both end with a whole tree; [`capture`] returns the directory that holds its
+//! `sys/` (and `proc/`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,27 +32,62 @@ pub fn capture(file: &str) -> Option<PathBuf> {
     }
     let source = corpus.join(file);
     assert!(source.is_file(), "{} is missing", source.display());
-    let destination = tempfile::Builder::new()
-        .prefix("iopath-foreign-")
-        .tempdir()
-        .expect("a temporary directory")
-        .keep();
-    if file.ends_with(".ttar") {
-        unpack_ttar(&source, &destination);
-    } else {
-        let status = Command::new("tar")
-            .arg("-xf")
-            .arg(&source)
-            .arg("-C")
-            .arg(&destination)
-            .status()
-            .expect("tar runs");
-        assert!(status.success(), "tar -xf {} failed", source.display());
+    let destination = unpacked_place(&source, file);
+    if !destination.is_dir() {
+        unpack_into_place(&source, file, &destination);
     }
     let root = holder_of_sys(&destination)
         .unwrap_or_else(|| panic!("{file}: no sys/ directory in the capture"));
     unpacked.insert(file.to_string(), root.clone());
     Some(root)
+}
+
+/// Where `file` (the archive at `source`) is kept unpacked: named after the file, its size and
+/// its modification time, so an updated corpus is unpacked afresh.
+fn unpacked_place(source: &Path, file: &str) -> PathBuf {
+    let metadata = std::fs::metadata(source).expect("the capture's metadata");
+    let modified = metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_secs());
+    option_env!("CARGO_TARGET_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("foreign-sys")
+        .join(format!("{file}-{}-{modified}", metadata.len()))
+}
+
+/// Unpacks `source` into a fresh directory beside `destination`, then renames it into place; a
+/// process that lost the race to another removes its own copy and uses the other's.
+fn unpack_into_place(source: &Path, file: &str, destination: &Path) {
+    let parent = destination.parent().expect("a parent directory");
+    std::fs::create_dir_all(parent).expect("the captures' directory");
+    let fresh = tempfile::Builder::new()
+        .prefix(".unpacking-")
+        .tempdir_in(parent)
+        .expect("a temporary directory");
+    if file.ends_with(".ttar") {
+        unpack_ttar(source, fresh.path());
+    } else {
+        let status = Command::new("tar")
+            .arg("-xf")
+            .arg(source)
+            .arg("-C")
+            .arg(fresh.path())
+            .status()
+            .expect("tar runs");
+        assert!(status.success(), "tar -xf {} failed", source.display());
+    }
+    let fresh = fresh.keep();
+    if std::fs::rename(&fresh, destination).is_err() {
+        assert!(
+            destination.is_dir(),
+            "{} could not be put in place",
+            destination.display()
+        );
+        let _ = std::fs::remove_dir_all(&fresh);
+    }
 }
 
 /// The shallowest directory under `top` (itself included) that holds a `sys` directory.

@@ -14,6 +14,7 @@ pub mod history;
 pub mod nas;
 pub mod peer;
 pub mod process;
+pub mod scratch;
 pub mod skip;
 pub mod verify;
 
