@@ -47,11 +47,12 @@
 //! - [`workload`]: what I/O to issue: the plan, the offset planner, the suite, presets and
 //!   sweeps, the readers of flags, fio and TOML job files, and the TOML writer;
 //! - [`analysis`]: the storage path of each target (the link catalog, hops), the verdict of
-//!   each test and its trust notes ([`analysis::analyse`], [`analysis::analyse_on`], which
-//!   `iopath explain` runs again on a saved result);
+//!   each test and its trust notes ([`analysis::Analyser`], once per run result;
+//!   [`analysis::analyse_on`], which `iopath explain` runs again on a saved result);
 //! - [`compare`]: several results side by side;
 //! - [`run`]: the runner: plan checks and budget, workers, the coordinator, `--confirm`;
-//! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: one exporter per format;
+//! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: the report model, built once,
+//!   and one exporter per format that only formats it;
 //! - [`cluster`]: runs from several clients at once (MPI), merged exactly;
 //! - [`metrics`]: the live OpenMetrics endpoint (`--metrics`);
 //! - [`history`]: every run kept in a local SQLite database.

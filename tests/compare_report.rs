@@ -18,8 +18,9 @@ use iopath::compare::{
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
-use iopath::report::html::{HtmlReport, write_report};
+use iopath::report::html::write_html;
 use iopath::report::json::read_json;
+use iopath::report::model::{Report, RunReport};
 use iopath::result::RunResult;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -436,20 +437,25 @@ fn the_report_renders_in_chromium() {
     let runs = runs();
     let mut analysed = runs.before.clone();
     analyse(&mut analysed, &DeclaredPath::default());
-    let report = HtmlReport {
+    let report = Report {
         title: "iopath: before vs after".into(),
         runs: vec![
-            LabeledRun::new("before", &analysed),
-            LabeledRun::new("after", &runs.after),
+            RunReport::new("before".into(), &analysed),
+            RunReport::new("after".into(), &runs.after),
         ],
         comparison: Some(cost_comparison()),
     };
     let target = target_directory();
     let compared = target.join("report.html");
-    write_report(&report, &mut std::fs::File::create(&compared).unwrap()).unwrap();
+    write_html(&report, &mut std::fs::File::create(&compared).unwrap()).unwrap();
     let single = runs.directory.path().join("null.html");
-    let mixed = HtmlReport::new(vec![LabeledRun::new("null", &runs.mixed)]);
-    write_report(&mixed, &mut std::fs::File::create(&single).unwrap()).unwrap();
+    let mixed = Report::of_runs(
+        &[LabeledRun::new("null", &runs.mixed)],
+        &CompareOptions::default(),
+        None,
+    )
+    .unwrap();
+    write_html(&mixed, &mut std::fs::File::create(&single).unwrap()).unwrap();
 
     let mut browser = chromium::Browser::start(&binary, 1280, 900);
     browser.open(&compared);

@@ -15,9 +15,10 @@ use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
-use iopath::report::html::{HtmlReport, write_report};
+use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
+use iopath::report::model::Report;
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
 use support::fixtures::{NAMES, result};
@@ -53,7 +54,7 @@ fn json_gives_back_the_saved_file() {
 #[test]
 fn terminal_tables() {
     for name in NAMES {
-        let text = written(|out| write_text(&result(name), out));
+        let text = written(|out| write_text(Report::of_run(&result(name)).run(), out));
         insta::assert_snapshot!(format!("text-{name}"), text);
     }
 }
@@ -61,7 +62,7 @@ fn terminal_tables() {
 #[test]
 fn fio_json() {
     for name in NAMES {
-        let text = written(|out| write_fio_json(&result(name), false, out));
+        let text = written(|out| write_fio_json(Report::of_run(&result(name)).run(), false, out));
         insta::assert_snapshot!(format!("fio-json-{name}"), text);
     }
 }
@@ -69,7 +70,7 @@ fn fio_json() {
 #[test]
 fn iometer_csv() {
     for name in NAMES {
-        let text = written(|out| write_iometer_csv(&result(name), out));
+        let text = written(|out| write_iometer_csv(Report::of_run(&result(name)).run(), out));
         insta::assert_snapshot!(format!("csv-{name}"), text);
     }
 }
@@ -77,7 +78,7 @@ fn iometer_csv() {
 #[test]
 fn markdown() {
     for name in NAMES {
-        let text = written(|out| write_markdown(&result(name), out));
+        let text = written(|out| write_markdown(Report::of_run(&result(name)).run(), out));
         insta::assert_snapshot!(format!("markdown-{name}"), text);
     }
 }
@@ -86,8 +87,13 @@ fn markdown() {
 fn html_sections_of_one_run() {
     for name in NAMES {
         let run = result(name);
-        let html =
-            written(|out| write_report(&HtmlReport::new(vec![LabeledRun::new(name, &run)]), out));
+        let report = Report::of_runs(
+            &[LabeledRun::new(name, &run)],
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap();
+        let html = written(|out| write_html(&report, out));
         for id in ["summary", "path", "trust"] {
             let part = section(&html, id).unwrap_or_else(|| panic!("{name}: no {id} section"));
             insta::assert_snapshot!(format!("html-{id}-{name}"), part);
@@ -124,11 +130,16 @@ fn compare_formats() {
         "compare-json",
         written(|out| write_compare_json(&comparison, out))
     );
-    let report = HtmlReport::new(vec![
-        LabeledRun::new("io_uring", &io_uring),
-        LabeledRun::new("sync", &sync),
-    ]);
-    let html = written(|out| write_report(&report, out));
+    let report = Report::of_runs(
+        &[
+            LabeledRun::new("io_uring", &io_uring),
+            LabeledRun::new("sync", &sync),
+        ],
+        &CompareOptions::default(),
+        None,
+    )
+    .unwrap();
+    let html = written(|out| write_html(&report, out));
     insta::assert_snapshot!(
         "html-comparison",
         section(&html, "comparison").expect("a comparison section")

@@ -17,6 +17,7 @@ use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::html::write_html;
 use iopath::report::json::{read_json, write_json};
 use iopath::report::markdown::write_markdown;
+use iopath::report::model::Report;
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
 use serde_json::Value;
@@ -152,7 +153,9 @@ fn fio_jsonplus_clat2csv_reads_json_plus_and_gets_the_percentiles() {
     let result = &saved_run();
     let directory = scratch();
     let json_path = directory.path().join("fio-plus.json");
-    write_file(&json_path, |out| write_fio_json(result, true, out));
+    write_file(&json_path, |out| {
+        write_fio_json(Report::of_run(result).run(), true, out)
+    });
     let fio: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
 
     let convert = |extra: &[&str]| {
@@ -233,7 +236,7 @@ fn fio_plot_charts_fio_json() {
     let data = directory.path().join("4k");
     std::fs::create_dir(&data).unwrap();
     write_file(&data.join("randrw-4-1.json"), |out| {
-        write_fio_json(result, false, out)
+        write_fio_json(Report::of_run(result).run(), false, out)
     });
     for (name, chart) in [
         ("iops-latency-read.png", ["-l", "-f", "read"]),
@@ -365,7 +368,7 @@ fn every_exporter_on_a_fresh_run() {
     assert_eq!(read_json(&json).unwrap(), result);
 
     // The terminal table: a header, the test and both directions, the verdict line.
-    let text = written(|out| write_text(&result, out));
+    let text = written(|out| write_text(Report::of_run(&result).run(), out));
     for word in [
         "MB/s", "IOPS", "p99", "verdict", "read", "write", &test.name,
     ] {
@@ -374,8 +377,10 @@ fn every_exporter_on_a_fresh_run() {
 
     // fio JSON (and JSON+): one job with both directions' I/O counts.
     for plus in [false, true] {
-        let fio: Value = serde_json::from_str(&written(|out| write_fio_json(&result, plus, out)))
-            .expect("fio JSON parses");
+        let fio: Value = serde_json::from_str(&written(|out| {
+            write_fio_json(Report::of_run(&result).run(), plus, out)
+        }))
+        .expect("fio JSON parses");
         let jobs = fio["jobs"].as_array().expect("jobs");
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0]["read"]["total_ios"], test.jobs[0].read.io_count);
@@ -384,7 +389,7 @@ fn every_exporter_on_a_fresh_run() {
     }
 
     // Iometer CSV: the header, one ALL row and one WORKER row.
-    let csv = written(|out| write_iometer_csv(&result, out));
+    let csv = written(|out| write_iometer_csv(Report::of_run(&result).run(), out));
     let rows: Vec<Vec<&str>> = csv
         .lines()
         .map(|l| l.trim_end().split(',').collect())
@@ -397,7 +402,7 @@ fn every_exporter_on_a_fresh_run() {
     assert!((iops - test.total.iops).abs() < 1e-3);
 
     // Markdown: the table header and a row for the test.
-    let markdown = written(|out| write_markdown(&result, out));
+    let markdown = written(|out| write_markdown(Report::of_run(&result).run(), out));
     assert!(markdown.contains("| test | MB/s | IOPS | mean | p99 | CPU % |"));
     assert!(markdown.contains(&format!("| {} |", test.name)));
 
@@ -411,7 +416,7 @@ fn every_exporter_on_a_fresh_run() {
     }
 
     // HTML: one complete page naming the test.
-    let html = written(|out| write_html(std::slice::from_ref(&result), out));
+    let html = written(|out| write_html(&Report::of_run(&result), out));
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
     assert!(html.contains(&test.name));

@@ -5,7 +5,9 @@
 //! - `stats` imports nothing of ours but `result`;
 //! - `engine` knows nothing of `workload`, `report`, `analysis`, `compare` or `run`;
 //! - `analysis` and `report` never import `run`;
-//! - nothing below `cli` imports `cli`.
+//! - nothing below `cli` imports `cli`;
+//! - the exporters under `report/` only format the report model `report/model.rs` built: no
+//!   merge, comparison or analysis of their own (`import_graph/exporters_only_format.rs`).
 //!
 //! A small reader follows the `mod` declarations from `lib.rs` and `main.rs` to map every file
 //! to its module path, then resolves every `use` and every path in the code (`crate::`,
@@ -24,6 +26,8 @@
 //! with `IMPORT_GRAPH_DETAIL=1` also every file edge behind them and the paths that make it;
 //! `IMPORT_GRAPH_SOURCE=DIR` reads another source tree.
 
+#[path = "import_graph/exporters_only_format.rs"]
+mod exporters_only_format;
 #[path = "import_graph/timing_names.rs"]
 mod timing_names;
 

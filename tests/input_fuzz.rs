@@ -11,13 +11,14 @@
 
 mod support;
 
-use iopath::compare::{CompareOptions, LabeledRun, compare};
+use iopath::compare::{CompareOptions, LabeledRun};
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
-use iopath::report::html::{HtmlReport, write_report};
+use iopath::report::html::write_html;
 use iopath::report::json::read_json;
 use iopath::report::markdown::write_markdown;
+use iopath::report::model::Report;
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
 use iopath::workload::fio::expand::Environment;
@@ -568,21 +569,19 @@ fn read_and_export(text: String) -> Result<(), TestCaseError> {
 
 fn export(result: &RunResult) {
     let mut sink = std::io::sink();
-    let _ = write_text(result, &mut sink);
-    let _ = write_markdown(result, &mut sink);
-    let _ = write_iometer_csv(result, &mut sink);
-    let _ = write_fio_json(result, true, &mut sink);
+    let single = Report::of_run(result);
+    let _ = write_text(single.run(), &mut sink);
+    let _ = write_markdown(single.run(), &mut sink);
+    let _ = write_iometer_csv(single.run(), &mut sink);
+    let _ = write_fio_json(single.run(), true, &mut sink);
     let runs = [LabeledRun::new("a", result), LabeledRun::new("b", result)];
-    let comparison = compare(&runs, &CompareOptions::default()).ok();
-    if let Some(comparison) = &comparison {
-        let _ = write_compare_text(comparison, &mut sink);
+    if let Ok(mut report) = Report::of_runs(&runs, &CompareOptions::default(), None) {
+        if let Some(comparison) = &report.comparison {
+            let _ = write_compare_text(comparison, &mut sink);
+        }
+        report.title = "fuzz".into();
+        let _ = write_html(&report, &mut sink);
     }
-    let report = HtmlReport {
-        title: "fuzz".into(),
-        runs: runs.to_vec(),
-        comparison,
-    };
-    let _ = write_report(&report, &mut sink);
 }
 
 /// A replacement for one value of a RunResult.

@@ -25,6 +25,7 @@
 //!            find("1gbe").unwrap().payload_bytes_per_second());
 //! ```
 
+pub mod analyser;
 pub mod clients;
 pub mod confirmation;
 pub mod declared;
@@ -49,6 +50,7 @@ mod test_support;
 mod transport;
 
 pub use crate::discovery::HostFacts;
+pub use analyser::Analyser;
 pub use declared::DeclaredPath;
 
 use crate::discovery::Machine;
@@ -224,7 +226,11 @@ mod tests {
         assert!(analysis.confidence.read.bytes_per_second.is_some());
 
         let mut text = Vec::new();
-        write_text(&result, &mut text).unwrap();
+        write_text(
+            crate::report::model::Report::of_run(&result).run(),
+            &mut text,
+        )
+        .unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("verdict"), "{text}");
         assert!(text.contains(" ± "), "{text}");

@@ -6,13 +6,14 @@ use super::exit::{self, Failed, Status, Usage};
 use super::history_command::Resolver;
 use clap::Args;
 use iopath::compare::labels::{split_run_argument, unique_labels};
-use iopath::compare::{CompareError, CompareOptions, CostInputs, LabeledRun, compare};
+use iopath::compare::{CompareError, CompareOptions, CostInputs, LabeledRun};
 use iopath::gate::read::{FileLimit, read_text};
 use iopath::history::reference::Reference;
 use iopath::report::compare_json::write_compare_json;
 use iopath::report::compare_markdown::write_compare_markdown;
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::json::read_json;
+use iopath::report::model::Report;
 use iopath::result::RunResult;
 use iopath::text::escape::escape_controls;
 use std::io::Write;
@@ -149,17 +150,20 @@ pub fn run(args: &CompareArgs) -> i32 {
         Ok(runs) => runs,
         Err(error) => return exit::fail(error.as_ref()),
     };
-    let comparison = match compare(&runs.labeled(), &options) {
-        Ok(comparison) => comparison,
+    let report = match Report::of_runs(&runs.labeled(), &options, None) {
+        Ok(report) => report,
         Err(error) => return exit::fail(&error),
+    };
+    let Some(comparison) = &report.comparison else {
+        return exit::fail(&CompareError::TooFewRuns(report.runs.len()));
     };
     let mut out = std::io::stdout().lock();
     let written = if args.json {
-        write_compare_json(&comparison, &mut out)
+        write_compare_json(comparison, &mut out)
     } else if args.md {
-        write_compare_markdown(&comparison, &mut out)
+        write_compare_markdown(comparison, &mut out)
     } else {
-        write_compare_text(&comparison, &mut out)
+        write_compare_text(comparison, &mut out)
     };
     match written.and_then(|()| out.flush()) {
         Ok(()) => exit::SUCCESS,

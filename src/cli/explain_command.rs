@@ -10,6 +10,7 @@ use iopath::analysis::path::{inspect_for_path, inspect_recorded};
 use iopath::analysis::{DeclaredPath, analyse_gathered, analyse_on, host_facts_of};
 use iopath::discovery::Machine;
 use iopath::report::json::write_pretty_json;
+use iopath::report::model::Report;
 use iopath::report::path::path_lines;
 use iopath::report::text::write_text;
 use iopath::result::{RunResult, TargetInfo};
@@ -200,7 +201,7 @@ fn print_explained(label: &str, result: &RunResult, seen_on: &str) -> i32 {
     }
     print_lines(&lines);
     let mut out = std::io::stdout().lock();
-    match write_text(result, &mut out).and_then(|()| out.flush()) {
+    match write_text(Report::of_run(result).run(), &mut out).and_then(|()| out.flush()) {
         Ok(()) => exit::SUCCESS,
         Err(error) => exit::fail(&Failed(format!("writing to stdout: {error}"))),
     }

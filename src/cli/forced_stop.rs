@@ -11,7 +11,7 @@ use super::exit;
 use super::live::TerminalObserver;
 use super::messages::for_terminal;
 use super::outputs::Outputs;
-use iopath::analysis::{DeclaredPath, HostFacts, analyse, analyse_with};
+use iopath::analysis::{Analyser, DeclaredPath, HostFacts, analyse_with};
 use iopath::discovery::Machine;
 use iopath::engine::StopSignal;
 use iopath::metrics::SharedMetrics;
@@ -76,7 +76,8 @@ fn write_and_exit(shared: &Shared, declared: &DeclaredPath, forced: &ForcedStop)
                     result.tests.len()
                 );
                 result.partial = true;
-                analyse(&mut result, declared);
+                // The run ends here: this is the only analysis of what it measured.
+                Analyser::this_host(declared.clone()).analyse(&mut result);
                 if let Err(messages) = outputs.write(&result) {
                     for message in messages {
                         eprintln!("error: {}", for_terminal(&message));

@@ -11,6 +11,7 @@ use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::html::write_html;
 use iopath::report::json::write_json;
 use iopath::report::markdown::write_markdown;
+use iopath::report::model::Report;
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
 use std::io::Write;
@@ -107,25 +108,28 @@ impl Outputs {
         self.trace_file.as_ref()
     }
 
-    /// Writes every output of `result`. A file that cannot be written does not keep the
-    /// others from being written; the errors, each naming its output, come back together.
+    /// Writes every output of the analysed `result`, from its report model, built once here.
+    /// A file that cannot be written does not keep the others from being written; the
+    /// errors, each naming its output, come back together.
     pub fn write(&self, result: &RunResult) -> Result<(), Vec<Failed>> {
+        let report = Report::of_run(result);
+        let run = report.run();
         let human: &mut dyn Write = if self.stdout_is_machine_readable() {
             &mut std::io::stderr()
         } else {
             &mut std::io::stdout()
         };
         let written = if self.markdown {
-            write_markdown(result, human)
+            write_markdown(run, human)
         } else {
-            write_text(result, human)
+            write_text(run, human)
         };
         written.map_err(|error| vec![Failed(format!("writing the summary: {error}"))])?;
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         match self.stdout_format {
             StdoutFormat::Table => Ok(()),
             StdoutFormat::RunResultJson => write_json(result, &mut stdout),
-            StdoutFormat::FioJson { plus } => write_fio_json(result, plus, &mut stdout),
+            StdoutFormat::FioJson { plus } => write_fio_json(run, plus, &mut stdout),
         }
         .and_then(|()| stdout.flush())
         .map_err(|error| vec![Failed(format!("writing to stdout: {error}"))])?;
@@ -135,12 +139,12 @@ impl Outputs {
         }
         if let Some(file) = &self.csv_file {
             errors.push(write_output("--csv", file, |out| {
-                write_iometer_csv(result, out)
+                write_iometer_csv(run, out)
             }));
         }
         if let Some(file) = &self.report_file {
             errors.push(write_output("--report", file, |out| {
-                write_html(std::slice::from_ref(result), out)
+                write_html(&report, out)
             }));
         }
         if let Some(prefix) = &self.logs_prefix {

@@ -5,8 +5,8 @@ use super::compare_command::{CostArgs, load_runs};
 use super::exit::{self, Failed, Usage};
 use super::outputs::{check_output, write_output};
 use clap::Args;
-use iopath::compare::compare;
-use iopath::report::html::{HtmlReport, default_title, write_report};
+use iopath::report::html::write_html;
+use iopath::report::model::Report;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -60,33 +60,23 @@ pub fn run(args: &ReportArgs) -> i32 {
         Err(error) => return exit::fail(error.as_ref()),
     };
     let runs = loaded.labeled();
-    let comparison = if runs.len() >= 2 {
-        match compare(&runs, &options) {
-            Ok(comparison) => Some(comparison),
-            Err(error) => return exit::fail(&error),
-        }
-    } else {
-        if options.cost.is_some() || options.baseline.is_some() {
-            return exit::fail(&Usage(
-                "--cost, --ports, --target-bandwidth and --baseline need two results or more"
-                    .into(),
-            ));
-        }
-        None
-    };
-    let report = HtmlReport {
-        title: args.title.clone().unwrap_or_else(|| default_title(&runs)),
-        runs,
-        comparison,
+    if runs.len() < 2 && (options.cost.is_some() || options.baseline.is_some()) {
+        return exit::fail(&Usage(
+            "--cost, --ports, --target-bandwidth and --baseline need two results or more".into(),
+        ));
+    }
+    let report = match Report::of_runs(&runs, &options, args.title.clone()) {
+        Ok(report) => report,
+        Err(error) => return exit::fail(&error),
     };
     let written = match &output {
         None => {
             let mut out = std::io::stdout().lock();
-            write_report(&report, &mut out)
+            write_html(&report, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|error| Failed(format!("writing to stdout: {error}")))
         }
-        Some(output) => write_output("--output", output, |out| write_report(&report, out)),
+        Some(output) => write_output("--output", output, |out| write_html(&report, out)),
     };
     match written {
         Ok(()) => exit::SUCCESS,

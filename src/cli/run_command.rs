@@ -11,7 +11,7 @@ use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
 use super::stale_files::handle_stale_test_files;
 use super::team::{Ended, Gathered, Team};
-use iopath::analysis::{DeclaredPath, analyse};
+use iopath::analysis::{Analyser, DeclaredPath};
 use iopath::engine::StopSignal;
 use iopath::host::sys::in_terminal_foreground;
 use iopath::metrics::{
@@ -197,24 +197,21 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Some(recording) => recording,
         None => &mut quiet,
     };
+    // Each result is analysed once: a client's own by the run that measured it (before its
+    // confirming experiments, which read that analysis), a merged run once merged.
+    let analyser = Analyser::this_host(declared.clone());
     let executed = if confirms {
-        execute_and_confirm(prepared, &stop, observer, &declared)
+        execute_and_confirm(prepared, &stop, observer, &analyser)
     } else {
-        execute_together(prepared, &stop, observer, team.rendezvous())
+        execute_together(prepared, &stop, observer, team.rendezvous(), &analyser)
     };
     // The terminal is given back before anything else is printed.
     if let Some(recording) = recording.as_mut() {
         recording.close();
     }
     drop(metrics);
-    // Every client's own figures are analysed against its own path, for the verdict across
-    // the clients (rank 0 then analyses the merged run).
-    let mut executed = executed;
-    if team.is_cluster()
-        && let Ok(executed) = executed.as_mut()
-    {
-        analyse(&mut executed.result, &declared);
-    }
+    // Every client's own figures were analysed against its own path, for the verdict across
+    // the clients; rank 0 analyses the merged run below.
     let mut executed = match team.gather(executed, stop.is_raised()) {
         Ok(Gathered::Report(executed)) => *executed,
         Ok(Gathered::Exit(status)) | Err(Ended(status)) => return status,
@@ -230,7 +227,9 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     {
         eprintln!("error: {}", for_terminal(&error));
     }
-    analyse(&mut executed.result, &declared);
+    if team.is_cluster() {
+        analyser.analyse(&mut executed.result);
+    }
     let result = &executed.result;
     let written = outputs.write(result);
     drop(so_far);

@@ -1,4 +1,5 @@
-//! Iometer-style results CSV (`--csv FILE`), written from a [`RunResult`], for the
+//! Iometer-style results CSV (`--csv FILE`), written from a run's report model
+//! ([`RunReport`]), for the
 //! spreadsheets and scripts that read Iometer's `results.csv`.
 //!
 //! One header line, then per test one `ALL` row (every job of the test together), for a
@@ -12,16 +13,14 @@
 //! docs/reports.md says where each value comes from.
 //!
 //! ```no_run
-//! use iopath::report::{csv::write_iometer_csv, json::read_json};
+//! use iopath::report::{csv::write_iometer_csv, json::read_json, model::Report};
 //! let result = read_json(&std::fs::read_to_string("out.json")?)?;
-//! write_iometer_csv(&result, &mut std::fs::File::create("results.csv")?)?;
+//! write_iometer_csv(Report::of_run(&result).run(), &mut std::fs::File::create("results.csv")?)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::result::{
-    ClusterResult, CpuResult, DirectionResult, ErrorSummary, RunResult, TestResult,
-};
-use crate::stats::merge::{host_test, hosts};
+use super::model::{HostReport, RunReport};
+use crate::result::{CpuResult, DirectionResult, ErrorSummary, TestResult};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
@@ -68,14 +67,20 @@ pub const COLUMNS: [&str; 39] = [
     "Trim I/Os",
 ];
 
-/// Writes the header and one `ALL` row per test and one `WORKER` row per job of `result`.
-pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the header and one `ALL` row per test and one `WORKER` row per job of `report`'s
+/// run.
+pub fn write_iometer_csv(report: &RunReport<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let result = report.result;
     write_row(out, COLUMNS.iter().map(|name| name.to_string()))?;
-    let managers = result.cluster.as_ref().map_or(1, |c| hosts(c).len());
+    let managers = if result.cluster.is_some() {
+        report.hosts.len()
+    } else {
+        1
+    };
     for (index, test) in result.tests.iter().enumerate() {
         write_row(out, test_row("ALL", "All", test, managers))?;
-        if let Some(cluster) = &result.cluster {
-            write_manager_rows(cluster, index, out)?;
+        if result.cluster.is_some() {
+            write_manager_rows(&report.hosts, index, out)?;
         }
         for job in &test.jobs {
             let disks: BTreeSet<usize> = job.target_indexes.iter().copied().collect();
@@ -107,13 +112,13 @@ pub fn write_iometer_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<
 /// A multi-client run: one `MANAGER` row per host for test `index` (Iometer's manager rows),
 /// with that host's clients merged and its own CPU.
 fn write_manager_rows(
-    cluster: &ClusterResult,
+    hosts: &[HostReport<'_>],
     index: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    for host in hosts(cluster) {
-        if let Some(test) = host_test(cluster, host, index) {
-            write_row(out, test_row("MANAGER", host, &test, 1))?;
+    for host in hosts {
+        if let Some(test) = host.test(index) {
+            write_row(out, test_row("MANAGER", host.name, test, 1))?;
         }
     }
     Ok(())
@@ -245,11 +250,12 @@ fn write_row(out: &mut dyn Write, fields: impl IntoIterator<Item = String>) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::Report;
     use crate::support::fixtures::mixed;
 
     fn table() -> Vec<Vec<String>> {
         let mut out = Vec::new();
-        write_iometer_csv(mixed(), &mut out).unwrap();
+        write_iometer_csv(Report::of_run(mixed()).run(), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.ends_with("\r\n"));
         text.split("\r\n")
@@ -348,7 +354,7 @@ mod tests {
     fn a_multi_client_run_has_a_manager_row_per_host() {
         let result = crate::support::fixtures::clustered();
         let mut out = Vec::new();
-        write_iometer_csv(&result, &mut out).unwrap();
+        write_iometer_csv(Report::of_run(&result).run(), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let managers: Vec<&str> = text
             .lines()

@@ -18,19 +18,19 @@
 //! (64 buckets per power of two), so `json+`'s `bins` reproduce them exactly.
 //!
 //! ```no_run
-//! use iopath::report::{fio_json::write_fio_json, json::read_json};
+//! use iopath::report::{fio_json::write_fio_json, json::read_json, model::Report};
 //! let result = read_json(&std::fs::read_to_string("out.json")?)?;
-//! write_fio_json(&result, true, &mut std::io::stdout())?;
+//! write_fio_json(Report::of_run(&result).run(), true, &mut std::io::stdout())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::model::RunReport;
 use crate::host::time::{format_ctime, parse_rfc3339};
 use crate::result::{
     DirectionResult, IntervalPoint, JobResult, LatencySummary, RunResult, SparseHistogram,
     TestResult, VerificationResult,
 };
 use crate::stats::histogram::{LatencyHistogram, SUB_BUCKET_BITS, bucket_bounds};
-use crate::stats::merge::{host_tests, hosts};
 use crate::units::format_size;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
@@ -48,8 +48,8 @@ const FIO_HISTOGRAM_BUCKETS: usize = 1856;
 
 /// Writes `result` in fio 3.x's JSON layout (`json+` when `plus`: with `bins`, the latency
 /// histogram, under every `clat_ns` that has samples), followed by a newline.
-pub fn write_fio_json(result: &RunResult, plus: bool, out: &mut dyn Write) -> io::Result<()> {
-    let report = build_report(result, plus);
+pub fn write_fio_json(report: &RunReport<'_>, plus: bool, out: &mut dyn Write) -> io::Result<()> {
+    let report = build_report(report, plus);
     serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
 }
@@ -197,34 +197,36 @@ impl GroupTotals {
     }
 }
 
-fn build_report(result: &RunResult, plus: bool) -> FioReport {
+fn build_report(report: &RunReport<'_>, plus: bool) -> FioReport {
+    let result = report.result;
     let timestamp = parse_rfc3339(&result.started_at).unwrap_or(0);
-    let (jobs, client_stats) =
-        match &result.cluster {
-            None => (Some(build_jobs(result, &result.tests, plus)), None),
-            Some(cluster) => {
-                let mut clients = Vec::new();
-                for host in hosts(cluster) {
-                    let tests = host_tests(cluster, host);
-                    clients.extend(build_jobs(result, &tests, plus).into_iter().map(|job| {
-                        FioJob {
-                            hostname: Some(host.to_string()),
-                            port: Some(0),
-                            ..job
-                        }
-                    }));
-                }
+    let (jobs, client_stats) = match &result.cluster {
+        None => (Some(build_jobs(result, &result.tests, plus)), None),
+        Some(_) => {
+            let mut clients = Vec::new();
+            for host in &report.hosts {
+                let tests = host.tests.iter().flatten();
                 clients.extend(
-                    build_jobs(result, &result.tests, plus)
+                    build_jobs(result, tests, plus)
                         .into_iter()
                         .map(|job| FioJob {
-                            jobname: "All clients".to_string(),
+                            hostname: Some(host.name.to_string()),
+                            port: Some(0),
                             ..job
                         }),
                 );
-                (None, Some(clients))
             }
-        };
+            clients.extend(
+                build_jobs(result, &result.tests, plus)
+                    .into_iter()
+                    .map(|job| FioJob {
+                        jobname: "All clients".to_string(),
+                        ..job
+                    }),
+            );
+            (None, Some(clients))
+        }
+    };
     let listed = jobs.as_ref().or(client_stats.as_ref());
     FioReport {
         fio_version: format!("iopath-{}", result.iopath_version),
@@ -239,7 +241,11 @@ fn build_report(result: &RunResult, plus: bool) -> FioReport {
 }
 
 /// One entry per job of each of `tests`, numbered into fio's reporting groups.
-fn build_jobs(result: &RunResult, tests: &[TestResult], plus: bool) -> Vec<FioJob> {
+fn build_jobs<'t>(
+    result: &RunResult,
+    tests: impl IntoIterator<Item = &'t TestResult>,
+    plus: bool,
+) -> Vec<FioJob> {
     let mut jobs = Vec::new();
     let mut next_group = 0u32;
     for test in tests {
@@ -959,13 +965,14 @@ fn batch_levels() -> Ordered<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::Report;
     use crate::stats::histogram::{BUCKET_COUNT, bucket_index};
     use crate::support::fixtures::mixed;
     use serde_json::Value;
 
     fn fio_json(plus: bool) -> Value {
         let mut out = Vec::new();
-        write_fio_json(mixed(), plus, &mut out).unwrap();
+        write_fio_json(Report::of_run(mixed()).run(), plus, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -1032,7 +1039,7 @@ mod tests {
         });
         let read = |result: &RunResult| {
             let mut out = Vec::new();
-            write_fio_json(result, false, &mut out).unwrap();
+            write_fio_json(Report::of_run(result).run(), false, &mut out).unwrap();
             let json: Value = serde_json::from_slice(&out).unwrap();
             json["jobs"][0]["read"].clone()
         };
@@ -1114,7 +1121,7 @@ mod tests {
         job.workload.access.lines[0].trim_percent = 50;
         job.workload.access.lines[0].read_percent = 0;
         let mut out = Vec::new();
-        write_fio_json(&result, false, &mut out).unwrap();
+        write_fio_json(Report::of_run(&result).run(), false, &mut out).unwrap();
         let json: Value = serde_json::from_slice(&out).unwrap();
         let fio = &json["jobs"][0];
         let figures = &result.tests[0].jobs[0].trim;

@@ -17,12 +17,13 @@
 //! system time as a share of all the host's CPUs.
 //!
 //! ```no_run
-//! use iopath::report::{json::read_json, markdown::write_markdown};
+//! use iopath::report::{json::read_json, markdown::write_markdown, model::Report};
 //! let result = read_json(&std::fs::read_to_string("out.json")?)?;
-//! write_markdown(&result, &mut std::io::stdout())?;
+//! write_markdown(Report::of_run(&result).run(), &mut std::io::stdout())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::model::RunReport;
 use super::verification;
 use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
 use crate::text::escape::{escape_controls, needs_escape};
@@ -30,9 +31,10 @@ use crate::text::shorten::{SHOWN_CHARS, shorten};
 use crate::units::{format_count, format_latency};
 use std::io::{self, Write};
 
-/// Writes the summary of `result` (without the table when the run has no test, as after
-/// `iopath net`).
-pub fn write_markdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the summary of `report`'s run (without the table when the run has no test, as
+/// after `iopath net`).
+pub fn write_markdown(report: &RunReport<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let result = report.result;
     let host = &result.host;
     writeln!(
         out,
@@ -253,11 +255,12 @@ pub(crate) fn escape_name(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::Report;
     use crate::support::fixtures::mixed;
 
     fn markdown() -> String {
         let mut out = Vec::new();
-        write_markdown(mixed(), &mut out).unwrap();
+        write_markdown(Report::of_run(mixed()).run(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -319,7 +322,7 @@ mod tests {
             ..VerificationResult::default()
         });
         let mut out = Vec::new();
-        write_markdown(&result, &mut out).unwrap();
+        write_markdown(Report::of_run(&result).run(), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let job = escape_name(&result.tests[0].jobs[0].name);
         assert!(

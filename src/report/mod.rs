@@ -1,5 +1,6 @@
-//! The exporters: one file per format, each reading only the
-//! [`RunResult`](crate::result::RunResult).
+//! The report model and its exporters: [`model`] is built once from the analysed results
+//! (hosts merged, runs compared); every other file here is one format that reads the model
+//! (or, for the RunResult JSON and the fio logs, the result itself) and only formats.
 
 pub mod compare_cells;
 pub mod compare_json;
@@ -13,6 +14,7 @@ pub mod html;
 pub mod json;
 pub mod link;
 pub mod markdown;
+pub mod model;
 pub mod path;
 pub mod text;
 pub mod verification;

@@ -4,12 +4,12 @@
 //! per-second rates) on MB/s and IOPS, a verdict column, and below the table one evidence line
 //! per test with its trust notes.
 
+use super::model::RunReport;
 use super::verification;
 use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
     LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
-use crate::stats::merge::{host_ranks, host_test, hosts};
 use crate::text::escape::escape_controls;
 use crate::text::shown;
 use crate::units::{format_count, format_latency};
@@ -152,9 +152,10 @@ pub fn results_table(result: &RunResult) -> Table {
     table
 }
 
-/// Writes the table and every warning and error note of `result`; names from the result are
-/// shown as [`shown`] makes them, other text with control characters escaped.
-pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()> {
+/// Writes the table and every warning and error note of `report`'s run; names from the result
+/// are shown as [`shown`] makes them, other text with control characters escaped.
+pub fn write_text(report: &RunReport<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let result = report.result;
     writeln!(out, "{}", results_table(result))?;
     writeln!(
         out,
@@ -167,7 +168,7 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     )?;
     write_verdicts(result, out)?;
     if let Some(cluster) = &result.cluster {
-        write_clients(result, cluster, out)?;
+        write_clients(report, cluster, out)?;
     }
     for test in &result.tests {
         if test.errors.count > 0 {
@@ -212,11 +213,11 @@ pub fn write_text(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
 
 /// A multi-client run: who took part, then each test's figures host by host.
 fn write_clients(
-    result: &RunResult,
+    report: &RunReport<'_>,
     cluster: &ClusterResult,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let hosts = hosts(cluster);
+    let hosts = &report.hosts;
     let widest_offset = cluster
         .ranks
         .iter()
@@ -232,21 +233,17 @@ fn write_clients(
         escape_controls(&cluster.launcher),
         widest_offset as f64 / 1e3
     )?;
-    for (index, test) in result.tests.iter().enumerate() {
+    for (index, test) in report.result.tests.iter().enumerate() {
         writeln!(out, "{} by host:", shown(&test.name))?;
-        for host in &hosts {
-            let Some(own) = host_test(cluster, host, index) else {
+        for host in hosts {
+            let Some(own) = host.test(index) else {
                 continue;
             };
-            let ranks: Vec<String> = host_ranks(cluster, host)
-                .iter()
-                .map(|rank| rank.rank.to_string())
-                .collect();
             writeln!(
                 out,
                 "  {} (rank {}): {:.0} IOPS, {:.1} MB/s, p99 {:.1} µs, busiest core {:.0} %",
-                escape_controls(host),
-                ranks.join(", "),
+                escape_controls(host.name),
+                host.rank_list(),
                 own.total.iops,
                 own.total.bytes_per_second / 1e6,
                 own.total.latency.percentile("99") as f64 / 1e3,

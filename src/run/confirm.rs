@@ -28,10 +28,9 @@ use super::prepare::{
 };
 use super::test_runner::{PreparedTarget, TestContext, run_test};
 use super::{RunObserver, RunOptions};
+use crate::analysis::HostFacts;
 use crate::analysis::confirmation::{ExperimentSetting, confirmation, experiment_for, not_run};
 use crate::analysis::verdict::analyse_test;
-use crate::analysis::{DeclaredPath, analyse_on};
-use crate::discovery::Machine;
 use crate::engine::StopSignal;
 use crate::host::clock::Clock;
 use crate::result::{Experiment, RunLength, RunResult, TestResult};
@@ -243,22 +242,19 @@ pub(super) struct ConfirmContext<'a> {
     pub(super) tests_wall_ns: u64,
 }
 
-/// Analyses `result` (with `declared`), then runs the experiment of every test whose verdict
-/// has one (within the time bound of the options' [`ConfirmMode`]) and stores its
-/// confirmation in the test's analysis. `plans[i]` and `experiments[i]` belong to
-/// `result.tests[i]`. Stops at a stop request. Returns how many experiments the time bound
-/// left out.
+/// Runs the experiment of every test of the analysed `result` whose verdict has one (within
+/// the time bound of the options' [`ConfirmMode`]) and stores its confirmation in the test's
+/// analysis; an experiment's own verdict is judged on the host `facts` the result was
+/// analysed with. `plans[i]` and `experiments[i]` belong to `result.tests[i]`. Stops at a
+/// stop request. Returns how many experiments the time bound left out.
 pub(super) fn confirm_tests(
     result: &mut RunResult,
     plans: &[TestPlan],
     experiments: &[Vec<PlannedExperiment>],
     context: &ConfirmContext<'_>,
     observer: &mut dyn RunObserver,
-    declared: &DeclaredPath,
+    facts: &HostFacts,
 ) -> usize {
-    let machine = Machine::this_host();
-    let facts = machine.host_facts();
-    analyse_on(result, declared, &machine, &facts);
     let planned_tests_ns = result
         .tests
         .iter()
@@ -325,7 +321,7 @@ pub(super) fn confirm_tests(
                 match run {
                     Ok(run) => {
                         let verdict =
-                            analyse_test(&run, &result.targets, &result.paths, &facts).verdict;
+                            analyse_test(&run, &result.targets, &result.paths, facts).verdict;
                         confirmation(tested, setting, &run, verdict)
                     }
                     Err(reason) => not_run(tested, setting, &reason),
@@ -419,53 +415,58 @@ mod tests {
         assert!(TimeBound::new(ConfirmMode::Every, S, S, 1).is_none());
     }
 
+    struct Quiet;
+    impl RunObserver for Quiet {}
+
+    /// A plan of null-engine 4 KiB random-read tests named `names`, each `duration_ns` long
+    /// without ramp, on a 1 MiB file in `directory`.
+    fn null_plan(
+        directory: &std::path::Path,
+        names: &[&str],
+        duration_ns: u64,
+    ) -> crate::workload::Plan {
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
+        workload.engine = crate::result::EngineKind::Null;
+        workload.ramp_ns = 0;
+        workload.length = RunLength::Time { duration_ns };
+        crate::workload::Plan {
+            targets: vec![crate::targets::TargetSpec::Path {
+                path: directory.join("f.dat"),
+                create_size: Some(1 << 20),
+            }],
+            tests: names
+                .iter()
+                .map(|name| TestPlan::single(*name, workload.clone(), vec![0]))
+                .collect(),
+        }
+    }
+
     /// Two null-engine tests confirmed within their own time: both experiments run, and take
     /// less than the tests; with no time for experiments, both are recorded as left out,
     /// naming --confirm.
     #[test]
     fn the_time_bound_decides_which_experiments_run() {
-        use crate::analysis::DeclaredPath;
+        use crate::analysis::{Analyser, DeclaredPath};
         use crate::engine::StopSignal;
-        use crate::result::{ConfirmationOutcome, EngineKind};
+        use crate::result::ConfirmationOutcome;
         use crate::run::{RunOptions, execute_and_confirm, prepare};
-        use crate::targets::TargetSpec;
-        use crate::workload::Plan;
 
-        struct Quiet;
-        impl RunObserver for Quiet {}
         let directory = tempfile::tempdir().unwrap();
         let run = |percent: u32| {
-            let mut workload = base_workload();
-            workload.set_simple(&BlockSizeMix::single(4096), 100, 100, 4096);
-            workload.engine = EngineKind::Null;
-            workload.ramp_ns = 0;
             // Experiments of 1 s (a third of the test, at least 1 s): 2 s of 3 s.
-            workload.length = RunLength::Time {
-                duration_ns: 1_500_000_000,
-            };
-            let plan = Plan {
-                targets: vec![TargetSpec::Path {
-                    path: directory.path().join("f.dat"),
-                    create_size: Some(1 << 20),
-                }],
-                tests: vec![
-                    TestPlan::single("a", workload.clone(), vec![0]),
-                    TestPlan::single("b", workload, vec![0]),
-                ],
-            };
+            let plan = null_plan(directory.path(), &["a", "b"], 1_500_000_000);
             let options = RunOptions {
                 confirm: ConfirmMode::WithinTestTime { percent },
                 ..RunOptions::default()
             };
             let prepared = prepare(plan, options, false).unwrap();
             let started = Instant::now();
-            let executed = execute_and_confirm(
-                prepared,
-                &StopSignal::new(),
-                &mut Quiet,
-                &DeclaredPath::default(),
-            )
-            .unwrap();
+            let analyser = Analyser::this_host(DeclaredPath::default());
+            let executed =
+                execute_and_confirm(prepared, &StopSignal::new(), &mut Quiet, &analyser).unwrap();
+            // The experiments read the run's one analysis: the result is analysed once.
+            assert_eq!(analyser.analyses(), 1);
             (executed, started.elapsed())
         };
         let (none, _) = run(0);
@@ -493,6 +494,37 @@ mod tests {
         }
         assert!(experiments_ns <= tests_ns, "{experiments_ns} > {tests_ns}");
         assert!(took.as_nanos() as u64 > tests_ns + experiments_ns);
+    }
+
+    #[test]
+    fn a_run_that_confirms_nothing_is_analysed_once_too() {
+        use crate::analysis::{Analyser, DeclaredPath};
+        use crate::engine::StopSignal;
+        use crate::run::{RunOptions, execute_together, prepare, rendezvous::Alone};
+
+        let directory = tempfile::tempdir().unwrap();
+        let plan = null_plan(directory.path(), &["a"], 200_000_000);
+        let options = RunOptions {
+            confirm: ConfirmMode::Off,
+            ..RunOptions::default()
+        };
+        let prepared = prepare(plan, options, false).unwrap();
+        let analyser = Analyser::this_host(DeclaredPath::default());
+        let executed = execute_together(
+            prepared,
+            &StopSignal::new(),
+            &mut Quiet,
+            &mut Alone,
+            &analyser,
+        )
+        .unwrap();
+        assert_eq!(analyser.analyses(), 1);
+        assert_eq!(executed.result.paths.len(), 1);
+        let analysis = executed.result.tests[0]
+            .analysis
+            .as_ref()
+            .expect("analysed");
+        assert!(analysis.confirmation.is_none());
     }
 
     #[test]

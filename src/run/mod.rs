@@ -28,6 +28,7 @@ pub mod worker;
 pub use plan_error::PlanError;
 pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
 
+use crate::analysis::Analyser;
 use crate::discovery::HostView;
 use crate::discovery::resources::describe;
 use crate::engine::network;
@@ -145,43 +146,82 @@ pub fn execute(
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
 ) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, None, &mut rendezvous::Alone)
+    execute_inner(
+        prepared,
+        stop,
+        observer,
+        Afterwards::Nothing,
+        &mut rendezvous::Alone,
+    )
 }
 
-/// [`execute`] as one client of a multi-client run: every test starts when `rendezvous`
-/// says, and stops when it asks.
+/// What the run does with its result once the tests have run.
+#[derive(Clone, Copy)]
+enum Afterwards<'a> {
+    /// Nothing: the result comes back as measured.
+    Nothing,
+    /// Analyses it, once.
+    Analyse(&'a Analyser),
+    /// Analyses it, once, then runs the confirming experiments its verdicts call for.
+    AnalyseAndConfirm(&'a Analyser),
+}
+
+impl<'a> Afterwards<'a> {
+    fn analyser(self) -> Option<&'a Analyser> {
+        match self {
+            Afterwards::Nothing => None,
+            Afterwards::Analyse(analyser) | Afterwards::AnalyseAndConfirm(analyser) => {
+                Some(analyser)
+            }
+        }
+    }
+}
+
+/// [`execute`] as one client of a multi-client run (or alone, with
+/// [`rendezvous::Alone`]): every test starts when `rendezvous` says, and stops when it asks.
+/// The result comes back analysed by `analyser`, once, when the run has ended.
 pub fn execute_together(
     prepared: PreparedRun,
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     rendezvous: &mut dyn rendezvous::Rendezvous,
-) -> Result<ExecutedRun, RunError> {
-    execute_inner(prepared, stop, observer, None, rendezvous)
-}
-
-/// [`execute`], then, when every test has run, analyses the result (with `declared`) and runs
-/// the confirming experiment of each verdict (`--confirm`; the plan must have been prepared
-/// with [`RunOptions::confirm`]): see [`confirm`]. The result comes back analysed.
-pub fn execute_and_confirm(
-    prepared: PreparedRun,
-    stop: &StopSignal,
-    observer: &mut dyn RunObserver,
-    declared: &crate::analysis::DeclaredPath,
+    analyser: &Analyser,
 ) -> Result<ExecutedRun, RunError> {
     execute_inner(
         prepared,
         stop,
         observer,
-        Some(declared),
+        Afterwards::Analyse(analyser),
+        rendezvous,
+    )
+}
+
+/// [`execute`], then, when every test has run, analyses the result (once, with `analyser`)
+/// and runs the confirming experiment of each verdict, which reads that analysis
+/// (`--confirm`; the plan must have been prepared with [`RunOptions::confirm`]): see
+/// [`confirm`]. The result comes back analysed, with the confirmations in its analysis.
+pub fn execute_and_confirm(
+    prepared: PreparedRun,
+    stop: &StopSignal,
+    observer: &mut dyn RunObserver,
+    analyser: &Analyser,
+) -> Result<ExecutedRun, RunError> {
+    execute_inner(
+        prepared,
+        stop,
+        observer,
+        Afterwards::AnalyseAndConfirm(analyser),
         &mut rendezvous::Alone,
     )
 }
 
+/// Runs the plan, then does what `afterwards` says: the analysis, once, comes before the
+/// confirming experiments (they read its verdicts), else at the end.
 fn execute_inner(
     prepared: PreparedRun,
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
-    confirm_with: Option<&crate::analysis::DeclaredPath>,
+    afterwards: Afterwards<'_>,
     rendezvous: &mut dyn rendezvous::Rendezvous,
 ) -> Result<ExecutedRun, RunError> {
     let clock = Clock::new();
@@ -333,9 +373,12 @@ fn execute_inner(
     }
     let tests_wall_ns = tests_started.elapsed().as_nanos() as u64;
     let mut confirmations_left_out = 0;
-    if let Some(declared) = confirm_with
+    let mut analysed = false;
+    if let Afterwards::AnalyseAndConfirm(analyser) = afterwards
         && !partial
     {
+        analyser.analyse(&mut result);
+        analysed = true;
         let context = confirm::ConfirmContext {
             clock: &clock,
             stop,
@@ -350,7 +393,7 @@ fn execute_inner(
             &experiments,
             &context,
             observer,
-            declared,
+            analyser.facts(),
         );
     }
     drop(guards);
@@ -363,6 +406,11 @@ fn execute_inner(
         }
     }
     result.partial = partial;
+    if let Some(analyser) = afterwards.analyser()
+        && !analysed
+    {
+        analyser.analyse(&mut result);
+    }
     Ok(ExecutedRun {
         result,
         traces,

@@ -5,9 +5,8 @@
 use super::escape::escape;
 use super::page::Section;
 use super::parts::num;
-use crate::compare::LabeledRun;
+use crate::report::model::RunReport;
 use crate::result::{ClusterResult, TestResult};
-use crate::stats::merge::{host_ranks, host_test, hosts};
 use std::fmt::Write;
 
 /// One row: who, and their figures in a test.
@@ -29,15 +28,15 @@ fn row(html: &mut String, who: &str, ranks: &str, test: &TestResult, extra: &str
     );
 }
 
-fn cluster_html(html: &mut String, cluster: &ClusterResult, tests: &[TestResult]) {
+fn cluster_html(html: &mut String, run: &RunReport<'_>, cluster: &ClusterResult) {
     let _ = write!(
         html,
         "<p>{} ranks on {} hosts ({}).</p>",
         cluster.size,
-        hosts(cluster).len(),
+        run.hosts.len(),
         escape(&cluster.launcher)
     );
-    for (index, test) in tests.iter().enumerate() {
+    for (index, test) in run.result.tests.iter().enumerate() {
         let _ = write!(html, "<h3>{}</h3>", escape(&test.name));
         if let Some(verdict) = cluster.verdicts.get(index) {
             let _ = write!(
@@ -48,15 +47,11 @@ fn cluster_html(html: &mut String, cluster: &ClusterResult, tests: &[TestResult]
             );
         }
         html.push_str(r#"<div class="table-wrap"><table><thead><tr><th>host / rank</th><th>ranks</th><th class="num">IOPS</th><th class="num">MB/s</th><th class="num">mean µs</th><th class="num">p99 µs</th><th class="num">busiest core %</th><th>clock offset</th></tr></thead><tbody>"#);
-        for host in hosts(cluster) {
-            let ranks: Vec<String> = host_ranks(cluster, host)
-                .iter()
-                .map(|rank| rank.rank.to_string())
-                .collect();
-            if let Some(merged) = host_test(cluster, host, index) {
-                row(html, host, &ranks.join(", "), &merged, "");
+        for host in &run.hosts {
+            if let Some(merged) = host.test(index) {
+                row(html, host.name, &host.rank_list(), merged, "");
             }
-            for rank in cluster.ranks.iter().filter(|rank| rank.host == host) {
+            for rank in cluster.ranks.iter().filter(|rank| rank.host == host.name) {
                 let who = format!("  rank {}", rank.rank);
                 match (&rank.lost, rank.tests.get(index)) {
                     (None, Some(own)) => row(
@@ -86,16 +81,16 @@ fn cluster_html(html: &mut String, cluster: &ClusterResult, tests: &[TestResult]
 }
 
 /// The clients section, when any run came from several clients.
-pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
+pub fn section(runs: &[RunReport<'_>]) -> Option<Section> {
     let mut html = String::new();
     for run in runs {
         let Some(cluster) = &run.result.cluster else {
             continue;
         };
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
-        cluster_html(&mut html, cluster, &run.result.tests);
+        cluster_html(&mut html, run, cluster);
     }
     (!html.is_empty()).then_some(Section {
         id: "clients",
@@ -107,12 +102,13 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use crate::report::html::write_html;
+    use crate::report::model::Report;
     use crate::support::fixtures::{clustered, mixed};
 
     #[test]
     fn a_multi_client_run_has_a_clients_section_with_each_host_and_rank() {
         let mut out = Vec::new();
-        write_html(&[clustered()], &mut out).unwrap();
+        write_html(&Report::of_run(&clustered()), &mut out).unwrap();
         let html = String::from_utf8(out).unwrap();
         assert!(html.contains(r#"id="clients""#));
         assert!(html.contains("3 ranks on 2 hosts"));
@@ -120,7 +116,7 @@ mod tests {
             assert!(html.contains(who), "{who}");
         }
         let mut out = Vec::new();
-        write_html(std::slice::from_ref(mixed()), &mut out).unwrap();
+        write_html(&Report::of_run(mixed()), &mut out).unwrap();
         assert!(!String::from_utf8(out).unwrap().contains(r#"id="clients""#));
     }
 }

@@ -5,7 +5,8 @@
 use super::escape::escape;
 use super::page::Section;
 use super::parts::seconds;
-use crate::compare::{Comparison, LabeledRun, Outcome};
+use crate::compare::{Comparison, Outcome};
+use crate::report::model::RunReport;
 use crate::result::{StopReason, TargetKind, TrustKind};
 use crate::text::shorten::{SHOWN_CHARS, shorten};
 use crate::units::format_bytes;
@@ -16,13 +17,13 @@ fn kind_name(kind: TargetKind) -> &'static str {
 }
 
 /// The host and workload section.
-pub fn host_section(runs: &[LabeledRun<'_>]) -> Section {
+pub fn host_section(runs: &[RunReport<'_>]) -> Section {
     let mut html = String::new();
     for run in runs {
         let result = run.result;
         let host = &result.host;
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
         let _ = write!(
             html,
@@ -122,7 +123,7 @@ fn kind_label(kind: TrustKind) -> &'static str {
 }
 
 /// The trust notes section.
-pub fn trust_section(runs: &[LabeledRun<'_>], comparison: Option<&Comparison>) -> Section {
+pub fn trust_section(runs: &[RunReport<'_>], comparison: Option<&Comparison>) -> Section {
     let mut html = String::new();
     for run in runs {
         let result = run.result;
@@ -195,7 +196,7 @@ pub fn trust_section(runs: &[LabeledRun<'_>], comparison: Option<&Comparison>) -
             notes.push(r#"<span class="kind">not analysed</span>This result carries no analysis: nothing here checks it against the path's capacity, the page cache or the variation of its figures."#.into());
         }
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
         if notes.is_empty() {
             html.push_str(r#"<p class="note">No reason to doubt these figures was found.</p>"#);

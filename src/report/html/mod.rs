@@ -14,9 +14,10 @@
 //! ```no_run
 //! use iopath::report::html::write_html;
 //! use iopath::report::json::read_json;
+//! use iopath::report::model::Report;
 //! let result = read_json(&std::fs::read_to_string("out.json")?)?;
 //! let mut file = std::fs::File::create("report.html")?;
-//! write_html(std::slice::from_ref(&result), &mut file)?;
+//! write_html(&Report::of_run(&result), &mut file)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -34,68 +35,12 @@ mod sweeps;
 mod test_detail;
 mod verification;
 
-use crate::compare::labels::labels_of;
-use crate::compare::{CompareOptions, Comparison, LabeledRun, compare};
-use crate::result::RunResult;
+use crate::report::model::Report;
 use std::io::{self, Write};
 
-/// What one report shows.
-#[derive(Clone, Debug)]
-pub struct HtmlReport<'a> {
-    /// Title of the page.
-    pub title: String,
-    /// The runs, with their labels, in the order given.
-    pub runs: Vec<LabeledRun<'a>>,
-    /// Their comparison (with cost, when asked for); `None` for a single run.
-    pub comparison: Option<Comparison>,
-}
-
-impl<'a> HtmlReport<'a> {
-    /// A report of `runs` with the default title and, for two or more runs, their comparison
-    /// against the first.
-    pub fn new(runs: Vec<LabeledRun<'a>>) -> Self {
-        let comparison = if runs.len() >= 2 {
-            compare(&runs, &CompareOptions::default()).ok()
-        } else {
-            None
-        };
-        HtmlReport {
-            title: default_title(&runs),
-            runs,
-            comparison,
-        }
-    }
-}
-
-/// `iopath report: LABEL`, or `iopath: A vs B vs C`.
-pub fn default_title(runs: &[LabeledRun<'_>]) -> String {
-    match runs {
-        [] => "iopath report".into(),
-        [run] => format!("iopath report: {}", run.label),
-        runs => format!(
-            "iopath: {}",
-            runs.iter()
-                .map(|run| run.label)
-                .collect::<Vec<_>>()
-                .join(" vs ")
-        ),
-    }
-}
-
-/// Writes the report of `results`, labelled by their `--label` (else `run 1`, `run 2`…), with
-/// their comparison when there are several.
-pub fn write_html(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
-    let labels = labels_of(results);
-    let runs = labels
-        .iter()
-        .zip(results)
-        .map(|(label, result)| LabeledRun::new(label, result))
-        .collect();
-    write_report(&HtmlReport::new(runs), out)
-}
-
-/// Writes `report` as one HTML document.
-pub fn write_report(report: &HtmlReport<'_>, out: &mut dyn Write) -> io::Result<()> {
+/// Writes `report` as one HTML document: every run of the model, and its comparison when
+/// there is one.
+pub fn write_html(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     let mut sections = vec![summary::section(&report.runs)];
     if let Some(comparison) = &report.comparison {
         sections.push(comparison::section(comparison));

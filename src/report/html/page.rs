@@ -2,7 +2,7 @@
 //! the runs and a table of contents, and the footer.
 
 use super::escape::escape;
-use crate::compare::LabeledRun;
+use crate::report::model::RunReport;
 use std::fmt::Write;
 
 /// The style sheet, inlined into every report.
@@ -27,7 +27,7 @@ pub struct Section {
 }
 
 /// The whole page.
-pub fn document(title: &str, runs: &[LabeledRun<'_>], sections: &[Section]) -> String {
+pub fn document(title: &str, runs: &[RunReport<'_>], sections: &[Section]) -> String {
     let mut html = String::with_capacity(64 * 1024);
     let _ = write!(
         html,
@@ -49,7 +49,7 @@ pub fn document(title: &str, runs: &[LabeledRun<'_>], sections: &[Section]) -> S
         let _ = write!(
             html,
             "<p><b>{}</b>: {} test{} on {} · {} · iopath {}{partial}</p>",
-            escape(run.label),
+            escape(&run.label),
             result.tests.len(),
             if result.tests.len() == 1 { "" } else { "s" },
             escape(&result.host.hostname),

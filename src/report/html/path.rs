@@ -4,7 +4,7 @@
 use super::escape::escape;
 use super::page::Section;
 use super::parts::utilisation_bar;
-use crate::compare::LabeledRun;
+use crate::report::model::RunReport;
 use crate::result::{Duplex, HopOrigin, RunResult, StoragePath};
 use crate::units::{format_iops, format_rate};
 use std::fmt::Write;
@@ -105,12 +105,12 @@ fn path_table(result: &RunResult, path: &StoragePath) -> String {
 }
 
 /// The storage path section.
-pub fn section(runs: &[LabeledRun<'_>]) -> Section {
+pub fn section(runs: &[RunReport<'_>]) -> Section {
     let mut html = String::new();
     for run in runs {
         let result = run.result;
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
         if result.paths.is_empty() {
             html.push_str(r#"<p class="note">No storage path in this result: it was saved without the analysis. Declare what cannot be seen with <code>--link</code> or <code>--path</code> when running.</p>"#);

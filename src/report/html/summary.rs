@@ -4,19 +4,23 @@
 use super::escape::escape;
 use super::page::Section;
 use super::parts::{confirmation_note, num, test_anchor, verdict_badge};
-use crate::compare::LabeledRun;
+use crate::compare::TestFigures;
 use crate::compare::comparison::{FigureDirection, Metric};
-use crate::compare::significance::{direction_of, figure_direction, test_figures};
 use crate::report::compare_cells::value_cell;
+use crate::report::model::RunReport;
 use crate::result::{StopReason, TestResult};
 use crate::units::format_latency;
 use std::fmt::Write;
 
 const HEADER: &str = r#"<tr><th>test</th><th class="num">MB/s</th><th class="num">MiB/s</th><th class="num">IOPS</th><th class="num">mean</th><th class="num">p99</th><th class="num">p99.9</th><th class="num">max</th><th class="num">CPU %</th><th>verdict</th></tr>"#;
 
-fn row(name_cell: &str, test: &TestResult, direction: FigureDirection, sub: bool) -> String {
-    let figures = test_figures("", test, direction);
-    let values = direction_of(test, direction);
+fn row(
+    name_cell: &str,
+    test: &TestResult,
+    (direction, figures): (FigureDirection, &TestFigures),
+    sub: bool,
+) -> String {
+    let values = test.figures(direction);
     let mut html = format!(
         "<tr{}><td>{name_cell}</td>",
         if sub { r#" class="sub""# } else { "" }
@@ -79,11 +83,11 @@ fn test_name(run: usize, index: usize, test: &TestResult) -> String {
 }
 
 /// The summary section.
-pub fn section(runs: &[LabeledRun<'_>]) -> Section {
+pub fn section(runs: &[RunReport<'_>]) -> Section {
     let mut html = String::new();
     for (run_index, run) in runs.iter().enumerate() {
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
         if run.result.tests.is_empty() {
             html.push_str(r#"<p class="note">This run has no storage tests.</p>"#);
@@ -93,20 +97,27 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Section {
             html,
             r#"<div class="table-wrap"><table class="summary" data-run="{run_index}"><thead>{HEADER}</thead><tbody>"#
         );
-        for (index, test) in run.result.tests.iter().enumerate() {
-            let direction = figure_direction(&[test]);
-            html.push_str(&row(
-                &test_name(run_index, index, test),
-                test,
-                direction,
-                false,
-            ));
+        for ((index, test), set) in run.result.tests.iter().enumerate().zip(&run.figures) {
+            let direction = set.main;
+            let sub = |name: &str, direction: FigureDirection| {
+                set.get(direction)
+                    .map(|figures| row(name, test, (direction, figures), true))
+                    .unwrap_or_default()
+            };
+            if let Some(figures) = set.get(direction) {
+                html.push_str(&row(
+                    &test_name(run_index, index, test),
+                    test,
+                    (direction, figures),
+                    false,
+                ));
+            }
             if direction == FigureDirection::Total && test.read.io_count > 0 {
-                html.push_str(&row("read", test, FigureDirection::Read, true));
-                html.push_str(&row("write", test, FigureDirection::Write, true));
+                html.push_str(&sub("read", FigureDirection::Read));
+                html.push_str(&sub("write", FigureDirection::Write));
             }
             if direction != FigureDirection::Trim && test.trim.io_count > 0 {
-                html.push_str(&row("trim", test, FigureDirection::Trim, true));
+                html.push_str(&sub("trim", FigureDirection::Trim));
             }
         }
         html.push_str("</tbody></table></div>");

@@ -5,8 +5,7 @@
 
 use super::page::Section;
 use super::svg::{Axis, LineChart, Scale, Series, compact, latency_tick, size_tick, whole_tick};
-use crate::compare::LabeledRun;
-use crate::compare::significance::{direction_of, figure_direction};
+use crate::report::model::RunReport;
 use crate::result::{SweepAxis, SweepValue, TestResult};
 use crate::units::{format_count, format_latency, format_size};
 
@@ -113,7 +112,7 @@ fn curve_key(test: &TestResult, axis: SweepAxis) -> String {
 }
 
 /// The axes swept in any of `runs`, in order of first appearance.
-pub fn swept_axes(runs: &[LabeledRun<'_>]) -> Vec<SweepAxis> {
+pub fn swept_axes(runs: &[RunReport<'_>]) -> Vec<SweepAxis> {
     let mut axes = Vec::new();
     for run in runs {
         for test in &run.result.tests {
@@ -128,10 +127,10 @@ pub fn swept_axes(runs: &[LabeledRun<'_>]) -> Vec<SweepAxis> {
 }
 
 /// The curves along `axis`.
-pub fn curves(runs: &[LabeledRun<'_>], axis: SweepAxis) -> Vec<Curve> {
+pub fn curves(runs: &[RunReport<'_>], axis: SweepAxis) -> Vec<Curve> {
     let mut curves: Vec<Curve> = Vec::new();
     for (run_index, run) in runs.iter().enumerate() {
-        for test in &run.result.tests {
+        for (test, set) in run.result.tests.iter().zip(&run.figures) {
             let Some(value) = test.sweep.iter().find(|value| value.axis == axis) else {
                 continue;
             };
@@ -143,7 +142,7 @@ pub fn curves(runs: &[LabeledRun<'_>], axis: SweepAxis) -> Vec<Curve> {
                     .map(value_label),
             );
             let rest = rest.join(" ");
-            let figures = direction_of(test, figure_direction(&[test]));
+            let figures = test.figures(set.main);
             let point = SweepPoint {
                 x: value.value as f64,
                 iops: figures.iops,
@@ -172,7 +171,7 @@ pub fn curves(runs: &[LabeledRun<'_>], axis: SweepAxis) -> Vec<Curve> {
     curves
 }
 
-fn curve_label(runs: &[LabeledRun<'_>], curves: &[Curve], curve: &Curve) -> String {
+fn curve_label(runs: &[RunReport<'_>], curves: &[Curve], curve: &Curve) -> String {
     let several_rests = curves.iter().any(|other| other.key != curve.key);
     let mut parts = Vec::new();
     if runs.len() > 1 {
@@ -209,7 +208,7 @@ fn x_axis(axis: SweepAxis, curves: &[Curve]) -> Axis {
     }
 }
 
-fn charts(runs: &[LabeledRun<'_>], axis: SweepAxis) -> String {
+fn charts(runs: &[RunReport<'_>], axis: SweepAxis) -> String {
     let curves = curves(runs, axis);
     let bandwidth = axis == SweepAxis::Bs;
     let name = axis.name();
@@ -332,7 +331,7 @@ fn charts(runs: &[LabeledRun<'_>], axis: SweepAxis) -> String {
 }
 
 /// The sweep section, when any run swept.
-pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
+pub fn section(runs: &[RunReport<'_>]) -> Option<Section> {
     let axes = swept_axes(runs);
     if axes.is_empty() {
         return None;

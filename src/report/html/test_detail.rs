@@ -9,7 +9,7 @@ use super::parts::{
     confirmation_note, directions, num, seconds, test_anchor, utilisation_bar, verdict_badge,
 };
 use super::svg::{Axis, LineChart, Marker, Scale, Series, latency_tick};
-use crate::compare::LabeledRun;
+use crate::report::model::RunReport;
 use crate::result::{DirectionResult, PERCENTILES, TestAnalysis, TestResult};
 use crate::stats::histogram::bucket_value;
 use crate::units::{format_count, format_latency, format_percent, format_rate};
@@ -335,11 +335,11 @@ fn test_part(run_index: usize, label: &str, index: usize, test: &TestResult) -> 
 }
 
 /// The tests section.
-pub fn section(runs: &[LabeledRun<'_>]) -> Section {
+pub fn section(runs: &[RunReport<'_>]) -> Section {
     let mut html = String::new();
     for (run_index, run) in runs.iter().enumerate() {
         for (index, test) in run.result.tests.iter().enumerate() {
-            html.push_str(&test_part(run_index, run.label, index, test));
+            html.push_str(&test_part(run_index, &run.label, index, test));
         }
     }
     if html.is_empty() {

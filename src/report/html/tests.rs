@@ -4,12 +4,15 @@
 
 use super::*;
 use crate::analysis::{DeclaredPath, HostFacts, analyse_with};
-use crate::result::{SweepAxis, SweepValue};
+use crate::compare::{CompareOptions, LabeledRun};
+use crate::report::model::Report;
+use crate::result::{RunResult, SweepAxis, SweepValue};
 use crate::support::fixtures::mixed;
 
 fn html_of(runs: &[LabeledRun<'_>]) -> String {
     let mut out = Vec::new();
-    write_report(&HtmlReport::new(runs.to_vec()), &mut out).unwrap();
+    let report = Report::of_runs(runs, &CompareOptions::default(), None).unwrap();
+    write_html(&report, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -227,7 +230,7 @@ fn write_html_labels_runs_itself() {
     let mut second = mixed().clone();
     second.label = Some("tuned".into());
     let mut out = Vec::new();
-    write_html(&[first, second], &mut out).unwrap();
+    write_html(&Report::of_results(&[first, second]), &mut out).unwrap();
     let html = String::from_utf8(out).unwrap();
     assert!(
         html.contains("<title>iopath: run 1 vs tuned</title>"),
@@ -266,12 +269,12 @@ fn a_confirming_experiment_shows_in_the_html_markdown_and_text_reports() {
     assert!(html.contains(&escape::escape(&line)), "{line}");
 
     let mut markdown = Vec::new();
-    crate::report::markdown::write_markdown(&result, &mut markdown).unwrap();
+    crate::report::markdown::write_markdown(Report::of_run(&result).run(), &mut markdown).unwrap();
     let markdown = String::from_utf8(markdown).unwrap();
     assert!(markdown.contains("QD 2 gave +100 %"), "{markdown}");
 
     let mut text = Vec::new();
-    crate::report::text::write_text(&result, &mut text).unwrap();
+    crate::report::text::write_text(Report::of_run(&result).run(), &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains(&format!("  {line}")), "{text}");
 
@@ -313,7 +316,7 @@ fn a_refuted_verdict_reads_as_refuted_in_the_text_table() {
         found.derived_verdict.short_name()
     );
     let mut text = Vec::new();
-    crate::report::text::write_text(&result, &mut text).unwrap();
+    crate::report::text::write_text(Report::of_run(&result).run(), &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains(&cell), "{cell}\n{text}");
     assert!(text.contains("a→b in the verdict column"), "{text}");

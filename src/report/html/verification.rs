@@ -5,7 +5,7 @@
 use super::escape::escape;
 use super::page::Section;
 use super::parts::num;
-use crate::compare::LabeledRun;
+use crate::report::model::RunReport;
 use crate::result::VerificationResult;
 use crate::units::format_size;
 use std::fmt::Write;
@@ -60,7 +60,7 @@ fn verification_html(html: &mut String, test: &str, found: &VerificationResult) 
 }
 
 /// The verification section, when any test of any run verified its data.
-pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
+pub fn section(runs: &[RunReport<'_>]) -> Option<Section> {
     let mut html = String::new();
     for run in runs {
         let verified: Vec<_> = run
@@ -73,7 +73,7 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
             continue;
         }
         if runs.len() > 1 {
-            let _ = write!(html, "<h3>{}</h3>", escape(run.label));
+            let _ = write!(html, "<h3>{}</h3>", escape(&run.label));
         }
         for (name, found) in verified {
             verification_html(&mut html, name, found);
@@ -89,6 +89,7 @@ pub fn section(runs: &[LabeledRun<'_>]) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use crate::report::html::write_html;
+    use crate::report::model::Report;
     use crate::result::{MismatchKind, VerificationResult, VerifyMismatch};
     use crate::support::fixtures::mixed;
 
@@ -113,7 +114,7 @@ mod tests {
             ..VerificationResult::default()
         });
         let mut out = Vec::new();
-        write_html(&[run], &mut out).unwrap();
+        write_html(&Report::of_run(&run), &mut out).unwrap();
         let html = String::from_utf8(out).unwrap();
         assert!(html.contains(r#"id="verification""#));
         assert!(html.contains("<b>20 bad</b>"), "{html}");
@@ -121,7 +122,7 @@ mod tests {
         assert!(html.contains("wrong_offset"));
         assert!(html.contains("and 19 more bad blocks"));
         let mut out = Vec::new();
-        write_html(std::slice::from_ref(mixed()), &mut out).unwrap();
+        write_html(&Report::of_run(mixed()), &mut out).unwrap();
         assert!(
             !String::from_utf8(out)
                 .unwrap()
