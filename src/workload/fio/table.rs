@@ -558,7 +558,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "random_generator",
         aliases: &[],
-        mapping: "accepted: iopath draws with its own generator; `lfsr` (never the same block twice in a pass) runs as the random map, even with `norandommap`",
+        mapping: "accepted: iopath draws with its own generator; `lfsr` visits the blocks in a maximal-length LFSR's order (fio's taps, each block once per pass, the same order each pass) under the random map, even with `norandommap`",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
             match text {
