@@ -1989,8 +1989,11 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "serialize_overlap",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("iopath does not hold back an I/O that overlaps one in flight"),
+        mapping: "an I/O that overlaps one of the job's worker's I/Os in flight (any directions) waits until that one has completed; with `io_submit_mode=offload` fio also serializes across jobs, iopath within each worker only",
+        support: Support::Mapped(|s, input| {
+            s.serialize_overlap = input.flag()?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "thinkcycles",

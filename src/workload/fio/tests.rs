@@ -542,6 +542,14 @@ fn create_on_open_and_force_async_are_read_as_fio_reads_them() {
 }
 
 #[test]
+fn serialize_overlap_is_read_per_job() {
+    let loaded = load("[s]\nsize=1m\nserialize_overlap=1\n[t]\nsize=1m\n").unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.handling.serialize_overlap);
+    assert!(!jobs[1].workload.handling.serialize_overlap);
+}
+
+#[test]
 fn error_policies_are_read_as_fio_reads_them() {
     use crate::result::{ErrorKind, ErrorScope};
     let policy = |text: &str| {
