@@ -1451,8 +1451,18 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "experimental_verify",
+        aliases: &[],
+        mapping: "`1`: the written blocks are read back and checked as with `verify` alone: iopath's read-back already stores no list of writes (its ledger is one 4-byte generation per interval, sized before the run) and finds each written block again from it, where fio replays the job's offsets",
+        support: Support::Mapped(|_, input| {
+            if input.flag()? {
+                input.note("experimental_verify=1: iopath reads the written blocks back from its ledger of intervals (a fixed 4 bytes each), which already keeps no list of writes; the same blocks are checked, in region order rather than in the order they were written");
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "verify_bytchk",
         aliases: &[
-            "verify_bytchk",
             "verify_header_seed",
             "verify_mode",
             "verify_pattern_interval",
@@ -2101,6 +2111,6 @@ mod tests {
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
         assert!(supported_names().any(|name| name == "verify_pattern"));
-        assert!(!supported_names().any(|name| name == "experimental_verify"));
+        assert!(!supported_names().any(|name| name == "verify_header_seed"));
     }
 }
