@@ -1,7 +1,8 @@
 //! How a job's files are opened and its requests handed to the kernel, beyond the access
 //! pattern: files created when opened (fio's `create_on_open`), the access-pattern hint given
-//! to the kernel (fio's `fadvise_hint`), the job's cached pages dropped (fio's `invalidate`), and io_uring submissions forced to run asynchronously
-//! (fio's `force_async`).
+//! to the kernel (fio's `fadvise_hint`), the job's cached pages dropped (fio's `invalidate`), io_uring submissions forced to run asynchronously
+//! (fio's `force_async`), and overlapping I/Os kept from being in flight together (fio's
+//! `serialize_overlap`).
 //!
 //! ```
 //! use iopath::result::{AccessHint, IoHandling};
@@ -28,6 +29,9 @@ pub struct IoHandling {
     pub force_async_every: u32,
     /// How the sync engine moves each request's bytes (fio's `mmap` and `splice` engines).
     pub data_path: DataPath,
+    /// An I/O that overlaps one of the worker's I/Os in flight waits until that one has
+    /// completed (fio's `serialize_overlap`), whatever their directions.
+    pub serialize_overlap: bool,
 }
 
 /// How the sync engine moves a request's bytes between its buffer and the file.

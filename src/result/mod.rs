@@ -84,8 +84,8 @@ pub use verify::{
     VerifyTrim,
 };
 pub use workload::{
-    AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules, RunLength,
-    SweepAxis, SweepValue, WorkerFiles, Workload, Zone,
+    AbsoluteZone, AccessLine, AccessSpec, FileService, OffsetDistribution, OffsetRules,
+    RandomOrder, RunLength, SweepAxis, SweepValue, WorkerFiles, Workload, Zone,
 };
 pub use write_data::{BufferPattern, DedupeMode, WriteData};
 

@@ -248,10 +248,13 @@ pub struct OffsetRules {
     /// (fio's `rw_sequencer=identical`).
     pub repeat_offset: bool,
     /// Random offsets visit each block of the region once before any block is visited again
-    /// (fio's random map, its default): a drawn block already visited moves on to the next
-    /// free one, and an I/O is cut short where it would reach a visited block. Only with the
-    /// uniform distribution.
+    /// (fio's random map, its default): I/Os start at the free blocks in a shuffled order
+    /// (`random_order`), and an I/O is cut short where it would reach a visited block. Only
+    /// with the uniform distribution.
     pub random_map: bool,
+    /// The order in which the random map visits the blocks of a pass.
+    #[serde(skip_serializing_if = "RandomOrder::is_default")]
+    pub random_order: RandomOrder,
     /// Clone `c` of a job works on its region moved `c ×` this many bytes further (fio's
     /// `offset_increment`; clones are the workers sharing a target).
     pub clone_increment_bytes: u64,
@@ -259,6 +262,25 @@ pub struct OffsetRules {
     /// `randtrimwrite`): the I/Os alternate trim, write, trim, write, and only the trims draw
     /// their offset and line.
     pub write_after_trim: bool,
+}
+
+/// The order in which random I/O under the random map visits the blocks of a pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomOrder {
+    /// A shuffle, new each pass: as random as drawing the blocks without replacement.
+    #[default]
+    Shuffled,
+    /// A maximal-length linear-feedback shift register's order, the same each pass (fio's
+    /// `random_generator=lfsr`).
+    Lfsr,
+}
+
+impl RandomOrder {
+    /// Whether this is the default order.
+    pub fn is_default(&self) -> bool {
+        *self == RandomOrder::default()
+    }
 }
 
 impl OffsetRules {

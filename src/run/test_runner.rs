@@ -679,6 +679,7 @@ fn open_job(
                     verify,
                     empty_reads_complete: workload.handling.create_on_open
                         && kind == EngineKind::IoUring,
+                    serialize_overlap: workload.handling.serialize_overlap,
                 },
             });
             job_thread += 1;

@@ -5,6 +5,7 @@
 //! first, and only a fully valid [`Plan`] reaches the runner.
 
 pub mod access;
+pub mod block_shuffle;
 pub mod block_size;
 pub mod buffer_pattern;
 pub mod distribution;
@@ -13,6 +14,7 @@ pub mod file_set;
 pub mod fio;
 pub mod job_controls;
 pub mod job_file;
+pub mod lfsr;
 pub mod limits;
 pub mod offset_rules;
 pub mod option_values;
@@ -20,6 +22,7 @@ pub mod options;
 pub mod planner;
 pub mod presets;
 pub mod random_map;
+pub mod random_pass;
 pub mod steady;
 pub mod suite;
 pub mod sweep;

@@ -68,6 +68,9 @@ impl std::fmt::Display for OffsetRules {
         if self.random_map {
             parts.push("random map (each block once per pass)".to_string());
         }
+        if self.random_order == crate::result::RandomOrder::Lfsr {
+            parts.push("LFSR block order".to_string());
+        }
         if self.write_after_trim {
             parts.push("each trim followed by a write of its range".to_string());
         }

@@ -202,8 +202,8 @@ pub struct WorkloadOptions {
     )]
     pub align: Option<u64>,
     /// Random offsets visit each block of the region once before any block again, as fio does
-    /// by default: a drawn block already visited moves on to the next one not visited, and an
-    /// I/O stops short where it would reach a visited block (uniform distribution only).
+    /// by default, in a shuffled order new each pass; an I/O stops short where it would reach
+    /// a visited block (uniform distribution only).
     #[arg(long, help_heading = "Workload")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub random_map: bool,

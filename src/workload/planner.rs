@@ -5,13 +5,14 @@
 //! [`OffsetRules::write_after_trim`], a trim's next I/O is a write of the same range, drawing
 //! nothing), then whether it
 //! is random (probability = the line's random percentage, Iometer's meaning):
-//! a random I/O starts at a uniformly drawn multiple of the alignment inside the region; any
+//! a random I/O starts at a uniformly drawn multiple of the alignment inside the region (under
+//! the random map, at the next free block of the pass's order: [`RandomPass`]); any
 //! other I/O starts right after the previous one, wrapping to the region start at its end.
 //! Every draw comes from the worker's own generator seeded from the workload seed and the worker
 //! index, so the same seed gives the same I/O sequence.
 
 use super::distribution::SlotSampler;
-use super::random_map::RandomMap;
+use super::random_pass::RandomPass;
 use crate::result::{Direction, OffsetDistribution, OffsetRules, Workload};
 
 /// One planned I/O.
@@ -75,8 +76,8 @@ pub struct IoPlanner {
     until_draw: u32,
     /// Offset of the previous I/O (`rules.repeat_offset`).
     last_offset: u64,
-    /// Visited blocks, with the block size, when `rules.random_map` applies.
-    map: Option<(RandomMap, u64)>,
+    /// The pass over the region's blocks, when `rules.random_map` applies.
+    map: Option<RandomPass>,
     /// Whether the last I/O began a new pass over the region.
     pass_start: PassStart,
     /// The write that follows the last trim (`rules.write_after_trim`), offset and length.
@@ -125,8 +126,8 @@ impl IoPlanner {
         let first_sequential = region_start + start_share / alignment * alignment;
         let rules = workload.offsets;
         let map = random_map_unit(workload)
-            .map(|unit| (RandomMap::new(region_size / unit), unit))
-            .filter(|_| rules.random_map);
+            .filter(|_| rules.random_map)
+            .map(|unit| RandomPass::new(region_size / unit, unit, rules.random_order));
         IoPlanner {
             rng: fastrand::Rng::with_seed(worker_seed(workload.seed, worker_index)),
             lines,
@@ -247,18 +248,20 @@ impl IoPlanner {
         let mut length = size_bytes;
         self.pass_start = PassStart::No;
         let offset = if random {
-            let drawn_offset = self.lines[index].sampler.sample(&mut self.rng) * alignment_bytes;
             match &mut self.map {
-                Some((map, unit)) => {
-                    let (block, blocks, cleared) =
-                        map_run(map, drawn_offset / *unit, length.div_ceil(*unit));
-                    if cleared {
+                Some(pass) => {
+                    let unit = pass.unit_bytes();
+                    let run = pass.next_run(length.div_ceil(unit), &mut self.rng);
+                    if run.new_pass {
                         self.pass_start = PassStart::RandomMap;
                     }
-                    length = (blocks * *unit).min(length);
-                    self.region_start + block * *unit
+                    length = (run.blocks * unit).min(length);
+                    self.region_start + run.block * unit
                 }
-                None => self.region_start + drawn_offset,
+                None => {
+                    let drawn = self.lines[index].sampler.sample(&mut self.rng);
+                    self.region_start + drawn * alignment_bytes
+                }
             }
         } else if self.rules.repeat_offset && self.rules.random_period() > 1 {
             if self.last_offset + length > self.region_end {
@@ -364,21 +367,6 @@ pub fn random_map_unit(workload: &Workload) -> Option<u64> {
         .active_lines()
         .map(|line| line.alignment_bytes.max(1).min(line.size_bytes))
         .min()
-}
-
-/// Visits a run of up to `blocks` blocks of `map` from `block`, or from the next block not
-/// visited yet (a new pass once all were): the run's first block and length, and whether the
-/// map was full and cleared first.
-fn map_run(map: &mut RandomMap, block: u64, blocks: u64) -> (u64, u64, bool) {
-    let block = block.min(map.blocks() - 1);
-    let (start, cleared) = match map.next_free(block) {
-        Some(free) => (free, false),
-        None => {
-            map.reset();
-            (block, true)
-        }
-    };
-    (start, map.take_run(start, blocks).max(1), cleared)
 }
 
 #[cfg(test)]

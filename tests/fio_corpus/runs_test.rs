@@ -67,3 +67,64 @@ fn runs_test_matches_known_values() {
     assert!((runs_test_p_value(&small) - 0.7373).abs() < 1e-3);
     assert!((complementary_error_function(1.0) - 0.157_299_207).abs() < 1e-7);
 }
+
+/// The block order of the first 256 random I/Os of `file` (a job over 1 MiB in 4 KiB blocks)
+/// read with `randseed=seed`, as iopath's planner gives it to the worker.
+fn block_order(file: &std::path::Path, seed: u64, dir: &std::path::Path) -> Vec<f64> {
+    use iopath::workload::fio::{expand::Environment, load_with};
+    use iopath::workload::job_file::JobFileRequest;
+    use iopath::workload::planner::IoPlanner;
+    let text = std::fs::read_to_string(file).unwrap();
+    let job = dir.join(format!("seed-{seed}.fio"));
+    std::fs::write(&job, format!("{text}\nrandseed={seed}\n")).unwrap();
+    let loaded = load_with(&job, &JobFileRequest::default(), &Environment::fixed(&[])).unwrap();
+    let workload = &loaded.plan.tests[0].jobs[0].workload;
+    let mut planner = IoPlanner::new(workload, 0, 1 << 20, 0, 1);
+    (0..256)
+        .map(|_| planner.next_io().offset as f64 / 4096.0)
+        .collect()
+}
+
+/// The share of 200 seeds whose order of `file`'s 256 blocks fails the runs test (p < 0.05),
+/// after checking that each order visits every block once and steps to the next block up
+/// about as rarely as a shuffled order does (about once per pass; at most 6 on average).
+fn failure_share_over_seeds(name: &str) -> Option<f64> {
+    let corpus = super::support::corpus::shared_dir("fio-t-jobs")?;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = 200;
+    let (mut failed, mut steps_up) = (0, 0);
+    for seed in 0..seeds {
+        let blocks = block_order(&corpus.join(name), seed, dir.path());
+        let mut sorted = blocks.clone();
+        sorted.sort_by(f64::total_cmp);
+        let every_block: Vec<f64> = (0..256).map(f64::from).collect();
+        assert_eq!(sorted, every_block, "{name}, seed {seed}: every block once");
+        steps_up += blocks
+            .windows(2)
+            .filter(|pair| pair[1] == pair[0] + 1.0)
+            .count();
+        failed += usize::from(runs_test_p_value(&blocks) < 0.05);
+    }
+    let mean_steps_up = steps_up as f64 / seeds as f64;
+    assert!(
+        mean_steps_up <= 6.0,
+        "{name}: {mean_steps_up} steps to the next block up per pass (a shuffle takes about 1)"
+    );
+    Some(failed as f64 / seeds as f64)
+}
+
+#[test]
+fn the_random_map_order_fails_the_runs_test_as_rarely_as_a_shuffle_over_200_seeds() {
+    // A shuffled order fails at p < 0.05 one time in twenty; 200 seeds put 10 % about three
+    // standard deviations above that.
+    if let Some(share) = failure_share_over_seeds("t0020.fio") {
+        assert!(share <= 0.10, "t0020: {:.1} % of seeds fail", share * 100.0);
+    }
+}
+
+#[test]
+fn the_lfsr_order_visits_every_block_and_passes_the_runs_test_over_200_seeds() {
+    if let Some(share) = failure_share_over_seeds("t0021.fio") {
+        assert!(share <= 0.10, "t0021: {:.1} % of seeds fail", share * 100.0);
+    }
+}

@@ -30,14 +30,6 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 /// Applicable files iopath fails today, and why. Each fix removes its line.
 pub const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("t0013", "serialize_overlap is refused"),
-    ("t0020", "the random-map order fails the runs test"),
-    (
-        "t0021",
-        "random_generator=lfsr gives the random-map order, which fails the runs test",
-    ),
-    ("t0025", "experimental_verify is refused"),
-    ("t0026", "experimental_verify is refused"),
     ("t0030", "iopath has no --bandwidth-log flag"),
     ("t0031", "read_iolog is refused"),
     (

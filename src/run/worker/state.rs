@@ -392,7 +392,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.paced = Some((io, due_ns));
                 break;
             }
-            if self.verify.is_some() && self.conflicts_in_flight(io) {
+            if (self.plan.serialize_overlap && self.overlaps_in_flight(io, true))
+                || (self.verify.is_some() && self.overlaps_in_flight(io, false))
+            {
                 // Issued once the I/O it overlaps has completed.
                 self.paced = Some((io, due_ns));
                 break;
@@ -540,18 +542,20 @@ impl<'a, E: Engine> Worker<'a, E> {
         Ok(submitted)
     }
 
-    /// Whether `io` overlaps an I/O in flight of which one of the two writes: what the read
-    /// sees, or what the block ends up holding, could then be either write's (the device may
-    /// complete them in any order). A verifying worker holds such an I/O until the other has
-    /// completed (as fio's `serialize_overlap`).
-    fn conflicts_in_flight(&self, io: PlannedIo) -> bool {
+    /// Whether `io` overlaps an I/O in flight — of any direction with `any_direction`, else
+    /// only one of two of which one writes: what the read sees, or what the block ends up
+    /// holding, could then be either write's (the device may complete them in any order). A
+    /// verifying worker holds such an I/O until the other has completed, and with
+    /// `serialize_overlap` (fio's) every worker holds any overlapping I/O.
+    fn overlaps_in_flight(&self, io: PlannedIo, any_direction: bool) -> bool {
         let end = io.offset + u64::from(io.length);
         self.queue.slots.iter().any(|slot| {
             slot.busy
                 && slot.file == io.file
                 && slot.offset < end
                 && io.offset < slot.offset + u64::from(slot.length)
-                && (slot.direction.is_some_and(|d| d != Direction::Read)
+                && (any_direction
+                    || slot.direction.is_some_and(|d| d != Direction::Read)
                     || io.direction != Direction::Read)
         })
     }

@@ -44,6 +44,10 @@ struct ScriptedEngine<'a> {
     keep_writes: bool,
     /// The bytes of each write, when kept.
     written: Vec<Vec<u8>>,
+    /// Count the requests submitted while an overlapping one is in flight.
+    count_overlaps: bool,
+    /// Those requests.
+    overlaps: usize,
 }
 
 impl<'a> ScriptedEngine<'a> {
@@ -60,6 +64,8 @@ impl<'a> ScriptedEngine<'a> {
             completed: Vec::new(),
             keep_writes: false,
             written: Vec::new(),
+            count_overlaps: false,
+            overlaps: 0,
         }
     }
 }
@@ -80,6 +86,9 @@ impl Engine for ScriptedEngine<'_> {
             busy.clone().all(|(_, r)| r.slot != request.slot),
             "slot reused while busy"
         );
+        if self.count_overlaps {
+            self.overlaps += usize::from(overlaps_in_flight(self, &request) > 0);
+        }
         if self.keep_writes && request.direction == Direction::Write {
             let bytes = &self.buffers[request.slot as usize][..request.length as usize];
             self.written.push(bytes.to_vec());
@@ -146,6 +155,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         buffer_bytes: 4096,
         verify: None,
         empty_reads_complete: false,
+        serialize_overlap: false,
         target_paths: vec!["scripted".to_string()],
         target_indexes: vec![0],
         planner: FileSetPlanner::single(IoPlanner::new(&workload, 0, 64 << 20, 0, 1)),
@@ -416,5 +426,48 @@ fn every_verified_write_carries_fresh_data() {
             "{same} of {} bytes repeat",
             first.len()
         );
+    }
+}
+
+/// Pairs of requests in flight together (submitted, not yet reaped) that overlap.
+fn overlaps_in_flight(engine: &ScriptedEngine<'_>, request: &IoRequest) -> usize {
+    let end = request.offset + u64::from(request.length);
+    engine
+        .queued
+        .iter()
+        .chain(&engine.flushed)
+        .filter(|(_, busy)| {
+            busy.offset < end && request.offset < busy.offset + u64::from(busy.length)
+        })
+        .count()
+}
+
+#[test]
+fn serialize_overlap_keeps_overlapping_ios_out_of_flight_together() {
+    // Random 4k-16k reads and writes over 64 KiB at depth 8: overlaps are frequent.
+    let plan_over_small_region = |serialize_overlap| {
+        let mut workload = base_workload();
+        workload.set_simple(&BlockSizeMix::parse("4k/50,16k/50").unwrap(), 50, 100, 4096);
+        WorkerPlan {
+            planner: FileSetPlanner::single(IoPlanner::new(&workload, 0, 64 << 10, 0, 1)),
+            serialize_overlap,
+            ..plan("4k", 50, 8, bytes(4 << 20))
+        }
+    };
+    for serialize_overlap in [false, true] {
+        let flags = Flags::default();
+        let mut engine = ScriptedEngine::new(8);
+        engine.count_overlaps = true;
+        let outcome = run(
+            &mut engine,
+            plan_over_small_region(serialize_overlap),
+            &flags,
+        );
+        assert_eq!(outcome.stop_reason, StopReason::Completed);
+        if serialize_overlap {
+            assert_eq!(engine.overlaps, 0, "an overlapping I/O was issued");
+        } else {
+            assert!(engine.overlaps > 100, "only {} overlaps", engine.overlaps);
+        }
     }
 }

@@ -312,13 +312,16 @@ pub fn offset_rules(job: &JobDefinition, region: &Region, notes: &mut Notes) -> 
             );
         } else {
             rules.random_map = true;
+            if lfsr {
+                rules.random_order = crate::result::RandomOrder::Lfsr;
+            }
             let mixed = super::lines::access_spec(settings).single_size().is_none();
             if let Some(set) = &extended.lfsr
                 && mixed
             {
                 notes.add(
                     Some(&set.at),
-                    format!("job '{name}': random_generator=lfsr runs as iopath's random map, which cuts an I/O short where it reaches a block already visited; fio's lfsr does not cut I/Os (it may visit part of a block twice)"),
+                    format!("job '{name}': random_generator=lfsr runs in an LFSR order under iopath's random map, which cuts an I/O short where it reaches a block already visited; fio's lfsr does not cut I/Os (it may visit part of a block twice)"),
                 );
             }
         }

@@ -1,5 +1,5 @@
 //! How a fio job's files are opened and its requests submitted: `create_on_open`,
-//! `fadvise_hint`, `invalidate`, `force_async` and the data path of `ioengine=mmap` or
+//! `fadvise_hint`, `invalidate`, `force_async`, `serialize_overlap` and the data path of `ioengine=mmap` or
 //! `splice` into [`IoHandling`].
 
 use super::collect::JobDefinition;
@@ -46,5 +46,6 @@ pub fn io_handling(
         access_hint: settings.fadvise_hint,
         invalidate_cache: settings.invalidate && settings.buffered && local,
         force_async_every,
+        serialize_overlap: settings.serialize_overlap,
     })
 }

@@ -37,6 +37,7 @@ pub mod extended_values;
 pub mod files;
 pub mod handling;
 pub mod input;
+pub mod iolog;
 pub mod lines;
 pub mod location;
 pub mod mapping;

@@ -227,6 +227,8 @@ pub struct JobSettings {
     pub fadvise_hint: crate::result::AccessHint,
     /// `force_async` (io_uring).
     pub force_async: Option<Set<u32>>,
+    /// `serialize_overlap`.
+    pub serialize_overlap: bool,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -306,6 +308,7 @@ impl JobSettings {
             allow_file_create: true,
             invalidate: true,
             error_policy: Default::default(),
+            serialize_overlap: false,
             create_on_open: None,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,

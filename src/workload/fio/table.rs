@@ -558,7 +558,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "random_generator",
         aliases: &[],
-        mapping: "accepted: iopath draws with its own generator; `lfsr` (never the same block twice in a pass) runs as the random map, even with `norandommap`",
+        mapping: "accepted: iopath draws with its own generator; `lfsr` visits the blocks in a maximal-length LFSR's order (fio's taps, each block once per pass, the same order each pass) under the random map, even with `norandommap`",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
             match text {
@@ -1451,8 +1451,18 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "experimental_verify",
+        aliases: &[],
+        mapping: "`1`: the written blocks are read back and checked as with `verify` alone: iopath's read-back already stores no list of writes (its ledger is one 4-byte generation per interval, sized before the run) and finds each written block again from it, where fio replays the job's offsets",
+        support: Support::Mapped(|_, input| {
+            if input.flag()? {
+                input.note("experimental_verify=1: iopath reads the written blocks back from its ledger of intervals (a fixed 4 bytes each), which already keeps no list of writes; the same blocks are checked, in region order rather than in the order they were written");
+            }
+            Ok(())
+        }),
+    },
+    OptionSpec {
+        name: "verify_bytchk",
         aliases: &[
-            "verify_bytchk",
             "verify_header_seed",
             "verify_mode",
             "verify_pattern_interval",
@@ -1989,8 +1999,11 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "serialize_overlap",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("iopath does not hold back an I/O that overlaps one in flight"),
+        mapping: "an I/O that overlaps one of the job's worker's I/Os in flight (any directions) waits until that one has completed; with `io_submit_mode=offload` fio also serializes across jobs, iopath within each worker only",
+        support: Support::Mapped(|s, input| {
+            s.serialize_overlap = input.flag()?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "thinkcycles",
@@ -2098,6 +2111,6 @@ mod tests {
         assert!(supported_names().any(|name| name == "ratemin"));
         assert!(supported_names().any(|name| name == "exitall"));
         assert!(supported_names().any(|name| name == "verify_pattern"));
-        assert!(!supported_names().any(|name| name == "experimental_verify"));
+        assert!(!supported_names().any(|name| name == "verify_header_seed"));
     }
 }

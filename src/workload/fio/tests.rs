@@ -542,6 +542,31 @@ fn create_on_open_and_force_async_are_read_as_fio_reads_them() {
 }
 
 #[test]
+fn experimental_verify_reads_back_as_verify_does_with_a_note() {
+    let loaded = load("[v]\nsize=128k\nrw=write\nverify=md5\nexperimental_verify=1\n").unwrap();
+    let plain = load("[v]\nsize=128k\nrw=write\nverify=md5\n").unwrap();
+    let workload = |loaded: &LoadedJob| loaded.plan.tests[0].jobs[0].workload.clone();
+    assert!(workload(&loaded).verify.is_some());
+    assert_eq!(workload(&loaded), workload(&plain));
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|note| note.contains("experimental_verify=1")),
+        "{:?}",
+        loaded.notes
+    );
+}
+
+#[test]
+fn serialize_overlap_is_read_per_job() {
+    let loaded = load("[s]\nsize=1m\nserialize_overlap=1\n[t]\nsize=1m\n").unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert!(jobs[0].workload.handling.serialize_overlap);
+    assert!(!jobs[1].workload.handling.serialize_overlap);
+}
+
+#[test]
 fn error_policies_are_read_as_fio_reads_them() {
     use crate::result::{ErrorKind, ErrorScope};
     let policy = |text: &str| {
@@ -671,7 +696,7 @@ fn unsupported_options_name_the_line_and_nearby_options() {
         "{}",
         error.message
     );
-    let error = load("[a]\nexperimental_verify=1\n").unwrap_err();
+    let error = load("[a]\nverify_header_seed=0\n").unwrap_err();
     assert!(
         error.message.contains("not by replaying the workload"),
         "{}",
@@ -749,7 +774,7 @@ fn ignore_unsupported_lists_what_it_skipped() {
     };
     let loaded = dir
         .load(
-            "[a]\nsize=1m\nverify=crc64\nverify_header_seed=0\nnice=5\nexperimental_verify=1\n",
+            "[a]\nsize=1m\nverify=crc64\nverify_header_seed=0\nnice=5\nverify_write_sequence=0\n",
             &request,
         )
         .unwrap();

@@ -277,7 +277,7 @@ fn workload_text(workload: &Workload) -> JobText {
     }
     if !workload.handling.is_default() {
         comments.push(
-            "not written: create_on_open, the access-pattern hint or force_async of the job (no key holds them)".to_string(),
+            "not written: create_on_open, the access-pattern hint, force_async or serialize_overlap of the job (no key holds them)".to_string(),
         );
     }
     if !workload.error_policy.is_default() {
