@@ -32,6 +32,7 @@ pub mod links;
 pub mod path;
 pub mod protocols;
 pub mod series_shape;
+pub mod server;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;
@@ -116,6 +117,7 @@ pub fn analyse_gathered(
         let confirmation = test.analysis.take().and_then(|old| old.confirmation);
         let mut analysis = verdict::analyse_test(test, targets, paths, facts);
         analysis.confirmation = confirmation;
+        server::judge(&mut analysis, test);
         test.analysis = Some(analysis);
     }
     // A run from several clients: the verdict across them (nothing for one client).

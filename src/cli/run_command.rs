@@ -9,6 +9,7 @@ use super::live::{DASHBOARD_AFTER_NS, TerminalObserver, on_a_terminal, planned_t
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
+use super::server_metrics::{self, MarkedTests};
 use super::stale_files::handle_stale_test_files;
 use super::team::{Ended, Gathered, Team};
 use iopath::analysis::{DeclaredPath, analyse};
@@ -106,6 +107,17 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Ok(address) => address,
         Err(error) => return refused(team, &error),
     };
+    // Only the client that prints reads the servers' counters; their URLs and credentials
+    // are checked here, before any I/O.
+    let server_sources = if team.prints() {
+        server_metrics::sources(&args)
+    } else {
+        Ok(Vec::new())
+    };
+    let server_sources = match server_sources {
+        Ok(sources) => sources,
+        Err(error) => return refused(team, &error),
+    };
     let planned = planned_tests(&request.plan.tests);
     let shared = Shared::new(outputs);
     // From here on a signal stops the run, whatever it is doing.
@@ -144,6 +156,12 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             ),
         );
     }
+    // Each server is scraped once now (one that cannot be is bad input), then once a second
+    // until the run ends.
+    let sampler = match server_metrics::start(&server_sources) {
+        Ok(sampler) => sampler,
+        Err(error) => return refused(team, &error),
+    };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => return refused(team, &error),
@@ -197,11 +215,18 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Some(recording) => recording,
         None => &mut quiet,
     };
-    let executed = if confirms {
-        execute_and_confirm(prepared, &stop, observer, &declared)
+    let mut marked = MarkedTests::new(observer);
+    let mut executed = if confirms {
+        execute_and_confirm(prepared, &stop, &mut marked, &declared)
     } else {
-        execute_together(prepared, &stop, observer, team.rendezvous())
+        execute_together(prepared, &stop, &mut marked, team.rendezvous())
     };
+    if let Some(sampler) = sampler {
+        let logs = sampler.stop();
+        if let Ok(executed) = executed.as_mut() {
+            server_metrics::attach(&mut executed.result, &logs, &marked.ends);
+        }
+    }
     // The terminal is given back before anything else is printed.
     if let Some(recording) = recording.as_mut() {
         recording.close();
@@ -209,7 +234,6 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     drop(metrics);
     // Every client's own figures are analysed against its own path, for the verdict across
     // the clients (rank 0 then analyses the merged run).
-    let mut executed = executed;
     if team.is_cluster()
         && let Ok(executed) = executed.as_mut()
     {

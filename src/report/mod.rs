@@ -14,5 +14,6 @@ pub mod json;
 pub mod link;
 pub mod markdown;
 pub mod path;
+pub mod server;
 pub mod text;
 pub mod verification;

@@ -1021,6 +1021,7 @@ fn merge_test(
         analysis: None,
         trace_overflow_ios,
         verification: merged_verification(everyone.iter().copied()),
+        server_metrics: Vec::new(),
     }
 }
 
