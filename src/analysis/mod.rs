@@ -44,6 +44,8 @@ mod bus;
 mod machine_tests;
 mod network;
 #[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod test_results;
 #[cfg(test)]
 mod test_support;

@@ -5,13 +5,14 @@
 //! The client's analysis runs first ([`super::verdict`]). Its verdict stands when it rests on
 //! something the client saw full or set: a link or bus at capacity, a cache, a rate cap, a
 //! device at its declared or discovered limit, or the client's CPU saturated by iopath's own
-//! thread or process, or on every core. Otherwise the server's counters are weighed, in this order:
+//! thread or process. Otherwise the server's counters are weighed, in this order:
 //!
 //! 1. an interface at [`SERVER_BOUND_PERCENT`] of its speed or more → *server-link-bound*;
 //! 2. an md array, then a disk, busy [`SERVER_BOUND_PERCENT`] of the time or more, that moved
 //!    at least [`RELATED_TRAFFIC_SHARE`] of the client's bytes → *server-disk-bound*;
 //! 3. a core busy [`SERVER_BOUND_PERCENT`] or more → *server-CPU-bound* (one core full while
-//!    the others idle: a single-threaded server process).
+//!    the others idle: a single-threaded server process), unless every core of the client
+//!    was full too (a server on the client's own host then shows the client's cores).
 //!
 //! Where none holds, the client's verdict stays, and its evidence says what the server's
 //! busiest devices were.
@@ -76,25 +77,29 @@ pub fn judge(analysis: &mut TestAnalysis, test: &TestResult) {
     if analysis.server_hops.is_empty() {
         return;
     }
+    let cpu = &analysis.cpu;
+    let host_busy =
+        cpu.cores.iter().map(|c| c.busy_percent).sum::<f64>() / cpu.cores.len().max(1) as f64;
+    let host_full = !cpu.cores.is_empty() && host_busy >= HOST_BOUND_PERCENT;
     let client_wall = match analysis.verdict {
         Verdict::LinkBound | Verdict::BusBound | Verdict::Cached | Verdict::RateLimited => true,
         Verdict::DeviceBound => analysis.limiting_hop.is_some(),
-        // iopath's own work, or every core of the client full (a server on the same host
-        // then sees the same full cores, which say nothing of the server process).
+        // iopath's own work saturating the client.
         Verdict::HostCpuBound => {
-            let cores = &analysis.cpu.cores;
-            let host_busy =
-                cores.iter().map(|c| c.busy_percent).sum::<f64>() / cores.len().max(1) as f64;
-            analysis.cpu.busiest_thread_percent >= THREAD_BOUND_PERCENT
-                || analysis.cpu.process_percent_of_host >= HOST_BOUND_PERCENT
-                || (!cores.is_empty() && host_busy >= HOST_BOUND_PERCENT)
+            cpu.busiest_thread_percent >= THREAD_BOUND_PERCENT
+                || cpu.process_percent_of_host >= HOST_BOUND_PERCENT
         }
         _ => false,
     };
     let client_summary = format!("the client alone: {}", analysis.verdict.name());
     if !client_wall {
         let client_bytes = test.total.bytes_per_second;
-        if let Some((verdict, evidence, key)) = server_wall(&analysis.server_hops, client_bytes) {
+        // Every core of the client full: a server core full says nothing of the server
+        // process when the server shares those cores (an exporter on the client's host).
+        let cores_count = !host_full;
+        if let Some((verdict, evidence, key)) =
+            server_wall(&analysis.server_hops, client_bytes, cores_count)
+        {
             analysis.evidence = format!("{evidence}; {client_summary}");
             analysis.verdict = verdict;
             analysis.limiting_hop = Some(key);
@@ -133,6 +138,7 @@ fn busiest(hops: &[ServerHopUtilisation], kind: ServerDeviceKind) -> Option<&Ser
 fn server_wall(
     hops: &[ServerHopUtilisation],
     client_bytes_per_second: f64,
+    cores_count: bool,
 ) -> Option<(Verdict, String, String)> {
     if let Some(nic) = busiest(hops, ServerDeviceKind::Interface)
         .filter(|nic| nic.busy_percent >= SERVER_BOUND_PERCENT)
@@ -174,7 +180,7 @@ fn server_wall(
         }
     }
     let core = busiest(hops, ServerDeviceKind::Core)
-        .filter(|core| core.busy_percent >= SERVER_BOUND_PERCENT)?;
+        .filter(|core| cores_count && core.busy_percent >= SERVER_BOUND_PERCENT)?;
     let others: Vec<f64> = hops
         .iter()
         .filter(|hop| {
@@ -206,7 +212,8 @@ fn server_wall(
     Some((Verdict::ServerCpuBound, evidence, hop_key(core)))
 }
 
-/// What each server's busiest devices were, when none was full.
+/// What each server's busiest devices were, when the verdict stays the client's: nothing
+/// full, or a full device that the client's own limit explains first.
 fn nothing_full(hops: &[ServerHopUtilisation]) -> String {
     let mut sources: Vec<&str> = hops.iter().map(|hop| hop.source.as_str()).collect();
     sources.dedup();
@@ -233,8 +240,16 @@ fn nothing_full(hops: &[ServerHopUtilisation]) -> String {
                 ));
             }
         }
+        let full = of_server
+            .iter()
+            .any(|hop| hop.busy_percent >= SERVER_BOUND_PERCENT);
+        let said = if full {
+            "the client's own limit comes first"
+        } else {
+            "nothing full"
+        };
         servers.push(format!(
-            "server {}: nothing full ({})",
+            "server {}: {said} ({})",
             server_name(&of_server[0]),
             parts.join(", ")
         ));

@@ -1124,4 +1124,4 @@ fn queue_or_device(context: &Context) -> Decision {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
