@@ -74,7 +74,8 @@ pub fn server_hops(series: &[ServerSeries]) -> Vec<ServerHopUtilisation> {
 /// client's verdict rests on nothing it saw full, ends the verdict there.
 pub fn judge(analysis: &mut TestAnalysis, test: &TestResult) {
     analysis.server_hops = server_hops(&test.server_metrics);
-    if analysis.server_hops.is_empty() {
+    // Nothing moved: no device of the server explains a rate.
+    if analysis.server_hops.is_empty() || test.total.io_count == 0 {
         return;
     }
     let cpu = &analysis.cpu;
