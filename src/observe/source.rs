@@ -244,6 +244,31 @@ mod tests {
     }
 
     #[test]
+    fn credentials_files_give_the_header_and_refuse_what_they_cannot_use() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str, mode: u32| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            path
+        };
+        let basic = Credentials::basic_file(&write("basic", "prom:s3cret\n", 0o600)).unwrap();
+        assert_eq!(basic.header(), "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n");
+        assert_eq!(format!("{basic:?}"), "Basic");
+        let bearer = Credentials::bearer_file(&write("bearer", " tok3n \n", 0o400)).unwrap();
+        assert_eq!(bearer.header(), "Authorization: Bearer tok3n\r\n");
+        assert!(Credentials::basic_file(&write("no-colon", "prom\n", 0o600)).is_err());
+        assert!(Credentials::bearer_file(&write("two-words", "a b\n", 0o600)).is_err());
+        assert!(Credentials::bearer_file(&write("empty", "\n", 0o600)).is_err());
+        let open = Credentials::bearer_file(&write("open", "tok3n\n", 0o644)).unwrap_err();
+        assert!(
+            open.to_string().contains("server metrics credentials"),
+            "{open}"
+        );
+    }
+
+    #[test]
     fn urls_are_checked() {
         let v6 = ExporterUrl::parse("http://[fd00::2]:9101/m?x=1").unwrap();
         assert_eq!(

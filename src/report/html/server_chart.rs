@@ -63,3 +63,55 @@ pub fn server_chart(id: String, test: &TestResult) -> Option<String> {
         .render(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{ServerDeviceSeries, ServerPoint, ServerSeries};
+    use crate::support::fixtures::mixed;
+
+    fn device(kind: ServerDeviceKind, name: &str, busy: f64) -> ServerDeviceSeries {
+        ServerDeviceSeries {
+            kind,
+            name: name.into(),
+            speed_bytes_per_second: None,
+            active_members: None,
+            points: (1..=3)
+                .map(|second| ServerPoint {
+                    end_ns: second * 1_000_000_000,
+                    duration_ns: 1_000_000_000,
+                    busy_percent: busy,
+                    ..ServerPoint::default()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_busiest_core_and_the_working_devices_are_drawn_on_the_seconds_measured() {
+        let mut test = mixed().tests[0].clone();
+        assert!(server_chart("t".into(), &test).is_none());
+        test.server_metrics = vec![ServerSeries {
+            source: "http://nas:9100/metrics".into(),
+            node_name: Some("nas<1>".into()),
+            devices: vec![
+                device(ServerDeviceKind::Core, "cpu0", 20.0),
+                device(ServerDeviceKind::Core, "cpu1", 97.0),
+                device(ServerDeviceKind::Disk, "sdb", 99.0),
+                device(ServerDeviceKind::Disk, "sdc", 0.0),
+            ],
+            ..ServerSeries::default()
+        }];
+        let html = server_chart("t".into(), &test).expect("a chart");
+        assert!(html.contains("Server devices over time"), "{html}");
+        assert!(
+            html.contains("core cpu1") && html.contains("disk sdb"),
+            "{html}"
+        );
+        assert!(!html.contains("cpu0") && !html.contains("sdc"), "{html}");
+        assert!(
+            html.contains("nas&lt;1&gt;") && !html.contains("nas<1>"),
+            "{html}"
+        );
+    }
+}
