@@ -207,11 +207,7 @@ fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() 
         return;
     };
     let path = device.path().to_string_lossy().into_owned();
-    let status = Command::new("losetup")
-        .args(["--direct-io=on", &path])
-        .status()
-        .expect("losetup runs");
-    assert!(status.success(), "losetup --direct-io=on {path}");
+    device.run("losetup", &["--direct-io=on"]);
     let queue = Path::new("/sys/block").join(device.name());
     std::fs::write(queue.join("queue/read_ahead_kb"), "128").expect("read_ahead_kb");
     let number = std::fs::read_to_string(queue.join("dev")).expect("the device number");

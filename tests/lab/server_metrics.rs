@@ -201,12 +201,7 @@ impl ThrottledDisk {
         let lower = support::devices::LoopDevice::attach_zeroed(256)?;
         let export = support::devices::LoopDevice::attach(lower.path())?;
         for device in [&lower, &export] {
-            let path = device.path().to_string_lossy().into_owned();
-            let status = Command::new("losetup")
-                .args(["--direct-io=on", &path])
-                .status()
-                .expect("losetup runs");
-            assert!(status.success(), "losetup --direct-io=on {path}");
+            device.run("losetup", &["--direct-io=on"]);
         }
         let number =
             std::fs::read_to_string(Path::new("/sys/block").join(lower.name()).join("dev"))
