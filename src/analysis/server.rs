@@ -245,7 +245,7 @@ fn nothing_full(hops: &[ServerHopUtilisation]) -> String {
             .iter()
             .any(|hop| hop.busy_percent >= SERVER_BOUND_PERCENT);
         let said = if full {
-            "the client's own limit comes first"
+            "the client's verdict stands"
         } else {
             "nothing full"
         };

@@ -136,9 +136,7 @@ fn the_clients_full_link_comes_before_a_busy_server_disk() {
         analysis.evidence
     );
     assert!(
-        analysis
-            .evidence
-            .contains("the client's own limit comes first"),
+        analysis.evidence.contains("the client's verdict stands"),
         "{}",
         analysis.evidence
     );

@@ -386,12 +386,12 @@ fn the_clients_own_link_and_cpu_stay_the_verdict_with_the_servers_counters() {
             tries.push(seen(&json));
             let (verdict, analysis) = verdict(&json);
             let evidence = analysis["evidence"].as_str().unwrap_or("");
-            // A core full with other work on this shared host is said as the client's limit
-            // coming first; either way the verdict stays the client's, with the server's
-            // devices in its evidence.
+            // A core full with other work on this shared host is said as the client's verdict
+            // standing; either way the verdict stays the client's, with the server's devices
+            // in its evidence.
             verdict == expected
                 && (evidence.contains(": nothing full (")
-                    || evidence.contains(": the client's own limit comes first ("))
+                    || evidence.contains(": the client's verdict stands ("))
         });
         assert!(found, "{name}: expected {expected}: {tries:#?}");
     }
