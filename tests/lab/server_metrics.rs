@@ -406,15 +406,17 @@ fn seed_004_a_slow_iscsi_read_over_1gbe_is_named_server_disk_bound() {
     if !available(&["losetup", "tgtd", "tgtadm"]) || !blkio_available() {
         return;
     }
+    // Made before the lab, so that it goes after the lab: its cgroup can be removed only once
+    // the lab's tgtd in it has ended.
+    let Some(disk) = ThrottledDisk::new(28_000_000) else {
+        return;
+    };
     let Some(lab) = Lab::up_with(&["1g"], &["--no-nfs", "--no-smb"]) else {
         return;
     };
     let link = lab.link("1g");
     let address = server_address(&link.nbd);
     let lun_1 = link.iscsi.clone().expect("the lab's iSCSI target");
-    let Some(disk) = ThrottledDisk::new(28_000_000) else {
-        return;
-    };
     // The lab's tgtd of this link: its control port is in the lab's state.
     let state = std::fs::read_to_string(format!("/run/iopath-lab/{}/tgtd", lab.prefix))
         .expect("the lab's tgtd state");
