@@ -17,7 +17,7 @@
 //! ```text
 //!  cli (the binary: flags, subcommands, streams, exit codes)
 //!  cluster · metrics · history
-//!  run · net · report
+//!  run · net · observe · report
 //!  compare
 //!  analysis · workload
 //!  targets · verify
@@ -51,6 +51,8 @@
 //!   [`analysis::analyse_on`], which `iopath explain` runs again on a saved result);
 //! - [`compare`]: several results side by side;
 //! - [`run`]: the runner: plan checks and budget, workers, the coordinator, `--confirm`;
+//! - [`observe`]: the far end's own counters (`--server-metrics`: a node exporter scraped
+//!   once a second);
 //! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: the report model, built once,
 //!   and one exporter per format that only formats it;
 //! - [`cluster`]: runs from several clients at once (MPI), merged exactly;
@@ -67,6 +69,7 @@ pub mod history;
 pub mod host;
 pub mod metrics;
 pub mod net;
+pub mod observe;
 pub mod report;
 pub mod result;
 pub mod run;

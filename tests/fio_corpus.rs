@@ -222,14 +222,14 @@ fn check(case: Case) {
         args.push("scratch".into());
     }
     let nbdkit = match case.expect {
-        Expect::RunsOnNbdkit { .. } => Nbdkit::start(&work),
+        Expect::RunsOnNbdkit { .. } => Nbdkit::start(work),
         _ => None,
     };
     if nbdkit.is_some() {
         // The export is nbdkit's memory, made for this test.
         args.push("--allow-destructive".into());
     }
-    let (status, stderr) = run_iopath(&work, &args, nbdkit.as_ref().map(|n| n.uri.as_str()));
+    let (status, stderr) = run_iopath(work, &args, nbdkit.as_ref().map(|n| n.uri.as_str()));
     let expect = match (case.expect, &nbdkit) {
         (Expect::RunsOnNbdkit { .. }, Some(_)) => Expect::Runs,
         (Expect::RunsOnNbdkit { uri_line }, None) => {
@@ -282,7 +282,7 @@ fn check(case: Case) {
             }
             assert_eq!(names, job_names(&text), "{}: job names", case.file);
             if case.file == "enospc-pressure.fio" {
-                enospc_pressure_result(&work, &result);
+                enospc_pressure_result(work, &result);
             }
         }
         Expect::Refused { line, option } => {

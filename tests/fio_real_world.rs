@@ -170,7 +170,7 @@ fn check(file: &str, expect: Expect) {
         ]
         .map(String::from),
     );
-    let (status, stderr) = run_iopath(&work, &args, &env);
+    let (status, stderr) = run_iopath(work, &args, &env);
 
     if let Expect::RunsOrJobEndsOn { job, errno } = expect
         && status == 1

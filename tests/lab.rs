@@ -13,6 +13,8 @@ mod support;
 
 #[path = "lab/beyond_the_client.rs"]
 mod beyond_the_client;
+#[path = "lab/server_metrics.rs"]
+mod server_metrics;
 
 use serde_json::Value;
 use std::fs::File;

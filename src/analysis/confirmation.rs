@@ -52,7 +52,11 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
         return None;
     }
     match analysis.verdict {
-        Verdict::Cached => None,
+        // The server's own counters named the wall; nothing run from the client tests it.
+        Verdict::Cached
+        | Verdict::ServerDiskBound
+        | Verdict::ServerCpuBound
+        | Verdict::ServerLinkBound => None,
         Verdict::HostCpuBound => {
             let cpu = &analysis.cpu;
             let cores = cpu.cores.len().max(1) as f64;

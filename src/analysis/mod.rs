@@ -33,6 +33,7 @@ pub mod links;
 pub mod path;
 pub mod protocols;
 pub mod series_shape;
+pub mod server;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;
@@ -43,6 +44,8 @@ mod bus;
 #[cfg(test)]
 mod machine_tests;
 mod network;
+#[cfg(test)]
+mod server_tests;
 #[cfg(test)]
 mod test_results;
 #[cfg(test)]
@@ -118,6 +121,7 @@ pub fn analyse_gathered(
         let confirmation = test.analysis.take().and_then(|old| old.confirmation);
         let mut analysis = verdict::analyse_test(test, targets, paths, facts);
         analysis.confirmation = confirmation;
+        server::judge(&mut analysis, test);
         test.analysis = Some(analysis);
     }
     // A run from several clients: the verdict across them (nothing for one client).

@@ -183,6 +183,7 @@ pub fn test_on(
         steady_state: None,
         analysis: None,
         trace_overflow_ios: 0,
+        server_metrics: Vec::new(),
     }
 }
 

@@ -321,6 +321,7 @@ pub fn analyse_test(
         trust_notes,
         memory_available_bytes: facts.memory_available_bytes,
         confirmation: None,
+        server_hops: Vec::new(),
     }
 }
 
@@ -1123,4 +1124,4 @@ fn queue_or_device(context: &Context) -> Decision {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

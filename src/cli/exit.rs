@@ -70,6 +70,7 @@ bad_input!(
     DeclaredError,
     CompareError,
     iopath::metrics::MetricsAddressError,
+    iopath::observe::ObserveError,
 );
 
 impl<E: Status + std::fmt::Debug> Status for InFile<'_, E> {

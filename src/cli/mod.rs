@@ -23,6 +23,7 @@ pub mod presets_command;
 pub mod report_command;
 pub mod run_args;
 pub mod run_command;
+pub mod server_metrics;
 pub mod stale_files;
 pub mod team;
 

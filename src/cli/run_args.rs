@@ -262,6 +262,34 @@ pub struct RunArgs {
         requires = "metrics"
     )]
     pub metrics_token_file: Option<PathBuf>,
+    /// Read a server's own counters during the run: the URL of a Prometheus node exporter
+    /// (`http://HOST[:PORT][/PATH]`, port 9100 and /metrics by default) on the NAS, the
+    /// target server, a second server or another client. Repeatable. Scraped once a second
+    /// from before the first I/O to after the last (each answer at most 16 MiB and 2 s); its
+    /// cores, disks, md arrays and interfaces become server hops, and the verdict can end
+    /// there: server-disk-bound, server-CPU-bound, server-link-bound. A URL that cannot be
+    /// scraped at the start stops the run before any I/O.
+    #[arg(long, value_name = "URL", help_heading = "Server metrics")]
+    pub server_metrics: Vec<String>,
+    /// With --server-metrics: send `Authorization: Bearer TOKEN`, TOKEN being FILE's content
+    /// (owner-only permissions, at most 4 KiB).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Server metrics",
+        requires = "server_metrics",
+        conflicts_with = "server_metrics_basic_auth_file"
+    )]
+    pub server_metrics_bearer_file: Option<PathBuf>,
+    /// With --server-metrics: HTTP basic authentication with `USER:PASSWORD`, FILE's one line
+    /// (owner-only permissions, at most 4 KiB).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Server metrics",
+        requires = "server_metrics"
+    )]
+    pub server_metrics_basic_auth_file: Option<PathBuf>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

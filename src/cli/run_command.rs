@@ -9,6 +9,7 @@ use super::live::{DASHBOARD_AFTER_NS, TerminalObserver, on_a_terminal, planned_t
 use super::messages::for_terminal;
 use super::outputs::{Outputs, write_output};
 use super::run_args::RunArgs;
+use super::server_metrics::{self, MarkedTests};
 use super::stale_files::handle_stale_test_files;
 use super::team::{Ended, Gathered, Team};
 use iopath::analysis::{Analyser, DeclaredPath};
@@ -106,6 +107,17 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Ok(address) => address,
         Err(error) => return refused(team, &error),
     };
+    // Only the client that prints reads the servers' counters; their URLs and credentials
+    // are checked here, before any I/O.
+    let server_sources = if team.prints() {
+        server_metrics::sources(&args)
+    } else {
+        Ok(Vec::new())
+    };
+    let server_sources = match server_sources {
+        Ok(sources) => sources,
+        Err(error) => return refused(team, &error),
+    };
     let planned = planned_tests(&request.plan.tests);
     let shared = Shared::new(outputs);
     // From here on a signal stops the run, whatever it is doing.
@@ -144,6 +156,12 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
             ),
         );
     }
+    // Each server is scraped once now (one that cannot be is bad input), then once a second
+    // until the run ends.
+    let sampler = match server_metrics::start(&server_sources) {
+        Ok(sampler) => sampler,
+        Err(error) => return refused(team, &error),
+    };
     let prepared = match prepare(request.plan, request.options, request.is_default_suite) {
         Ok(prepared) => prepared,
         Err(error) => return refused(team, &error),
@@ -199,12 +217,16 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     };
     // Each result is analysed once: a client's own by the run that measured it (before its
     // confirming experiments, which read that analysis), a merged run once merged.
+    // The servers' scrapes are cut into the tests' series when the tests have ended, before
+    // that analysis (MarkedTests::tests_ended).
     let analyser = Analyser::this_host(declared.clone());
+    let mut marked = MarkedTests::new(observer, sampler);
     let executed = if confirms {
-        execute_and_confirm(prepared, &stop, observer, &analyser)
+        execute_and_confirm(prepared, &stop, &mut marked, &analyser)
     } else {
-        execute_together(prepared, &stop, observer, team.rendezvous(), &analyser)
+        execute_together(prepared, &stop, &mut marked, team.rendezvous(), &analyser)
     };
+    drop(marked);
     // The terminal is given back before anything else is printed.
     if let Some(recording) = recording.as_mut() {
         recording.close();

@@ -16,5 +16,6 @@ pub mod link;
 pub mod markdown;
 pub mod model;
 pub mod path;
+pub mod server;
 pub mod text;
 pub mod verification;

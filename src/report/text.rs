@@ -329,6 +329,9 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
             let line = super::confirmation::confirmation_line(confirmation);
             writeln!(out, "  {}", escape_controls(&line))?;
         }
+        for line in super::server::server_lines(analysis) {
+            writeln!(out, "  {line}")?;
+        }
         for note in &analysis.trust_notes {
             writeln!(out, "  note: {}", escape_controls(&note.message))?;
         }

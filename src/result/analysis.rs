@@ -39,6 +39,9 @@ pub struct TestAnalysis {
     /// The experiment that confirmed or refuted the verdict (`iopath run --confirm` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<super::confirmation::Confirmation>,
+    /// Each server device's use over the test (`--server-metrics`; absent without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_hops: Vec<super::server::ServerHopUtilisation>,
 }
 
 /// Traffic through one hop during a test, against its capacity.

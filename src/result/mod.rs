@@ -25,7 +25,8 @@
 //!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
 //! - [`link`]: link tests (`iopath net`);
 //! - [`cluster`]: the clients of a multi-client run and each one's own figures.
-//! - [`verify`]: data verification asked for and found.
+//! - [`verify`]: data verification asked for and found;
+//! - [`server`]: a server's own counters during a test (`--server-metrics`).
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
@@ -47,6 +48,7 @@ pub mod link;
 pub mod path;
 pub mod run;
 pub mod series;
+pub mod server;
 pub mod target;
 pub mod test;
 pub mod verdict;
@@ -73,6 +75,9 @@ pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
 pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
+pub use server::{
+    ServerDeviceKind, ServerDeviceSeries, ServerHopUtilisation, ServerPoint, ServerSeries,
+};
 pub use target::{TargetInfo, TargetKind, TransferSizes};
 pub use test::{
     DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySummary,

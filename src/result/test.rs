@@ -67,6 +67,10 @@ pub struct TestResult {
     /// What data verification found in every job together (absent when no job verified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationResult>,
+    /// Each server's own counters during the measured time (`--server-metrics`; absent
+    /// without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_metrics: Vec<super::server::ServerSeries>,
 }
 
 impl TestResult {

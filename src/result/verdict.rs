@@ -4,6 +4,7 @@
 //! use iopath::result::Verdict;
 //! assert_eq!(Verdict::HostCpuBound.name(), "host-CPU-bound");
 //! assert_eq!(Verdict::Inconclusive.short_name(), "?");
+//! assert_eq!(Verdict::ServerDiskBound.name(), "server-disk-bound");
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,14 @@ pub enum Verdict {
     Cached,
     /// Not enough is known; the evidence says what is missing.
     Inconclusive,
+    /// A server's disk or md array was busy nearly all the time while the client's hops were
+    /// not full (`--server-metrics`).
+    ServerDiskBound,
+    /// A server's core was saturated while the client's were not, by the client (`--server-metrics`):
+    /// one core at 100 % while the others idle is a single-threaded server process.
+    ServerCpuBound,
+    /// A server's network interface ran at its speed (`--server-metrics`).
+    ServerLinkBound,
 }
 
 impl Verdict {
@@ -52,6 +61,9 @@ impl Verdict {
             Verdict::RateLimited => "rate-limited",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::ServerDiskBound => "server-disk-bound",
+            Verdict::ServerCpuBound => "server-CPU-bound",
+            Verdict::ServerLinkBound => "server-link-bound",
         }
     }
 
@@ -67,6 +79,9 @@ impl Verdict {
             Verdict::RateLimited => "rate",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "?",
+            Verdict::ServerDiskBound => "srv-disk",
+            Verdict::ServerCpuBound => "srv-cpu",
+            Verdict::ServerLinkBound => "srv-link",
         }
     }
 }

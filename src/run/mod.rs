@@ -113,6 +113,10 @@ pub trait RunObserver {
     /// A confirming experiment (`--confirm`, announced by [`RunObserver::test_starting`])
     /// ended; it is not a test of the run, and its figures go into the analysis of its test.
     fn experiment_finished(&mut self) {}
+    /// Every test has run and `result` is about to be analysed: an observer may add what it
+    /// measured beside the run (the far end's counters of `--server-metrics`), so that the
+    /// one analysis of the run sees it.
+    fn tests_ended(&mut self, _result: &mut RunResult) {}
 }
 
 /// What was found about a local target, and the access workers get to it.
@@ -372,6 +376,7 @@ fn execute_inner(
         }
     }
     let tests_wall_ns = tests_started.elapsed().as_nanos() as u64;
+    observer.tests_ended(&mut result);
     let mut confirmations_left_out = 0;
     let mut analysed = false;
     if let Afterwards::AnalyseAndConfirm(analyser) = afterwards

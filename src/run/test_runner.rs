@@ -1022,6 +1022,7 @@ fn merge_test(
         analysis: None,
         trace_overflow_ios,
         verification: merged_verification(everyone.iter().copied()),
+        server_metrics: Vec::new(),
     }
 }
 

@@ -12,7 +12,7 @@ use super::support;
 use super::support::scratch::Scratch;
 use super::t_job_checks::{Check, Reads, Run, check_output, exit_check};
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 

@@ -155,23 +155,25 @@ fn a_token_bucket_that_runs_dry_is_a_step_in_the_trust_notes() {
 }
 
 /// The cgroup v1 blkio hierarchy, where a process's reads of one device can be throttled.
-const BLKIO: &str = "/sys/fs/cgroup/blkio";
+pub(super) const BLKIO: &str = "/sys/fs/cgroup/blkio";
 
 /// A blkio cgroup of this test, removed when dropped (after the process in it has ended).
-struct ThrottleGroup {
-    directory: std::path::PathBuf,
+pub(super) struct ThrottleGroup {
+    pub(super) directory: std::path::PathBuf,
 }
 
 impl ThrottleGroup {
     /// A cgroup allowing `iops` reads per second of the device `major:minor`.
     fn new(device: &str, iops: u32) -> ThrottleGroup {
+        ThrottleGroup::limiting("blkio.throttle.read_iops_device", device, u64::from(iops))
+    }
+
+    /// A cgroup whose `limit` file (`blkio.throttle.read_bps_device`, …) allows `value` for
+    /// the device `major:minor`.
+    pub(super) fn limiting(limit: &str, device: &str, value: u64) -> ThrottleGroup {
         let directory = Path::new(BLKIO).join(format!("iopath-lab-{}", std::process::id()));
         std::fs::create_dir_all(&directory).expect("a blkio cgroup");
-        std::fs::write(
-            directory.join("blkio.throttle.read_iops_device"),
-            format!("{device} {iops}"),
-        )
-        .expect("a read IOPS limit");
+        std::fs::write(directory.join(limit), format!("{device} {value}")).expect("a blkio limit");
         ThrottleGroup { directory }
     }
 }
@@ -205,11 +207,7 @@ fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() 
         return;
     };
     let path = device.path().to_string_lossy().into_owned();
-    let status = Command::new("losetup")
-        .args(["--direct-io=on", &path])
-        .status()
-        .expect("losetup runs");
-    assert!(status.success(), "losetup --direct-io=on {path}");
+    device.run("losetup", &["--direct-io=on"]);
     let queue = Path::new("/sys/block").join(device.name());
     std::fs::write(queue.join("queue/read_ahead_kb"), "128").expect("read_ahead_kb");
     let number = std::fs::read_to_string(queue.join("dev")).expect("the device number");
@@ -274,7 +272,7 @@ fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() 
 
 /// Runs a command inside a cgroup: the child writes its own process id into `cgroup.procs`
 /// before it executes the program.
-trait InCgroup {
+pub(super) trait InCgroup {
     fn pre_exec_in_cgroup(&mut self, procs: &Path) -> &mut Self;
 }
 

@@ -97,7 +97,7 @@ fn analyse_local(test: &TestResult) -> TestAnalysis {
     )
 }
 
-fn nbd_target() -> TargetInfo {
+pub(crate) fn nbd_target() -> TargetInfo {
     TargetInfo {
         path: "nbd://127.0.0.1:10809/disk".into(),
         kind: TargetKind::Nbd,

@@ -30,6 +30,7 @@ mod details;
 mod page;
 mod parts;
 mod path;
+mod server_chart;
 mod summary;
 mod sweeps;
 mod test_detail;

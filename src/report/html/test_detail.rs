@@ -315,6 +315,9 @@ fn test_part(run_index: usize, label: &str, index: usize, test: &TestResult) -> 
     html.push_str(&time_chart(format!("{id}-throughput"), test, false));
     html.push_str(&time_chart(format!("{id}-iops"), test, true));
     html.push_str(&distribution_chart(format!("{id}-latency"), test));
+    if let Some(chart) = super::server_chart::server_chart(format!("{id}-server"), test) {
+        html.push_str(&chart);
+    }
     html.push_str("</div>");
     html.push_str(&percentile_table(test));
     if test.errors.count > 0 {
