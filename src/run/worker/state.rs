@@ -1031,6 +1031,6 @@ fn errno_name(errno: i32) -> String {
     if errno == 0 {
         return "short".to_string();
     }
-    crate::workload::fio::error_values::errno_name(errno)
+    crate::input::fio::error_values::errno_name(errno)
         .map_or_else(|| format!("E{errno}"), str::to_string)
 }
