@@ -55,7 +55,9 @@
 //!   each test and its trust notes ([`analysis::analyse`], [`analysis::analyse_on`], which
 //!   `iopath explain` runs again on a saved result);
 //! - [`compare`]: several results side by side;
-//! - [`run`]: the runner: plan checks and budget, workers, the coordinator, `--confirm`;
+//! - [`run`]: the runner: plan checks, the shape of each test ([`run::shape::TestShape`]:
+//!   engine, workers, queue depth, largest block) and the host budget, workers, the
+//!   coordinator, `--confirm`;
 //! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: one exporter per format;
 //! - [`cluster`]: runs from several clients at once (MPI), merged exactly;
 //! - [`metrics`]: the live OpenMetrics endpoint (`--metrics`);

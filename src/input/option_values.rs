@@ -72,7 +72,7 @@ pub fn queue_depth(text: &str) -> Result<u32, WorkloadError> {
     }
     count_or(
         text,
-        65_536,
+        crate::workload::limits::MAX_QUEUE_DEPTH,
         " (or a load level: linear, very-light, light, moderate, heavy)",
     )
 }
