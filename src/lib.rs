@@ -12,14 +12,16 @@
 //! tests/import_graph.rs checks that no import goes round in a circle, that `result` imports
 //! nothing of ours and `stats` nothing but `result`, that `engine` knows nothing of `workload`,
 //! `report`, `analysis`, `compare` or `run`, that `analysis` and `report` never import `run`,
-//! that nothing imports `cli`, and that only `discovery` names paths of `/sys` and `/proc`:
+//! that nothing at or below `workload` imports `input`, that nothing imports `cli`, and that
+//! only `discovery` names paths of `/sys` and `/proc`:
 //!
 //! ```text
 //!  cli (the binary: flags, subcommands, streams, exit codes)
 //!  cluster · metrics · history
 //!  run · net · observe · report
+//!  input (readers of flags, fio and TOML job files, presets)
 //!  compare
-//!  analysis · workload
+//!  analysis · workload (the validated plan and the generators the worker asks)
 //!  targets · verify
 //!  engine
 //!  host
@@ -44,13 +46,18 @@
 //!   clients NBD, iSCSI, NFS and SMB;
 //! - [`verify`]: block headers, checksums and the ledger of written blocks;
 //! - [`targets`]: files and block devices: inspection, safety checks, test files, opening;
-//! - [`workload`]: what I/O to issue: the plan, the offset planner, the suite, presets and
-//!   sweeps, the readers of flags, fio and TOML job files, and the TOML writer;
+//! - [`workload`]: what I/O to issue: the validated plan and the generators the worker asks
+//!   on the hot path (offset planner, distributions, random map, file sets, write data), the
+//!   default suite and sweeps; it reads no outside input;
+//! - [`input`]: the readers of outside input — the workload flags, fio and TOML job files,
+//!   presets — which build a [`workload::Plan`] before any I/O (and the TOML writer);
 //! - [`analysis`]: the storage path of each target (the link catalog, hops), the verdict of
 //!   each test and its trust notes ([`analysis::Analyser`], once per run result;
 //!   [`analysis::analyse_on`], which `iopath explain` runs again on a saved result);
 //! - [`compare`]: several results side by side;
-//! - [`run`]: the runner: plan checks and budget, workers, the coordinator, `--confirm`;
+//! - [`run`]: the runner: plan checks, the shape of each test ([`run::shape::TestShape`]:
+//!   engine, workers, queue depth, largest block) and the host budget, workers, the
+//!   coordinator, `--confirm`;
 //! - [`observe`]: the far end's own counters (`--server-metrics`: a node exporter scraped
 //!   once a second);
 //! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: the report model, built once,
@@ -67,6 +74,7 @@ pub mod engine;
 pub mod gate;
 pub mod history;
 pub mod host;
+pub mod input;
 pub mod metrics;
 pub mod net;
 pub mod observe;

@@ -127,6 +127,29 @@ pub fn parse_duration_ns(input: &str) -> Result<u64, UnitError> {
     Ok(nanos.round() as u64)
 }
 
+/// Formats ns as a time [`parse_duration_ns`] reads back exactly (`5s`, `250ms`, `1500us`,
+/// `7ns`).
+///
+/// ```
+/// use iopath::units::{format_time, parse_duration_ns};
+/// assert_eq!(format_time(1_500_000), "1500us");
+/// assert_eq!(parse_duration_ns(&format_time(90_000_000_000)), Ok(90_000_000_000));
+/// ```
+pub fn format_time(nanos: u64) -> String {
+    for (unit, suffix) in [
+        (3_600_000_000_000u64, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ] {
+        if nanos >= unit && nanos.is_multiple_of(unit) {
+            return format!("{}{suffix}", nanos / unit);
+        }
+    }
+    format!("{nanos}ns")
+}
+
 /// Formats a wait for messages: `30 s`, `1.5 s`, `250 ms` (whole milliseconds; below one,
 /// microseconds).
 ///

@@ -5,6 +5,9 @@
 //! - `stats` imports nothing of ours but `result`;
 //! - `engine` knows nothing of `workload`, `report`, `analysis`, `compare` or `run`;
 //! - `analysis` and `report` never import `run`;
+//! - the readers of outside input (`input`) sit above the generators: neither `workload` nor
+//!   any module below it (`analysis`, `targets`, `verify`, `engine`, `host`, `discovery`,
+//!   `stats`, `gate`, `text`, `units`, `result`) imports `input`;
 //! - nothing below `cli` imports `cli`;
 //! - the exporters under `report/` only format the report model `report/model.rs` built: no
 //!   merge, comparison or analysis of their own (`import_graph/exporters_only_format.rs`).
@@ -646,6 +649,23 @@ fn shortest_circle(edges: &BTreeMap<String, BTreeSet<String>>, start: &String) -
     vec![start.clone()]
 }
 
+/// The top-level modules that the readers of outside input (`input`) sit above: the
+/// generators (`workload`) and everything they stand on.
+const READERS_ABOVE: &[&str] = &[
+    "workload",
+    "analysis",
+    "targets",
+    "verify",
+    "engine",
+    "host",
+    "discovery",
+    "stats",
+    "gate",
+    "text",
+    "units",
+    "result",
+];
+
 /// Every edge between top-level modules that breaks a layering rule, with its files.
 fn layering_violations(
     graph: &Graph,
@@ -671,6 +691,9 @@ fn layering_violations(
                 Some("engine knows nothing of workload, report, analysis, compare or run")
             }
             "analysis" | "report" if to == "run" => Some("analysis and report never import run"),
+            _ if to == "input" && READERS_ABOVE.contains(&from.as_str()) => {
+                Some("nothing at or below workload imports input")
+            }
             _ if to == "cli" => Some("nothing below cli imports cli"),
             _ => None,
         };
@@ -950,9 +973,17 @@ fn reader_finds_a_circle_through_super_and_groups() {
 #[test]
 fn reader_checks_layers_and_module_circles() {
     let (_directory, graph) = package(&[
-        ("lib.rs", "pub mod result;\npub mod stats;\npub mod run;\n"),
+        (
+            "lib.rs",
+            "pub mod result;\npub mod stats;\npub mod run;\npub mod input;\npub mod workload;\n",
+        ),
         ("result.rs", "pub struct R;\n"),
         ("stats.rs", "use crate::run::Worker;\n"),
+        ("input.rs", "pub struct Options;\n"),
+        (
+            "workload.rs",
+            "pub struct Plan;\nfn f(_: crate::input::Options) {}\n",
+        ),
         (
             "run.rs",
             "pub struct Worker;\nfn f(_: crate::stats::S) {}\n",
@@ -973,12 +1004,15 @@ fn reader_checks_layers_and_module_circles() {
         layering_violations(&graph, &graph.file_edges),
         vec![
             "stats → run breaks \"stats imports nothing of ours but result\": stats.rs → run.rs"
+                .to_string(),
+            "workload → input breaks \"nothing at or below workload imports input\": \
+             workload.rs → input.rs"
                 .to_string()
         ]
     );
     assert_eq!(
         edge_list(&graph, &graph.file_edges),
-        "cli -> run (1)\nrun -> stats (1)\nstats -> run (1)\n"
+        "cli -> run (1)\nrun -> stats (1)\nstats -> run (1)\nworkload -> input (1)\n"
     );
 }
 

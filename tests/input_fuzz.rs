@@ -12,6 +12,11 @@
 mod support;
 
 use iopath::compare::{CompareOptions, LabeledRun};
+use iopath::input::fio::expand::Environment;
+use iopath::input::fio::load_with;
+use iopath::input::job_file::{JobFileError, JobFileRequest};
+use iopath::input::options::WorkloadOptions;
+use iopath::input::toml_job::{self, to_toml};
 use iopath::report::compare_text::write_compare_text;
 use iopath::report::csv::write_iometer_csv;
 use iopath::report::fio_json::write_fio_json;
@@ -21,11 +26,6 @@ use iopath::report::markdown::write_markdown;
 use iopath::report::model::Report;
 use iopath::report::text::write_text;
 use iopath::result::RunResult;
-use iopath::workload::fio::expand::Environment;
-use iopath::workload::fio::load_with;
-use iopath::workload::job_file::{JobFileError, JobFileRequest};
-use iopath::workload::options::WorkloadOptions;
-use iopath::workload::toml_job::{self, to_toml};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::Value;

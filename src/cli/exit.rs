@@ -12,11 +12,11 @@ use iopath::compare::CompareError;
 use iopath::discovery::MachineError;
 use iopath::discovery::record::RecordError;
 use iopath::engine::network_target::UrlError;
+use iopath::input::job_file::JobFileError;
 use iopath::net::NetError;
 use iopath::run::{PlanError, RunError};
 use iopath::targets::TargetError;
 use iopath::workload::WorkloadError;
-use iopath::workload::job_file::JobFileError;
 use std::fmt::Display;
 
 /// Everything ran.

@@ -20,7 +20,7 @@ use iopath::result::StoragePath;
 use iopath::result::TestResult;
 use iopath::run::interrupt::{self, ForcedStop};
 use iopath::run::progress::LiveSample;
-use iopath::run::{EffectiveShape, RunObserver};
+use iopath::run::{RunObserver, TestShape};
 use iopath::workload::TestPlan;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -169,7 +169,7 @@ impl RunObserver for RecordingObserver {
         }
     }
 
-    fn test_starting(&mut self, test: &TestPlan, shapes: &[EffectiveShape]) {
+    fn test_starting(&mut self, test: &TestPlan, shapes: &[TestShape]) {
         if let Some(metrics) = &self.metrics {
             metrics
                 .lock()

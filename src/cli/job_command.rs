@@ -5,16 +5,17 @@ use super::exit::{self, InFile};
 use super::limit_args::LimitArgs;
 use super::messages::for_terminal;
 use clap::{Args, Subcommand};
+use iopath::input::job_file::{JobFileRequest, LoadedJob};
+use iopath::input::load_job_file;
+use iopath::input::options::WorkloadOptions;
+use iopath::input::toml_job::{to_toml, toml_comment};
 use iopath::result::{RunLength, Workload};
 use iopath::run::{RunOptions, prepare};
 use iopath::targets::TargetSpec;
 use iopath::targets::safety::WritePolicy;
 use iopath::text::shown;
 use iopath::units::format_size;
-use iopath::workload::job_file::{JobFileRequest, LoadedJob};
-use iopath::workload::load_job_file;
-use iopath::workload::options::{WorkloadOptions, format_time};
-use iopath::workload::toml_job::{to_toml, toml_comment};
+use iopath::units::format_time;
 use std::path::{Path, PathBuf};
 
 /// Flags of `iopath job`.

@@ -7,7 +7,7 @@ use super::dashboard::{Dashboard, Event};
 use super::messages::for_terminal;
 use iopath::result::{StoragePath, TestResult};
 use iopath::run::progress::LiveSample;
-use iopath::run::{EffectiveShape, RunObserver};
+use iopath::run::{RunObserver, TestShape};
 use iopath::text::shown;
 use iopath::workload::TestPlan;
 use std::io::{IsTerminal, Write};
@@ -135,7 +135,7 @@ impl Drop for TerminalObserver {
 }
 
 impl RunObserver for TerminalObserver {
-    fn test_starting(&mut self, test: &TestPlan, _shapes: &[EffectiveShape]) {
+    fn test_starting(&mut self, test: &TestPlan, _shapes: &[TestShape]) {
         self.fall_back_if_closed();
         self.close_line();
         if let Mode::Dashboard(dashboard) = &self.mode {

@@ -1,7 +1,7 @@
 //! `iopath presets`: every preset and what it reproduces, and Iometer's load levels.
 
 use super::exit;
-use iopath::workload::presets::{LOAD_LEVELS, PRESETS};
+use iopath::input::presets::{LOAD_LEVELS, PRESETS};
 
 /// Prints the presets; returns the exit status.
 pub fn run() -> i32 {

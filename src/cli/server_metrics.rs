@@ -8,7 +8,7 @@ use iopath::observe::source::{Credentials, ExporterUrl};
 use iopath::observe::window::series_in;
 use iopath::result::{RunResult, TestResult};
 use iopath::run::progress::LiveSample;
-use iopath::run::{EffectiveShape, RunObserver};
+use iopath::run::{RunObserver, TestShape};
 use iopath::workload::TestPlan;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -72,7 +72,7 @@ impl RunObserver for MarkedTests<'_> {
     fn run_started(&mut self, header: &RunResult) {
         self.inner.run_started(header);
     }
-    fn test_starting(&mut self, test: &TestPlan, shapes: &[EffectiveShape]) {
+    fn test_starting(&mut self, test: &TestPlan, shapes: &[TestShape]) {
         self.inner.test_starting(test, shapes);
     }
     fn live(&mut self, sample: &LiveSample) {

@@ -6,8 +6,9 @@
 //! large as the job's largest block, rounded up to the buffer alignment), its per-I/O state and
 //! its fixed state (histograms, series, stack). The figures are checked against
 //! [`MEMORY_SHARE_PERCENT`] of the kernel's `MemAvailable`, the worker threads against what
-//! `RLIMIT_NPROC` and the kernel's thread and PID limits leave, and the queue depth against
-//! what the engine can keep in flight. Registering io_uring buffers needs `RLIMIT_MEMLOCK`
+//! `RLIMIT_NPROC` and the kernel's thread and PID limits leave. Each job's engine, queue depth
+//! and largest block come from its [`TestShape`], whose queue depth was checked once against the
+//! engine ([`TestShape::on_engine`]). Registering io_uring buffers needs `RLIMIT_MEMLOCK`
 //! room (without `CAP_IPC_LOCK`): a job whose buffers would not fit is run without registered
 //! buffers, and says so, rather than refused.
 //!
@@ -18,14 +19,11 @@
 //! ```
 //! use iopath::result::EngineKind;
 //! use iopath::run::budget::{HostLimits, JobDemand, check_test};
+//! use iopath::run::shape::TestShape;
 //! let job = JobDemand {
 //!     name: "randread 1g QD64".into(),
-//!     engine: EngineKind::IoUring,
+//!     shape: TestShape::new(EngineKind::IoUring, 1, 64, 1 << 30),
 //!     threads: 1,
-//!     queue_depth: 64,
-//!     largest_block_bytes: 1 << 30,
-//!     register_buffers: true,
-//!     engine_mapped_depth: false,
 //!     random_map_bytes: 0,
 //!     verify_ledger_bytes: 0,
 //! };
@@ -43,6 +41,7 @@ use crate::discovery::resources::{Room, room};
 use crate::engine::buffer::BUFFER_ALIGNMENT;
 use crate::host::sys::{Limit, soft_limit};
 use crate::result::EngineKind;
+use crate::run::shape::TestShape;
 use crate::stats::histogram::BUCKET_COUNT;
 use crate::stats::live::LIVE_BUCKET_COUNT;
 
@@ -60,37 +59,16 @@ pub const PER_IO_STATE_BYTES: u64 = 256;
 /// series, the stack it touches and the kernel's own stack for the thread.
 pub const PER_WORKER_BYTES: u64 = 3 * ((BUCKET_COUNT + LIVE_BUCKET_COUNT) as u64 * 8) + 192 * 1024;
 
-/// Most I/Os one engine instance keeps in flight; `None` when only memory bounds it (the null
-/// engine) and `Some(1)` for the sync engine, whose depth runs as workers.
-pub fn queue_depth_limit(engine: EngineKind) -> Option<u32> {
-    match engine {
-        EngineKind::IoUring => Some(crate::engine::io_uring::MAX_QUEUE_DEPTH),
-        EngineKind::Nbd => Some(crate::engine::nbd::MAX_QUEUE_DEPTH),
-        EngineKind::Iscsi => Some(crate::engine::iscsi::MAX_QUEUE_DEPTH),
-        EngineKind::Nfs => Some(crate::engine::nfs::MAX_QUEUE_DEPTH),
-        EngineKind::Smb => Some(crate::engine::smb::MAX_QUEUE_DEPTH),
-        EngineKind::Sync => Some(1),
-        EngineKind::Null => None,
-    }
-}
-
 /// What one job of a test asks of the host, as it will really run (after fallbacks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobDemand {
     /// The job's name, for messages.
     pub name: String,
-    /// The engine each worker runs.
-    pub engine: EngineKind,
+    /// Engine (the one its targets run), queue depth, largest block and buffer registration
+    /// of each worker.
+    pub shape: TestShape,
     /// Worker threads of the job, over all its targets.
     pub threads: u64,
-    /// I/O slots per worker.
-    pub queue_depth: u32,
-    /// The job's largest block, bytes: the size of every slot's buffer.
-    pub largest_block_bytes: u64,
-    /// The workers ask io_uring to register their buffers.
-    pub register_buffers: bool,
-    /// The sync engine runs the asked queue depth as workers (for messages).
-    pub engine_mapped_depth: bool,
     /// The random maps of all the job's workers (fio's random map), bytes.
     pub random_map_bytes: u64,
     /// The verification ledgers of all the job's workers (one `u32` per verified block),
@@ -101,7 +79,8 @@ pub struct JobDemand {
 impl JobDemand {
     /// Bytes of one slot's buffer (rounded up to the buffer alignment, as allocated).
     pub fn slot_bytes(&self) -> u64 {
-        self.largest_block_bytes
+        self.shape
+            .largest_block_bytes
             .max(1)
             .div_ceil(BUFFER_ALIGNMENT as u64)
             .saturating_mul(BUFFER_ALIGNMENT as u64)
@@ -109,7 +88,7 @@ impl JobDemand {
 
     /// Bytes of one worker's buffers.
     pub fn buffer_bytes_per_worker(&self) -> u64 {
-        u64::from(self.queue_depth.max(1)).saturating_mul(self.slot_bytes())
+        u64::from(self.shape.queue_depth()).saturating_mul(self.slot_bytes())
     }
 
     /// Bytes of every worker's buffers.
@@ -119,7 +98,7 @@ impl JobDemand {
 
     /// Everything the job's workers hold: buffers, per-I/O state and per-worker state.
     pub fn memory_bytes(&self) -> u64 {
-        let per_io = u64::from(self.queue_depth.max(1)).saturating_mul(PER_IO_STATE_BYTES);
+        let per_io = u64::from(self.shape.queue_depth()).saturating_mul(PER_IO_STATE_BYTES);
         self.threads
             .saturating_mul(per_io.saturating_add(PER_WORKER_BYTES))
             .saturating_add(self.buffer_bytes())
@@ -129,7 +108,7 @@ impl JobDemand {
 
     /// Bytes the kernel would lock for registered io_uring buffers.
     pub fn registered_bytes(&self) -> u64 {
-        if self.register_buffers && self.engine == EngineKind::IoUring {
+        if self.shape.register_buffers && self.shape.engine == EngineKind::IoUring {
             self.buffer_bytes()
         } else {
             0
@@ -138,7 +117,7 @@ impl JobDemand {
 
     /// How the buffers come about, in the flags' words.
     fn describe(&self) -> String {
-        let workers = if self.engine_mapped_depth {
+        let workers = if self.shape.depth_as_workers {
             format!(
                 "{} worker threads (--workers x --qd, on the sync engine)",
                 self.threads
@@ -170,8 +149,12 @@ impl JobDemand {
             "'{}': {workers} x {} slot{} (--qd) x {} (largest --bs) = {} of buffers, plus {} of \
              per-I/O and per-worker state{map}{ledger}",
             self.name,
-            self.queue_depth,
-            if self.queue_depth == 1 { "" } else { "s" },
+            self.shape.queue_depth(),
+            if self.shape.queue_depth() == 1 {
+                ""
+            } else {
+                "s"
+            },
             memory(self.slot_bytes()),
             memory(self.buffer_bytes()),
             memory(
@@ -257,23 +240,6 @@ fn memory(bytes: u64) -> String {
 /// What a plan asks of the host and cannot have; each message names the figures and the flags.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
-    /// A queue depth above what the engine keeps in flight.
-    #[error(
-        "'{job}': --qd {queue_depth} is more than the {} engine keeps in flight ({limit}{}); \
-         lower --qd, or add --workers to go further (iodepth, numjobs in a job file)",
-        engine.name(),
-        if *engine == EngineKind::IoUring { ", the kernel's limit on ring entries" } else { "" }
-    )]
-    QueueDepth {
-        /// The job.
-        job: String,
-        /// Its engine.
-        engine: EngineKind,
-        /// The queue depth asked for.
-        queue_depth: u32,
-        /// The engine's limit.
-        limit: u32,
-    },
     /// More worker threads than can be started.
     #[error(
         "test '{test}' needs {threads} worker threads, but only {available} more can be \
@@ -311,25 +277,6 @@ pub enum BudgetError {
         /// The share of it iopath takes, bytes.
         allowed_bytes: u64,
     },
-}
-
-/// Refuses a queue depth above what `engine` can keep in flight; the message names the flag.
-pub fn check_queue_depth(
-    job: &str,
-    engine: EngineKind,
-    queue_depth: u32,
-) -> Result<(), BudgetError> {
-    match queue_depth_limit(engine) {
-        Some(limit) if engine != EngineKind::Sync && queue_depth > limit => {
-            Err(BudgetError::QueueDepth {
-                job: job.to_string(),
-                engine,
-                queue_depth,
-                limit,
-            })
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Checks the jobs of test `test`, which run together, against `host`: an error naming the
@@ -403,12 +350,8 @@ mod tests {
     fn job(engine: EngineKind, threads: u64, queue_depth: u32, block: u64) -> JobDemand {
         JobDemand {
             name: "j".into(),
-            engine,
+            shape: TestShape::new(engine, 1, queue_depth, block),
             threads,
-            queue_depth,
-            largest_block_bytes: block,
-            register_buffers: true,
-            engine_mapped_depth: false,
             random_map_bytes: 0,
             verify_ledger_bytes: 0,
         }
@@ -471,7 +414,7 @@ mod tests {
     #[test]
     fn threads_beyond_what_can_be_started_are_refused() {
         let mut many = job(EngineKind::Sync, 65_536, 1, 4096);
-        many.engine_mapped_depth = true;
+        many.shape.depth_as_workers = true;
         let error = check_test("t", &[many], &ROOMY).unwrap_err().to_string();
         assert!(error.contains("65536 worker threads"), "{error}");
         assert!(error.contains("30000 more"), "{error}");
@@ -508,21 +451,6 @@ mod tests {
             "{unregistered:?}"
         );
         assert!(check_test("t", &[small], &limited).unwrap().is_empty());
-    }
-
-    #[test]
-    fn queue_depths_stop_at_the_engine_limit() {
-        check_queue_depth("j", EngineKind::IoUring, 32_768).unwrap();
-        let error = check_queue_depth("j", EngineKind::IoUring, 32_769)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("--qd 32769") && error.contains("32768"),
-            "{error}"
-        );
-        check_queue_depth("j", EngineKind::Nbd, 65_536).unwrap();
-        check_queue_depth("j", EngineKind::Sync, 65_536).unwrap();
-        check_queue_depth("j", EngineKind::Null, 65_536).unwrap();
     }
 
     #[test]

@@ -23,9 +23,8 @@
 //! them all.
 
 pub use super::prepare::{ConfirmMode, DEFAULT_SUITE_PERCENT};
-use super::prepare::{
-    EffectiveShape, PendingTarget, check_budget, check_job_against_target, effective_shape,
-};
+use super::prepare::{PendingTarget, check_budget, check_job_against_target};
+use super::shape::TestShape;
 use super::test_runner::{PreparedTarget, TestContext, run_test};
 use super::{RunObserver, RunOptions};
 use crate::analysis::HostFacts;
@@ -134,7 +133,7 @@ pub struct PlannedExperiment {
     /// The limit it moves.
     pub experiment: Experiment,
     /// The variant of the test and its job shapes, or why the checks refused it.
-    pub checked: Result<(TestPlan, Vec<EffectiveShape>), String>,
+    pub checked: Result<(TestPlan, Vec<TestShape>), String>,
 }
 
 /// What the checks of an experiment need: the same as the test's.
@@ -157,17 +156,17 @@ impl ExperimentChecks<'_> {
             .collect()
     }
 
-    fn check(&self, test: TestPlan) -> Result<(TestPlan, Vec<EffectiveShape>), String> {
+    fn check(&self, test: TestPlan) -> Result<(TestPlan, Vec<TestShape>), String> {
         for job in &test.jobs {
             for &index in &job.targets {
                 check_job_against_target(job, &self.targets[index], self.policy)
                     .map_err(|error| error.to_string())?;
             }
         }
-        let mut shapes: Vec<EffectiveShape> = test
+        let mut shapes: Vec<TestShape> = test
             .jobs
             .iter()
-            .map(|job| effective_shape(job, self.io_uring.as_ref().err()))
+            .map(|job| TestShape::of(job, self.io_uring.as_ref().err()))
             .collect();
         check_budget(&test, &mut shapes, self.targets, self.host)
             .map_err(|error| error.to_string())?;
@@ -346,7 +345,7 @@ fn plan_ramp(plan: &TestPlan) -> u64 {
 
 fn run_experiment(
     variant: &TestPlan,
-    shapes: &[EffectiveShape],
+    shapes: &[TestShape],
     context: &ConfirmContext<'_>,
     observer: &mut dyn RunObserver,
 ) -> Result<TestResult, String> {

@@ -18,6 +18,7 @@ pub mod plan_error;
 pub mod prepare;
 pub mod progress;
 pub mod rendezvous;
+pub mod shape;
 pub mod start_gate;
 pub mod target_identity;
 pub mod test_runner;
@@ -26,7 +27,8 @@ mod trim_check;
 pub mod worker;
 
 pub use plan_error::PlanError;
-pub use prepare::{EffectiveShape, PreparedRun, RunOptions, effective_shape, prepare};
+pub use prepare::{PreparedRun, RunOptions, prepare};
+pub use shape::TestShape;
 
 use crate::analysis::Analyser;
 use crate::discovery::HostView;
@@ -103,7 +105,7 @@ pub trait RunObserver {
     /// set until the run ends). Tests follow through [`RunObserver::test_finished`].
     fn run_started(&mut self, _header: &RunResult) {}
     /// A test is about to start.
-    fn test_starting(&mut self, _test: &TestPlan, _shapes: &[EffectiveShape]) {}
+    fn test_starting(&mut self, _test: &TestPlan, _shapes: &[TestShape]) {}
     /// Once a second while a test runs.
     fn live(&mut self, _sample: &LiveSample) {}
     /// A test ended.

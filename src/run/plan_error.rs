@@ -6,6 +6,7 @@
 //! change them; the command line refuses all of them with exit status 2.
 
 use super::budget::BudgetError;
+use super::shape::QueueDepthError;
 use crate::engine::EngineError;
 use crate::units::format_size;
 use crate::workload::WorkloadError;
@@ -169,7 +170,10 @@ pub enum PlanError {
         /// The device's logical block size, bytes.
         logical_block_bytes: u32,
     },
-    /// More than the host has room for: queue depth, threads, memory.
+    /// A queue depth above what the job's engine keeps in flight.
+    #[error(transparent)]
+    QueueDepth(#[from] QueueDepthError),
+    /// More than the host has room for: threads, memory.
     #[error(transparent)]
     Budget(#[from] BudgetError),
     /// A job whose targets cannot be grouped per worker as asked (`--files-per-worker`,

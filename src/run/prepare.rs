@@ -3,7 +3,8 @@
 //! and the server's largest request, writes are allowed, and each job's engine, workers and
 //! queue depth are settled (with every fallback announced).
 
-use super::budget::{HostLimits, JobDemand, check_queue_depth, check_test};
+use super::budget::{HostLimits, JobDemand, check_test};
+use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
@@ -26,59 +27,6 @@ use crate::workload::limits::PlanLimits;
 use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Engine, workers and queue depth a job really runs with, and why they differ from what was
-/// asked.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EffectiveShape {
-    /// Engine in effect.
-    pub engine: EngineKind,
-    /// Worker threads per target (per group of `worker_files.per_worker` targets).
-    pub workers_per_target: u32,
-    /// I/Os in flight per worker.
-    pub queue_depth: u32,
-    /// Register buffers with io_uring (asked for, and room under `RLIMIT_MEMLOCK`).
-    pub register_buffers: bool,
-    /// What was changed and why.
-    pub warnings: Vec<String>,
-}
-
-/// Works out the engine, workers and queue depth of a job: io_uring falls back to sync
-/// (announced) when the kernel refuses it (`io_uring_refusal`, the kernel's answer); sync maps a queue depth above 1 onto workers.
-pub fn effective_shape(job: &JobPlan, io_uring_refusal: Option<&std::io::Error>) -> EffectiveShape {
-    let workload = &job.workload;
-    let mut warnings = Vec::new();
-    let mut engine = workload.engine;
-    if engine == EngineKind::IoUring
-        && let Some(reason) = io_uring_refusal
-    {
-        warnings.push(format!(
-            "io_uring is not available ({reason}); using the sync engine"
-        ));
-        engine = EngineKind::Sync;
-    }
-    let (workers_per_target, queue_depth) = if engine == EngineKind::Sync
-        && workload.queue_depth > 1
-    {
-        warnings.push(format!(
-                "the sync engine keeps one I/O in flight per worker: queue depth {} runs as {} workers of depth 1 ({} workers x {})",
-                workload.queue_depth,
-                workload.workers * workload.queue_depth,
-                workload.workers,
-                workload.queue_depth
-            ));
-        (workload.workers * workload.queue_depth, 1)
-    } else {
-        (workload.workers, workload.queue_depth)
-    };
-    EffectiveShape {
-        engine,
-        workers_per_target,
-        queue_depth,
-        register_buffers: workload.register_buffers,
-        warnings,
-    }
-}
 
 /// What the user allows and asks for, beside the plan.
 #[derive(Clone, Debug, Default)]
@@ -167,7 +115,7 @@ pub const DEFAULT_SUITE_PERCENT: u32 = 100;
 #[derive(Debug)]
 pub struct PreparedRun {
     pub(super) plan: Plan,
-    pub(super) shapes: Vec<Vec<EffectiveShape>>,
+    pub(super) shapes: Vec<Vec<TestShape>>,
     pub(super) targets: Vec<PendingTarget>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
@@ -209,7 +157,7 @@ pub(super) enum PendingTarget {
 
 impl PreparedRun {
     /// Tests and the shapes of their jobs.
-    pub fn tests(&self) -> impl Iterator<Item = (&TestPlan, &[EffectiveShape])> {
+    pub fn tests(&self) -> impl Iterator<Item = (&TestPlan, &[TestShape])> {
         self.plan
             .tests
             .iter()
@@ -452,13 +400,13 @@ pub fn prepare(
     create_on_open(&plan, &mut targets);
     check_room_for(&files_to_fill(&targets))?;
     claim_written_devices(&plan, &targets)?;
-    let mut shapes: Vec<Vec<EffectiveShape>> = plan
+    let mut shapes: Vec<Vec<TestShape>> = plan
         .tests
         .iter()
         .map(|test| {
             test.jobs
                 .iter()
-                .map(|job| effective_shape(job, io_uring))
+                .map(|job| TestShape::of(job, io_uring))
                 .collect()
         })
         .collect();
@@ -509,7 +457,7 @@ fn check_limits(
             .jobs
             .iter()
             .map(|job| {
-                let shape = effective_shape(job, io_uring);
+                let shape = TestShape::of(job, io_uring);
                 job.worker_threads(shape.workers_per_target) as u64
             })
             .sum();
@@ -521,7 +469,7 @@ fn check_limits(
 /// Says what a sync job (fio's default `psync`, or `--engine sync`) does on a network volume:
 /// the volume's protocol engine moves its I/O, one request in flight per worker, as the sync
 /// engine would (the job's queue depth above 1 already became workers).
-fn note_sync_on_network(test: &TestPlan, shapes: &mut [EffectiveShape], targets: &[PendingTarget]) {
+fn note_sync_on_network(test: &TestPlan, shapes: &mut [TestShape], targets: &[PendingTarget]) {
     for (job, shape) in test.jobs.iter().zip(shapes.iter_mut()) {
         if shape.engine != EngineKind::Sync {
             continue;
@@ -601,7 +549,7 @@ fn name_smb_connections(plan: &Plan, targets: &mut [PendingTarget]) {
 /// buffer registration off, with a warning each, for jobs `RLIMIT_MEMLOCK` has no room for.
 pub(super) fn check_budget(
     test: &TestPlan,
-    shapes: &mut [EffectiveShape],
+    shapes: &mut [TestShape],
     targets: &[PendingTarget],
     host: &HostLimits,
 ) -> Result<Vec<String>, PlanError> {
@@ -627,7 +575,7 @@ pub(super) fn check_budget(
                 });
             }
             let engine = engine_of(set_targets[0]);
-            check_queue_depth(&job.name, engine, shape.queue_depth).map_err(PlanError::from)?;
+            let set_shape = shape.on_engine(&job.name, engine)?;
             let threads = u64::from(shape.workers_per_target);
             let mut ledger_bytes = 0u64;
             let map_bytes: u64 = set_targets
@@ -650,7 +598,7 @@ pub(super) fn check_budget(
             let ledgers = threads.saturating_mul(ledger_bytes);
             match demands
                 .iter_mut()
-                .find(|(known, demand)| *known == index && demand.engine == engine)
+                .find(|(known, demand)| *known == index && demand.shape.engine == engine)
             {
                 Some((_, demand)) => {
                     demand.threads += threads;
@@ -661,13 +609,8 @@ pub(super) fn check_budget(
                     index,
                     JobDemand {
                         name: job.name.clone(),
-                        engine,
+                        shape: set_shape,
                         threads,
-                        queue_depth: shape.queue_depth,
-                        largest_block_bytes: job.workload.access.max_size_bytes(),
-                        register_buffers: shape.register_buffers,
-                        engine_mapped_depth: engine == EngineKind::Sync
-                            && job.workload.queue_depth > 1,
                         random_map_bytes: maps,
                         verify_ledger_bytes: ledgers,
                     },
@@ -794,7 +737,7 @@ pub(super) fn verify_state_path(job_name: &str, job_thread: u32) -> PathBuf {
 /// [`STATE_FILE_LIMIT`] (a FIFO would block, a device such as /dev/zero never ends).
 fn check_verify_state_files(
     test: &crate::workload::TestPlan,
-    shapes: &[EffectiveShape],
+    shapes: &[TestShape],
 ) -> Result<(), PlanError> {
     for (job, shape) in test.jobs.iter().zip(shapes) {
         let Some(verify) = &job.workload.verify else {
@@ -1014,11 +957,12 @@ pub(super) fn check_job_against_target(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::workload::suite::base_workload;
 
-    fn job(engine: EngineKind, queue_depth: u32, workers: u32) -> JobPlan {
+    /// A job of one worker group on target 0: `engine`, `queue_depth`, `workers`.
+    pub(in crate::run) fn job(engine: EngineKind, queue_depth: u32, workers: u32) -> JobPlan {
         let mut workload = base_workload();
         workload.engine = engine;
         workload.queue_depth = queue_depth;
@@ -1029,22 +973,6 @@ mod tests {
             workload,
             targets: vec![0],
         }
-    }
-
-    #[test]
-    fn a_refused_io_uring_falls_back_to_sync_and_says_why() {
-        let refused = std::io::Error::from_raw_os_error(libc::EPERM);
-        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), Some(&refused));
-        assert_eq!(shape.engine, EngineKind::Sync);
-        assert_eq!((shape.workers_per_target, shape.queue_depth), (16, 1));
-        assert!(
-            shape.warnings[0]
-                .contains("io_uring is not available (Operation not permitted (os error 1))")
-        );
-        assert!(shape.warnings[1].contains("16 workers of depth 1"));
-        let shape = effective_shape(&job(EngineKind::IoUring, 8, 2), None);
-        assert_eq!(shape.engine, EngineKind::IoUring);
-        assert!(shape.warnings.is_empty());
     }
 
     #[test]
@@ -1073,12 +1001,5 @@ mod tests {
         let mut unbounded = writer(0);
         unbounded.workload.region_size_bytes = None;
         assert!(check_verified_targets_alone(&test(vec![unbounded, writer(1 << 30)])).is_err());
-    }
-
-    #[test]
-    fn queue_depth_one_with_sync_needs_no_mapping() {
-        let shape = effective_shape(&job(EngineKind::Sync, 1, 3), None);
-        assert_eq!((shape.workers_per_target, shape.queue_depth), (3, 1));
-        assert!(shape.warnings.is_empty());
     }
 }

@@ -10,7 +10,7 @@ use super::start_gate::{GateClosed, StartGate};
 use super::target_identity::{KnownBy, identity_of};
 use super::thread_start::{ThreadStartError, user_thread_limit};
 use super::worker::{TracedIo, WorkerLength, WorkerLinks, WorkerOutcome, WorkerPlan, WorkerVerify};
-use super::{EffectiveShape, PlanError, RunError};
+use super::{PlanError, RunError, TestShape};
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
@@ -158,7 +158,7 @@ struct JobSetup {
 /// the test did not start.
 pub fn run_test(
     test: &TestPlan,
-    shapes: &[EffectiveShape],
+    shapes: &[TestShape],
     targets: &[PreparedTarget],
     context: TestContext<'_>,
 ) -> Result<Option<TestRun>, RunError> {
@@ -423,7 +423,7 @@ fn live_groups(test: &TestPlan, workers: &[WorkerSlot]) -> LiveGroups {
 fn open_job(
     job_index: usize,
     job: &JobPlan,
-    shape: &EffectiveShape,
+    shape: &TestShape,
     targets: &[PreparedTarget],
     context: &TestContext<'_>,
     workers: &mut Vec<WorkerSlot>,
@@ -433,14 +433,13 @@ fn open_job(
     let threads_per_set = shape.workers_per_target;
     let job_threads = job.worker_threads(threads_per_set);
     let job_options = EngineOptions {
-        register: shape.register_buffers,
         write_through: workload.sync_writes,
         connections: workload.connections.max(1),
         net_timeout: context.net_timeout,
         stop: context.stop.clone(),
         force_async_every: workload.handling.force_async_every,
         data_path: workload.handling.data_path,
-        ..EngineOptions::new(shape.queue_depth, workload.access.max_size_bytes() as usize)
+        ..shape.engine_options()
     };
     let mut warnings = shape.warnings.clone();
     let mut direct = !workload.buffered;
@@ -582,7 +581,7 @@ fn open_job(
             );
             if workload.writes() {
                 let engine = engine.as_engine();
-                for slot in 0..shape.queue_depth as usize {
+                for slot in 0..shape.queue_depth() as usize {
                     data.fill(engine.buffer_mut(slot));
                 }
             }
@@ -652,7 +651,7 @@ fn open_job(
                     } else {
                         planner
                     },
-                    queue_depth: shape.queue_depth,
+                    shape: shape.clone(),
                     length,
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
@@ -675,7 +674,6 @@ fn open_job(
                     latency_target: controls.latency_target,
                     flow_weight: controls.flow.map_or(0, |flow| u64::from(flow.weight)),
                     flow_sleep_ns: controls.flow.map_or(0, |flow| flow.sleep_ns),
-                    buffer_bytes: options.buffer_size,
                     verify,
                     empty_reads_complete: workload.handling.create_on_open
                         && kind == EngineKind::IoUring,
@@ -905,7 +903,7 @@ fn latency_outcome(
 
 fn merge_test(
     test: &TestPlan,
-    shapes: &[EffectiveShape],
+    shapes: &[TestShape],
     setups: Vec<JobSetup>,
     outcomes: &[(usize, WorkerOutcome)],
     mut cpu: CpuResult,
@@ -970,7 +968,7 @@ fn merge_test(
             engine: setup.engine,
             direct: setup.direct,
             worker_threads: mine.len() as u32,
-            queue_depth_per_worker: shape.queue_depth,
+            queue_depth_per_worker: shape.queue_depth(),
             ramp_ns: job.workload.ramp_ns,
             measured_ns,
             fsync_ns: mine.iter().map(|o| o.fsync_ns).max().unwrap_or(0),
@@ -1029,7 +1027,6 @@ fn merge_test(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::effective_shape;
     use crate::workload::suite::base_workload;
 
     #[test]
@@ -1046,10 +1043,10 @@ mod tests {
             probed: None,
         };
         let test = TestPlan::single("traced", base_workload(), vec![0]);
-        let shapes: Vec<EffectiveShape> = test
+        let shapes: Vec<TestShape> = test
             .jobs
             .iter()
-            .map(|job| effective_shape(job, None))
+            .map(|job| TestShape::of(job, None))
             .collect();
         let setup = JobSetup {
             engine: EngineReport {

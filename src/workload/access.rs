@@ -248,7 +248,7 @@ impl std::fmt::Display for AccessSpec {
                     text.push_str(&format!(
                         ":{}:{}",
                         l.burst_length,
-                        super::options::format_time(l.delay_ns)
+                        crate::units::format_time(l.delay_ns)
                     ));
                 }
                 if trims {

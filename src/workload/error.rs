@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use iopath::workload::WorkloadError;
-//! use iopath::workload::option_values::percent;
+//! use iopath::input::option_values::percent;
 //! let error = percent("120").unwrap_err();
 //! assert!(matches!(error, WorkloadError::Value { ref text, .. } if text == "120"));
 //! assert_eq!(error.to_string(), "'120' is not a percentage from 0 to 100");

@@ -12,6 +12,11 @@
 
 use super::WorkloadError;
 
+/// Highest queue depth a workload may ask for, whichever reader it comes from (`--qd`, a TOML
+/// job's `qd`, fio's `iodepth`, a `--sweep qd=` value); the engine that runs it may keep
+/// fewer in flight (`run::shape::TestShape::on_engine` checks that).
+pub const MAX_QUEUE_DEPTH: u32 = 65_536;
+
 /// The limits in force for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanLimits {

@@ -1,8 +1,11 @@
-//! What I/O to issue: the validated [`Workload`], block-size mixes, the per-worker
-//! [`planner::IoPlanner`] that turns a workload into offsets, and the default suite.
+//! What I/O to issue: the validated [`Workload`] and [`Plan`], block-size mixes, and the
+//! generators the worker asks on the hot path — the per-worker [`planner::IoPlanner`] that
+//! turns a workload into offsets, distributions, the random map, file sets, write data — plus
+//! the default suite and sweep expansion.
 //!
-//! Workloads are built from flags (or job files) in two stages: raw text is parsed and checked
-//! first, and only a fully valid [`Plan`] reaches the runner.
+//! Nothing here reads outside input: the flags, fio job files and TOML job files are read in
+//! [`crate::input`], which builds a [`Plan`] of these types; only a fully valid plan reaches
+//! the runner.
 
 pub mod access;
 pub mod block_shuffle;
@@ -11,23 +14,17 @@ pub mod buffer_pattern;
 pub mod distribution;
 pub mod error;
 pub mod file_set;
-pub mod fio;
 pub mod job_controls;
-pub mod job_file;
 pub mod lfsr;
 pub mod limits;
 pub mod offset_rules;
-pub mod option_values;
-pub mod options;
 pub mod planner;
-pub mod presets;
 pub mod random_map;
 pub mod random_pass;
 pub mod steady;
 pub mod suite;
 pub mod sweep;
 pub mod target_fit;
-pub mod toml_job;
 pub mod verify_settings;
 pub mod write_data;
 
@@ -36,18 +33,6 @@ pub use error::WorkloadError;
 
 use crate::result::{AccessLine, AccessSpec, SweepValue, Workload};
 use serde::{Deserialize, Serialize};
-
-/// Reads a job file: iopath's TOML when the name ends in `.toml`, fio's format otherwise.
-pub fn load_job_file(
-    path: &std::path::Path,
-    request: &job_file::JobFileRequest,
-) -> Result<job_file::LoadedJob, job_file::JobFileError> {
-    if path.extension().is_some_and(|ext| ext == "toml") {
-        toml_job::load(path, request)
-    } else {
-        fio::load(path, request)
-    }
-}
 
 /// Direction and pattern as fio's `rw` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

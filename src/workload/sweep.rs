@@ -40,7 +40,7 @@ fn parse_value(axis: SweepAxis, text: &str) -> Result<u64, WorkloadError> {
             .map_err(|_| WorkloadError::value(text, "is not a whole number"))?,
     };
     let limit = match axis {
-        SweepAxis::Qd => 65_536,
+        SweepAxis::Qd => u64::from(super::limits::MAX_QUEUE_DEPTH),
         SweepAxis::Workers => 4_096,
         SweepAxis::Bs => 1 << 30,
     };

@@ -71,8 +71,8 @@ fn runs_test_matches_known_values() {
 /// The block order of the first 256 random I/Os of `file` (a job over 1 MiB in 4 KiB blocks)
 /// read with `randseed=seed`, as iopath's planner gives it to the worker.
 fn block_order(file: &std::path::Path, seed: u64, dir: &std::path::Path) -> Vec<f64> {
-    use iopath::workload::fio::{expand::Environment, load_with};
-    use iopath::workload::job_file::JobFileRequest;
+    use iopath::input::fio::{expand::Environment, load_with};
+    use iopath::input::job_file::JobFileRequest;
     use iopath::workload::planner::IoPlanner;
     let text = std::fs::read_to_string(file).unwrap();
     let job = dir.join(format!("seed-{seed}.fio"));

@@ -26,6 +26,7 @@ mod verify;
 use super::flow::FlowGroup;
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
+use super::shape::TestShape;
 use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
 use crate::host::clock::{Clock, Ticks};
@@ -74,8 +75,9 @@ pub struct WorkerPlan {
     pub target_indexes: Vec<u32>,
     /// Files, offsets, sizes and directions.
     pub planner: FileSetPlanner,
-    /// I/Os in flight.
-    pub queue_depth: u32,
+    /// The job's shape: the queue depth (I/Os in flight, the engine's slots) and the largest
+    /// block (each slot's buffer), as the engine was opened with.
+    pub shape: TestShape,
     /// Time or bytes.
     pub length: WorkerLength,
     /// fdatasync at the end, inside the measured time.
@@ -105,15 +107,14 @@ pub struct WorkerPlan {
     /// Hand queued requests to the device after every this many (0: once per refill). 1 is
     /// fio's default (`iodepth_batch_submit=1`): each request starts as soon as it is queued.
     pub submit_batch: usize,
-    /// Search for the deepest queue (up to `queue_depth`) that meets this latency target.
+    /// Search for the deepest queue (up to the shape's queue depth) that meets this latency
+    /// target.
     pub latency_target: Option<LatencyTarget>,
     /// This worker's weight in its flow ([`WorkerLinks::flow`]).
     pub flow_weight: u64,
     /// How long the worker waits when it is ahead of its share of the flow, ns (0: a short
     /// slice).
     pub flow_sleep_ns: u64,
-    /// Bytes of each slot's buffer (the largest request).
-    pub buffer_bytes: usize,
     /// Data verification, when the workload verifies.
     pub verify: Option<WorkerVerify>,
     /// A read that gets no data (at or past the end of a file that `create_on_open` created

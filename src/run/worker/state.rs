@@ -182,7 +182,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let begin = start + clock.ticks_for_nanos(plan.start_delay_ns);
         let measure_start = begin + clock.ticks_for_nanos(ramp_ns);
         let search = plan.latency_target.map(|target| {
-            let mut search = LatencySearch::new(target, plan.queue_depth.max(1));
+            let mut search = LatencySearch::new(target, plan.shape.queue_depth());
             search.start_window(ramp_ns);
             Search {
                 search,
@@ -195,7 +195,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 restarted: false,
             }
         });
-        let depth = plan.queue_depth.max(1) as usize;
+        let depth = plan.shape.queue_depth() as usize;
         let verify = plan
             .verify
             .take()
@@ -212,7 +212,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
-            queue: Queue::new(plan.queue_depth.max(1) as usize),
+            queue: Queue::new(plan.shape.queue_depth() as usize),
             window: Window {
                 begin,
                 measure_start,
@@ -899,7 +899,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let verification = self.verify.take().map(|verify| {
             let read_back = ReadBack {
                 queue_depth: self.queue.depth,
-                buffer_bytes: self.plan.buffer_bytes,
+                buffer_bytes: self.plan.shape.buffer_bytes(),
                 targets: &self.plan.target_paths,
                 stops: [self.links.stop, self.links.error_stop],
                 clock,
@@ -1035,6 +1035,6 @@ fn errno_name(errno: i32) -> String {
     if errno == 0 {
         return "short".to_string();
     }
-    crate::workload::fio::error_values::errno_name(errno)
+    crate::input::fio::error_values::errno_name(errno)
         .map_or_else(|| format!("E{errno}"), str::to_string)
 }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::engine::buffer_fill::FillPlan;
 use crate::engine::{Completion, IoRequest};
-use crate::result::Capabilities;
+use crate::result::{Capabilities, EngineKind};
 use crate::workload::BlockSizeMix;
 use crate::workload::planner::IoPlanner;
 use crate::workload::suite::base_workload;
@@ -152,14 +152,13 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         4096,
     );
     WorkerPlan {
-        buffer_bytes: 4096,
+        shape: TestShape::new(EngineKind::Null, 1, queue_depth, 4096),
         verify: None,
         empty_reads_complete: false,
         serialize_overlap: false,
         target_paths: vec!["scripted".to_string()],
         target_indexes: vec![0],
         planner: FileSetPlanner::single(IoPlanner::new(&workload, 0, 64 << 20, 0, 1)),
-        queue_depth,
         length,
         fsync_at_end: false,
         continue_on_error: false,

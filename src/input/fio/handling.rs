@@ -4,8 +4,8 @@
 
 use super::collect::JobDefinition;
 use super::notes::Notes;
+use crate::input::job_file::JobFileError;
 use crate::result::{DataPath, EngineKind, IoHandling};
-use crate::workload::job_file::JobFileError;
 
 /// The job's [`IoHandling`] on `engine`. A job that reads with `create_on_open=1` reads files
 /// that start empty, as in fio: a read past what its writes have laid out gets no data (see

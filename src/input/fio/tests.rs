@@ -3,10 +3,10 @@
 
 use super::expand::Environment;
 use super::load_with;
+use crate::input::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use crate::input::options::WorkloadOptions;
 use crate::result::{AccessHint, AccessLine, EngineKind, OffsetDistribution, RunLength};
 use crate::targets::TargetSpec;
-use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
-use crate::workload::options::WorkloadOptions;
 use crate::workload::steady::SteadyMetric;
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,9 @@
 //! What every job-file reader (fio's format, iopath's TOML) takes and gives.
 
-use super::Plan;
-use super::limits::PlanLimits;
 use super::options::WorkloadOptions;
 use crate::text::escape::escape_controls;
+use crate::workload::Plan;
+use crate::workload::limits::PlanLimits;
 use std::path::PathBuf;
 
 /// How to read a job file.

@@ -820,7 +820,11 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &[],
         mapping: "queue depth per worker; with a sync engine fio keeps one I/O in flight whatever iodepth says, and so does iopath",
         support: Support::Mapped(|s, input| {
-            s.iodepth = integer(input.text()?, 1, 65_536)? as u32;
+            s.iodepth = integer(
+                input.text()?,
+                1,
+                crate::workload::limits::MAX_QUEUE_DEPTH.into(),
+            )? as u32;
             Ok(())
         }),
     },

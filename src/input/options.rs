@@ -3,10 +3,12 @@
 //! and both go through the same parsers ([`super::option_values`]) and the same
 //! [`WorkloadOptions::apply`].
 
-use super::{AccessPattern, BlockSizeMix, WorkloadError, option_values as parse};
+use super::option_values as parse;
 use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution, RunLength, Workload};
 use crate::result::{BufferPattern, DedupeMode, VerifyKind, VerifySettings, WriteData};
 use crate::units::format_size;
+use crate::units::format_time;
+use crate::workload::{AccessPattern, BlockSizeMix, WorkloadError};
 use clap::Args;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -104,22 +106,6 @@ fn ser_pattern<S: Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     ser_display(&value.map(AccessPattern::name), serializer)
-}
-
-/// Formats ns as a time the parser reads back exactly (`5s`, `250ms`, `1500us`, `7ns`).
-pub fn format_time(nanos: u64) -> String {
-    for (unit, suffix) in [
-        (3_600_000_000_000u64, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-    ] {
-        if nanos >= unit && nanos.is_multiple_of(unit) {
-            return format!("{}{suffix}", nanos / unit);
-        }
-    }
-    format!("{nanos}ns")
 }
 
 fn is_false(value: &bool) -> bool {

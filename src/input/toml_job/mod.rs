@@ -4,8 +4,8 @@
 //! jobs that run at the same time. docs/job-files.md describes the format.
 //!
 //! ```
-//! use iopath::workload::job_file::JobFileRequest;
-//! use iopath::workload::toml_job;
+//! use iopath::input::job_file::JobFileRequest;
+//! use iopath::input::toml_job;
 //!
 //! let text = r#"
 //! targets = [{ path = "data.bin", size = "1g" }]
@@ -42,9 +42,9 @@ mod writer;
 
 pub use writer::{to_toml, toml_comment};
 
-use super::Plan;
 use super::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::gate::read::{FileLimit, read_text};
+use crate::workload::Plan;
 use document::{LineIndex, Origin, Problem, Setting, entries_in_order};
 use std::path::Path;
 use toml::de::DeTable;

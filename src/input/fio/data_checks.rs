@@ -3,8 +3,8 @@
 
 use super::collect::JobDefinition;
 use super::notes::Notes;
+use crate::input::job_file::JobFileError;
 use crate::result::{DedupeMode, WriteData};
-use crate::workload::job_file::JobFileError;
 
 /// The data settings of `job`, checked, with notes where an option has no effect.
 pub fn job_write_data(job: &JobDefinition, notes: &mut Notes) -> Result<WriteData, JobFileError> {

@@ -15,8 +15,8 @@
 //! accepted with a note; differences in how a mapped option behaves are noted too.
 //!
 //! ```no_run
-//! use iopath::workload::fio::load;
-//! use iopath::workload::job_file::JobFileRequest;
+//! use iopath::input::fio::load;
+//! use iopath::input::job_file::JobFileRequest;
 //! let loaded = load("examples/iometer.fio".as_ref(), &JobFileRequest::default()).unwrap();
 //! for test in &loaded.plan.tests {
 //!     println!("{}: {} jobs", test.name, test.jobs.len());

@@ -4,11 +4,11 @@
 
 use super::expand::Environment;
 use super::load_with;
+use crate::input::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use crate::input::options::WorkloadOptions;
 use crate::result::OffsetRules;
 use crate::result::{EndOthers, Flow, LatencyTarget};
 use crate::result::{OffsetDistribution, RunLength, Workload};
-use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
-use crate::workload::options::WorkloadOptions;
 use std::path::PathBuf;
 
 const MIB: u64 = 1 << 20;

@@ -1,9 +1,9 @@
 //! Named workloads people already quote: Iometer's access specifications, the Fibre Channel
 //! review pair, dd, tiobench, and the default suite. `iopath presets` lists them.
 
-use super::suite::default_suite;
-use super::{TestPlan, WorkloadError};
 use crate::result::{AccessLine, AccessSpec, Workload};
+use crate::workload::suite::default_suite;
+use crate::workload::{TestPlan, WorkloadError};
 
 /// A preset: a name, what it reproduces, and the tests it makes.
 #[derive(Debug)]

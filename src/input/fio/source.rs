@@ -15,7 +15,7 @@ use super::expand::{Environment, expand};
 use super::location::Location;
 use super::notes::Notes;
 use crate::gate::read::{FileLimit, read_text};
-use crate::workload::job_file::JobFileError;
+use crate::input::job_file::JobFileError;
 use std::path::{Path, PathBuf};
 
 /// Deepest nesting of `include` followed before giving up (a cycle is refused earlier).

@@ -3,10 +3,10 @@
 use super::expand::Environment;
 use super::load_with;
 use crate::engine::buffer_fill::Content;
+use crate::input::job_file::{JobFileError, JobFileRequest, LoadedJob};
+use crate::input::options::WorkloadOptions;
 use crate::result::BufferPattern;
 use crate::result::{DedupeMode, WriteData};
-use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};
-use crate::workload::options::WorkloadOptions;
 
 fn load_request(text: &str, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
     let dir = tempfile::tempdir().unwrap();

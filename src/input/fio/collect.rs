@@ -15,8 +15,8 @@ use super::source::Entry;
 use super::suggestions::near_text;
 use super::table::{Input, Support, find};
 use super::values::uses_iec_suffix;
+use crate::input::job_file::JobFileError;
 use crate::text::escape::escape_controls;
-use crate::workload::job_file::JobFileError;
 use crate::workload::limits::PlanLimits;
 use std::path::Path;
 

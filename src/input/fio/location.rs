@@ -1,7 +1,7 @@
 //! Where a job file entry was written: the file and the line, the place every message about
 //! it points at, and [`Set`], a value kept with the place that set it.
 
-use crate::workload::job_file::JobFileError;
+use crate::input::job_file::JobFileError;
 use std::path::PathBuf;
 
 /// Where an entry was written.

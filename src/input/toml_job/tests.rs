@@ -1,6 +1,4 @@
 use super::super::options::WorkloadOptions;
-use super::super::suite::{DEFAULT_SEED, base_workload, default_suite};
-use super::super::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use super::*;
 use crate::result::BufferPattern;
 use crate::result::{
@@ -8,6 +6,8 @@ use crate::result::{
 };
 use crate::result::{DedupeMode, FileService, WorkerFiles, WriteData};
 use crate::targets::TargetSpec;
+use crate::workload::suite::{DEFAULT_SEED, base_workload, default_suite};
+use crate::workload::{AccessPattern, BlockSizeMix, JobPlan, Plan, TestPlan};
 use std::path::PathBuf;
 
 fn plan_of(text: &str) -> Plan {

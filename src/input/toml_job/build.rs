@@ -4,14 +4,14 @@
 //! name the same path, and checked to exist or to have a size to be created with.
 
 use super::super::options::WorkloadOptions;
-use super::super::suite::base_workload;
-use super::super::{JobPlan, Plan, TestPlan};
 use super::document::{Problem, Setting, scalar_text};
 use super::keys::{self, Extra};
 use super::reader::{FileDraft, TableDraft, TargetEntry, TargetKey};
+use crate::input::job_file::JobFileRequest;
 use crate::result::Workload;
 use crate::targets::TargetSpec;
-use crate::workload::job_file::JobFileRequest;
+use crate::workload::suite::base_workload;
+use crate::workload::{JobPlan, Plan, TestPlan};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;

@@ -12,9 +12,9 @@ use super::files::{JobFiles, existing_bytes, job_files};
 use super::lines::{access_spec, direction_shares, mean_sizes};
 use super::notes::Notes;
 use super::settings::{JobSettings, READ, WRITE};
+use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::{EngineKind, FileService, RunLength, WorkerFiles, Workload};
 use crate::targets::TargetSpec;
-use crate::workload::job_file::{JobFileError, JobFileRequest};
 use crate::workload::suite::{DEFAULT_SEED, base_workload};
 
 /// A job mapped to a workload, with the files it runs on.

@@ -2,7 +2,7 @@
 //! per-kind lists of `ignore_error`.
 //!
 //! ```
-//! use iopath::workload::fio::error_values::{errno_name, ignore_lists};
+//! use iopath::input::fio::error_values::{errno_name, ignore_lists};
 //! assert_eq!(errno_name(28), Some("ENOSPC"));
 //! let lists = ignore_lists(",ENOSPC:122").unwrap();
 //! assert_eq!(lists[0], None);

@@ -19,7 +19,7 @@
 //! escaped.
 //!
 //! ```
-//! use iopath::workload::fio::iolog::{parse_iolog, TraceAction};
+//! use iopath::input::fio::iolog::{parse_iolog, TraceAction};
 //! let log = parse_iolog("fio version 3 iolog\n5 /dev/sdb add\n9 /dev/sdb open\n\
 //!                        20 /dev/sdb write 4096 8192\n30 /dev/sdb close\n").unwrap();
 //! assert_eq!(log.files, ["/dev/sdb"]);

@@ -1,10 +1,10 @@
 //! The keys of a TOML job: the workload options (declared once, in [`WorkloadOptions`]), four
 //! keys for workload fields no flag sets, and how keys of different layers replace each other.
 
-use super::super::WorkloadError;
 use super::super::option_values as parse;
 use super::super::options::WorkloadOptions;
 use crate::result::{RunLength, Workload};
+use crate::workload::WorkloadError;
 use serde::de::{Deserialize, Deserializer, Error as _, Visitor};
 
 /// Delay before the job starts (fio's `startdelay`).

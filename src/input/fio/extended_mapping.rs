@@ -11,11 +11,11 @@ use super::files::JobFiles;
 use super::location::Set;
 use super::notes::Notes;
 use super::settings::{BlockChoice, JobSettings, Pattern};
+use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::OffsetDistribution;
 use crate::result::OffsetRules;
 use crate::result::{EndOthers, Flow, JobControls, LatencyTarget};
 use crate::targets::TargetSpec;
-use crate::workload::job_file::{JobFileError, JobFileRequest};
 
 /// What mapping a job needs to know beyond the job itself.
 pub struct MappingContext<'a> {

@@ -5,14 +5,15 @@
 //! and run length always, everything else where it differs from the defaults. Keys every job
 //! shares go to `[defaults]`; targets every job shares go to the top-level `targets`.
 
-use super::super::options::{WorkloadOptions, format_time};
-use super::super::suite::base_workload;
-use super::super::{JobPlan, Plan, TestPlan};
+use super::super::options::WorkloadOptions;
 use super::keys::{self, EXTRA_KEY_PLACES};
 use crate::result::{AccessSpec, RunLength, Workload};
 use crate::targets::TargetSpec;
 use crate::text::escape::escape_controls;
 use crate::units::format_size;
+use crate::units::format_time;
+use crate::workload::suite::base_workload;
+use crate::workload::{JobPlan, Plan, TestPlan};
 use std::path::Path;
 
 /// One `key = value` line, the value already in TOML.
@@ -110,7 +111,7 @@ fn write_job_body(out: &mut String, text: &JobText) {
 /// job file's values or a file name) are written as visible escapes (`\u{1b}`, `\n`).
 ///
 /// ```
-/// use iopath::workload::toml_job::toml_comment;
+/// use iopath::input::toml_job::toml_comment;
 /// assert_eq!(toml_comment("bs=4k\u{1b}[2J\nrw=write"), "# bs=4k\\u{1b}[2J\\nrw=write\n");
 /// ```
 pub fn toml_comment(text: &str) -> String {

@@ -1,9 +1,9 @@
 //! Parsers of option values, shared by the command line and job files so that a value means
 //! the same everywhere and is refused with the same message.
 
-use super::{AccessPattern, BlockSizeMix, WorkloadError};
 use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution};
 use crate::units::{parse_duration_ns, parse_size};
+use crate::workload::{AccessPattern, BlockSizeMix, WorkloadError};
 
 /// A size in bytes (`4k`, `1m`, `512`); 0 allowed.
 pub fn size(text: &str) -> Result<u64, WorkloadError> {
@@ -72,7 +72,7 @@ pub fn queue_depth(text: &str) -> Result<u32, WorkloadError> {
     }
     count_or(
         text,
-        65_536,
+        crate::workload::limits::MAX_QUEUE_DEPTH,
         " (or a load level: linear, very-light, light, moderate, heavy)",
     )
 }
@@ -155,7 +155,7 @@ pub fn buffer_pattern(text: &str) -> Result<crate::result::BufferPattern, Worklo
 
 /// A verify kind: crc32c, crc32, md5, sha256, xxhash, meta or pattern.
 pub fn verify_kind(text: &str) -> Result<crate::result::VerifyKind, WorkloadError> {
-    super::verify_settings::parse_kind(text)
+    crate::workload::verify_settings::parse_kind(text)
 }
 
 /// How duplicate buffers are chosen: repeat or working_set.
