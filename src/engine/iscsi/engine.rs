@@ -36,10 +36,10 @@ use super::{
     ENGINE_NAME, library, log_in, login_parameters, operation_error, setup_error, setup_message,
 };
 use crate::engine::buffer::BufferPool;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
 };
+use crate::targets::network_target::NetworkTarget;
 use iscsi_client::ffi::{
     IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask, UnmapList,
 };

@@ -22,7 +22,7 @@
 //! use iopath::engine::iscsi::{self, IscsiEngine};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
-//! use iopath::engine::network_target::NetworkTarget;
+//! use iopath::targets::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;
 //! let volume = iscsi::probe(&target, std::time::Duration::from_secs(30))?;
@@ -45,7 +45,7 @@ pub use engine::{IscsiEngine, MAX_QUEUE_DEPTH};
 pub use probe::probe;
 
 use super::EngineError;
-use crate::engine::network_target::NetworkTarget;
+use crate::targets::network_target::NetworkTarget;
 use iscsi_client::library;
 use iscsi_client::session::{self, LoginParameters};
 use std::io;

@@ -4,8 +4,8 @@
 
 use super::{connect, setup_error};
 use crate::engine::EngineError;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::volume::NetworkVolumeInfo;
+use crate::targets::network_target::NetworkTarget;
 use iscsi_client::session::Session;
 use std::io;
 use std::time::Duration;

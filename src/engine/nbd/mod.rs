@@ -56,7 +56,7 @@
 //! use iopath::engine::nbd::{self, NbdEngine};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
-//! use iopath::engine::network_target::NetworkTarget;
+//! use iopath::targets::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
 //! let volume = nbd::probe(&target, std::time::Duration::from_secs(30))?;

@@ -26,8 +26,8 @@ mod verify;
 use super::flow::FlowGroup;
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
-use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
+use crate::fill::BufferFiller;
 use crate::host::clock::{Clock, Ticks};
 use crate::result::{
     Direction, ErrorCount, ErrorPolicy, IoErrorRecord, LatencyTarget, StopReason,

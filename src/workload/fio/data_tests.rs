@@ -2,7 +2,7 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::engine::buffer_fill::Content;
+use crate::fill::Content;
 use crate::result::BufferPattern;
 use crate::result::{DedupeMode, WriteData};
 use crate::workload::job_file::{JobFileError, JobFileRequest, LoadedJob};

@@ -16,9 +16,9 @@
 use super::collect::JobDefinition;
 use super::notes::Notes;
 use super::settings::JobSettings;
-use crate::engine::network_target::NetworkTarget;
 use crate::result::EngineKind;
 use crate::targets::TargetSpec;
+use crate::targets::network_target::NetworkTarget;
 use crate::workload::job_file::{JobFileError, JobFileRequest};
 use std::path::{Path, PathBuf};
 
