@@ -29,8 +29,9 @@
 //! ```
 //!
 //! Below them, outside this crate: the workspace's client crates in `crates/`, which know
-//! nothing of iopath — `iscsi-client` (libiscsi sessions and commands) and `wire-text` (text
-//! from a peer made safe to show, which [`text::escape`] and [`units::format_wait`] re-export).
+//! nothing of iopath — `iscsi-client` (libiscsi sessions and commands), `nbd-client` (the NBD
+//! wire format) and `wire-text` (text from a peer made safe to show, which [`text::escape`]
+//! and [`units::format_wait`] re-export).
 //! Only [`engine`] names a protocol client (tests/import_graph/workspace_crates.rs).
 //!
 //! - [`result`]: the schema, one file per area, the one artifact everything reads;
@@ -52,7 +53,8 @@
 //!   network targets' URLs ([`targets::network_target`]) and the life of a test file on a
 //!   share ([`targets::remote_file`]);
 //! - [`engine`]: how I/O is issued behind one trait — sync, io_uring, null, and the protocol
-//!   engines NBD, iSCSI (over the `iscsi-client` crate), NFS and SMB;
+//!   engines NBD (over `nbd-client`'s wire format), iSCSI (over the `iscsi-client` crate), NFS
+//!   and SMB;
 //! - [`workload`]: what I/O to issue: the plan, the offset planner, the suite, presets and
 //!   sweeps, the readers of flags, fio and TOML job files, and the TOML writer;
 //! - [`analysis`]: the storage path of each target (the link catalog, hops), the verdict of

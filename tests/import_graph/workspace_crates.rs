@@ -16,6 +16,7 @@ use std::path::Path;
 /// name it.
 pub const CRATE_USERS: &[(&str, &[&str])] = &[
     ("iscsi_client", &["engine"]),
+    ("nbd_client", &["engine"]),
     ("wire_text", &["text", "units"]),
 ];
 
