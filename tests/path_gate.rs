@@ -284,25 +284,11 @@ fn crate_source_files() -> Vec<(String, String)> {
         return Vec::new();
     }
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
-    let mut names: Vec<String> = std::fs::read_dir(&crates)
-        .expect("the crates folder")
-        .map(|entry| {
-            entry
-                .expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    let mut files = Vec::new();
-    for name in names {
-        let root = crates.join(&name).join("src");
-        for (file, text) in source_files(&root) {
-            files.push((format!("../crates/{name}/src/{file}"), text));
-        }
-    }
-    files
+    source_files(&crates)
+        .into_iter()
+        .filter(|(file, _)| file.split('/').nth(1) == Some("src"))
+        .map(|(file, text)| (format!("../crates/{file}"), text))
+        .collect()
 }
 
 /// Every `.rs` file below `root`, as (path below `root`, text), sorted.
