@@ -22,18 +22,26 @@
 //!  input (readers of flags, fio and TOML job files, presets)
 //!  compare
 //!  analysis · workload (the validated plan and the generators the worker asks)
+//!  engine (the Engine trait, every engine, adapters over the protocol crates of crates/)
 //!  targets · verify
-//!  engine
 //!  host
 //!  discovery · stats
-//!  gate · text · units
+//!  gate · text · units · fill
 //!  result (the RunResult schema: plain data, importing nothing of ours)
 //! ```
+//!
+//! Below them, outside this crate: the workspace's client crates in `crates/`, which know
+//! nothing of iopath — `iscsi-client` (libiscsi sessions and commands), `nbd-client` (the NBD
+//! wire format) and `wire-text` (text from a peer made safe to show, which [`text::escape`]
+//! and [`units::format_wait`] re-export).
+//! Only [`engine`] names a protocol client (tests/import_graph/workspace_crates.rs).
 //!
 //! - [`result`]: the schema, one file per area, the one artifact everything reads;
 //! - [`units`]: sizes, times and rates as people type and read them;
 //! - [`text`]: text from outside made safe to show on a terminal ([`text::escape`]) and
 //!   bounded in length;
+//! - [`fill`]: what write buffers hold (random bytes, zeros, patterns, reducible data) and
+//!   filling them, for the worker, verification and test files alike;
 //! - [`gate`]: every path iopath creates, writes, replaces, reads from the user or removes:
 //!   regular files only, atomic replace, removal of its own files only, bounded reads
 //!   (tests/path_gate.rs refuses any other such call);
@@ -42,10 +50,13 @@
 //! - [`discovery`]: the only reader of `/sys`, `/proc` and `/dev`, through a
 //!   [`discovery::Machine`] rooted at this host or at a recorded machine;
 //! - [`host`]: CPU accounting, the clock, timestamps;
-//! - [`engine`]: how I/O is issued behind one trait — sync, io_uring, null, and the protocol
-//!   clients NBD, iSCSI, NFS and SMB;
 //! - [`verify`]: block headers, checksums and the ledger of written blocks;
 //! - [`targets`]: files and block devices: inspection, safety checks, test files, opening;
+//!   network targets' URLs ([`targets::network_target`]) and the life of a test file on a
+//!   share ([`targets::remote_file`]);
+//! - [`engine`]: how I/O is issued behind one trait — sync, io_uring, null, and the protocol
+//!   engines NBD (over `nbd-client`'s wire format), iSCSI (over the `iscsi-client` crate), NFS
+//!   and SMB;
 //! - [`workload`]: what I/O to issue: the validated plan and the generators the worker asks
 //!   on the hot path (offset planner, distributions, random map, file sets, write data), the
 //!   default suite and sweeps; it reads no outside input;
@@ -71,6 +82,7 @@ pub mod cluster;
 pub mod compare;
 pub mod discovery;
 pub mod engine;
+pub mod fill;
 pub mod gate;
 pub mod history;
 pub mod host;

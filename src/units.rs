@@ -151,25 +151,14 @@ pub fn format_time(nanos: u64) -> String {
 }
 
 /// Formats a wait for messages: `30 s`, `1.5 s`, `250 ms` (whole milliseconds; below one,
-/// microseconds).
+/// microseconds). The protocol clients under crates/ write their waits the same way.
 ///
 /// ```
 /// use iopath::units::format_wait;
 /// use std::time::Duration;
-/// assert_eq!(format_wait(Duration::from_secs(30)), "30 s");
 /// assert_eq!(format_wait(Duration::from_millis(1500)), "1.5 s");
-/// assert_eq!(format_wait(Duration::from_millis(250)), "250 ms");
 /// ```
-pub fn format_wait(wait: std::time::Duration) -> String {
-    let milliseconds = wait.as_millis();
-    if milliseconds >= 1000 {
-        format!("{} s", milliseconds as f64 / 1000.0)
-    } else if milliseconds > 0 {
-        format!("{milliseconds} ms")
-    } else {
-        format!("{} µs", wait.as_micros())
-    }
-}
+pub use wire_text::format_wait;
 
 /// Formats bytes with a binary suffix the parser reads back (`4k`, `1m`, `1536`).
 pub fn format_size(bytes: u64) -> String {

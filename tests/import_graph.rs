@@ -25,6 +25,10 @@
 //! machine stands in for this one), but those listed in [`MACHINE_PATHS_ALLOWED`] with their
 //! reason. Test code may name them (it is printed, not refused).
 //!
+//! The workspace's crates (`crates/*`, tests/import_graph/workspace_crates.rs) depend on no
+//! iopath package, and inside `src/` each is named only by the modules listed for it (the
+//! protocol clients by `engine`).
+//!
 //! `cargo test --test import_graph -- --nocapture` prints the edges between top-level modules;
 //! with `IMPORT_GRAPH_DETAIL=1` also every file edge behind them and the paths that make it;
 //! `IMPORT_GRAPH_SOURCE=DIR` reads another source tree.
@@ -33,6 +37,8 @@
 mod exporters_only_format;
 #[path = "import_graph/timing_names.rs"]
 mod timing_names;
+#[path = "import_graph/workspace_crates.rs"]
+mod workspace_crates;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -1092,5 +1098,61 @@ fn reader_finds_machine_paths_outside_discovery() {
     assert_eq!(
         in_tests,
         ["checks.rs:1: \"/sys\"", "run.rs:8: \"/proc/self/status\""]
+    );
+}
+
+#[test]
+fn workspace_crates_point_one_way() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = workspace_crates::workspace_crates(workspace);
+    assert!(!crates.is_empty(), "found no crate in crates/");
+    for workspace_crate in &crates {
+        println!(
+            "crates/{} → {:?}",
+            workspace_crate.folder, workspace_crate.dependencies
+        );
+    }
+    let mut files = Vec::new();
+    let source = source_dir();
+    workspace_crates::source_files(&source, &source, &mut files);
+    let problems = workspace_crates::problems(&crates, &files);
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+#[test]
+fn reader_refuses_a_client_crate_used_above_engine_or_depending_on_iopath() {
+    let manifest = "[package]\nname = \"iscsi-client\"\n\n[dependencies]\nlibc.workspace = true\n\
+                    iopath = { path = \"../..\" }\n\n[dev-dependencies]\ntempfile = \"3\"\n";
+    let dependencies = workspace_crates::dependencies(manifest);
+    assert_eq!(
+        dependencies.into_iter().collect::<Vec<_>>(),
+        ["iopath", "libc"]
+    );
+    let crates = [workspace_crates::WorkspaceCrate {
+        folder: "iscsi-client".into(),
+        rust_name: "iscsi_client".into(),
+        dependencies: workspace_crates::dependencies(manifest),
+    }];
+    let files = [
+        (
+            "engine/iscsi/mod.rs".to_string(),
+            "use iscsi_client::session::Session;\n".to_string(),
+        ),
+        (
+            "run/worker/mod.rs".to_string(),
+            "fn f() { let _ = iscsi_client::library::library(); }\n".to_string(),
+        ),
+        (
+            "report/text.rs".to_string(),
+            "// iscsi_client::x in a comment\nfn g() { let _ = \"iscsi_client::y\"; }\n"
+                .to_string(),
+        ),
+    ];
+    assert_eq!(
+        workspace_crates::problems(&crates, &files),
+        [
+            "crates/iscsi-client depends on iopath: a client crate holds no iopath types",
+            "run names iscsi_client (run/worker/mod.rs); only [\"engine\"] may",
+        ]
     );
 }

@@ -8,9 +8,9 @@
 mod support;
 
 use iopath::engine::iscsi::{self, IscsiEngine};
-use iopath::engine::network_target::NetworkTarget;
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
+use iopath::targets::network_target::NetworkTarget;
 use serde_json::Value;
 use std::fs::File;
 use std::net::TcpStream;

@@ -16,11 +16,11 @@ mod verify;
 
 use hostile::{Export, HostileServer, Mode};
 use iopath::engine::nbd::{self, NbdEngine};
-use iopath::engine::network_target::NetworkTarget;
 use iopath::engine::volume::DEFAULT_NET_TIMEOUT;
 use iopath::engine::volume::NetworkVolumeInfo;
 use iopath::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use iopath::result::Direction;
+use iopath::targets::network_target::NetworkTarget;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

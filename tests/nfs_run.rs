@@ -456,7 +456,7 @@ fn timing_nfs_run_stopped_by_ctrl_c_removes_its_test_file() {
 #[test]
 fn nfs_a_test_file_replaced_on_the_server_is_not_removed() {
     use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
-    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    use iopath::targets::remote_file::{RemoteFileServer, create_test_file};
     let Some(server) = GaneshaServer::start("RW") else {
         return;
     };
@@ -581,7 +581,7 @@ fn nfs41_run_says_when_the_server_grants_fewer_slots_than_the_queue_depth() {
 #[test]
 fn nfs41_a_test_file_is_removed_after_its_clients_lease_ran_out() {
     use iopath::engine::nfs::{NfsRemoteFile, NfsUrl};
-    use iopath::engine::remote_file::{RemoteFileServer, create_test_file};
+    use iopath::targets::remote_file::{RemoteFileServer, create_test_file};
     let Some(server) = GaneshaServer::start_with("RW", "Lease_Lifetime = 2;") else {
         return;
     };

@@ -19,7 +19,11 @@
 //! is not looked at. An exception that no longer matches anything fails the test too, so the
 //! list stays short and true.
 //!
-//! `PATH_GATE_SOURCE=DIR` reads another source tree.
+//! The protocol clients of the workspace (`crates/*/src/`) are read too, under their own
+//! paths (`../crates/NAME/src/…`): a client library writes no path at all, so none of them
+//! may hold such a call.
+//!
+//! `PATH_GATE_SOURCE=DIR` reads another source tree (and no crates).
 
 #[path = "support/rust_source.rs"]
 #[allow(dead_code)]
@@ -273,6 +277,20 @@ fn source_root() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
+/// Every `.rs` file of the workspace's crates (`crates/*/src/`), as (path relative to `src/`,
+/// text), sorted; none when another source tree is read.
+fn crate_source_files() -> Vec<(String, String)> {
+    if std::env::var_os("PATH_GATE_SOURCE").is_some() {
+        return Vec::new();
+    }
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    source_files(&crates)
+        .into_iter()
+        .filter(|(file, _)| file.split('/').nth(1) == Some("src"))
+        .map(|(file, text)| (format!("../crates/{file}"), text))
+        .collect()
+}
+
 /// Every `.rs` file below `root`, as (path below `root`, text), sorted.
 fn source_files(root: &Path) -> Vec<(String, String)> {
     let mut files = Vec::new();
@@ -368,8 +386,14 @@ fn check(files: &[(String, String)]) -> (Vec<Finding>, Vec<(&'static str, &'stat
 
 #[test]
 fn every_write_and_removal_goes_through_the_gate() {
-    let files = source_files(&source_root());
+    let mut files = source_files(&source_root());
     assert!(files.len() > 100, "read {} files of src/", files.len());
+    let crate_files = crate_source_files();
+    assert!(
+        std::env::var_os("PATH_GATE_SOURCE").is_some() || !crate_files.is_empty(),
+        "read no file of crates/"
+    );
+    files.extend(crate_files);
     let (findings, unused) = check(&files);
     let listed: Vec<String> = findings
         .iter()
@@ -378,12 +402,31 @@ fn every_write_and_removal_goes_through_the_gate() {
     assert!(
         findings.is_empty(),
         "calls that write, create, rename or remove a path outside src/gate/ (use the gate, \
-         or add a reasoned exception):\n{}",
+         or add a reasoned exception; a client crate writes no path):\n{}",
         listed.join("\n")
     );
     assert!(
         unused.is_empty(),
         "exceptions that match nothing any more (remove them): {unused:?}"
+    );
+}
+
+#[test]
+fn a_call_added_to_a_client_crate_is_refused() {
+    let mut files = crate_source_files();
+    assert!(!files.is_empty(), "read no file of crates/");
+    files.push((
+        "../crates/wire-text/src/log.rs".into(),
+        "pub fn log(path: &std::path::Path) {\n    let _ = std::fs::OpenOptions::new().append(true).open(path);\n}\n".into(),
+    ));
+    let (findings, _) = check(&files);
+    assert_eq!(
+        findings,
+        [Finding {
+            file: "../crates/wire-text/src/log.rs".into(),
+            line: 2,
+            call: "OpenOptions.append".into(),
+        }]
     );
 }
 

@@ -22,7 +22,6 @@
 mod support;
 
 use iopath::engine::nbd::{self, NbdEngine};
-use iopath::engine::network_target::{NetworkTarget, NfsUrl};
 use iopath::engine::nfs::NfsEngine;
 use iopath::engine::nfs::nfs4::{self, Nfs4Client, Stateid};
 use iopath::engine::nfs::rpc::{self, Credentials};
@@ -32,6 +31,7 @@ use iopath::engine::smb::SmbEngine;
 use iopath::engine::smb::{self, SmbCredentials, SmbSecurity, SmbUrl, connection, wire};
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
+use iopath::targets::network_target::{NetworkTarget, NfsUrl};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};

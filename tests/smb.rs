@@ -526,7 +526,7 @@ fn smb_a_server_killed_mid_run_fails_the_engine_with_a_message() {
 
 #[test]
 fn smb_test_files_are_probed_created_filled_and_removed_through_the_remote_file_seam() {
-    use iopath::engine::remote_file::create_test_file;
+    use iopath::targets::remote_file::create_test_file;
     use std::sync::atomic::AtomicBool;
     let Some(server) = SambaServer::start(&[]) else {
         return;

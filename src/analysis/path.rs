@@ -39,10 +39,10 @@ use crate::discovery::facts::{
     FileFacts, FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
 };
 use crate::discovery::{Machine, gather};
-use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 use crate::result::{TargetInfo, TargetKind};
 use crate::targets::TargetError;
+use crate::targets::network_target::{NbdTransport, NetworkTarget};
 use crate::text::escape::escape_controls;
 use std::path::{Path, PathBuf};
 

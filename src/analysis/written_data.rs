@@ -3,7 +3,7 @@
 //! gets a trust note, and only then — or when it read data iopath did not choose — is
 //! compression a reason for a rate above a hop's capacity.
 
-use crate::engine::buffer_fill::Content;
+use crate::fill::Content;
 use crate::result::TestResult;
 use crate::result::Workload;
 

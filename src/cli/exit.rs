@@ -11,11 +11,11 @@ use iopath::analysis::declared::DeclaredError;
 use iopath::compare::CompareError;
 use iopath::discovery::MachineError;
 use iopath::discovery::record::RecordError;
-use iopath::engine::network_target::UrlError;
 use iopath::input::job_file::JobFileError;
 use iopath::net::NetError;
 use iopath::run::{PlanError, RunError};
 use iopath::targets::TargetError;
+use iopath::targets::network_target::UrlError;
 use iopath::workload::WorkloadError;
 use std::fmt::Display;
 

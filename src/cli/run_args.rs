@@ -4,7 +4,6 @@
 use super::failure::Usage;
 use super::limit_args::LimitArgs;
 use clap::Args;
-use iopath::engine::network_target::UrlError;
 use iopath::engine::null::InjectedDelay;
 use iopath::input::job_file::{JobFileError, JobFileRequest};
 use iopath::input::load_job_file;
@@ -14,6 +13,7 @@ use iopath::input::presets;
 use iopath::run::RunOptions;
 use iopath::run::confirm::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use iopath::targets::TargetSpec;
+use iopath::targets::network_target::UrlError;
 use iopath::targets::safety::WritePolicy;
 use iopath::workload::WorkloadError;
 use iopath::workload::steady::SteadyCriterion;
@@ -366,7 +366,7 @@ impl RunArgs {
     /// `targets` with the SMB options of the command line on every `smb://` target, whose
     /// credentials are looked up now (a missing password is a usage error, before any I/O).
     fn with_smb_options(&self, targets: Vec<TargetSpec>) -> Result<Vec<TargetSpec>, RequestError> {
-        let security = iopath::engine::network_target::SmbSecurity {
+        let security = iopath::targets::network_target::SmbSecurity {
             sign: self.smb_sign,
             encrypt: self.smb_encrypt,
         };
@@ -377,7 +377,8 @@ impl RunArgs {
             .map(|spec| match spec {
                 TargetSpec::Network(network) => {
                     let network = network.with_smb_options(security, file);
-                    if let iopath::engine::network_target::NetworkTarget::Smb { url, .. } = &network
+                    if let iopath::targets::network_target::NetworkTarget::Smb { url, .. } =
+                        &network
                     {
                         smb_targets += 1;
                         iopath::engine::smb::target_credentials(url, file)

@@ -77,17 +77,6 @@ impl BufferPool {
     }
 }
 
-/// Fills `bytes` with pseudo-random data (incompressible, 8 bytes per draw).
-pub fn fill_random_bytes(rng: &mut fastrand::Rng, bytes: &mut [u8]) {
-    let mut chunks = bytes.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        chunk.copy_from_slice(&rng.u64(..).to_le_bytes());
-    }
-    for byte in chunks.into_remainder() {
-        *byte = rng.u8(..);
-    }
-}
-
 impl Drop for BufferPool {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with exactly this layout, freed once.
@@ -98,6 +87,7 @@ impl Drop for BufferPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fill::fill_random_bytes;
 
     #[test]
     fn buffers_are_aligned_and_separate() {

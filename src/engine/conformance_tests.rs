@@ -9,11 +9,11 @@
 //! Engines that do not perform I/O (`performs_io == false`) are held to everything except the
 //! contents of the file and of read buffers.
 
-use super::buffer::fill_random_bytes;
 use super::io_uring::{self, IoUringEngine};
 use super::null::NullEngine;
 use super::sync::SyncEngine;
 use super::{Completion, Engine, EngineFile, EngineOptions, IoRequest};
+use crate::fill::fill_random_bytes;
 use crate::host::clock::Clock;
 use crate::result::Direction;
 use std::fs::{File, OpenOptions};

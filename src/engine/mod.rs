@@ -23,7 +23,6 @@
 //! ```
 
 pub mod buffer;
-pub mod buffer_fill;
 #[cfg(test)]
 mod conformance_tests;
 pub mod data_path;
@@ -31,11 +30,9 @@ pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
 pub mod network;
-pub mod network_target;
 pub mod nfs;
 pub mod null;
 pub mod pipelined;
-pub mod remote_file;
 pub mod smb;
 pub mod stop;
 pub mod sync;

@@ -3,10 +3,10 @@
 //! connections must find, are in [`super::volume`]); and, for a file on a file server, the
 //! dispatch to its protocol's [`RemoteFileServer`] (`nfs://`, `smb://`).
 
-use super::remote_file::{RemoteFileError, RemoteFileServer};
 use super::volume::NetworkVolumeInfo;
 use super::{EngineError, iscsi, nbd, nfs, smb};
-use crate::engine::network_target::NetworkTarget;
+use crate::targets::network_target::NetworkTarget;
+use crate::targets::remote_file::{RemoteFileError, RemoteFileServer};
 use std::time::Duration;
 
 /// The file `target` names on its file server (`nfs://`), found again, for creating, filling

@@ -1,13 +1,12 @@
 //! The C library calls of the engines, in one place: waiting on sockets (`poll`), their pending
 //! error (`SO_ERROR`), scatter-gather sends and receives (`sendmsg`, `recvmsg`), loading a
-//! shared library at run time (`dlopen`, `dlsym`), and the sync engine's other data paths (a
+//! shared library at run time (`dlopen`, `dlsym`: crates/iscsi-client), and the sync engine's other data paths (a
 //! shared file mapping: `mmap`, `msync`; a pipe: `pipe2`, `splice`, `vmsplice`). Each wrapper checks the call's result and
 //! returns `io::Result` with the raw OS error (or the loader's message); the `unsafe` ones say
 //! what the caller must guarantee. The io_uring engine's own system calls go through the
 //! io-uring crate.
 
 use libc::{c_int, c_void};
-use std::ffi::CStr;
 use std::io::{self, IoSliceMut};
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -34,23 +33,6 @@ pub fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
             other => return other,
         }
     }
-}
-
-/// The pending error of socket `fd` (`SO_ERROR`, which reading clears), if any.
-pub fn socket_error(fd: RawFd) -> Option<io::Error> {
-    let mut error: c_int = 0;
-    let mut length = size_of::<c_int>() as libc::socklen_t;
-    // SAFETY: `error` and `length` are valid for writes of the sizes given.
-    let outcome = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&raw mut error).cast(),
-            &mut length,
-        )
-    };
-    (outcome == 0 && error != 0).then(|| io::Error::from_raw_os_error(error))
 }
 
 /// Most iovecs one `sendmsg` takes (`IOV_MAX`).
@@ -113,51 +95,6 @@ pub fn receive_vectored(
     }
 }
 
-/// A shared library opened with `dlopen` and never closed (so that what was looked up in it
-/// stays valid for the life of the process).
-#[derive(Clone, Copy, Debug)]
-pub struct DynamicLibrary {
-    handle: *mut c_void,
-}
-
-// SAFETY: a dlopen handle may be used from any thread (the loader locks internally), and it is
-// never closed.
-unsafe impl Send for DynamicLibrary {}
-// SAFETY: as above; lookups through a shared handle are thread-safe.
-unsafe impl Sync for DynamicLibrary {}
-
-impl DynamicLibrary {
-    /// Opens `file` (resolving every symbol now, keeping them local); the loader's message
-    /// when it cannot.
-    pub fn open(file: &CStr) -> Result<Self, String> {
-        // SAFETY: `file` is NUL-terminated; dlopen runs the library's initialisers, which is
-        // what opening a library means.
-        let handle = unsafe { libc::dlopen(file.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if handle.is_null() {
-            return Err(last_loader_error());
-        }
-        Ok(DynamicLibrary { handle })
-    }
-
-    /// The address of `name` as a value of type `T` (a function pointer), `None` when the
-    /// library lacks it.
-    ///
-    /// # Safety
-    ///
-    /// `T` must be a function pointer type matching the C declaration of `name`.
-    pub unsafe fn symbol<T: Copy>(&self, name: &CStr) -> Option<T> {
-        const { assert!(size_of::<T>() == size_of::<*mut c_void>()) };
-        // SAFETY: the handle is live (never closed) and `name` is NUL-terminated.
-        let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
-        if address.is_null() {
-            return None;
-        }
-        // SAFETY: the address is non-null and, per the caller, of a function with type `T`;
-        // both are pointer-sized.
-        Some(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&address) })
-    }
-}
-
 /// `BLKDISCARD` (`_IO(0x12, 119)` in `<linux/fs.h>`): discard a byte range of a block device.
 pub const BLKDISCARD: libc::c_ulong = 0x1277;
 
@@ -193,21 +130,6 @@ pub fn punch_hole(fd: RawFd, offset: u64, length: u64) -> io::Result<()> {
 
 /// The `fallocate` mode of a trim on a file: free the range, keep the size.
 pub const PUNCH_HOLE_MODE: c_int = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-
-/// The text of the last `dlopen`/`dlsym` failure of this thread.
-fn last_loader_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated string valid until the next dl call on
-    // this thread; it is copied at once.
-    let message = unsafe { libc::dlerror() };
-    if message.is_null() {
-        "unknown error".to_string()
-    } else {
-        // SAFETY: non-null, NUL-terminated (see above).
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .into_owned()
-    }
-}
 
 /// The size of the file or block device open as `fd` (`lseek(fd, 0, SEEK_END)`; the
 /// descriptor's offset moves, which positioned I/O does not use).
@@ -509,18 +431,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(&received[..read], b"hello");
-        assert!(socket_error(left.as_raw_fd()).is_none());
         let empty = receive_vectored(
             right.as_raw_fd(),
             &mut [IoSliceMut::new(&mut received)],
             false,
         );
         assert_eq!(empty.unwrap_err().kind(), io::ErrorKind::WouldBlock);
-    }
-
-    #[test]
-    fn a_missing_library_is_named_by_the_loader() {
-        let error = DynamicLibrary::open(c"libiopath-not-here.so.0").unwrap_err();
-        assert!(error.contains("libiopath-not-here.so.0"), "{error}");
     }
 }

@@ -5,7 +5,6 @@ use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::nfs::NfsEngine;
 use crate::engine::nfs::nfs3::Stability;
 use crate::engine::null::{InjectedDelay, NullEngine};
@@ -14,6 +13,7 @@ use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::host::clock::{Clock, Ticks};
 use crate::result::{Capabilities, ConnectionReport, EngineKind, WriteStability};
+use crate::targets::network_target::NetworkTarget;
 use std::fs::File;
 
 /// What an engine is opened on.

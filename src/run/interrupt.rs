@@ -8,8 +8,8 @@
 //! The library never exits: ending the process, and its exit status, are the caller's.
 
 use crate::engine::StopSignal;
-use crate::engine::remote_file;
 use crate::targets::TargetError;
+use crate::targets::remote_file;
 use crate::targets::test_file::remove_registered_files;
 
 /// What a second signal hands to the caller.

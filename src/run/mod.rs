@@ -34,12 +34,12 @@ use crate::analysis::Analyser;
 use crate::discovery::HostView;
 use crate::discovery::resources::describe;
 use crate::engine::network;
-use crate::engine::network_target::NetworkTarget;
-use crate::engine::remote_file::{self, RemoteFileError, RemoteTestFile};
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
+use crate::targets::network_target::NetworkTarget;
+use crate::targets::remote_file::{self, RemoteFileError, RemoteTestFile};
 use crate::targets::test_file::{
     Creation, TestFileGuard, create_empty_test_file, create_test_file_unless_stopped,
 };

@@ -9,12 +9,12 @@ use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
 use crate::engine::io_uring_available;
 use crate::engine::network;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::null::InjectedDelay;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::gate::read::open_regular;
 use crate::gate::replace::OutputFile;
 use crate::result::{EngineKind, TargetInfo, TargetKind};
+use crate::targets::network_target::NetworkTarget;
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
 use crate::targets::test_file::{

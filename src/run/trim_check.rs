@@ -7,11 +7,11 @@
 
 use super::PlanError;
 use crate::engine::io_uring::probe_block_discard;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::trim::{self, LocalTrim};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::EngineKind;
 use crate::targets::TargetHandle;
+use crate::targets::network_target::NetworkTarget;
 use crate::targets::open::OpenRequest;
 use crate::workload::JobPlan;
 use std::path::Path;

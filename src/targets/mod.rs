@@ -3,10 +3,17 @@
 //! flags. A local target is opened once; inspection, checks and every worker's descriptor go
 //! through that one descriptor ([`open::TargetHandle`]), never through the path again.
 //!
+//! Network targets are named by URL ([`network_target`]: `nbd://`, `iscsi://`, `nfs://`,
+//! `smb://`, parsed and checked before any I/O); a test file that iopath creates on an NFS or
+//! SMB share lives through [`remote_file`] (create, fill, register for removal, remove). The
+//! engine adapters take both from here: nothing in this module imports an engine.
+//!
 //! Everything here runs before the clock starts; nothing here prints.
 
 pub mod info;
+pub mod network_target;
 pub mod open;
+pub mod remote_file;
 pub mod safety;
 pub mod signature;
 mod sys;
@@ -18,7 +25,7 @@ pub use crate::gate::check_writable;
 pub use open::TargetHandle;
 pub use open::inspect;
 
-use crate::engine::network_target::NetworkTarget;
+use crate::targets::network_target::NetworkTarget;
 use std::path::PathBuf;
 
 /// Errors about a target, each naming the target.
@@ -103,7 +110,7 @@ impl TargetSpec {
     pub fn from_argument(
         text: &std::path::Path,
         create_size: Option<u64>,
-    ) -> Result<Self, crate::engine::network_target::UrlError> {
+    ) -> Result<Self, crate::targets::network_target::UrlError> {
         let as_text = text.to_string_lossy();
         if NetworkTarget::is_url(&as_text) || as_text.contains("://") {
             return NetworkTarget::parse(&as_text)

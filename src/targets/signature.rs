@@ -207,7 +207,7 @@ mod tests {
     fn random_data_has_no_signature() {
         let mut rng = fastrand::Rng::with_seed(7);
         let mut bytes = vec![0u8; SIGNATURE_SCAN_BYTES];
-        crate::engine::buffer::fill_random_bytes(&mut rng, &mut bytes);
+        crate::fill::fill_random_bytes(&mut rng, &mut bytes);
         assert_eq!(detect_signature(&bytes), None);
     }
 

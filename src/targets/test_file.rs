@@ -28,7 +28,7 @@
 //! ```
 
 use super::{TargetError, sys};
-use crate::engine::buffer::fill_random_bytes;
+use crate::fill::fill_random_bytes;
 use crate::gate::created::{self, FileIdentity, NewFileAccess};
 use std::ffi::OsStr;
 use std::fs::File;

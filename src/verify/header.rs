@@ -37,7 +37,7 @@
 //! ```
 
 use super::checksum::{Digest, MAX_DIGEST_BYTES};
-use crate::engine::buffer_fill::repeat_pattern;
+use crate::fill::repeat_pattern;
 use crate::result::{MismatchKind, VerifyKind};
 
 /// Bytes of a header.

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use iopath::result::WriteData;
-//! use iopath::engine::buffer_fill::Content;
+//! use iopath::fill::Content;
 //! let data = WriteData { compress_percent: Some(50), ..WriteData::default() };
 //! let plan = data.fill_plan(4096, 1 << 30);
 //! assert!(plan.refill && !plan.scramble);
@@ -23,7 +23,7 @@
 //! ```
 
 use super::error::{DataConflict, WorkloadError};
-use crate::engine::buffer_fill::{Content, DedupeFill, FillPlan, Reducible};
+use crate::fill::{Content, DedupeFill, FillPlan, Reducible};
 use crate::result::{BufferPattern, DedupeMode, WriteData};
 use crate::units::format_size;
 

@@ -14,7 +14,7 @@
 //! - [`Engine::flush`] lets libiscsi write queued commands to the sockets.
 //! - [`Engine::reap`] `poll`s the sockets and runs `iscsi_service` until enough commands have
 //!   finished; the callback turns each into a [`Completion`] in the ring (bytes, or a negative
-//!   errno for a CHECK CONDITION: see [`super::status::io_outcome`]).
+//!   errno for a CHECK CONDITION: see [`iscsi_client::status::io_outcome`]).
 //! - [`Engine::sync_data`] sends SYNCHRONIZE CACHE(16) for the whole volume.
 //!
 //! iopath allocates nothing per I/O; libiscsi itself allocates a task and a PDU per command
@@ -31,19 +31,21 @@
 //! whose destruction may still run callbacks — is dropped before the records, the ring and the
 //! buffers.
 
-use super::ffi::{
-    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask, UnmapList,
-};
-use super::library::Library;
 use super::probe::read_capacity;
-use super::session::{Session, poll_sessions};
-use super::status::{IoOutcome, io_outcome};
-use super::{ENGINE_NAME, library, login_parameters, operation_error, setup_error, setup_message};
+use super::{
+    ENGINE_NAME, library, log_in, login_parameters, operation_error, setup_error, setup_message,
+};
 use crate::engine::buffer::BufferPool;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest,
 };
+use crate::targets::network_target::NetworkTarget;
+use iscsi_client::ffi::{
+    IscsiContext, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiIovec, ScsiTask, UnmapList,
+};
+use iscsi_client::library::Library;
+use iscsi_client::session::{Session, poll_sessions};
+use iscsi_client::status::{IoOutcome, io_outcome};
 use libc::{c_int, c_void};
 use std::io;
 use std::ptr::NonNull;
@@ -259,8 +261,7 @@ impl IscsiEngine {
         let connections = options.connections.clamp(1, queue_depth) as usize;
         let mut sessions = Vec::with_capacity(connections);
         for _ in 0..connections {
-            sessions
-                .push(Session::connect(library, &login, options.net_timeout).map_err(setup_error)?);
+            sessions.push(log_in(library, &login, options.net_timeout)?);
         }
         let capacity = read_capacity(&mut sessions[0]).map_err(setup_error)?;
         EngineError::unless_same_volume(
@@ -626,7 +627,7 @@ mod tests {
         assert_eq!(targets.ring().pop(), None);
         for (slot, status) in [
             (2usize, SCSI_STATUS_GOOD),
-            (0, super::super::ffi::SCSI_STATUS_ERROR),
+            (0, iscsi_client::ffi::SCSI_STATUS_ERROR),
         ] {
             let record = targets.record(slot);
             // SAFETY: the record is alive and not used by libiscsi; a null task is allowed.
@@ -661,7 +662,7 @@ mod tests {
         unsafe {
             io_finished(
                 std::ptr::null_mut(),
-                super::super::ffi::SCSI_STATUS_CANCELLED,
+                iscsi_client::ffi::SCSI_STATUS_CANCELLED,
                 std::ptr::null_mut(),
                 record.cast(),
             );

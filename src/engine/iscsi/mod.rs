@@ -22,7 +22,7 @@
 //! use iopath::engine::iscsi::{self, IscsiEngine};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
-//! use iopath::engine::network_target::NetworkTarget;
+//! use iopath::targets::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("iscsi://127.0.0.1:3260/iqn.2026-01.org.example:disk/1")?;
 //! let volume = iscsi::probe(&target, std::time::Duration::from_secs(30))?;
@@ -38,19 +38,16 @@
 //! ```
 
 mod engine;
-mod ffi;
-mod library;
+
 mod probe;
-mod session;
-mod status;
-mod task;
 
 pub use engine::{IscsiEngine, MAX_QUEUE_DEPTH};
 pub use probe::probe;
 
 use super::EngineError;
-use crate::engine::network_target::NetworkTarget;
-use session::LoginParameters;
+use crate::targets::network_target::NetworkTarget;
+use iscsi_client::library;
+use iscsi_client::session::{self, LoginParameters};
 use std::io;
 use std::time::Duration;
 
@@ -143,5 +140,31 @@ fn login_parameters(target: &NetworkTarget) -> Result<LoginParameters, EngineErr
 fn connect(target: &NetworkTarget, timeout: Duration) -> Result<session::Session, EngineError> {
     let library = library::library().map_err(setup_message)?;
     let login = login_parameters(target)?;
-    session::Session::connect(library, &login, timeout).map_err(setup_error)
+    log_in(library, &login, timeout)
+}
+
+/// Logs one session in; a login refused for want of CHAP says which variables give it.
+fn log_in(
+    library: &'static library::Library,
+    login: &LoginParameters,
+    timeout: Duration,
+) -> Result<session::Session, EngineError> {
+    session::Session::connect(library, login, timeout).map_err(|error| {
+        // libiscsi's text for login status 0x0201 (and 0x0202, not authorized).
+        let wants_chap = error.kind() == io::ErrorKind::PermissionDenied
+            && login.chap.is_none()
+            && (error.to_string().contains("Authentication")
+                || error.to_string().contains("Authorization"));
+        setup_error(if wants_chap {
+            io::Error::new(
+                error.kind(),
+                format!(
+                    "{error} (if the target wants CHAP, set {USER_VARIABLE} and \
+                     {PASSWORD_VARIABLE})"
+                ),
+            )
+        } else {
+            error
+        })
+    })
 }

@@ -2,11 +2,11 @@
 //! (it must be a disk), READ CAPACITY (16, or 10 where 16 is refused), the Block Limits VPD
 //! page (largest transfer), MODE SENSE (write protection, FUA) and the first 68 KiB.
 
-use super::session::Session;
 use super::{connect, setup_error};
 use crate::engine::EngineError;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::volume::NetworkVolumeInfo;
+use crate::targets::network_target::NetworkTarget;
+use iscsi_client::session::Session;
 use std::io;
 use std::time::Duration;
 
@@ -131,7 +131,7 @@ pub fn read_capacity(session: &mut Session) -> Result<Capacity, io::Error> {
             unsafe { (library.readcapacity16_task)(context, lun, callback, private) }
         },
     )?;
-    if !sixteen.failed_with(super::ffi::sense_key::ILLEGAL_REQUEST) {
+    if !sixteen.failed_with(iscsi_client::ffi::sense_key::ILLEGAL_REQUEST) {
         let sixteen = sixteen.check("READ CAPACITY(16)")?;
         return parse_read_capacity16(sixteen.data_in())
             .ok_or_else(|| short_answer("READ CAPACITY(16)"));

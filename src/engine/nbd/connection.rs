@@ -19,8 +19,8 @@
 
 use super::slots::Slots;
 use super::socket::Socket;
-use super::wire::{self, Reply, Request};
 use crate::result::Direction;
+use nbd_client::wire::{self, Reply, Request};
 use std::io::{self, IoSliceMut};
 
 /// Bytes of the staging buffer for reply headers and small payloads.

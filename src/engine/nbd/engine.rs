@@ -31,13 +31,13 @@ use super::handshake::{self, Export, HandshakeError};
 use super::slots::Slots;
 use super::socket::{self, DeadlineStream, Socket, WAIT_SLICE, describe_server, later};
 use super::waiting::{Stall, Trouble, Watch};
-use super::wire::{self, Request};
-use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::engine::volume::{STOP_GRACE, VolumeChange};
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest, StopSignal,
 };
+use crate::targets::network_target::{NbdTransport, NetworkTarget};
 use crate::units::format_wait;
+use nbd_client::wire::{self, Request};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};

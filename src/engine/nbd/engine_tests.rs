@@ -4,10 +4,10 @@
 
 use super::engine::NbdEngine;
 use super::handshake::tests::{accept_go, greet, read_option};
-use super::wire;
-use crate::engine::network_target::{NbdTransport, NetworkTarget};
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use crate::result::Direction;
+use crate::targets::network_target::{NbdTransport, NetworkTarget};
+use nbd_client::wire;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::thread::JoinHandle;

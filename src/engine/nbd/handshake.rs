@@ -17,11 +17,11 @@
 //! escaped.
 
 use super::socket::WaitEnded;
-use super::wire::{self, BlockSizes, TransmissionFlags};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::text::escape::escape_controls;
 use crate::text::shorten::shorten;
 use crate::units::format_wait;
+use nbd_client::wire::{self, BlockSizes, TransmissionFlags};
 use std::io::{self, Read, Write};
 use std::time::Duration;
 

@@ -3,7 +3,8 @@
 //!
 //! The parts:
 //!
-//! - `wire`: magic numbers, flags, codes and the fixed-size headers of the protocol;
+//! - `nbd_client::wire` (crates/nbd-client): magic numbers, flags, codes and the fixed-size
+//!   headers of the protocol;
 //! - `socket`: the TCP (`TCP_NODELAY`) or Unix-domain socket and its `sendmsg` / `recvmsg` /
 //!   `poll` calls, and the handshake's stream with one deadline;
 //! - `handshake`: fixed newstyle negotiation with `NBD_OPT_GO` asking for `NBD_INFO_EXPORT`
@@ -56,7 +57,7 @@
 //! use iopath::engine::nbd::{self, NbdEngine};
 //! use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 //! use iopath::result::Direction;
-//! use iopath::engine::network_target::NetworkTarget;
+//! use iopath::targets::network_target::NetworkTarget;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = NetworkTarget::parse("nbd+unix:///?socket=/tmp/nbd.sock")?;
 //! let volume = nbd::probe(&target, std::time::Duration::from_secs(30))?;
@@ -80,14 +81,13 @@ mod probe;
 mod slots;
 mod socket;
 mod waiting;
-mod wire;
 
 pub use engine::{MAX_QUEUE_DEPTH, NbdEngine};
 pub use handshake::{
     Export, HandshakeError, MAX_HANDSHAKE_BYTES, MAX_INFO_BYTES, MAX_OPTION_REPLIES,
     MAX_OPTION_REPLY_BYTES, Negotiation,
 };
+pub use nbd_client::wire::{BlockSizes, TransmissionFlags};
 pub use probe::{HEAD_BYTES, probe};
 pub use socket::{WAIT_SLICE, WaitEnded};
 pub use waiting::Stall;
-pub use wire::{BlockSizes, TransmissionFlags};

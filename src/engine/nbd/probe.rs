@@ -2,10 +2,10 @@
 //! flags and block size constraints from the handshake, and its first 68 KiB.
 
 use super::engine::NbdEngine;
-use crate::engine::network_target::NetworkTarget;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use crate::result::Direction;
+use crate::targets::network_target::NetworkTarget;
 use std::io;
 use std::time::Duration;
 

@@ -13,8 +13,8 @@
 //! handshake, however the server spreads its bytes out, and an end as soon as the run stops.
 
 use crate::engine::StopSignal;
-use crate::engine::network_target::NbdTransport;
 use crate::engine::sys;
+use crate::targets::network_target::NbdTransport;
 use crate::units::format_wait;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

@@ -35,7 +35,7 @@
 //! refuses to replace, which would close them.
 
 use super::error::NfsError;
-use crate::engine::remote_file::LeftInPlace;
+use crate::targets::remote_file::LeftInPlace;
 use std::time::Duration;
 
 /// How long the proof waits between reading the baseline change time and the rename: more

@@ -40,11 +40,11 @@ use super::nfs4::{self, Nfs4Client, SessionFacts, Stateid};
 use super::rpc::{self, Credentials, RpcConnection, RpcError, call_header, finish_record};
 use super::target4::COMPOUND_OVERHEAD_BYTES;
 use super::xdr::{self, Decoder, Encoder};
-use crate::engine::network_target::{NetworkTarget, NfsUrl, NfsVersion};
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
 use crate::result::{Capabilities, Direction};
+use crate::targets::network_target::{NetworkTarget, NfsUrl, NfsVersion};
 use std::collections::VecDeque;
 use std::io::{self, IoSliceMut};
 use std::net::TcpStream;

@@ -2,7 +2,7 @@
 //! ([`NfsTargetError`]), for NFSv3 and NFSv4.1 alike.
 
 use super::nfs3::{Attributes, NfsError, TransferLimits};
-use crate::engine::network_target::NfsUrl;
+use crate::targets::network_target::NfsUrl;
 
 /// The file an `nfs://` URL names, as found on the server.
 #[derive(Clone, Debug, PartialEq, Eq)]

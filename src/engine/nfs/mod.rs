@@ -12,7 +12,7 @@
 //! - `target`: [`find`], which mounts the export of an [`NfsUrl`] and looks the file up
 //!   (`target4` for NFSv4.1: from the server's pseudo root, no MOUNT); `file`: what it finds;
 //! - `remote`: [`NfsRemoteFile`], the file as a
-//!   [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (free space, test
+//!   [`RemoteFileServer`](crate::targets::remote_file::RemoteFileServer) (free space, test
 //!   file creation, filling and removal), and [`probe`], what a run learns before any I/O;
 //!   `claim`: the proof, which the server's caches cannot fool, that the test file's name
 //!   still leads to the test file before it is removed;
@@ -54,7 +54,7 @@ mod target;
 mod target4;
 pub mod xdr;
 
-pub use crate::engine::network_target::NfsUrl;
+pub use crate::targets::network_target::NfsUrl;
 pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES, SlotReport};
 pub use nfs3::Nfs3Session;
 pub use remote::{NfsRemoteFile, probe};

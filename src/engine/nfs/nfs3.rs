@@ -17,7 +17,7 @@ pub const PORTMAP_PORT: u16 = 111;
 pub const MOUNT_PROGRAM: u32 = 100_005;
 /// The NFS program.
 pub const NFS_PROGRAM: u32 = 100_003;
-pub use crate::engine::network_target::NFS_PORT;
+pub use crate::targets::network_target::NFS_PORT;
 /// The longest NFSv3 file handle.
 pub const MAX_HANDLE_BYTES: usize = 64;
 

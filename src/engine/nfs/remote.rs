@@ -1,5 +1,5 @@
 //! [`NfsRemoteFile`]: a file on an NFS export as a
-//! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (NFSv3: LOOKUP and
+//! [`RemoteFileServer`](crate::targets::remote_file::RemoteFileServer) (NFSv3: LOOKUP and
 //! GETATTR for its size, FSSTAT for free space, CREATE `GUARDED`, WRITE `UNSTABLE` and COMMIT
 //! to fill it; NFSv4.1: the same through COMPOUNDs, GETATTR `space_avail` for free space and
 //! OPEN `GUARDED4` then CLOSE to create it; removal only of what the server proves is the test
@@ -13,10 +13,10 @@ use super::nfs4::{Nfs4Client, Stateid};
 use super::rpc::RpcError;
 use super::target::{find, session};
 use super::target4;
-use crate::engine::network_target::{NfsUrl, NfsVersion};
-use crate::engine::remote_file::{RemoteFileError, RemoteFileServer, check_room};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
+use crate::targets::network_target::{NfsUrl, NfsVersion};
+use crate::targets::remote_file::{RemoteFileError, RemoteFileServer, check_room};
 use std::time::Duration;
 
 /// The session a [`NfsRemoteFile`] calls through: NFSv3, or an NFSv4.1 client.

@@ -8,7 +8,7 @@ use super::file::failed;
 pub use super::file::{NfsFile, NfsTargetError};
 use super::nfs3::{self, ACCESS_WRITE, FileType, Nfs3Session, NfsError};
 use super::rpc::Credentials;
-use crate::engine::network_target::{NfsUrl, NfsVersion};
+use crate::targets::network_target::{NfsUrl, NfsVersion};
 use std::time::Duration;
 
 /// A session with `url`'s server as this process, within `timeout` for each connection and

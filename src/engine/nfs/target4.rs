@@ -8,7 +8,7 @@ use super::file::{NfsFile, NfsTargetError, failed};
 use super::nfs3::{Attributes, FileType, NfsError, TransferLimits};
 use super::nfs4::{self, Attributes4, Nfs4Client};
 use super::rpc::Credentials;
-use crate::engine::network_target::NfsUrl;
+use crate::targets::network_target::NfsUrl;
 use std::time::Duration;
 
 /// Slots the probe's session asks for: more than any queue depth, so the server's answer is

@@ -44,7 +44,7 @@ pub const MAX_HELD_CREDITS: u32 = 1 << 20;
 /// them without end is cut off.
 pub const MAX_INTERIM_RESPONSES: usize = 1024;
 
-pub use crate::engine::network_target::SmbSecurity;
+pub use crate::targets::network_target::SmbSecurity;
 
 /// What a connection negotiated (for the storage path and the verdict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -201,10 +201,10 @@ impl SmbEngine {
     /// Opens the engine on an `smb://` target (credentials from its credentials file or the
     /// environment), for writing too unless the probe found the share read-only.
     pub fn open_target(
-        target: &crate::engine::network_target::NetworkTarget,
+        target: &crate::targets::network_target::NetworkTarget,
         options: &EngineOptions,
     ) -> Result<Self, EngineError> {
-        let crate::engine::network_target::NetworkTarget::Smb {
+        let crate::targets::network_target::NetworkTarget::Smb {
             url,
             security,
             credentials_file,

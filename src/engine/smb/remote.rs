@@ -1,5 +1,5 @@
 //! [`SmbRemoteFile`]: a file on an SMB share as a
-//! [`RemoteFileServer`](crate::engine::remote_file::RemoteFileServer) (CREATE for its size,
+//! [`RemoteFileServer`](crate::targets::remote_file::RemoteFileServer) (CREATE for its size,
 //! `FileFsFullSizeInformation` for free space, CREATE `FILE_CREATE` — never replacing —,
 //! WRITE and FLUSH to fill it, delete-on-close through the handle that created it to remove
 //! it), and [`probe`], what a run learns about an `smb://` target before any I/O.
@@ -11,9 +11,9 @@ use super::target::{
 };
 use super::url::{SmbCredentials, SmbUrl};
 use super::wire::{HEADER_BYTES, command, status};
-use crate::engine::remote_file::{LeftInPlace, RemoteFileError, RemoteFileServer, check_room};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
+use crate::targets::remote_file::{LeftInPlace, RemoteFileError, RemoteFileServer, check_room};
 use std::time::Duration;
 
 /// What the handle of a created test file may do: read, write, and delete it at the end.

@@ -2,8 +2,8 @@
 //! come from the command line: the environment (`IOPATH_SMB_USER`, `IOPATH_SMB_PASSWORD`,
 //! `IOPATH_SMB_DOMAIN`) or a credentials file in smbclient's `-A` format.
 
-pub use crate::engine::network_target::{SMB_PORT, SmbUrl};
 use crate::gate::read::{FileLimit, read_private_bytes};
+pub use crate::targets::network_target::{SMB_PORT, SmbUrl};
 use std::path::Path;
 
 /// The environment variable holding the user name (when the URL names none).

@@ -2,7 +2,7 @@
 
 use super::expand::Environment;
 use super::load_with;
-use crate::engine::buffer_fill::Content;
+use crate::fill::Content;
 use crate::input::job_file::{JobFileError, JobFileRequest, LoadedJob};
 use crate::input::options::WorkloadOptions;
 use crate::result::BufferPattern;

@@ -16,10 +16,10 @@
 use super::collect::JobDefinition;
 use super::notes::Notes;
 use super::settings::JobSettings;
-use crate::engine::network_target::NetworkTarget;
 use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::EngineKind;
 use crate::targets::TargetSpec;
+use crate::targets::network_target::NetworkTarget;
 use std::path::{Path, PathBuf};
 
 /// Size of the file a null-engine job creates when its file is missing (no I/O reaches it).

@@ -27,8 +27,8 @@ use super::flow::FlowGroup;
 use super::pacer::JobPacer;
 use super::progress::WorkerProgress;
 use super::shape::TestShape;
-use crate::engine::buffer_fill::BufferFiller;
 use crate::engine::{Engine, EngineError};
+use crate::fill::BufferFiller;
 use crate::host::clock::{Clock, Ticks};
 use crate::result::{
     Direction, ErrorCount, ErrorPolicy, IoErrorRecord, LatencyTarget, StopReason,

@@ -3,8 +3,8 @@
 //! the oracle for what must have been recorded.
 
 use super::*;
-use crate::engine::buffer_fill::FillPlan;
 use crate::engine::{Completion, IoRequest};
+use crate::fill::FillPlan;
 use crate::result::{Capabilities, EngineKind};
 use crate::workload::BlockSizeMix;
 use crate::workload::planner::IoPlanner;

@@ -20,9 +20,9 @@
 //! name is left in place and the error says why ([`LeftInPlace`]).
 //!
 //! ```no_run
-//! use iopath::engine::remote_file::{RemoteFileServer, check_room, create_test_file};
+//! use iopath::targets::remote_file::{RemoteFileServer, check_room, create_test_file};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let url = iopath::engine::network_target::NfsUrl::parse("nfs://127.0.0.1/export/test")?;
+//! let url = iopath::targets::network_target::NfsUrl::parse("nfs://127.0.0.1/export/test")?;
 //! let mut server = iopath::engine::nfs::NfsRemoteFile::find(&url, std::time::Duration::from_secs(30))?;
 //! if server.existing_size()?.is_none() {
 //!     check_room(&mut server, 64 << 20)?;
@@ -35,7 +35,7 @@
 //! # }
 //! ```
 
-use crate::engine::buffer::fill_random_bytes;
+use crate::fill::fill_random_bytes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -1,13 +1,14 @@
 //! Loading libiscsi at run time.
 //!
-//! iopath does not link libiscsi: a machine without it builds and runs iopath, and only an
+//! This crate does not link libiscsi: a machine without it builds and runs a program using
+//! the crate, and only an
 //! `iscsi://` target needs it. The first use opens `libiscsi.so.7` (the soname of libiscsi
 //! 1.x, Debian's `libiscsi7`) with `dlopen`, resolves every function below once, and keeps the
 //! library loaded for the life of the process (it is never closed, so the function pointers
 //! stay valid). A missing library or symbol is an error naming what to install.
 
-use super::ffi::{CommandCallback, IscsiContext, ScsiIovec, ScsiTask, UnmapList};
-use crate::engine::sys::DynamicLibrary;
+use crate::dynamic_library::DynamicLibrary;
+use crate::ffi::{CommandCallback, IscsiContext, ScsiIovec, ScsiTask, UnmapList};
 use libc::{c_char, c_int, c_uchar, c_void};
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -21,7 +22,7 @@ pub const INSTALL_HINT: &str = "iscsi:// targets need libiscsi: apt-get install 
 /// Declares [`Library`], one field per C function, and the code that resolves all of them.
 macro_rules! libiscsi_functions {
     ($( $(#[$doc:meta])* $field:ident = $symbol:literal: fn($($argument:ty),* $(,)?) $(-> $result:ty)?; )*) => {
-        /// The libiscsi functions this engine calls, resolved once from the loaded library.
+        /// The libiscsi functions this crate calls, resolved once from the loaded library.
         ///
         /// Every pointer was taken from `libiscsi.so.7` with the signature of libiscsi 1.19's
         /// headers; calling one is `unsafe` with that function's own C contract.

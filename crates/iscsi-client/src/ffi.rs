@@ -1,4 +1,4 @@
-//! The C types and constants of libiscsi 1.19 (`libiscsi.so.7`) that this engine touches,
+//! The C types and constants of libiscsi 1.19 (`libiscsi.so.7`) that this crate touches,
 //! declared from its public headers (`iscsi/iscsi.h`, `iscsi/scsi-lowlevel.h`).
 //!
 //! Only what is read or passed is declared. `struct scsi_task` is declared whole so that the
@@ -48,7 +48,7 @@ pub const SCSI_STATUS_TIMEOUT: c_int = 0x0f00_0002;
 /// `enum scsi_residual`: fewer bytes were transferred than asked for.
 pub const SCSI_RESIDUAL_UNDERFLOW: c_int = 1;
 
-/// `enum scsi_sense_key` values this engine distinguishes.
+/// `enum scsi_sense_key` values this crate distinguishes.
 pub mod sense_key {
     use libc::c_int;
     /// The logical unit is not ready.
@@ -67,7 +67,7 @@ pub mod sense_key {
     pub const ABORTED_COMMAND: c_int = 0x0b;
 }
 
-/// Additional sense code and qualifier (ASC << 8 | ASCQ) values this engine distinguishes.
+/// Additional sense code and qualifier (ASC << 8 | ASCQ) values this crate distinguishes.
 pub mod additional_sense {
     use libc::c_int;
     /// SPACE ALLOCATION FAILED WRITE PROTECT (a thin-provisioned volume ran out of space).

@@ -1,8 +1,8 @@
 //! The NBD wire format: magic numbers, flag bits, option and command codes, and the fixed-size
 //! headers of the transmission phase (the 28-byte request and the 16-byte simple reply).
 //!
-//! Every number on the wire is big-endian. Nothing here does I/O: the handshake
-//! ([`super::handshake`]) and the connection ([`super::connection`]) read and write the bytes.
+//! Every number on the wire is big-endian. Nothing here does I/O: a client's handshake and
+//! connection read and write the bytes (iopath's are in its `src/engine/nbd/`).
 
 /// `NBDMAGIC`: the first eight bytes every server sends.
 pub const GREETING_MAGIC: u64 = 0x4e42_444d_4147_4943;

@@ -1,7 +1,7 @@
-//! What a finished SCSI command means for iopath: bytes transferred, an errno, or a lost
+//! What a finished SCSI command means for its caller: bytes transferred, an errno, or a lost
 //! session; and SCSI sense data as readable text.
 
-use super::ffi::{
+use crate::ffi::{
     SCSI_RESIDUAL_UNDERFLOW, SCSI_STATUS_CANCELLED, SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD,
     SCSI_STATUS_RESERVATION_CONFLICT, additional_sense, sense_key,
 };
@@ -94,8 +94,8 @@ pub fn status_name(status: c_int) -> String {
         SCSI_STATUS_RESERVATION_CONFLICT => "RESERVATION CONFLICT".to_string(),
         0x28 => "TASK SET FULL".to_string(),
         SCSI_STATUS_CANCELLED => "cancelled (session lost)".to_string(),
-        super::ffi::SCSI_STATUS_ERROR => "transport error".to_string(),
-        super::ffi::SCSI_STATUS_TIMEOUT => "timed out".to_string(),
+        crate::ffi::SCSI_STATUS_ERROR => "transport error".to_string(),
+        crate::ffi::SCSI_STATUS_TIMEOUT => "timed out".to_string(),
         other => format!("status {other:#x}"),
     }
 }
@@ -103,7 +103,7 @@ pub fn status_name(status: c_int) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::iscsi::ffi::{SCSI_STATUS_ERROR, SCSI_STATUS_TIMEOUT};
+    use crate::ffi::{SCSI_STATUS_ERROR, SCSI_STATUS_TIMEOUT};
 
     #[test]
     fn good_commands_count_their_bytes() {

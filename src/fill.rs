@@ -1,5 +1,7 @@
 //! What write buffers hold, and filling them: random bytes, zeros, a repeated pattern, or data
-//! built to compress and deduplicate to a chosen share.
+//! built to compress and deduplicate to a chosen share. Pure: it imports nothing of ours, so the
+//! worker, verification, the targets' test files and remote files all fill bytes the same way
+//! without going through an engine.
 //!
 //! A [`BufferFiller`] belongs to one worker. Every buffer is filled once before the clock starts
 //! ([`BufferFiller::fill`]). Before each write, [`BufferFiller::prepare_write`] either fills the
@@ -17,7 +19,7 @@
 //! first buffers of the worker (its working set).
 //!
 //! ```
-//! use iopath::engine::buffer_fill::{BufferFiller, Content, FillPlan};
+//! use iopath::fill::{BufferFiller, Content, FillPlan};
 //! let plan = FillPlan { content: Content::Zeros, refill: false, scramble: true };
 //! let mut filler = BufferFiller::new(plan, 7);
 //! let mut buffer = vec![1u8; 4096];
@@ -27,7 +29,16 @@
 //! assert!(buffer[..512].iter().any(|b| *b != 0));
 //! ```
 
-use super::buffer::fill_random_bytes;
+/// Fills `bytes` with pseudo-random data (incompressible, 8 bytes per draw).
+pub fn fill_random_bytes(rng: &mut fastrand::Rng, bytes: &mut [u8]) {
+    let mut chunks = bytes.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&rng.u64(..).to_le_bytes());
+    }
+    for byte in chunks.into_remainder() {
+        *byte = rng.u8(..);
+    }
+}
 
 /// Bytes per sector that [`BufferFiller::prepare_write`] scrambles.
 pub const SCRAMBLE_SECTOR_BYTES: usize = 512;

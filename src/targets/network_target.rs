@@ -13,7 +13,7 @@
 //! `smb://` is recognised and refused as not supported yet.
 //!
 //! ```
-//! use iopath::engine::network_target::NetworkTarget;
+//! use iopath::targets::network_target::NetworkTarget;
 //! let target = NetworkTarget::parse("nbd://127.0.0.1:10809/disk").unwrap();
 //! assert_eq!(target.to_string(), "nbd://127.0.0.1:10809/disk");
 //! assert!(NetworkTarget::parse("iscsi://host/iqn.2026-01.org.example:disk/1").is_ok());
@@ -136,7 +136,7 @@ impl NfsUrl {
     /// only with version 3: NFSv4.1 needs no MOUNT service).
     ///
     /// ```
-    /// use iopath::engine::network_target::{NfsUrl, NfsVersion};
+    /// use iopath::targets::network_target::{NfsUrl, NfsVersion};
     /// let url = NfsUrl::parse("nfs://127.0.0.1:2050/srv/data/file?mountport=2050").unwrap();
     /// assert_eq!(url.server.port, 2050);
     /// assert_eq!(url.path, "/srv/data/file");

@@ -1,9 +1,9 @@
 //! A finished SCSI command as an RAII [`FinishedTask`]: its status, sense and data-in, freed
 //! with `scsi_free_scsi_task` when dropped.
 
-use super::ffi::{SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiTask};
-use super::library::Library;
-use super::status::{sense_key_name, status_name};
+use crate::ffi::{SCSI_STATUS_CHECK_CONDITION, SCSI_STATUS_GOOD, ScsiTask};
+use crate::library::Library;
+use crate::status::{sense_key_name, status_name};
 use libc::c_int;
 use std::ffi::CStr;
 use std::io;

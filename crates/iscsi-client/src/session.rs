@@ -6,28 +6,28 @@
 //! deadline on every wait: a target that stops answering makes a call fail with
 //! [`io::ErrorKind::TimedOut`] instead of hanging. Sessions never reconnect by themselves
 //! (`iscsi_set_noautoreconnect`): a dropped connection cancels what is in flight, and the
-//! engine reports it as an error rather than silently replaying I/O.
+//! caller sees it as an error rather than I/O silently replayed.
 //!
 //! Single commands (the probe's INQUIRY, READ CAPACITY, MODE SENSE and READ, and SYNCHRONIZE
 //! CACHE) go through [`Session::run`], which waits for the command and hands back its
-//! [`FinishedTask`]. The engine's I/O uses its own callbacks and only borrows the context
+//! [`FinishedTask`]. Queue-depth I/O uses its own callbacks and only borrows the context
 //! ([`Session::context`]) and the event loop.
 
-use super::ffi::{
+use crate::ffi::{
     CommandCallback, ISCSI_HEADER_DIGEST_NONE_CRC32C, ISCSI_SESSION_NORMAL, IscsiContext,
     SCSI_STATUS_GOOD, ScsiTask,
 };
-use super::library::Library;
-use super::status::status_name;
-use super::task::FinishedTask;
-use crate::engine::sys;
-use crate::text::escape::escape_controls;
-use crate::units::format_wait;
+use crate::library::Library;
+use crate::status::status_name;
+use crate::sys;
+use crate::task::FinishedTask;
 use libc::{c_char, c_int, c_void};
 use std::ffi::{CStr, CString};
 use std::io;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
+use wire_text::escape_controls;
+use wire_text::format_wait;
 
 /// How long logging out may take when a session is dropped.
 const LOGOUT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -177,7 +177,9 @@ fn c_string(text: &str, what: &str) -> Result<CString, io::Error> {
 
 impl Session {
     /// Connects to `login.portal`, logs in to `login.target_iqn` and checks that its LUN
-    /// answers (TEST UNIT READY), all within `timeout`. Commands on the session time out after
+    /// answers (TEST UNIT READY), all within `timeout`. A login the target refuses is an
+    /// [`io::ErrorKind::PermissionDenied`] error quoting libiscsi's reason (for a target that
+    /// wants CHAP: "Authentication failure" or "Authorization failure"). Commands on the session time out after
     /// `timeout` too (libiscsi's per-command timeout, whole seconds, rounded up; libiscsi checks
     /// it whenever the context is serviced, at least once a second here).
     pub fn connect(
@@ -264,21 +266,14 @@ impl Session {
                     error.kind(),
                     format!("cannot connect to {}: {error}", session.description),
                 ),
-                None => {
-                    let error = session.step_error();
-                    // libiscsi's text for login status 0x0201 (and 0x0202, not authorized).
-                    let hint = if login.chap.is_none()
-                        && (error.contains("Authentication") || error.contains("Authorization"))
-                    {
-                        " (if the target wants CHAP, set IOPATH_ISCSI_USER and IOPATH_ISCSI_PASSWORD)"
-                    } else {
-                        ""
-                    };
-                    io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        format!("cannot log in to {}: {error}{hint}", session.description),
-                    )
-                }
+                None => io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "cannot log in to {}: {}",
+                        session.description,
+                        session.step_error()
+                    ),
+                ),
             });
         }
         session.logged_in = true;
@@ -300,7 +295,7 @@ impl Session {
         self.lun
     }
 
-    /// The raw context, for issuing commands with the engine's own callbacks.
+    /// The raw context, for issuing commands with the caller's own callbacks.
     pub fn context(&self) -> *mut IscsiContext {
         self.context.as_ptr()
     }
@@ -532,7 +527,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.logout(LOGOUT_TIMEOUT);
         // SAFETY: the context is live and destroyed once. Destroying it may call callbacks of
-        // commands still in flight: the pending record is freed only below, and the engine
+        // commands still in flight: the pending record is freed only below, and the caller
         // keeps its slot records alive until every session is dropped.
         unsafe { (self.library.destroy_context)(self.context.as_ptr()) };
         // SAFETY: allocated with `Box` in `connect`, freed once, after the context.
