@@ -6,6 +6,7 @@
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
+use super::io_log::IoLog;
 use super::trace::IoTrace;
 use super::verify::{ReadBack, VerifyRun};
 use super::{
@@ -16,6 +17,7 @@ use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
 use crate::result::error_policy::{EILSEQ, EIO};
+use crate::result::io_log::LoggedIo;
 use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
@@ -134,6 +136,7 @@ pub(super) struct Worker<'a, E: Engine> {
     /// Errors by kind and errno.
     error_counts: Vec<ErrorCount>,
     trace: IoTrace,
+    io_log: IoLog,
     writes_since_sync: u32,
     sync_pending: bool,
     /// No I/O before this tick (a think time or burst delay).
@@ -212,6 +215,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
+            io_log: IoLog::new(plan.io_log),
             queue: Queue::new(plan.queue_depth.max(1) as usize),
             window: Window {
                 begin,
@@ -731,6 +735,18 @@ impl<'a, E: Engine> Worker<'a, E> {
             };
             recorder.record(elapsed_ns, latency_ns, bytes);
             self.last_completion = self.now;
+            if self.plan.io_log.is_some() {
+                let clock = self.clock;
+                self.io_log.record(LoggedIo {
+                    completed_ns: elapsed_ns,
+                    issued_ns: clock.nanos_between(self.window.measure_start, slot.submitted),
+                    latency_ns,
+                    submission_ns: 0,
+                    offset: slot.offset,
+                    length: bytes as u32,
+                    direction,
+                });
+            }
         }
     }
 
@@ -941,6 +957,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             _ => clock.nanos_between(self.window.measure_start, window_end),
         };
         let (trace, trace_overflow_ios) = self.trace.into_parts();
+        let io_log = self.io_log.into_records();
         WorkerOutcome {
             read: self.read,
             write: self.write,
@@ -953,6 +970,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             thread_cpu_ns,
             trace,
             trace_overflow_ios,
+            io_log,
             engine_failure: self.engine_failure,
             verification,
             verify_failure: self.verify_failure,

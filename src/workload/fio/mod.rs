@@ -39,6 +39,7 @@ pub mod handling;
 pub mod input;
 pub mod lines;
 pub mod location;
+pub mod log_options;
 pub mod mapping;
 pub mod notes;
 pub mod parsers;

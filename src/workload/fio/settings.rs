@@ -247,6 +247,8 @@ pub struct JobSettings {
     pub extended: super::extended::ExtendedSettings,
     /// Verification options.
     pub verify: FioVerify,
+    /// Log files (`write_bw_log`, …).
+    pub logs: crate::result::log_options::LogOptions,
 }
 
 impl JobSettings {
@@ -318,6 +320,7 @@ impl JobSettings {
             nfs_url: None,
             extended: Default::default(),
             verify: Default::default(),
+            logs: Default::default(),
         }
     }
 
