@@ -151,6 +151,9 @@ pub(super) struct Worker<'a, E: Engine> {
     search: Option<Search>,
     /// This worker's I/Os admitted by its flow so far.
     flow_own: u64,
+    /// The last fill stopped because the worker was ahead of its share of the flow: its wait
+    /// sleeps (fio's `flow_sleep`), giving the CPU to the workers behind.
+    flow_held: bool,
     /// The latest clock reading of the loop.
     now: Ticks,
     /// Data verification, when the workload verifies.
@@ -236,6 +239,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             engine_failure: None,
             search,
             flow_own: 0,
+            flow_held: false,
             now: clock.now(),
             verify,
             verify_failure: None,
@@ -378,6 +382,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 && !flow.admit(&mut self.flow_own, self.plan.flow_weight)
             {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
+                self.flow_held = true;
                 break;
             }
             // A read-back of the verify backlog goes first, then a trim of a picked written
@@ -610,7 +615,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .window
                 .measure_end
                 .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-            pause(clock, wait_ns.min(until_end), &self.links);
+            if std::mem::take(&mut self.flow_held) {
+                rest(clock, wait_ns.min(until_end), &self.links);
+            } else {
+                pause(clock, wait_ns.min(until_end), &self.links);
+            }
         }
         self.now = self.clock.now();
     }
@@ -1013,6 +1022,21 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
         } else {
             std::hint::spin_loop();
         }
+    }
+}
+
+/// Sleeps `nanos` without spinning (in slices, until the wait is over): a worker ahead of its
+/// flow gives its CPU to those behind it, as fio's `usleep(flow_sleep)` does. Spinning here
+/// starved the workers behind whenever there were more workers than free cores.
+fn rest(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
+    let start = clock.now();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let slice = (nanos - elapsed).min(PAUSE_SLICE_NS);
+        std::thread::sleep(std::time::Duration::from_nanos(slice));
     }
 }
 
