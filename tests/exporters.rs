@@ -300,6 +300,22 @@ fn fio_plot_reads_the_logs() {
     assert_png(&png);
 }
 
+/// fio2gnuplot's summary (`gnuplot/result.global`) of the bandwidth logs in `logs`.
+fn fio2gnuplot_summary(python: &str, script: &Path, logs: &Path) -> String {
+    let output = Command::new(python)
+        .current_dir(logs)
+        .arg(script)
+        .args(["-b", "-k", "-d", "gnuplot"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "fio2gnuplot: {}",
+        describe(&output)
+    );
+    std::fs::read_to_string(logs.join("gnuplot/result.global")).unwrap()
+}
+
 #[test]
 fn fio2gnuplot_reads_the_logs() {
     let Some(script) = fio_tool("fio2gnuplot") else {
@@ -310,18 +326,7 @@ fn fio2gnuplot_reads_the_logs() {
     };
     let result = saved_run();
     let (_directory, logs) = saved_logs(&result);
-    let output = Command::new(&python)
-        .current_dir(&logs)
-        .arg(&script)
-        .args(["-b", "-k", "-d", "gnuplot"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "fio2gnuplot: {}",
-        describe(&output)
-    );
-    let summary = std::fs::read_to_string(logs.join("gnuplot/result.global")).unwrap();
+    let summary = fio2gnuplot_summary(&python, &script, &logs);
     let job = &result.tests[0].jobs[0];
     let points = job.read.series.len() + job.write.series.len();
     assert!(
@@ -398,19 +403,8 @@ fn fio2gnuplot_reads_a_job_files_per_io_log() {
         return;
     };
     let (_directory, logs, completed) = job_file_logs(None);
-    let output = Command::new(&python)
-        .current_dir(&logs)
-        .arg(&script)
-        .args(["-b", "-k", "-d", "gnuplot"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "fio2gnuplot: {}",
-        describe(&output)
-    );
     // One value per completed I/O: the log has a line for each.
-    let summary = std::fs::read_to_string(logs.join("gnuplot/result.global")).unwrap();
+    let summary = fio2gnuplot_summary(&python, &script, &logs);
     assert!(completed > 0);
     assert!(
         summary.contains(&format!("values_count={completed}\n")),

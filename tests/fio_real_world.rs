@@ -91,6 +91,12 @@ fn job_names(text: &str) -> Vec<String> {
 
 /// The file with every `startdelay` read in tens of milliseconds (20 → 200ms, 30s → 300ms).
 fn with_short_start_delays(text: &str) -> String {
+    with_start_delays_as(text, "0ms")
+}
+
+/// The file with every `startdelay` of whole seconds given `unit` instead (`"ms"`: 210 →
+/// 210ms), each line where it was.
+fn with_start_delays_as(text: &str, unit: &str) -> String {
     text.lines()
         .map(|line| match content(line).strip_prefix("startdelay=") {
             Some(value) => {
@@ -99,7 +105,7 @@ fn with_short_start_delays(text: &str) -> String {
                     seconds.chars().all(|c| c.is_ascii_digit()),
                     "startdelay '{value}' is not whole seconds: adapt this test"
                 );
-                format!("startdelay={seconds}0ms\n")
+                format!("startdelay={seconds}{unit}\n")
             }
             None => format!("{line}\n"),
         })

@@ -15,7 +15,7 @@
 //!
 //! docs/fio-compatibility.md ("A second corpus") lists what runs and what is refused.
 
-use super::{Expect, Run, content, judge, refused, support};
+use super::{Expect, Run, content, judge, refused, support, with_start_delays_as};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,23 +35,6 @@ fn harness<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
     text.lines()
         .filter_map(|line| line.strip_prefix(prefix.as_str()))
         .map(str::trim)
-        .collect()
-}
-
-/// The file with every `startdelay` read in milliseconds (210 → 210ms, 30s → 30ms).
-fn with_millisecond_start_delays(text: &str) -> String {
-    text.lines()
-        .map(|line| match content(line).strip_prefix("startdelay=") {
-            Some(value) => {
-                let seconds = value.trim().trim_end_matches('s');
-                assert!(
-                    seconds.chars().all(|c| c.is_ascii_digit()),
-                    "startdelay '{value}' is not whole seconds: adapt this test"
-                );
-                format!("startdelay={seconds}ms\n")
-            }
-            None => format!("{line}\n"),
-        })
         .collect()
 }
 
@@ -98,7 +81,7 @@ fn check(file: &str, expect: Expect) {
     }
     let job_file = if text.lines().any(|l| content(l).starts_with("startdelay=")) {
         let adapted = scratch.join(file);
-        std::fs::write(&adapted, with_millisecond_start_delays(&text)).unwrap();
+        std::fs::write(&adapted, with_start_delays_as(&text, "ms")).unwrap();
         adapted
     } else {
         source
