@@ -1,6 +1,7 @@
 //! The exporters against the real tools that read their formats: fio's own
 //! `fio_jsonplus_clat2csv` and fio2gnuplot (Debian's `fio` package) and fio-plot (PyPI
-//! `fio-plot`), fed the saved `small` run (tests/fixtures); and every exporter on one fresh
+//! `fio-plot`), fed the saved `small` run (tests/fixtures) and the logs a job file asks for
+//! (`write_bw_log`, …) from a fresh run; and every exporter on one fresh
 //! real run of the binary, checked for structure (the snapshots in exporter_snapshots.rs
 //! check the exact output on saved runs). A test whose tool is not installed is skipped, or
 //! fails under CI (tests/support); scripts/test installs them.
@@ -302,6 +303,22 @@ fn fio_plot_reads_the_logs() {
     assert_png(&png);
 }
 
+/// fio2gnuplot's summary (`gnuplot/result.global`) of the bandwidth logs in `logs`.
+fn fio2gnuplot_summary(python: &str, script: &Path, logs: &Path) -> String {
+    let output = Command::new(python)
+        .current_dir(logs)
+        .arg(script)
+        .args(["-b", "-k", "-d", "gnuplot"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "fio2gnuplot: {}",
+        describe(&output)
+    );
+    std::fs::read_to_string(logs.join("gnuplot/result.global")).unwrap()
+}
+
 #[test]
 fn fio2gnuplot_reads_the_logs() {
     let Some(script) = fio_tool("fio2gnuplot") else {
@@ -312,23 +329,89 @@ fn fio2gnuplot_reads_the_logs() {
     };
     let result = saved_run();
     let (_directory, logs) = saved_logs(&result);
-    let output = Command::new(&python)
-        .current_dir(&logs)
-        .arg(&script)
-        .args(["-b", "-k", "-d", "gnuplot"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "fio2gnuplot: {}",
-        describe(&output)
-    );
-    let summary = std::fs::read_to_string(logs.join("gnuplot/result.global")).unwrap();
+    let summary = fio2gnuplot_summary(&python, &script, &logs);
     let job = &result.tests[0].jobs[0];
     let points = job.read.series.len() + job.write.series.len();
     assert!(
         summary.contains(&format!("values_count={points}")),
         "{summary}"
+    );
+}
+
+/// A job file whose job asks for its bandwidth, IOPS and latency logs (one line per I/O, or
+/// per `window` when given), under fio-plot's file-name pattern; run by the binary in a fresh
+/// directory: (directory, logs folder, I/Os completed).
+fn job_file_logs(window: Option<&str>) -> (tempfile::TempDir, PathBuf, u64) {
+    let directory = scratch();
+    let logs = directory.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let prefix = "logs/randrw-iodepth-4-numjobs-1";
+    let window = window.map_or(String::new(), |ms| format!("log_avg_msec={ms}\n"));
+    let job = format!(
+        "[randrw]\nioengine=null\nsize=1g\nrw=randrw\nbs=4k\niodepth=4\ntime_based\nruntime=2\n\
+         rate_iops=1000\nwrite_bw_log={prefix}\nwrite_iops_log={prefix}\nwrite_lat_log={prefix}\n{window}"
+    );
+    std::fs::write(directory.path().join("logged.fio"), job).unwrap();
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(directory.path())
+        .args("run --job logged.fio --json out.json".split_whitespace())
+        .output()
+        .expect("iopath runs");
+    assert!(output.status.success(), "{}", describe(&output));
+    let text = std::fs::read_to_string(directory.path().join("out.json")).unwrap();
+    let job = &read_json(&text).unwrap().tests[0].jobs[0];
+    (directory, logs, job.read.io_count + job.write.io_count)
+}
+
+#[test]
+fn fio_plot_draws_a_job_files_logs() {
+    let Some(python) = python_with(&["fio_plot", "matplotlib"], FIO_PLOT) else {
+        return;
+    };
+    for window in [None, Some("250")] {
+        let (directory, logs, _) = job_file_logs(window);
+        // fio-plot draws lat with iops and bw, and clat with slat, on charts of their own.
+        for (index, kinds) in [&["iops", "lat", "bw"][..], &["clat", "slat"]]
+            .into_iter()
+            .enumerate()
+        {
+            let png = directory.path().join(format!("log{index}.png"));
+            let output = Command::new(&python)
+                .current_dir(directory.path())
+                .env("MPLBACKEND", "Agg")
+                .args(["-m", "fio_plot", "-i"])
+                .arg(&logs)
+                .args(["-T", "iopath", "-g", "-t"])
+                .args(kinds)
+                .args(["-r", "randrw", "-d", "4", "-n", "1", "-o"])
+                .arg(&png)
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "fio-plot -g -t {kinds:?} ({window:?}): {}",
+                describe(&output)
+            );
+            assert_png(&png);
+        }
+    }
+}
+
+#[test]
+fn fio2gnuplot_reads_a_job_files_per_io_log() {
+    let Some(script) = fio_tool("fio2gnuplot") else {
+        return;
+    };
+    let Some(python) = python_with(&["six"], SIX) else {
+        return;
+    };
+    let (_directory, logs, completed) = job_file_logs(None);
+    // One value per completed I/O: the log has a line for each.
+    let summary = fio2gnuplot_summary(&python, &script, &logs);
+    assert!(completed > 0);
+    assert!(
+        summary.contains(&format!("values_count={completed}\n")),
+        "{completed} I/Os: {summary}"
     );
 }
 

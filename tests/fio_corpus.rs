@@ -360,3 +360,41 @@ corpus! {
     tiobench_example => Case { size: "4m", ..runs("tiobench-example.fio") };
     zipf => runs("zipf.fio");
 }
+
+/// fio's flow semantics under `flow_sleep`: a job ahead of its share sleeps that long and
+/// gives its CPU to the jobs behind, so three flows 1 : 5 : 10 with `flow_sleep=100` (µs) on the
+/// null engine keep their ratio while the fastest issues a fair share of the 10 000 I/Os a
+/// second that one sleep per I/O allows (fio ran about 11 800 here). When the wait spun instead,
+/// more workers than free cores starved those behind, and the fastest flow ran some 40 IOPS.
+#[test]
+fn timing_flow_sleep_keeps_flows_near_their_sleep_bound() {
+    let dir = tempfile::Builder::new()
+        .prefix("flow-sleep-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let job = "[global]\nbs=4k\nioengine=null\nsize=100g\nruntime=2\nflow_id=1\nflow_sleep=100\n\
+               thread\ntime_based\n[flow1]\nflow=1\n[flow2]\nflow=5\n[flow3]\nflow=10\n";
+    std::fs::write(dir.path().join("flows.fio"), job).unwrap();
+    let args: Vec<String> = "run --job flows.fio --json out.json --no-history"
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let (status, stderr) = run_iopath(dir.path(), &args, None);
+    assert_eq!(status, 0, "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    let result: Value = serde_json::from_str(&text).expect("a RunResult");
+    let iops: Vec<f64> = result["tests"][0]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["read"]["iops"].as_f64().unwrap())
+        .collect();
+    let ratio = iops[2] / iops[0];
+    assert!((7.0..=13.0).contains(&ratio), "flow 3 / flow 1: {iops:?}");
+    let sleep_bound = 1e6 / 100.0;
+    assert!(
+        iops[2] >= 0.2 * sleep_bound,
+        "the fastest flow ran {:.0} IOPS, under a fifth of the {sleep_bound:.0} its sleep allows: {iops:?}",
+        iops[2]
+    );
+}

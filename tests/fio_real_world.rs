@@ -19,6 +19,9 @@
 
 mod support;
 
+#[path = "fio_real_world/public.rs"]
+mod public;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -88,6 +91,12 @@ fn job_names(text: &str) -> Vec<String> {
 
 /// The file with every `startdelay` read in tens of milliseconds (20 → 200ms, 30s → 300ms).
 fn with_short_start_delays(text: &str) -> String {
+    with_start_delays_as(text, "0ms")
+}
+
+/// The file with every `startdelay` of whole seconds given `unit` instead (`"ms"`: 210 →
+/// 210ms), each line where it was.
+fn with_start_delays_as(text: &str, unit: &str) -> String {
     text.lines()
         .map(|line| match content(line).strip_prefix("startdelay=") {
             Some(value) => {
@@ -96,7 +105,7 @@ fn with_short_start_delays(text: &str) -> String {
                     seconds.chars().all(|c| c.is_ascii_digit()),
                     "startdelay '{value}' is not whole seconds: adapt this test"
                 );
-                format!("startdelay={seconds}0ms\n")
+                format!("startdelay={seconds}{unit}\n")
             }
             None => format!("{line}\n"),
         })
@@ -172,11 +181,45 @@ fn check(file: &str, expect: Expect) {
     );
     let (status, stderr) = run_iopath(work, &args, &env);
 
+    judge(
+        file,
+        expect,
+        Run {
+            status,
+            stderr: &stderr,
+            json: &json,
+            job_file: &job_file,
+            text: &text,
+        },
+    );
+}
+
+/// What one run of a corpus file left.
+struct Run<'a> {
+    status: i32,
+    stderr: &'a str,
+    /// The RunResult JSON file asked for.
+    json: &'a Path,
+    /// The job file run (the corpus file, or its adapted copy).
+    job_file: &'a Path,
+    /// The corpus file's text.
+    text: &'a str,
+}
+
+/// Holds the run of `file` to `expect`.
+fn judge(file: &str, expect: Expect, run: Run<'_>) {
+    let Run {
+        status,
+        stderr,
+        json,
+        job_file,
+        text,
+    } = run;
     if let Expect::RunsOrJobEndsOn { job, errno } = expect
         && status == 1
     {
         let result: Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+            serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written"))
                 .expect("valid JSON");
         for test in result["tests"].as_array().expect("tests[]") {
             for ended in test["jobs"].as_array().expect("tests[].jobs[]") {
@@ -197,7 +240,7 @@ fn check(file: &str, expect: Expect) {
         Expect::Runs | Expect::RunsOrJobEndsOn { .. } => {
             assert_eq!(status, 0, "{file}: exit {status}\n{stderr}");
             let result: Value =
-                serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+                serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written"))
                     .expect("valid JSON");
             let mut names = Vec::new();
             for test in result["tests"].as_array().expect("tests[]") {
@@ -206,7 +249,7 @@ fn check(file: &str, expect: Expect) {
                     names.push(job["name"].as_str().expect("job name").to_string());
                 }
             }
-            assert_eq!(names, job_names(&text), "{file}: job names");
+            assert_eq!(names, job_names(text), "{file}: job names");
         }
         Expect::Refused { line, what, why } => {
             assert_eq!(

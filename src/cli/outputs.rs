@@ -6,6 +6,7 @@ use super::exit::{Failed, Usage};
 use super::run_args::{OutputFormat, RunArgs};
 use iopath::gate::replace::{OutputFile, check_output_directory};
 use iopath::report::csv::write_iometer_csv;
+use iopath::report::fio_aggregate_logs::write_aggregate_logs;
 use iopath::report::fio_json::write_fio_json;
 use iopath::report::fio_logs::write_fio_logs;
 use iopath::report::html::write_html;
@@ -24,6 +25,7 @@ pub struct Outputs {
     report_file: Option<OutputFile>,
     trace_file: Option<OutputFile>,
     logs_prefix: Option<PathBuf>,
+    aggregate_logs: bool,
     stdout_format: StdoutFormat,
     markdown: bool,
 }
@@ -92,6 +94,7 @@ impl Outputs {
             report_file,
             trace_file,
             logs_prefix: args.write_logs.clone(),
+            aggregate_logs: args.bandwidth_log,
             stdout_format,
             markdown: args.md,
         })
@@ -153,6 +156,14 @@ impl Outputs {
                 written
                     .map(drop)
                     .map_err(|error| Failed(format!("--write-logs {error}"))),
+            );
+        }
+        if self.aggregate_logs {
+            let written = write_aggregate_logs(result, Path::new("."));
+            errors.push(
+                written
+                    .map(drop)
+                    .map_err(|error| Failed(format!("--bandwidth-log {error}"))),
             );
         }
         let errors: Vec<Failed> = errors.into_iter().filter_map(Result::err).collect();

@@ -217,9 +217,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "FORMAT", value_enum, help_heading = "Output")]
     pub output_format: Option<OutputFormat>,
     /// Write fio-style per-second logs PREFIX_bw.N.log, PREFIX_iops.N.log, PREFIX_lat.N.log
-    /// (for fio2gnuplot and fio-plot).
+    /// (for fio2gnuplot and fio-plot). Job files' own write_bw_log, write_lat_log,
+    /// write_iops_log and write_hist_log are written whether or not this is given.
     #[arg(long, value_name = "PREFIX", help_heading = "Output")]
     pub write_logs: Option<PathBuf>,
+    /// Write fio's aggregate bandwidth logs agg-read_bw.log, agg-write_bw.log and
+    /// agg-trim_bw.log (KiB/s per interval, every job together) into the working directory.
+    #[arg(long, help_heading = "Output")]
+    pub bandwidth_log: bool,
     /// Write an Iometer-style CSV: one row per test and job.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,

@@ -19,6 +19,7 @@ use iopath::metrics::{
     BearerToken, MetricsAddressError, MetricsServer, SharedMetrics, check_exposure,
     parse_metrics_address,
 };
+use iopath::report::fio_job_logs::write_job_logs;
 use iopath::result::StopReason;
 use iopath::run::confirm::ConfirmMode;
 use iopath::run::{ExecutedRun, RunObserver, execute_and_confirm, execute_together, prepare};
@@ -253,7 +254,10 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         analyser.analyse(&mut executed.result);
     }
     let result = &executed.result;
-    let written = outputs.write(result);
+    let mut written = outputs.write(result);
+    if let Err(error) = write_requested_logs(&executed) {
+        written = Err(written.err().into_iter().flatten().chain([error]).collect());
+    }
     drop(so_far);
     if !args.no_history {
         record_run(result);
@@ -411,6 +415,20 @@ fn interruption_note(tests: usize, partial: bool) -> String {
         (_, true) => format!("interrupted: {tests} test(s) kept, marked partial"),
         (_, false) => "interrupted after the last test had finished".to_string(),
     }
+}
+
+/// Writes the log files the job files ask for (`write_bw_log`, …), after `--write-logs`
+/// (a job's own log wins where both name one file); warns when the logs' room ran out.
+fn write_requested_logs(executed: &ExecutedRun) -> Result<(), Failed> {
+    let written = write_job_logs(&executed.result, &executed.io_logs)
+        .map_err(|error| Failed(format!("write_*_log: {error}")))?;
+    if written.overflow_ios > 0 {
+        eprintln!(
+            "warning: {} completed I/Os are missing from the log files: the memory reserved for them was full (set log_avg_msec for long runs)",
+            written.overflow_ios
+        );
+    }
+    Ok(())
 }
 
 fn write_trace(executed: &ExecutedRun, out: &mut dyn Write) -> std::io::Result<()> {

@@ -108,6 +108,7 @@ impl Team {
             local.report = None;
             local.trace_io = None;
             local.write_logs = None;
+            local.bandwidth_log = false;
             local.output_format = None;
             local.md = false;
             local.no_history = true;

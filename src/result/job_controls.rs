@@ -72,6 +72,9 @@ pub struct JobControls {
     pub flow: Option<Flow>,
     /// The latency-target search.
     pub latency_target: Option<LatencyTarget>,
+    /// The log files the job asks for (fio's `write_*_log`); `None`: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<super::log_options::LogOptions>,
 }
 
 impl JobControls {

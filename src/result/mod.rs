@@ -17,6 +17,8 @@
 //! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
 //! - [`workload`]: the workload as run and the sweep point;
 //! - [`job_controls`]: what a job asks of the runner beyond its I/O pattern;
+//! - [`log_options`]: the fio-style log files a job asks for, and [`io_log`] what a run kept
+//!   for them;
 //! - [`io_handling`]: how a job's files are opened and its requests submitted;
 //! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
@@ -43,8 +45,10 @@ pub mod error_policy;
 pub mod histogram;
 pub mod host;
 pub mod io_handling;
+pub mod io_log;
 pub mod job_controls;
 pub mod link;
+pub mod log_options;
 pub mod path;
 pub mod run;
 pub mod series;

@@ -132,6 +132,8 @@ pub struct ExecutedRun {
     pub result: RunResult,
     /// Per test, per worker thread (empty unless tracing).
     pub traces: Vec<Vec<Vec<TracedIo>>>,
+    /// Per test, what each worker thread kept for its job's log files, with the job's index.
+    pub io_logs: Vec<Vec<(usize, crate::result::io_log::IoLogRecords)>>,
     /// The error that stopped the run after some tests had run (their results are kept).
     pub failure: Option<RunError>,
     /// Whether a stop request arrived while the run went on (at any phase: file creation,
@@ -284,6 +286,7 @@ fn execute_inner(
     };
     observer.run_started(&result);
     let mut traces = Vec::new();
+    let mut io_logs = Vec::new();
     let mut partial = !all_ready;
     let mut failure = None;
     let tests = if all_ready {
@@ -359,6 +362,7 @@ fn execute_inner(
         };
         result.tests.push(run.result);
         traces.push(run.traces);
+        io_logs.push(run.io_logs);
         if stopped {
             partial = true;
             break;
@@ -421,6 +425,7 @@ fn execute_inner(
     Ok(ExecutedRun {
         result,
         traces,
+        io_logs,
         failure,
         interrupted: stop.is_raised(),
         confirmations_left_out,

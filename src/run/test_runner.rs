@@ -17,6 +17,7 @@ use crate::engine::{EngineOptions, StopSignal};
 use crate::fill::BufferFiller;
 use crate::host::clock::Clock;
 use crate::host::cpu::host_cpu_count;
+use crate::result::io_log::IoLogRecords;
 use crate::result::{
     CpuResult, DirectionResult, EngineKind, EngineReport, ErrorCount, ErrorKind, ErrorSummary,
     JobResult, LatencySummary, LatencyTargetResult, RunLength, SteadyOutcome, StopReason,
@@ -134,6 +135,8 @@ pub struct TestRun {
     pub result: TestResult,
     /// Issued I/Os per worker thread (empty unless tracing).
     pub traces: Vec<Vec<TracedIo>>,
+    /// What each worker thread kept for its job's log files, with the job's index.
+    pub io_logs: Vec<(usize, IoLogRecords)>,
 }
 
 struct WorkerSlot {
@@ -333,8 +336,17 @@ pub fn run_test(
     }
     result.sweep = test.settings.sweep.clone();
     result.steady_state = test.settings.steady.as_ref().map(|_| steady);
-    let traces = outcomes.into_iter().map(|(_, o)| o.trace).collect();
-    Ok(Some(TestRun { result, traces }))
+    let mut traces = Vec::with_capacity(outcomes.len());
+    let mut io_logs = Vec::with_capacity(outcomes.len());
+    for (job, outcome) in outcomes {
+        traces.push(outcome.trace);
+        io_logs.push((job, outcome.io_log));
+    }
+    Ok(Some(TestRun {
+        result,
+        traces,
+        io_logs,
+    }))
 }
 
 /// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
@@ -634,6 +646,12 @@ fn open_job(
                 context.verify_run_id,
             )?;
             let controls = &workload.controls;
+            let io_log = super::worker::io_log::plan_for(
+                controls.logs.as_ref(),
+                length,
+                workload.io_limit,
+                planner.smallest_io_bytes(),
+            );
             workers.push(WorkerSlot {
                 job: job_index,
                 target_label: target_label(&set_targets),
@@ -659,6 +677,7 @@ fn open_job(
                     invalidate_each_pass: pass_files,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
+                    io_log,
                     stamp_writes: context.stamp_writes,
                     data,
                     start_delay_ns: controls.start_delay_of_worker(

@@ -1,8 +1,8 @@
 //! The success checks fio's `t/run-fio-tests.py` and `t/fiotestlib.py` apply to fio's run of
 //! each regression job file, restated for iopath's output: its exit status and standard error,
-//! the fio-format JSON it prints with `--output-format json`, its fio-style per-second logs
-//! (`--write-logs`), and its per-I/O trace (`--trace-io`) where fio reads a per-I/O bandwidth
-//! log with offsets (`log_offset=1`). Each check returns what failed (nothing: it passed).
+//! the fio-format JSON it prints with `--output-format json`, the log files the job files ask
+//! for (`write_iops_log`, `write_lat_log`, …), and its per-I/O trace (`--trace-io`) where fio
+//! reads a per-I/O bandwidth log with offsets (`log_offset=1`). Each check returns what failed (nothing: it passed).
 
 use super::runs_test::runs_test_p_value;
 use serde_json::Value;
@@ -64,7 +64,7 @@ pub enum Reads {
     Json,
     /// The per-I/O trace (`--trace-io trace.csv`), as fio's per-I/O bandwidth logs.
     Trace,
-    /// fio-style logs under this prefix (`--write-logs PREFIX`).
+    /// The log files the job file asks for (`write_iops_log=PREFIX`, …), under this prefix.
     Logs(&'static str),
 }
 

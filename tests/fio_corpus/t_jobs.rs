@@ -30,16 +30,7 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 /// Applicable files iopath fails today, and why. Each fix removes its line.
 pub const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("t0030", "iopath has no --bandwidth-log flag"),
     ("t0031", "read_iolog is refused"),
-    (
-        "t0033",
-        "--write-logs lacks log_prio, log_window_value and clat logs",
-    ),
-    (
-        "t0034",
-        "--write-logs lacks log_issue_time columns and slat/clat logs",
-    ),
     ("t0038", "read_iolog is refused"),
 ];
 
@@ -102,10 +93,8 @@ fn run_file(dir: &Path, job: &Path, check: Check, extra: &[&str], limit: Duratio
         Reads::Trace => {
             command.args(["--trace-io", "trace.csv"]);
         }
-        Reads::Logs(prefix) => {
-            command.args(["--write-logs", prefix]);
-        }
-        Reads::Nothing | Reads::Json => {}
+        // The job files ask for their logs themselves.
+        Reads::Logs(_) | Reads::Nothing | Reads::Json => {}
     }
     let mut child = command.spawn().expect("iopath starts");
     let started = Instant::now();

@@ -374,6 +374,7 @@ pub fn controls(
         sleep_ns: extended.flow_sleep_ns,
     });
     controls.latency_target = latency_target(job)?;
+    controls.logs = super::log_options::with_job_name(&settings.logs, name);
     Ok(controls)
 }
 

@@ -40,6 +40,7 @@ pub mod input;
 pub mod iolog;
 pub mod lines;
 pub mod location;
+pub mod log_options;
 pub mod mapping;
 pub mod notes;
 pub mod parsers;

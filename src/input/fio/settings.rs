@@ -249,6 +249,8 @@ pub struct JobSettings {
     pub extended: super::extended::ExtendedSettings,
     /// Verification options.
     pub verify: FioVerify,
+    /// Log files (`write_bw_log`, …).
+    pub logs: crate::result::log_options::LogOptions,
 }
 
 impl JobSettings {
@@ -321,6 +323,7 @@ impl JobSettings {
             nfs_url: None,
             extended: Default::default(),
             verify: Default::default(),
+            logs: Default::default(),
         }
     }
 

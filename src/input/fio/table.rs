@@ -120,7 +120,8 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
     }
 }
 
-const LOGS: &str = "no log files: iopath keeps per-second series in its JSON result";
+const LOGS: &str =
+    "log times count from the start of the measurement, and log memory is reserved before the run";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
 const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
@@ -1592,27 +1593,92 @@ pub static OPTIONS: &[OptionSpec] = &[
     // Logs and reports.
     OptionSpec {
         name: "write_bw_log",
+        aliases: &[],
+        mapping: "`PREFIX_bw.N.log`, bandwidth in KiB/s per I/O or per `log_avg_msec` window, columns as fio's HOWTO",
+        support: Support::Mapped(super::log_options::bandwidth),
+    },
+    OptionSpec {
+        name: "write_lat_log",
+        aliases: &[],
+        mapping: "`PREFIX_lat.N.log`, `PREFIX_clat.N.log`, `PREFIX_slat.N.log`: latencies in ns per I/O or window means",
+        support: Support::Mapped(super::log_options::latency),
+    },
+    OptionSpec {
+        name: "write_iops_log",
+        aliases: &[],
+        mapping: "`PREFIX_iops.N.log`: 1 per I/O, or the IOPS of each `log_avg_msec` window",
+        support: Support::Mapped(super::log_options::iops),
+    },
+    OptionSpec {
+        name: "write_hist_log",
+        aliases: &[],
+        mapping: "`PREFIX_clat_hist.N.log`, empty as fio's is without `log_hist_msec`",
+        support: Support::Mapped(super::log_options::histogram),
+    },
+    OptionSpec {
+        name: "log_avg_msec",
+        aliases: &[],
+        mapping: "one line per direction per window of this many ms (0: one per I/O)",
+        support: Support::Mapped(super::log_options::average),
+    },
+    OptionSpec {
+        name: "log_hist_msec",
+        aliases: &[],
+        mapping: "0 accepted; histogram lines are refused",
+        support: Support::Mapped(super::log_options::histogram_window),
+    },
+    OptionSpec {
+        name: "log_hist_coarseness",
+        aliases: &[],
+        mapping: "each step halves the histogram log's columns",
+        support: Support::Mapped(super::log_options::coarseness),
+    },
+    OptionSpec {
+        name: "log_window_value",
+        aliases: &["log_max_value"],
+        mapping: "avg, max or both (one more column) in windowed latency logs",
+        support: Support::Mapped(super::log_options::window_value),
+    },
+    OptionSpec {
+        name: "log_offset",
+        aliases: &[],
+        mapping: "an offset column",
+        support: Support::Mapped(super::log_options::offset),
+    },
+    OptionSpec {
+        name: "log_prio",
+        aliases: &[],
+        mapping: "the priority column as 0x and four hex digits (iopath sets no priority: 0x0000)",
+        support: Support::Mapped(super::log_options::priority),
+    },
+    OptionSpec {
+        name: "log_issue_time",
+        aliases: &[],
+        mapping: "an issue-time column (ns) in clat and slat logs",
+        support: Support::Mapped(super::log_options::issue_time),
+    },
+    OptionSpec {
+        name: "per_job_logs",
+        aliases: &[],
+        mapping: "0: one file per log kind for every job, without `.N`",
+        support: Support::Mapped(super::log_options::per_job),
+    },
+    OptionSpec {
+        name: "log_compression",
+        aliases: &["log_store_compressed"],
+        mapping: "0 accepted; anything else refused",
+        support: Support::Mapped(super::log_options::compression),
+    },
+    OptionSpec {
+        name: "log_unix_epoch",
         aliases: &[
-            "write_lat_log",
-            "write_iops_log",
-            "write_hist_log",
-            "log_avg_msec",
-            "log_hist_msec",
-            "log_hist_coarseness",
-            "log_max_value",
-            "log_offset",
-            "log_compression",
-            "log_store_compressed",
-            "log_unix_epoch",
             "log_alternate_epoch",
             "log_entries",
-            "log_prio",
-            "per_job_logs",
             "bwavgtime",
             "iopsavgtime",
             "write_iolog",
         ],
-        mapping: "accepted; no log files",
+        mapping: "accepted; no effect",
         support: Support::Accepted(LOGS),
     },
     OptionSpec {
@@ -2055,12 +2121,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "job_start_clock_id",
-        aliases: &[
-            "log_alternate_epoch_clock_id",
-            "log_issue_time",
-            "log_compression_cpus",
-            "log_window_value",
-        ],
+        aliases: &["log_alternate_epoch_clock_id", "log_compression_cpus"],
         mapping: "accepted with a note",
         support: Support::Accepted(LOGS),
     },

@@ -828,11 +828,9 @@ fn trims_of_verified_blocks_are_read_as_fio_reads_them() {
 
 #[test]
 fn harmless_options_are_accepted_with_a_note() {
-    let loaded = load(
-        "[a]\nsize=1m\nwrite_bw_log=x\nlog_avg_msec=1000\ngtod_reduce=1\nallow_mounted_write=1\n",
-    )
-    .unwrap();
-    for needle in ["write_bw_log", "gtod_reduce", "allow_mounted_write"] {
+    let loaded =
+        load("[a]\nsize=1m\nbwavgtime=500\ngtod_reduce=1\nallow_mounted_write=1\n").unwrap();
+    for needle in ["bwavgtime", "gtod_reduce", "allow_mounted_write"] {
         assert!(
             loaded.notes.iter().any(|n| n.contains(needle)),
             "{needle}: {:?}",
@@ -1065,4 +1063,32 @@ fn verify_options_map_to_the_workloads_verification() {
     assert!(jobs[2].workload.verify.is_none());
     let error = load("[a]\nsize=1m\nverify=sha512\n").unwrap_err();
     assert!(error.message.contains("sha512"), "{error}");
+}
+
+#[test]
+fn log_options_reach_the_job_and_bad_ones_are_refused() {
+    let loaded = load(
+        "[global]\nsize=1m\nlog_offset=1\n[a]\nwrite_bw_log\nwrite_lat_log=lat\nlog_avg_msec=100\nlog_window_value=both\nper_job_logs=0\n[b]\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    let logs = jobs[0].workload.controls.logs.as_ref().unwrap();
+    assert_eq!(logs.bandwidth.as_deref(), Some("a"));
+    assert_eq!(logs.latency.as_deref(), Some("lat"));
+    assert_eq!(logs.average_ms, 100);
+    assert_eq!(
+        logs.window_value,
+        crate::result::log_options::WindowValue::Both
+    );
+    assert!(logs.offset && !logs.per_job);
+    assert!(jobs[1].workload.controls.logs.is_none());
+    for (line, needle) in [
+        ("log_compression=4m", "log_compression"),
+        ("log_window_value=median", "median"),
+        ("log_hist_msec=10", "log_hist_msec"),
+        ("log_avg_msec=1.5", "log_avg_msec"),
+    ] {
+        let error = load(&format!("[a]\nsize=1m\nwrite_bw_log=x\n{line}\n")).unwrap_err();
+        assert!(error.message.contains(needle), "{line}: {}", error.message);
+    }
 }

@@ -17,6 +17,7 @@
 //! `--fsync-at-end`) or an interval with an unusually wide latency spread grows them, once per
 //! interval.
 
+pub mod io_log;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -94,6 +95,8 @@ pub struct WorkerPlan {
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).
     pub trace: bool,
+    /// What to keep for the job's log files (fio's `write_*_log`).
+    pub io_log: Option<io_log::IoLogPlan>,
     /// Stamp every written block with its offset (see [`stamp_block`]).
     pub stamp_writes: bool,
     /// Fills or scrambles write buffers before each write.
@@ -220,6 +223,8 @@ pub struct WorkerOutcome {
     pub trace: Vec<TracedIo>,
     /// Issued I/Os the trace had no room for.
     pub trace_overflow_ios: u64,
+    /// What it kept for its job's log files.
+    pub io_log: crate::result::io_log::IoLogRecords,
     /// A failure of the engine as a whole (not of one I/O).
     pub engine_failure: Option<EngineError>,
     /// The depth the latency-target search ended at, and whether the target held there.
@@ -251,6 +256,7 @@ impl WorkerOutcome {
             thread_cpu_ns: 0,
             trace: Vec::new(),
             trace_overflow_ios: 0,
+            io_log: Default::default(),
             engine_failure: None,
             latency_depth: None,
             verification: None,

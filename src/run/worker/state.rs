@@ -6,6 +6,7 @@
 use super::super::flow::DEFAULT_FLOW_WAIT_NS;
 use super::super::latency_search::{LatencySearch, SearchStep};
 use super::super::progress::{DIRECTIONS, DirectionTotals, direction_index};
+use super::io_log::IoLog;
 use super::trace::IoTrace;
 use super::verify::{ReadBack, VerifyRun};
 use super::{
@@ -16,6 +17,7 @@ use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
 use crate::host::cpu::thread_cpu_ns;
 use crate::result::error_policy::{EILSEQ, EIO};
+use crate::result::io_log::LoggedIo;
 use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
 use crate::stats::recorder::DirectionRecorder;
 use crate::workload::planner::PlannedIo;
@@ -134,6 +136,7 @@ pub(super) struct Worker<'a, E: Engine> {
     /// Errors by kind and errno.
     error_counts: Vec<ErrorCount>,
     trace: IoTrace,
+    io_log: IoLog,
     writes_since_sync: u32,
     sync_pending: bool,
     /// No I/O before this tick (a think time or burst delay).
@@ -148,6 +151,9 @@ pub(super) struct Worker<'a, E: Engine> {
     search: Option<Search>,
     /// This worker's I/Os admitted by its flow so far.
     flow_own: u64,
+    /// The last fill stopped because the worker was ahead of its share of the flow: its wait
+    /// sleeps (fio's `flow_sleep`), giving the CPU to the workers behind.
+    flow_held: bool,
     /// The latest clock reading of the loop.
     now: Ticks,
     /// Data verification, when the workload verifies.
@@ -212,6 +218,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
+            io_log: IoLog::new(plan.io_log),
             queue: Queue::new(plan.shape.queue_depth() as usize),
             window: Window {
                 begin,
@@ -232,6 +239,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             engine_failure: None,
             search,
             flow_own: 0,
+            flow_held: false,
             now: clock.now(),
             verify,
             verify_failure: None,
@@ -374,6 +382,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 && !flow.admit(&mut self.flow_own, self.plan.flow_weight)
             {
                 wait_ns = self.plan.flow_sleep_ns.max(DEFAULT_FLOW_WAIT_NS);
+                self.flow_held = true;
                 break;
             }
             // A read-back of the verify backlog goes first, then a trim of a picked written
@@ -610,7 +619,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .window
                 .measure_end
                 .map_or(u64::MAX, |end| clock.nanos_between(clock.now(), end).max(1));
-            pause(clock, wait_ns.min(until_end), &self.links);
+            if std::mem::take(&mut self.flow_held) {
+                rest(clock, wait_ns.min(until_end), &self.links);
+            } else {
+                pause(clock, wait_ns.min(until_end), &self.links);
+            }
         }
         self.now = self.clock.now();
     }
@@ -735,6 +748,18 @@ impl<'a, E: Engine> Worker<'a, E> {
             };
             recorder.record(elapsed_ns, latency_ns, bytes);
             self.last_completion = self.now;
+            if self.plan.io_log.is_some() {
+                let clock = self.clock;
+                self.io_log.record(LoggedIo {
+                    completed_ns: elapsed_ns,
+                    issued_ns: clock.nanos_between(self.window.measure_start, slot.submitted),
+                    latency_ns,
+                    submission_ns: 0,
+                    offset: slot.offset,
+                    length: bytes as u32,
+                    direction,
+                });
+            }
         }
     }
 
@@ -945,6 +970,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             _ => clock.nanos_between(self.window.measure_start, window_end),
         };
         let (trace, trace_overflow_ios) = self.trace.into_parts();
+        let io_log = self.io_log.into_records();
         WorkerOutcome {
             read: self.read,
             write: self.write,
@@ -957,6 +983,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             thread_cpu_ns,
             trace,
             trace_overflow_ios,
+            io_log,
             engine_failure: self.engine_failure,
             verification,
             verify_failure: self.verify_failure,
@@ -999,6 +1026,21 @@ fn pause(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
         } else {
             std::hint::spin_loop();
         }
+    }
+}
+
+/// Sleeps `nanos` without spinning (in slices, until the wait is over): a worker ahead of its
+/// flow gives its CPU to those behind it, as fio's `usleep(flow_sleep)` does. Spinning here
+/// starved the workers behind whenever there were more workers than free cores.
+fn rest(clock: &Clock, nanos: u64, links: &WorkerLinks<'_>) {
+    let start = clock.now();
+    loop {
+        let elapsed = clock.nanos_between(start, clock.now());
+        if elapsed >= nanos || links.wait_is_over() {
+            return;
+        }
+        let slice = (nanos - elapsed).min(PAUSE_SLICE_NS);
+        std::thread::sleep(std::time::Duration::from_nanos(slice));
     }
 }
 

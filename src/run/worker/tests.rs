@@ -166,6 +166,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         invalidate_each_pass: Vec::new(),
         interval_ns: 1_000_000_000,
         trace: true,
+        io_log: None,
         stamp_writes: false,
         data: BufferFiller::new(FillPlan::default(), 1),
         start_delay_ns: 0,
@@ -252,6 +253,41 @@ fn completions_out_of_order_are_recorded_by_their_slots() {
     assert_eq!(outcome.read.histogram.count(), outcome.read.io_count);
     assert_eq!(outcome.trace_overflow_ios, 0);
     assert!(engine.flushed.is_empty() && engine.queued.is_empty());
+}
+
+#[test]
+fn the_io_log_keeps_every_completion_as_recorded() {
+    let flags = Flags::default();
+    let mut engine = ScriptedEngine::new(8);
+    engine.newest_first = true;
+    let mut plan = plan("4k/50,64k/50", 50, 8, bytes(2 << 20));
+    plan.io_log = Some(super::io_log::IoLogPlan::PerIo { room: 1 << 12 });
+    let outcome = run(&mut engine, plan, &flags);
+    let log = &outcome.io_log;
+    assert_eq!(log.ios.len() as u64, engine.submitted);
+    assert_eq!(log.overflow_ios, 0);
+    let logged = |direction| {
+        log.ios
+            .iter()
+            .filter(|io| io.direction == direction)
+            .map(|io| u64::from(io.length))
+            .sum::<u64>()
+    };
+    assert_eq!(logged(Direction::Read), outcome.read.bytes);
+    assert_eq!(logged(Direction::Write), outcome.write.bytes);
+    let latency_sum: u64 = log
+        .ios
+        .iter()
+        .filter(|io| io.direction == Direction::Read)
+        .map(|io| io.latency_ns)
+        .sum();
+    assert_eq!(u128::from(latency_sum), outcome.read.histogram.sum());
+    assert!(
+        log.ios
+            .windows(2)
+            .all(|w| w[0].completed_ns <= w[1].completed_ns)
+    );
+    assert!(log.ios.iter().all(|io| io.issued_ns <= io.completed_ns));
 }
 
 #[test]
