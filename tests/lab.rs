@@ -13,6 +13,8 @@ mod support;
 
 #[path = "lab/beyond_the_client.rs"]
 mod beyond_the_client;
+#[path = "lab/read_ahead.rs"]
+mod read_ahead;
 
 use serde_json::Value;
 use std::fs::File;

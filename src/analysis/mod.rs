@@ -28,6 +28,7 @@
 pub mod clients;
 pub mod confirmation;
 pub mod declared;
+pub mod hidden_queue;
 pub mod links;
 pub mod path;
 pub mod protocols;

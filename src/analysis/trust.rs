@@ -269,6 +269,11 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             TrustKind::BufferedIo,
             "buffered I/O (no O_DIRECT): the page cache sits between iopath and the device; reads may come from memory and writes may not have reached the device".into(),
         );
+        if let Some(note) =
+            super::hidden_queue::cache_served(test, inputs.paths, inputs.target_indexes)
+        {
+            add(TrustKind::BufferedIo, note);
+        }
         let working_set = working_set_bytes(test, inputs.targets);
         if reads
             && let Some(available) = inputs.memory_available_bytes
