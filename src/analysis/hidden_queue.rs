@@ -11,7 +11,7 @@
 //!
 //! Pure functions of the result and the path; docs/verdict.md, "The hidden queue".
 
-use crate::result::{AccessHint, BlockDeviceUsage, Hop, StoragePath, TestResult};
+use crate::result::{AccessHint, BlockDeviceUsage, Hop, HopKind, StoragePath, TestResult};
 use crate::units::{format_bytes, format_latency, format_percent, format_rate};
 
 /// The window in flight within this share (either way) of the read-ahead window matches it.
@@ -204,8 +204,16 @@ pub fn write_back(
         Some(us) => settings.push(format!("write-back throttling at {us} µs")),
         None => {}
     }
+    // The host's dirty limits, as discovery wrote them into the page cache hop.
+    let dirty = target_indexes
+        .iter()
+        .filter_map(|&index| paths.get(index))
+        .flat_map(|path| &path.hops)
+        .filter(|hop| hop.kind == HopKind::PageCache)
+        .find_map(|hop| hop.description.split_once("; ").map(|(_, limits)| limits))
+        .unwrap_or("vm.dirty_ratio, vm.dirty_bytes");
     Some(format!(
-        "write-back of {} carried the writes: the device wrote {} of the {} the test wrote ({}), {} writes of {} each, {:.1} in flight on average{}; the kernel's queue, not iopath's --qd, sets the rate: the dirty limits (vm.dirty_ratio, vm.dirty_bytes) decide when a writer waits; O_DIRECT (--direct) with a queue depth measures the device's own",
+        "write-back of {} carried the writes: the device wrote {} of the {} the test wrote ({}), {} writes of {} each, {:.1} in flight on average{}; the kernel's queue, not iopath's --qd, sets the rate: the dirty limits decide when a writer waits ({dirty}); O_DIRECT (--direct) with a queue depth measures the device's own",
         hop.name,
         format_bytes(usage.write_bytes),
         format_bytes(written.round() as u64),

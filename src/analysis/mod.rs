@@ -145,6 +145,8 @@ pub fn host_facts_of(result: &RunResult) -> HostFacts {
     HostFacts {
         memory_copy_bytes_per_second,
         memory_available_bytes,
+        // The run's write-back settings are in its page cache hop's description.
+        dirty_limits: None,
     }
 }
 

@@ -18,7 +18,8 @@
 //!   checked against;
 //! - [`target`]: a target as a recorded machine describes it;
 //! - [`counters`], [`disk_counters`]: the bytes each device and interface moved, and each
-//!   block device's requests and their time.
+//!   block device's requests and their time;
+//! - [`writeback`]: the page cache's dirty limits.
 //!
 //! ```
 //! use iopath::discovery::{Machine, facts::PathFacts, gather};
@@ -58,6 +59,7 @@ pub mod route;
 pub mod sysfs;
 pub mod system;
 pub mod target;
+pub mod writeback;
 
 #[cfg(test)]
 pub(crate) mod machines;

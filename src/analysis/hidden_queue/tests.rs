@@ -28,7 +28,11 @@ fn path(read_ahead_kib: u64) -> StoragePath {
     StoragePath {
         target: "/dev/sdb".into(),
         hops: vec![
-            hop("page-cache", HopKind::PageCache, "page cache", None),
+            {
+                let mut cache = hop("page-cache", HopKind::PageCache, "page cache", None);
+                cache.description = "passed by buffered I/O only; write-back from 10 % of memory dirty, writers wait from 20 % (vm.dirty_background_ratio, vm.dirty_ratio)".into();
+                cache
+            },
             disk,
         ],
         notes: Vec::new(),
@@ -222,7 +226,7 @@ fn buffered_writes_the_device_kept_pace_with_are_write_back_bound() {
             "write-back of sdb carried the writes: the device wrote",
             "(98 %)",
             "3.0 in flight on average (nr_requests 64, write-back throttling at 75000 µs)",
-            "vm.dirty_ratio",
+            "the dirty limits decide when a writer waits (write-back from 10 % of memory dirty, writers wait from 20 % (vm.dirty_background_ratio, vm.dirty_ratio))",
         ],
     );
     // Writes the device never saw were absorbed by the page cache: not write-back-bound.
