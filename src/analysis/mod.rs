@@ -33,6 +33,7 @@ pub mod links;
 pub mod path;
 pub mod protocols;
 pub mod series_shape;
+pub mod short_run;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;

@@ -26,6 +26,7 @@ mod output_files;
 mod path_command;
 mod path_gate;
 mod safety;
+mod short_runs;
 mod stale_files;
 mod threads;
 mod trace;
