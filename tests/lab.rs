@@ -13,6 +13,10 @@ mod support;
 
 #[path = "lab/beyond_the_client.rs"]
 mod beyond_the_client;
+#[path = "lab/blkio.rs"]
+mod blkio;
+#[path = "lab/read_ahead.rs"]
+mod read_ahead;
 #[path = "lab/server_metrics.rs"]
 mod server_metrics;
 

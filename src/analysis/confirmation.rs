@@ -12,6 +12,7 @@
 //! | device-bound at blocks of 16 KiB or less | blocks × 4 | more bytes/s (the limit is per I/O) |
 //! | link-, bus-, device-bound, rate-limited | queue depth × 2 | the same |
 //! | inconclusive | queue depth × 2 | (none: the experiment decides) |
+//! | read-ahead-bound, write-back-bound | O_DIRECT at the same depth | much less (the kernel's queue carried more than iopath's) |
 //!
 //! A change of [`GAIN_PERCENT`] or more is "more"; [`SAME_PERCENT`] or less (a loss too) is
 //! "the same"; in between says nothing.
@@ -43,6 +44,11 @@ pub const SAME_PERCENT: f64 = 5.0;
 /// queue.
 pub const SMALL_BLOCK_BYTES: f64 = 16.0 * 1024.0;
 
+/// O_DIRECT at the same depth losing this much (percent) confirms that the kernel's hidden
+/// queue (read-ahead, write-back) carried the buffered test; losing less than
+/// [`GAIN_PERCENT`] refutes it.
+pub const HIDDEN_QUEUE_LOSS_PERCENT: f64 = 50.0;
+
 /// The experiment that tests the verdict of an analysed test, if one fits. None for a test
 /// that did not complete, has no analysis, did no I/O, or is cached (the experiment would
 /// measure the cache again).
@@ -71,6 +77,7 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
             }
         }
         Verdict::DeviceBound if limited_per_io(test, analysis) => Some(Experiment::BlockSize),
+        Verdict::ReadAheadBound | Verdict::WriteBackBound => Some(Experiment::Direct),
         Verdict::QueueDepthBound
         | Verdict::LatencyBound
         | Verdict::DeviceBound
@@ -120,6 +127,32 @@ fn lever(experiment: Experiment) -> Verdict {
         Experiment::QueueDepth => Verdict::QueueDepthBound,
         Experiment::Workers => Verdict::HostCpuBound,
         Experiment::BlockSize => Verdict::DeviceBound,
+        Experiment::Direct => Verdict::ReadAheadBound,
+    }
+}
+
+/// What O_DIRECT at the same depth says of a verdict on the kernel's hidden queue: a loss of
+/// [`HIDDEN_QUEUE_LOSS_PERCENT`] or more confirms it; less than [`GAIN_PERCENT`] of a loss (or
+/// a gain) refutes it, naming the experiment's own verdict; in between says nothing.
+fn decide_direct(
+    tested: Verdict,
+    change_percent: f64,
+    experiment_verdict: Verdict,
+) -> (ConfirmationOutcome, Verdict) {
+    let hidden_queue = matches!(tested, Verdict::ReadAheadBound | Verdict::WriteBackBound);
+    if !hidden_queue {
+        return (ConfirmationOutcome::Inconclusive, tested);
+    }
+    if change_percent <= -HIDDEN_QUEUE_LOSS_PERCENT {
+        (ConfirmationOutcome::Confirmed, tested)
+    } else if change_percent > -GAIN_PERCENT {
+        let derived = match experiment_verdict {
+            verdict if verdict == tested => Verdict::Inconclusive,
+            verdict => verdict,
+        };
+        (ConfirmationOutcome::Refuted, derived)
+    } else {
+        (ConfirmationOutcome::Inconclusive, tested)
     }
 }
 
@@ -132,6 +165,9 @@ pub fn decide(
     change_percent: f64,
     experiment_verdict: Verdict,
 ) -> (ConfirmationOutcome, Verdict) {
+    if experiment == Experiment::Direct {
+        return decide_direct(tested, change_percent, experiment_verdict);
+    }
     let gain = change_percent >= GAIN_PERCENT;
     let same = change_percent <= SAME_PERCENT;
     if !gain && !same {
@@ -182,6 +218,7 @@ impl ExperimentSetting {
             Experiment::QueueDepth => format!("QD {}", self.after),
             Experiment::Workers => format!("{} workers", self.after),
             Experiment::BlockSize => format!("{} blocks", format_bytes(self.after)),
+            Experiment::Direct => format!("O_DIRECT at QD {}", self.after),
         }
     }
 }
@@ -286,8 +323,24 @@ fn summarise(
     // Rounded before the sign is chosen: -0.3 % reads "+0 %", not "-0 %".
     let shown = change_percent.round() + 0.0;
     let head = format!("{} gave {:+.0} %", setting.describe(), shown);
+    if setting.experiment == Experiment::Direct {
+        return match outcome {
+            ConfirmationOutcome::Confirmed => format!(
+                "{head}: the kernel's queue carried more than iopath's; {}, confirmed",
+                tested.name()
+            ),
+            ConfirmationOutcome::Refuted => {
+                format!("{head}: not {}; {}", tested.name(), derived.name())
+            }
+            ConfirmationOutcome::Inconclusive => format!(
+                "{head}: {} neither confirmed nor refuted (a loss of {HIDDEN_QUEUE_LOSS_PERCENT:.0} % or more confirms it)",
+                tested.name()
+            ),
+        };
+    }
     let suspect = match setting.experiment {
         Experiment::BlockSize => "limited per I/O",
+        Experiment::Direct => "carried by the kernel's queue",
         Experiment::QueueDepth | Experiment::Workers => lever(setting.experiment).name(),
     };
     let gain = change_percent >= GAIN_PERCENT;

@@ -29,11 +29,13 @@ pub mod analyser;
 pub mod clients;
 pub mod confirmation;
 pub mod declared;
+pub mod hidden_queue;
 pub mod links;
 pub mod path;
 pub mod protocols;
 pub mod series_shape;
 pub mod server;
+pub mod short_run;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;
@@ -150,6 +152,8 @@ pub fn host_facts_of(result: &RunResult) -> HostFacts {
     HostFacts {
         memory_copy_bytes_per_second,
         memory_available_bytes,
+        // The run's write-back settings are in its page cache hop's description.
+        dirty_limits: None,
     }
 }
 

@@ -28,7 +28,7 @@
 //!     file_session: None,
 //!     read_only: false,
 //! };
-//! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), memory_available_bytes: None };
+//! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), ..HostFacts::default() };
 //! let path = discover(&info, &facts);
 //! assert_eq!(path.hops[0].name, "NBD");
 //! assert_eq!(path.hops[1].name, "lo");
@@ -242,11 +242,16 @@ pub fn storage_protocol(info: &TargetInfo, path: &StoragePath) -> Option<String>
 
 fn page_cache_hop(walker: &mut Walker) {
     let capacity = walker.memory_capacity("page cache");
+    let mut description = "passed by buffered I/O only".to_string();
+    if let Some(limits) = &walker.facts.dirty_limits {
+        description.push_str("; ");
+        description.push_str(&limits.describe());
+    }
     walker.push(
         PAGE_CACHE_KEY.into(),
         HopKind::PageCache,
         "page cache",
-        "passed by buffered I/O only",
+        description,
         0,
         Share::WHOLE,
         capacity,

@@ -3,12 +3,30 @@
 
 use crate::result::{
     AccessLine, AccessSpec, Capabilities, CoreUsage, CpuResult, DirectionResult, EngineReport,
-    ErrorSummary, IntervalPoint, JobResult, LatencySummary, RunResult, StopReason, TargetInfo,
-    TestResult, Workload,
+    ErrorSummary, Hop, HopCapacity, HopKind, HopOrigin, IntervalPoint, JobResult, LatencySummary,
+    RunResult, StopReason, TargetInfo, TestResult, Workload,
 };
 use crate::stats::histogram::LatencyHistogram;
 use crate::workload::suite::base_workload;
 use std::collections::BTreeMap;
+
+/// A discovered hop of `kind` with `capacity`, no queue settings, carrying all of a target's
+/// traffic.
+pub fn hop(key: &str, kind: HopKind, name: &str, capacity: Option<HopCapacity>) -> Hop {
+    Hop {
+        key: key.into(),
+        kind,
+        name: name.into(),
+        description: String::new(),
+        depth: 0,
+        origin: HopOrigin::Discovered,
+        capacity,
+        queue: None,
+        protocol: None,
+        read_share: 1.0,
+        write_share: 1.0,
+    }
+}
 
 /// Seconds every synthetic test lasts.
 pub const SECONDS: u64 = 10;
@@ -208,6 +226,7 @@ pub fn cpu(thread: f64, cores: [f64; 2], softirq: f64) -> CpuResult {
             })
             .collect(),
         other_processes: Vec::new(),
+        block_devices: Vec::new(),
     }
 }
 

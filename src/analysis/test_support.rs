@@ -8,6 +8,7 @@ pub fn facts() -> HostFacts {
     HostFacts {
         memory_copy_bytes_per_second: Some(10_000_000_000),
         memory_available_bytes: Some(8 << 30),
+        dirty_limits: None,
     }
 }
 

@@ -55,6 +55,8 @@ pub fn confidence_interval(samples: &[f64]) -> Option<ConfidenceInterval> {
         half_width_percent: half_width / mean * 100.0,
         intervals: n as u32,
         confidence_percent: 95,
+        interval_ns: 0,
+        effective_samples: 0,
     })
 }
 
@@ -88,9 +90,15 @@ pub fn direction_confidence(direction: &DirectionResult) -> DirectionConfidence 
         return DirectionConfidence::default();
     }
     let (bytes, iops) = full_interval_rates(&direction.series);
-    DirectionConfidence {
-        bytes_per_second: confidence_interval(&bytes),
-        iops: confidence_interval(&iops),
+    match super::short_run::fine_interval_ns(&direction.series) {
+        Some(interval_ns) => DirectionConfidence {
+            bytes_per_second: super::short_run::correlated_interval(&bytes, interval_ns),
+            iops: super::short_run::correlated_interval(&iops, interval_ns),
+        },
+        None => DirectionConfidence {
+            bytes_per_second: confidence_interval(&bytes),
+            iops: confidence_interval(&iops),
+        },
     }
 }
 
@@ -176,18 +184,20 @@ pub fn unsteady(rates: &[f64]) -> Option<String> {
 /// rate `stepped`, the width is the distance between two levels, which no longer run of the
 /// same kind shrinks as noise does, and the note says so instead.
 pub fn wide_interval_note(ci: &ConfidenceInterval, stepped: bool) -> String {
+    let seconds = ci.measured_seconds();
     let head = format!(
         "±{:.1} % at 95 % confidence from {} s",
-        ci.half_width_percent, ci.intervals
+        ci.half_width_percent,
+        super::short_run::format_seconds(seconds)
     );
     if stepped {
         return format!(
             "{head}: the rate stepped (not steady, below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
         );
     }
-    let needed = (f64::from(ci.intervals)
-        * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2))
-    .ceil();
+    // The interval narrows as 1/√n, and n grows with the run's length (fine intervals'
+    // effective samples too).
+    let needed = (seconds * (ci.half_width_percent / TARGET_INTERVAL_PERCENT).powi(2)).ceil();
     format!(
         "{head}: too short for the variation seen; about {needed:.0} s would give ±{TARGET_INTERVAL_PERCENT:.0} %"
     )
@@ -269,6 +279,11 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             TrustKind::BufferedIo,
             "buffered I/O (no O_DIRECT): the page cache sits between iopath and the device; reads may come from memory and writes may not have reached the device".into(),
         );
+        if let Some(note) =
+            super::hidden_queue::cache_served(test, inputs.paths, inputs.target_indexes)
+        {
+            add(TrustKind::BufferedIo, note);
+        }
         let working_set = working_set_bytes(test, inputs.targets);
         if reads
             && let Some(available) = inputs.memory_available_bytes
@@ -373,7 +388,8 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     }
     let (direction, _) = main_direction(test);
     if direction.io_count > 0 {
-        let (rates, _) = full_interval_rates(&direction.series);
+        // Steadiness is judged second by second, a short run's finer series added up.
+        let rates = super::short_run::per_second_rates(&direction.series);
         let moved = unsteady(&rates);
         let stepped = moved.is_some()
             && matches!(

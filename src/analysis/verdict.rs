@@ -7,14 +7,17 @@
 //! 3. a hop below a cache exceeded (> 100 % + margin), or buffered random reads of a working
 //!    set that fits in memory at page-cache latency → cached;
 //! 4. the busiest hop at ≥ 85 % → link-, bus- or device-bound by its kind;
-//! 5. a core ≥ 95 %, iopath's busiest thread ≥ 90 % of a core, or the host ≥ 90 % →
+//! 5. buffered I/O that waited for the device, whose requests show the kernel's queue: a
+//!    read-ahead window in flight → read-ahead-bound; write-back carrying the writes →
+//!    write-back-bound ([`super::hidden_queue`]);
+//! 6. a core ≥ 95 %, iopath's busiest thread ≥ 90 % of a core, or the host ≥ 90 % →
 //!    host-CPU-bound;
-//! 6. the queue kept full (Little's law ≥ 75 % of the configured outstanding I/O): below 32
+//! 7. the queue kept full (Little's law ≥ 75 % of the configured outstanding I/O): below 32
 //!    outstanding and below the device's limit → queue-depth-bound when the device is seen to
 //!    have idle parallelism (a local device reached directly, its queue limit known and not
 //!    reached), else latency-bound, naming where the time goes unseen; 32 or more, or at the
 //!    device's limit → device-bound;
-//! 7. anything else → inconclusive, saying what is missing.
+//! 8. anything else → inconclusive, saying what is missing.
 
 use super::HostFacts;
 use super::protocols::Protocol;
@@ -400,6 +403,9 @@ fn classify(context: &Context) -> Decision {
     if let Some(decision) = hop_bound(context) {
         return decision;
     }
+    if let Some(decision) = hidden_queue(context) {
+        return decision;
+    }
     if let Some(evidence) = cpu_saturation(context) {
         return Decision::new(
             Verdict::HostCpuBound,
@@ -411,6 +417,53 @@ fn classify(context: &Context) -> Decision {
         );
     }
     queue_or_device(context)
+}
+
+/// The most an I/O of `size_bytes` served by the page cache takes: the base latency plus one
+/// copy at the memory copy bandwidth.
+fn page_cache_latency_ns(context: &Context, size_bytes: f64) -> f64 {
+    let copy = context
+        .facts
+        .memory_copy_bytes_per_second
+        .map_or(ASSUMED_MEMORY_COPY, |b| b as f64);
+    PAGE_CACHE_BASE_LATENCY_NS + size_bytes / copy * 1e9
+}
+
+/// Buffered I/O whose device requests show the kernel's own queue at work: a read-ahead
+/// window in flight (read-ahead-bound), or write-back carrying the writes (write-back-bound).
+///
+/// Only where the stream waited for the device — its mean I/O took at least twice what one
+/// served by the page cache takes — and iopath's own thread was not the limit: a stream that
+/// never waited was not held back by the kernel's queue, whatever size its requests were.
+fn hidden_queue(context: &Context) -> Option<Decision> {
+    let (test, paths, targets) = (context.test, context.paths, context.target_indexes);
+    if context.cpu.busiest_thread_percent >= THREAD_BOUND_PERCENT {
+        return None;
+    }
+    let (main, _) = main_direction(test);
+    let io_bytes = main.bytes as f64 / main.io_count.max(1) as f64;
+    if main.latency.mean_ns < 2.0 * page_cache_latency_ns(context, io_bytes) {
+        return None;
+    }
+    let summary = format!("{}, {}", busiest_hop_summary(context), cpu_summary(context));
+    if let Some(window) = super::hidden_queue::read_ahead_window(test, paths, targets) {
+        let evidence = window.evidence(test.read.bytes_per_second);
+        let (figures, remedy) = evidence
+            .split_once("; the kernel's")
+            .unwrap_or((&evidence, ""));
+        return Some(Decision::new(
+            Verdict::ReadAheadBound,
+            format!("{figures}, {summary}; the kernel's{remedy}"),
+        ));
+    }
+    let evidence = super::hidden_queue::write_back(test, paths, targets)?;
+    let (figures, remedy) = evidence
+        .split_once("; the kernel's")
+        .unwrap_or((&evidence, ""));
+    Some(Decision::new(
+        Verdict::WriteBackBound,
+        format!("{figures}, {summary}; the kernel's{remedy}"),
+    ))
 }
 
 /// For a CPU-bound test on an encrypted SMB session: that the client encrypts and decrypts
@@ -594,11 +647,7 @@ fn page_cache_reads(context: &Context) -> Option<Decision> {
         return None;
     }
     let read_size = test.read.bytes as f64 / test.read.io_count as f64;
-    let copy = context
-        .facts
-        .memory_copy_bytes_per_second
-        .map_or(ASSUMED_MEMORY_COPY, |b| b as f64);
-    let bound_ns = PAGE_CACHE_BASE_LATENCY_NS + read_size / copy * 1e9;
+    let bound_ns = page_cache_latency_ns(context, read_size);
     let latency = test.read.latency.mean_ns;
     (latency <= bound_ns).then(|| {
         Decision::new(

@@ -190,7 +190,8 @@ pub struct RunArgs {
     pub shared: Vec<String>,
     /// After the tests, run each one again briefly (a third of its length, 3 s at most, after
     /// a ramp of 1 s at most) with the limit its verdict names moved: twice the queue depth,
-    /// twice the workers, or 4x larger blocks. The change confirms or refutes the verdict
+    /// twice the workers, 4x larger blocks, or O_DIRECT at the same depth for a buffered test
+    /// read-ahead- or write-back-bound. The change confirms or refutes the verdict
     /// (docs/verdict.md). The default suite does this unasked for the experiments that fit in
     /// the time its tests took, and every other run for the latency-bound verdicts (a full
     /// queue, nothing seen to limit: does a deeper queue give more?); --confirm runs them all.
@@ -350,7 +351,8 @@ pub struct RunArgs {
     /// Null engine: delay every I/O (DELAY) or FIRST,SECOND,PERCENT_SECOND.
     #[arg(long, value_name = "SPEC", value_parser = null_delay_arg, hide = true)]
     pub null_delay: Option<InjectedDelay>,
-    /// Length of a series interval (default 1 s).
+    /// Length of a series interval (default 1 s; 250 ms when every test measures less than
+    /// 10 s, so that a short run's confidence interval has samples to rest on).
     #[arg(long, value_name = "TIME", value_parser = option_values::positive_time, hide = true)]
     pub interval: Option<u64>,
 }

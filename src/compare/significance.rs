@@ -2,7 +2,9 @@
 //!
 //! MB/s and IOPS take the interval the analysis stored (`TestAnalysis::confidence`), or compute
 //! it the same way when the run was not analysed: every full one-second interval of the
-//! direction's series is one sample, and the interval is `± t(0.975, n−1) × s / √n`. Mean and
+//! direction's series is one sample, and the interval is `± t(0.975, n−1) × s / √n`. A run
+//! shorter than 10 s has a series of 250 ms intervals, whose correlation the interval allows
+//! for ([`crate::analysis::short_run`]). Mean and
 //! p99 latency take the same interval of the per-second mean and p99. Every interval is centred
 //! on the test's own figure. Two runs differ in a metric only when their intervals do not
 //! overlap; with no interval for either run the outcome is [`Outcome::Unknown`], never a win.
@@ -117,7 +119,17 @@ pub fn test_figures(label: &str, test: &TestResult, direction: FigureDirection) 
         }
     };
     let (means, p99s) = latency_samples(figures);
-    let latency_half = |samples: &[f64]| half_width(confidence_interval(samples).as_ref());
+    // A short run's fine intervals are correlated: the same correction as for its rates.
+    let fine = crate::analysis::short_run::fine_interval_ns(&figures.series);
+    let latency_half = |samples: &[f64]| {
+        let interval = match fine {
+            Some(interval_ns) => {
+                crate::analysis::short_run::correlated_interval(samples, interval_ns)
+            }
+            None => confidence_interval(samples),
+        };
+        half_width(interval.as_ref())
+    };
     let count = |interval: Option<&ConfidenceInterval>| interval.map_or(0, |i| i.intervals);
     TestFigures {
         run: label.to_string(),

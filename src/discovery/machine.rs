@@ -21,6 +21,8 @@ pub struct HostFacts {
     pub memory_copy_bytes_per_second: Option<u64>,
     /// `MemAvailable` now, bytes: does a working set fit in the page cache?
     pub memory_available_bytes: Option<u64>,
+    /// The page cache's write-back settings (`vm.dirty_*`), where readable.
+    pub dirty_limits: Option<super::writeback::DirtyLimits>,
 }
 
 /// Why a recorded machine cannot be used.
@@ -171,6 +173,7 @@ impl Machine {
         HostFacts {
             memory_copy_bytes_per_second,
             memory_available_bytes,
+            dirty_limits: super::writeback::DirtyLimits::read(&self.view),
         }
     }
 }

@@ -16,7 +16,10 @@
 //! - [`memcpy`]: the memory copy bandwidth of this host;
 //! - [`resources`]: the machine's description, per-core CPU counters and the room a plan is
 //!   checked against;
-//! - [`target`]: a target as a recorded machine describes it.
+//! - [`target`]: a target as a recorded machine describes it;
+//! - [`counters`], [`disk_counters`]: the bytes each device and interface moved, and each
+//!   block device's requests and their time;
+//! - [`writeback`]: the page cache's dirty limits.
 //!
 //! ```
 //! use iopath::discovery::{Machine, facts::PathFacts, gather};
@@ -41,6 +44,7 @@
 //! ```
 
 pub mod counters;
+pub mod disk_counters;
 pub mod facts;
 pub mod gather;
 pub mod host_view;
@@ -55,6 +59,7 @@ pub mod route;
 pub mod sysfs;
 pub mod system;
 pub mod target;
+pub mod writeback;
 
 #[cfg(test)]
 pub(crate) mod machines;

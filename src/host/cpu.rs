@@ -4,12 +4,16 @@
 
 use super::sys;
 use crate::discovery::HostView;
+use crate::discovery::disk_counters::{DiskCounters, disk_counters, usage_between};
 use crate::discovery::processes::{ProcessTicks, busiest_between, process_ticks};
 use crate::discovery::resources::{CoreCounters, core_counters, core_usage_between, online_cpus};
 use crate::result::{CpuResult, ProcessUsage};
+use std::collections::BTreeMap;
 
 /// How many of the other processes that used the most CPU a window keeps.
 pub const OTHER_PROCESSES_KEPT: usize = 3;
+/// How many block devices a window keeps, the busiest by requests first.
+pub const BLOCK_DEVICES_KEPT: usize = 16;
 
 pub use sys::{process_cpu_ns, thread_cpu_ns};
 
@@ -25,6 +29,7 @@ pub struct CpuSnapshot {
     system_ns: u64,
     cores: Vec<CoreCounters>,
     processes: Vec<ProcessTicks>,
+    disks: BTreeMap<String, DiskCounters>,
 }
 
 impl CpuSnapshot {
@@ -36,16 +41,19 @@ impl CpuSnapshot {
             system_ns,
             cores: core_counters(&HostView::live()),
             processes: Vec::new(),
+            disks: BTreeMap::new(),
         }
     }
 
     /// [`CpuSnapshot::now`] with the CPU time of every process of the host, so that a window
     /// between two such snapshots names the other processes that used the most (a few
     /// thousand small reads of /proc: where a measured window starts and ends, never per I/O
-    /// nor per live refresh).
+    /// nor per live refresh), and every block device's request counters, so that the window
+    /// also says what each device did.
     pub fn with_processes() -> Self {
         CpuSnapshot {
             processes: process_ticks(&HostView::live()),
+            disks: disk_counters(&HostView::live()),
             ..CpuSnapshot::now()
         }
     }
@@ -73,6 +81,7 @@ impl CpuSnapshot {
                 cpu_ns: ticks.saturating_mul(1_000_000_000) / sys::clock_ticks_per_second().max(1),
             })
             .collect(),
+            block_devices: usage_between(&earlier.disks, &self.disks, BLOCK_DEVICES_KEPT),
         }
     }
 }

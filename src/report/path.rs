@@ -8,7 +8,7 @@
 //! ```
 
 use crate::result::{Duplex, HopOrigin, StoragePath};
-use crate::units::{format_iops, format_rate};
+use crate::units::{format_bytes, format_iops, format_rate};
 
 /// One line per hop of `path`, indented by depth, for the terminal (`iopath path`).
 pub fn path_lines(path: &StoragePath) -> Vec<String> {
@@ -44,6 +44,12 @@ pub fn path_lines(path: &StoragePath) -> Vec<String> {
             }
             if let Some(requests) = queue.nr_requests {
                 parts.push(format!("nr_requests {requests}"));
+            }
+            if let Some(window) = queue.read_ahead_bytes {
+                parts.push(format!("read-ahead {}", format_bytes(window)));
+            }
+            if let Some(latency) = queue.writeback_throttle_latency_us.filter(|us| *us > 0) {
+                parts.push(format!("write-back throttling at {latency} µs"));
             }
             if let Some(rotational) = queue.rotational {
                 parts.push(

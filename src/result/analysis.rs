@@ -169,6 +169,27 @@ pub struct ConfidenceInterval {
     pub intervals: u32,
     /// Confidence level, percent (95).
     pub confidence_percent: u32,
+    /// Length of one interval, ns, when shorter than a second (a short run's finer series);
+    /// 0 for one-second intervals, and in results written before it.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub interval_ns: u64,
+    /// The independent samples the interval rests on, when fewer than `intervals` because
+    /// neighbouring fine intervals are correlated (lag-1 autocorrelation); 0 when every
+    /// interval counts as one.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub effective_samples: u64,
+}
+
+impl ConfidenceInterval {
+    /// Seconds of measurement the interval rests on.
+    pub fn measured_seconds(&self) -> f64 {
+        let interval_ns = if self.interval_ns == 0 {
+            1_000_000_000
+        } else {
+            self.interval_ns
+        };
+        f64::from(self.intervals) * interval_ns as f64 / 1e9
+    }
 }
 
 /// A reason to doubt a figure.

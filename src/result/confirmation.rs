@@ -21,6 +21,9 @@ pub enum Experiment {
     Workers,
     /// Every block four times larger.
     BlockSize,
+    /// O_DIRECT at the same queue depth: buffered I/O without the kernel's hidden queue
+    /// (read-ahead, write-back).
+    Direct,
 }
 
 impl Experiment {
@@ -30,6 +33,7 @@ impl Experiment {
             Experiment::QueueDepth => "queue depth",
             Experiment::Workers => "workers",
             Experiment::BlockSize => "block size",
+            Experiment::Direct => "O_DIRECT",
         }
     }
 }

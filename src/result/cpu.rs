@@ -1,5 +1,6 @@
 //! CPU used while measuring: iopath's own time, its busiest thread and every core of the host.
 
+use super::block_io::BlockDeviceUsage;
 use serde::{Deserialize, Serialize};
 
 /// CPU used while measuring.
@@ -21,6 +22,10 @@ pub struct CpuResult {
     /// most three; empty in results written before this field, or when none used any).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_processes: Vec<ProcessUsage>,
+    /// What each block device of the host that completed I/O did over the same wall time,
+    /// from its own counters (empty in results written before this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_devices: Vec<BlockDeviceUsage>,
 }
 
 /// CPU one other process of the host used while iopath measured.
@@ -92,6 +97,7 @@ mod tests {
             busiest_thread_ns: u64::MAX,
             cores: Vec::new(),
             other_processes: Vec::new(),
+            block_devices: Vec::new(),
         };
         assert!(cpu.process_percent_of_host().is_finite());
         assert!(cpu.busiest_thread_percent().is_finite());

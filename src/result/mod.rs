@@ -13,7 +13,7 @@
 //! - [`run`]: the run as a whole ([`RunResult`], [`SCHEMA_VERSION`]); [`host`]: the machine
 //!   ([`HostInfo`]);
 //! - [`test`](mod@test): a test, its jobs and the figures of each direction;
-//! - [`cpu`]: CPU use while measuring;
+//! - [`cpu`]: CPU use while measuring; [`block_io`]: what each block device did meanwhile;
 //! - [`engine`]: the engine in effect, what it can do, the direction of an I/O;
 //! - [`workload`]: the workload as run and the sweep point;
 //! - [`job_controls`]: what a job asks of the runner beyond its I/O pattern;
@@ -37,6 +37,7 @@
 //! ```
 
 pub mod analysis;
+pub mod block_io;
 pub mod cluster;
 pub mod confirmation;
 pub mod cpu;
@@ -64,6 +65,7 @@ pub use analysis::{
     ConfidenceInterval, CoreUtilisation, CpuUtilisation, DirectionConfidence, HopUtilisation,
     QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote,
 };
+pub use block_io::BlockDeviceUsage;
 pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult, ProcessUsage};

@@ -188,6 +188,14 @@ pub struct QueueLimits {
     pub write_cache: Option<String>,
     /// Largest request the block layer sends, bytes (`queue/max_sectors_kb`).
     pub max_request_bytes: Option<u64>,
+    /// The kernel's read-ahead window for buffered sequential reads, bytes
+    /// (`queue/read_ahead_kb`): at queue depth 1 a buffered stream has this much in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_bytes: Option<u64>,
+    /// Write-back throttling's target latency, µs (`queue/wbt_lat_usec`; 0: off): buffered
+    /// write-back is held back when the device's reads take longer than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_throttle_latency_us: Option<u64>,
 }
 
 impl QueueLimits {

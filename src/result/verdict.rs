@@ -32,6 +32,13 @@ pub enum Verdict {
     /// rate. The confirming experiment (a deeper queue) tells whether the far end has idle
     /// parallelism.
     LatencyBound,
+    /// A buffered sequential read carried by the kernel's read-ahead window: one window in
+    /// flight at a time, so the rate is the window over the time one window takes, whatever
+    /// iopath's queue depth.
+    ReadAheadBound,
+    /// Buffered writes paced by the kernel's write-back: the device wrote what the test wrote,
+    /// with the page cache's dirty limits and write-back throttling between them.
+    WriteBackBound,
     /// The user's rate limit (`--rate`, `--rate-iops`) or think time.
     RateLimited,
     /// Faster than a hop below a cache can carry: page cache, array cache, compression.
@@ -58,6 +65,8 @@ impl Verdict {
             Verdict::HostCpuBound => "host-CPU-bound",
             Verdict::QueueDepthBound => "queue-depth-bound",
             Verdict::LatencyBound => "latency-bound",
+            Verdict::ReadAheadBound => "read-ahead-bound",
+            Verdict::WriteBackBound => "write-back-bound",
             Verdict::RateLimited => "rate-limited",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "inconclusive",
@@ -76,6 +85,8 @@ impl Verdict {
             Verdict::HostCpuBound => "cpu",
             Verdict::QueueDepthBound => "queue",
             Verdict::LatencyBound => "latency",
+            Verdict::ReadAheadBound => "read-ahead",
+            Verdict::WriteBackBound => "write-back",
             Verdict::RateLimited => "rate",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "?",

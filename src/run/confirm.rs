@@ -121,10 +121,11 @@ pub const EXPERIMENT_NS: u64 = 3_000_000_000;
 pub const EXPERIMENT_RAMP_NS: u64 = 1_000_000_000;
 
 /// The experiments a test may need, and ones that failed their checks.
-const EXPERIMENTS: [Experiment; 3] = [
+const EXPERIMENTS: [Experiment; 4] = [
     Experiment::QueueDepth,
     Experiment::Workers,
     Experiment::BlockSize,
+    Experiment::Direct,
 ];
 
 /// One experiment of a test, as checked before any I/O.
@@ -192,6 +193,7 @@ pub fn variant(test: &TestPlan, experiment: Experiment) -> TestPlan {
                     line.alignment_bytes = line.alignment_bytes.saturating_mul(4);
                 }
             }
+            Experiment::Direct => workload.buffered = false,
         }
         workload.start_delay_ns = 0;
         workload.io_limit = None;
@@ -203,7 +205,7 @@ pub fn variant(test: &TestPlan, experiment: Experiment) -> TestPlan {
 fn setting_of(test: &TestPlan, variant: &TestPlan, experiment: Experiment) -> (u64, u64) {
     let value = |plan: &TestPlan| {
         plan.jobs.first().map_or(0, |job| match experiment {
-            Experiment::QueueDepth => u64::from(job.workload.queue_depth),
+            Experiment::QueueDepth | Experiment::Direct => u64::from(job.workload.queue_depth),
             Experiment::Workers => u64::from(job.workload.workers),
             Experiment::BlockSize => job.workload.access.max_size_bytes(),
         })

@@ -48,6 +48,7 @@ impl WindowCpu {
         cpu.system_ns = window.system_ns;
         cpu.cores = window.cores;
         cpu.other_processes = window.other_processes;
+        cpu.block_devices = window.block_devices;
     }
 }
 

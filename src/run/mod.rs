@@ -265,7 +265,7 @@ fn execute_inner(
         options.net_timeout(),
     )?;
     let interval_ns = if options.interval_ns == 0 {
-        1_000_000_000
+        crate::analysis::short_run::series_interval_ns(longest_measured_ns(&plan.tests))
     } else {
         options.interval_ns
     };
@@ -545,4 +545,17 @@ fn prepare_targets(
         });
     }
     Ok((prepared_targets, true))
+}
+
+/// The longest measured time of any job of `tests`, or `None` when one runs by bytes (its
+/// length is not known before it runs).
+fn longest_measured_ns(tests: &[crate::workload::TestPlan]) -> Option<u64> {
+    let mut longest = 0;
+    for job in tests.iter().flat_map(|test| &test.jobs) {
+        match job.workload.length {
+            crate::result::RunLength::Time { duration_ns } => longest = longest.max(duration_ns),
+            _ => return None,
+        }
+    }
+    Some(longest)
 }

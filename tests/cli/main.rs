@@ -27,6 +27,7 @@ mod path_command;
 mod path_gate;
 mod safety;
 mod server_metrics;
+mod short_runs;
 mod stale_files;
 mod threads;
 mod trace;

@@ -200,6 +200,10 @@ fn prometheus_scrapes_counters_that_match_the_result() {
             "qd=2,4,1",
             "--duration",
             "6",
+            // Per-second points, which the scrapes are checked against (a run under 10 s
+            // would otherwise be sampled every 250 ms).
+            "--interval",
+            "1s",
             "--ramp",
             "0",
             "--no-live",

@@ -109,7 +109,9 @@ fn the_result_carries_host_target_workload_and_series() {
         let percentiles = d["latency"]["percentiles_ns"].as_object().unwrap();
         assert_eq!(percentiles.len(), 7);
         let series = d["series"].as_array().unwrap();
-        assert_eq!(series.len(), 2, "one point per second");
+        // A run under 10 s is sampled every 250 ms.
+        assert_eq!(series.len(), 8, "one point per 250 ms");
+        assert!(series.iter().all(|p| p["duration_ns"] == 250_000_000));
         let summed: u64 = series.iter().map(|p| p["io_count"].as_u64().unwrap()).sum();
         assert_eq!(summed, d["io_count"].as_u64().unwrap());
         assert!(

@@ -1,14 +1,11 @@
 //! Paths limited by something beyond the client, where more outstanding I/O would not help:
-//! a server paced below its link, a server's token bucket that runs dry, and buffered reads
-//! paced by read-ahead from a device whose requests take 5 ms. None may be called
+//! a server paced below its link, and a server's token bucket that runs dry. None may be called
 //! queue-depth-bound without evidence; each is said as what is known (latency-bound, where
 //! the time goes), and the deeper queue that a latency-bound verdict gets unasked decides.
 //! docs/verdict.md, "Lab scenarios", lists these with the others.
 
-use super::{Lab, MeasureLock, measured_iopath, nbd_run_timed, support, verdict};
+use super::{Lab, nbd_run_timed, verdict};
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 /// What a try saw, for the message when no try was right.
 fn seen_line(json: &Value) -> String {
@@ -150,153 +147,6 @@ fn a_token_bucket_that_runs_dry_is_a_step_in_the_trust_notes() {
     for note in analysis["trust_notes"].as_array().into_iter().flatten() {
         if note["kind"] == "too_short" {
             assert!(!note.to_string().contains("would give"), "{note}");
-        }
-    }
-}
-
-/// The cgroup v1 blkio hierarchy, where a process's reads of one device can be throttled.
-pub(super) const BLKIO: &str = "/sys/fs/cgroup/blkio";
-
-/// A blkio cgroup of this test, removed when dropped (after the process in it has ended).
-pub(super) struct ThrottleGroup {
-    pub(super) directory: std::path::PathBuf,
-}
-
-impl ThrottleGroup {
-    /// A cgroup allowing `iops` reads per second of the device `major:minor`.
-    fn new(device: &str, iops: u32) -> ThrottleGroup {
-        ThrottleGroup::limiting("blkio.throttle.read_iops_device", device, u64::from(iops))
-    }
-
-    /// A cgroup whose `limit` file (`blkio.throttle.read_bps_device`, …) allows `value` for
-    /// the device `major:minor`.
-    pub(super) fn limiting(limit: &str, device: &str, value: u64) -> ThrottleGroup {
-        let directory = Path::new(BLKIO).join(format!("iopath-lab-{}", std::process::id()));
-        std::fs::create_dir_all(&directory).expect("a blkio cgroup");
-        std::fs::write(directory.join(limit), format!("{device} {value}")).expect("a blkio limit");
-        ThrottleGroup { directory }
-    }
-}
-
-impl Drop for ThrottleGroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.directory);
-    }
-}
-
-/// Seed 004's `dd`: buffered 4 KiB sequential reads at QD 1 from a device whose requests take
-/// 5 ms (a loop device with direct I/O, its reads throttled to 200 a second by a cgroup v1
-/// blkio limit on the reading process) with a read-ahead window of 128 KiB: the window, not
-/// iopath's queue, sets the rate. Without evidence it must not be queue-depth-bound: it is
-/// latency-bound behind the page cache, and a table that says "queue" says it because the
-/// deeper queue it ran unasked gained.
-#[test]
-fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() {
-    if !support::require(
-        support::devices::is_root()
-            && Path::new(BLKIO)
-                .join("blkio.throttle.read_iops_device")
-                .is_file(),
-        "needs root and a cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio",
-    ) {
-        return;
-    }
-    let _lock = MeasureLock::take();
-    // 256 MiB: more than 3.5 s at the ~26 MB/s the window allows, so nothing is read twice.
-    let Some(device) = support::devices::LoopDevice::attach_zeroed(256) else {
-        return;
-    };
-    let path = device.path().to_string_lossy().into_owned();
-    device.run("losetup", &["--direct-io=on"]);
-    let queue = Path::new("/sys/block").join(device.name());
-    std::fs::write(queue.join("queue/read_ahead_kb"), "128").expect("read_ahead_kb");
-    let number = std::fs::read_to_string(queue.join("dev")).expect("the device number");
-    let group = ThrottleGroup::new(number.trim(), 200);
-    let procs = group.directory.join("cgroup.procs");
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        // Each try starts with nothing of the device in the page cache.
-        let status = Command::new("blockdev")
-            .args(["--flushbufs", &path])
-            .status()
-            .expect("blockdev runs");
-        assert!(status.success(), "blockdev --flushbufs {path}");
-        let output = measured_iopath()
-            .args([
-                "run",
-                &path,
-                "--rw",
-                "read",
-                "--bs",
-                "4k",
-                "--qd",
-                "1",
-                "--buffered",
-            ])
-            .args(["--duration", "3s", "--ramp", "500ms", "--json", "-"])
-            .pre_exec_in_cgroup(&procs)
-            .output()
-            .expect("iopath runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let json: Value = serde_json::from_slice(&output.stdout).expect("a RunResult");
-        seen.push(seen_line(&json));
-        let (verdict, analysis) = verdict(&json);
-        let confirmation = &analysis["confirmation"];
-        assert_ne!(verdict, "queue_depth_bound", "{seen:#?}");
-        // The window paces it: at most one 128 KiB read-ahead per allowed request, with room
-        // for the window's growth at the start.
-        let rate = json["tests"][0]["read"]["bytes_per_second"]
-            .as_f64()
-            .unwrap_or(0.0);
-        assert!(
-            rate < 2.0 * 128.0 * 1024.0 * 200.0,
-            "{rate} B/s: not paced by the read-ahead window; {seen:#?}"
-        );
-        if confirmation["derived_verdict"] == "queue_depth_bound" {
-            // The table may say queue only on the experiment's evidence.
-            assert!(
-                confirmation["change_percent"].as_f64().unwrap_or(0.0) >= 15.0,
-                "{seen:#?}"
-            );
-        }
-        if verdict == "latency_bound" && evidence(analysis).starts_with("behind the page cache") {
-            return;
-        }
-    }
-    panic!("expected latency-bound behind the page cache: {seen:#?}");
-}
-
-/// Runs a command inside a cgroup: the child writes its own process id into `cgroup.procs`
-/// before it executes the program.
-pub(super) trait InCgroup {
-    fn pre_exec_in_cgroup(&mut self, procs: &Path) -> &mut Self;
-}
-
-impl InCgroup for Command {
-    fn pre_exec_in_cgroup(&mut self, procs: &Path) -> &mut Self {
-        use std::os::unix::process::CommandExt;
-        let procs = std::ffi::CString::new(procs.as_os_str().as_encoded_bytes())
-            .expect("a path without NUL");
-        // SAFETY: the closure runs in the child between fork and exec and only calls
-        // async-signal-safe functions (open, write, close) on memory prepared before the fork.
-        unsafe {
-            self.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // "0" moves the writing process itself.
-                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-                libc::close(fd);
-                if written != 1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
         }
     }
 }

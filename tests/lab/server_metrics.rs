@@ -15,7 +15,7 @@
 //!
 //! docs/verdict.md, "The server's counters", lists them.
 
-use super::beyond_the_client::{BLKIO, InCgroup, ThrottleGroup};
+use super::blkio::{BLKIO, InCgroup, ThrottleGroup};
 use super::{Lab, measured_iopath, support, verdict};
 use serde_json::Value;
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 use super::*;
 use crate::analysis::declared::DeclaredPath;
 use crate::analysis::test_results::{
-    SECONDS, cpu, direction, empty_direction, idle_cpu, run_result, test_of, workload,
+    SECONDS, cpu, direction, empty_direction, hop, idle_cpu, run_result, test_of, workload,
 };
 use crate::analysis::test_support::{assert_latency_bound, facts};
 use crate::result::{DirectionResult, HopCapacity, QueueLimits, RunResult, TrustKind};
@@ -24,22 +24,6 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         transfer_sizes: None,
         file_session: None,
         read_only: false,
-    }
-}
-
-fn hop(key: &str, kind: HopKind, name: &str, capacity: Option<HopCapacity>) -> Hop {
-    Hop {
-        key: key.into(),
-        kind,
-        name: name.into(),
-        description: String::new(),
-        depth: 0,
-        origin: HopOrigin::Discovered,
-        capacity,
-        queue: None,
-        protocol: None,
-        read_share: 1.0,
-        write_share: 1.0,
     }
 }
 

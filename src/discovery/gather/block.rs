@@ -211,6 +211,10 @@ impl Gatherer<'_> {
             max_request_bytes: view
                 .number::<u64>(&queue.join("max_sectors_kb"))
                 .map(|kib| kib * 1024),
+            read_ahead_bytes: view
+                .number::<u64>(&queue.join("read_ahead_kb"))
+                .map(|kib| kib * 1024),
+            writeback_throttle_latency_us: view.number(&queue.join("wbt_lat_usec")),
         }
     }
 }

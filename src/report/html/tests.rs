@@ -133,6 +133,7 @@ fn analysed_mixed() -> RunResult {
     let facts = HostFacts {
         memory_copy_bytes_per_second: Some(10_000_000_000),
         memory_available_bytes: Some(1 << 34),
+        dirty_limits: None,
     };
     analyse_with(&mut result, &declared, &facts);
     result
