@@ -9,8 +9,8 @@
 //! follows a flag to an engine submission and a completion to a report.
 //!
 //! The modules form layers; a module uses only modules on lower lines, and nothing points up.
-//! tests/import_graph.rs checks that no import goes round in a circle, that `result` imports
-//! nothing of ours and `stats` nothing but `result`, that `engine` knows nothing of `workload`,
+//! tests/structure/import_graph.rs checks that no import goes round in a circle, that `result`
+//! imports nothing of ours and `stats` nothing but `result`, that `engine` knows nothing of `workload`,
 //! `report`, `analysis`, `compare` or `run`, that `analysis` and `report` never import `run`,
 //! that nothing imports `cli`, and that only `discovery` names paths of `/sys` and `/proc`:
 //!
@@ -34,7 +34,7 @@
 //!   bounded in length;
 //! - [`gate`]: every path iopath creates, writes, replaces, reads from the user or removes:
 //!   regular files only, atomic replace, removal of its own files only, bounded reads
-//!   (tests/path_gate.rs refuses any other such call);
+//!   (tests/structure/path_gate.rs refuses any other such call);
 //! - [`stats`]: fixed-memory latency histograms, recorders, per-interval series and their
 //!   exact merges (pure);
 //! - [`discovery`]: the only reader of `/sys`, `/proc` and `/dev`, through a
