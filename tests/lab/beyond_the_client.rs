@@ -9,6 +9,7 @@ use super::{Lab, MeasureLock, measured_iopath, nbd_run_timed, support, verdict};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
+use support::busy_host::{busy_with_others, names_the_busy_host};
 
 /// What a try saw, for the message when no try was right.
 fn seen_line(json: &Value) -> String {
@@ -42,6 +43,7 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
     let workload = ["--rw", "read", "--bs", "1m", "--qd", "8", "--link", "1gbe"];
     let mut seen = Vec::new();
     let mut found = false;
+    let mut busy = 0;
     for _ in 0..3 {
         // A ramp of 1 s empties the rate filter's bucket (2 s of its rate) before measuring.
         let json = nbd_run_timed(&[&url], &workload, "3s", "1s");
@@ -54,6 +56,13 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
             .and_then(|hop| hop["utilisation_percent"].as_f64())
             .unwrap_or(100.0);
         let confirmation = &analysis["confirmation"];
+        if busy_with_others(&json) {
+            // Other processes kept the cores full: the host's CPU, not the server, is what
+            // this try could measure, and the verdict must say so.
+            assert!(names_the_busy_host(&json), "{seen:#?}");
+            busy += 1;
+            continue;
+        }
         if verdict == "latency_bound"
             && evidence(analysis).starts_with("beyond the last visible hop: 8 I/Os in flight, ")
             && evidence(analysis).contains("1GbE at ")
@@ -68,9 +77,13 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
         }
     }
     assert!(
-        found,
-        "expected latency-bound, confirmed by QD 16: {seen:#?}"
+        found || busy == 3,
+        "expected latency-bound, confirmed by QD 16 (or the busy host's verdict on a host busy \
+         with others): {seen:#?}"
     );
+    if !found {
+        eprintln!("note: every try ran on a host busy with other processes: {seen:#?}");
+    }
     let mut quiet = workload.to_vec();
     quiet.push("--no-confirm");
     let json = nbd_run_timed(&[&url], &quiet, "2s", "1s");
@@ -216,6 +229,7 @@ fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() 
     let group = ThrottleGroup::new(number.trim(), 200);
     let procs = group.directory.join("cgroup.procs");
     let mut seen = Vec::new();
+    let mut busy = 0;
     for _ in 0..3 {
         // Each try starts with nothing of the device in the page cache.
         let status = Command::new("blockdev")
@@ -268,6 +282,15 @@ fn buffered_reads_paced_by_read_ahead_are_latency_bound_not_queue_depth_bound() 
         if verdict == "latency_bound" && evidence(analysis).starts_with("behind the page cache") {
             return;
         }
+        if busy_with_others(&json) {
+            // Other processes kept the cores full: the verdict must name them.
+            assert!(names_the_busy_host(&json), "{seen:#?}");
+            busy += 1;
+        }
+    }
+    if busy == 3 {
+        eprintln!("note: every try ran on a host busy with other processes: {seen:#?}");
+        return;
     }
     panic!("expected latency-bound behind the page cache: {seen:#?}");
 }

@@ -20,6 +20,8 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+use support::busy_host::{busy_with_others, names_the_busy_host};
+use support::priority::MEASURE_NICE;
 
 /// TCP payload of a 1GbE wire, MB/s: 1448 payload bytes (MTU 1500 with TCP timestamps) in every
 /// 1538 bytes on the wire (frame, FCS, preamble, inter-frame gap) at 125 MB/s. The lab shapes
@@ -30,17 +32,11 @@ fn iopath() -> Command {
     support::history::command(env!("CARGO_BIN_EXE_iopath"))
 }
 
-/// Priority of everything a lab test measures: its servers and its client. Raised, so that
-/// other tests running at the same time disturb a measurement less (it takes root, as the lab
-/// does).
-const MEASURE_NICE: &str = "-10";
-
-/// The iopath binary at [`MEASURE_NICE`], for measurements in the lab.
+/// The iopath binary at [`MEASURE_NICE`], for measurements in the lab: other tests running at
+/// the same time disturb a measurement less. The lab's servers run at the same priority
+/// (`scripts/lab --nice`); both take root, as the lab does.
 fn measured_iopath() -> Command {
-    let mut command = Command::new("nice");
-    command.env("IOPATH_HISTORY", support::history::path());
-    command.args(["-n", MEASURE_NICE, env!("CARGO_BIN_EXE_iopath")]);
-    command
+    support::priority::measured_command(env!("CARGO_BIN_EXE_iopath"))
 }
 
 fn lab_script() -> std::path::PathBuf {
@@ -587,12 +583,31 @@ fn nbd_small_random_reads_unshaped_are_bound_by_the_host() {
     let Some(lab) = Lab::up(&["un"]) else {
         return;
     };
+    // When other processes keep the cores full, the host is slower than the link can show:
+    // such a try holds when the verdict says the host's CPU was taken by others.
     let well_above = |rate: f64| rate > GIGABIT_PAYLOAD_MB_S * 1.25;
-    let rate = best_nbd_rate(3, &lab.link("un").nbd, &SMALL_RANDOM_READS, well_above);
-    assert!(
-        well_above(rate),
-        "{rate:.1} MB/s unshaped: not clearly above what a 1gbit link carries \
-         ({GIGABIT_PAYLOAD_MB_S:.1} MB/s)"
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let json = nbd_run(&lab.link("un").nbd, &SMALL_RANDOM_READS);
+        let rate = read_rate(&json);
+        let busy = busy_with_others(&json);
+        let (verdict, analysis) = verdict(&json);
+        seen.push(format!(
+            "{rate:.1} MB/s, busy with others: {busy}, {verdict}: {}",
+            analysis["evidence"]
+        ));
+        if well_above(rate) {
+            return;
+        }
+        if busy {
+            assert!(names_the_busy_host(&json), "{seen:#?}");
+            eprintln!("note: the host was busy with other processes: {seen:#?}");
+            return;
+        }
+    }
+    panic!(
+        "unshaped: not clearly above what a 1gbit link carries ({GIGABIT_PAYLOAD_MB_S:.1} \
+         MB/s), on a host not busy with others: {seen:#?}"
     );
 }
 
@@ -750,6 +765,7 @@ fn small_reads_at_qd_1_on_the_unshaped_path_are_latency_bound_and_confirm_finds_
         return;
     };
     let mut seen = Vec::new();
+    let mut busy = 0;
     for _ in 0..3 {
         let json = nbd_run(
             &lab.link("un").nbd,
@@ -771,6 +787,15 @@ fn small_reads_at_qd_1_on_the_unshaped_path_are_latency_bound_and_confirm_finds_
         {
             return;
         }
+        if busy_with_others(&json) {
+            // Other processes kept the cores full: the verdict must name them.
+            assert!(names_the_busy_host(&json), "{seen:?}");
+            busy += 1;
+        }
+    }
+    if busy == 3 {
+        eprintln!("note: every try ran on a host busy with other processes: {seen:?}");
+        return;
     }
     panic!("expected latency-bound at QD 1, and QD 2 finding the queue: {seen:?}");
 }

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::busy_host::{busy_with_others, names_the_busy_host};
 use support::devices::allocated_blocks;
 use support::free_port;
 
@@ -821,7 +822,9 @@ struct Outcome {
 
 /// Runs `iopath ARGS` in `directory`.
 fn iopath(directory: &Path, args: &[&str]) -> Outcome {
-    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
+    // At a raised priority: the verdict and latency-target tests hold the run's latencies to
+    // what the server's pacing makes them, whatever else the machine runs.
+    let output = support::priority::measured_command(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(directory)
         .args(args)
         .output()
@@ -1267,8 +1270,9 @@ fn net_timeout_values_are_checked_before_anything_is_contacted() {
     );
 }
 
+/// Timing-sensitive: the depth found follows from the latencies measured.
 #[test]
-fn a_latency_target_finds_the_depth_a_serial_server_allows() {
+fn timing_a_latency_target_finds_the_depth_a_serial_server_allows() {
     if !have("nbdkit") {
         return;
     }
@@ -1319,6 +1323,12 @@ fn a_latency_target_finds_the_depth_a_serial_server_allows() {
 /// 4 KiB random reads of `server` for 3 s after a 1 s ramp with `extra` flags: the outcome
 /// (exit status 0) and the analysis of the test from the JSON result.
 fn paced_run(server: &Server, extra: &[&str]) -> (Outcome, Value) {
+    let (outcome, result) = paced_run_result(server, extra);
+    (outcome, result["tests"][0]["analysis"].clone())
+}
+
+/// [`paced_run`], with the whole JSON result.
+fn paced_run_result(server: &Server, extra: &[&str]) -> (Outcome, Value) {
     let directory = tempfile::tempdir().unwrap();
     let json = directory.path().join("out.json");
     let json_text = json.display().to_string();
@@ -1341,7 +1351,7 @@ fn paced_run(server: &Server, extra: &[&str]) -> (Outcome, Value) {
     let outcome = iopath(directory.path(), &args);
     assert_eq!(outcome.status, 0, "{}", outcome.stderr);
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    (outcome, result["tests"][0]["analysis"].clone())
+    (outcome, result)
 }
 
 /// `--confirm` against a server that paces its replies (nbdkit's rate filter, 20 Mbit/s):
@@ -1393,12 +1403,15 @@ fn timing_unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
     let run = |extra: &[&str]| {
         let mut args = vec!["--qd", "8"];
         args.extend_from_slice(extra);
-        paced_run(&server, &args)
+        paced_run_result(&server, &args)
     };
-    // A host kept busy by other work makes the verdict host-CPU-bound: up to three tries.
+    // A host kept busy by other processes (measured: support::busy_host) makes the verdict
+    // host-CPU-bound, naming them: such a try holds when the verdict says so. Up to three
+    // tries; when every one ran on a busy host, the unasked confirmation is not seen.
     let mut seen = Vec::new();
     let (outcome, analysis) = loop {
-        let (outcome, analysis) = run(&[]);
+        let (outcome, result) = run(&[]);
+        let analysis = result["tests"][0]["analysis"].clone();
         assert_ne!(
             analysis["verdict"], "queue_depth_bound",
             "{}",
@@ -1408,7 +1421,15 @@ fn timing_unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
             break (outcome, analysis);
         }
         seen.push(format!("{}: {}", analysis["verdict"], analysis["evidence"]));
-        assert!(seen.len() < 3, "expected latency-bound: {seen:#?}");
+        assert!(
+            busy_with_others(&result) && names_the_busy_host(&result),
+            "expected latency-bound, or the busy host's verdict on a host busy with others: \
+             {seen:#?}"
+        );
+        if seen.len() == 3 {
+            eprintln!("note: every try ran on a host busy with other processes: {seen:#?}");
+            return;
+        }
     };
     let evidence = analysis["evidence"].as_str().unwrap();
     assert!(
@@ -1431,7 +1452,8 @@ fn timing_unasked_confirm_of_a_paced_server_finds_it_latency_bound() {
         outcome.stdout
     );
 
-    let (_, analysis) = run(&["--no-confirm"]);
+    let (_, result) = run(&["--no-confirm"]);
+    let analysis = &result["tests"][0]["analysis"];
     assert!(analysis.get("confirmation").is_none(), "{analysis}");
 }
 

@@ -1,0 +1,23 @@
+//! A raised priority for what a timing-sensitive test measures. Such a test runs alone under
+//! nextest, but other work on the machine (another build, a CPU hog on every core) still takes
+//! the cores at the same priority, and a worker that wakes late shows that wait as latency or
+//! a lower rate. Started at [`MEASURE_NICE`], the process under test wins every core it wakes
+//! on: what it measures is its own timing again, not the scheduler's share.
+
+use std::process::Command;
+
+/// Niceness of a process a test measures: above the default (0) of everything else.
+pub const MEASURE_NICE: &str = "-10";
+
+/// `binary` started at [`MEASURE_NICE`] through `nice(1)` when the test runs as root (only
+/// root may raise a priority), as it is otherwise; `IOPATH_HISTORY` set as
+/// [`super::history::command`] sets it.
+pub fn measured_command(binary: &str) -> Command {
+    if !super::devices::is_root() {
+        return super::history::command(binary);
+    }
+    let mut command = Command::new("nice");
+    command.env("IOPATH_HISTORY", super::history::path());
+    command.args(["-n", MEASURE_NICE, binary]);
+    command
+}
