@@ -27,11 +27,11 @@ pub fn run_in(dir: &Path, args: &[&str]) -> RunOutput {
     run_with_json(dir, &dir.join("out.json"), args)
 }
 
-/// Runs `iopath run ARGS --json DIR/out.json` in `dir` at a raised priority
-/// (`support::priority`): for a timing-sensitive test that holds the run's own latencies or
-/// rates to what its flags ask, whatever else the machine runs.
+/// Runs `iopath run ARGS --json DIR/out.json` in `dir` in the real-time class
+/// (`support::priority::realtime_command`): for a timing-sensitive test that holds the run's
+/// own latencies or rates to what its flags ask, whatever else the machine runs.
 pub fn run_measured_in(dir: &Path, args: &[&str]) -> RunOutput {
-    let command = crate::support::priority::measured_command(env!("CARGO_BIN_EXE_iopath"));
+    let command = crate::support::priority::realtime_command(env!("CARGO_BIN_EXE_iopath"));
     run_command_with_json(command, dir, &dir.join("out.json"), args)
 }
 

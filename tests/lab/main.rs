@@ -467,14 +467,8 @@ fn read_rate(json: &Value) -> f64 {
 
 /// Busiest core of the first test of a RunResult, percent.
 fn busiest_core_percent(json: &Value) -> f64 {
-    json["tests"][0]["cpu"]["cores"]
-        .as_array()
+    support::busy_host::core_busy_percents(json)
         .into_iter()
-        .flatten()
-        .filter_map(|core| {
-            let total = core["total_ns"].as_f64().filter(|total| *total > 0.0)?;
-            Some(core["busy_ns"].as_f64()? / total * 100.0)
-        })
         .fold(0.0, f64::max)
 }
 

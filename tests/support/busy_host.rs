@@ -12,15 +12,7 @@ use serde_json::Value;
 /// core, other tests or builds), and the verdict must say so and name the others.
 pub fn busy_with_others(json: &Value) -> bool {
     let cpu = &json["tests"][0]["cpu"];
-    let shares: Vec<f64> = cpu["cores"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|core| {
-            let total = core["total_ns"].as_f64().filter(|total| *total > 0.0)?;
-            Some(core["busy_ns"].as_f64()? / total * 100.0)
-        })
-        .collect();
+    let shares = core_busy_percents(json);
     let capacity_ns =
         cpu["wall_ns"].as_f64().unwrap_or(0.0) * cpu["cpu_count"].as_f64().unwrap_or(0.0);
     if shares.is_empty() || capacity_ns <= 0.0 {
@@ -41,4 +33,18 @@ pub fn names_the_busy_host(json: &Value) -> bool {
         && analysis["evidence"].as_str().is_some_and(|evidence| {
             evidence.starts_with("the host's CPU, taken by other processes")
         })
+}
+
+/// How busy each core of the host was (every process counted) while the first test of `json`
+/// measured, percent.
+pub fn core_busy_percents(json: &Value) -> Vec<f64> {
+    json["tests"][0]["cpu"]["cores"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|core| {
+            let total = core["total_ns"].as_f64().filter(|total| *total > 0.0)?;
+            Some(core["busy_ns"].as_f64()? / total * 100.0)
+        })
+        .collect()
 }
