@@ -9,8 +9,8 @@
 //! follows a flag to an engine submission and a completion to a report.
 //!
 //! The modules form layers; a module uses only modules on lower lines, and nothing points up.
-//! tests/import_graph.rs checks that no import goes round in a circle, that `result` imports
-//! nothing of ours and `stats` nothing but `result`, that `engine` knows nothing of `workload`,
+//! tests/structure/import_graph.rs checks that no import goes round in a circle, that `result`
+//! imports nothing of ours and `stats` nothing but `result`, that `engine` knows nothing of `workload`,
 //! `report`, `analysis`, `compare` or `run`, that `analysis` and `report` never import `run`,
 //! that nothing at or below `workload` imports `input`, that nothing imports `cli`, and that
 //! only `discovery` names paths of `/sys` and `/proc`:
@@ -34,7 +34,7 @@
 //! nothing of iopath — `iscsi-client` (libiscsi sessions and commands), `nbd-client` (the NBD
 //! wire format) and `wire-text` (text from a peer made safe to show, which [`text::escape`]
 //! and [`units::format_wait`] re-export).
-//! Only [`engine`] names a protocol client (tests/import_graph/workspace_crates.rs).
+//! Only [`engine`] names a protocol client (tests/structure/import_graph/workspace_crates.rs).
 //!
 //! - [`result`]: the schema, one file per area, the one artifact everything reads;
 //! - [`units`]: sizes, times and rates as people type and read them;
@@ -44,7 +44,7 @@
 //!   filling them, for the worker, verification and test files alike;
 //! - [`gate`]: every path iopath creates, writes, replaces, reads from the user or removes:
 //!   regular files only, atomic replace, removal of its own files only, bounded reads
-//!   (tests/path_gate.rs refuses any other such call);
+//!   (tests/structure/path_gate.rs refuses any other such call);
 //! - [`stats`]: fixed-memory latency histograms, recorders, per-interval series and their
 //!   exact merges (pure);
 //! - [`discovery`]: the only reader of `/sys`, `/proc` and `/dev`, through a

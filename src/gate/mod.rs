@@ -1,7 +1,7 @@
 //! The one gate for paths: every file iopath creates, writes, replaces, reads from the user or
-//! removes goes through this module, and only through it (tests/path_gate.rs refuses any other
-//! call in `src/` that opens a path for writing, renames or removes one, with a short list of
-//! reasoned exceptions such as the targets themselves).
+//! removes goes through this module, and only through it (tests/structure/path_gate.rs refuses
+//! any other call in `src/` that opens a path for writing, renames or removes one, with a short
+//! list of reasoned exceptions such as the targets themselves).
 //!
 //! Its rules:
 //! - **Regular files only.** A path is written when it is missing (a new file) or a regular

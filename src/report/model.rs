@@ -14,7 +14,7 @@
 //!
 //! The exporters (`text`, `markdown`, `csv`, `fio_json`, `html`, the `compare_*` writers) take
 //! the model and only format: none of them merges hosts, compares runs or analyses
-//! (`tests/import_graph.rs` keeps it so).
+//! (`tests/structure/import_graph.rs` keeps it so).
 //!
 //! ```no_run
 //! use iopath::report::json::read_json;

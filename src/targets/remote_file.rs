@@ -252,7 +252,7 @@ mod tests {
     use super::*;
 
     /// A server kept in memory, to check the seam's own logic (the NFS client is tested
-    /// against nfs-ganesha in tests/nas.rs).
+    /// against nfs-ganesha in tests/protocols/nas.rs).
     #[derive(Debug, Default)]
     struct Memory {
         file: Option<Vec<u8>>,

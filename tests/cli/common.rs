@@ -27,10 +27,28 @@ pub fn run_in(dir: &Path, args: &[&str]) -> RunOutput {
     run_with_json(dir, &dir.join("out.json"), args)
 }
 
+/// Runs `iopath run ARGS --json DIR/out.json` in `dir` in the real-time class
+/// (`support::priority::realtime_command`): for a timing-sensitive test that holds the run's
+/// own latencies or rates to what its flags ask, whatever else the machine runs.
+pub fn run_measured_in(dir: &Path, args: &[&str]) -> RunOutput {
+    let command = crate::support::priority::realtime_command(env!("CARGO_BIN_EXE_iopath"));
+    run_command_with_json(command, dir, &dir.join("out.json"), args)
+}
+
 /// Runs `iopath run ARGS --json JSON_PATH` in `dir`.
 pub fn run_with_json(dir: &Path, json_path: &Path, args: &[&str]) -> RunOutput {
+    run_command_with_json(iopath(), dir, json_path, args)
+}
+
+/// Runs `COMMAND run ARGS --json JSON_PATH` in `dir` (`command` starts the iopath under test).
+fn run_command_with_json(
+    mut command: Command,
+    dir: &Path,
+    json_path: &Path,
+    args: &[&str],
+) -> RunOutput {
     let _ = std::fs::remove_file(json_path);
-    let output = iopath()
+    let output = command
         .current_dir(dir)
         .arg("run")
         .args(args)

@@ -2,7 +2,7 @@
 //! I/O is read back from the I/O trace (`--trace-io`), the JSON result, or the worker
 //! threads themselves.
 
-use crate::common::{disk_tempdir, iopath, plain_in, run_in, u64_at};
+use crate::common::{disk_tempdir, iopath, plain_in, run_in, run_measured_in, u64_at};
 use crate::trace::{Traced, traced};
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -250,15 +250,16 @@ fn cpus_allowed_pins_every_worker_thread() {
     );
 }
 
+/// Timing-sensitive: both runs must hold the rate they ask for (in the real-time class).
 #[test]
-fn poisson_arrivals_vary_where_linear_ones_do_not() {
+fn timing_poisson_arrivals_vary_where_linear_ones_do_not() {
     let dir = disk_tempdir();
     let spread = |process: &str| -> (f64, f64) {
         let job = format!(
             "[rated]\nioengine=null\nfilename=data\nsize=1m\ntime_based\nruntime=3\nrate_iops=400\nrate_process={process}\n"
         );
         std::fs::write(dir.path().join("job.fio"), job).unwrap();
-        let outcome = run_in(dir.path(), &["--job", "job.fio", "--interval", "100ms"]);
+        let outcome = run_measured_in(dir.path(), &["--job", "job.fio", "--interval", "100ms"]);
         assert_eq!(outcome.status, 0, "{}", outcome.stderr);
         let json = outcome.json.unwrap();
         let series = json["tests"][0]["jobs"][0]["read"]["series"]
@@ -304,18 +305,28 @@ fn exitall_ends_the_group_and_flows_keep_their_ratio() {
     let json = outcome.json.unwrap();
     let long = u64_at(&json, &["tests", "0", "jobs", "1", "measured_ns"]);
     assert!(long < 30_000_000_000, "long ran {long} ns");
-    // Weights 2 and 1 in one flow: I/O counts 2:1, whatever each job could do alone.
-    let job = "[global]\nioengine=null\nfilename=data\nsize=1m\ntime_based\nruntime=1\nrw=randread\nnorandommap\n[heavy]\nflow=2\n[light]\nflow=1\niodepth=8\nioengine=null\n";
-    std::fs::write(dir.path().join("job.fio"), job).unwrap();
-    let outcome = run_in(dir.path(), &["--job", "job.fio"]);
-    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-    let json = outcome.json.unwrap();
-    let heavy = u64_at(&json, &["tests", "0", "jobs", "0", "total", "io_count"]) as f64;
-    let light = u64_at(&json, &["tests", "0", "jobs", "1", "total", "io_count"]) as f64;
-    // Each job waits for the other at almost every I/O, so on a busy machine the counts are
-    // small; their ratio holds whatever they are.
-    assert!(light >= 30.0, "{light}");
-    assert!((heavy / light - 2.0).abs() < 0.15, "{heavy} : {light}");
+    // Weights 2 and 1 in one flow: I/O counts 2:1, whatever each job could do alone. Each job
+    // waits for the other at almost every I/O, so on a busy machine the counts are small (19
+    // light I/Os in 1 s beside a CPU hog on every core): the run is made longer until the
+    // light job has done the 30 I/Os the ratio is judged on; the ratio holds whatever they are.
+    let mut counts = Vec::new();
+    for runtime in [1, 2, 4, 8] {
+        let job = format!(
+            "[global]\nioengine=null\nfilename=data\nsize=1m\ntime_based\nruntime={runtime}\nrw=randread\nnorandommap\n[heavy]\nflow=2\n[light]\nflow=1\niodepth=8\nioengine=null\n"
+        );
+        std::fs::write(dir.path().join("job.fio"), job).unwrap();
+        let outcome = run_in(dir.path(), &["--job", "job.fio"]);
+        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+        let json = outcome.json.unwrap();
+        let heavy = u64_at(&json, &["tests", "0", "jobs", "0", "total", "io_count"]) as f64;
+        let light = u64_at(&json, &["tests", "0", "jobs", "1", "total", "io_count"]) as f64;
+        counts.push((runtime, heavy, light));
+        if light >= 30.0 {
+            assert!((heavy / light - 2.0).abs() < 0.15, "{heavy} : {light}");
+            return;
+        }
+    }
+    panic!("under 30 light I/Os in every run, (s, heavy, light): {counts:?}");
 }
 
 #[test]
@@ -336,15 +347,17 @@ fn ramp_time_on_a_byte_count_is_issued_but_not_counted() {
     assert!(counted < 100 && counted > 0, "{counted} counted");
 }
 
+/// Timing-sensitive: it holds the rate the search found to the depth it found (at a raised
+/// priority, so that other work on the machine does not take the worker's cores).
 #[test]
-fn a_latency_target_search_reports_its_depth_and_iops() {
+fn timing_a_latency_target_search_reports_its_depth_and_iops() {
     let dir = disk_tempdir();
     let search = |target: &str, runtime: u32| -> Value {
         let job = format!(
             "[search]\nioengine=null\nfilename=data\nsize=1m\nrw=randread\niodepth=16\ntime_based\nruntime={runtime}\nlatency_target={target}\nlatency_window=200ms\nlatency_percentile=50\n"
         );
         std::fs::write(dir.path().join("job.fio"), job).unwrap();
-        let outcome = run_in(dir.path(), &["--job", "job.fio", "--null-delay", "1ms"]);
+        let outcome = run_measured_in(dir.path(), &["--job", "job.fio", "--null-delay", "1ms"]);
         assert_eq!(outcome.status, 0, "{}", outcome.stderr);
         outcome.json.unwrap()["tests"][0]["jobs"][0].clone()
     };

@@ -46,15 +46,7 @@ impl Running {
 
     /// Threads of the process now (0 once it is gone).
     fn threads(&self) -> usize {
-        std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .ok()
-            .and_then(|status| {
-                status
-                    .lines()
-                    .find_map(|line| line.strip_prefix("Threads:"))
-                    .and_then(|count| count.trim().parse().ok())
-            })
-            .unwrap_or(0)
+        process_threads(self.pid() as u32)
     }
 
     /// Waits until `ready` holds (the run has reached a phase), failing after
@@ -139,6 +131,20 @@ impl Drop for Running {
     }
 }
 
+/// Threads of process `pid` now (0 once it is gone): more than the main and the
+/// signal-handling threads once a test's workers run.
+fn process_threads(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Threads:"))
+                .and_then(|count| count.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Starts random 4 KiB reads on a 16 MiB temporary file with `extra` flags, and waits until
 /// its first test has run for `settle`.
 fn random_reads_running(dir: &Path, extra: &[&str], settle: Duration) -> Running {
@@ -182,19 +188,18 @@ fn timing_ctrl_c_keeps_a_partial_result_and_removes_the_test_file() {
     ]
     .map(std::ffi::OsStr::new);
     let child = spawn_in(dir.path(), &[&args[..], &[json_path.as_os_str()]].concat());
+    // Wait for the workers (the test file is filled before they start: on a busy machine that
+    // takes longer than any fixed wait), then let the first test measure a little.
     let started = Instant::now();
-    // Wait for the test file, then let the first test measure a little.
-    while !list_dir(dir.path())
-        .iter()
-        .any(|n| n.starts_with(".iopath-test"))
-    {
+    while process_threads(child.id()) <= 2 {
         assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no test file appeared"
+            started.elapsed() < PHASE_TIMEOUT,
+            "no worker started: {:?}",
+            list_dir(dir.path())
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: kill sends a signal to the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();

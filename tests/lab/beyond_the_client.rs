@@ -5,6 +5,7 @@
 //! docs/verdict.md, "Lab scenarios", lists these with the others.
 
 use super::{Lab, nbd_run_timed, verdict};
+use crate::support::busy_host::{busy_with_others, names_the_busy_host};
 use serde_json::Value;
 
 /// What a try saw, for the message when no try was right.
@@ -39,6 +40,7 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
     let workload = ["--rw", "read", "--bs", "1m", "--qd", "8", "--link", "1gbe"];
     let mut seen = Vec::new();
     let mut found = false;
+    let mut busy = 0;
     for _ in 0..3 {
         // A ramp of 1 s empties the rate filter's bucket (2 s of its rate) before measuring.
         let json = nbd_run_timed(&[&url], &workload, "3s", "1s");
@@ -51,6 +53,13 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
             .and_then(|hop| hop["utilisation_percent"].as_f64())
             .unwrap_or(100.0);
         let confirmation = &analysis["confirmation"];
+        if busy_with_others(&json) {
+            // Other processes kept the cores full: the host's CPU, not the server, is what
+            // this try could measure, and the verdict must say so.
+            assert!(names_the_busy_host(&json), "{seen:#?}");
+            busy += 1;
+            continue;
+        }
         if verdict == "latency_bound"
             && evidence(analysis).starts_with("beyond the last visible hop: 8 I/Os in flight, ")
             && evidence(analysis).contains("1GbE at ")
@@ -65,9 +74,13 @@ fn a_server_paced_below_its_link_is_latency_bound_and_a_deeper_queue_confirms_it
         }
     }
     assert!(
-        found,
-        "expected latency-bound, confirmed by QD 16: {seen:#?}"
+        found || busy == 3,
+        "expected latency-bound, confirmed by QD 16 (or the busy host's verdict on a host busy \
+         with others): {seen:#?}"
     );
+    if !found {
+        eprintln!("note: every try ran on a host busy with other processes: {seen:#?}");
+    }
     let mut quiet = workload.to_vec();
     quiet.push("--no-confirm");
     let json = nbd_run_timed(&[&url], &quiet, "2s", "1s");

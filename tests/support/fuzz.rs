@@ -1,5 +1,5 @@
-//! What the property tests of outside input share (tests/input_fuzz.rs for files the user
-//! names, tests/reply_fuzz.rs for what servers send back): the proptest configuration
+//! What the property tests of outside input share (tests/formats/input_fuzz.rs for files the user
+//! names, tests/formats/reply_fuzz.rs for what servers send back): the proptest configuration
 //! ([`config`]: a fixed seed, or `IOPATH_FUZZ_CASES=N` cases from a random one) and
 //! [`bounded`], which fails a case that panics or hangs.
 

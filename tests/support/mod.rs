@@ -5,6 +5,7 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod busy_host;
 pub mod corpus;
 pub mod devices;
 pub mod fixtures;
@@ -13,6 +14,7 @@ pub mod fuzz;
 pub mod history;
 pub mod nas;
 pub mod peer;
+pub mod priority;
 pub mod process;
 pub mod scratch;
 pub mod skip;

@@ -1,5 +1,5 @@
-//! A small reader of Rust source for the structural tests (tests/import_graph.rs,
-//! tests/path_gate.rs): tokens as far as paths, calls and string literals are concerned,
+//! A small reader of Rust source for the structural tests (tests/structure/import_graph.rs,
+//! tests/structure/path_gate.rs): tokens as far as paths, calls and string literals are concerned,
 //! with comments, character literals, lifetimes and numbers dropped.
 
 /// One token of Rust source, as far as paths (and the machine paths of string literals) are

@@ -234,7 +234,7 @@ mod tests {
     /// (The examples of SP 800-38C appendix C and RFC 3610 use other tag and nonce sizes than
     /// SMB's 16 and 11 bytes, so they cannot be run here: the `ccm` crate, checked against
     /// them, is the oracle above; Microsoft's SMB 3.0 encryption example is the known answer,
-    /// in crypto_known_answers.rs; Samba is the peer on the wire, in tests/smb.rs.)
+    /// in crypto_known_answers.rs; Samba is the peer on the wire, in tests/protocols/smb.rs.)
     #[test]
     fn a_wrong_tag_is_refused_and_the_output_cleared() {
         let ours = AesCcm::new(Aes128::new_from_slice(&[1; 16]).unwrap());

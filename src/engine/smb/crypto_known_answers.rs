@@ -5,7 +5,7 @@
 //!
 //! Not covered by a published vector: the 256-bit key derivation (L = 256) of AES-256-CCM and
 //! AES-256-GCM keys, AES-256-CCM itself, and the AES-GMAC nonce built from an SMB2 header
-//! (MS-SMB2 3.1.4.1); tests/smb.rs checks those against Samba.
+//! (MS-SMB2 3.1.4.1); tests/protocols/smb.rs checks those against Samba.
 
 use super::*;
 

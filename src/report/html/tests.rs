@@ -1,6 +1,6 @@
 //! The report of a saved real run (the `mixed` fixture of tests/fixtures), checked as
 //! text: complete, self-contained, escaped, with every chart counted. The browser test in
-//! tests/compare_report.rs checks what Chromium draws.
+//! tests/formats/compare_report.rs checks what Chromium draws.
 
 use super::*;
 use crate::analysis::{DeclaredPath, HostFacts, analyse_with};

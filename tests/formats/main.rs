@@ -1,0 +1,17 @@
+//! Integration tests of what iopath reads and writes: fio and TOML job files (fio's own
+//! corpus and real-world files), fuzzed inputs and server replies, the exporters against the
+//! tools that read their formats and against snapshots, `iopath compare` and the HTML report,
+//! and data verification. One module per subject.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod compare_report;
+mod exporter_snapshots;
+mod exporters;
+mod fio_corpus;
+mod fio_real_world;
+mod input_fuzz;
+mod reply_fuzz;
+mod toml_jobs;
+mod verify;
