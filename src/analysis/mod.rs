@@ -33,6 +33,7 @@ pub mod hidden_queue;
 pub mod links;
 pub mod path;
 pub mod protocols;
+pub mod sample_interval;
 pub mod series_shape;
 pub mod server;
 pub mod short_run;

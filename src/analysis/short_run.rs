@@ -74,7 +74,7 @@ pub fn lag1_autocorrelation(samples: &[f64]) -> f64 {
 /// The 95 % interval of the mean of fine-interval `samples` (each `interval_ns` long), with
 /// the effective number of samples of an AR(1) series (module docs).
 pub fn correlated_interval(samples: &[f64], interval_ns: u64) -> Option<ConfidenceInterval> {
-    let plain = super::trust::confidence_interval(samples)?;
+    let plain = super::sample_interval::confidence_interval(samples)?;
     let n = samples.len();
     // The sample standard deviation, back from the plain interval's t × s / √n.
     let deviation = plain.half_width * (n as f64).sqrt() / student_t_975(n as u32 - 1);
@@ -96,7 +96,7 @@ pub fn correlated_interval(samples: &[f64], interval_ns: u64) -> Option<Confiden
 /// intervals is left out).
 pub fn per_second_rates(series: &[IntervalPoint]) -> Vec<f64> {
     let Some(fine) = fine_interval_ns(series) else {
-        return super::trust::full_interval_rates(series).0;
+        return super::sample_interval::full_interval_rates(series).0;
     };
     let per_second = (SECOND_NS / fine) as usize;
     let mut rates = Vec::new();
@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn uncorrelated_fine_samples_give_the_plain_interval() {
         let samples = [99.0, 101.0, 100.0, 98.0, 102.0, 100.0, 99.0, 101.0];
-        let plain = super::super::trust::confidence_interval(&samples).unwrap();
+        let plain = super::super::sample_interval::confidence_interval(&samples).unwrap();
         let fine = correlated_interval(&samples, FINE_INTERVAL_NS).unwrap();
         assert!(lag1_autocorrelation(&samples) <= 0.0);
         assert!((plain.half_width - fine.half_width).abs() < 1e-9);

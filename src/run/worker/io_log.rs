@@ -28,9 +28,9 @@ pub enum IoLogPlan {
 /// Most windows a worker keeps when its run is not bounded by time.
 pub const UNTIMED_LOG_WINDOWS: usize = 1 << 16;
 
-/// What a worker of a job asking for `logs` keeps, with room for every I/O it can issue (as
-/// its trace would: see [`IoTrace::room_for`]) or for every window of its run (`None`: the
-/// job asks for no bandwidth, latency or IOPS log).
+/// What a worker of a job asking for `logs` keeps, with room for every I/O it can issue (bounded
+/// as the `--trace-io` trace is) or for every window of its run (`None`: the job asks for no
+/// bandwidth, latency or IOPS log).
 pub fn plan_for(
     logs: Option<&LogOptions>,
     length: WorkerLength,
