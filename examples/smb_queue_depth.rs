@@ -7,7 +7,7 @@
 //! The file must exist and hold at least one block; reads are spread over it (a stride of
 //! 7919 blocks).
 
-use iopath::engine::smb::{self, SmbCredentials, SmbEngine, SmbSecurity, SmbUrl};
+use iopath::engine::smb::{self, SmbEngine, SmbSecurity, SmbUrl};
 use iopath::engine::{Completion, Engine, EngineOptions, IoRequest};
 use iopath::result::Direction;
 use std::time::{Duration, Instant};
@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         _ => SmbSecurity::default(),
     };
-    let credentials = SmbCredentials::resolve(&url, None, |name| std::env::var(name).ok())?;
+    let credentials = smb::resolve_credentials(&url, None, |name| std::env::var(name).ok())?;
     let file = smb::find(&url, &credentials, security, Duration::from_secs(10))?;
     let blocks = file.existing_size_bytes.ok_or("the file does not exist")? / u64::from(block);
     if blocks == 0 {

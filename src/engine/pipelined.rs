@@ -6,27 +6,12 @@ use super::sys;
 use super::volume::STOP_GRACE;
 use super::{EngineError, IoRequest, StopSignal};
 use std::io::{self, IoSliceMut};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-/// Connects to `host:port` (each of its addresses in turn) within `timeout`, with
-/// `TCP_NODELAY` and read and write timeouts of `timeout`.
-pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
-    for address in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&address, timeout) {
-            Ok(stream) => {
-                stream.set_nodelay(true)?;
-                stream.set_read_timeout(Some(timeout))?;
-                stream.set_write_timeout(Some(timeout))?;
-                return Ok(stream);
-            }
-            Err(error) => last = error,
-        }
-    }
-    Err(last)
-}
+/// Connects to `host:port` within `timeout`, with `TCP_NODELAY` and read and write timeouts
+/// of `timeout` (the NFS client crate's, which needs it for its portmapper and MOUNT calls).
+pub use nfs_client::rpc::connect;
 
 /// Sends all of `bytes` on the socket `fd` without blocking; while the socket takes no more,
 /// calls `on_readable` each time a reply can be read (so a server that answers before it

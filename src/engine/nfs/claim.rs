@@ -34,8 +34,8 @@
 //! the rename back, is not detected. NFS offers no removal by handle and no rename that
 //! refuses to replace, which would close them.
 
-use super::error::NfsError;
 use crate::targets::remote_file::LeftInPlace;
+use nfs_client::NfsError;
 use std::time::Duration;
 
 /// How long the proof waits between reading the baseline change time and the rename: more

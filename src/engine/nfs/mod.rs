@@ -1,14 +1,13 @@
 //! The NFS engine: iopath as its own NFSv3 and NFSv4.1 client over TCP (ONC RPC with record
 //! marking, AUTH_SYS), with no mount, no kernel client and no library in between.
 //!
-//! The parts:
+//! The protocol itself is the `nfs-client` crate (`crates/nfs-client`; its [`xdr`], [`rpc`],
+//! [`nfs3`] and [`nfs4`] modules are re-exported here): XDR, ONC RPC with a blocking
+//! connection for the calls made before the run, NFSv3 and MOUNT v3 with [`Nfs3Session`],
+//! NFSv4.1 COMPOUNDs and sessions with [`nfs4::Nfs4Client`] (`?version=4.1`), status codes
+//! in words and [`nfs3::NfsError`] for both versions. This adapter holds what makes it an
+//! iopath engine:
 //!
-//! - `xdr`: XDR encoding and bounded decoding;
-//! - `rpc`: the ONC RPC call and reply headers, record marking, and a blocking connection
-//!   for the calls made before the run;
-//! - `nfs3`: NFSv3 and MOUNT v3 procedures, attributes and status codes, [`Nfs3Session`];
-//! - `nfs4`: NFSv4.1 COMPOUNDs, sessions and [`nfs4::Nfs4Client`] (`?version=4.1`);
-//! - `status`, `error`: status codes in words, [`nfs3::NfsError`] for both versions;
 //! - `target`: [`find`], which mounts the export of an [`NfsUrl`] and looks the file up
 //!   (`target4` for NFSv4.1: from the server's pseudo root, no MOUNT); `file`: what it finds;
 //! - `remote`: [`NfsRemoteFile`], the file as a
@@ -43,16 +42,12 @@
 
 mod claim;
 mod engine;
-mod error;
 mod file;
-pub mod nfs3;
-pub mod nfs4;
 mod remote;
-pub mod rpc;
-mod status;
 mod target;
 mod target4;
-pub mod xdr;
+
+pub use nfs_client::{nfs3, nfs4, rpc, xdr};
 
 pub use crate::targets::network_target::NfsUrl;
 pub use engine::{MAX_QUEUE_DEPTH, NfsEngine, REPLY_OVERHEAD_BYTES, SlotReport};

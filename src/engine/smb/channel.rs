@@ -12,12 +12,14 @@
 //!
 //! Either way no more connections are opened than the queue depth keeps busy.
 
-use super::connection::{MESSAGE_AT, SmbConnection, SmbSecurity};
-use super::crypto::TRANSFORM_HEADER_BYTES;
-use super::target::{self, OpenFile, target_error};
-use super::url::{SmbCredentials, SmbUrl};
-use super::wire::HEADER_BYTES;
+use super::target::{self, OpenFile, client_security, target_error};
+use super::url::{SmbCredentials, SmbUrl, share_address};
 use crate::engine::{EngineError, EngineOptions, IoRequest, StopSignal, pipelined};
+use crate::targets::network_target::SmbSecurity;
+use smb_client::connection::MESSAGE_AT;
+use smb_client::crypto::TRANSFORM_HEADER_BYTES;
+use smb_client::wire::HEADER_BYTES;
+use smb_client::{SmbConnection, SmbError};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -150,7 +152,7 @@ impl Channel {
         channel_depth: usize,
         buffer_size: usize,
     ) -> Self {
-        let charge = super::connection::credit_charge(connection.large_mtu, buffer_size);
+        let charge = smb_client::connection::credit_charge(connection.large_mtu, buffer_size);
         let frame_bytes = REQUEST_FRAME_BYTES + buffer_size;
         let max_frame = MESSAGE_OVERHEAD_BYTES + buffer_size + 64;
         Channel {
@@ -277,8 +279,17 @@ pub(super) fn open_connections(
     let mut connections = Vec::with_capacity(count as usize);
     for index in 1..count {
         if multichannel {
-            let channel = first
-                .bind(url, credentials, security, index as u8)
+            let channel = pipelined::connect(&url.server.host, url.server.port, first.timeout)
+                .map_err(SmbError::Io)
+                .and_then(|stream| {
+                    first.bind(
+                        stream,
+                        &share_address(url),
+                    credentials,
+                        client_security(security),
+                        index as u8,
+                    )
+                })
                 .map_err(|error| {
                     setup(format!(
                         "{url}: binding connection {} of {count} to the session (multichannel): {error}",
@@ -318,8 +329,8 @@ pub(super) fn open_connections(
 
 #[cfg(test)]
 mod tests {
-    use super::super::crypto::{Cipher, Sealer, TRANSFORM_HEADER_BYTES};
     use super::SmbChannels;
+    use smb_client::crypto::{Cipher, Sealer, TRANSFORM_HEADER_BYTES};
 
     /// Two channels of one encrypted session seal under the same key but never one nonce,
     /// and the server opens both with the session's keys.

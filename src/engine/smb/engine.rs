@@ -24,18 +24,19 @@
 //!   naming it.
 
 use super::channel::{Channel, CreditReport, REQUEST_FRAME_BYTES, SmbChannels, open_connections};
-use super::connection::{
-    MAX_INTERIM_RESPONSES, MESSAGE_AT, SmbSecurity, SmbSessionFacts, add_credits, credit_charge,
-    finish_frame, open_frame,
-};
 use super::target;
 use super::url::{SmbCredentials, SmbUrl};
-use super::wire::{self, HEADER_BYTES, command, status, u16_at, u32_at};
 use crate::engine::volume::STOP_GRACE;
 use crate::engine::{
     Completion, Engine, EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys,
 };
 use crate::result::{Capabilities, Direction};
+use crate::targets::network_target::SmbSecurity;
+use smb_client::SmbSessionFacts;
+use smb_client::connection::{
+    MAX_INTERIM_RESPONSES, MESSAGE_AT, add_credits, credit_charge, finish_frame, open_frame,
+};
+use smb_client::wire::{self, HEADER_BYTES, command, status, u16_at, u32_at};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsRawFd;

@@ -3,16 +3,13 @@
 //! on 3.0 and 3.0.2, and with AES-128-GCM, AES-128-CCM, AES-256-GCM or AES-256-CCM on 3.1.1),
 //! with no mount, no kernel client and no Samba library in between.
 //!
-//! The parts:
+//! The protocol itself — the wire format, NTLMv2, key derivation, signing, encryption and
+//! the logged-in [`SmbConnection`] — is the `smb-client` crate (`crates/smb-client`; its
+//! [`wire`], [`crypto`] and [`connection`] modules are re-exported here). This adapter holds
+//! what makes it an iopath engine:
 //!
-//! - `url`: [`SmbUrl`] and [`SmbCredentials`] (from the environment or a credentials file,
-//!   never from the command line);
-//! - `wire`: the SMB2 header, commands and NT status codes;
-//! - `ntlm`: NTLMv2 authentication;
-//! - `crypto`: key derivation, the preauthentication hash, signing and encryption (`ccm`:
-//!   AES-CCM);
-//! - `connection`: [`SmbConnection`], NEGOTIATE, SESSION_SETUP and TREE_CONNECT, then one
-//!   request at a time;
+//! - `url`: [`SmbUrl`] to the crate's `ShareAddress`, and [`SmbCredentials`] from the
+//!   environment or a credentials file ([`resolve_credentials`]), never from the command line;
 //! - `target`: [`find`], [`create_file`], [`remove_file`], [`file_size`];
 //! - `remote`: [`SmbRemoteFile`], the file as a remote test file, and [`probe`];
 //! - `channel`: the connections of one engine (`--connections`): channels bound to one
@@ -30,7 +27,7 @@
 //! use iopath::result::Direction;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let url = SmbUrl::parse("smb://alice@127.0.0.1/share/data")?;
-//! let credentials = SmbCredentials::resolve(&url, None, |name| std::env::var(name).ok())?;
+//! let credentials = smb::resolve_credentials(&url, None, |name| std::env::var(name).ok())?;
 //! let mut engine = SmbEngine::open(&url, &credentials, SmbSecurity::default(), &EngineOptions::new(8, 4096), false)?;
 //! engine.submit(IoRequest { file: 0, slot: 0, direction: Direction::Read, offset: 0, length: 4096 })?;
 //! engine.flush()?;
@@ -40,25 +37,21 @@
 //! # }
 //! ```
 
-mod ccm;
 mod channel;
-pub mod connection;
-pub mod crypto;
 mod engine;
-mod ntlm;
 mod remote;
 mod target;
 mod url;
-pub mod wire;
 
+pub use crate::targets::network_target::SmbSecurity;
 pub use channel::{CreditReport, MAX_CHANNELS, MESSAGE_OVERHEAD_BYTES, SmbChannels};
-pub use connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
 pub use engine::{MAX_QUEUE_DEPTH, SmbEngine};
 pub use remote::{SmbRemoteFile, probe, target_credentials};
+pub use smb_client::{SmbConnection, SmbError, SmbSessionFacts, connection, crypto, wire};
 pub use target::{
     ServerInterface, SmbFile, SmbTargetError, create_file, file_size, find, remove_file,
 };
 pub use url::{
     CredentialsError, DOMAIN_VARIABLE, MAX_CREDENTIALS_FILE_BYTES, PASSWORD_VARIABLE, SMB_PORT,
-    SmbCredentials, SmbUrl, USER_VARIABLE,
+    SmbCredentials, SmbUrl, USER_VARIABLE, resolve_credentials, share_address,
 };

@@ -4,16 +4,17 @@
 //! WRITE and FLUSH to fill it, delete-on-close through the handle that created it to remove
 //! it), and [`probe`], what a run learns about an `smb://` target before any I/O.
 
-use super::connection::{SmbConnection, SmbError, SmbSecurity};
 use super::target::{
     self, ATTRIBUTES_ACCESS, CREATE, DELETE_ACCESS, NON_DIRECTORY_FILE, OPEN, READ_ACCESS, SmbFile,
     SmbTargetError, WRITE_ACCESS, target_error,
 };
-use super::url::{SmbCredentials, SmbUrl};
-use super::wire::{HEADER_BYTES, command, status};
+use super::url::{SmbCredentials, SmbUrl, resolve_credentials};
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::result::TransferSizes;
+use crate::targets::network_target::SmbSecurity;
 use crate::targets::remote_file::{LeftInPlace, RemoteFileError, RemoteFileServer, check_room};
+use smb_client::wire::{self, HEADER_BYTES, command, status};
+use smb_client::{SmbConnection, SmbError};
 use std::time::Duration;
 
 /// What the handle of a created test file may do: read, write, and delete it at the end.
@@ -188,7 +189,7 @@ impl RemoteFileServer for SmbRemoteFile {
             body.extend_from_slice(data);
             let reply = connection.call(command::WRITE, &body)?;
             let count = if reply.len() >= 8 {
-                super::wire::u32_at(&reply, 4) as usize
+                wire::u32_at(&reply, 4) as usize
             } else {
                 0
             };
@@ -259,12 +260,12 @@ impl RemoteFileServer for SmbRemoteFile {
 }
 
 /// The credentials for `url`: from `file` when one is given (`--smb-credentials`), else from
-/// the environment (see [`SmbCredentials::resolve`]); an error names the target.
+/// the environment (see [`resolve_credentials`]); an error names the target.
 pub fn target_credentials(
     url: &SmbUrl,
     file: Option<&std::path::Path>,
 ) -> Result<SmbCredentials, SmbTargetError> {
-    SmbCredentials::resolve(url, file, |name| std::env::var(name).ok()).map_err(|error| {
+    resolve_credentials(url, file, |name| std::env::var(name).ok()).map_err(|error| {
         SmbTargetError {
             url: url.to_string(),
             problem: error.0,

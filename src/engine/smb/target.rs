@@ -2,9 +2,12 @@
 //! whether this user may write on the share, the share's free space; creating the test file
 //! (only when missing: an existing file is never replaced) and removing it afterwards.
 
-use super::connection::{SmbConnection, SmbError, SmbSecurity, SmbSessionFacts};
-use super::url::{SmbCredentials, SmbUrl};
-use super::wire::{self, HEADER_BYTES, command, status, u32_at, u64_at};
+use super::url::{SmbCredentials, SmbUrl, share_address};
+use crate::engine::pipelined;
+use crate::targets::network_target::SmbSecurity;
+use smb_client::connection::no_cipher_reason;
+use smb_client::wire::{self, HEADER_BYTES, command, status, u32_at, u64_at};
+use smb_client::{SmbConnection, SmbError, SmbSessionFacts};
 use std::time::Duration;
 
 /// Desired access: read data and attributes.
@@ -339,12 +342,39 @@ pub fn target_error(
             "{what}: a directory of '{}' does not exist on share '{}'",
             url.path, url.share
         ),
+        (
+            SmbError::NoCipher {
+                server,
+                dialect,
+                asked,
+            },
+            _,
+        ) => {
+            let who = if *asked {
+                "--smb-encrypt cannot be met"
+            } else {
+                "the server asks for encryption, which cannot be met"
+            };
+            let why = no_cipher_reason(*dialect, "iopath");
+            format!("{what}: {server}: {who}: {why}")
+        }
+        (SmbError::ShareRequiresEncryption { server, share }, _) => {
+            format!("{what}: {server}: share '{share}' requires encryption; add --smb-encrypt")
+        }
         _ => format!("{what}: {error}"),
     };
     SmbTargetError {
         url: url.to_string(),
         problem,
         unreachable: matches!(error, SmbError::Io(_)) && what == "connecting",
+    }
+}
+
+/// The client crate's form of `security`.
+pub fn client_security(security: SmbSecurity) -> smb_client::SmbSecurity {
+    smb_client::SmbSecurity {
+        sign: security.sign,
+        encrypt: security.encrypt,
     }
 }
 
@@ -355,8 +385,16 @@ pub fn connect(
     security: SmbSecurity,
     timeout: Duration,
 ) -> Result<SmbConnection, SmbTargetError> {
-    SmbConnection::open(url, credentials, security, timeout)
-        .map_err(|error| target_error(url, credentials, "connecting", error))
+    let stream = pipelined::connect(&url.server.host, url.server.port, timeout)
+        .map_err(|error| target_error(url, credentials, "connecting", SmbError::Io(error)))?;
+    SmbConnection::open(
+        stream,
+        &share_address(url),
+        credentials,
+        client_security(security),
+        timeout,
+    )
+    .map_err(|error| target_error(url, credentials, "connecting", error))
 }
 
 /// Looks at the file `url` names and its share (see the module documentation).
@@ -471,4 +509,52 @@ pub fn file_size(
     .map_err(|error| target_error(url, credentials, "the file", error))?;
     let _ = close(&mut connection, &file.id);
     Ok(file.size_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client crate's encryption refusals read as before, naming iopath's flag.
+    #[test]
+    fn encryption_refusals_name_the_flag() {
+        let url = SmbUrl::parse("smb://alice@nas:4450/data/file").unwrap();
+        let credentials = SmbCredentials {
+            user: "alice".into(),
+            password: "secret".into(),
+            domain: String::new(),
+        };
+        let server = "nas:4450".to_string();
+        let refused = |error| target_error(&url, &credentials, "connecting", error).to_string();
+        let asked = refused(SmbError::NoCipher {
+            server: server.clone(),
+            dialect: 0x0210,
+            asked: true,
+        });
+        assert_eq!(
+            asked,
+            "smb://alice@nas:4450/data/file: connecting: nas:4450: --smb-encrypt cannot be met: \
+             SMB 2.1 has no encryption (SMB 3.0 and later have)"
+        );
+        let required = refused(SmbError::NoCipher {
+            server: server.clone(),
+            dialect: 0x0311,
+            asked: false,
+        });
+        assert!(
+            required.contains(
+                "nas:4450: the server asks for encryption, which cannot be met: SMB 3.1.1: \
+                 the server chose none of the ciphers iopath offers (AES-128-GCM"
+            ),
+            "{required}"
+        );
+        let share = refused(SmbError::ShareRequiresEncryption {
+            server,
+            share: "data".into(),
+        });
+        assert!(
+            share.ends_with("nas:4450: share 'data' requires encryption; add --smb-encrypt"),
+            "{share}"
+        );
+    }
 }

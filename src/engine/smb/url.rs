@@ -4,6 +4,8 @@
 
 use crate::gate::read::{FileLimit, read_private_bytes};
 pub use crate::targets::network_target::{SMB_PORT, SmbUrl};
+pub use smb_client::Credentials as SmbCredentials;
+use smb_client::ShareAddress;
 use std::path::Path;
 
 /// The environment variable holding the user name (when the URL names none).
@@ -15,25 +17,12 @@ pub const DOMAIN_VARIABLE: &str = "IOPATH_SMB_DOMAIN";
 /// The longest credentials file read (a few lines).
 pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 64 * 1024;
 
-/// Who to log in as. The password is never shown (`Debug` hides it) and never stored in a
-/// result or a report.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SmbCredentials {
-    /// User name.
-    pub user: String,
-    /// Password.
-    pub password: String,
-    /// Domain or workgroup ("" for the server's own accounts).
-    pub domain: String,
-}
-
-impl std::fmt::Debug for SmbCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmbCredentials")
-            .field("user", &self.user)
-            .field("password", &"(hidden)")
-            .field("domain", &self.domain)
-            .finish()
+/// The server and share of `url`, as the client crate names them.
+pub fn share_address(url: &SmbUrl) -> ShareAddress {
+    ShareAddress {
+        host: url.server.host.clone(),
+        port: url.server.port,
+        share: url.share.clone(),
     }
 }
 
@@ -100,51 +89,50 @@ fn read_credentials_file(file: &Path) -> Result<String, CredentialsError> {
     String::from_utf8(bytes).map_err(|_| failed("not a text file (invalid UTF-8)".into()))
 }
 
-impl SmbCredentials {
-    /// The credentials for `url`: from `file` when one is given (smbclient's `-A` format),
-    /// else from the environment through `variable` (`std::env::var` in the program). The
-    /// user named in the URL wins over both; a user without a password is refused.
-    pub fn resolve(
-        url: &SmbUrl,
-        file: Option<&Path>,
-        variable: impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, CredentialsError> {
-        let [user, password, domain] = match file {
-            Some(file) => parse_credentials_file(&read_credentials_file(file)?, file)?,
-            None => [
-                variable(USER_VARIABLE),
-                variable(PASSWORD_VARIABLE),
-                variable(DOMAIN_VARIABLE),
-            ],
-        };
-        let user = url.user.clone().or(user).filter(|user| !user.is_empty());
-        let source = match file {
-            Some(file) => format!("the credentials file {}", file.display()),
-            None => PASSWORD_VARIABLE.to_string(),
-        };
-        let Some(user) = user else {
-            return Err(CredentialsError(format!(
-                "no user: name one in the URL (smb://USER@HOST/…), in {USER_VARIABLE} or \
+/// The credentials for `url` (never stored in a result or a report): from `file` when one
+/// is given (smbclient's `-A` format), else from the environment through `variable`
+/// (`std::env::var` in the program). The user named in the URL wins over both; a user
+/// without a password is refused.
+pub fn resolve_credentials(
+    url: &SmbUrl,
+    file: Option<&Path>,
+    variable: impl Fn(&str) -> Option<String>,
+) -> Result<SmbCredentials, CredentialsError> {
+    let [user, password, domain] = match file {
+        Some(file) => parse_credentials_file(&read_credentials_file(file)?, file)?,
+        None => [
+            variable(USER_VARIABLE),
+            variable(PASSWORD_VARIABLE),
+            variable(DOMAIN_VARIABLE),
+        ],
+    };
+    let user = url.user.clone().or(user).filter(|user| !user.is_empty());
+    let source = match file {
+        Some(file) => format!("the credentials file {}", file.display()),
+        None => PASSWORD_VARIABLE.to_string(),
+    };
+    let Some(user) = user else {
+        return Err(CredentialsError(format!(
+            "no user: name one in the URL (smb://USER@HOST/…), in {USER_VARIABLE} or \
                  in a credentials file (--smb-credentials FILE)"
-            )));
-        };
-        let Some(password) = password else {
-            return Err(CredentialsError(format!(
-                "no password for {user}: none in {source} (credentials are never taken \
+        )));
+    };
+    let Some(password) = password else {
+        return Err(CredentialsError(format!(
+            "no password for {user}: none in {source} (credentials are never taken \
                  from the command line)"
-            )));
-        };
-        // `DOMAIN;user` as smbclient writes it.
-        let (domain, user) = match user.split_once(';') {
-            Some((domain, user)) => (domain.to_string(), user.to_string()),
-            None => (domain.unwrap_or_default(), user),
-        };
-        Ok(SmbCredentials {
-            user,
-            password,
-            domain,
-        })
-    }
+        )));
+    };
+    // `DOMAIN;user` as smbclient writes it.
+    let (domain, user) = match user.split_once(';') {
+        Some((domain, user)) => (domain.to_string(), user.to_string()),
+        None => (domain.unwrap_or_default(), user),
+    };
+    Ok(SmbCredentials {
+        user,
+        password,
+        domain,
+    })
 }
 
 #[cfg(test)]
@@ -163,6 +151,8 @@ mod tests {
         assert_eq!(url.to_string(), "smb://[::1]:445/share/a/b");
         assert_eq!(url.smb_path(), "a\\b");
         assert_eq!(url.unc_share(), "\\\\::1\\share");
+        assert_eq!(share_address(&url).unc(), url.unc_share());
+        assert_eq!(share_address(&url).server(), url.server.to_string());
         for (bad, named) in [
             ("smb://u:p@host/share/f", "password does not belong"),
             ("smb://host", "expected"),
@@ -188,7 +178,7 @@ mod tests {
             PASSWORD_VARIABLE => Some("pw".to_string()),
             _ => None,
         };
-        let found = SmbCredentials::resolve(&url, None, environment).unwrap();
+        let found = resolve_credentials(&url, None, environment).unwrap();
         assert_eq!(
             (
                 found.user.as_str(),
@@ -199,14 +189,14 @@ mod tests {
         );
         assert!(!format!("{found:?}").contains("pw\""), "{found:?}");
         let named = SmbUrl::parse("smb://WORK;carol@host/share/f").unwrap();
-        let found = SmbCredentials::resolve(&named, None, environment).unwrap();
+        let found = resolve_credentials(&named, None, environment).unwrap();
         assert_eq!(
             (found.user.as_str(), found.domain.as_str()),
             ("carol", "WORK")
         );
-        let error = SmbCredentials::resolve(&url, None, |_| None).unwrap_err();
+        let error = resolve_credentials(&url, None, |_| None).unwrap_err();
         assert!(error.0.contains("no user"), "{error}");
-        let error = SmbCredentials::resolve(&named, None, |_| None).unwrap_err();
+        let error = resolve_credentials(&named, None, |_| None).unwrap_err();
         assert!(error.0.contains("no password for WORK;carol"), "{error}");
 
         let directory = tempfile::tempdir().unwrap();
@@ -218,13 +208,13 @@ mod tests {
         .unwrap();
         // Refused while others may read it; read once only its owner may.
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        let error = resolve_credentials(&url, Some(&file), environment).unwrap_err();
         assert!(
             error.0.contains("0644 are too open") && !error.0.contains("two words"),
             "{error}"
         );
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let found = SmbCredentials::resolve(&url, Some(&file), environment).unwrap();
+        let found = resolve_credentials(&url, Some(&file), environment).unwrap();
         assert_eq!(
             (
                 found.user.as_str(),
@@ -234,12 +224,12 @@ mod tests {
             ("dave", "two words", "LAB")
         );
         std::fs::write(&file, "user name: x\n").unwrap();
-        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        let error = resolve_credentials(&url, Some(&file), environment).unwrap_err();
         assert!(error.0.contains("line 1"), "{error}");
-        let error = SmbCredentials::resolve(&url, Some(directory.path()), environment).unwrap_err();
+        let error = resolve_credentials(&url, Some(directory.path()), environment).unwrap_err();
         assert!(error.0.contains("not a regular file"), "{error}");
         std::fs::write(&file, vec![b'#'; MAX_CREDENTIALS_FILE_BYTES as usize + 2]).unwrap();
-        let error = SmbCredentials::resolve(&url, Some(&file), environment).unwrap_err();
+        let error = resolve_credentials(&url, Some(&file), environment).unwrap_err();
         assert!(error.0.contains("larger than"), "{error}");
     }
 }

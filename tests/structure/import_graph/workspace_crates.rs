@@ -17,6 +17,8 @@ use std::path::Path;
 pub const CRATE_USERS: &[(&str, &[&str])] = &[
     ("iscsi_client", &["engine"]),
     ("nbd_client", &["engine"]),
+    ("nfs_client", &["engine"]),
+    ("smb_client", &["engine"]),
     ("wire_text", &["text", "units"]),
 ];
 

@@ -5,7 +5,7 @@
 //! after another, and the crate does so through the cipher's one-block call, which dispatches
 //! per block. Here the whole MAC runs inside one call of the cipher's backend (AES-NI where
 //! the CPU has it), and the counter-mode half is the `ctr` crate's. Measured on the 2-CPU
-//! machine of docs/benchmarks.md, one thread encrypting 1 MiB: about 1.1 ms of CPU against the
+//! machine of iopath's docs/benchmarks.md, one thread encrypting 1 MiB: about 1.1 ms of CPU against the
 //! crate's 5 ms. The unit tests compare every output with the `ccm` crate's.
 
 use aes_gcm::aead::{
@@ -234,7 +234,7 @@ mod tests {
     /// (The examples of SP 800-38C appendix C and RFC 3610 use other tag and nonce sizes than
     /// SMB's 16 and 11 bytes, so they cannot be run here: the `ccm` crate, checked against
     /// them, is the oracle above; Microsoft's SMB 3.0 encryption example is the known answer,
-    /// in crypto_known_answers.rs; Samba is the peer on the wire, in tests/protocols/smb.rs.)
+    /// in crypto_known_answers.rs; Samba is the peer on the wire, in iopath's tests/protocols/smb.rs.)
     #[test]
     fn a_wrong_tag_is_refused_and_the_output_cleared() {
         let ours = AesCcm::new(Aes128::new_from_slice(&[1; 16]).unwrap());

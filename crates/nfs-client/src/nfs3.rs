@@ -1,12 +1,12 @@
-//! NFSv3 (RFC 1813) and MOUNT v3 as iopath uses them: the procedure numbers, the few result
+//! NFSv3 (RFC 1813) and MOUNT v3 as this crate uses them: the procedure numbers, the few result
 //! structures it reads, status codes in words and as errno values, and [`Nfs3Session`], the
 //! blocking calls made before and after the run (MNT, LOOKUP, GETATTR, SETATTR, ACCESS, FSINFO,
 //! FSSTAT, CREATE, RENAME, REMOVE); the engine sends its own COMMIT on its pipelined connection.
 
-pub use super::error::NfsError;
-use super::rpc::{Credentials, RpcConnection, RpcError};
-pub use super::status::nfs3_text as status_text;
-use super::xdr::{Decoder, Encoder, XdrError};
+pub use crate::error::NfsError;
+use crate::rpc::{Credentials, RpcConnection, RpcError};
+pub use crate::status::nfs3_text as status_text;
+use crate::xdr::{Decoder, Encoder, XdrError};
 use std::time::Duration;
 
 /// The portmapper (rpcbind) program.
@@ -17,7 +17,8 @@ pub const PORTMAP_PORT: u16 = 111;
 pub const MOUNT_PROGRAM: u32 = 100_005;
 /// The NFS program.
 pub const NFS_PROGRAM: u32 = 100_003;
-pub use crate::targets::network_target::NFS_PORT;
+/// The NFS server's standard port.
+pub const NFS_PORT: u16 = 2049;
 /// The longest NFSv3 file handle.
 pub const MAX_HANDLE_BYTES: usize = 64;
 
@@ -84,7 +85,7 @@ pub enum FileType {
     Other(u32),
 }
 
-/// The parts of `fattr3` iopath uses.
+/// The parts of `fattr3` this crate reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attributes {
     /// What the object is.

@@ -1,11 +1,11 @@
 //! Known-answer tests of the SMB session keys, signing and encryption, against published
 //! vectors (each constant names its document and example). Where a vector passes through a
-//! crate (HMAC, CMAC, GCM), what it checks is iopath's use of it: the key schedule's labels,
+//! crate (HMAC, CMAC, GCM), what it checks is this crate's use of it: the key schedule's labels,
 //! the truncation of a signature, the nonce and the associated data of a transform header.
 //!
 //! Not covered by a published vector: the 256-bit key derivation (L = 256) of AES-256-CCM and
 //! AES-256-GCM keys, AES-256-CCM itself, and the AES-GMAC nonce built from an SMB2 header
-//! (MS-SMB2 3.1.4.1); tests/protocols/smb.rs checks those against Samba.
+//! (MS-SMB2 3.1.4.1); iopath's tests/protocols/smb.rs checks those against Samba.
 
 use super::*;
 

@@ -1,16 +1,16 @@
 //! ONC RPC version 2 (RFC 5531) over TCP with record marking: the call header with AUTH_SYS
 //! credentials, the reply header, and one blocking connection for the calls made before the
-//! run (portmapper, MOUNT, LOOKUP, GETATTR …). The pipelined READ/WRITE path in
-//! `super::engine` builds its calls with [`call_header`] and splits its replies with
-//! [`record_mark`] on the same socket type.
+//! run (portmapper, MOUNT, LOOKUP, GETATTR …). A caller that pipelines READ and WRITE on a
+//! socket of its own builds its calls with [`call_header`] and splits its replies with
+//! [`record_mark`].
 //!
 //! Everything read from a server is bounded: a record may not exceed the caller's limit
 //! (checked on each fragment header before its bytes are read), and every wait is bounded by
 //! the connection's timeout.
 
-use super::xdr::{Decoder, Encoder, XdrError};
+use crate::xdr::{Decoder, Encoder, XdrError};
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// The last-fragment bit of a record mark.
@@ -193,7 +193,23 @@ pub fn reply_header(decoder: &mut Decoder<'_>) -> Result<u32, RpcError> {
     }
 }
 
-pub use crate::engine::pipelined::connect;
+/// Connects to `host:port` (each of its addresses in turn) within `timeout`, with
+/// `TCP_NODELAY` and read and write timeouts of `timeout`.
+pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
+    for address in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(stream) => {
+                stream.set_nodelay(true)?;
+                stream.set_read_timeout(Some(timeout))?;
+                stream.set_write_timeout(Some(timeout))?;
+                return Ok(stream);
+            }
+            Err(error) => last = error,
+        }
+    }
+    Err(last)
+}
 
 /// One blocking RPC connection for the calls made before the run.
 #[derive(Debug)]

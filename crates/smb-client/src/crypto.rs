@@ -7,7 +7,7 @@
 //! Keys are scheduled once per session; signing and sealing a message work in place and
 //! allocate nothing.
 
-use super::ccm::AesCcm;
+use crate::ccm::AesCcm;
 use aes_gcm::aead::{self, AeadInOut, consts::U16, inout::InOutBuf};
 use aes_gcm::aes::{Aes128, Aes256};
 use aes_gcm::{Aes128Gcm, Aes256Gcm};
@@ -243,7 +243,7 @@ impl Cipher {
         Cipher::Aes256Ccm,
     ];
 
-    /// The cipher with this id, when iopath speaks it.
+    /// The cipher with this id, when this crate speaks it.
     pub fn from_id(id: u16) -> Option<Cipher> {
         Cipher::OFFERED.into_iter().find(|cipher| cipher.id() == id)
     }

@@ -4,12 +4,13 @@
 //! made before the run (CREATE, QUERY_INFO, FLUSH, CLOSE). The engine takes the connection
 //! over for pipelined READ and WRITE.
 
-use super::crypto::{
+use crate::credentials::Credentials;
+use crate::crypto::{
     Cipher, KeySchedule, PreauthHash, Sealer, Signer, TRANSFORM_HEADER_BYTES, TRANSFORM_PROTOCOL_ID,
 };
-use super::ntlm;
-use super::url::{SmbCredentials, SmbUrl};
-use super::wire::{self, HEADER_BYTES, ResponseHeader, command, status, u16_at, u32_at};
+use crate::ntlm;
+use crate::share::ShareAddress;
+use crate::wire::{self, HEADER_BYTES, ResponseHeader, command, status, u16_at, u32_at};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -44,7 +45,14 @@ pub const MAX_HELD_CREDITS: u32 = 1 << 20;
 /// them without end is cut off.
 pub const MAX_INTERIM_RESPONSES: usize = 1024;
 
-pub use crate::targets::network_target::SmbSecurity;
+/// What a connection asks for beyond what the server requires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmbSecurity {
+    /// Sign every message even when the server does not require it.
+    pub sign: bool,
+    /// Encrypt every message even when the server does not require it.
+    pub encrypt: bool,
+}
 
 /// What a connection negotiated (for the storage path and the verdict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +117,52 @@ pub enum SmbError {
     /// The server's answer broke the protocol, or the session cannot be had as asked.
     #[error("{0}")]
     Protocol(String),
+    /// The session must be encrypted (`asked` for in [`SmbSecurity::encrypt`], or required by
+    /// the server) and has no cipher this client speaks.
+    #[error(
+        "{server}: {}: {}",
+        if *asked { "encryption was asked for and cannot be met" }
+        else { "the server asks for encryption, which cannot be met" },
+        no_cipher_reason(*dialect, "this client")
+    )]
+    NoCipher {
+        /// `HOST:PORT`.
+        server: String,
+        /// The negotiated dialect.
+        dialect: u16,
+        /// Encryption was asked for ([`SmbSecurity::encrypt`]) rather than required.
+        asked: bool,
+    },
+    /// The share requires encryption and the session is not encrypted.
+    #[error("{server}: share '{share}' requires encryption (ask for it: SmbSecurity::encrypt)")]
+    ShareRequiresEncryption {
+        /// `HOST:PORT`.
+        server: String,
+        /// The share's name.
+        share: String,
+    },
+}
+
+/// Why a session of `dialect` has no cipher, in words (`client`: who offered the ciphers,
+/// in the third person: `"this client"`).
+///
+/// ```
+/// use smb_client::connection::no_cipher_reason;
+/// assert_eq!(no_cipher_reason(0x0210, "this client"), "SMB 2.1 has no encryption (SMB 3.0 and later have)");
+/// assert!(no_cipher_reason(0x0311, "this client").contains("ciphers this client offers (AES-128-GCM"));
+/// ```
+pub fn no_cipher_reason(dialect: u16, client: &str) -> String {
+    let name = wire::dialect_name(dialect);
+    if dialect < 0x0300 {
+        format!("SMB {name} has no encryption (SMB 3.0 and later have)")
+    } else if dialect == SMB_3_1_1 {
+        format!(
+            "SMB {name}: the server chose none of the ciphers {client} offers ({})",
+            Cipher::OFFERED.map(Cipher::name).join(", ")
+        )
+    } else {
+        format!("SMB {name}: the server does not offer encryption")
+    }
 }
 
 impl SmbError {
@@ -120,8 +174,6 @@ impl SmbError {
         }
     }
 }
-
-pub use crate::engine::pipelined::connect;
 
 /// A logged-in connection to one share (see the module documentation).
 #[derive(Debug)]
@@ -167,7 +219,7 @@ pub const MESSAGE_AT: usize = 4 + TRANSFORM_HEADER_BYTES;
 /// (at most [`MAX_HELD_CREDITS`]).
 ///
 /// ```
-/// use iopath::engine::smb::connection::{MAX_HELD_CREDITS, add_credits};
+/// use smb_client::connection::{MAX_HELD_CREDITS, add_credits};
 /// assert_eq!(add_credits(1, 64), 65);
 /// assert_eq!(add_credits(MAX_HELD_CREDITS - 1, u16::MAX), MAX_HELD_CREDITS);
 /// assert_eq!(add_credits(u32::MAX, u16::MAX), MAX_HELD_CREDITS);
@@ -255,18 +307,20 @@ pub fn open_frame(
 }
 
 impl SmbConnection {
-    /// Connects to `url`'s server, negotiates, logs in as `credentials` and connects to the
-    /// share, signing and encrypting as the server requires or `security` asks; each step
+    /// Over `stream` (a TCP connection to `share`'s server, which this call gives
+    /// `TCP_NODELAY` and read and write timeouts of `timeout`): negotiates, logs in as
+    /// `credentials` and connects to the share, signing and encrypting as the server requires or `security` asks; each step
     /// within `timeout`.
     pub fn open(
-        url: &SmbUrl,
-        credentials: &SmbCredentials,
+        stream: TcpStream,
+        share: &ShareAddress,
+        credentials: &Credentials,
         security: SmbSecurity,
         timeout: Duration,
     ) -> Result<Self, SmbError> {
         let mut client_guid = [0u8; 16];
         let _ = getrandom::fill(&mut client_guid);
-        let mut connection = Self::connected(url, timeout, client_guid)?;
+        let mut connection = Self::connected(stream, share, timeout, client_guid)?;
         let mut preauth = PreauthHash::new();
         let (server_requires_signing, cipher) = connection.negotiate(security, &mut preauth)?;
         connection.session_setup(
@@ -277,7 +331,7 @@ impl SmbConnection {
             preauth,
             None,
         )?;
-        connection.tree_connect(url)?;
+        connection.tree_connect(share)?;
         Ok(connection)
     }
 
@@ -291,8 +345,9 @@ impl SmbConnection {
     /// and up, tells them apart).
     pub fn bind(
         &self,
-        url: &SmbUrl,
-        credentials: &SmbCredentials,
+        stream: TcpStream,
+        share: &ShareAddress,
+        credentials: &Credentials,
         security: SmbSecurity,
         channel: u8,
     ) -> Result<Self, SmbError> {
@@ -302,7 +357,7 @@ impl SmbConnection {
                 self.server
             )));
         }
-        let mut connection = Self::connected(url, self.timeout, self.client_guid)?;
+        let mut connection = Self::connected(stream, share, self.timeout, self.client_guid)?;
         let mut preauth = PreauthHash::new();
         let (_, cipher) = connection.negotiate(security, &mut preauth)?;
         if connection.facts.dialect != self.facts.dialect
@@ -334,12 +389,19 @@ impl SmbConnection {
         Ok(connection)
     }
 
-    /// A TCP connection to `url`'s server, not negotiated yet.
-    fn connected(url: &SmbUrl, timeout: Duration, client_guid: [u8; 16]) -> Result<Self, SmbError> {
-        let stream = connect(&url.server.host, url.server.port, timeout)?;
+    /// `stream`, a TCP connection to `share`'s server, not negotiated yet.
+    fn connected(
+        stream: TcpStream,
+        share: &ShareAddress,
+        timeout: Duration,
+        client_guid: [u8; 16],
+    ) -> Result<Self, SmbError> {
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
         Ok(SmbConnection {
             stream,
-            server: url.server.to_string(),
+            server: share.server(),
             next_message_id: 0,
             credits: 1,
             session_id: 0,
@@ -468,7 +530,7 @@ impl SmbConnection {
     /// `primary`'s session as a further channel (see [`SmbConnection::bind`]).
     fn session_setup(
         &mut self,
-        credentials: &SmbCredentials,
+        credentials: &Credentials,
         security: SmbSecurity,
         server_requires_signing: bool,
         cipher: Option<Cipher>,
@@ -592,8 +654,8 @@ impl SmbConnection {
     }
 
     /// Encrypts from here on with `cipher` and the keys derived from `session_key` (and, on
-    /// SMB 3.1.1, the preauthentication hash); refused, naming the dialect (and
-    /// `--smb-encrypt` when `asked`), when the session has no cipher iopath speaks.
+    /// SMB 3.1.1, the preauthentication hash); refused ([`SmbError::NoCipher`]) when the
+    /// session has no cipher this client speaks.
     fn start_encryption(
         &mut self,
         cipher: Option<Cipher>,
@@ -604,24 +666,12 @@ impl SmbConnection {
         if self.sealer.is_some() {
             return Ok(());
         }
-        let dialect = wire::dialect_name(self.facts.dialect);
         let Some(cipher) = cipher else {
-            let why = if self.facts.dialect < 0x0300 {
-                format!("SMB {dialect} has no encryption (SMB 3.0 and later have)")
-            } else if self.facts.dialect == SMB_3_1_1 {
-                format!(
-                    "SMB {dialect}: the server chose none of the ciphers iopath offers ({})",
-                    Cipher::OFFERED.map(Cipher::name).join(", ")
-                )
-            } else {
-                format!("SMB {dialect}: the server does not offer encryption")
-            };
-            let who = if asked {
-                "--smb-encrypt cannot be met"
-            } else {
-                "the server asks for encryption, which cannot be met"
-            };
-            return Err(SmbError::Protocol(format!("{}: {who}: {why}", self.server)));
+            return Err(SmbError::NoCipher {
+                server: self.server.clone(),
+                dialect: self.facts.dialect,
+                asked,
+            });
         };
         let (encryption, decryption) = self.key_schedule(preauth).cipher_keys(cipher, session_key);
         self.sealer = Some(Sealer::new(
@@ -637,8 +687,8 @@ impl SmbConnection {
         Ok(())
     }
 
-    fn tree_connect(&mut self, url: &SmbUrl) -> Result<(), SmbError> {
-        let path = wire::utf16(&url.unc_share());
+    fn tree_connect(&mut self, share: &ShareAddress) -> Result<(), SmbError> {
+        let path = wire::utf16(&share.unc());
         let mut body = vec![0u8; 8];
         body[0..2].copy_from_slice(&9u16.to_le_bytes());
         body[4..6].copy_from_slice(&((HEADER_BYTES + 8) as u16).to_le_bytes());
@@ -658,17 +708,17 @@ impl SmbConnection {
         if reply[2] != 1 {
             return Err(SmbError::Protocol(format!(
                 "{}: share '{}' is not a disk share",
-                self.server, url.share
+                self.server, share.share
             )));
         }
         let share_flags = u32_at(&reply, 4);
         self.facts.share_writable = u32_at(&reply, 12) & FILE_WRITE_DATA != 0;
         if share_flags & SHARE_ENCRYPT_DATA != 0 && self.sealer.is_none() {
             // The share wants encryption from here on; keys are those of the session.
-            return Err(SmbError::Protocol(format!(
-                "{}: share '{}' requires encryption; add --smb-encrypt",
-                self.server, url.share
-            )));
+            return Err(SmbError::ShareRequiresEncryption {
+                server: self.server.clone(),
+                share: share.share.clone(),
+            });
         }
         Ok(())
     }

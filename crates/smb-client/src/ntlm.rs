@@ -3,7 +3,7 @@
 //!
 //! No key exchange and no MIC are offered: the session key is the NTLMv2 session base key.
 
-use super::url::SmbCredentials;
+use crate::credentials::Credentials;
 use hmac::{Hmac, KeyInit, Mac};
 use md4::Digest as _;
 
@@ -97,7 +97,7 @@ struct Ntlmv2Answer {
 
 /// NTOWFv2 (MS-NLMP 3.3.2): HMAC-MD5 keyed with the MD4 of the password, over the user's
 /// name in capitals and the domain, in UTF-16.
-fn ntowf_v2(credentials: &SmbCredentials) -> [u8; 16] {
+fn ntowf_v2(credentials: &Credentials) -> [u8; 16] {
     let nt_hash: [u8; 16] = md4::Md4::digest(utf16(&credentials.password)).into();
     let identity = utf16(&format!(
         "{}{}",
@@ -110,7 +110,7 @@ fn ntowf_v2(credentials: &SmbCredentials) -> [u8; 16] {
 /// [`ntowf_v2`] of `credentials`, then the responses to `server_challenge` with this
 /// `client_challenge`, `time` (a FILETIME) and the server's `target_info`.
 fn ntlmv2_answer(
-    credentials: &SmbCredentials,
+    credentials: &Credentials,
     server_challenge: &[u8],
     client_challenge: &[u8; 8],
     time: &[u8; 8],
@@ -143,7 +143,7 @@ fn ntlmv2_answer(
 /// The AUTHENTICATE message answering `challenge` for `credentials`, and the session key.
 pub fn authenticate_message(
     challenge: &[u8],
-    credentials: &SmbCredentials,
+    credentials: &Credentials,
 ) -> Result<(Vec<u8>, [u8; 16]), String> {
     if challenge.len() < 32 || &challenge[..8] != SIGNATURE || challenge[8] != 2 {
         return Err("the server's answer is not an NTLM challenge".into());
@@ -209,7 +209,7 @@ mod tests {
     /// of 4.2.4.3 (NetBIOS domain "Domain", NetBIOS server "Server", end of list).
     #[test]
     fn ntlmv2_matches_ms_nlmp_section_4_2_4() {
-        let credentials = SmbCredentials {
+        let credentials = Credentials {
             user: "User".into(),
             password: "Password".into(),
             domain: "Domain".into(),
@@ -272,7 +272,7 @@ mod tests {
         challenge[40..42].copy_from_slice(&(info.len() as u16).to_le_bytes());
         challenge[44..48].copy_from_slice(&48u32.to_le_bytes());
         challenge.extend_from_slice(&info);
-        let credentials = SmbCredentials {
+        let credentials = Credentials {
             user: "u".into(),
             password: "p".into(),
             domain: String::new(),

@@ -1,4 +1,4 @@
-//! NFSv4.1 (RFC 8881, minor version 1) as iopath uses it: COMPOUND encoding and decoding, the
+//! NFSv4.1 (RFC 8881, minor version 1) as this crate uses it: COMPOUND encoding and decoding, the
 //! operation and attribute numbers it needs, status codes in words and as errno values, and
 //! [`Nfs4Client`], one client id with one session on one connection for the blocking calls
 //! made before and after the run.
@@ -12,11 +12,11 @@
 //! No MOUNT and no portmapper: the file's path is walked from the server's root
 //! (PUTROOTFH, LOOKUP for each component).
 
-use super::error::NfsError;
-use super::nfs3::NFS_PROGRAM;
-use super::rpc::{Credentials, RpcConnection, RpcError};
-pub use super::status::nfs4_text as status_text;
-use super::xdr::{Decoder, Encoder, XdrError};
+use crate::error::NfsError;
+use crate::nfs3::NFS_PROGRAM;
+use crate::rpc::{Credentials, RpcConnection, RpcError};
+pub use crate::status::nfs4_text as status_text;
+use crate::xdr::{Decoder, Encoder, XdrError};
 use std::time::Duration;
 
 /// The NFS program version of NFSv4.
@@ -76,7 +76,7 @@ pub mod op {
     pub const RECLAIM_COMPLETE: u32 = 58;
 }
 
-/// The file attributes iopath reads (`fattr4` bit numbers).
+/// The file attributes this crate reads (`fattr4` bit numbers).
 pub mod attribute {
     /// `type` (nfs_ftype4).
     pub const TYPE: u32 = 1;
@@ -204,7 +204,7 @@ pub fn sequence_result(decoder: &mut Decoder<'_>) -> Result<(), XdrError> {
     decoder.skip(16 + 5 * 4, "SEQUENCE result")
 }
 
-/// The file types of `nfs_ftype4` iopath tells apart.
+/// The file types of `nfs_ftype4` this crate tells apart.
 pub const REGULAR: u32 = 1;
 
 /// The attributes read by [`Nfs4Client::attributes`] (absent ones are 0).

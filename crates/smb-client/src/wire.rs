@@ -1,5 +1,5 @@
 //! SMB2 on the wire (MS-SMB2): the transport frame, the 64-byte header, command codes and the
-//! NT status codes iopath tells apart.
+//! NT status codes this crate tells apart.
 
 /// The SMB2 header's size.
 pub const HEADER_BYTES: usize = 64;

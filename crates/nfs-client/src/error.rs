@@ -1,8 +1,8 @@
 //! [`NfsError`]: why an NFS call failed, for NFSv3 and NFSv4.1 alike.
 
-use super::rpc::RpcError;
-use super::status::{nfs3_text, nfs4_text};
-use super::xdr::XdrError;
+use crate::rpc::RpcError;
+use crate::status::{nfs3_text, nfs4_text};
+use crate::xdr::XdrError;
 
 /// Why a call of an NFSv3 session or an NFSv4.1 client failed.
 #[derive(Debug, thiserror::Error)]
