@@ -13,10 +13,10 @@
 //! the merged jobs of every client, named "All clients".
 //!
 //! Latency is measured from submission to completion, which fio calls the total latency
-//! (`lat_ns`). Where the engine hands requests over apart from completing them (io_uring, null),
-//! it is split at the moment the hand-over returned: `slat_ns` before, `clat_ns` after, and
-//! their means add up to `lat_ns`'s. Where it does not (the sync engines, the protocol
-//! engines), `clat_ns` carries the same figures as `lat_ns` and `slat_ns` has no samples (all
+//! (`lat_ns`). Where the engine hands requests over apart from completing them (io_uring,
+//! NBD, null), it is split at the moment the hand-over returned: `slat_ns` before, `clat_ns`
+//! after, and their means add up to `lat_ns`'s. Where it does not (the sync engines; iSCSI,
+//! NFS and SMB, not split yet), `clat_ns` carries the same figures as `lat_ns` and `slat_ns` has no samples (all
 //! zeros, as fio writes a statistic it did not collect). Percentiles come from the same histogram fio uses
 //! (64 buckets per power of two), so `json+`'s `bins` reproduce them exactly.
 //!
