@@ -72,6 +72,7 @@ pub fn direction(
         error_count: 0,
         series,
         histogram: LatencyHistogram::new().to_sparse(),
+        split: None,
     }
 }
 
@@ -86,6 +87,7 @@ pub fn empty_direction() -> DirectionResult {
         error_count: 0,
         series: Vec::new(),
         histogram: LatencyHistogram::new().to_sparse(),
+        split: None,
     }
 }
 
@@ -166,6 +168,7 @@ pub fn test_on(
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: false,
             },
             write_stability: None,
             connections: None,

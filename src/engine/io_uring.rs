@@ -254,6 +254,7 @@ impl IoUringEngine {
                 registered_buffers,
                 registered_files,
                 performs_io: true,
+                separates_submission: true,
             },
             target_fds,
             target_flags,

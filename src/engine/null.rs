@@ -83,6 +83,7 @@ impl NullEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: false,
+                separates_submission: true,
             },
             delay,
             clock,

@@ -54,6 +54,7 @@ impl SyncEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: false,
             },
             done: None,
         }

@@ -17,8 +17,9 @@
 //! `bytes × 10⁶ / clat ns` (KiB/s as fio counts it), IOPS 1. With it, each direction with
 //! completions in a window has a line at the window's end: mean (or largest) latency, the
 //! window's KiB/s and IOPS, block size, offset and issue time 0. Times count from the start of
-//! the measurement. The submission is not yet measured apart from the completion: the runner
-//! records a submission time of 0, so `slat` lines hold 0 and `clat` equals `lat`. iopath sets
+//! the measurement. `slat` is the time to the return of the hand-over to the kernel where the
+//! engine separates it (io_uring, NBD, null); elsewhere the runner records a submission time of 0, so
+//! `slat` lines hold 0 and `clat` equals `lat`. iopath sets
 //! no I/O priority: the priority column is 0 (`0x0000` with `log_prio=1`). The histogram log
 //! stays empty, as fio's does without `log_hist_msec`.
 //!

@@ -13,8 +13,11 @@
 //! the merged jobs of every client, named "All clients".
 //!
 //! Latency is measured from submission to completion, which fio calls the total latency
-//! (`lat_ns`); iopath has no separate submission latency, so `clat_ns` and `lat_ns` carry the
-//! same figures and `slat_ns` is all zeros. Percentiles come from the same histogram fio uses
+//! (`lat_ns`). Where the engine hands requests over apart from completing them (io_uring,
+//! NBD, null), it is split at the moment the hand-over returned: `slat_ns` before, `clat_ns`
+//! after, and their means add up to `lat_ns`'s. Where it does not (the sync engines; iSCSI,
+//! NFS and SMB, not split yet), `clat_ns` carries the same figures as `lat_ns` and `slat_ns` has no samples (all
+//! zeros, as fio writes a statistic it did not collect). Percentiles come from the same histogram fio uses
 //! (64 buckets per power of two), so `json+`'s `bins` reproduce them exactly.
 //!
 //! ```no_run
@@ -665,8 +668,16 @@ fn direction(
         total_ios: figures.io_count,
         short_ios: 0,
         drop_ios: 0,
-        slat_ns: FioLatency::default(),
-        clat_ns: latency(&figures.latency, &figures.histogram, true, plus),
+        slat_ns: figures
+            .split
+            .as_ref()
+            .map_or_else(FioLatency::default, |split| {
+                latency(&split.submission, &split.submission_histogram, false, false)
+            }),
+        clat_ns: match &figures.split {
+            Some(split) => latency(&split.completion, &split.completion_histogram, true, plus),
+            None => latency(&figures.latency, &figures.histogram, true, plus),
+        },
         lat_ns: latency(&figures.latency, &figures.histogram, false, false),
         bw_min: bandwidth.min,
         bw_max: bandwidth.max,

@@ -8,7 +8,7 @@ use super::model::RunReport;
 use super::verification;
 use crate::result::{
     ClusterResult, ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection,
-    LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
+    LatencySummary, LatencyTargetResult, RunResult, StopReason, TestResult, VerificationResult,
 };
 use crate::text::escape::escape_controls;
 use crate::text::shown;
@@ -61,6 +61,22 @@ fn direction_cells(
     ]
 }
 
+/// A row of latency figures only (a part of the row above's latency), `label` first.
+fn latency_cells(label: &str, latency: &LatencySummary) -> Vec<String> {
+    vec![
+        label.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        format_latency(latency.mean_ns),
+        format_latency(latency.percentile("99") as f64),
+        format_latency(latency.percentile("99.9") as f64),
+        format_latency(latency.max_ns as f64),
+        String::new(),
+        String::new(),
+    ]
+}
+
 /// Builds the table of every test of `result`.
 pub fn results_table(result: &RunResult) -> Table {
     let show_verdict = result.tests.iter().any(|test| test.analysis.is_some());
@@ -101,6 +117,10 @@ pub fn results_table(result: &RunResult) -> Table {
         verdict_cell(&mut row, verdict.as_deref());
         table.add_row(row);
         let mut rows = Vec::new();
+        if let Some(split) = &main.split {
+            rows.push(latency_cells("  slat", &split.submission));
+            rows.push(latency_cells("  clat", &split.completion));
+        }
         if test.jobs.len() > 1 {
             for job in &test.jobs {
                 rows.push(direction_cells(
@@ -166,6 +186,16 @@ pub fn write_text(report: &RunReport<'_>, out: &mut dyn Write) -> std::io::Resul
             .filter(|_| result.cluster.is_some())
             .map_or(result.host.cpu_count, |test| test.cpu.cpu_count)
     )?;
+    if result
+        .tests
+        .iter()
+        .any(|test| test.figures(test.main_direction()).split.is_some())
+    {
+        writeln!(
+            out,
+            "slat = issue to the return of the call that handed the I/O to the kernel; clat = from then to completion (slat + clat = latency)."
+        )?;
+    }
     write_verdicts(result, out)?;
     if let Some(cluster) = &result.cluster {
         write_clients(report, cluster, out)?;

@@ -101,6 +101,12 @@ pub struct Capabilities {
     pub registered_files: bool,
     /// The engine really transfers data (false only for the null engine).
     pub performs_io: bool,
+    /// Handing requests over (its flush) and completing them are separate steps, so that a
+    /// submission latency (fio's `slat`) can be measured: io_uring, NBD (its flush returns when
+    /// every request is on the socket) and null; not the sync engines, which do each I/O inside
+    /// the call that submits it, nor (yet) iSCSI, NFS and SMB.
+    #[serde(default)]
+    pub separates_submission: bool,
 }
 
 /// The engines iopath offers.

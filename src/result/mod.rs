@@ -86,8 +86,8 @@ pub use server::{
 };
 pub use target::{TargetInfo, TargetKind, TransferSizes};
 pub use test::{
-    DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySummary,
-    LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
+    DirectionResult, ErrorSummary, FigureDirection, IoErrorRecord, JobResult, LatencySplit,
+    LatencySummary, LatencyTargetResult, PERCENTILES, SteadyOutcome, StopReason, TestResult,
 };
 pub use verdict::Verdict;
 pub use verify::{

@@ -243,6 +243,27 @@ pub struct DirectionResult {
     pub series: Vec<IntervalPoint>,
     /// The latency histogram, for exact merges and exports.
     pub histogram: SparseHistogram,
+    /// The latency split at the moment the engine handed each request to the kernel or the
+    /// device (fio's `slat` and `clat`); absent when the engine cannot tell that moment apart
+    /// from completion (the sync engines do the I/O inside the call that submits it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<LatencySplit>,
+}
+
+/// Latency in two parts: issued → handed over (submission) and handed over → completed
+/// (completion). For every I/O the two add up to its latency, so the means add up to the
+/// direction's mean latency.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencySplit {
+    /// Submission latency (fio's `slat`): from the I/O's issue to the return of the call that
+    /// handed it to the kernel or device.
+    pub submission: LatencySummary,
+    /// The histogram of [`LatencySplit::submission`].
+    pub submission_histogram: SparseHistogram,
+    /// Completion latency (fio's `clat`): from that return to the completion.
+    pub completion: LatencySummary,
+    /// The histogram of [`LatencySplit::completion`].
+    pub completion_histogram: SparseHistogram,
 }
 
 impl DirectionResult {
@@ -264,6 +285,7 @@ impl Default for DirectionResult {
             error_count: 0,
             series: Vec::new(),
             histogram: SparseHistogram::empty(),
+            split: None,
         }
     }
 }

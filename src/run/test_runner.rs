@@ -24,7 +24,7 @@ use crate::result::{
     TargetInfo, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::recorder::DirectionRecorder;
+use crate::stats::recorder::{DirectionRecorder, SplitHistograms};
 use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::network_target::NetworkTarget;
@@ -842,6 +842,8 @@ fn direction_result(
         error_count,
         series: merge_series(&series, measured_ns, keep_buckets),
         histogram: histogram.to_sparse(),
+        split: SplitHistograms::merged(recorders.iter().filter_map(|r| r.split.as_ref()))
+            .map(|split| split.to_result()),
     }
 }
 

@@ -21,6 +21,7 @@
 //!         error_count: 0,
 //!         series: Vec::new(),
 //!         histogram: histogram.to_sparse(),
+//!         split: None,
 //!     }
 //! };
 //! let merged = merge_direction(&[&direction(&[100, 200]), &direction(&[300])], 1_000_000_000);
@@ -32,9 +33,10 @@
 use crate::result::error_policy::add_error_count;
 use crate::result::{
     ClusterResult, CpuResult, DirectionResult, ErrorSummary, IntervalPoint, JobResult,
-    LatencySummary, RankResult, StopReason, TestResult, VerificationResult,
+    LatencySplit, LatencySummary, RankResult, StopReason, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
+use crate::stats::recorder::SplitHistograms;
 
 /// The first few I/O errors a merged summary keeps (as a test of one client does).
 const ERRORS_KEPT: usize = 16;
@@ -71,7 +73,19 @@ pub fn merge_direction(parts: &[&DirectionResult], measured_ns: u64) -> Directio
         error_count,
         series: merge_points(parts.iter().map(|part| part.series.as_slice())),
         histogram: histogram.to_sparse(),
+        split: merge_split(parts),
     }
+}
+
+/// The latency splits of `parts` merged exactly (a split that cannot be read back counts as
+/// absent); `None` when no part has one.
+fn merge_split(parts: &[&DirectionResult]) -> Option<LatencySplit> {
+    let splits: Vec<SplitHistograms> = parts
+        .iter()
+        .filter_map(|part| part.split.as_ref())
+        .filter_map(SplitHistograms::from_result)
+        .collect();
+    SplitHistograms::merged(&splits).map(|split| split.to_result())
 }
 
 /// Adds aligned series interval by interval: bytes and I/Os exactly, the mean weighted by

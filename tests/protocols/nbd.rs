@@ -928,6 +928,21 @@ fn binary_runs_against_nbd_targets() {
         counts.iter().any(|count| *count > 0.0),
         "io counts {counts:?}"
     );
+    // The NBD engine hands requests over (writes them to the socket) apart from completing
+    // them: the reads' latency is split, and the parts add up.
+    let read = &json["tests"][0]["read"];
+    let split = &read["split"];
+    assert_eq!(
+        split["submission_histogram"]["count"], read["io_count"],
+        "{read}"
+    );
+    let part = |key: &str| split[key]["mean_ns"].as_f64().unwrap_or(-1.0);
+    let whole = read["latency"]["mean_ns"].as_f64().unwrap();
+    assert!(part("submission") > 0.0, "{split}");
+    assert!(
+        (part("submission") + part("completion") - whole).abs() <= 1.0,
+        "{split}"
+    );
 
     let (status, output, _) = run_json(&directory, &url, &["--rw", "randwrite", "--bs", "4k"]);
     assert_eq!(status, 2, "a write needs --allow-destructive: {output}");

@@ -284,6 +284,7 @@ impl IscsiEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: false,
             },
             block_size_bytes: capacity.block_size_bytes,
             volume_size_bytes: capacity.size_bytes(),

@@ -213,6 +213,7 @@ impl NbdEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: true,
             },
             export,
             write_flags: if options.write_through {

@@ -234,6 +234,7 @@ impl NfsEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: false,
             },
             session,
         })

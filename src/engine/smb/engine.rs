@@ -195,6 +195,7 @@ impl SmbEngine {
                 registered_buffers: false,
                 registered_files: false,
                 performs_io: true,
+                separates_submission: false,
             },
         })
     }

@@ -34,6 +34,9 @@ struct SlotState {
     length: u32,
     direction: Option<Direction>,
     submitted: Ticks,
+    /// When the flush that handed it to the kernel or device returned (0: not yet, or an
+    /// engine that does not separate the two).
+    handed_over: Ticks,
     /// In flight now.
     busy: bool,
 }
@@ -43,6 +46,9 @@ struct Queue {
     slots: Vec<SlotState>,
     free: Vec<u32>,
     completions: Vec<Completion>,
+    /// Slots submitted since the last flush, whose hand-over time it gives (kept only for an
+    /// engine that separates submission from completion).
+    unflushed: Vec<u32>,
     in_flight: usize,
     depth: usize,
 }
@@ -53,6 +59,7 @@ impl Queue {
             slots: vec![SlotState::default(); depth],
             free: (0..depth as u32).rev().collect(),
             completions: vec![Completion::default(); depth],
+            unflushed: Vec::with_capacity(depth),
             in_flight: 0,
             depth,
         }
@@ -185,6 +192,15 @@ impl<'a, E: Engine> Worker<'a, E> {
         let intervals = duration_ns.map_or(UNTIMED_INTERVALS, |d| {
             d.div_ceil(plan.interval_ns.max(1)) as usize
         });
+        let split = engine.capabilities().separates_submission;
+        let recorder = || {
+            let recorder = DirectionRecorder::new(plan.interval_ns, intervals);
+            if split {
+                recorder.split_latency()
+            } else {
+                recorder
+            }
+        };
         let begin = start + clock.ticks_for_nanos(plan.start_delay_ns);
         let measure_start = begin + clock.ticks_for_nanos(ramp_ns);
         let search = plan.latency_target.map(|target| {
@@ -193,11 +209,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             Search {
                 search,
                 draining: None,
-                spare: Some((
-                    DirectionRecorder::new(plan.interval_ns, intervals),
-                    DirectionRecorder::new(plan.interval_ns, intervals),
-                    DirectionRecorder::new(plan.interval_ns, intervals),
-                )),
+                spare: Some((recorder(), recorder(), recorder())),
                 restarted: false,
             }
         });
@@ -212,9 +224,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             0
         };
         Worker {
-            read: DirectionRecorder::new(plan.interval_ns, intervals),
-            write: DirectionRecorder::new(plan.interval_ns, intervals),
-            trim: DirectionRecorder::new(plan.interval_ns, intervals),
+            read: recorder(),
+            write: recorder(),
+            trim: recorder(),
             errors: Vec::with_capacity(KEPT_ERRORS_PER_WORKER),
             error_counts: Vec::with_capacity(ErrorKind::ALL.len()),
             trace: IoTrace::with_room(trace_room),
@@ -421,7 +433,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             if self.plan.submit_batch > 0
                 && queued.is_multiple_of(self.plan.submit_batch)
                 && self.queue.has_room()
-                && let Err(error) = self.engine.flush()
+                && let Err(error) = self.flush()
             {
                 self.engine_failed(error);
                 break;
@@ -433,12 +445,26 @@ impl<'a, E: Engine> Worker<'a, E> {
                 break;
             }
         }
-        if let Err(error) = self.engine.flush()
+        if let Err(error) = self.flush()
             && self.engine_failure.is_none()
         {
             self.engine_failed(error);
         }
         wait_ns
+    }
+
+    /// Hands the queued requests over ([`Engine::flush`]); for an engine that separates
+    /// submission from completion, reads the clock once when the flush returned and gives that
+    /// time to every request it handed over.
+    fn flush(&mut self) -> Result<(), EngineError> {
+        self.engine.flush()?;
+        if !self.queue.unflushed.is_empty() {
+            let handed_over = self.clock.now();
+            for slot in self.queue.unflushed.drain(..) {
+                self.queue.slots[slot as usize].handed_over = handed_over;
+            }
+        }
+        Ok(())
     }
 
     /// The next I/O and the time it is due, ns after the start (0: now): the one waiting for
@@ -516,6 +542,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             length: io.length,
             direction: Some(io.direction),
             submitted,
+            handed_over: 0,
             busy: true,
         };
         if self.plan.trace {
@@ -542,6 +569,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         if let Err(error) = self.engine.submit(request) {
             self.queue.free.push(slot);
             return Err(error);
+        }
+        if self.read.split.is_some() {
+            self.queue.unflushed.push(slot);
         }
         self.queue.in_flight += 1;
         if budgeted {
@@ -717,6 +747,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             });
         }
         let latency_ns = self.clock.nanos_between(slot.submitted, self.now);
+        let submission_ns = if slot.handed_over == 0 {
+            0
+        } else {
+            self.clock
+                .nanos_between(slot.submitted, slot.handed_over.min(self.now))
+        };
         let bytes = if empty_read {
             0
         } else {
@@ -747,6 +783,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Direction::Trim => &mut self.trim,
             };
             recorder.record(elapsed_ns, latency_ns, bytes);
+            recorder.record_split(latency_ns, submission_ns);
             self.last_completion = self.now;
             if self.plan.io_log.is_some() {
                 let clock = self.clock;
@@ -754,7 +791,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                     completed_ns: elapsed_ns,
                     issued_ns: clock.nanos_between(self.window.measure_start, slot.submitted),
                     latency_ns,
-                    submission_ns: 0,
+                    submission_ns,
                     offset: slot.offset,
                     length: bytes as u32,
                     direction,

@@ -48,6 +48,8 @@ struct ScriptedEngine<'a> {
     count_overlaps: bool,
     /// Those requests.
     overlaps: usize,
+    /// How long each flush that hands something over takes.
+    flush_pause: Duration,
 }
 
 impl<'a> ScriptedEngine<'a> {
@@ -66,6 +68,7 @@ impl<'a> ScriptedEngine<'a> {
             written: Vec::new(),
             count_overlaps: false,
             overlaps: 0,
+            flush_pause: Duration::ZERO,
         }
     }
 }
@@ -103,6 +106,9 @@ impl Engine for ScriptedEngine<'_> {
         Ok(())
     }
     fn flush(&mut self) -> Result<(), EngineError> {
+        if !self.queued.is_empty() {
+            std::thread::sleep(self.flush_pause);
+        }
         self.flushed.append(&mut self.queued);
         Ok(())
     }
@@ -288,6 +294,50 @@ fn the_io_log_keeps_every_completion_as_recorded() {
             .all(|w| w[0].completed_ns <= w[1].completed_ns)
     );
     assert!(log.ios.iter().all(|io| io.issued_ns <= io.completed_ns));
+}
+
+/// The worker of the I/O-log test over an engine whose flushes take 2 ms, which does or does
+/// not `separate` submission from completion.
+fn run_with_slow_flushes(separate: bool) -> WorkerOutcome {
+    let flags = Flags::default();
+    let mut engine = ScriptedEngine::new(4);
+    engine.capabilities.separates_submission = separate;
+    engine.flush_pause = Duration::from_millis(2);
+    let mut plan = plan("4k", 100, 4, bytes(64 << 10));
+    plan.io_log = Some(super::io_log::IoLogPlan::PerIo { room: 1 << 10 });
+    run(&mut engine, plan, &flags)
+}
+
+#[test]
+fn the_submission_latency_is_the_time_to_the_end_of_the_flush() {
+    let outcome = run_with_slow_flushes(true);
+    let split = outcome.read.split.as_ref().expect("a split recorder");
+    let count = outcome.read.io_count;
+    assert_eq!(count, 16);
+    assert_eq!(split.submission.count(), count);
+    assert_eq!(split.completion.count(), count);
+    // Each I/O waited for its flush: at least 2 ms of submission latency each.
+    assert!(
+        split.submission.min() >= 2_000_000,
+        "{}",
+        split.submission.min()
+    );
+    assert_eq!(
+        split.submission.sum() + split.completion.sum(),
+        outcome.read.histogram.sum()
+    );
+    let logged = &outcome.io_log.ios;
+    assert_eq!(logged.len() as u64, count);
+    assert!(logged.iter().all(|io| io.submission_ns >= 2_000_000));
+    assert!(logged.iter().all(|io| io.submission_ns <= io.latency_ns));
+}
+
+#[test]
+fn an_engine_that_does_not_separate_submission_records_no_split() {
+    let outcome = run_with_slow_flushes(false);
+    assert!(outcome.read.split.is_none());
+    assert_eq!(outcome.read.io_count, 16);
+    assert!(outcome.io_log.ios.iter().all(|io| io.submission_ns == 0));
 }
 
 #[test]
