@@ -17,8 +17,7 @@
 
 use crate::result::{
     ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, HopUtilisation,
-    IntervalPoint, StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind,
-    TrustNote,
+    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
 };
 use crate::units::{format_bytes, format_percent, format_rate};
 
@@ -369,6 +368,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::IntervalPoint;
 
     fn point(index: u64, bytes: u64, duration_ns: u64) -> IntervalPoint {
         IntervalPoint {
