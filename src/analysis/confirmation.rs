@@ -62,7 +62,8 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
         Verdict::Cached
         | Verdict::ServerDiskBound
         | Verdict::ServerCpuBound
-        | Verdict::ServerLinkBound => None,
+        | Verdict::ServerLinkBound
+        | Verdict::SwitchLinkBound => None,
         Verdict::HostCpuBound => {
             let cpu = &analysis.cpu;
             let cores = cpu.cores.len().max(1) as f64;

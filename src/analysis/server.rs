@@ -7,6 +7,8 @@
 //! device at its declared or discovered limit, or the client's CPU saturated by iopath's own
 //! thread or process. Otherwise the server's counters are weighed, in this order:
 //!
+//! 1. a switch port (`--switch-snmp`) at [`SERVER_BOUND_PERCENT`] of its speed or more →
+//!    *switch-link-bound*, naming the switch and the port;
 //! 1. an interface at [`SERVER_BOUND_PERCENT`] of its speed or more → *server-link-bound*;
 //! 2. an md array, then a disk, busy [`SERVER_BOUND_PERCENT`] of the time or more, that moved
 //!    at least [`RELATED_TRAFFIC_SHARE`] of the client's bytes → *server-disk-bound*;
@@ -115,13 +117,17 @@ pub fn judge(analysis: &mut TestAnalysis, test: &TestResult) {
     );
 }
 
-/// A server's name in evidence: its host name, else its URL.
+/// A server's (or switch's) name in evidence: its host name (`sysName`), else its URL.
 fn server_name(hop: &ServerHopUtilisation) -> &str {
     hop.node_name.as_deref().unwrap_or(&hop.source)
 }
 
-/// The key a server hop is named by in [`TestAnalysis::limiting_hop`]: `server:NODE:disk:sdb`.
+/// The key a server hop is named by in [`TestAnalysis::limiting_hop`]: `server:NODE:disk:sdb`,
+/// or `switch:NAME:port:PORT` for a switch's port.
 pub fn hop_key(hop: &ServerHopUtilisation) -> String {
+    if hop.kind == ServerDeviceKind::SwitchPort {
+        return format!("switch:{}:port:{}", server_name(hop), hop.name);
+    }
     format!(
         "server:{}:{}:{}",
         server_name(hop),
@@ -141,20 +147,34 @@ fn server_wall(
     client_bytes_per_second: f64,
     cores_count: bool,
 ) -> Option<(Verdict, String, String)> {
-    if let Some(nic) = busiest(hops, ServerDeviceKind::Interface)
-        .filter(|nic| nic.busy_percent >= SERVER_BOUND_PERCENT)
-    {
-        let speed = nic.speed_bytes_per_second.unwrap_or(0) as f64;
+    // A switch's port first: it lies between the client and the server.
+    for (kind, verdict, words) in [
+        (
+            ServerDeviceKind::SwitchPort,
+            Verdict::SwitchLinkBound,
+            ["switch", "port", "into the switch", "out of it"],
+        ),
+        (
+            ServerDeviceKind::Interface,
+            Verdict::ServerLinkBound,
+            ["server", "interface", "received", "sent"],
+        ),
+    ] {
+        let Some(link) = busiest(hops, kind).filter(|l| l.busy_percent >= SERVER_BOUND_PERCENT)
+        else {
+            continue;
+        };
+        let [owner, device, incoming, outgoing] = words;
         let evidence = format!(
-            "server {}: interface {} at {} of its speed {} (received {}, sent {})",
-            server_name(nic),
-            nic.name,
-            format_percent(nic.busy_percent),
-            format_rate(speed),
-            format_rate(nic.read_bytes_per_second),
-            format_rate(nic.write_bytes_per_second),
+            "{owner} {}: {device} {} at {} of its speed {} ({incoming} {}, {outgoing} {})",
+            server_name(link),
+            link.name,
+            format_percent(link.busy_percent),
+            format_rate(link.speed_bytes_per_second.unwrap_or(0) as f64),
+            format_rate(link.read_bytes_per_second),
+            format_rate(link.write_bytes_per_second),
         );
-        return Some((Verdict::ServerLinkBound, evidence, hop_key(nic)));
+        return Some((verdict, evidence, hop_key(link)));
     }
     for kind in [ServerDeviceKind::Array, ServerDeviceKind::Disk] {
         let disk = hops
@@ -231,6 +251,7 @@ fn nothing_full(hops: &[ServerHopUtilisation]) -> String {
             ServerDeviceKind::Disk,
             ServerDeviceKind::Core,
             ServerDeviceKind::Interface,
+            ServerDeviceKind::SwitchPort,
         ] {
             if let Some(hop) = busiest(&of_server, kind) {
                 parts.push(format!(
@@ -249,8 +270,16 @@ fn nothing_full(hops: &[ServerHopUtilisation]) -> String {
         } else {
             "nothing full"
         };
+        let what = if of_server
+            .iter()
+            .any(|hop| hop.kind == ServerDeviceKind::SwitchPort)
+        {
+            "switch"
+        } else {
+            "server"
+        };
         servers.push(format!(
-            "server {}: {said} ({})",
+            "{what} {}: {said} ({})",
             server_name(&of_server[0]),
             parts.join(", ")
         ));

@@ -183,3 +183,33 @@ fn a_server_interface_at_its_speed_is_server_link_bound() {
         Some("server:nas:interface:eth0")
     );
 }
+
+#[test]
+fn a_switch_port_at_its_speed_is_switch_link_bound_before_the_server() {
+    let mut devices = quiet_cores();
+    devices.push(device(ServerDeviceKind::Interface, "eth0", 40.0, 1e5));
+    // The switch's ports: the one toward the client full, the one toward the server not.
+    let mut port = device(ServerDeviceKind::SwitchPort, "ge-0/0/7", 97.0, 1e5);
+    port.speed_bytes_per_second = Some(25_000_000);
+    let idle_port = device(ServerDeviceKind::SwitchPort, "ge-0/0/1", 20.0, 24e6);
+    devices.push(port);
+    devices.push(idle_port);
+    let analysis = analysed(23e6, devices);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::SwitchLinkBound,
+        "{}",
+        analysis.evidence
+    );
+    assert_eq!(
+        analysis.limiting_hop.as_deref(),
+        Some("switch:nas:port:ge-0/0/7")
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("switch nas: port ge-0/0/7 at 97 % of its speed 25.0 MB/s"),
+        "{}",
+        analysis.evidence
+    );
+}

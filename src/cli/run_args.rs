@@ -296,6 +296,24 @@ pub struct RunArgs {
         requires = "server_metrics"
     )]
     pub server_metrics_basic_auth_file: Option<PathBuf>,
+    /// Read a switch's port counters during the run over SNMPv2c: the agent's `HOST[:PORT]`
+    /// (UDP port 161 by default; IPv6 in brackets). Repeatable. Every port's IF-MIB
+    /// ifHCInOctets, ifHCOutOctets and speed (ifSpeed, or ifHighSpeed beyond 4.29 Gbit/s) are
+    /// read once a second beside --server-metrics (each reading at most 2 s, 3 tries of
+    /// 600 ms per request); the ports become switch-port hops, and a port at its speed ends
+    /// the verdict there: switch-link-bound. An agent that does not answer at the start stops
+    /// the run before any I/O.
+    #[arg(long, value_name = "HOST[:PORT]", help_heading = "Server metrics")]
+    pub switch_snmp: Vec<String>,
+    /// With --switch-snmp: the SNMP community, FILE's one word (owner-only permissions, at
+    /// most 255 bytes); `public` without it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Server metrics",
+        requires = "switch_snmp"
+    )]
+    pub switch_snmp_community_file: Option<PathBuf>,
     /// Name of the test (single-workload runs).
     #[arg(long, value_name = "TEXT", help_heading = "Output")]
     pub name: Option<String>,

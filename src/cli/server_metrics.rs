@@ -1,9 +1,10 @@
-//! `--server-metrics`: the sources checked and scraped once before any I/O, the measured
+//! `--server-metrics` and `--switch-snmp`: the sources checked and scraped once before any I/O, the measured
 //! time of each test marked as it ends, and each server's scrapes cut into the tests' series.
 
 use super::run_args::RunArgs;
 use iopath::observe::ObserveError;
-use iopath::observe::sampler::{Sampler, ScrapeLog, ServerSource};
+use iopath::observe::sampler::{Sampler, ScrapeLog, ServerSource, Source};
+use iopath::observe::snmp::agent::{DEFAULT_COMMUNITY, SwitchAgent, read_community};
 use iopath::observe::source::{Credentials, ExporterUrl};
 use iopath::observe::window::series_in;
 use iopath::result::{RunResult, TestResult};
@@ -16,8 +17,9 @@ use std::time::{Duration, Instant};
 /// How often each server is scraped.
 pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
-/// The sources of `--server-metrics`, their URLs and credentials checked.
-pub fn sources(args: &RunArgs) -> Result<Vec<ServerSource>, ObserveError> {
+/// The sources of `--server-metrics` and `--switch-snmp`, their URLs, agents, credentials and
+/// community checked.
+pub fn sources(args: &RunArgs) -> Result<Vec<Source>, ObserveError> {
     let credentials = match (
         args.server_metrics_bearer_file.as_deref(),
         args.server_metrics_basic_auth_file.as_deref(),
@@ -26,20 +28,29 @@ pub fn sources(args: &RunArgs) -> Result<Vec<ServerSource>, ObserveError> {
         (None, Some(path)) => Credentials::basic_file(path)?,
         (None, None) => Credentials::None,
     };
-    args.server_metrics
+    let mut sources = args
+        .server_metrics
         .iter()
         .map(|text| {
-            Ok(ServerSource {
+            Ok(Source::Exporter(ServerSource {
                 url: ExporterUrl::parse(text)?,
                 credentials: credentials.clone(),
-            })
+            }))
         })
-        .collect()
+        .collect::<Result<Vec<_>, ObserveError>>()?;
+    let community = match args.switch_snmp_community_file.as_deref() {
+        Some(path) => read_community(path)?,
+        None => DEFAULT_COMMUNITY.to_vec(),
+    };
+    for text in &args.switch_snmp {
+        sources.push(Source::Switch(SwitchAgent::parse(text, community.clone())?));
+    }
+    Ok(sources)
 }
 
 /// Starts scraping (the first scrape of each source now, before any I/O); none without
 /// sources.
-pub fn start(sources: &[ServerSource]) -> Result<Option<Sampler>, ObserveError> {
+pub fn start(sources: &[Source]) -> Result<Option<Sampler>, ObserveError> {
     if sources.is_empty() {
         return Ok(None);
     }

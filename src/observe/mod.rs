@@ -11,17 +11,19 @@
 //! - [`node_sample`]: the node exporter's standard families as counters per device;
 //! - [`sampler`]: the scraping threads, and the first scrape that checks each URL before any
 //!   I/O;
-//! - [`window`]: the scrapes of a run cut into each test's series.
+//! - [`window`]: the scrapes of a run cut into each test's series;
+//! - [`snmp`]: a switch's port counters over SNMP (`--switch-snmp`), read the same way once a
+//!   second and cut into series of switch ports.
 //!
 //! ```no_run
-//! use iopath::observe::sampler::{Sampler, ServerSource};
+//! use iopath::observe::sampler::{Sampler, ServerSource, Source};
 //! use iopath::observe::source::{Credentials, ExporterUrl};
 //! use std::time::{Duration, Instant};
 //! let source = ServerSource {
 //!     url: ExporterUrl::parse("http://198.18.0.2:9100/metrics")?,
 //!     credentials: Credentials::None,
 //! };
-//! let sampler = Sampler::start(&[source], Duration::from_secs(1))?;
+//! let sampler = Sampler::start(&[Source::Exporter(source)], Duration::from_secs(1))?;
 //! let start = Instant::now();
 //! std::thread::sleep(Duration::from_secs(3));
 //! let logs = sampler.stop();
@@ -36,6 +38,7 @@ pub mod exposition;
 pub mod http_get;
 pub mod node_sample;
 pub mod sampler;
+pub mod snmp;
 pub mod source;
 pub mod window;
 
@@ -63,6 +66,30 @@ pub enum ObserveError {
     Scrape {
         /// The URL, escaped.
         url: String,
+        /// Why.
+        reason: String,
+    },
+    /// `--switch-snmp` names no usable agent.
+    #[error("--switch-snmp {agent}: {reason}")]
+    BadSwitch {
+        /// The agent as written, escaped.
+        agent: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The community file cannot be used.
+    #[error("SNMP community file {path}: {reason}")]
+    Community {
+        /// The file, escaped.
+        path: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A switch's counters could not be read.
+    #[error("--switch-snmp {agent}: {reason}")]
+    SwitchScrape {
+        /// The agent as written, escaped.
+        agent: String,
         /// Why.
         reason: String,
     },

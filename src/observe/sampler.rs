@@ -1,12 +1,13 @@
-//! Scraping each server once a second on a thread of its own, from before a run's first I/O
-//! to after its last. The first scrape of each is made before the thread starts, so that a bad
-//! URL, an exporter that cannot be reached or an answer that is not a node exporter's stops
-//! the run before any I/O.
+//! Scraping each server (and switch) once a second on a thread of its own, from before a
+//! run's first I/O to after its last. The first scrape of each is made before the thread
+//! starts, so that a bad URL, an exporter or agent that cannot be reached or an answer that is
+//! not a node exporter's stops the run before any I/O.
 
 use super::ObserveError;
 use super::exposition::parse;
 use super::http_get::get;
 use super::node_sample::{NODE_PREFIXES, NodeSample};
+use super::snmp::{agent::SwitchAgent, read_switch};
 use super::source::{Credentials, ExporterUrl};
 use crate::text::escape::escape_controls;
 use crate::text::url_password::mask_url_passwords;
@@ -29,6 +30,62 @@ pub struct ServerSource {
     pub credentials: Credentials,
 }
 
+/// Where counters are read.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A server's Prometheus node exporter (`--server-metrics`).
+    Exporter(ServerSource),
+    /// A switch's SNMP agent (`--switch-snmp`): its interfaces are switch ports.
+    Switch(SwitchAgent),
+}
+
+impl Source {
+    /// Reads the counters once.
+    pub fn scrape(&self) -> Result<Scrape, ObserveError> {
+        match self {
+            Source::Exporter(source) => scrape(source),
+            Source::Switch(agent) => {
+                let sent = Instant::now();
+                let sample = read_switch(agent).map_err(|reason| ObserveError::SwitchScrape {
+                    agent: escape_controls(&agent.text).into_owned(),
+                    reason: escape_controls(&reason).into_owned(),
+                })?;
+                let received = Instant::now();
+                Ok(Scrape {
+                    at: sent + (received - sent) / 2,
+                    sample,
+                })
+            }
+        }
+    }
+
+    /// Where, as results show it: the exporter's URL (any password masked) or
+    /// `snmp://HOST[:PORT]`, control characters escaped.
+    pub fn label(&self) -> String {
+        match self {
+            Source::Exporter(source) => {
+                escape_controls(&mask_url_passwords(&source.url.text)).into_owned()
+            }
+            Source::Switch(agent) => {
+                escape_controls(&format!("snmp://{}", agent.text)).into_owned()
+            }
+        }
+    }
+
+    /// Whether the first scrape shows what this source should have.
+    fn check_first(&self, scrape: &Scrape) -> Result<(), ObserveError> {
+        match self {
+            Source::Exporter(source) if scrape.sample.cores.is_empty() => {
+                Err(ObserveError::Scrape {
+                    url: escape_controls(&source.url.text).into_owned(),
+                    reason: "the answer has no node_cpu_seconds_total: is it a Prometheus node exporter?".into(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// One scrape: when the counters were read and what they were.
 #[derive(Clone, Debug)]
 pub struct Scrape {
@@ -38,11 +95,13 @@ pub struct Scrape {
     pub sample: NodeSample,
 }
 
-/// Everything scraped from one server.
+/// Everything scraped from one server or switch.
 #[derive(Clone, Debug, Default)]
 pub struct ScrapeLog {
-    /// The URL, any password masked, control characters escaped.
+    /// [`Source::label`].
     pub source: String,
+    /// Whether the source is a switch (its interfaces are switch ports).
+    pub switch: bool,
     /// Successful scrapes, in time order.
     pub scrapes: Vec<Scrape>,
     /// Failed scrapes: when, and why (escaped).
@@ -72,18 +131,13 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Scrapes every source once (an error names the URL), then once every `interval` on a
+    /// Scrapes every source once (an error names the URL or agent), then once every `interval` on a
     /// thread per source until [`Sampler::stop`].
-    pub fn start(sources: &[ServerSource], interval: Duration) -> Result<Sampler, ObserveError> {
+    pub fn start(sources: &[Source], interval: Duration) -> Result<Sampler, ObserveError> {
         let mut first = Vec::with_capacity(sources.len());
         for source in sources {
-            let scrape = scrape(source)?;
-            if scrape.sample.cores.is_empty() {
-                return Err(ObserveError::Scrape {
-                    url: escape_controls(&source.url.text).into_owned(),
-                    reason: "the answer has no node_cpu_seconds_total: is it a Prometheus node exporter?".into(),
-                });
-            }
+            let scrape = source.scrape()?;
+            source.check_first(&scrape)?;
             first.push(scrape);
         }
         let mut sampler = Sampler {
@@ -97,7 +151,8 @@ impl Sampler {
                 .name("server-metrics".into())
                 .spawn(move || {
                     let mut log = ScrapeLog {
-                        source: escape_controls(&mask_url_passwords(&source.url.text)).into_owned(),
+                        source: source.label(),
+                        switch: matches!(source, Source::Switch(_)),
                         scrapes: vec![first_scrape],
                         failures: Vec::new(),
                     };
@@ -111,7 +166,7 @@ impl Sampler {
                             _ => break,
                         }
                         tick += 1;
-                        match scrape(&source) {
+                        match source.scrape() {
                             Ok(scrape) if log.scrapes.len() < MAX_SCRAPES => {
                                 log.scrapes.push(scrape);
                             }

@@ -3,7 +3,7 @@
 //! on the test's clock (ns after its measured time began), as the client's own series are.
 
 use super::node_sample::NodeSample;
-use super::sampler::ScrapeLog;
+use super::sampler::{Scrape, ScrapeLog};
 use crate::result::{ServerDeviceKind, ServerDeviceSeries, ServerPoint, ServerSeries};
 use crate::text::escape::escape_controls;
 use std::time::{Duration, Instant};
@@ -28,8 +28,9 @@ pub fn series_in(log: &ScrapeLog, start: Instant, end: Instant) -> ServerSeries 
         .collect();
     series.failed_scrapes = failures.len() as u64;
     series.last_failure = failures.last().map(|reason| (*reason).clone());
-    for pair in log.scrapes.windows(2) {
-        let (before, after) = (&pair[0], &pair[1]);
+    let kept = fresh_scrapes(log);
+    for pair in kept.windows(2) {
+        let (before, after) = (pair[0], pair[1]);
         let length = after.at.saturating_duration_since(before.at);
         let overlap = after
             .at
@@ -39,9 +40,51 @@ pub fn series_in(log: &ScrapeLog, start: Instant, end: Instant) -> ServerSeries 
             continue;
         }
         let end_ns = after.at.saturating_duration_since(start).as_nanos() as u64;
-        add_interval(&mut series, &before.sample, &after.sample, length, end_ns);
+        let ports = if log.switch {
+            ServerDeviceKind::SwitchPort
+        } else {
+            ServerDeviceKind::Interface
+        };
+        add_interval(
+            &mut series,
+            &before.sample,
+            &after.sample,
+            length,
+            end_ns,
+            ports,
+        );
     }
     series
+}
+
+/// The longest a switch's agent is taken to serve the same cached counters: a reading with
+/// no counter changed after this long is an idle switch, not a stale cache.
+pub const MAX_CACHED: Duration = Duration::from_secs(10);
+
+/// The scrapes rates are taken between. An exporter's counters are read live: all of them. A
+/// switch's agent serves its counters from a cache it refreshes every few seconds (net-snmp:
+/// on the first request after a few seconds; switches: on a timer), so a reading in which no
+/// port's counter moved is the previous one again and is passed over, unless [`MAX_CACHED`]
+/// has gone by since the last reading kept (the switch is idle). The first reading may come
+/// from a cache filled at some time before it: it is kept only once that much time has gone
+/// by without a change, else the first reading that changed starts the rates. Rates are then
+/// taken over the time between refreshes, as the agent saw them.
+fn fresh_scrapes(log: &ScrapeLog) -> Vec<&Scrape> {
+    if !log.switch {
+        return log.scrapes.iter().collect();
+    }
+    let mut kept: Vec<&Scrape> = Vec::with_capacity(log.scrapes.len());
+    let Some(mut last) = log.scrapes.first() else {
+        return kept;
+    };
+    for scrape in &log.scrapes[1..] {
+        let changed = last.sample.interfaces != scrape.sample.interfaces;
+        if changed || scrape.at.saturating_duration_since(last.at) >= MAX_CACHED {
+            kept.push(scrape);
+            last = scrape;
+        }
+    }
+    kept
 }
 
 fn device<'a>(
@@ -81,6 +124,7 @@ fn add_interval(
     after: &NodeSample,
     length: Duration,
     end_ns: u64,
+    ports: ServerDeviceKind,
 ) {
     let seconds = length.as_secs_f64();
     let point = |busy_percent, read, write, queue| ServerPoint {
@@ -152,7 +196,7 @@ fn add_interval(
             .filter(|speed| *speed > 0.0)
             .map(|speed| speed as u64);
         let busy = speed.map_or(0.0, |speed| received.max(sent) / speed as f64 * 100.0);
-        let entry = device(series, ServerDeviceKind::Interface, name);
+        let entry = device(series, ports, name);
         entry.speed_bytes_per_second = speed;
         entry.points.push(point(busy, received, sent, 0.0));
     }
@@ -162,7 +206,6 @@ fn add_interval(
 mod tests {
     use super::*;
     use crate::observe::node_sample::{CoreTimes, DiskCounters, InterfaceCounters};
-    use crate::observe::sampler::Scrape;
 
     fn sample(second: f64) -> NodeSample {
         let mut node = NodeSample::default();
@@ -194,10 +237,54 @@ mod tests {
     }
 
     #[test]
+    fn a_switchs_cached_readings_are_passed_over() {
+        // An agent that refreshes its counters every third reading, 10 MB/s out of port 1;
+        // its first reading was cached half a second before it was read.
+        let origin = Instant::now();
+        let port = |bytes: f64| {
+            let mut sample = NodeSample::default();
+            sample.interfaces.insert(
+                "1/1".into(),
+                InterfaceCounters {
+                    received_bytes: 0.0,
+                    transmitted_bytes: bytes,
+                    speed_bytes_per_second: Some(12.5e6),
+                },
+            );
+            sample
+        };
+        let refreshed = [-0.5, -0.5, 2.0, 2.0, 2.0, 5.0, 5.0, 5.0, 8.0];
+        let log = ScrapeLog {
+            source: "snmp://sw1".into(),
+            switch: true,
+            scrapes: refreshed
+                .iter()
+                .enumerate()
+                .map(|(second, at)| Scrape {
+                    at: origin + Duration::from_secs(second as u64),
+                    sample: port((at + 0.5) * 10e6),
+                })
+                .collect(),
+            failures: Vec::new(),
+        };
+        let series = series_in(&log, origin, origin + Duration::from_secs(8));
+        let port = &series.devices[0];
+        assert_eq!(port.kind, ServerDeviceKind::SwitchPort);
+        let rates: Vec<f64> = port
+            .points
+            .iter()
+            .map(|p| p.write_bytes_per_second)
+            .collect();
+        assert_eq!(rates, [10e6, 10e6]);
+        assert!((port.points[0].busy_percent - 80.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn rates_per_interval_inside_the_window() {
         let origin = Instant::now();
         let log = ScrapeLog {
             source: "http://nas:9100/metrics".into(),
+            switch: false,
             scrapes: (0..6)
                 .map(|second| Scrape {
                     at: origin + Duration::from_secs(second),

@@ -1,5 +1,6 @@
 //! The server's devices of a test as lines of text (`--server-metrics`): per server, its
-//! busiest core, and every disk, array and interface that was busy or moved data.
+//! busiest core, and every disk, array and interface that was busy or moved data; per switch
+//! (`--switch-snmp`), every port that was busy or moved data.
 //!
 //! ```
 //! use iopath::report::server::device_summary;
@@ -34,7 +35,7 @@ pub fn device_summary(hop: &ServerHopUtilisation) -> String {
             format_rate(hop.write_bytes_per_second),
             hop.queue
         ),
-        ServerDeviceKind::Interface => {
+        ServerDeviceKind::Interface | ServerDeviceKind::SwitchPort => {
             let speed = match hop.speed_bytes_per_second {
                 Some(speed) => format!(
                     " = {} of {}",
@@ -44,7 +45,8 @@ pub fn device_summary(hop: &ServerHopUtilisation) -> String {
                 None => ", speed unknown".into(),
             };
             format!(
-                "interface {} in {} out {}{speed}",
+                "{} {} in {} out {}{speed}",
+                hop.kind.name(),
                 hop.name,
                 format_rate(hop.read_bytes_per_second),
                 format_rate(hop.write_bytes_per_second),
@@ -95,7 +97,20 @@ pub fn server_lines(analysis: &TestAnalysis) -> Vec<String> {
                 Some(node) => format!("{node} ({source})"),
                 None => source.to_string(),
             };
-            escape_controls(&format!("server {name}: {}", parts.join("; "))).into_owned()
+            let what = if hops
+                .iter()
+                .any(|hop| hop.kind == ServerDeviceKind::SwitchPort)
+            {
+                "switch"
+            } else {
+                "server"
+            };
+            let said = if parts.is_empty() {
+                "nothing busy".to_string()
+            } else {
+                parts.join("; ")
+            };
+            escape_controls(&format!("{what} {name}: {said}")).into_owned()
         })
         .collect()
 }

@@ -42,6 +42,9 @@ pub enum ServerDeviceKind {
     Array,
     /// A network interface (`node_network_*`).
     Interface,
+    /// A switch's port (`--switch-snmp`: IF-MIB `ifHCInOctets`, `ifHCOutOctets`, its speed).
+    /// Received is what came into the switch on that port, sent what the switch sent out of it.
+    SwitchPort,
 }
 
 impl ServerDeviceKind {
@@ -52,6 +55,7 @@ impl ServerDeviceKind {
             ServerDeviceKind::Disk => "disk",
             ServerDeviceKind::Array => "array",
             ServerDeviceKind::Interface => "interface",
+            ServerDeviceKind::SwitchPort => "switch port",
         }
     }
 }

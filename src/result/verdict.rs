@@ -53,6 +53,8 @@ pub enum Verdict {
     ServerCpuBound,
     /// A server's network interface ran at its speed (`--server-metrics`).
     ServerLinkBound,
+    /// A switch port in the path ran at its speed (`--switch-snmp`).
+    SwitchLinkBound,
 }
 
 impl Verdict {
@@ -73,6 +75,7 @@ impl Verdict {
             Verdict::ServerDiskBound => "server-disk-bound",
             Verdict::ServerCpuBound => "server-CPU-bound",
             Verdict::ServerLinkBound => "server-link-bound",
+            Verdict::SwitchLinkBound => "switch-link-bound",
         }
     }
 
@@ -93,6 +96,7 @@ impl Verdict {
             Verdict::ServerDiskBound => "srv-disk",
             Verdict::ServerCpuBound => "srv-cpu",
             Verdict::ServerLinkBound => "srv-link",
+            Verdict::SwitchLinkBound => "sw-link",
         }
     }
 }

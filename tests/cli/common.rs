@@ -262,3 +262,31 @@ impl Drop for Nbdkit {
         let _ = self.child.wait();
     }
 }
+
+/// Runs `iopath run test.dat --size 1m --duration 1s --no-history FLAGS` in `dir` for each
+/// case, and holds that it exits with status 2, says the case's message and created no test
+/// file: a bad input refused before any I/O.
+pub fn expect_refused_before_any_io(dir: &Path, cases: &[(&[&str], &str)]) {
+    for (flags, message) in cases {
+        let mut args = vec![
+            "test.dat",
+            "--size",
+            "1m",
+            "--duration",
+            "1s",
+            "--no-history",
+        ];
+        args.extend_from_slice(flags);
+        let output = run_in(dir, &args);
+        output.expect_status(2);
+        assert!(
+            output.stderr.contains(message),
+            "{flags:?}: {}",
+            output.stderr
+        );
+        assert!(
+            !dir.join("test.dat").exists(),
+            "{flags:?}: I/O before the refusal"
+        );
+    }
+}

@@ -29,6 +29,7 @@ mod safety;
 mod server_metrics;
 mod short_runs;
 mod stale_files;
+mod switch_snmp;
 mod threads;
 mod trace;
 mod trim;

@@ -142,26 +142,5 @@ fn bad_server_metrics_inputs_exit_2_before_any_io() {
             "server metrics credentials",
         ),
     ];
-    for (flags, message) in cases {
-        let mut args = vec![
-            "test.dat",
-            "--size",
-            "1m",
-            "--duration",
-            "1s",
-            "--no-history",
-        ];
-        args.extend_from_slice(flags);
-        let output = run_in(dir.path(), &args);
-        output.expect_status(2);
-        assert!(
-            output.stderr.contains(message),
-            "{flags:?}: {}",
-            output.stderr
-        );
-        assert!(
-            !dir.path().join("test.dat").exists(),
-            "{flags:?}: I/O before the refusal"
-        );
-    }
+    expect_refused_before_any_io(dir.path(), &cases);
 }

@@ -16,6 +16,7 @@ mod beyond_the_client;
 mod blkio;
 mod read_ahead;
 mod server_metrics;
+mod switch_snmp;
 
 use serde_json::Value;
 use std::fs::File;

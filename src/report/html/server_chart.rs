@@ -53,7 +53,9 @@ pub fn server_chart(id: String, test: &TestResult) -> Option<String> {
         LineChart {
             id,
             kind: "server",
-            caption: "Server devices over time (% busy; an interface: % of its speed)".into(),
+            caption:
+                "Server devices over time (% busy; an interface or switch port: % of its speed)"
+                    .into(),
             x: Axis::linear("seconds measured"),
             y: Axis::linear("% busy"),
             series,
