@@ -104,8 +104,9 @@ pub struct Capabilities {
     /// Handing requests over (its flush) and completing them are separate steps, so that a
     /// submission latency (fio's `slat`) can be measured: io_uring, NBD (its flush returns when
     /// every request is on the socket) and null; not the sync engines, which do each I/O inside
-    /// the call that submits it, nor (yet) iSCSI, NFS and SMB.
-    #[serde(default)]
+    /// the call that submits it, nor (yet) iSCSI, NFS and SMB. Left out of the JSON when false,
+    /// so results written before it read and write back unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub separates_submission: bool,
 }
 
