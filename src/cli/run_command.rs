@@ -250,7 +250,17 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     {
         eprintln!("error: {}", for_terminal(&error));
     }
+    // Named first: under an MPI launcher's SIGTERM the process may not live past the analysis.
+    let lost = team.lost(&executed);
+    for line in &lost {
+        eprintln!("error: {}", for_terminal(line));
+    }
     if team.is_cluster() {
+        if stop.is_raised()
+            && let Err(error) = outputs.write_result_file_first(&executed.result)
+        {
+            eprintln!("error: {}", for_terminal(&error));
+        }
         analyser.analyse(&mut executed.result);
     }
     let result = &executed.result;
@@ -288,10 +298,6 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     }
     if let Some(failure) = &executed.failure {
         return exit::fail_after_io(failure);
-    }
-    let lost = team.lost(&executed);
-    for line in &lost {
-        eprintln!("error: {}", for_terminal(line));
     }
     if !lost.is_empty() {
         return exit::RUN_FAILED;
