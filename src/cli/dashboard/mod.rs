@@ -18,6 +18,7 @@
 //! dashboard early; [`Dashboard::closed_early`] then says why, and the caller falls back to the
 //! progress line.
 
+pub mod marks;
 pub mod server_view;
 pub mod servers;
 pub mod state;

@@ -3,9 +3,9 @@
 //! speed), the rest counted as hidden; and the lines of the chart that puts the busiest of
 //! each beside the client's figures on one clock.
 
+use super::marks::{COLOURS, ChartLine, bar};
 use super::servers::{DeviceNow, ServerPanel};
 use super::state::{DashboardState, rate};
-use super::view::{COLOURS, ChartLine, bar};
 use iopath::result::ServerDeviceKind;
 use iopath::text::shown;
 use ratatui::Frame;
@@ -198,11 +198,11 @@ pub fn chart_lines(state: &DashboardState) -> Vec<ChartLine<'_>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::servers::tests::from_exporter;
     use super::super::servers::{ServerPanel, take};
     use super::*;
     use iopath::observe::node_sample::{CoreTimes, DiskCounters, NodeSample};
-    use iopath::observe::sampler::{LiveScrape, Scrape};
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     /// A server of 16 cores (core 5 the busiest) and 12 disks, read twice a second apart.
     fn big_server() -> ServerPanel {
@@ -231,15 +231,7 @@ mod tests {
                     },
                 );
             }
-            LiveScrape {
-                source: 0,
-                label: "http://nas:9100/metrics".into(),
-                switch: false,
-                scrape: Scrape {
-                    at: origin + Duration::from_secs(second),
-                    sample,
-                },
-            }
+            from_exporter(origin, second, sample)
         };
         let mut panels = Vec::new();
         take(&mut panels, reading(1), 1.0);

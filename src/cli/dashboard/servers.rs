@@ -2,13 +2,12 @@
 //! agent said over its last scrape interval, and the busiest core, disk and interface of each
 //! over time, on the clock of the client's charts.
 
+use super::marks::CHART_SECONDS;
 use iopath::observe::sampler::{LiveScrape, Scrape};
 use iopath::observe::window::{interval_between, is_fresh};
 use iopath::result::{ServerDeviceKind, ServerDeviceSeries};
 use iopath::text::escape::escape_controls;
 use std::collections::VecDeque;
-
-use super::state::CHART_SECONDS;
 
 /// One device over the last scrape interval.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,7 +169,7 @@ pub fn take(panels: &mut Vec<ServerPanel>, scrape: LiveScrape, at: f64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use iopath::observe::node_sample::{CoreTimes, DiskCounters, InterfaceCounters, NodeSample};
     use std::time::{Duration, Instant};
@@ -209,6 +208,15 @@ mod tests {
                 speed_bytes_per_second: Some(125e6),
             },
         );
+        from_exporter(origin, second, sample)
+    }
+
+    /// `sample` as the exporter `http://nas:9100/metrics` read it `second` s after `origin`.
+    pub(in super::super) fn from_exporter(
+        origin: Instant,
+        second: u64,
+        sample: NodeSample,
+    ) -> LiveScrape {
         LiveScrape {
             source: 0,
             label: "http://nas:9100/metrics".into(),

@@ -1,6 +1,7 @@
 //! What the dashboard shows, updated from the run's events and the machine's counters; the
 //! view ([`super::view`]) only reads it.
 
+use super::marks::CHART_SECONDS;
 use super::servers::{self, ServerPanel};
 use iopath::discovery::counters::HopCounters;
 use iopath::host::cpu::CpuSnapshot;
@@ -9,9 +10,6 @@ use iopath::result::{Duplex, StoragePath};
 use iopath::run::progress::LiveSample;
 use std::collections::VecDeque;
 use std::time::Instant;
-
-/// How far back the charts reach, seconds.
-pub const CHART_SECONDS: f64 = 300.0;
 
 /// One planned test: its name and planned length (None: ends with its bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]

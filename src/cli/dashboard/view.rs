@@ -3,8 +3,9 @@
 //! and interface beside the client's figures, on the same clock), the servers and switches
 //! ([`super::server_view`]), the hops with a live counter and the CPU of every core.
 
+use super::marks::{CHART_SECONDS, COLOURS, ChartLine, bar};
 use super::server_view;
-use super::state::{CHART_SECONDS, DashboardState, Series, VerifyLine};
+use super::state::{DashboardState, Series, VerifyLine};
 use iopath::text::shown;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -15,19 +16,6 @@ use ratatui::widgets::{
     Axis, Block, Cell, Chart, Dataset, GraphType, LegendPosition, Paragraph, Row, Table,
 };
 use std::collections::VecDeque;
-
-/// Colours of the series, in turn.
-pub const COLOURS: [Color; 6] = [
-    Color::Cyan,
-    Color::Yellow,
-    Color::Magenta,
-    Color::Green,
-    Color::Blue,
-    Color::Red,
-];
-
-/// One line of a chart: its name, its points (seconds, value) and its colour.
-pub type ChartLine<'a> = (String, &'a VecDeque<(f64, f64)>, Color);
 
 /// Most series drawn in one chart (the latest ones).
 const MOST_SERIES: usize = 4;
@@ -51,12 +39,6 @@ pub fn latency(ns: Option<u64>) -> String {
         Some(ns) if ns < 1_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
         Some(ns) => format!("{:.2} s", ns as f64 / 1e9),
     }
-}
-
-/// `▕██████░░░░▏` for a share (0–1; more is drawn full).
-pub fn bar(share: f64, width: usize) -> String {
-    let filled = ((share.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
-    format!("▕{}{}▏", "█".repeat(filled), " ".repeat(width - filled))
 }
 
 /// Draws the whole screen.
