@@ -265,4 +265,49 @@ mod tests {
         );
         assert_eq!(lines.len(), 6);
     }
+
+    #[test]
+    fn a_switch_shows_its_busiest_ports_against_their_speed_and_no_cores() {
+        use iopath::observe::node_sample::InterfaceCounters;
+        let origin = Instant::now();
+        let reading = |second: u64| {
+            let s = second as f64;
+            let mut sample = NodeSample::default();
+            for (port, out) in [("p1", 1e6), ("p2", 24e6), ("p3", 0.0)] {
+                sample.interfaces.insert(
+                    port.into(),
+                    InterfaceCounters {
+                        received_bytes: 0.0,
+                        transmitted_bytes: s * out,
+                        speed_bytes_per_second: Some(25e6),
+                    },
+                );
+            }
+            let mut live = from_exporter(origin, second, sample);
+            live.switch = true;
+            live.label = "snmp://sw1".into();
+            live
+        };
+        let mut panels = Vec::new();
+        take(&mut panels, reading(1), 1.0);
+        take(&mut panels, reading(2), 2.0);
+        let lines: Vec<String> = server_lines(&panels[0], 100)
+            .iter()
+            .map(|line| line.to_string())
+            .collect();
+        assert_eq!(
+            lines[0], "switch snmp://sw1  snmp://sw1: 3 ports",
+            "{lines:?}"
+        );
+        assert!(lines[1].starts_with("  port  p2 "), "{lines:?}");
+        assert!(lines[1].contains(" 96 % of 25.0 MB/s"), "{lines:?}");
+        assert!(lines[2].starts_with("  port  p1 "), "{lines:?}");
+        assert_eq!(lines[3].trim(), "1 port hidden (the busiest are shown)");
+        assert!(!lines.iter().any(|line| line.contains("cores")));
+        let mut state = DashboardState::new(Vec::new());
+        state.servers = panels;
+        let chart = chart_lines(&state);
+        assert_eq!(chart.len(), 1, "only the port's line");
+        assert_eq!(chart[0].0, "snmp://sw1 port");
+    }
 }
