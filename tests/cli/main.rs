@@ -7,6 +7,7 @@ mod common;
 mod compare_single;
 mod completions;
 mod correctness;
+mod dashboard_servers;
 mod data;
 mod error_policies;
 mod errors;
