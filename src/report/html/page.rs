@@ -80,7 +80,7 @@ pub fn document(title: &str, runs: &[RunReport<'_>], sections: &[Section]) -> St
         html,
         "<footer class=\"page\">Written by iopath {} from the RunResult{} alone. \
          MB = 10<sup>6</sup> bytes, MiB = 2<sup>20</sup> bytes; latency is measured from submission to completion; \
-         ± is the 95 % confidence interval of the per-second values.</footer>\n</main>\n</body>\n</html>\n",
+         ± is the 95 % confidence interval of the per-interval values (1 s; 250 ms in runs under 10 s).</footer>\n</main>\n</body>\n</html>\n",
         escape(env!("CARGO_PKG_VERSION")),
         if runs.len() == 1 { "" } else { "s" }
     );
