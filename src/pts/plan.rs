@@ -77,8 +77,8 @@ impl PtsElement {
 
 /// The elements of one round of `kind`, in the specification's order. `block_sizes` are the
 /// IOPS and latency block sizes in use; `queue_depth` and `workers` those of every test but
-/// latency (QD 1, one worker). Sequential elements run one worker at `queue_depth × workers`,
-/// so that the device sees one sequential stream.
+/// latency (QD 1, one worker). Sequential elements run one worker at `queue_depth`, so that
+/// the device sees one sequential stream.
 pub fn elements(
     kind: PtsTestKind,
     edition: PtsEdition,
@@ -110,7 +110,7 @@ pub fn elements(
                         block_size_bytes: size,
                         read_percent,
                         random: false,
-                        queue_depth: queue_depth.saturating_mul(workers),
+                        queue_depth,
                         workers: 1,
                     })
                 })
@@ -300,7 +300,7 @@ mod tests {
         assert!(
             throughput
                 .iter()
-                .all(|e| !e.random && e.workers == 1 && e.queue_depth == 128)
+                .all(|e| !e.random && e.workers == 1 && e.queue_depth == 32)
         );
         let client = elements(
             PtsTestKind::Throughput,

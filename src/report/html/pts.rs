@@ -90,9 +90,7 @@ fn conditions(result: &PtsResult) -> String {
             "Outstanding I/O",
             format!(
                 "IOPS and saturation: QD {} × {} workers; throughput: one sequential stream at QD {}; latency: QD 1 × 1 worker",
-                c.queue_depth,
-                c.workers,
-                c.queue_depth * c.workers
+                c.queue_depth, c.workers, c.queue_depth
             ),
         ),
         (
