@@ -177,6 +177,7 @@ fn pts_runs_every_test_on_an_nbd_memory_export_and_writes_the_report() {
         "class=\"pts-throughput\"",
         "class=\"pts-saturation\"",
         "Scaled down from the specification",
+        "from the PTS result (pts.json) alone",
     ] {
         assert!(html.contains(needle), "{needle} missing from the report");
     }

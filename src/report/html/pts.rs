@@ -15,7 +15,7 @@
 //! ```
 
 use super::escape::escape;
-use super::page::{Section, document};
+use super::page::{Section, page};
 use super::svg::{Axis, LineChart, Scale, Series, compact, size_tick};
 use crate::report::pts_tables::{
     block_sizes, cell_at, mix_name, read_percents, window_cells, window_rounds,
@@ -46,7 +46,13 @@ pub fn write_pts_html(result: &PtsResult, out: &mut dyn Write) -> io::Result<()>
         result.conditions.edition.name(),
         result.conditions.target.path
     );
-    out.write_all(document(&title, &[], &sections).as_bytes())
+    let footer = format!(
+        "Written by iopath {} from the PTS result (pts.json) alone. MB = 10<sup>6</sup> bytes, \
+         MiB = 2<sup>20</sup> bytes; latency is measured from submission to completion; each \
+         table is the average of the measurement window's rounds (max latency: the largest).",
+        escape(env!("CARGO_PKG_VERSION"))
+    );
+    out.write_all(page(&title, &[], &sections, &footer).as_bytes())
 }
 
 fn conditions(result: &PtsResult) -> String {
