@@ -277,3 +277,50 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
     let html = std::fs::read_to_string(dir.path().join("out/pts.html")).unwrap();
     assert!(html.contains("Steady state not reached after 5 rounds"));
 }
+
+/// The same export at a constant rate: the 4 KiB write IOPS settle, the rule holds, and the
+/// test ends at the first window that does, before its most rounds.
+#[test]
+fn timing_pts_a_constant_rate_reaches_steady_state_and_stops_there() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Nbdkit::start(
+        server_dir.path(),
+        &["--filter=rate", "memory", "100M", "rate=20M"],
+    );
+    let dir = disk_tempdir();
+    let url = server.url();
+    let output = plain_in(
+        dir.path(),
+        &[
+            "pts",
+            &url,
+            "--allow-destructive",
+            "--tests",
+            "iops",
+            "--block-sizes",
+            "4k",
+            "--round",
+            "300ms",
+            "--max-rounds",
+            "12",
+            "--capacity-pct",
+            "2",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert_eq!(output.status, 0, "{}", output.stderr);
+    let result = state(&dir.path().join("out"));
+    let test = &result["tests"][0];
+    assert_eq!(test["outcome"], "steady", "{}", output.stderr);
+    let rounds = test["rounds"].as_array().unwrap().len();
+    assert!((5..12).contains(&rounds), "{rounds} rounds");
+    let window = &test["windows"][0];
+    assert_eq!(window["first_round"], rounds as u64 - 4);
+    assert_eq!(window["excursion_holds"], true);
+    assert_eq!(window["slope_holds"], true);
+    assert!(output.stdout.contains("IOPS: Steady state reached"));
+}
