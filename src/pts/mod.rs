@@ -373,6 +373,7 @@ pub fn run(
                 if stop.is_raised() || executed.partial {
                     return Ok(result);
                 }
+                keep_warnings(&mut result.conditions, &executed);
                 note_device(&mut result.conditions, executed);
                 result.tests[index].preconditioned = true;
             }
@@ -424,6 +425,7 @@ fn run_rounds(
         if stop.is_raised() || executed.partial || executed.tests.len() != elements.len() {
             return Ok(false);
         }
+        keep_warnings(&mut result.conditions, &executed);
         if result.conditions.device_facts.is_empty() {
             note_device(&mut result.conditions, executed.clone());
         }
@@ -503,6 +505,26 @@ fn run_tests(
     Ok(executed.result)
 }
 
+/// Most notes kept from the runner's warnings.
+const MAX_NOTES: usize = 20;
+
+/// Keeps the runner's warnings about a round (a fallback to buffered I/O, to another engine)
+/// as notes of the conditions, each once, so that the report says what the figures rest on.
+fn keep_warnings(conditions: &mut PtsConditions, result: &RunResult) {
+    let warnings = result
+        .warnings
+        .iter()
+        .chain(result.tests.iter().flat_map(|test| test.warnings.iter()));
+    for warning in warnings {
+        if conditions.notes.len() >= MAX_NOTES {
+            return;
+        }
+        if !conditions.notes.contains(warning) {
+            conditions.notes.push(warning.clone());
+        }
+    }
+}
+
 /// Keeps the device's model, firmware and link as discovery sees them (once).
 fn note_device(conditions: &mut PtsConditions, mut result: RunResult) {
     if !conditions.device_facts.is_empty() {
@@ -525,4 +547,84 @@ fn note_device(conditions: &mut PtsConditions, mut result: RunResult) {
         })
         .map(|hop| format!("{}: {}", hop.name, hop.description))
         .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::fixtures::mixed;
+
+    fn conditions(result: &RunResult) -> PtsConditions {
+        PtsConditions {
+            edition: PtsEdition::Enterprise,
+            target: result.targets[0].clone(),
+            device_facts: Vec::new(),
+            capacity_percent: 100,
+            active_range_bytes: 1 << 20,
+            purge_method: "none".into(),
+            round_element_ns: 1_000_000_000,
+            max_rounds: 25,
+            queue_depth: 32,
+            workers: 4,
+            preconditioning_bytes: 2 << 20,
+            block_sizes_bytes: plan::SPEC_BLOCK_SIZES.to_vec(),
+            saturation_limit_ns: 1_000_000_000,
+            scaled_down: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_runners_warnings_become_notes_once_each_and_at_most_twenty() {
+        let mut result = mixed().clone();
+        result.warnings = vec!["buffered I/O: O_DIRECT refused".into()];
+        result.tests[0].warnings = vec!["buffered I/O: O_DIRECT refused".into()];
+        let mut kept = conditions(&result);
+        keep_warnings(&mut kept, &result);
+        keep_warnings(&mut kept, &result);
+        assert_eq!(kept.notes, ["buffered I/O: O_DIRECT refused"]);
+        result.warnings = (0..30).map(|index| format!("warning {index}")).collect();
+        keep_warnings(&mut kept, &result);
+        assert_eq!(kept.notes.len(), MAX_NOTES);
+    }
+
+    #[test]
+    fn the_report_lists_what_was_scaled_down() {
+        let full = PtsSettings {
+            edition: PtsEdition::Enterprise,
+            tests: vec![
+                PtsTestKind::Iops,
+                PtsTestKind::Throughput,
+                PtsTestKind::Latency,
+                PtsTestKind::Saturation,
+            ],
+            element_ns: 60_000_000_000,
+            capacity_percent: 100,
+            max_rounds: 25,
+            queue_depth: 32,
+            workers: 4,
+            block_sizes: plan::SPEC_BLOCK_SIZES.to_vec(),
+            purge: PurgeMethod::Discard,
+            saturation_limit_ns: 24 * 3_600_000_000_000,
+        };
+        assert!(full.scaled_down((32, 4)).is_empty());
+        let small = PtsSettings {
+            tests: vec![PtsTestKind::Iops],
+            element_ns: 1_000_000_000,
+            capacity_percent: 10,
+            max_rounds: 8,
+            block_sizes: vec![4096],
+            ..full
+        };
+        let scaled = small.scaled_down((32, 4)).join("\n");
+        for words in [
+            "1s",
+            "10 %",
+            "at most 8 rounds",
+            "4KiB only",
+            "Throughput, Latency, Write Saturation",
+        ] {
+            assert!(scaled.contains(words), "{words} in {scaled}");
+        }
+    }
 }
