@@ -25,7 +25,7 @@ const EXAMPLES: &str = "\
 Examples:
   iopath pts /dev/nvme1n1 --allow-destructive --output-dir pts-nvme1
   iopath pts /dev/sdb --allow-destructive --client --tests iops,latency --output-dir pts-sdb
-  iopath pts nbd://array/lun0 --round 5s --capacity-pct 10 --max-rounds 8 --output-dir small
+  iopath pts nbd://array/lun0 --allow-destructive --round 5s --capacity-pct 10 --max-rounds 8 --output-dir small
   iopath pts /dev/sdb --allow-destructive --resume pts-sdb      (continue an interrupted run)
 
 The state is saved in DIR/pts.json after every round; the report is DIR/pts.html and one
