@@ -70,6 +70,8 @@
 //! - [`run`]: the runner: plan checks, the shape of each test ([`run::shape::TestShape`]:
 //!   engine, workers, queue depth, largest block) and the host budget, workers, the
 //!   coordinator, `--confirm`;
+//! - [`pts`]: `iopath pts`, the SNIA PTS tests (purge, preconditioning, rounds until the
+//!   specification's steady state), run through [`run`];
 //! - [`observe`]: the far end's own counters (`--server-metrics`: a node exporter scraped
 //!   once a second);
 //! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: the report model, built once,
@@ -91,6 +93,7 @@ pub mod input;
 pub mod metrics;
 pub mod net;
 pub mod observe;
+pub mod pts;
 pub mod report;
 pub mod result;
 pub mod run;

@@ -51,6 +51,7 @@ pub mod job_controls;
 pub mod link;
 pub mod log_options;
 pub mod path;
+pub mod pts;
 pub mod run;
 pub mod series;
 pub mod server;

@@ -26,6 +26,7 @@ mod output;
 mod output_files;
 mod path_command;
 mod path_gate;
+mod pts;
 mod safety;
 mod server_metrics;
 mod short_runs;
