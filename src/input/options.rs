@@ -213,7 +213,8 @@ pub struct WorkloadOptions {
     pub workers: Option<u32>,
     /// Files each worker moves over with one queue, as fio's one thread per job does with
     /// several files: the targets are taken N at a time, each group worked by --workers
-    /// workers (default 1: every target has workers of its own).
+    /// workers (default 1: every target has workers of its own). Up to 1 048 576; each file
+    /// stays open for the run, and `ulimit -n` is checked for them before it starts.
     #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,
@@ -235,7 +236,7 @@ pub struct WorkloadOptions {
     )]
     pub file_service: Option<FileService>,
     /// Files a worker does I/O to at a time (fio's openfiles): a file whose pass is done makes
-    /// room for the next (default: all of its files).
+    /// room for the next (default: all of its files; up to 1 048 576).
     #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,
