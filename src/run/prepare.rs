@@ -270,15 +270,23 @@ fn retag_files_to_create(
     all_jobs: impl Fn(&crate::workload::JobPlan) -> bool,
     retag: impl Fn(PathBuf, u64, bool) -> PendingTarget,
 ) {
+    // One pass over the jobs, not one per target: a job may have a million files.
+    let mut used_by = vec![false; targets.len()];
+    let mut every_job_satisfies = vec![true; targets.len()];
+    for job in plan.tests.iter().flat_map(|test| &test.jobs) {
+        let satisfies = all_jobs(job);
+        for &index in &job.targets {
+            if let (Some(used), Some(all)) =
+                (used_by.get_mut(index), every_job_satisfies.get_mut(index))
+            {
+                *used = true;
+                *all &= satisfies;
+            }
+        }
+    }
     for (index, target) in targets.iter_mut().enumerate() {
-        let mut jobs = plan
-            .tests
-            .iter()
-            .flat_map(|test| &test.jobs)
-            .filter(|job| job.targets.contains(&index))
-            .peekable();
-        if (!used || jobs.peek().is_some())
-            && jobs.all(&all_jobs)
+        if (!used || used_by[index])
+            && every_job_satisfies[index]
             && let PendingTarget::Create {
                 path,
                 size,
