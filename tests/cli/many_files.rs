@@ -15,12 +15,19 @@ fn many_file_job(directory: &Path, files: u32) -> String {
     )
 }
 
+/// A temporary directory holding `job.fio`, a job of `files` files to be made in its
+/// `files` directory (returned too, empty).
+fn job_directory(files: u32) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = disk_tempdir();
+    let data = dir.path().join("files");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(dir.path().join("job.fio"), many_file_job(&data, files)).unwrap();
+    (dir, data)
+}
+
 #[test]
 fn twenty_thousand_files_beyond_the_descriptor_limit_are_refused_before_any_file_is_made() {
-    let dir = disk_tempdir();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::fs::write(dir.path().join("job.fio"), many_file_job(&files, 20_000)).unwrap();
+    let (dir, files) = job_directory(20_000);
     // The child may hold at most 1024 descriptors, and may not raise that.
     let output = Command::new("sh")
         .current_dir(dir.path())
@@ -43,10 +50,7 @@ fn twenty_thousand_files_beyond_the_descriptor_limit_are_refused_before_any_file
 
 #[test]
 fn a_job_of_2000_files_runs_on_every_file() {
-    let dir = disk_tempdir();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::fs::write(dir.path().join("job.fio"), many_file_job(&files, 2000)).unwrap();
+    let (dir, files) = job_directory(2000);
     let output = run_in(dir.path(), &["--job", "job.fio", "--no-history"]);
     output.expect_status(0);
     let json = output.json();
@@ -92,10 +96,7 @@ fn bad_file_counts_exit_2() {
 /// Opens of the mount table and of sysfs by `iopath run` on a job of `files` files, counted
 /// by strace.
 fn discovery_opens(strace: &Path, files: u32) -> usize {
-    let dir = disk_tempdir();
-    let data = dir.path().join("files");
-    std::fs::create_dir(&data).unwrap();
-    std::fs::write(dir.path().join("job.fio"), many_file_job(&data, files)).unwrap();
+    let (dir, _) = job_directory(files);
     let log = dir.path().join("strace.log");
     let output = Command::new(strace)
         .current_dir(dir.path())
