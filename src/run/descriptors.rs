@@ -6,7 +6,10 @@
 //! cached pages at each pass). A job of 20 000 files therefore needs 40 000 to 60 000
 //! descriptors. When that is above the soft limit, the soft limit is raised (to the hard limit,
 //! and the hard one too where the process may); when it still does not fit, the run is refused
-//! with the figures, before anything is opened or written.
+//! with the figures, before anything is opened or written. The targets' own descriptors are
+//! checked before they are opened ([`Descriptors::Targets`]); the workers' once the plan has
+//! passed its thread and memory budget ([`Descriptors::TargetsAndWorkers`]), whose refusal
+//! says more about a plan of too many workers.
 
 use super::plan_error::PlanError;
 use super::shape::TestShape;
@@ -15,10 +18,25 @@ use crate::workload::Plan;
 /// Descriptors kept for everything else: the standard streams, rings, sockets, /proc reads.
 pub const RESERVED_DESCRIPTORS: u64 = 256;
 
-/// The descriptors `plan` holds at once: its local targets, and the most any one test's
-/// workers open together, plus [`RESERVED_DESCRIPTORS`].
-pub fn descriptors_needed(plan: &Plan, io_uring: Option<&std::io::Error>) -> u64 {
+/// Which descriptors of a plan are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Descriptors {
+    /// The targets' own, held from their checks to the end of the run.
+    Targets,
+    /// Those and the most any one test's workers open together.
+    TargetsAndWorkers,
+}
+
+/// The descriptors `plan` holds at once (`which` of them), plus [`RESERVED_DESCRIPTORS`].
+pub fn descriptors_needed(
+    plan: &Plan,
+    io_uring: Option<&std::io::Error>,
+    which: Descriptors,
+) -> u64 {
     let targets = plan.targets.len() as u64;
+    if which == Descriptors::Targets {
+        return RESERVED_DESCRIPTORS + targets;
+    }
     let busiest_test = plan
         .tests
         .iter()
@@ -48,8 +66,9 @@ pub fn descriptors_needed(plan: &Plan, io_uring: Option<&std::io::Error>) -> u64
 pub fn make_room_for_descriptors(
     plan: &Plan,
     io_uring: Option<&std::io::Error>,
+    which: Descriptors,
 ) -> Result<(), PlanError> {
-    let needed = descriptors_needed(plan, io_uring);
+    let needed = descriptors_needed(plan, io_uring, which);
     let (soft, hard) = descriptor_limits();
     if needed <= soft {
         return Ok(());

@@ -4,6 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_test};
+use super::descriptors::{Descriptors, make_room_for_descriptors};
 use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
@@ -379,7 +380,7 @@ pub fn prepare(
     let io_uring_answer = io_uring_available();
     let io_uring = io_uring_answer.as_ref().err();
     check_limits(&plan, io_uring, &options.limits)?;
-    super::descriptors::make_room_for_descriptors(&plan, io_uring)?;
+    make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
     let filesystems = FilesystemCache::default();
     let mut targets = plan
         .targets
@@ -440,6 +441,7 @@ pub fn prepare(
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
     }
+    make_room_for_descriptors(&plan, io_uring, Descriptors::TargetsAndWorkers)?;
     Ok(PreparedRun {
         plan,
         shapes,
