@@ -86,10 +86,12 @@ pub fn analyse_on(
     facts: &HostFacts,
 ) {
     let gathered = (result.paths.len() != result.targets.len()).then(|| {
+        // Files on one filesystem and volumes of one server are walked once, not per target.
+        let mut shared = crate::discovery::gather::SharedWalks::default();
         result
             .targets
             .iter()
-            .map(|target| path::gather_on(target, machine))
+            .map(|target| path::gather_sharing_on(target, machine, &mut shared))
             .collect::<Vec<_>>()
     });
     analyse_gathered(result, declared, facts, gathered.as_deref());

@@ -166,6 +166,16 @@ pub fn discover_on(info: &TargetInfo, facts: &HostFacts, machine: &Machine) -> S
 /// Gathers the facts of the path of `info` on `machine` (for a network target, the route to
 /// the server its URL names).
 pub fn gather_on(info: &TargetInfo, machine: &Machine) -> PathFacts {
+    gather_sharing_on(info, machine, &mut gather::SharedWalks::default())
+}
+
+/// [`gather_on`], sharing walks with the other targets of one run through `shared` (see
+/// [`gather::gather_sharing`]).
+pub fn gather_sharing_on(
+    info: &TargetInfo,
+    machine: &Machine,
+    shared: &mut gather::SharedWalks,
+) -> PathFacts {
     let server = match info.kind {
         TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb => {
             NetworkTarget::parse(&info.path).ok().and_then(|target| {
@@ -176,10 +186,11 @@ pub fn gather_on(info: &TargetInfo, machine: &Machine) -> PathFacts {
         }
         _ => None,
     };
-    gather::gather(
+    gather::gather_sharing(
         info,
         server.as_ref().map(|(host, port)| (host.as_str(), *port)),
         machine,
+        shared,
     )
 }
 

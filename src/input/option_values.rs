@@ -82,6 +82,12 @@ pub fn workers(text: &str) -> Result<u32, WorkloadError> {
     count(text, 4_096)
 }
 
+/// A file count (`--files-per-worker`, `--open-files`), 1–1 048 576
+/// ([`crate::workload::limits::MAX_FILES`]).
+pub fn files(text: &str) -> Result<u32, WorkloadError> {
+    count(text, crate::workload::limits::MAX_FILES)
+}
+
 /// A count of I/Os between pauses, 1–10^9.
 pub fn blocks(text: &str) -> Result<u32, WorkloadError> {
     count(text, 1_000_000_000)

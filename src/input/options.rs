@@ -53,6 +53,7 @@ deserialize_with!(de_positive_size, parse::positive_size, u64);
 deserialize_with!(de_size, parse::size, u64);
 deserialize_with!(de_queue_depth, parse::queue_depth, u32);
 deserialize_with!(de_workers, parse::workers, u32);
+deserialize_with!(de_files, parse::files, u32);
 deserialize_with!(de_file_service, parse::file_service, FileService);
 deserialize_with!(de_blocks, parse::blocks, u32);
 deserialize_with!(de_positive_time, parse::positive_time, u64);
@@ -212,11 +213,12 @@ pub struct WorkloadOptions {
     pub workers: Option<u32>,
     /// Files each worker moves over with one queue, as fio's one thread per job does with
     /// several files: the targets are taken N at a time, each group worked by --workers
-    /// workers (default 1: every target has workers of its own).
-    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    /// workers (default 1: every target has workers of its own). Up to 1 048 576; each file
+    /// stays open for the run, and `ulimit -n` is checked for them before it starts.
+    #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,
-        deserialize_with = "de_workers",
+        deserialize_with = "de_files",
         skip_serializing_if = "Option::is_none"
     )]
     pub files_per_worker: Option<u32>,
@@ -234,11 +236,11 @@ pub struct WorkloadOptions {
     )]
     pub file_service: Option<FileService>,
     /// Files a worker does I/O to at a time (fio's openfiles): a file whose pass is done makes
-    /// room for the next (default: all of its files).
-    #[arg(long, value_name = "N", value_parser = parse::workers, help_heading = "Workload")]
+    /// room for the next (default: all of its files; up to 1 048 576).
+    #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,
-        deserialize_with = "de_workers",
+        deserialize_with = "de_files",
         skip_serializing_if = "Option::is_none"
     )]
     pub open_files: Option<u32>,

@@ -8,6 +8,7 @@ pub mod budget;
 pub mod caches;
 pub mod confirm;
 mod coordinator;
+pub mod descriptors;
 pub mod engines;
 pub mod flow;
 pub mod interrupt;
@@ -38,6 +39,7 @@ use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
 use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
+use crate::targets::filesystem_cache::FilesystemCache;
 use crate::targets::network_target::NetworkTarget;
 use crate::targets::remote_file::{self, RemoteFileError, RemoteTestFile};
 use crate::targets::test_file::{
@@ -471,6 +473,7 @@ fn prepare_targets(
 ) -> Result<(Vec<PreparedTarget>, bool), RunError> {
     let (guards, remote_files) = guards;
     let mut prepared_targets = Vec::with_capacity(pending.len());
+    let filesystems = FilesystemCache::default();
     for (index, target) in pending.into_iter().enumerate() {
         if stop.is_raised() {
             return Ok((prepared_targets, false));
@@ -509,7 +512,7 @@ fn prepare_targets(
                     guard.keep();
                 }
                 // Carry on with the file just created, whatever the path leads to by now.
-                let handle = TargetHandle::from_created(&path, file)?;
+                let handle = TargetHandle::from_created(&path, file, &filesystems)?;
                 (path, local(handle), None)
             }
             PendingTarget::CreateEmpty {
@@ -525,7 +528,8 @@ fn prepare_targets(
                 } else {
                     guard.keep();
                 }
-                let handle = TargetHandle::from_created(&path, file)?.with_planned_size(size);
+                let handle =
+                    TargetHandle::from_created(&path, file, &filesystems)?.with_planned_size(size);
                 (path, local(handle), None)
             }
             PendingTarget::Uncreated { path, size, .. } => {

@@ -52,6 +52,16 @@ pub enum PlanError {
         /// The limit it passes.
         source: WorkloadError,
     },
+    /// More file descriptors than the process may have, even after raising its limit.
+    #[error(
+        "the run needs about {needed} file descriptors at once (each file stays open, and each worker opens its files again), more than the limit of {limit} (ulimit -n): raise it (ulimit -n {needed}), or give fewer files or workers"
+    )]
+    TooManyDescriptors {
+        /// Descriptors the run would hold at once.
+        needed: u64,
+        /// The hard limit that stands in the way.
+        limit: u64,
+    },
     /// A network volume that could not be probed.
     #[error("{target}: {source}")]
     Probe {

@@ -4,6 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_test};
+use super::descriptors::{Descriptors, make_room_for_descriptors};
 use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
@@ -14,6 +15,7 @@ use crate::engine::volume::NetworkVolumeInfo;
 use crate::gate::read::open_regular;
 use crate::gate::replace::OutputFile;
 use crate::result::{EngineKind, TargetInfo, TargetKind};
+use crate::targets::filesystem_cache::FilesystemCache;
 use crate::targets::network_target::NetworkTarget;
 use crate::targets::safety::{WritePolicy, check_volume_write_allowed, check_write_allowed};
 use crate::targets::signature::detect_signature;
@@ -279,15 +281,23 @@ fn retag_files_to_create(
     all_jobs: impl Fn(&crate::workload::JobPlan) -> bool,
     retag: impl Fn(PathBuf, u64, bool) -> PendingTarget,
 ) {
+    // One pass over the jobs, not one per target: a job may have a million files.
+    let mut used_by = vec![false; targets.len()];
+    let mut every_job_satisfies = vec![true; targets.len()];
+    for job in plan.tests.iter().flat_map(|test| &test.jobs) {
+        let satisfies = all_jobs(job);
+        for &index in &job.targets {
+            if let (Some(used), Some(all)) =
+                (used_by.get_mut(index), every_job_satisfies.get_mut(index))
+            {
+                *used = true;
+                *all &= satisfies;
+            }
+        }
+    }
     for (index, target) in targets.iter_mut().enumerate() {
-        let mut jobs = plan
-            .tests
-            .iter()
-            .flat_map(|test| &test.jobs)
-            .filter(|job| job.targets.contains(&index))
-            .peekable();
-        if (!used || jobs.peek().is_some())
-            && jobs.all(&all_jobs)
+        if (!used || used_by[index])
+            && every_job_satisfies[index]
             && let PendingTarget::Create {
                 path,
                 size,
@@ -299,30 +309,42 @@ fn retag_files_to_create(
     }
 }
 
-fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
+/// What `spec` will be when the run starts; what files on one filesystem share is looked up
+/// once through `filesystems`.
+fn pending_target(
+    spec: &TargetSpec,
+    net_timeout: Duration,
+    filesystems: &FilesystemCache,
+) -> Result<PendingTarget, RunError> {
     Ok(match spec {
-        TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
-            Ok(handle) => PendingTarget::Existing(handle),
-            Err(TargetError::Missing { .. }) if create_size.is_some() => {
-                let parent = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                if is_device_directory(parent) {
-                    return Err(PlanError::NoSuchDevice { path: path.clone() }.into());
+        TargetSpec::Path { path, create_size } => {
+            match TargetHandle::open_sharing(path, filesystems) {
+                Ok(handle) => PendingTarget::Existing(handle),
+                Err(TargetError::Missing { .. }) if create_size.is_some() => {
+                    let parent = path
+                        .parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."));
+                    filesystems.check_directory_once(parent, |parent| {
+                        if is_device_directory(parent) {
+                            return Err(RunError::from(PlanError::NoSuchDevice {
+                                path: path.clone(),
+                            }));
+                        }
+                        check_test_file_directory(parent).map_err(RunError::from)
+                    })?;
+                    PendingTarget::Create {
+                        path: path.clone(),
+                        size: create_size.unwrap_or(0),
+                        temporary: false,
+                    }
                 }
-                check_test_file_directory(parent)?;
-                PendingTarget::Create {
-                    path: path.clone(),
-                    size: create_size.unwrap_or(0),
-                    temporary: false,
+                Err(TargetError::Missing { path }) => {
+                    return Err(PlanError::NoSuchFile { path }.into());
                 }
+                Err(other) => return Err(other.into()),
             }
-            Err(TargetError::Missing { path }) => {
-                return Err(PlanError::NoSuchFile { path }.into());
-            }
-            Err(other) => return Err(other.into()),
-        },
+        }
         TargetSpec::Network(target) => {
             let (info, volume) = probe_network(target, net_timeout)?;
             PendingTarget::Network(target.clone(), info, Box::new(volume))
@@ -368,10 +390,12 @@ pub fn prepare(
     let io_uring_answer = io_uring_available();
     let io_uring = io_uring_answer.as_ref().err();
     check_limits(&plan, io_uring, &options.limits)?;
+    make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
+    let filesystems = FilesystemCache::default();
     let mut targets = plan
         .targets
         .iter()
-        .map(|spec| pending_target(spec, options.net_timeout()))
+        .map(|spec| pending_target(spec, options.net_timeout(), &filesystems))
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
@@ -427,6 +451,7 @@ pub fn prepare(
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
     }
+    make_room_for_descriptors(&plan, io_uring, Descriptors::TargetsAndWorkers)?;
     Ok(PreparedRun {
         plan,
         shapes,

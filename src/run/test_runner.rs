@@ -352,7 +352,7 @@ pub fn run_test(
 /// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
 /// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
 /// map fills up, and when sequential I/O wraps on a job of one file.
-fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+pub(super) fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
     workload.buffered
         && workload.handling.invalidate_cache
         && matches!(workload.length, RunLength::Time { .. })

@@ -1,6 +1,7 @@
 //! What a target is: kind, size, block sizes, rotational, filesystem — found through the
 //! target's open descriptor (see [`super::open::TargetHandle`]).
 
+use super::filesystem_cache::{FilesystemCache, SharedFilesystemFacts};
 use super::test_file::is_marked_as_created;
 use super::{TargetError, signature, sys};
 use crate::discovery::mounts;
@@ -25,16 +26,18 @@ pub(super) fn check_kind(path: &Path, metadata: &Metadata) -> Result<(), TargetE
     }
 }
 
-/// Inspects the target open as `file` (`metadata` from its `fstat`), which `path` named.
+/// Inspects the target open as `file` (`metadata` from its `fstat`), which `path` named; the
+/// facts of a file's filesystem come from `cache` when another file on it was inspected.
 pub(super) fn inspect_open(
     path: &Path,
     file: &File,
     metadata: &Metadata,
+    cache: &FilesystemCache,
 ) -> Result<TargetInfo, TargetError> {
     if metadata.file_type().is_block_device() {
         inspect_block_device(path, file, metadata)
     } else {
-        Ok(inspect_file(path, file, metadata))
+        Ok(inspect_file(path, file, metadata, cache))
     }
 }
 
@@ -66,14 +69,30 @@ pub(super) fn stat_error(path: &Path, error: io::Error) -> TargetError {
     }
 }
 
-/// Describes a regular file: the file's own size, the filesystem and device underneath.
-fn inspect_file(path: &Path, file: &File, metadata: &Metadata) -> TargetInfo {
+/// Describes a regular file: the file's own size, the filesystem and device underneath (those
+/// looked up once per filesystem through `cache`).
+fn inspect_file(
+    path: &Path,
+    file: &File,
+    metadata: &Metadata,
+    cache: &FilesystemCache,
+) -> TargetInfo {
     let filesystem_device = DeviceNumber::from_dev_t(metadata.dev());
-    let device = block_device_of_filesystem(filesystem_device);
-    let facts = device
-        .as_deref()
-        .map(sysfs::queue_facts)
-        .unwrap_or_default();
+    let SharedFilesystemFacts {
+        device,
+        queue: facts,
+        filesystem,
+    } = cache.get_or_look_up(filesystem_device, || {
+        let device = block_device_of_filesystem(filesystem_device);
+        SharedFilesystemFacts {
+            queue: device
+                .as_deref()
+                .map(sysfs::queue_facts)
+                .unwrap_or_default(),
+            device,
+            filesystem: filesystem_name(file, filesystem_device),
+        }
+    });
     let direct_io_alignment = sys::direct_io_alignment(file);
     // Without a block device (tmpfs, NFS, FUSE) there are no queue limits: the smallest
     // sector and the filesystem's preferred I/O size stand in.
@@ -96,7 +115,7 @@ fn inspect_file(path: &Path, file: &File, metadata: &Metadata) -> TargetInfo {
         logical_block_size_bytes: logical_block_size,
         physical_block_size_bytes: physical_block_size,
         rotational: facts.rotational,
-        filesystem: filesystem_name(file, filesystem_device),
+        filesystem,
         device,
         direct_io_alignment_bytes: direct_io_alignment,
         created_by_iopath: is_marked_as_created(file),

@@ -10,6 +10,7 @@
 //!
 //! Everything here runs before the clock starts; nothing here prints.
 
+pub mod filesystem_cache;
 pub mod info;
 pub mod network_target;
 pub mod open;

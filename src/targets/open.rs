@@ -21,6 +21,7 @@
 //! assert_eq!(opened.file.metadata().unwrap().len(), 4096);
 //! ```
 
+use super::filesystem_cache::FilesystemCache;
 use super::sys;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
@@ -118,6 +119,13 @@ impl TargetHandle {
     /// a pipe is refused without opening it (opening some devices has effects); the decision
     /// is then taken again on the open descriptor, which is what counts.
     pub fn open(path: &Path) -> Result<Self, TargetError> {
+        Self::open_sharing(path, &FilesystemCache::default())
+    }
+
+    /// [`TargetHandle::open`], taking what files on one filesystem share from `cache` (looked
+    /// up at its first file): a job of many files on one filesystem reads sysfs and the mount
+    /// table once, not once per file.
+    pub fn open_sharing(path: &Path, cache: &FilesystemCache) -> Result<Self, TargetError> {
         let metadata = std::fs::metadata(path).map_err(|error| info::stat_error(path, error))?;
         info::check_kind(path, &metadata)?;
         // Non-blocking, so that a pipe put in the path meanwhile cannot hang the open; the
@@ -133,18 +141,28 @@ impl TargetHandle {
             operation: "fcntl",
             source,
         })?;
-        Self::inspected(path, file, &metadata)
+        Self::inspected(path, file, &metadata, cache)
     }
 
-    /// Takes the file iopath has just created at `path` and still holds open as `file`.
-    pub fn from_created(path: &Path, file: File) -> Result<Self, TargetError> {
+    /// Takes the file iopath has just created at `path` and still holds open as `file`; what
+    /// files on one filesystem share comes from `cache` (see [`TargetHandle::open_sharing`]).
+    pub fn from_created(
+        path: &Path,
+        file: File,
+        cache: &FilesystemCache,
+    ) -> Result<Self, TargetError> {
         let metadata = described(path, &file)?;
-        Self::inspected(path, file, &metadata)
+        Self::inspected(path, file, &metadata, cache)
     }
 
     /// The handle of `file` (`metadata` from its `fstat`), inspected through it.
-    fn inspected(path: &Path, file: File, metadata: &Metadata) -> Result<Self, TargetError> {
-        let info = info::inspect_open(path, &file, metadata)?;
+    fn inspected(
+        path: &Path,
+        file: File,
+        metadata: &Metadata,
+        cache: &FilesystemCache,
+    ) -> Result<Self, TargetError> {
+        let info = info::inspect_open(path, &file, metadata, cache)?;
         Ok(TargetHandle {
             path: path.to_path_buf(),
             identity: FileIdentity::of(metadata),

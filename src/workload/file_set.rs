@@ -39,6 +39,8 @@ pub struct FileSetPlanner {
     service: FileService,
     /// Files in use now, in file order (at most `open_at_once`).
     open: Vec<u32>,
+    /// Per file: in `open` (so that the choice of each I/O costs no scan of the open files).
+    in_use: Vec<bool>,
     /// The next file not used yet in this round.
     next_unused: u32,
     /// How many files are used at a time.
@@ -73,8 +75,14 @@ impl FileSetPlanner {
             }
             _ => None,
         };
+        let mut in_use = vec![false; planners.len()];
+        in_use
+            .iter_mut()
+            .take(open_at_once as usize)
+            .for_each(|used| *used = true);
         FileSetPlanner {
             open: (0..open_at_once).collect(),
+            in_use,
             next_unused: open_at_once,
             open_at_once,
             done: vec![false; planners.len()],
@@ -167,7 +175,7 @@ impl FileSetPlanner {
     /// The file of the next I/O.
     fn choose(&mut self) -> u32 {
         let usable = |planner: &Self, file: u32| {
-            planner.open.contains(&file) && !planner.done[file as usize]
+            planner.in_use[file as usize] && !planner.done[file as usize]
         };
         if self.chosen && usable(self, self.current) {
             match self.service {
@@ -182,12 +190,10 @@ impl FileSetPlanner {
         let file = match &self.service {
             FileService::RoundRobin { .. } | FileService::Sequential => {
                 if self.chosen {
-                    // The first open file after the current one, in file order.
-                    self.open
-                        .iter()
-                        .copied()
-                        .find(|&file| file > self.current)
-                        .unwrap_or(self.open[0])
+                    // The first open file after the current one, in file order (`open`
+                    // is sorted).
+                    let after = self.open.partition_point(|&file| file <= self.current);
+                    self.open.get(after).copied().unwrap_or(self.open[0])
                 } else {
                     self.open[0]
                 }
@@ -214,17 +220,24 @@ impl FileSetPlanner {
     /// file is done all start over.
     fn finish(&mut self, file: u32) {
         self.done[file as usize] = true;
-        self.open.retain(|&open| open != file);
+        if let Ok(at) = self.open.binary_search(&file) {
+            self.open.remove(at);
+        }
+        self.in_use[file as usize] = false;
         if (self.next_unused as usize) < self.planners.len() {
             let next = self.next_unused;
             self.next_unused += 1;
             let at = self.open.partition_point(|&open| open < next);
             self.open.insert(at, next);
+            self.in_use[next as usize] = true;
         }
         if self.open.is_empty() {
             self.done.iter_mut().for_each(|done| *done = false);
             // Refilled in place: a round's end allocates nothing in the worker's loop.
             self.open.extend(0..self.open_at_once);
+            for &file in &self.open {
+                self.in_use[file as usize] = true;
+            }
             self.next_unused = self.open_at_once;
             // A new round starts at the first file.
             self.chosen = false;

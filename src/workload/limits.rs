@@ -17,6 +17,11 @@ use super::WorkloadError;
 /// fewer in flight (`run::shape::TestShape::on_engine` checks that).
 pub const MAX_QUEUE_DEPTH: u32 = 65_536;
 
+/// Most files one job may have (fio's `nrfiles` × `numjobs`, `--files-per-worker`,
+/// `--open-files`): fio's own bound is the descriptor limit, whose usual ceiling
+/// (`fs.nr_open`) is this number.
+pub const MAX_FILES: u32 = 1 << 20;
+
 /// The limits in force for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanLimits {

@@ -20,6 +20,7 @@ mod install;
 mod interrupt;
 mod live;
 mod machines;
+mod many_files;
 mod metrics;
 mod null_engine;
 mod output;

@@ -13,12 +13,15 @@ mod foreign_tests;
 pub mod infiniband;
 pub(crate) mod network;
 pub(crate) mod pci;
+#[cfg(test)]
+mod shared_walk_tests;
 mod transport;
 
 use super::Machine;
-use super::facts::{DeviceTargetFacts, FileFacts, PathFacts, RouteFacts};
+use super::facts::{DeviceTargetFacts, FileFacts, FilesystemFacts, PathFacts, RouteFacts};
 use crate::result::{TargetInfo, TargetKind};
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// How deep a stack may go before discovery stops following it (a loop over a file on a
 /// loop over a file…).
@@ -28,18 +31,47 @@ pub const MAX_DEPTH: u32 = 16;
 /// network target reached over TCP (the caller reads them from the URL); `None` for local
 /// targets and Unix sockets.
 pub fn gather(info: &TargetInfo, server: Option<(&str, u16)>, machine: &Machine) -> PathFacts {
+    gather_sharing(info, server, machine, &mut SharedWalks::default())
+}
+
+/// [`gather`], taking the walk below a file's filesystem, and the route to a server, from
+/// `shared` when an earlier target of the same run needed the same one: the files of one
+/// directory on one filesystem share everything but their own state, and the volumes of one
+/// server share their route.
+pub fn gather_sharing(
+    info: &TargetInfo,
+    server: Option<(&str, u16)>,
+    machine: &Machine,
+    shared: &mut SharedWalks,
+) -> PathFacts {
     let mut gatherer = Gatherer::new(machine);
     match info.kind {
         TargetKind::File => {
             let file = Path::new(&info.path);
             let state = machine.system().file_state(file, true);
-            let filesystem = gatherer.filesystem(
-                file,
-                state.directory.as_deref(),
-                info.device.as_deref(),
-                info.filesystem.as_deref(),
-                0,
+            let key = (
+                state.directory.clone(),
+                info.device.clone(),
+                info.filesystem.clone(),
             );
+            let filesystem = match shared.filesystems.get(&key) {
+                Some(walked) => FilesystemFacts {
+                    file: file.to_path_buf(),
+                    ..walked.clone()
+                },
+                None => {
+                    shared.walks += 1;
+                    let walked = gatherer.filesystem(
+                        file,
+                        state.directory.as_deref(),
+                        info.device.as_deref(),
+                        info.filesystem.as_deref(),
+                        0,
+                    );
+                    shared.filesystems.insert(key, walked.clone());
+                    walked
+                }
+            };
             PathFacts::File(Box::new(FileFacts {
                 exists: state.exists,
                 allocated_bytes: state.allocated_bytes.filter(|_| state.exists),
@@ -58,8 +90,38 @@ pub fn gather(info: &TargetInfo, server: Option<(&str, u16)>, machine: &Machine)
             }))
         }
         TargetKind::Nbd | TargetKind::Iscsi | TargetKind::Nfs | TargetKind::Smb => {
-            PathFacts::Network(server.map(|(host, port)| gatherer.route(host, port, 0)))
+            PathFacts::Network(server.map(|(host, port)| {
+                let key = (host.to_string(), port);
+                if let Some(route) = shared.routes.get(&key) {
+                    return route.clone();
+                }
+                shared.walks += 1;
+                let route = gatherer.route(host, port, 0);
+                shared.routes.insert(key, route.clone());
+                route
+            }))
         }
+    }
+}
+
+/// The walks of one run's targets that later targets reuse (see [`gather_sharing`]): below
+/// each filesystem, by the file's directory, device and filesystem type, and each server's
+/// route, by host and port. Kept for one analysis only, never longer.
+#[derive(Debug, Default)]
+pub struct SharedWalks {
+    filesystems: HashMap<FilesystemKey, FilesystemFacts>,
+    routes: HashMap<(String, u16), RouteFacts>,
+    walks: usize,
+}
+
+/// A file's existing directory, its filesystem's block device and type.
+type FilesystemKey = (Option<PathBuf>, Option<String>, Option<String>);
+
+impl SharedWalks {
+    /// How many walks were made (filesystems and routes); the targets that shared one are not
+    /// counted again.
+    pub fn walks(&self) -> usize {
+        self.walks
     }
 }
 

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 const NULL_ENGINE_FILE_BYTES: u64 = 1 << 20;
 
 /// Most files a job may generate names for (numjobs × nrfiles).
-const MAX_GENERATED_FILES: u64 = 65_536;
+const MAX_GENERATED_FILES: u64 = crate::workload::limits::MAX_FILES as u64;
 
 /// The files of one job.
 #[derive(Clone, Debug, PartialEq)]

@@ -19,6 +19,7 @@ use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
 use super::verify_options;
 use crate::result::{AccessHint, EndOthers, FileService};
+use crate::workload::limits::MAX_FILES;
 
 /// What iopath does with an option.
 #[derive(Clone, Copy)]
@@ -206,7 +207,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &["nr_files"],
         mapping: "files per clone when names are generated: each clone is one worker moving over its files with the job's `iodepth`, as `file_service_type` says",
         support: Support::Mapped(|s, input| {
-            s.nrfiles = integer(input.text()?, 1, 4096)? as u32;
+            s.nrfiles = integer(input.text()?, 1, u64::from(MAX_FILES))? as u32;
             Ok(())
         }),
     },
@@ -392,7 +393,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &[],
         mapping: "files a clone does I/O to at a time, the first ones in order; a file whose pass is done makes room for the next (all files are opened before the run)",
         support: Support::Mapped(|s, input| {
-            let open = integer(input.text()?, 1, u64::from(u32::MAX))? as u32;
+            let open = integer(input.text()?, 1, u64::from(MAX_FILES))? as u32;
             s.open_files = Some(input.set(open));
             Ok(())
         }),

@@ -1,0 +1,126 @@
+//! File descriptors a run holds at once, checked against the process's limit
+//! (`RLIMIT_NOFILE`, `ulimit -n`) before any target is opened.
+//!
+//! Every local target stays open from its checks to the end of the run (one descriptor), and
+//! every worker re-opens each file it moves over (one more, two where the job drops a file's
+//! cached pages at each pass). A job of 20 000 files therefore needs 40 000 to 60 000
+//! descriptors. When that is above the soft limit, the soft limit is raised (to the hard limit,
+//! and the hard one too where the process may); when it still does not fit, the run is refused
+//! with the figures, before anything is opened or written. The targets' own descriptors are
+//! checked before they are opened ([`Descriptors::Targets`]); the workers' once the plan has
+//! passed its thread and memory budget ([`Descriptors::TargetsAndWorkers`]), whose refusal
+//! says more about a plan of too many workers.
+
+use super::plan_error::PlanError;
+use super::shape::TestShape;
+use crate::workload::Plan;
+
+/// Descriptors kept for everything else: the standard streams, rings, sockets, /proc reads.
+pub const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Which descriptors of a plan are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Descriptors {
+    /// The targets' own, held from their checks to the end of the run.
+    Targets,
+    /// Those and the most any one test's workers open together.
+    TargetsAndWorkers,
+}
+
+/// The descriptors `plan` holds at once (`which` of them), plus [`RESERVED_DESCRIPTORS`].
+pub fn descriptors_needed(
+    plan: &Plan,
+    io_uring: Option<&std::io::Error>,
+    which: Descriptors,
+) -> u64 {
+    let targets = plan.targets.len() as u64;
+    if which == Descriptors::Targets {
+        return RESERVED_DESCRIPTORS + targets;
+    }
+    let busiest_test = plan
+        .tests
+        .iter()
+        .map(|test| {
+            test.jobs
+                .iter()
+                .map(|job| {
+                    let shape = TestShape::of(job, io_uring);
+                    let per_file = if super::test_runner::invalidates_each_pass(
+                        &job.workload,
+                        job.workload.worker_files.per_worker as usize,
+                    ) {
+                        2
+                    } else {
+                        1
+                    };
+                    u64::from(shape.workers_per_target) * job.targets.len() as u64 * per_file
+                })
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    RESERVED_DESCRIPTORS + targets + busiest_test
+}
+
+/// Makes room for the descriptors `plan` needs (see the module documentation), or refuses it.
+pub fn make_room_for_descriptors(
+    plan: &Plan,
+    io_uring: Option<&std::io::Error>,
+    which: Descriptors,
+) -> Result<(), PlanError> {
+    let needed = descriptors_needed(plan, io_uring, which);
+    let (soft, hard) = descriptor_limits();
+    if needed <= soft {
+        return Ok(());
+    }
+    // Up to the hard limit anyone may raise the soft one; above it only a privileged process.
+    if set_descriptor_limits(needed, hard.max(needed)) {
+        return Ok(());
+    }
+    Err(PlanError::TooManyDescriptors {
+        needed,
+        limit: descriptor_limits().1,
+    })
+}
+
+/// The soft and hard `RLIMIT_NOFILE`.
+pub fn descriptor_limits() -> (u64, u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given, which lives here.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return (1024, 1024);
+    }
+    (limit.rlim_cur, limit.rlim_max)
+}
+
+/// Sets the soft and hard `RLIMIT_NOFILE`; false when the kernel refuses (a hard limit above
+/// `fs.nr_open`, or raised without `CAP_SYS_RESOURCE`).
+fn set_descriptor_limits(soft: u64, hard: u64) -> bool {
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit only reads the rlimit it is given, which lives here.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_read_back_as_the_kernel_keeps_them() {
+        let (soft, hard) = descriptor_limits();
+        assert!(soft >= 3 && soft <= hard, "{soft} {hard}");
+        let text = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("Max open files"))
+            .unwrap();
+        let figures: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+        assert_eq!(figures, [soft.to_string(), hard.to_string()]);
+    }
+}
