@@ -153,6 +153,9 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// The null device: never opened; its jobs run on the null engine (writes accepted,
+    /// reads complete untouched).
+    NullSink { path: PathBuf },
 }
 
 impl PreparedRun {
@@ -291,6 +294,9 @@ fn retag_files_to_create(
 
 fn pending_target(spec: &TargetSpec, net_timeout: Duration) -> Result<PendingTarget, RunError> {
     Ok(match spec {
+        TargetSpec::Path { path, .. } if crate::targets::null_sink::is_null_device(path) => {
+            PendingTarget::NullSink { path: path.clone() }
+        }
         TargetSpec::Path { path, create_size } => match TargetHandle::open(path) {
             Ok(handle) => PendingTarget::Existing(handle),
             Err(TargetError::Missing { .. }) if create_size.is_some() => {
@@ -587,6 +593,7 @@ pub(super) fn check_budget(
                         PendingTarget::Create { size, .. }
                         | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
+                        PendingTarget::NullSink { .. } => 0,
                     };
                     ledger_bytes = ledger_bytes.saturating_add(
                         crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
@@ -854,6 +861,13 @@ pub(super) fn check_job_against_target(
         PendingTarget::Create { path, size, .. }
         | PendingTarget::CreateEmpty { path, size, .. }
         | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
+        PendingTarget::NullSink { path } => (
+            path.as_path(),
+            crate::targets::null_sink::NULL_SINK_BYTES,
+            512,
+            512,
+            false,
+        ),
     };
     check_trims(
         job,
@@ -863,7 +877,7 @@ pub(super) fn check_job_against_target(
             PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
                 TrimTarget::Create(path)
             }
-            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+            PendingTarget::Uncreated { .. } | PendingTarget::NullSink { .. } => TrimTarget::Nothing,
         },
     )?;
     let name = || path.display().to_string();
@@ -972,6 +986,7 @@ pub(super) mod tests {
             group: 0,
             workload,
             targets: vec![0],
+            replay: None,
         }
     }
 

@@ -45,6 +45,7 @@ pub mod mapping;
 pub mod notes;
 pub mod parsers;
 pub mod plan;
+pub mod replay;
 pub mod settings;
 pub mod source;
 pub mod suffixes;
