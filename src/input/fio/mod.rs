@@ -73,6 +73,40 @@ pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileE
     load_with(path, request, &Environment::system())
 }
 
+/// The plan of replaying the fio I/O log at `log` (`iopath run --replay`): one job, as a job
+/// file with `read_iolog=LOG` and fio's defaults would give, the request's flags on top.
+pub fn load_replay(log: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
+    let at = location::Location {
+        file: log.to_path_buf(),
+        line: 1,
+    };
+    let mut settings = settings::JobSettings::fio_defaults(at.clone());
+    settings.replay.log = Some(location::Set {
+        value: log.to_string_lossy().into_owned(),
+        at: at.clone(),
+    });
+    let job = collect::JobDefinition {
+        section: "replay".to_string(),
+        at,
+        settings,
+    };
+    let mut notes = Notes::default();
+    let mut ignored = Vec::new();
+    let plan = plan::build_plan(
+        log,
+        &[job],
+        request,
+        &Environment::system(),
+        &mut notes,
+        &mut ignored,
+    )?;
+    Ok(LoadedJob {
+        plan,
+        ignored,
+        notes: notes.into_lines(),
+    })
+}
+
 /// Reads a fio job file into a plan, expanding values from `environment`.
 pub fn load_with(
     path: &Path,

@@ -146,6 +146,30 @@ pub fn skip(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionErro
     Ok(())
 }
 
+/// Checks the destination of `write_iolog` before any I/O: a path where nothing exists yet (an
+/// I/O log is never written over a file, not even one an earlier run wrote: a replay may be
+/// reading it), and a job that logs every I/O rather than windows of them.
+pub fn check_record(
+    record: &Set<String>,
+    job: &str,
+    logs: &crate::result::log_options::LogOptions,
+) -> Result<(), JobFileError> {
+    let shown = crate::text::escape::escape_controls(&record.value);
+    if std::fs::symlink_metadata(&record.value).is_ok() {
+        return Err(record.at.error(format!(
+            "job '{job}': write_iolog={shown}: the file exists; iopath writes an I/O log only to a new file (remove it, or name another)"
+        )));
+    }
+    if logs.average_ms > 0
+        && (logs.bandwidth.is_some() || logs.latency.is_some() || logs.iops.is_some())
+    {
+        return Err(record.at.error(format!(
+            "job '{job}': write_iolog={shown} with log_avg_msec: iopath records every I/O or windows of them, not both; drop log_avg_msec or write_iolog"
+        )));
+    }
+    Ok(())
+}
+
 /// A job that replays a log, ready to map: its definition with the log's files as its
 /// `filename` when it names none (and the log's extent as its `size` when it gives none, so
 /// that a missing file is created large enough), and the log.
@@ -331,12 +355,17 @@ pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_coun
         RunLength::Bytes { time_limit_ns, .. } => time_limit_ns,
         RunLength::Time { duration_ns } => Some(duration_ns),
     };
+    // Every byte the trace issues, trims included, rounded up to whole blocks of the line (the
+    // runner's byte budget counts whole blocks): the budget is met by the last I/O, never
+    // before, and the I/O count ends the replay.
     let bytes = trace
         .ios
         .iter()
         .map(|io| u64::from(io.length))
         .sum::<u64>()
-        .max(1);
+        .max(1)
+        .div_ceil(size_bytes)
+        .saturating_mul(size_bytes);
     workload.length = RunLength::Bytes {
         bytes,
         time_limit_ns,
@@ -471,5 +500,23 @@ mod tests {
         assert_eq!(workload.access.max_size_bytes(), 4096);
         assert!(workload.trims() && workload.writes() && !workload.reads());
         assert_eq!(workload.io_limit, Some(2));
+    }
+
+    #[test]
+    fn the_byte_budget_of_a_replay_holds_every_io_in_whole_blocks() {
+        let log =
+            parse_iolog("fio version 2 iolog\n/a add\n/a open\n/a write 0 8192\n/a read 0 4096\n")
+                .unwrap();
+        let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/a")]);
+        let mut workload = crate::workload::suite::base_workload();
+        replay_workload(&mut workload, &trace, 1);
+        let RunLength::Bytes { bytes, .. } = workload.length else {
+            panic!("a replay runs to a byte count");
+        };
+        assert_eq!(
+            bytes,
+            2 * 8192,
+            "12 KiB in 8 KiB blocks: two blocks, not one"
+        );
     }
 }

@@ -29,7 +29,7 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 ];
 
 /// Applicable files iopath fails today, and why. Each fix removes its line.
-pub const KNOWN_FAILURES: &[(&str, &str)] = &[("t0031", "write_iolog records nothing yet")];
+pub const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// How fio runs one file.
 pub struct TJob {
