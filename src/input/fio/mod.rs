@@ -46,6 +46,8 @@ pub mod notes;
 pub mod parsers;
 pub mod plan;
 pub mod replay;
+pub mod replay_options;
+pub mod replay_settings;
 pub mod settings;
 pub mod source;
 pub mod suffixes;

@@ -17,12 +17,10 @@
 //!   buffer, so a log of 2 GiB trims and 4 KiB writes uses 4 KiB buffers.
 
 use super::collect::JobDefinition;
-use super::input::Input;
 use super::iolog::{Iolog, IologVersion, TraceAction, read_iolog};
 use super::location::Set;
 use super::notes::Notes;
-use super::parsers::OptionError;
-use super::settings::JobSettings;
+pub use super::replay_settings::ReplaySettings;
 use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::{AccessLine, AccessSpec, Direction, RunLength, WorkerFiles, Workload};
 use crate::targets::TargetSpec;
@@ -32,119 +30,6 @@ use std::sync::Arc;
 
 /// Waits shorter than this are carried over to the next I/O, µs.
 const SHORTEST_WAIT_US: u64 = 100;
-
-/// The replay options of one job.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReplaySettings {
-    /// `read_iolog`: the log to replay.
-    pub log: Option<Set<String>>,
-    /// `replay_no_stall`: issue without the log's waits.
-    pub no_stall: bool,
-    /// `replay_time_scale`, percent (100: the log's own pace).
-    pub time_scale_percent: u64,
-    /// `replay_redirect`: the one target every I/O goes to.
-    pub redirect: Option<Set<String>>,
-    /// `replay_align`, bytes (0: offsets as logged).
-    pub align_bytes: u64,
-    /// `replay_scale`: offsets divided by it (1: as logged).
-    pub scale: u64,
-    /// `replay_skip`: read, write, trim, sync.
-    pub skip: [bool; 4],
-    /// `write_iolog`: where to record what the job issued.
-    pub record: Option<Set<String>>,
-}
-
-impl Default for ReplaySettings {
-    fn default() -> Self {
-        ReplaySettings {
-            log: None,
-            no_stall: false,
-            time_scale_percent: 100,
-            redirect: None,
-            align_bytes: 0,
-            scale: 1,
-            skip: [false; 4],
-            record: None,
-        }
-    }
-}
-
-/// A path option's value (`read_iolog`, `replay_redirect`, `write_iolog`).
-fn path_value(input: &Input<'_>) -> Result<Set<String>, OptionError> {
-    Ok(input.set(input.text()?.to_string()))
-}
-
-/// A whole number of at least 1.
-fn positive(input: &Input<'_>) -> Result<u64, OptionError> {
-    super::values::integer(input.text()?, 1, u64::from(u32::MAX)).map_err(OptionError::BadValue)
-}
-
-/// `read_iolog=FILE`.
-pub fn read_log(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.log = Some(path_value(input)?);
-    Ok(())
-}
-
-/// `write_iolog=FILE`.
-pub fn write_log(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.record = Some(path_value(input)?);
-    Ok(())
-}
-
-/// `replay_no_stall`.
-pub fn no_stall(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.no_stall = input.flag()?;
-    Ok(())
-}
-
-/// `replay_time_scale=PERCENT`.
-pub fn time_scale(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.time_scale_percent = positive(input)?;
-    Ok(())
-}
-
-/// `replay_redirect=PATH`.
-pub fn redirect(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.redirect = Some(path_value(input)?);
-    Ok(())
-}
-
-/// `replay_align=BYTES` (a power of 2).
-pub fn align(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    let bytes = super::values::size(input.text()?, s.kb_base).map_err(OptionError::BadValue)?;
-    if !bytes.is_power_of_two() {
-        return Err(OptionError::BadValue(format!(
-            "{bytes} is not a power of 2"
-        )));
-    }
-    s.replay.align_bytes = bytes;
-    Ok(())
-}
-
-/// `replay_scale=N`.
-pub fn scale(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    s.replay.scale = positive(input)?;
-    Ok(())
-}
-
-/// `replay_skip=read,write,trim,sync` (any of them).
-pub fn skip(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
-    let mut skip = [false; 4];
-    for word in input.text()?.split(',').map(str::trim) {
-        let index = ["read", "write", "trim", "sync"]
-            .iter()
-            .position(|name| *name == word)
-            .ok_or_else(|| {
-                OptionError::BadValue(format!(
-                    "'{}' is not read, write, trim or sync",
-                    crate::text::escape::escape_controls(word)
-                ))
-            })?;
-        skip[index] = true;
-    }
-    s.replay.skip = skip;
-    Ok(())
-}
 
 /// Checks the destination of `write_iolog` before any I/O: a path where nothing exists yet (an
 /// I/O log is never written over a file, not even one an earlier run wrote: a replay may be

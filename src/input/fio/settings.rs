@@ -230,7 +230,7 @@ pub struct JobSettings {
     /// `serialize_overlap`.
     pub serialize_overlap: bool,
     /// `read_iolog`, `write_iolog` and the `replay_*` options.
-    pub replay: super::replay::ReplaySettings,
+    pub replay: super::replay_settings::ReplaySettings,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
