@@ -47,22 +47,21 @@ pub struct ReplayTrace {
 impl ReplayTrace {
     /// Bytes read and written by the trace (trims move no data and are not counted).
     pub fn data_bytes(&self) -> u64 {
+        self.data_lengths().sum()
+    }
+
+    /// The length of each read and write, bytes.
+    fn data_lengths(&self) -> impl Iterator<Item = u64> + '_ {
         self.ios
             .iter()
             .filter(|io| io.direction != Direction::Trim)
             .map(|io| u64::from(io.length))
-            .sum()
     }
 
     /// The longest read or write, bytes: what each data buffer must hold (0 when the trace
     /// only trims).
     pub fn largest_data_io_bytes(&self) -> u64 {
-        self.ios
-            .iter()
-            .filter(|io| io.direction != Direction::Trim)
-            .map(|io| u64::from(io.length))
-            .max()
-            .unwrap_or(0)
+        self.data_lengths().max().unwrap_or(0)
     }
 
     /// How many I/Os of `direction` it holds.

@@ -92,13 +92,34 @@ pub fn load_replay(log: &Path, request: &JobFileRequest) -> Result<LoadedJob, Jo
         at,
         settings,
     };
-    let mut notes = Notes::default();
-    let mut ignored = Vec::new();
+    let jobs = [job];
+    let read = ReadJobs {
+        path: log,
+        jobs: &jobs,
+        environment: &Environment::system(),
+    };
+    planned(read, request, Notes::default(), Vec::new())
+}
+
+/// Jobs read from a file (or made for a log), to plan.
+struct ReadJobs<'a> {
+    path: &'a Path,
+    jobs: &'a [collect::JobDefinition],
+    environment: &'a Environment,
+}
+
+/// The plan of `read`, with the notes and ignored options gathered so far.
+fn planned(
+    read: ReadJobs<'_>,
+    request: &JobFileRequest,
+    mut notes: Notes,
+    mut ignored: Vec<String>,
+) -> Result<LoadedJob, JobFileError> {
     let plan = plan::build_plan(
-        log,
-        &[job],
+        read.path,
+        read.jobs,
         request,
-        &Environment::system(),
+        read.environment,
         &mut notes,
         &mut ignored,
     )?;
@@ -124,18 +145,10 @@ pub fn load_with(
         &request.limits,
         &mut notes,
     )?;
-    let mut ignored = collected.ignored;
-    let plan = plan::build_plan(
+    let read = ReadJobs {
         path,
-        &collected.jobs,
-        request,
+        jobs: &collected.jobs,
         environment,
-        &mut notes,
-        &mut ignored,
-    )?;
-    Ok(LoadedJob {
-        plan,
-        ignored,
-        notes: notes.into_lines(),
-    })
+    };
+    planned(read, request, notes, collected.ignored)
 }
