@@ -206,6 +206,16 @@ pub struct RunArgs {
     /// flags given too apply on top of every job; targets given replace the jobs' files.
     #[arg(long, value_name = "FILE", help_heading = "Job files")]
     pub job: Option<PathBuf>,
+    /// Replay a fio I/O log (versions 2 and 3, as fio's write_iolog writes them): its reads,
+    /// writes and trims in order, with its timing, on the files it names (or on the targets
+    /// given, by name, else in turn). Workload flags apply on top (--engine, --queue-depth).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "job",
+        help_heading = "Job files"
+    )]
+    pub replay: Option<PathBuf>,
     /// Run a job file even when some of its options are not supported, and list them.
     #[arg(long, requires = "job", help_heading = "Job files")]
     pub ignore_unsupported: bool,
@@ -429,6 +439,9 @@ impl RunArgs {
         if let Some(job) = &self.job {
             return self.job_request(job, command_line);
         }
+        if let Some(log) = &self.replay {
+            return self.job_request(log, command_line);
+        }
         let options = &self.workload;
         let mut template = base_workload();
         options.apply_common(&mut template);
@@ -552,7 +565,11 @@ impl RunArgs {
             ignore_unsupported: self.ignore_unsupported,
             limits: self.limits.limits(),
         };
-        let mut loaded = load_job_file(job, &request)?;
+        let mut loaded = if self.replay.is_some() {
+            iopath::input::fio::load_replay(job, &request)?
+        } else {
+            load_job_file(job, &request)?
+        };
         loaded.plan.tests = self.with_test_settings(loaded.plan.tests)?;
         let mut messages: Vec<String> = loaded
             .ignored

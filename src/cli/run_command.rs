@@ -443,6 +443,8 @@ fn interruption_note(tests: usize, partial: bool) -> String {
 fn write_requested_logs(executed: &ExecutedRun) -> Result<(), Failed> {
     let written = write_job_logs(&executed.result, &executed.io_logs)
         .map_err(|error| Failed(format!("write_*_log: {error}")))?;
+    iopath::report::fio_iolog::write_iologs(&executed.result, &executed.io_logs)
+        .map_err(|error| Failed(format!("write_iolog: {error}")))?;
     if written.overflow_ios > 0 {
         eprintln!(
             "warning: {} completed I/Os are missing from the log files: the memory reserved for them was full (set log_avg_msec for long runs)",

@@ -29,7 +29,7 @@
 //! use iopath::result::{Direction, log_options::LogOptions};
 //! let records = IoLogRecords {
 //!     ios: vec![LoggedIo { completed_ns: 2_500_000, issued_ns: 2_400_000, latency_ns: 100_000,
-//!         submission_ns: 0, offset: 8192, length: 4096, direction: Direction::Read }],
+//!         submission_ns: 0, offset: 8192, length: 4096, direction: Direction::Read, file: 0 }],
 //!     ..IoLogRecords::default()
 //! };
 //! let mut out = Vec::new();
@@ -304,6 +304,7 @@ mod tests {
             offset: 4096 * completed_ms,
             length: 4096,
             direction: Direction::Write,
+            file: 0,
         }
     }
 

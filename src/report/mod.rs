@@ -9,6 +9,7 @@ pub mod compare_text;
 pub mod confirmation;
 pub mod csv;
 pub mod fio_aggregate_logs;
+pub mod fio_iolog;
 pub mod fio_job_logs;
 pub mod fio_json;
 pub mod fio_logs;

@@ -21,6 +21,8 @@ pub struct LoggedIo {
     pub length: u32,
     /// Read, write or trim.
     pub direction: Direction,
+    /// Which of the worker's files ([`IoLogRecords::files`]).
+    pub file: u32,
 }
 
 impl LoggedIo {
@@ -78,4 +80,6 @@ pub struct IoLogRecords {
     pub window_ns: u64,
     /// Completions that found no room.
     pub overflow_ios: u64,
+    /// The worker's files, by the index [`LoggedIo::file`] gives (the paths of its targets).
+    pub files: Vec<String>,
 }

@@ -47,6 +47,9 @@ pub struct LogOptions {
     pub issue_time: bool,
     /// `per_job_logs` (default true): the job's number in each file name.
     pub per_job: bool,
+    /// `write_iolog`: the file that records the job's I/Os as a fio version 3 I/O log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iolog: Option<String>,
 }
 
 impl Default for LogOptions {
@@ -64,6 +67,7 @@ impl Default for LogOptions {
             priority: false,
             issue_time: false,
             per_job: true,
+            iolog: None,
         }
     }
 }

@@ -11,7 +11,7 @@
 //! use iopath::workload::{JobPlan, TestPlan};
 //! let mut first = base_workload();
 //! first.controls.ends_others = EndOthers::Group;
-//! let job = |name: &str, workload| JobPlan { name: name.into(), group: 0, workload, targets: vec![0] };
+//! let job = |name: &str, workload| JobPlan { name: name.into(), group: 0, workload, targets: vec![0], replay: None };
 //! let test = TestPlan {
 //!     name: "t".into(),
 //!     jobs: vec![job("a", first), job("b", base_workload())],

@@ -532,6 +532,15 @@ fn prepare_targets(
                     TargetHandle::from_created(&path, file, &filesystems)?.with_planned_size(size);
                 (path, local(handle), None)
             }
+            PendingTarget::NullSink { path } => {
+                // Never opened: its jobs run on the null engine.
+                let info = TargetInfo::unexamined(
+                    path.display().to_string(),
+                    TargetKind::File,
+                    crate::targets::null_sink::NULL_SINK_BYTES,
+                );
+                (path, (info, TargetAccess::Nothing), None)
+            }
             PendingTarget::Uncreated { path, size, .. } => {
                 // Only the null engine uses it: nothing was written, so nothing is iopath's.
                 let info =

@@ -155,6 +155,9 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
+    /// The null device: never opened; its jobs run on the null engine (writes accepted,
+    /// reads complete untouched).
+    NullSink { path: PathBuf },
 }
 
 impl PreparedRun {
@@ -317,6 +320,9 @@ fn pending_target(
     filesystems: &FilesystemCache,
 ) -> Result<PendingTarget, RunError> {
     Ok(match spec {
+        TargetSpec::Path { path, .. } if crate::targets::null_sink::is_null_device(path) => {
+            PendingTarget::NullSink { path: path.clone() }
+        }
         TargetSpec::Path { path, create_size } => {
             match TargetHandle::open_sharing(path, filesystems) {
                 Ok(handle) => PendingTarget::Existing(handle),
@@ -622,6 +628,7 @@ pub(super) fn check_budget(
                         PendingTarget::Create { size, .. }
                         | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
+                        PendingTarget::NullSink { .. } => 0,
                     };
                     ledger_bytes = ledger_bytes.saturating_add(
                         crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
@@ -889,6 +896,13 @@ pub(super) fn check_job_against_target(
         PendingTarget::Create { path, size, .. }
         | PendingTarget::CreateEmpty { path, size, .. }
         | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
+        PendingTarget::NullSink { path } => (
+            path.as_path(),
+            crate::targets::null_sink::NULL_SINK_BYTES,
+            512,
+            512,
+            false,
+        ),
     };
     check_trims(
         job,
@@ -898,7 +912,7 @@ pub(super) fn check_job_against_target(
             PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
                 TrimTarget::Create(path)
             }
-            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+            PendingTarget::Uncreated { .. } | PendingTarget::NullSink { .. } => TrimTarget::Nothing,
         },
     )?;
     let name = || path.display().to_string();
@@ -1007,6 +1021,7 @@ pub(super) mod tests {
             group: 0,
             workload,
             targets: vec![0],
+            replay: None,
         }
     }
 

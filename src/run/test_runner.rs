@@ -630,12 +630,15 @@ fn open_job(
                     .for_file(file as u32)
                 })
                 .collect();
-            let planner = FileSetPlanner::new(
+            let mut planner = FileSetPlanner::new(
                 planners,
                 &workload.worker_files,
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
+            if let Some(trace) = &job.replay {
+                planner = planner.replaying(trace.clone());
+            }
             let identities: Vec<TargetIdentity> =
                 set_targets.iter().map(|target| target.identity()).collect();
             let verify = worker_verify(

@@ -13,6 +13,7 @@
 pub mod filesystem_cache;
 pub mod info;
 pub mod network_target;
+pub mod null_sink;
 pub mod open;
 pub mod remote_file;
 pub mod safety;

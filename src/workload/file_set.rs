@@ -29,6 +29,7 @@
 use super::WorkloadError;
 use super::distribution::SlotSampler;
 use super::planner::{IoPlanner, PassStart, PlannedIo};
+use super::replay::{ReplayCursor, ReplayTrace};
 use crate::result::{FileService, OffsetDistribution, WorkerFiles};
 
 /// Picks the file of each I/O of one worker and plans the I/O on it (see the module
@@ -60,6 +61,8 @@ pub struct FileSetPlanner {
     sampler: Option<SlotSampler>,
     /// The file whose new pass the last I/O began, if it began one.
     pass_began: Option<u32>,
+    /// A trace replayed instead of the planners' offsets (fio's `read_iolog`).
+    replay: Option<ReplayCursor>,
 }
 
 impl FileSetPlanner {
@@ -96,7 +99,15 @@ impl FileSetPlanner {
             rng: fastrand::Rng::with_seed(seed ^ 0x4649_4c45_5345_5256),
             sampler,
             pass_began: None,
+            replay: None,
         }
+    }
+
+    /// The same set replaying `trace` in order instead of planning offsets: every I/O, its
+    /// file, its timing come from the trace (see [`super::replay`]).
+    pub fn replaying(mut self, trace: std::sync::Arc<ReplayTrace>) -> Self {
+        self.replay = Some(ReplayCursor::new(trace));
+        self
     }
 
     /// A planner for a worker on one target.
@@ -111,6 +122,16 @@ impl FileSetPlanner {
 
     /// Length of the smallest I/O of any of its files, bytes.
     pub fn smallest_io_bytes(&self) -> u64 {
+        if let Some(replay) = &self.replay {
+            return replay
+                .trace()
+                .ios
+                .iter()
+                .map(|io| u64::from(io.length))
+                .min()
+                .unwrap_or(1)
+                .max(1);
+        }
         self.planners
             .iter()
             .map(IoPlanner::smallest_io_bytes)
@@ -139,6 +160,9 @@ impl FileSetPlanner {
     /// The next I/O, its `file` set.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
+        if let Some(replay) = &mut self.replay {
+            return replay.next_io();
+        }
         if self.planners.len() == 1 {
             let io = self.planners[0].next_io();
             self.pass_began = (self.planners[0].pass_start() != PassStart::No).then_some(0);

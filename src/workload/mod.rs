@@ -21,6 +21,7 @@ pub mod offset_rules;
 pub mod planner;
 pub mod random_map;
 pub mod random_pass;
+pub mod replay;
 pub mod steady;
 pub mod suite;
 pub mod sweep;
@@ -262,6 +263,10 @@ pub struct JobPlan {
     pub workload: Workload,
     /// Indexes into [`Plan::targets`].
     pub targets: Vec<usize>,
+    /// The trace the job replays instead of generating I/O (fio's `read_iolog`), its files
+    /// mapped to `targets` in order; kept out of saved plans (the workload names the log).
+    #[serde(skip)]
+    pub replay: Option<std::sync::Arc<replay::ReplayTrace>>,
 }
 
 impl JobPlan {
@@ -312,6 +317,7 @@ impl TestPlan {
                 group: 0,
                 workload,
                 targets,
+                replay: None,
             }],
             name,
             settings: TestSettings::default(),

@@ -12,6 +12,7 @@ mod exporters;
 mod fio_corpus;
 mod fio_real_world;
 mod input_fuzz;
+mod iolog_replay;
 mod reply_fuzz;
 mod toml_jobs;
 mod verify;

@@ -375,6 +375,13 @@ pub fn controls(
     });
     controls.latency_target = latency_target(job)?;
     controls.logs = super::log_options::with_job_name(&settings.logs, name);
+    if let Some(record) = &settings.replay.record {
+        super::replay::check_record(record, &job.section, &settings.logs)?;
+        controls
+            .logs
+            .get_or_insert_with(crate::result::log_options::LogOptions::default)
+            .iolog = Some(record.value.clone());
+    }
     Ok(controls)
 }
 

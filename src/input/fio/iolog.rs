@@ -1,6 +1,7 @@
 //! fio's I/O logs (`read_iolog`, the HOWTO's "Trace file format" versions 2 and 3) read into
-//! a list of timed I/Os over named files: the first stage of replaying one (the second, issuing
-//! them, is not built yet; `read_iolog` stays refused in job files).
+//! a list of timed I/Os over named files: the first stage of replaying one (the second, mapping
+//! them onto a job's targets and timing them, is [`super::replay`]). A blktrace capture (binary,
+//! which fio also replays) is recognised by its magic number and refused by name.
 //!
 //! A log is text, one action per line, after a first line `fio version 2 iolog` or
 //! `fio version 3 iolog`:
@@ -27,7 +28,7 @@
 //! assert_eq!((log.ios[0].at_us, log.ios[0].offset, log.ios[0].length), (20, 4096, 8192));
 //! ```
 
-use crate::gate::read::{FileLimit, ReadError, read_text};
+use crate::gate::read::{FileLimit, ReadError, read_bytes};
 use crate::text::escape::escape_controls;
 use std::path::Path;
 
@@ -124,11 +125,38 @@ pub enum IologError {
     /// The log holds no I/O.
     #[error("the I/O log holds no read, write, trim or sync")]
     Empty,
+    /// The file is a blktrace capture.
+    #[error(
+        "a blktrace capture (binary, magic 0x65617400): iopath replays fio's text I/O logs (versions 2 and 3) only"
+    )]
+    Blktrace,
+    /// The file is not text.
+    #[error("line {0}: not UTF-8 text: not a fio I/O log")]
+    NotText(usize),
 }
+
+/// The magic number that starts every event of a blktrace capture (`struct blk_io_trace`,
+/// blktrace_api.h), its low byte the format version.
+const BLKTRACE_MAGIC: u32 = 0x6561_7400;
 
 /// Reads the log at `path` (a regular file of at most [`IOLOG_LIMIT`]).
 pub fn read_iolog(path: &Path) -> Result<Iolog, IologError> {
-    parse_iolog(&read_text(path, IOLOG_LIMIT)?)
+    let bytes = read_bytes(path, IOLOG_LIMIT)?;
+    if let Some(first) = bytes.first_chunk::<4>() {
+        let word = u32::from_le_bytes(*first);
+        if word & 0xffff_ff00 == BLKTRACE_MAGIC || word.swap_bytes() & 0xffff_ff00 == BLKTRACE_MAGIC
+        {
+            return Err(IologError::Blktrace);
+        }
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => parse_iolog(&text),
+        Err(error) => {
+            let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|byte| **byte == b'\n').count() + 1;
+            Err(IologError::NotText(line))
+        }
+    }
 }
 
 /// Reads a log from its text (see the module documentation).
@@ -376,6 +404,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!error.chars().any(char::is_control), "{error:?}");
+    }
+
+    #[test]
+    fn a_blktrace_capture_and_binary_files_are_refused_by_what_they_are() {
+        let directory = tempfile::tempdir().unwrap();
+        let capture = directory.path().join("sda.blktrace.0");
+        // The start of one event: magic with version 7, then a sequence number.
+        std::fs::write(&capture, [0x07, 0x74, 0x61, 0x65, 1, 0, 0, 0]).unwrap();
+        let error = read_iolog(&capture).unwrap_err().to_string();
+        assert!(error.contains("blktrace capture"), "{error}");
+        let binary = directory.path().join("binary");
+        std::fs::write(&binary, b"fio version 2 iolog\n/a add\n\xff\xfe\n").unwrap();
+        let error = read_iolog(&binary).unwrap_err().to_string();
+        assert!(error.contains("line 3: not UTF-8"), "{error}");
     }
 
     #[test]

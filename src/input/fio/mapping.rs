@@ -24,10 +24,32 @@ pub struct MappedJob {
     pub workload: Workload,
     /// Its targets (one per file).
     pub targets: Vec<TargetSpec>,
+    /// The trace it replays (fio's `read_iolog`), its files mapped to `targets`.
+    pub replay: Option<std::sync::Arc<crate::workload::replay::ReplayTrace>>,
 }
 
 /// Maps `job`; errors point at the line to change.
 pub fn map_job(
+    job: &JobDefinition,
+    request: &JobFileRequest,
+    context: &MappingContext<'_>,
+    notes: &mut Notes,
+) -> Result<MappedJob, JobFileError> {
+    let Some(replay) = super::replay::replay_job(job, request)? else {
+        return map_generated_job(job, request, context, notes);
+    };
+    let mut mapped = map_generated_job(&replay.job, request, context, notes)?;
+    mapped.replay = Some(super::replay::apply(
+        &replay,
+        &mut mapped.workload,
+        &mapped.targets,
+        notes,
+    ));
+    Ok(mapped)
+}
+
+/// Maps a job that generates its I/O (or a replayed job before its trace is applied).
+fn map_generated_job(
     job: &JobDefinition,
     request: &JobFileRequest,
     context: &MappingContext<'_>,
@@ -137,6 +159,7 @@ pub fn map_job(
     Ok(MappedJob {
         workload,
         targets: files.targets,
+        replay: None,
     })
 }
 

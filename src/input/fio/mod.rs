@@ -45,6 +45,9 @@ pub mod mapping;
 pub mod notes;
 pub mod parsers;
 pub mod plan;
+pub mod replay;
+pub mod replay_options;
+pub mod replay_settings;
 pub mod settings;
 pub mod source;
 pub mod suffixes;
@@ -72,6 +75,61 @@ pub fn load(path: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileE
     load_with(path, request, &Environment::system())
 }
 
+/// The plan of replaying the fio I/O log at `log` (`iopath run --replay`): one job, as a job
+/// file with `read_iolog=LOG` and fio's defaults would give, the request's flags on top.
+pub fn load_replay(log: &Path, request: &JobFileRequest) -> Result<LoadedJob, JobFileError> {
+    let at = location::Location {
+        file: log.to_path_buf(),
+        line: 1,
+    };
+    let mut settings = settings::JobSettings::fio_defaults(at.clone());
+    settings.replay.log = Some(location::Set {
+        value: log.to_string_lossy().into_owned(),
+        at: at.clone(),
+    });
+    let job = collect::JobDefinition {
+        section: "replay".to_string(),
+        at,
+        settings,
+    };
+    let jobs = [job];
+    let read = ReadJobs {
+        path: log,
+        jobs: &jobs,
+        environment: &Environment::system(),
+    };
+    planned(read, request, Notes::default(), Vec::new())
+}
+
+/// Jobs read from a file (or made for a log), to plan.
+struct ReadJobs<'a> {
+    path: &'a Path,
+    jobs: &'a [collect::JobDefinition],
+    environment: &'a Environment,
+}
+
+/// The plan of `read`, with the notes and ignored options gathered so far.
+fn planned(
+    read: ReadJobs<'_>,
+    request: &JobFileRequest,
+    mut notes: Notes,
+    mut ignored: Vec<String>,
+) -> Result<LoadedJob, JobFileError> {
+    let plan = plan::build_plan(
+        read.path,
+        read.jobs,
+        request,
+        read.environment,
+        &mut notes,
+        &mut ignored,
+    )?;
+    Ok(LoadedJob {
+        plan,
+        ignored,
+        notes: notes.into_lines(),
+    })
+}
+
 /// Reads a fio job file into a plan, expanding values from `environment`.
 pub fn load_with(
     path: &Path,
@@ -87,18 +145,10 @@ pub fn load_with(
         &request.limits,
         &mut notes,
     )?;
-    let mut ignored = collected.ignored;
-    let plan = plan::build_plan(
+    let read = ReadJobs {
         path,
-        &collected.jobs,
-        request,
+        jobs: &collected.jobs,
         environment,
-        &mut notes,
-        &mut ignored,
-    )?;
-    Ok(LoadedJob {
-        plan,
-        ignored,
-        notes: notes.into_lines(),
-    })
+    };
+    planned(read, request, notes, collected.ignored)
 }

@@ -92,6 +92,7 @@ pub fn build_plan(
         let MappedJob {
             workload,
             targets: job_targets,
+            replay,
         } = map_job(
             job,
             request,
@@ -139,6 +140,7 @@ pub fn build_plan(
                 group,
                 workload,
                 targets: indexes,
+                replay,
             },
         ));
     }

@@ -229,6 +229,8 @@ pub struct JobSettings {
     pub force_async: Option<Set<u32>>,
     /// `serialize_overlap`.
     pub serialize_overlap: bool,
+    /// `read_iolog`, `write_iolog` and the `replay_*` options.
+    pub replay: super::replay_settings::ReplaySettings,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -311,6 +313,7 @@ impl JobSettings {
             invalidate: true,
             error_policy: Default::default(),
             serialize_overlap: false,
+            replay: Default::default(),
             create_on_open: None,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,

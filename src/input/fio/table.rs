@@ -127,7 +127,7 @@ const PERCENTILES: &str = "iopath reports its own fixed set of latency percentil
 const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
-const REPLAY: &str = "iopath does not replay I/O logs";
+const REPLAY: &str = "iopath does not merge blktrace files";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -1677,7 +1677,6 @@ pub static OPTIONS: &[OptionSpec] = &[
             "log_entries",
             "bwavgtime",
             "iopsavgtime",
-            "write_iolog",
         ],
         mapping: "accepted; no effect",
         support: Support::Accepted(LOGS),
@@ -1737,18 +1736,63 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "read_iolog",
-        aliases: &[
-            "read_iolog_chunked",
-            "merge_blktrace_file",
-            "replay_no_stall",
-            "replay_time_scale",
-            "replay_redirect",
-            "replay_align",
-            "replay_scale",
-            "replay_skip",
-            "merge_blktrace_scalars",
-            "merge_blktrace_iters",
-        ],
+        aliases: &[],
+        mapping: "replays a fio I/O log (versions 2 and 3) instead of generating I/O: its files become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line); a blktrace file is refused",
+        support: Support::Mapped(super::replay_options::read_log),
+    },
+    OptionSpec {
+        name: "write_iolog",
+        aliases: &[],
+        mapping: "records the job's I/Os, as issued, as a fio version 3 I/O log (which fio and iopath replay); the file is written only if it is missing or one iopath wrote",
+        support: Support::Mapped(super::replay_options::write_log),
+    },
+    OptionSpec {
+        name: "read_iolog_chunked",
+        aliases: &[],
+        mapping: "accepted; no effect",
+        support: Support::Accepted(
+            "iopath reads the whole I/O log (at most 256 MiB) before the run",
+        ),
+    },
+    OptionSpec {
+        name: "replay_no_stall",
+        aliases: &[],
+        mapping: "the log's I/Os are issued without its waits",
+        support: Support::Mapped(super::replay_options::no_stall),
+    },
+    OptionSpec {
+        name: "replay_time_scale",
+        aliases: &[],
+        mapping: "the log's waits scaled: percent of its pace (200: twice as fast)",
+        support: Support::Mapped(super::replay_options::time_scale),
+    },
+    OptionSpec {
+        name: "replay_redirect",
+        aliases: &[],
+        mapping: "every I/O of the log goes to this one file or device",
+        support: Support::Mapped(super::replay_options::redirect),
+    },
+    OptionSpec {
+        name: "replay_align",
+        aliases: &[],
+        mapping: "the log's offsets rounded down to this power of 2",
+        support: Support::Mapped(super::replay_options::align),
+    },
+    OptionSpec {
+        name: "replay_scale",
+        aliases: &[],
+        mapping: "the log's offsets divided by this",
+        support: Support::Mapped(super::replay_options::scale),
+    },
+    OptionSpec {
+        name: "replay_skip",
+        aliases: &[],
+        mapping: "the log's actions of these kinds (`read`, `write`, `trim`, `sync`) are left out",
+        support: Support::Mapped(super::replay_options::skip),
+    },
+    OptionSpec {
+        name: "merge_blktrace_file",
+        aliases: &["merge_blktrace_scalars", "merge_blktrace_iters"],
         mapping: "refused",
         support: Support::Refused(REPLAY),
     },

@@ -84,6 +84,7 @@ pub(super) fn build_plan(
                     .map(|entry| targets.index_of(entry, &workload))
                     .collect(),
                 workload,
+                replay: None,
             });
         }
         let name = match (&test.name, jobs.as_slice()) {

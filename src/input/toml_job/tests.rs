@@ -429,6 +429,7 @@ fn rich_plan() -> Plan {
         group,
         workload: workload.clone(),
         targets,
+        replay: None,
     };
     let mut together = TestPlan::single("together", zipf.clone(), vec![0]);
     together.jobs = vec![

@@ -38,10 +38,14 @@ pub fn plan_for(
     smallest_io_bytes: u64,
 ) -> Option<IoLogPlan> {
     let logs = logs?;
-    if !(logs.bandwidth.is_some() || logs.latency.is_some() || logs.iops.is_some()) {
+    if !(logs.bandwidth.is_some()
+        || logs.latency.is_some()
+        || logs.iops.is_some()
+        || logs.iolog.is_some())
+    {
         return None;
     }
-    if logs.per_io() {
+    if logs.per_io() || logs.iolog.is_some() {
         let room = IoTrace::room_for(length, io_limit, smallest_io_bytes);
         return Some(IoLogPlan::PerIo { room });
     }
@@ -149,6 +153,7 @@ mod tests {
             offset: 0,
             length: 4096,
             direction,
+            file: 0,
         }
     }
 

@@ -795,6 +795,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                     offset: slot.offset,
                     length: bytes as u32,
                     direction,
+                    file: slot.file,
                 });
             }
         }
@@ -1007,7 +1008,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             _ => clock.nanos_between(self.window.measure_start, window_end),
         };
         let (trace, trace_overflow_ios) = self.trace.into_parts();
-        let io_log = self.io_log.into_records();
+        let mut io_log = self.io_log.into_records();
+        if self.plan.io_log.is_some() {
+            io_log.files = self.plan.target_paths.clone();
+        }
         WorkerOutcome {
             read: self.read,
             write: self.write,

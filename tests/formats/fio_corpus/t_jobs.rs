@@ -29,10 +29,7 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 ];
 
 /// Applicable files iopath fails today, and why. Each fix removes its line.
-pub const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("t0031", "read_iolog is refused"),
-    ("t0038", "read_iolog is refused"),
-];
+pub const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// How fio runs one file.
 pub struct TJob {

@@ -1,0 +1,407 @@
+//! A job that replays an I/O log (fio's `read_iolog` and the `replay_*` options): the log is
+//! read and checked when the job file is, its files become the job's targets (or map onto the
+//! targets the job names), and its I/Os become the [`ReplayTrace`] the job's one worker issues.
+//!
+//! - Files: with `replay_redirect=PATH` every I/O goes to `PATH`; with `filename` (or targets on
+//!   the command line) a logged file goes to the target of the same name, else to the targets in
+//!   turn by the order the log added its files; otherwise the log's own files are the targets
+//!   (a missing one is created as large as the log's furthest I/O on it).
+//! - Offsets: divided by `replay_scale`, then rounded down to `replay_align`.
+//! - Timing: each I/O waits after the one before it as long as the log says (version 3: the
+//!   difference of the timestamps; version 2: its `wait` lines), scaled by
+//!   `replay_time_scale` (percent: 200 replays twice as fast); waits below 100 µs are carried
+//!   over to the next I/O rather than slept one by one. `replay_no_stall`: no waits.
+//! - `replay_skip=read,write,trim,sync` drops those actions; syncs in a log are not issued (the
+//!   note says how many).
+//! - The job runs until the log is issued once (`runtime` still bounds it); trims size no data
+//!   buffer, so a log of 2 GiB trims and 4 KiB writes uses 4 KiB buffers.
+
+use super::collect::JobDefinition;
+use super::iolog::{Iolog, IologVersion, TraceAction, read_iolog};
+use super::location::Set;
+use super::notes::Notes;
+pub use super::replay_settings::ReplaySettings;
+use crate::input::job_file::{JobFileError, JobFileRequest};
+use crate::result::{AccessLine, AccessSpec, Direction, RunLength, WorkerFiles, Workload};
+use crate::targets::TargetSpec;
+use crate::workload::replay::{ReplayIo, ReplayTrace};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Waits shorter than this are carried over to the next I/O, µs.
+const SHORTEST_WAIT_US: u64 = 100;
+
+/// Checks the destination of `write_iolog` before any I/O: a path where nothing exists yet (an
+/// I/O log is never written over a file, not even one an earlier run wrote: a replay may be
+/// reading it), and a job that logs every I/O rather than windows of them.
+pub fn check_record(
+    record: &Set<String>,
+    job: &str,
+    logs: &crate::result::log_options::LogOptions,
+) -> Result<(), JobFileError> {
+    let shown = crate::text::escape::escape_controls(&record.value);
+    if std::fs::symlink_metadata(&record.value).is_ok() {
+        return Err(record.at.error(format!(
+            "job '{job}': write_iolog={shown}: the file exists; iopath writes an I/O log only to a new file (remove it, or name another)"
+        )));
+    }
+    if logs.average_ms > 0
+        && (logs.bandwidth.is_some() || logs.latency.is_some() || logs.iops.is_some())
+    {
+        return Err(record.at.error(format!(
+            "job '{job}': write_iolog={shown} with log_avg_msec: iopath records every I/O or windows of them, not both; drop log_avg_msec or write_iolog"
+        )));
+    }
+    Ok(())
+}
+
+/// A job that replays a log, ready to map: its definition with the log's files as its
+/// `filename` when it names none (and the log's extent as its `size` when it gives none, so
+/// that a missing file is created large enough), and the log.
+pub struct ReplayJob {
+    /// The definition to map.
+    pub job: JobDefinition,
+    /// The log.
+    pub log: Iolog,
+}
+
+/// Reads the log `job` replays (`None`: it replays none); errors name the log and the line.
+pub fn replay_job(
+    job: &JobDefinition,
+    request: &JobFileRequest,
+) -> Result<Option<ReplayJob>, JobFileError> {
+    let settings = &job.settings;
+    let Some(log_path) = &settings.replay.log else {
+        return Ok(None);
+    };
+    let log = read_iolog(Path::new(&log_path.value)).map_err(|error| {
+        log_path.at.error(format!(
+            "job '{}': read_iolog={}: {error}",
+            job.section,
+            crate::text::escape::escape_controls(&log_path.value)
+        ))
+    })?;
+    let mut job = job.clone();
+    let settings = &mut job.settings;
+    if let Some(redirect) = &settings.replay.redirect {
+        settings.filenames = Some(Set {
+            value: vec![redirect.value.clone()],
+            at: redirect.at.clone(),
+        });
+    } else if settings.filenames.is_none() && request.targets.is_empty() {
+        settings.filenames = Some(Set {
+            value: log.files.clone(),
+            at: log_path.at.clone(),
+        });
+    }
+    if settings.size.is_none() && settings.filesize.is_none() {
+        let furthest = log
+            .ios
+            .iter()
+            .filter(|io| io.action != TraceAction::Trim)
+            .map(|io| io.offset.saturating_add(u64::from(io.length)))
+            .max()
+            .unwrap_or(0)
+            .max(4096);
+        settings.filesize = Some(Set {
+            value: furthest,
+            at: log_path.at.clone(),
+        });
+    }
+    // A replay runs until its log is issued, not for a time.
+    settings.time_based = None;
+    settings.numjobs = 1;
+    Ok(Some(ReplayJob { job, log }))
+}
+
+/// Where each of the log's files goes: an index into `targets`.
+fn file_targets(log: &Iolog, targets: &[TargetSpec], redirected: bool) -> Vec<u32> {
+    let names: Vec<Option<&Path>> = targets
+        .iter()
+        .map(|target| match target {
+            TargetSpec::Path { path, .. } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect();
+    let count = targets.len().max(1);
+    log.files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| {
+            if redirected {
+                return 0;
+            }
+            let by_name = names
+                .iter()
+                .position(|name| name.is_some_and(|name| name == Path::new(file)));
+            by_name.unwrap_or(index % count) as u32
+        })
+        .collect()
+}
+
+/// The trace of `log` as `settings` replay it onto `targets`, and how many syncs it leaves out.
+pub fn replay_trace(
+    log: &Iolog,
+    settings: &ReplaySettings,
+    targets: &[TargetSpec],
+) -> (ReplayTrace, usize) {
+    let files = file_targets(log, targets, settings.redirect.is_some());
+    let mut ios = Vec::with_capacity(log.ios.len());
+    let mut syncs = 0;
+    let mut previous_us = 0u64;
+    let mut owed_us = 0u64;
+    for logged in &log.ios {
+        owed_us = owed_us.saturating_add(logged.at_us.saturating_sub(previous_us));
+        previous_us = previous_us.max(logged.at_us);
+        let (direction, skipped) = match logged.action {
+            TraceAction::Read => (Direction::Read, settings.skip[0]),
+            TraceAction::Write => (Direction::Write, settings.skip[1]),
+            TraceAction::Trim => (Direction::Trim, settings.skip[2]),
+            TraceAction::Sync | TraceAction::DataSync => {
+                if !settings.skip[3] {
+                    syncs += 1;
+                }
+                continue;
+            }
+        };
+        if skipped {
+            continue;
+        }
+        let mut offset = logged.offset / settings.scale.max(1);
+        if settings.align_bytes > 1 {
+            offset &= !(settings.align_bytes - 1);
+        }
+        let delay_ns = if settings.no_stall || owed_us < SHORTEST_WAIT_US {
+            0
+        } else {
+            let scaled =
+                u128::from(owed_us) * 1000 * 100 / u128::from(settings.time_scale_percent.max(1));
+            owed_us = 0;
+            u64::try_from(scaled).unwrap_or(u64::MAX)
+        };
+        if settings.no_stall {
+            owed_us = 0;
+        }
+        ios.push(ReplayIo {
+            delay_ns,
+            file: files.get(logged.file as usize).copied().unwrap_or(0),
+            direction,
+            offset,
+            length: logged.length,
+        });
+    }
+    (ReplayTrace { ios }, syncs)
+}
+
+/// Makes `workload` the workload of replaying `trace` on `target_count` targets: one worker
+/// over all of them, directions and the largest data block as the trace has them, run until
+/// the trace is issued once.
+pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_count: usize) {
+    let total = trace.ios.len().max(1) as u64;
+    let share = |direction| {
+        let count = trace.count(direction) as u64;
+        if count == 0 {
+            0
+        } else {
+            (count * 100 / total).clamp(1, 99) as u8
+        }
+    };
+    let writes = trace.count(Direction::Write) > 0;
+    let mut read_percent = share(Direction::Read);
+    let mut trim_percent = share(Direction::Trim);
+    if !writes {
+        // Whatever is not a read is a trim.
+        read_percent = if trace.count(Direction::Trim) == 0 {
+            100
+        } else {
+            read_percent
+        };
+        trim_percent = 100 - read_percent;
+    } else if read_percent + trim_percent >= 100 {
+        trim_percent = 99 - read_percent.min(98);
+    }
+    let size_bytes = match trace.largest_data_io_bytes() {
+        0 => 4096,
+        largest => largest,
+    };
+    workload.access = AccessSpec {
+        lines: vec![AccessLine {
+            trim_percent,
+            alignment_bytes: 1,
+            ..AccessLine::new(size_bytes, 100, read_percent, 100)
+        }],
+    };
+    workload.workers = 1;
+    workload.worker_files = WorkerFiles {
+        per_worker: target_count.max(1) as u32,
+        ..WorkerFiles::default()
+    };
+    let time_limit_ns = match workload.length {
+        RunLength::Bytes { time_limit_ns, .. } => time_limit_ns,
+        RunLength::Time { duration_ns } => Some(duration_ns),
+    };
+    // Every byte the trace issues, trims included, rounded up to whole blocks of the line (the
+    // runner's byte budget counts whole blocks): the budget is met by the last I/O, never
+    // before, and the I/O count ends the replay.
+    let bytes = trace
+        .ios
+        .iter()
+        .map(|io| u64::from(io.length))
+        .sum::<u64>()
+        .max(1)
+        .div_ceil(size_bytes)
+        .saturating_mul(size_bytes);
+    workload.length = RunLength::Bytes {
+        bytes,
+        time_limit_ns,
+    };
+    workload.io_limit = Some(total);
+    workload.offsets.random_map = false;
+}
+
+/// The note a replayed job gets.
+pub fn replay_note(job: &str, log: &Iolog, trace: &ReplayTrace, syncs: usize) -> String {
+    let version = match log.version {
+        IologVersion::V2 => 2,
+        IologVersion::V3 => 3,
+    };
+    let mut note = format!(
+        "job '{job}': replays a version {version} I/O log of {} I/Os ({} reads, {} writes, {} trims) over {} file(s)",
+        trace.ios.len(),
+        trace.count(Direction::Read),
+        trace.count(Direction::Write),
+        trace.count(Direction::Trim),
+        log.files.len()
+    );
+    if syncs > 0 {
+        note.push_str(&format!(
+            "; its {syncs} sync(s) are not issued (iopath syncs at the end with end_fsync)"
+        ));
+    }
+    note
+}
+
+/// Checks, maps and notes the replay of `replay` into `mapped` (`targets`: the job's).
+pub fn apply(
+    replay: &ReplayJob,
+    workload: &mut Workload,
+    targets: &[TargetSpec],
+    notes: &mut Notes,
+) -> Arc<ReplayTrace> {
+    let settings = &replay.job.settings.replay;
+    let (trace, syncs) = replay_trace(&replay.log, settings, targets);
+    replay_workload(workload, &trace, targets.len());
+    notes.add(
+        settings.log.as_ref().map(|log| &log.at),
+        replay_note(&replay.job.section, &replay.log, &trace, syncs),
+    );
+    Arc::new(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::fio::iolog::parse_iolog;
+    use std::path::PathBuf;
+
+    fn target(path: &str) -> TargetSpec {
+        TargetSpec::Path {
+            path: PathBuf::from(path),
+            create_size: None,
+        }
+    }
+
+    #[test]
+    fn files_go_to_targets_of_their_name_else_in_turn() {
+        let log = parse_iolog(
+            "fio version 2 iolog\n/b add\n/x add\n/b open\n/x open\n/b read 0 512\n/x write 512 512\n",
+        )
+        .unwrap();
+        let settings = ReplaySettings::default();
+        let (trace, _) = replay_trace(&log, &settings, &[target("/a"), target("/b")]);
+        let files: Vec<u32> = trace.ios.iter().map(|io| io.file).collect();
+        assert_eq!(files, [1, 1]);
+        let redirected = ReplaySettings {
+            redirect: Some(Set {
+                value: "/a".into(),
+                at: super::super::location::Location {
+                    file: PathBuf::from("job.fio"),
+                    line: 1,
+                },
+            }),
+            ..ReplaySettings::default()
+        };
+        let (trace, _) = replay_trace(&log, &redirected, &[target("/a")]);
+        assert!(trace.ios.iter().all(|io| io.file == 0));
+    }
+
+    #[test]
+    fn offsets_scale_then_align_and_waits_scale_with_time() {
+        let log = parse_iolog(
+            "fio version 3 iolog\n0 /a add\n0 /a open\n1000 /a write 10000 512\n1050 /a read 20480 512\n1300 /a sync 0 0\n3000 /a trim 4096 1048576\n",
+        )
+        .unwrap();
+        let settings = ReplaySettings {
+            scale: 2,
+            align_bytes: 4096,
+            time_scale_percent: 200,
+            ..ReplaySettings::default()
+        };
+        let (trace, syncs) = replay_trace(&log, &settings, &[target("/a")]);
+        assert_eq!(syncs, 1);
+        let shapes: Vec<_> = trace
+            .ios
+            .iter()
+            .map(|io| (io.delay_ns, io.direction, io.offset))
+            .collect();
+        // 50 µs after the write is owed to the trim, which waits 2000 µs in all, at twice the pace.
+        assert_eq!(
+            shapes,
+            [
+                (500_000, Direction::Write, 4096),
+                (0, Direction::Read, 8192),
+                (1_000_000, Direction::Trim, 0),
+            ]
+        );
+        let stalled = ReplaySettings {
+            no_stall: true,
+            skip: [true, false, false, false],
+            ..ReplaySettings::default()
+        };
+        let (trace, _) = replay_trace(&log, &stalled, &[target("/a")]);
+        assert!(trace.ios.iter().all(|io| io.delay_ns == 0));
+        assert_eq!(trace.count(Direction::Read), 0);
+    }
+
+    #[test]
+    fn a_trace_of_huge_trims_sizes_its_block_by_its_writes() {
+        let log = parse_iolog(
+            "fio version 3 iolog\n30 /dev/null add\n31 /dev/null open\n40 /dev/null trim 0 2147483648\n50 /dev/null write 0 4096\n",
+        )
+        .unwrap();
+        let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/dev/null")]);
+        let mut workload = crate::workload::suite::base_workload();
+        replay_workload(&mut workload, &trace, 1);
+        assert_eq!(workload.access.max_size_bytes(), 4096);
+        assert!(workload.trims() && workload.writes() && !workload.reads());
+        assert_eq!(workload.io_limit, Some(2));
+    }
+
+    #[test]
+    fn the_byte_budget_of_a_replay_holds_every_io_in_whole_blocks() {
+        let log =
+            parse_iolog("fio version 2 iolog\n/a add\n/a open\n/a write 0 8192\n/a read 0 4096\n")
+                .unwrap();
+        let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/a")]);
+        let mut workload = crate::workload::suite::base_workload();
+        replay_workload(&mut workload, &trace, 1);
+        let RunLength::Bytes { bytes, .. } = workload.length else {
+            panic!("a replay runs to a byte count");
+        };
+        assert_eq!(
+            bytes,
+            2 * 8192,
+            "12 KiB in 8 KiB blocks: two blocks, not one"
+        );
+    }
+}
