@@ -1,5 +1,6 @@
 //! Dropping the page cache between phases (`--drop-caches`), so a read phase does not read what
-//! the write phase left in memory.
+//! the write phase left in memory; and whether a worker drops a file's pages at each pass
+//! (fio's `invalidate=1` in a timed buffered job).
 
 /// Why the page cache could not be dropped.
 #[derive(Debug, thiserror::Error)]
@@ -23,4 +24,23 @@ pub fn drop_page_cache() -> Result<(), CacheDropError> {
             CacheDropError::Write(error)
         }
     })
+}
+
+/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
+/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
+/// map fills up, and when sequential I/O wraps on a job of one file.
+pub(super) fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
+    workload.buffered
+        && workload.handling.invalidate_cache
+        && matches!(workload.length, crate::result::RunLength::Time { .. })
+        && (random_offsets(workload) || files == 1)
+}
+
+/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
+pub(super) fn random_offsets(workload: &crate::result::Workload) -> bool {
+    workload
+        .access
+        .lines
+        .iter()
+        .any(|line| line.random_percent > 0)
 }

@@ -45,7 +45,7 @@ pub fn descriptors_needed(
                 .iter()
                 .map(|job| {
                     let shape = TestShape::of(job, io_uring);
-                    let per_file = if super::test_runner::invalidates_each_pass(
+                    let per_file = if super::caches::invalidates_each_pass(
                         &job.workload,
                         job.workload.worker_files.per_worker as usize,
                     ) {

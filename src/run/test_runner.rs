@@ -1,6 +1,7 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
+use super::caches::{invalidates_each_pass, random_offsets};
 use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
 use super::job_links::TestLinks;
@@ -347,25 +348,6 @@ pub fn run_test(
         traces,
         io_logs,
     }))
-}
-
-/// Whether a worker of `workload` on `files` files drops a file's cached pages each time its
-/// pass over it ends, as fio does in a timed buffered job with `invalidate=1`: when its random
-/// map fills up, and when sequential I/O wraps on a job of one file.
-pub(super) fn invalidates_each_pass(workload: &crate::result::Workload, files: usize) -> bool {
-    workload.buffered
-        && workload.handling.invalidate_cache
-        && matches!(workload.length, RunLength::Time { .. })
-        && (random_offsets(workload) || files == 1)
-}
-
-/// Whether any of the workload's I/O goes to random offsets (fio's `td_random`).
-fn random_offsets(workload: &crate::result::Workload) -> bool {
-    workload
-        .access
-        .lines
-        .iter()
-        .any(|line| line.random_percent > 0)
 }
 
 /// The region of the `index`-th file of a set.
