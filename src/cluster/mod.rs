@@ -14,3 +14,5 @@ pub mod launcher;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod templates;
+#[cfg(test)]
+mod thousand_ranks;
