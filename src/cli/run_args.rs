@@ -143,6 +143,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "targets")]
     pub target_map: Option<PathBuf>,
 
+    /// In a multi-client run, keep each rank's whole tests in the result (its histograms,
+    /// per-second series and jobs) instead of its summary (a few figures per test: IOPS,
+    /// MB/s, latency, errors, CPU), which is the default: a result then grows by a few KB per
+    /// rank, whatever the run's length (docs/multi-host.md).
+    #[arg(long)]
+    pub per_rank_series: bool,
+
     /// The workload.
     #[command(flatten)]
     pub workload: WorkloadOptions,

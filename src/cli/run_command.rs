@@ -245,7 +245,7 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     drop(metrics);
     // Every client's own figures were analysed against its own path, for the verdict across
     // the clients; rank 0 analyses the merged run below.
-    let mut executed = match team.gather(executed, stop.is_raised()) {
+    let mut executed = match team.gather(executed, stop.is_raised(), args.per_rank_series) {
         Ok(Gathered::Report(executed)) => *executed,
         Ok(Gathered::Exit(status)) | Err(Ended(status)) => return status,
     };

@@ -199,12 +199,18 @@ pub enum Gathered {
 impl Team {
     /// After the run: the other ranks send their results to rank 0, which merges them into its
     /// own (a rank that did not report is named in the result as lost). `Err`: the run of this
-    /// process failed before any test ran (printed by the process that prints).
+    /// process failed before any test ran (printed by the process that prints). With
+    /// `per_rank_series`, the merged result keeps each rank's whole tests, not their
+    /// summaries.
     pub fn gather(
         &mut self,
         executed: Result<ExecutedRun, RunError>,
         interrupted: bool,
+        per_rank_series: bool,
     ) -> Result<Gathered, Ended> {
+        // Alone, there is one rank's result: nothing to summarise.
+        #[cfg(not(feature = "mpi"))]
+        let _ = per_rank_series;
         match self {
             // Alone, an interruption is the run's own to report.
             Team::Alone(..) => match executed.map(|executed| (executed, interrupted)) {
@@ -225,7 +231,12 @@ impl Team {
                         (Err(error.to_string()), None, Some(status))
                     }
                 };
-                match session.finish(own, interrupted) {
+                let detail = if per_rank_series {
+                    iopath::cluster::assemble::RankDetail::Whole
+                } else {
+                    iopath::cluster::assemble::RankDetail::Summaries
+                };
+                match session.finish(own, interrupted, detail) {
                     Ok(Finished::Merged(merged)) => match (executed.take(), status) {
                         (Some(mut executed), None) => {
                             executed.result = *merged;

@@ -1,9 +1,11 @@
-//! The result of a multi-client run, put together on rank 0 from what every client reported:
-//! the merged tests ([`merge`](crate::stats::merge)), and a [`ClusterResult`] that keeps each
-//! client's own figures, its clock offset, and the clients that were lost.
+//! The result of a multi-client run, put together on rank 0 from what every client reported,
+//! one client at a time ([`Assembly`]): the merged tests ([`merge`](crate::stats::merge)),
+//! and a [`ClusterResult`] that keeps each client's own figures (in summary form unless asked
+//! for whole: [`RankDetail`]), each host's, the clock offsets, and the clients that were lost.
 
-use crate::result::{ClusterResult, RankResult, RunResult, TestResult};
+use crate::result::{ClusterResult, HostResult, RankResult, RunResult, TestResult};
 use crate::stats::merge::{drop_interval_buckets, merge_test};
+use crate::stats::summary::{drop_series, summarise_host_test, summarise_test};
 
 /// What rank 0 knows of one client at the end of a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,114 +46,282 @@ fn name_rank_in_mismatches(result: &mut RunResult, rank: u32) {
     }
 }
 
-/// The run of every client: rank 0's run (`own`: command line, host, targets, start time)
-/// with the tests of every client that reported merged, and the clients listed in
-/// [`RunResult::cluster`]. The run is partial when any client's is or any was lost.
-pub fn assemble(own: RunResult, mut clients: Vec<ClientReport>, launcher: String) -> RunResult {
-    for client in &mut clients {
-        if let Some(result) = &mut client.result {
-            name_rank_in_mismatches(result, client.rank);
-        }
+/// What a saved multi-client result keeps of each client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RankDetail {
+    /// Each client's tests in summary form ([`summarise_test`]) and each host's clients
+    /// merged exactly: a few KB per client, whatever the run's length.
+    #[default]
+    Summaries,
+    /// Each client's whole tests (histograms, series, jobs), as `--per-rank-series` asks.
+    Whole,
+}
+
+/// Clients read before their tests are folded into the merged ones: a fold merges each
+/// interval's histogram anew, so folding several clients at once saves that work, at the cost
+/// of holding this many whole results.
+pub const MERGE_BATCH: usize = 64;
+
+/// One host's clients merged so far.
+struct HostFold {
+    name: String,
+    cpu_count: u32,
+    tests: Vec<Option<TestResult>>,
+}
+
+/// Test by test, the tests of every one of `parts` folded into `merged` (exact: the merge of
+/// a merge is the merge of every part, interval buckets included).
+fn fold_tests(merged: &mut Vec<Option<TestResult>>, parts: &[&[TestResult]]) {
+    let test_count = parts.iter().map(|tests| tests.len()).max().unwrap_or(0);
+    if merged.len() < test_count {
+        merged.resize(test_count, None);
     }
-    let reported: Vec<&RunResult> = clients
-        .iter()
-        .filter(|client| client.lost.is_none())
-        .filter_map(|client| client.result.as_ref())
-        .collect();
-    let test_count = reported
-        .iter()
-        .map(|result| result.tests.len())
-        .max()
-        .unwrap_or(0);
-    // The CPUs of every host once, however many of its clients took part.
-    let mut host_cpus: Vec<(&str, u32)> = Vec::new();
-    for result in &reported {
-        if !host_cpus
-            .iter()
-            .any(|(host, _)| *host == result.host.hostname)
-        {
-            host_cpus.push((&result.host.hostname, result.host.cpu_count));
+    for (index, so_far) in merged.iter_mut().enumerate() {
+        let mut same: Vec<&TestResult> =
+            parts.iter().filter_map(|tests| tests.get(index)).collect();
+        if same.is_empty() {
+            continue;
         }
+        let before = so_far.take();
+        if let Some(before) = &before {
+            same.insert(0, before);
+        }
+        *so_far = merge_test(&same);
     }
-    let cpu_count = host_cpus.iter().map(|(_, cpus)| cpus).sum();
-    let tests: Vec<TestResult> = (0..test_count)
-        .filter_map(|index| {
-            let parts: Vec<&TestResult> = reported
-                .iter()
-                .filter_map(|result| result.tests.get(index))
-                .collect();
-            let mut merged = merge_test(&parts)?;
-            merged.cpu.cpu_count = cpu_count;
-            // The intervals were merged bucket by bucket; the buckets are saved nowhere.
-            drop_interval_buckets(&mut merged);
-            Some(merged)
+}
+
+/// What a host's merge needs of a test: its histograms and counts, not its series (a host is
+/// saved in summary form).
+fn for_host(tests: &[TestResult]) -> Vec<TestResult> {
+    tests
+        .iter()
+        .map(|test| {
+            let mut test = test.clone();
+            drop_series(&mut test);
+            test
         })
-        .collect();
-    let mut warnings = own.warnings.clone();
-    for client in &clients {
-        if let Some(reason) = &client.lost {
-            warnings.push(format!(
-                "rank {} on {} was lost: {reason}; its figures are not in the merged results",
-                client.rank, client.host
+        .collect()
+}
+
+/// The run of every client, put together as the clients come: their tests are folded into
+/// the merged tests and into their hosts' [`MERGE_BATCH`] clients at a time, and only what
+/// the saved result keeps of each ([`RankDetail`]) stays. Rank 0 so holds at most that many
+/// whole results at once, beside the merged tests, one merge per host and the clients'
+/// summaries.
+pub struct Assembly {
+    detail: RankDetail,
+    /// The whole tests of the clients taken in since the last fold, with their hosts.
+    pending: Vec<(String, Vec<TestResult>)>,
+    merged: Vec<Option<TestResult>>,
+    hosts: Vec<HostFold>,
+    ranks: Vec<RankResult>,
+    warnings: Vec<String>,
+    partial: bool,
+}
+
+impl Assembly {
+    /// An assembly keeping `detail` of each client.
+    pub fn new(detail: RankDetail) -> Self {
+        Assembly {
+            detail,
+            pending: Vec::new(),
+            merged: Vec::new(),
+            hosts: Vec::new(),
+            ranks: Vec::new(),
+            warnings: Vec::new(),
+            partial: false,
+        }
+    }
+
+    /// Takes in one client (in rank order, for the warnings and first errors to keep it).
+    pub fn add(&mut self, client: ClientReport) {
+        let ClientReport {
+            rank,
+            host,
+            local_rank,
+            clock_offset_ns,
+            clock_uncertainty_ns,
+            sync_poll_ns,
+            sync_polls,
+            mut result,
+            lost,
+        } = client;
+        self.partial |= lost.is_some() || result.as_ref().is_none_or(|result| result.partial);
+        if let Some(reason) = &lost {
+            self.warnings.push(format!(
+                "rank {rank} on {host} was lost: {reason}; its figures are not in the merged results"
             ));
         }
-        let Some(result) = client.result.as_ref().filter(|_| client.rank != 0) else {
-            continue;
+        if let Some(result) = &mut result {
+            name_rank_in_mismatches(result, rank);
+            if lost.is_none() {
+                self.fold(&host, result);
+            }
+            if rank != 0 {
+                for warning in &result.warnings {
+                    let warning = format!("rank {rank} on {host}: {warning}");
+                    if !self.warnings.contains(&warning) {
+                        self.warnings.push(warning);
+                    }
+                }
+            }
+        }
+        let (host_info, targets, mut tests) = match result {
+            Some(result) => (Some(result.host), result.targets, result.tests),
+            None => (None, Vec::new(), Vec::new()),
         };
-        for warning in &result.warnings {
-            let warning = format!("rank {} on {}: {warning}", client.rank, client.host);
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
+        for test in &mut tests {
+            drop_interval_buckets(test);
+            if self.detail == RankDetail::Summaries {
+                summarise_test(test);
+            }
+        }
+        self.ranks.push(RankResult {
+            rank,
+            host,
+            local_rank,
+            clock_offset_ns,
+            clock_uncertainty_ns,
+            sync_poll_ns,
+            sync_polls,
+            lost,
+            host_info,
+            targets,
+            tests,
+        });
+    }
+
+    /// Takes in the tests of a client that took part to the end; every [`MERGE_BATCH`]
+    /// clients, folds them into the merged tests and their hosts'.
+    fn fold(&mut self, host: &str, result: &RunResult) {
+        if self.detail == RankDetail::Summaries && !self.hosts.iter().any(|fold| fold.name == host)
+        {
+            self.hosts.push(HostFold {
+                name: host.to_string(),
+                cpu_count: result.host.cpu_count,
+                tests: Vec::new(),
+            });
+        }
+        self.pending.push((host.to_string(), result.tests.clone()));
+        if self.pending.len() >= MERGE_BATCH {
+            self.fold_pending();
+        }
+    }
+
+    /// Folds the clients taken in since the last fold.
+    fn fold_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let parts: Vec<&[TestResult]> = pending.iter().map(|(_, tests)| tests.as_slice()).collect();
+        fold_tests(&mut self.merged, &parts);
+        for fold in &mut self.hosts {
+            let on_host: Vec<Vec<TestResult>> = pending
+                .iter()
+                .filter(|(host, _)| *host == fold.name)
+                .map(|(_, tests)| for_host(tests))
+                .collect();
+            let Some(first) = on_host.first() else {
+                continue;
+            };
+            let parts: Vec<&[TestResult]> = on_host.iter().map(Vec::as_slice).collect();
+            fold_tests(&mut fold.tests, &parts);
+            // The cores are the host's, the same for each of its clients (the merge keeps none).
+            for (merged, own) in fold.tests.iter_mut().zip(first) {
+                if let Some(merged) = merged {
+                    merged.cpu.cores = own.cpu.cores.clone();
+                }
             }
         }
     }
-    let partial = clients.iter().any(|client| {
-        client.lost.is_some() || client.result.as_ref().is_none_or(|result| result.partial)
-    });
-    let lost_ranks = clients
-        .iter()
-        .filter(|client| client.lost.is_some())
-        .map(|client| client.rank)
-        .collect();
-    let size = clients.len() as u32;
-    let ranks = clients
-        .into_iter()
-        .map(|client| {
-            let (host_info, targets, mut tests) = match client.result {
-                Some(result) => (Some(result.host), result.targets, result.tests),
-                None => (None, Vec::new(), Vec::new()),
-            };
-            tests.iter_mut().for_each(drop_interval_buckets);
-            RankResult {
-                rank: client.rank,
-                host: client.host,
-                local_rank: client.local_rank,
-                clock_offset_ns: client.clock_offset_ns,
-                clock_uncertainty_ns: client.clock_uncertainty_ns,
-                sync_poll_ns: client.sync_poll_ns,
-                sync_polls: client.sync_polls,
-                lost: client.lost,
-                host_info,
-                targets,
-                tests,
-            }
-        })
-        .collect();
-    RunResult {
-        partial: own.partial || partial,
-        tests,
-        warnings,
-        // Rank 0's own analysis is of its own figures: the merged run is analysed afresh.
-        paths: Vec::new(),
-        cluster: Some(ClusterResult {
-            launcher,
-            size,
+
+    /// The run of every client: rank 0's run (`own`: command line, host, targets, start
+    /// time) with the merged tests, and the clients listed in [`RunResult::cluster`]. The run
+    /// is partial when any client's is or any was lost.
+    pub fn finish(mut self, own: RunResult, launcher: String) -> RunResult {
+        self.fold_pending();
+        let Assembly {
+            merged,
+            hosts,
             ranks,
-            lost_ranks,
-            verdicts: Vec::new(),
-        }),
-        ..own
+            warnings: client_warnings,
+            partial,
+            ..
+        } = self;
+        // The CPUs of every host once, however many of its clients took part.
+        let mut host_cpus: Vec<(&str, u32)> = Vec::new();
+        for rank in ranks.iter().filter(|rank| rank.lost.is_none()) {
+            if let Some(info) = &rank.host_info
+                && !host_cpus.iter().any(|(host, _)| *host == info.hostname)
+            {
+                host_cpus.push((&info.hostname, info.cpu_count));
+            }
+        }
+        let cpu_count = host_cpus.iter().map(|(_, cpus)| cpus).sum();
+        let tests: Vec<TestResult> = merged
+            .into_iter()
+            .flatten()
+            .map(|mut test| {
+                test.cpu.cpu_count = cpu_count;
+                // The intervals were merged bucket by bucket; the buckets are saved nowhere.
+                drop_interval_buckets(&mut test);
+                test
+            })
+            .collect();
+        let hosts = hosts
+            .into_iter()
+            .map(|fold| HostResult {
+                tests: fold
+                    .tests
+                    .into_iter()
+                    .flatten()
+                    .map(|mut test| {
+                        // The cores and CPUs are the host's, the same for each of its clients.
+                        test.cpu.cpu_count = fold.cpu_count;
+                        summarise_host_test(&mut test);
+                        test
+                    })
+                    .collect(),
+                name: fold.name,
+            })
+            .collect();
+        let mut warnings = own.warnings.clone();
+        warnings.extend(client_warnings);
+        let lost_ranks = ranks
+            .iter()
+            .filter(|rank| rank.lost.is_some())
+            .map(|rank| rank.rank)
+            .collect();
+        RunResult {
+            partial: own.partial || partial,
+            tests,
+            warnings,
+            // Rank 0's own analysis is of its own figures: the merged run is analysed afresh.
+            paths: Vec::new(),
+            cluster: Some(ClusterResult {
+                launcher,
+                size: ranks.len() as u32,
+                ranks,
+                lost_ranks,
+                verdicts: Vec::new(),
+                hosts,
+            }),
+            ..own
+        }
     }
+}
+
+/// The run of every client ([`Assembly`] of `clients` in their order, keeping `detail` of
+/// each).
+pub fn assemble(
+    own: RunResult,
+    clients: Vec<ClientReport>,
+    launcher: String,
+    detail: RankDetail,
+) -> RunResult {
+    let mut assembly = Assembly::new(detail);
+    for client in clients {
+        assembly.add(client);
+    }
+    assembly.finish(own, launcher)
 }
 
 #[cfg(test)]
@@ -181,7 +351,7 @@ mod tests {
             client(1, Some(own.clone()), None),
             client(2, None, Some("no word from it for 3 s")),
         ];
-        let merged = assemble(own.clone(), clients, "MPI".into());
+        let merged = assemble(own.clone(), clients, "MPI".into(), RankDetail::Whole);
         assert!(merged.partial);
         assert_eq!(merged.tests.len(), own.tests.len());
         for (test, alone) in merged.tests.iter().zip(&own.tests) {
@@ -202,6 +372,43 @@ mod tests {
         assert_eq!(hosts_of(&cluster), ["host0", "host1", "host2"]);
         let one_host = crate::stats::merge::host_tests(&cluster, "host1");
         assert_eq!(one_host[0].total.io_count, own.tests[0].total.io_count);
+    }
+
+    #[test]
+    fn by_default_ranks_keep_summaries_and_hosts_their_exact_merge() {
+        let own = mixed().clone();
+        let clients = |own: &RunResult| {
+            [(0, "node1"), (1, "node1"), (2, "node2")]
+                .map(|(rank, host)| ClientReport {
+                    host: host.into(),
+                    ..client(rank, Some(own.clone()), None)
+                })
+                .into()
+        };
+        let whole = assemble(own.clone(), clients(&own), "MPI".into(), RankDetail::Whole);
+        let summaries = assemble(
+            own.clone(),
+            clients(&own),
+            "MPI".into(),
+            RankDetail::default(),
+        );
+        assert_eq!(summaries.tests, whole.tests);
+        let (whole, summaries) = (whole.cluster.unwrap(), summaries.cluster.unwrap());
+        assert!(whole.hosts.is_empty());
+        assert_eq!(summaries.hosts.len(), 2);
+        for host in ["node1", "node2"] {
+            let mut expected = crate::stats::merge::host_tests(&whole, host);
+            expected.iter_mut().for_each(summarise_host_test);
+            assert_eq!(crate::stats::merge::host_tests(&summaries, host), expected);
+        }
+        for (rank, whole_rank) in summaries.ranks.iter().zip(&whole.ranks) {
+            for (test, whole_test) in rank.tests.iter().zip(&whole_rank.tests) {
+                assert!(test.jobs.is_empty() && test.total.series.is_empty());
+                assert!(test.total.histogram.buckets.is_empty());
+                assert_eq!(test.total.latency, whole_test.total.latency);
+                assert_eq!(test.total.io_count, whole_test.total.io_count);
+            }
+        }
     }
 
     fn hosts_of(cluster: &ClusterResult) -> Vec<&str> {

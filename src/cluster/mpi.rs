@@ -7,7 +7,7 @@
 //! between rank 0 and one rank, waited for with a deadline; a rank silent for
 //! [`LOST_AFTER`] while a test runs is lost, and the others stop within that time.
 
-use super::assemble::{ClientReport, assemble};
+use super::assemble::{Assembly, ClientReport, RankDetail};
 use super::launcher;
 use super::templates::ClientIdentity;
 use crate::host::clock::{Clock, Ticks};
@@ -708,11 +708,13 @@ impl MpiSession {
     /// Ends this rank's part. Rank k sends its result (`own`: the run, or why there is none),
     /// says why it stopped when it did so on its own, and returns the exit status rank 0
     /// chose. Rank 0 gathers every rank's result (waiting at most [`RESULT_TIMEOUT`]; a rank
-    /// that has not reported by then, or fell silent, is lost) and returns the merged run.
+    /// that has not reported by then, or fell silent, is lost) and returns the merged run,
+    /// keeping `detail` of each rank; it reads and merges one rank's result at a time.
     pub fn finish(
         &mut self,
         own: Result<RunResult, String>,
         interrupted: bool,
+        detail: RankDetail,
     ) -> Result<Finished, ClusterError> {
         if !self.is_root() {
             if interrupted && self.stopped.is_none() {
@@ -769,7 +771,7 @@ impl MpiSession {
             std::thread::sleep(Duration::from_micros(200));
         }
         let own_sync = self.sync;
-        let mut clients = Vec::with_capacity(self.peers.len());
+        let mut assembly = Assembly::new(detail);
         for (rank, peer) in self.peers.iter_mut().enumerate() {
             let mut lost = peer.lost.clone();
             let result = if rank == 0 {
@@ -790,7 +792,7 @@ impl MpiSession {
                     None => None,
                 }
             };
-            clients.push(ClientReport {
+            assembly.add(ClientReport {
                 rank: rank as u32,
                 host: if rank == 0 {
                     self.identity.host.clone()
@@ -818,11 +820,9 @@ impl MpiSession {
                 lost,
             });
         }
-        Ok(Finished::Merged(Box::new(assemble(
-            own,
-            clients,
-            self.launcher.clone(),
-        ))))
+        Ok(Finished::Merged(Box::new(
+            assembly.finish(own, self.launcher.clone()),
+        )))
     }
 
     /// Rank 0: tells every rank still there to exit with `status`.

@@ -2,8 +2,13 @@
 //! took part, each one's clock offset, and each one's own figures beside the merged ones.
 //!
 //! The tests of a [`RunResult`](super::RunResult) with a cluster hold the merged figures of
-//! every client (exact sums of counts and bytes, histograms merged bucket by bucket); each
-//! [`RankResult`] keeps that client's tests as it measured them.
+//! every client (exact sums of counts and bytes, histograms merged bucket by bucket). Each
+//! [`RankResult`] keeps that client's own summary of every test (a few figures per
+//! direction, no histogram, series or jobs: a result grows by a few KB per client), and each
+//! [`HostResult`] the exact merge of its clients, summarised the same way. With
+//! `--per-rank-series`, each rank keeps its whole tests as it measured them instead, and no
+//! host is stored (a reader merges the ranks of each host: results written before the
+//! summaries read the same way).
 
 use super::host::HostInfo;
 use super::target::TargetInfo;
@@ -25,6 +30,22 @@ pub struct ClusterResult {
     /// analysis; empty when it did not run).
     #[serde(default)]
     pub verdicts: Vec<ClusterVerdict>,
+    /// Each host's clients merged exactly, test by test, in summary form, in the order of
+    /// the hosts' first ranks. Empty with `--per-rank-series` (and in results written before
+    /// the summaries): the ranks' whole tests are then merged host by host when read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostResult>,
+}
+
+/// One host of a multi-client run: every client on it that took part to the end, merged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostResult {
+    /// The host's name.
+    pub name: String,
+    /// Its clients' tests merged exactly (counts and bytes summed, latency summaries from
+    /// their histograms added bucket by bucket, the host's CPUs and cores once), in the
+    /// order of the run's tests and in summary form: no histogram buckets, series or jobs.
+    pub tests: Vec<TestResult>,
 }
 
 /// What limits a test run from several clients.
@@ -105,6 +126,8 @@ pub struct RankResult {
     pub host_info: Option<HostInfo>,
     /// Its targets, as it found them.
     pub targets: Vec<TargetInfo>,
-    /// Its tests, as it measured them (empty when lost).
+    /// Its tests (empty when lost): in summary form by default (each direction's counts,
+    /// rates, latency summary and errors, its CPU and analysis; no histogram buckets, series
+    /// or jobs), whole as it measured them with `--per-rank-series`.
     pub tests: Vec<TestResult>,
 }

@@ -67,7 +67,7 @@ pub use analysis::{
     QueueUtilisation, TestAnalysis, TestConfidence, TrustKind, TrustNote,
 };
 pub use block_io::BlockDeviceUsage;
-pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, RankResult, Straggler};
+pub use cluster::{ClusterLimit, ClusterResult, ClusterVerdict, HostResult, RankResult, Straggler};
 pub use confirmation::{Confirmation, ConfirmationOutcome, Experiment};
 pub use cpu::{CoreUsage, CpuResult, ProcessUsage};
 pub use engine::{

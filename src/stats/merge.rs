@@ -32,7 +32,7 @@
 
 use crate::result::error_policy::add_error_count;
 use crate::result::{
-    ClusterResult, CpuResult, DirectionResult, ErrorSummary, IntervalPoint, JobResult,
+    ClusterResult, CpuResult, DirectionResult, ErrorSummary, HostResult, IntervalPoint, JobResult,
     LatencySplit, LatencySummary, RankResult, StopReason, TestResult, VerificationResult,
 };
 use crate::stats::histogram::LatencyHistogram;
@@ -317,9 +317,19 @@ pub fn host_ranks<'a>(cluster: &'a ClusterResult, host: &str) -> Vec<&'a RankRes
 }
 
 /// Test `index` of every client on `host`, merged: one host's figures (and its cores),
-/// whatever number of clients it ran; `None` when none of them ran it.
+/// whatever number of clients it ran; `None` when none of them ran it. The host's stored
+/// merge ([`ClusterResult::hosts`]) when the result has one, else its ranks' whole tests
+/// merged now.
 pub fn host_test(cluster: &ClusterResult, host: &str, index: usize) -> Option<TestResult> {
-    merge_host_test(&host_ranks(cluster, host), index)
+    match stored_host(cluster, host) {
+        Some(stored) => stored.tests.get(index).cloned(),
+        None => merge_host_test(&host_ranks(cluster, host), index),
+    }
+}
+
+/// The merge of `host`'s clients that rank 0 stored, when it stored the hosts.
+fn stored_host<'a>(cluster: &'a ClusterResult, host: &str) -> Option<&'a HostResult> {
+    cluster.hosts.iter().find(|stored| stored.name == host)
 }
 
 fn merge_host_test(on_host: &[&RankResult], index: usize) -> Option<TestResult> {
@@ -336,6 +346,9 @@ fn merge_host_test(on_host: &[&RankResult], index: usize) -> Option<TestResult> 
 
 /// The tests of every client on `host`, merged ([`host_test`] of each).
 pub fn host_tests(cluster: &ClusterResult, host: &str) -> Vec<TestResult> {
+    if let Some(stored) = stored_host(cluster, host) {
+        return stored.tests.clone();
+    }
     let on_host = host_ranks(cluster, host);
     let test_count = on_host.iter().map(|r| r.tests.len()).max().unwrap_or(0);
     (0..test_count)

@@ -7,3 +7,4 @@ pub mod live;
 pub mod merge;
 pub mod recorder;
 pub mod series;
+pub mod summary;

@@ -207,7 +207,15 @@ fn four_ranks_merge_exactly_and_agree_with_the_server() {
             "--qd",
             "4",
         ])
-        .args(["--duration", "2", "--ramp", "0", "--json"])
+        // Each rank's whole tests, to check the merge against.
+        .args([
+            "--duration",
+            "2",
+            "--ramp",
+            "0",
+            "--per-rank-series",
+            "--json",
+        ])
         .arg(&json)
         .arg("--output-format")
         .arg("json")
@@ -313,6 +321,53 @@ fn four_ranks_merge_exactly_and_agree_with_the_server() {
         .find(|job| job["jobname"] == "All clients")
         .expect("an All clients entry");
     assert_eq!(all_clients["read"]["total_ios"].as_u64(), Some(sum));
+    assert!(clients.iter().any(|job| job["hostname"].is_string()));
+}
+
+#[test]
+fn by_default_each_rank_keeps_a_summary_of_a_few_kb_and_its_host_the_exact_merge() {
+    if !have_tools() {
+        return;
+    }
+    let directory = tempfile::tempdir().unwrap();
+    let json = directory.path().join("run.json");
+    let output = mpirun(4)
+        .arg(IOPATH)
+        .args(["run", "--engine", "null", "--rw", "randrw", "--bs", "4k"])
+        .args(["--duration", "3", "--ramp", "0", "--json"])
+        .arg(&json)
+        .arg("--output-format")
+        .arg("json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result = read_result(&json);
+    let cluster = result.cluster.as_ref().expect("a cluster section");
+    let merged = &result.tests[0];
+    let ranks: Vec<&iopath::result::TestResult> =
+        cluster.ranks.iter().map(|rank| &rank.tests[0]).collect();
+    assert_eq!(ranks.len(), 4);
+    for test in &ranks {
+        assert!(test.total.io_count > 0);
+        assert!(test.total.histogram.buckets.is_empty() && test.total.series.is_empty());
+        assert!(test.jobs.is_empty());
+    }
+    let sum = |tests: &[&iopath::result::TestResult]| -> u64 {
+        tests.iter().map(|test| test.total.io_count).sum()
+    };
+    assert_eq!(merged.total.io_count, sum(&ranks));
+    // Every rank runs on this machine: one host, its ranks' I/Os merged exactly.
+    assert_eq!(cluster.hosts.len(), 1);
+    let host = &cluster.hosts[0].tests[0];
+    assert_eq!(host.total.io_count, merged.total.io_count);
+    assert_eq!(host.total.latency, merged.total.latency);
+    assert_eq!(host.jobs.len(), merged.jobs.len());
+    let per_rank = serde_json::to_vec_pretty(&cluster.ranks).unwrap().len() / ranks.len();
+    assert!(per_rank <= 20_000, "{per_rank} bytes per rank");
+    // fio's client/server layout still lists the host's jobs.
+    let fio: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let clients = fio["client_stats"].as_array().expect("client_stats");
     assert!(clients.iter().any(|job| job["hostname"].is_string()));
 }
 

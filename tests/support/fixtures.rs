@@ -67,6 +67,7 @@ pub fn clustered() -> RunResult {
         ranks,
         lost_ranks: Vec::new(),
         verdicts: Vec::new(),
+        hosts: Vec::new(),
     });
     result
 }

@@ -12,10 +12,12 @@
 //! Nothing in the loop locks, and nothing allocates per I/O: slots, buffers, the completion
 //! array, the histograms and the I/O trace are sized before the clock starts, and a trace that
 //! outgrows its room counts what it could not keep instead of growing. The per-interval series
-//! append once per interval into room reserved for the planned intervals; only a run longer
-//! than planned (a byte count past 64 intervals, completions after the planned end with
-//! `--fsync-at-end`) or an interval with an unusually wide latency spread grows them, once per
-//! interval.
+//! append once per interval into room reserved for the planned intervals (at most
+//! [`MAX_POINTS`](crate::stats::series::MAX_POINTS): a longer run merges neighbouring points
+//! into points of 2, 4, … intervals, so that a 24-hour run holds no more than an hour-long
+//! one); only a run longer than planned (a byte count past 64 intervals, completions after the
+//! planned end with `--fsync-at-end`) or an interval with an unusually wide latency spread
+//! grows them, once per interval, up to that bound.
 
 pub mod io_log;
 mod state;
