@@ -14,6 +14,7 @@ mod support;
 
 mod beyond_the_client;
 mod blkio;
+mod burst;
 mod read_ahead;
 mod server_metrics;
 mod switch_snmp;
