@@ -59,7 +59,7 @@ pub fn note(step: &RateStep, steady_after_seconds: Option<f64>) -> String {
         && steady > step_seconds
     {
         note.push_str(&format!(
-            "; the steady state --steady found after {} s is the level after the {}, not the rate before it",
+            "; the steady state found after {} s (--steady, fio's ss) is the level after the {}, not the rate before it",
             super::short_run::format_seconds(steady.round()),
             step.name()
         ));

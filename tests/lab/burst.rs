@@ -109,17 +109,9 @@ const BASELINE_BITS: u64 = 192_000_000;
 /// The back server's bucket, seconds of its rate.
 const BUCKET_SECONDS: f64 = 15.0;
 
-#[test]
-fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
-    if !available() {
-        return;
-    }
-    let _lock = MeasureLock::take();
-    let directory = tempfile::tempdir().expect("a directory");
-    let (back, front) = (
-        directory.path().join("back.sock"),
-        directory.path().join("front.sock"),
-    );
+/// The bucket's two servers in `directory`: the socket of the front one, and both servers.
+fn bucket_servers(directory: &Path) -> (PathBuf, Servers) {
+    let (back, front) = (directory.join("back.sock"), directory.join("front.sock"));
     let mut servers = Servers(Vec::new());
     servers.0.push(nbdkit(
         &back,
@@ -141,6 +133,17 @@ fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
             "burstiness=0.1".into(),
         ],
     ));
+    (front, servers)
+}
+
+#[test]
+fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
+    if !available() {
+        return;
+    }
+    let _lock = MeasureLock::take();
+    let directory = tempfile::tempdir().expect("a directory");
+    let (front, _servers) = bucket_servers(directory.path());
     let (analysis, seconds) = run(
         &front,
         &[
@@ -184,6 +187,62 @@ fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
     assert!(
         evidence.starts_with("rate-limited by a burst bucket: "),
         "{evidence}"
+    );
+}
+
+/// fio's steadystate options on the same bucket: `ss=bw:10%` over an 8 s window (longer than
+/// the burst) holds only at the baseline, and the note says that the steady state found is
+/// the baseline after the burst.
+#[test]
+fn fio_steady_state_after_a_burst_is_called_the_baseline() {
+    if !available() {
+        return;
+    }
+    let _lock = MeasureLock::take();
+    let directory = tempfile::tempdir().expect("a directory");
+    let (front, _servers) = bucket_servers(directory.path());
+    let job = directory.path().join("steady.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[ss-read]\nioengine=nbd\nuri=nbd+unix:///?socket={}\nrw=read\nbs=1m\niodepth=4\n\
+             time_based\nruntime=30s\nss=bw:10%\nss_dur=8s\nss_ramp=1s\n",
+            front.display()
+        ),
+    )
+    .expect("the job file");
+    let output = measured_iopath()
+        .arg("run")
+        .arg("--job")
+        .arg(&job)
+        .args(["--no-confirm", "--json", "-"])
+        .output()
+        .expect("iopath runs");
+    assert!(
+        output.status.success(),
+        "iopath run --job failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let test = &json["tests"][0];
+    let steady_ns = test["steady_state"]["attained_after_ns"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("steady state reached: {}", test["steady_state"]));
+    let bucket = &test["analysis"]["rate_step"]["burst_bucket"];
+    let burst_seconds = figure(bucket, "burst_seconds");
+    assert!(
+        steady_ns / 1e9 > burst_seconds,
+        "steady after {steady_ns} ns, burst of {burst_seconds} s"
+    );
+    let notes = test["analysis"]["trust_notes"].as_array().expect("notes");
+    let note = notes
+        .iter()
+        .find(|note| note["kind"] == "burst_bucket")
+        .unwrap_or_else(|| panic!("a burst bucket note: {notes:?}"));
+    let message = note["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("(--steady, fio's ss) is the level after the burst bucket"),
+        "{message}"
     );
 }
 

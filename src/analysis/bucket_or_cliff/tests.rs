@@ -121,7 +121,7 @@ fn a_steady_state_after_a_burst_is_called_the_baseline() {
     let message = note(&analysis, TrustKind::BurstBucket).expect("a note");
     assert!(
         message.ends_with(
-            "the steady state --steady found after 9 s is the level after the burst bucket, not the rate before it"
+            "the steady state found after 9 s (--steady, fio's ss) is the level after the burst bucket, not the rate before it"
         ),
         "{message}"
     );
