@@ -144,7 +144,7 @@ pub fn wide_interval_note(ci: &ConfidenceInterval, stepped: bool) -> String {
     );
     if stepped {
         return format!(
-            "{head}: the rate stepped (not steady, below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
+            "{head}: the rate stepped (below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
         );
     }
     // The interval narrows as 1/√n, and n grows with the run's length (fine intervals'
