@@ -12,29 +12,25 @@ const FITTED_COLOR: usize = 6;
 /// (`iops` false) or the IOPS chart; `None` when the analysis found no step.
 pub fn fitted_step(test: &TestResult, iops: bool) -> Option<(Series, Marker)> {
     let step = test.analysis.as_ref()?.rate_step.as_ref()?;
-    let (before, after, at, label) = match step {
-        RateStep::BurstBucket(bucket) => {
-            let (before, after) = if iops {
-                (bucket.burst_iops, bucket.baseline_iops)
-            } else {
-                (
-                    bucket.burst_bytes_per_second / 1e6,
-                    bucket.baseline_bytes_per_second / 1e6,
-                )
-            };
-            (before, after, bucket.burst_seconds, "bucket dry")
-        }
-        RateStep::WriteCliff(cliff) => {
-            let (before, after) = if iops {
-                (cliff.before_iops, cliff.after_iops)
-            } else {
-                (
-                    cliff.before_bytes_per_second / 1e6,
-                    cliff.after_bytes_per_second / 1e6,
-                )
-            };
-            (before, after, cliff.seconds_before, "cache full")
-        }
+    // (bytes/s before, after, I/Os per second before, after, the step's time, its label)
+    let (bytes, ios, at, label) = match step {
+        RateStep::BurstBucket(b) => (
+            (b.burst_bytes_per_second, b.baseline_bytes_per_second),
+            (b.burst_iops, b.baseline_iops),
+            b.burst_seconds,
+            "bucket dry",
+        ),
+        RateStep::WriteCliff(c) => (
+            (c.before_bytes_per_second, c.after_bytes_per_second),
+            (c.before_iops, c.after_iops),
+            c.seconds_before,
+            "cache full",
+        ),
+    };
+    let (before, after) = if iops {
+        ios
+    } else {
+        (bytes.0 / 1e6, bytes.1 / 1e6)
     };
     let end = test.measured_ns as f64 / 1e9;
     let mut series = Series::new(
