@@ -31,8 +31,8 @@
 //! ```
 //!
 //! Below them, outside this crate: the workspace's client crates in `crates/`, which know
-//! nothing of iopath — `iscsi-client` (libiscsi sessions and commands), `nbd-client` (the NBD
-//! wire format), `nfs-client` (XDR, ONC RPC, NFSv3, NFSv4.1), `smb-client` (SMB2/3 up to a logged-in connection: wire format, NTLMv2,
+//! nothing of iopath — `iscsi-client` (libiscsi sessions and commands), `nbd-client` (NBD: wire
+//! format, handshake, pipelined connections), `nfs-client` (XDR, ONC RPC, NFSv3, NFSv4.1), `smb-client` (SMB2/3 up to a logged-in connection: wire format, NTLMv2,
 //! signing, encryption) and `wire-text` (text from a peer made safe to show, which [`text::escape`]
 //! and [`units::format_wait`] re-export).
 //! Only [`engine`] names a protocol client (tests/structure/import_graph/workspace_crates.rs).
@@ -56,7 +56,7 @@
 //!   network targets' URLs ([`targets::network_target`]) and the life of a test file on a
 //!   share ([`targets::remote_file`]);
 //! - [`engine`]: how I/O is issued behind one trait — sync, io_uring, null, and the protocol
-//!   engines NBD (over `nbd-client`'s wire format), iSCSI (over the `iscsi-client` crate), NFS
+//!   engines NBD (over the `nbd-client` crate), iSCSI (over the `iscsi-client` crate), NFS
 //!   (over `nfs-client`) and SMB (over `smb-client`);
 //! - [`workload`]: what I/O to issue: the validated plan and the generators the worker asks
 //!   on the hot path (offset planner, distributions, random map, file sets, write data), the
@@ -70,6 +70,8 @@
 //! - [`run`]: the runner: plan checks, the shape of each test ([`run::shape::TestShape`]:
 //!   engine, workers, queue depth, largest block) and the host budget, workers, the
 //!   coordinator, `--confirm`;
+//! - [`pts`]: `iopath pts`, the SNIA PTS tests (purge, preconditioning, rounds until the
+//!   specification's steady state), run through [`run`];
 //! - [`observe`]: the far end's own counters (`--server-metrics`: a node exporter scraped
 //!   once a second);
 //! - [`net`]: raw TCP link tests (`iopath net`); [`report`]: the report model, built once,
@@ -91,6 +93,7 @@ pub mod input;
 pub mod metrics;
 pub mod net;
 pub mod observe;
+pub mod pts;
 pub mod report;
 pub mod result;
 pub mod run;

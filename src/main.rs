@@ -25,6 +25,7 @@ fn main() {
         Command::Report(args) => cli::report_command::run(args),
         Command::Explain(args) => cli::explain_command::run(args),
         Command::History(args) => cli::history_command::run(args),
+        Command::Pts(args) => cli::pts_command::run_pts(args),
         Command::Completions(args) => cli::completions_command::run(args),
         Command::Man(args) => cli::man_command::run(args),
     };

@@ -20,6 +20,7 @@ pub mod net_command;
 pub mod outputs;
 pub mod path_command;
 pub mod presets_command;
+pub mod pts_command;
 pub mod report_command;
 pub mod run_args;
 pub mod run_command;
@@ -40,6 +41,7 @@ Examples:
   iopath run --preset file-server --qd heavy
   iopath run nbd://array:10809/lun0 --rw randread --qd 32 --link 10gbe
   iopath compare a.json b.json            side by side; iopath report a.json b.json -o r.html
+  iopath pts /dev/sdb --allow-destructive --output-dir pts-sdb    SNIA PTS tests, HTML report
   iopath history                          every run kept; iopath compare @-1 @last
   iopath completions bash                 tab completion (also zsh, fish); iopath man: the manual
 
@@ -78,6 +80,9 @@ pub enum Command {
     /// Explain saved runs again, without I/O: path, hops, verdict and trust notes, on the
     /// run's own paths, this host, or a recorded machine.
     Explain(explain_command::ExplainArgs),
+    /// Run the SNIA Solid State Storage Performance Test Specification's tests (IOPS,
+    /// throughput, latency, write saturation): purge, precondition, rounds until steady state.
+    Pts(Box<pts_command::PtsArgs>),
     /// List the runs kept in the local history (@last, @-1, @label:NAME name them elsewhere).
     History(history_command::HistoryArgs),
     /// Measure raw TCP throughput to or from another host (like iperf3), or serve such tests.

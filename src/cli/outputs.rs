@@ -111,6 +111,16 @@ impl Outputs {
         self.trace_file.as_ref()
     }
 
+    /// Writes only the `--json` file, if one was asked for: a stopped cluster run puts its
+    /// partial result on disk before the analysis, which may take longer than an MPI launcher
+    /// waits between its SIGTERM and its SIGKILL. [`Outputs::write`] replaces it afterwards.
+    pub fn write_result_file_first(&self, result: &RunResult) -> Result<(), Failed> {
+        match &self.json_file {
+            Some(file) => write_output("--json", file, |out| write_json(result, out)),
+            None => Ok(()),
+        }
+    }
+
     /// Writes every output of the analysed `result`, from its report model, built once here.
     /// A file that cannot be written does not keep the others from being written; the
     /// errors, each naming its output, come back together.

@@ -245,7 +245,9 @@ pub struct RunArgs {
     /// Show the run on a full-screen dashboard: per job and target MB/s, IOPS, p50/p99 latency
     /// and their charts over the last minutes, the suite's progress and time left, the use
     /// of each hop with a live counter (block device, NIC) against its capacity, CPU per
-    /// core. Keys: q stops the run and keeps the result so far (as Ctrl-C), p pauses the
+    /// core; with --server-metrics or --switch-snmp each server's cores (the busiest
+    /// highlighted), busiest disks (busy %, MB/s) and interfaces (MB/s against their speed), a
+    /// switch's busiest ports, and their chart on the client's clock. Keys: q stops the run and keeps the result so far (as Ctrl-C), p pauses the
     /// display (not the I/O). The default on a terminal for runs planned to take 10 s or more;
     /// without a terminal the plain progress is kept.
     #[arg(long, help_heading = "Output", conflicts_with = "no_live")]

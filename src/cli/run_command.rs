@@ -19,6 +19,7 @@ use iopath::metrics::{
     BearerToken, MetricsAddressError, MetricsServer, SharedMetrics, check_exposure,
     parse_metrics_address,
 };
+use iopath::observe::sampler::LiveScrape;
 use iopath::report::fio_job_logs::write_job_logs;
 use iopath::result::StopReason;
 use iopath::run::confirm::ConfirmMode;
@@ -27,6 +28,7 @@ use iopath::text::url_password::masked_arguments;
 use iopath::workload::Plan;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::mpsc::Receiver;
 
 /// Runs `iopath run` and returns the exit status (every rank of an MPI job runs it; rank 0
 /// prints and writes for all).
@@ -205,7 +207,15 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     handle_stale_test_files(&prepared, args.remove_stale);
     let mut recording = team.prints().then(|| {
         RecordingObserver::new(
-            terminal_observer(&args, machine_stdout, planned, &stop),
+            terminal_observer(
+                &args,
+                machine_stdout,
+                planned,
+                &stop,
+                sampler
+                    .as_ref()
+                    .map(|sampler| sampler.watch(SCRAPES_QUEUED)),
+            ),
             shared.clone(),
             metrics.as_ref().map(|(_, figures)| figures.clone()),
             declared.clone(),
@@ -250,7 +260,17 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     {
         eprintln!("error: {}", for_terminal(&error));
     }
+    // Named first: under an MPI launcher's SIGTERM the process may not live past the analysis.
+    let lost = team.lost(&executed);
+    for line in &lost {
+        eprintln!("error: {}", for_terminal(line));
+    }
     if team.is_cluster() {
+        if stop.is_raised()
+            && let Err(error) = outputs.write_result_file_first(&executed.result)
+        {
+            eprintln!("error: {}", for_terminal(&error));
+        }
         analyser.analyse(&mut executed.result);
     }
     let result = &executed.result;
@@ -289,10 +309,6 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
     if let Some(failure) = &executed.failure {
         return exit::fail_after_io(failure);
     }
-    let lost = team.lost(&executed);
-    for line in &lost {
-        eprintln!("error: {}", for_terminal(line));
-    }
     if !lost.is_empty() {
         return exit::RUN_FAILED;
     }
@@ -322,13 +338,18 @@ fn bad_blocks(result: &iopath::result::RunResult) -> bool {
     })
 }
 
+/// Scrapes held for the dashboard when it falls behind (more are left out of it).
+const SCRAPES_QUEUED: usize = 64;
+
 /// The live display: the dashboard when asked for (`--live`) or, unasked, on a terminal for a
-/// run planned to take [`DASHBOARD_AFTER_NS`] or more; the plain line otherwise.
+/// run planned to take [`DASHBOARD_AFTER_NS`] or more; the plain line otherwise. `scrapes`
+/// brings the servers' counters to the dashboard (dropped, so that none are sent, without one).
 fn terminal_observer(
     args: &RunArgs,
     machine_stdout: bool,
     planned: Vec<PlannedTest>,
     stop: &StopSignal,
+    scrapes: Option<Receiver<LiveScrape>>,
 ) -> TerminalObserver {
     let planned_ns: u64 = planned.iter().filter_map(|test| test.planned_ns).sum();
     let wanted = args.live || (!args.no_live && planned_ns >= DASHBOARD_AFTER_NS);
@@ -352,7 +373,7 @@ fn terminal_observer(
         }
         return TerminalObserver::new(machine_stdout);
     }
-    match Dashboard::open(planned, stop.clone()) {
+    match Dashboard::open(planned, stop.clone(), scrapes) {
         Ok(dashboard) => TerminalObserver::with_dashboard(dashboard),
         Err(error) => {
             eprintln!(

@@ -1,5 +1,6 @@
 //! The C library calls of the engines, in one place: waiting on sockets (`poll`), their pending
-//! error (`SO_ERROR`), scatter-gather sends and receives (`sendmsg`, `recvmsg`), loading a
+//! error (`SO_ERROR`), scatter-gather sends and receives (`sendmsg`, `recvmsg`: those three
+//! from the `nbd-client` crate, whose connections need them too), loading a
 //! shared library at run time (`dlopen`, `dlsym`: crates/iscsi-client), and the sync engine's other data paths (a
 //! shared file mapping: `mmap`, `msync`; a pipe: `pipe2`, `splice`, `vmsplice`). Each wrapper checks the call's result and
 //! returns `io::Result` with the raw OS error (or the loader's message); the `unsafe` ones say
@@ -7,93 +8,12 @@
 //! io-uring crate.
 
 use libc::{c_int, c_void};
-use std::io::{self, IoSliceMut};
+use std::io;
 use std::os::fd::RawFd;
-use std::time::Duration;
 
-/// Waits until one of `fds` is ready for its events or `timeout_ms` passes (one `poll` call);
-/// returns how many are ready (0: timed out). A signal ends the wait with an
-/// [`io::ErrorKind::Interrupted`] error.
-pub fn poll_once(fds: &mut [libc::pollfd], timeout_ms: c_int) -> io::Result<usize> {
-    // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd entries.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-    if ready < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(ready as usize)
-}
-
-/// Waits until one of `fds` is ready for its events or `timeout` passes; returns how many are
-/// ready (0: timed out). Retries after signals.
-pub fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
-    let milliseconds = timeout.as_millis().min(i32::MAX as u128) as c_int;
-    loop {
-        match poll_once(fds, milliseconds) {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
-
-/// Most iovecs one `sendmsg` takes (`IOV_MAX`).
-pub const MAX_IOVECS: usize = 1024;
-
-/// Sends from `iovecs` (at most [`MAX_IOVECS`] of them) on socket `fd` without blocking;
-/// returns the bytes taken (0 only for empty buffers), or `WouldBlock` when the send buffer is
-/// full. Never raises `SIGPIPE`; retries after signals.
-///
-/// # Safety
-///
-/// `fd` must be an open socket for the duration of the call, and every entry of `iovecs` must
-/// describe memory that is valid for reads of its length for the duration of the call.
-pub unsafe fn send_vectored(fd: RawFd, iovecs: &[libc::iovec]) -> io::Result<usize> {
-    // SAFETY: an all-zero msghdr is valid (no address, no control data).
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = iovecs.as_ptr().cast_mut();
-    message.msg_iovlen = iovecs.len().min(MAX_IOVECS);
-    loop {
-        // SAFETY: `message` points at `iovecs`, whose memory the caller vouches for; the
-        // kernel only reads it. The descriptor is open (caller).
-        let sent = unsafe { libc::sendmsg(fd, &message, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
-        if sent >= 0 {
-            return Ok(sent as usize);
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-}
-
-/// Receives on socket `fd` into `buffers` (filled in order); with `wait`, blocks until some
-/// data arrives (at most the socket's read timeout: then `WouldBlock`), else returns
-/// `WouldBlock` at once when none is there. 0 means the peer closed the connection. Retries
-/// after signals.
-pub fn receive_vectored(
-    fd: RawFd,
-    buffers: &mut [IoSliceMut<'_>],
-    wait: bool,
-) -> io::Result<usize> {
-    // SAFETY: an all-zero msghdr is valid (no address, no control data).
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    // IoSliceMut is guaranteed to be ABI-compatible with iovec on Unix.
-    message.msg_iov = buffers.as_mut_ptr().cast();
-    message.msg_iovlen = buffers.len();
-    let flags = if wait { 0 } else { libc::MSG_DONTWAIT };
-    loop {
-        // SAFETY: `message` describes `buffers`, which are valid for writes of their lengths
-        // and exclusively borrowed for this call. A closed or foreign descriptor makes the
-        // call fail (EBADF, ENOTSOCK); it cannot touch other memory.
-        let received = unsafe { libc::recvmsg(fd, &mut message, flags) };
-        if received >= 0 {
-            return Ok(received as usize);
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-}
+// The socket calls (`poll`, gathering `sendmsg`, scattering `recvmsg`) are the NBD client's
+// (crates/nbd-client/src/sys.rs), shared by every pipelined engine.
+pub use nbd_client::sys::{MAX_IOVECS, poll, poll_once, receive_vectored, send_vectored};
 
 /// `BLKDISCARD` (`_IO(0x12, 119)` in `<linux/fs.h>`): discard a byte range of a block device.
 pub const BLKDISCARD: libc::c_ulong = 0x1277;
@@ -398,44 +318,4 @@ pub fn read_exact(fd: RawFd, buffer: &mut [u8]) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::fd::AsRawFd;
-
-    #[test]
-    fn a_socket_pair_sends_receives_and_polls() {
-        let (left, right) = std::os::unix::net::UnixStream::pair().unwrap();
-        let mut fds = [libc::pollfd {
-            fd: right.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        assert_eq!(poll(&mut fds, Duration::from_millis(1)).unwrap(), 0);
-        let data = *b"hello";
-        let iovec = libc::iovec {
-            iov_base: data.as_ptr().cast_mut().cast(),
-            iov_len: data.len(),
-        };
-        // SAFETY: the socket is open and `data` outlives the call.
-        let sent = unsafe { send_vectored(left.as_raw_fd(), &[iovec]) }.unwrap();
-        assert_eq!(sent, 5);
-        assert_eq!(poll(&mut fds, Duration::from_secs(5)).unwrap(), 1);
-        let mut received = [0u8; 8];
-        let read = receive_vectored(
-            right.as_raw_fd(),
-            &mut [IoSliceMut::new(&mut received)],
-            true,
-        )
-        .unwrap();
-        assert_eq!(&received[..read], b"hello");
-        let empty = receive_vectored(
-            right.as_raw_fd(),
-            &mut [IoSliceMut::new(&mut received)],
-            false,
-        );
-        assert_eq!(empty.unwrap_err().kind(), io::ErrorKind::WouldBlock);
-    }
 }

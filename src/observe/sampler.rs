@@ -11,7 +11,8 @@ use super::snmp::{agent::SwitchAgent, read_switch};
 use super::source::{Credentials, ExporterUrl};
 use crate::text::escape::escape_controls;
 use crate::text::url_password::mask_url_passwords;
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -124,10 +125,27 @@ pub fn scrape(source: &ServerSource) -> Result<Scrape, ObserveError> {
     })
 }
 
+/// A scrape passed on as it is made, to whoever watches the run live ([`Sampler::watch`]).
+#[derive(Clone, Debug)]
+pub struct LiveScrape {
+    /// The source's place among those the sampler was started with.
+    pub source: usize,
+    /// [`Source::label`].
+    pub label: String,
+    /// Whether the source is a switch.
+    pub switch: bool,
+    /// What it read.
+    pub scrape: Scrape,
+}
+
+/// Where the scraping threads pass each scrape on, once someone watches.
+type Tap = Arc<Mutex<Option<SyncSender<LiveScrape>>>>;
+
 /// The scraping threads of a run.
 pub struct Sampler {
     stop: Vec<Sender<()>>,
     threads: Vec<JoinHandle<ScrapeLog>>,
+    tap: Tap,
 }
 
 impl Sampler {
@@ -143,10 +161,12 @@ impl Sampler {
         let mut sampler = Sampler {
             stop: Vec::new(),
             threads: Vec::new(),
+            tap: Arc::default(),
         };
-        for (source, first_scrape) in sources.iter().zip(first) {
+        for (index, (source, first_scrape)) in sources.iter().zip(first).enumerate() {
             let (sender, receiver) = mpsc::channel::<()>();
             let source = source.clone();
+            let tap = Arc::clone(&sampler.tap);
             let thread = std::thread::Builder::new()
                 .name("server-metrics".into())
                 .spawn(move || {
@@ -168,6 +188,7 @@ impl Sampler {
                         tick += 1;
                         match source.scrape() {
                             Ok(scrape) if log.scrapes.len() < MAX_SCRAPES => {
+                                pass_on(&tap, index, &log, &scrape);
                                 log.scrapes.push(scrape);
                             }
                             Ok(_) => log
@@ -196,6 +217,17 @@ impl Sampler {
         Ok(sampler)
     }
 
+    /// From now on, passes each scrape on as it is made, on a channel of `capacity` scrapes;
+    /// when the receiver falls behind, scrapes are left out of it (never out of the run's
+    /// logs), and when it is dropped nothing more is sent. A later call replaces the watcher.
+    pub fn watch(&self, capacity: usize) -> Receiver<LiveScrape> {
+        let (sender, receiver) = mpsc::sync_channel(capacity);
+        if let Ok(mut slot) = self.tap.lock() {
+            *slot = Some(sender);
+        }
+        receiver
+    }
+
     /// Stops scraping (after one last scrape's time at most) and returns what each server
     /// said, in the order of the sources.
     pub fn stop(self) -> Vec<ScrapeLog> {
@@ -206,5 +238,73 @@ impl Sampler {
             .into_iter()
             .map(|thread| thread.join().unwrap_or_default())
             .collect()
+    }
+}
+
+/// Passes `scrape` of the source `index` on to the watcher, if any, without waiting.
+fn pass_on(tap: &Tap, index: usize, log: &ScrapeLog, scrape: &Scrape) {
+    let Ok(slot) = tap.lock() else {
+        return;
+    };
+    if let Some(sender) = slot.as_ref() {
+        let _ = sender.try_send(LiveScrape {
+            source: index,
+            label: log.source.clone(),
+            switch: log.switch,
+            scrape: scrape.clone(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// An exporter on loopback answering `answers` requests, its core's busy time growing by
+    /// one second per request; its URL.
+    fn exporter(answers: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for (second, stream) in listener.incoming().take(answers).enumerate() {
+                let Ok(mut stream) = stream else { continue };
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request);
+                let body = format!(
+                    "node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} {second}\n\
+                     node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 100\n"
+                );
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        format!("http://127.0.0.1:{port}/metrics")
+    }
+
+    #[test]
+    fn a_watcher_gets_each_scrape_as_it_is_made_and_the_log_keeps_them_all() {
+        let source = Source::Exporter(ServerSource {
+            url: ExporterUrl::parse(&exporter(100)).unwrap(),
+            credentials: Credentials::None,
+        });
+        let sampler = Sampler::start(&[source], Duration::from_millis(50)).unwrap();
+        let live = sampler.watch(8);
+        let first = live.recv_timeout(Duration::from_secs(5)).unwrap();
+        let second = live.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(first.source, 0);
+        assert!(!first.switch);
+        assert!(first.label.ends_with("/metrics"));
+        assert!(second.scrape.at > first.scrape.at);
+        assert!(second.scrape.sample.cores[&0].busy > first.scrape.sample.cores[&0].busy);
+        // A watcher that stops reading never holds the scraping up.
+        std::thread::sleep(Duration::from_millis(800));
+        let logs = sampler.stop();
+        assert!(logs[0].scrapes.len() > 2, "{}", logs[0].scrapes.len());
+        assert!(live.try_iter().count() <= 8);
     }
 }

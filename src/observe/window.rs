@@ -78,13 +78,46 @@ fn fresh_scrapes(log: &ScrapeLog) -> Vec<&Scrape> {
         return kept;
     };
     for scrape in &log.scrapes[1..] {
-        let changed = last.sample.interfaces != scrape.sample.interfaces;
-        if changed || scrape.at.saturating_duration_since(last.at) >= MAX_CACHED {
+        if is_fresh(last, scrape, true) {
             kept.push(scrape);
             last = scrape;
         }
     }
     kept
+}
+
+/// Whether `next` tells something `last` (the last reading rates were taken from) did not:
+/// always for an exporter; for a switch, when a port's counter moved or [`MAX_CACHED`] has
+/// gone by (see [`fresh_scrapes`]).
+pub fn is_fresh(last: &Scrape, next: &Scrape, switch: bool) -> bool {
+    !switch
+        || last.sample.interfaces != next.sample.interfaces
+        || next.at.saturating_duration_since(last.at) >= MAX_CACHED
+}
+
+/// Every device's figures over the interval from `before` to `after` (one point each, its
+/// `end_ns` 0): what the live dashboard shows of a server or switch each second. `None` when
+/// the two readings are not in time order.
+pub fn interval_between(before: &Scrape, after: &Scrape, switch: bool) -> Option<ServerSeries> {
+    let length = after.at.checked_duration_since(before.at)?;
+    if length.is_zero() {
+        return None;
+    }
+    let ports = if switch {
+        ServerDeviceKind::SwitchPort
+    } else {
+        ServerDeviceKind::Interface
+    };
+    let mut series = ServerSeries {
+        node_name: after
+            .sample
+            .node_name
+            .as_deref()
+            .map(|name| escape_controls(name).into_owned()),
+        ..ServerSeries::default()
+    };
+    add_interval(&mut series, &before.sample, &after.sample, length, 0, ports);
+    Some(series)
 }
 
 fn device<'a>(
@@ -277,6 +310,23 @@ mod tests {
             .collect();
         assert_eq!(rates, [10e6, 10e6]);
         assert!((port.points[0].busy_percent - 80.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_interval_gives_every_device_its_figures() {
+        let origin = Instant::now();
+        let at = |second: u64| Scrape {
+            at: origin + Duration::from_secs(second),
+            sample: sample(second as f64),
+        };
+        let series = interval_between(&at(2), &at(4), false).unwrap();
+        let disk = series.devices.iter().find(|d| d.name == "sdb").unwrap();
+        assert_eq!(disk.points.len(), 1);
+        assert!((disk.points[0].read_bytes_per_second - 50e6).abs() < 1e-3);
+        assert!((disk.points[0].busy_percent - 95.0).abs() < 1e-9);
+        let nic = series.devices.iter().find(|d| d.name == "eth0").unwrap();
+        assert!((nic.points[0].busy_percent - 80.0).abs() < 1e-9);
+        assert!(interval_between(&at(4), &at(2), false).is_none());
     }
 
     #[test]

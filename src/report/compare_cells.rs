@@ -64,7 +64,7 @@ pub fn money(amount: f64) -> String {
 }
 
 /// The legend printed under every comparison.
-pub const LEGEND: &str = "MB/s = 10^6 bytes/s; latency = submission to completion; ± = 95 % confidence interval of the per-second values (Student t); \
+pub const LEGEND: &str = "MB/s = 10^6 bytes/s; latency = submission to completion; ± = 95 % confidence interval of the per-interval values (1 s; 250 ms in runs under 10 s) (Student t); \
 a change is better or worse only where the two runs' intervals do not overlap, \"same\" where they do and each is within ± 10 %, \"too short\" where they overlap but are wider (a note says how long would tell), \"no CI\" where a run has fewer than two full one-second intervals.";
 
 #[cfg(test)]

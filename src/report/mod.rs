@@ -18,6 +18,7 @@ pub mod link;
 pub mod markdown;
 pub mod model;
 pub mod path;
+pub mod pts_tables;
 pub mod server;
 pub mod text;
 pub mod verification;

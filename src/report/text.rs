@@ -330,7 +330,7 @@ fn write_verdicts(result: &RunResult, out: &mut dyn Write) -> std::io::Result<()
     if result.tests.iter().any(|test| test.analysis.is_some()) {
         writeln!(
             out,
-            "± = 95 % confidence interval of the per-second rates (Student t); verdicts in docs/verdict.md."
+            "± = 95 % confidence interval of the per-interval rates (1 s; 250 ms in runs under 10 s) (Student t); verdicts in docs/verdict.md."
         )?;
         if result.tests.iter().any(|test| {
             test.analysis

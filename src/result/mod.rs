@@ -52,6 +52,7 @@ pub mod job_controls;
 pub mod link;
 pub mod log_options;
 pub mod path;
+pub mod pts;
 pub mod rate_step;
 pub mod run;
 pub mod series;

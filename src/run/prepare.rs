@@ -164,6 +164,16 @@ impl PreparedRun {
             .zip(self.shapes.iter().map(Vec::as_slice))
     }
 
+    /// What was found about target `index` before the run, when it exists already (a local
+    /// file or device, or a probed network volume).
+    pub fn existing_target(&self, index: usize) -> Option<&crate::result::TargetInfo> {
+        match self.targets.get(index)? {
+            PendingTarget::Existing(handle) => Some(handle.info()),
+            PendingTarget::Network(_, info, _) => Some(info),
+            _ => None,
+        }
+    }
+
     /// Warnings found while preparing (fallbacks, skipped tests).
     pub fn warnings(&self) -> &[String] {
         &self.warnings

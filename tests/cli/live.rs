@@ -10,12 +10,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A tmux server of its own (its own socket), killed when dropped.
-struct Tmux {
-    socket: String,
+pub(crate) struct Tmux {
+    /// The tmux server's socket name (`tmux -L`).
+    pub(crate) socket: String,
 }
 
 impl Tmux {
-    fn command(&self, args: &[&str]) -> String {
+    pub(crate) fn command(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
@@ -24,13 +25,18 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.command(&["capture-pane", "-p", "-t", "live"])
     }
 
     /// Waits until the screen shows what `ready` looks for; panics with the screen after
     /// `timeout`.
-    fn wait_for(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(
+        &self,
+        what: &str,
+        timeout: Duration,
+        ready: impl Fn(&str) -> bool,
+    ) -> String {
         let started = Instant::now();
         loop {
             let screen = self.screen();
@@ -139,7 +145,13 @@ fn start_in_tmux(dir: &Path, tmux: &Tmux, args: &str) {
 
 /// The pane of [`start_in_tmux`] at `(columns, rows)`; iopath starts once `before` (shell
 /// commands in `dir`) has run.
-fn new_session(dir: &Path, tmux: &Tmux, args: &str, (columns, rows): (u16, u16), before: &str) {
+pub(crate) fn new_session(
+    dir: &Path,
+    tmux: &Tmux,
+    args: &str,
+    (columns, rows): (u16, u16),
+    before: &str,
+) {
     let script = format!(
         "trap true INT; cd '{}' && {before} '{}' run {args} --no-history --json out.json; \
          echo $? > status; stty -a > stty.txt; sleep 600",
@@ -210,7 +222,7 @@ fn assert_terminal_cooked(dir: &Path) {
 }
 
 /// The exit status the pane's shell wrote, once it has.
-fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
+pub(crate) fn status_after(dir: &Path, tmux: &Tmux, timeout: Duration) -> String {
     let started = Instant::now();
     loop {
         if let Some(status) = read(&dir.join("status")).filter(|s| s.ends_with('\n')) {

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `GET path` on 127.0.0.1:port: the status code and the body.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
+pub(crate) fn get(port: u16, path: &str) -> Option<(u16, String)> {
     get_with(port, path, "")
 }
 

@@ -10,13 +10,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A node exporter on 127.0.0.1, stopped when dropped.
-struct Exporter {
+pub(crate) struct Exporter {
     child: Child,
-    url: String,
+    /// Its `/metrics` URL.
+    pub(crate) url: String,
 }
 
 impl Exporter {
-    fn start() -> Option<Exporter> {
+    /// Starts one (`None`: the package is missing and the test skips).
+    pub(crate) fn start() -> Option<Exporter> {
         let program = required_tool("prometheus-node-exporter", "prometheus-node-exporter")?;
         let port = free_port();
         let child = Command::new(program)

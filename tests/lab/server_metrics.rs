@@ -8,7 +8,8 @@
 //!   latency-bound beyond the last visible hop);
 //! - the server's CPU is the wall: a single-threaded server (nbdkit, one thread, a shell per
 //!   read) pinned to one core over an unshaped link → server-CPU-bound (the client alone: not
-//!   the server);
+//!   the server); and as the issue words it, an encrypted SMB session to smbd pinned to one
+//!   core, the client on the other;
 //! - the client's link: 1 MiB reads over 1 Gbit, `--link 1gbe` → link-bound, the server's
 //!   counters showing nothing full;
 //! - the client's CPU: 4 KiB random reads at QD 32 over an unshaped link → host-CPU-bound.
@@ -112,10 +113,40 @@ fn available(extra: &[&str]) -> bool {
     )
 }
 
+/// Where the client runs: anywhere, or on the cores of a `taskset -c` list (away from a
+/// server pinned to another core, so that the client is not the wall itself).
+#[derive(Clone, Copy)]
+enum Client {
+    Anywhere,
+    PinnedTo(&'static str),
+}
+
+/// `command` started through `taskset -c CPUS` (its program, arguments and environment kept).
+fn pinned(command: &Command, cpus: &str) -> Command {
+    let mut pinned = Command::new("taskset");
+    pinned.args(["-c", cpus]).arg(command.get_program());
+    pinned.args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => pinned.env(key, value),
+            None => pinned.env_remove(key),
+        };
+    }
+    pinned
+}
+
 /// Runs `iopath run URL WORKLOAD --duration 3s --ramp 500ms --no-confirm --json -`, with the
 /// server's exporter when `exporter` is given.
 fn run(url: &str, workload: &[&str], exporter: Option<&str>) -> Value {
-    let mut command = measured_iopath();
+    run_on(Client::Anywhere, url, workload, exporter)
+}
+
+/// [`run`] with the client where `client` says.
+fn run_on(client: Client, url: &str, workload: &[&str], exporter: Option<&str>) -> Value {
+    let mut command = match client {
+        Client::Anywhere => measured_iopath(),
+        Client::PinnedTo(cpus) => pinned(&measured_iopath(), cpus),
+    };
     command.args(["run", url]).args(workload).args([
         "--duration",
         "3s",
@@ -164,16 +195,28 @@ fn tell_apart(
     expected: &str,
     check: impl Fn(&Value) -> bool,
 ) -> Option<(Value, Value)> {
+    tell_apart_on(Client::Anywhere, url, workload, exporter, expected, check)
+}
+
+/// [`tell_apart`] with the client where `client` says.
+fn tell_apart_on(
+    client: Client,
+    url: &str,
+    workload: &[&str],
+    exporter: &str,
+    expected: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Option<(Value, Value)> {
     let mut tries = Vec::new();
     let mut busy_tries = 0;
     for _ in 0..3 {
-        let client_only = run(url, workload, None);
+        let client_only = run_on(client, url, workload, None);
         assert!(
             !names_the_server(&client_only),
             "the client alone named the server: {}",
             seen(&client_only)
         );
-        let with_server = run(url, workload, Some(exporter));
+        let with_server = run_on(client, url, workload, Some(exporter));
         tries.push(format!(
             "with the server's counters: {}; the client alone: {}",
             seen(&with_server),
@@ -361,6 +404,81 @@ fn a_single_threaded_server_pinned_to_one_core_is_server_cpu_bound() {
     else {
         return;
     };
+    assert!(
+        with_server["tests"][0]["analysis"]["evidence"]
+            .as_str()
+            .is_some_and(|e| e.contains("core cpu1 busy")),
+        "{}",
+        seen(&with_server)
+    );
+}
+
+/// The server's CPU is the wall as the issue words it: the lab's smbd and every process it
+/// forks (the one serving the client among them) pinned to core 1 (`taskset -a -p -c 1` on
+/// each; a fork inherits it), an encrypted SMB session (SMB 3.1.1 with AES-128-GCM: smbd
+/// seals every reply on that one core), 64 KiB reads at QD 4 over an unshaped link, the client
+/// pinned to core 0 so that it is not the wall itself. The server's counters show core 1 full
+/// while core 0 has room: server-CPU-bound naming cpu1; the client alone never names the
+/// server.
+#[test]
+fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_bound() {
+    if !available(&["taskset", "smbd", "pdbedit"]) {
+        return;
+    }
+    let Some(lab) = Lab::up_with(&["un"], &["--no-iscsi", "--no-nfs"]) else {
+        return;
+    };
+    let link = lab.link("un");
+    let address = server_address(&link.nbd);
+    let (url, credentials) = link.smb.clone().expect("the lab's SMB share");
+    let mut pinned_smbd = 0;
+    for pid in super::namespace_pids(&link.namespace) {
+        let name = super::process_name(&pid);
+        if name.starts_with("smbd") || name == "cleanupd" {
+            let status = Command::new("taskset")
+                .args(["-a", "-p", "-c", "1", &pid])
+                .stdout(Stdio::null())
+                .status()
+                .expect("taskset runs");
+            assert!(status.success(), "taskset on {name} ({pid})");
+            pinned_smbd += usize::from(name == "smbd");
+        }
+    }
+    assert!(pinned_smbd > 0, "no smbd in {}", link.namespace);
+    let (_exporter, exporter) = node_exporter(&link.namespace, &address, &[]);
+    let workload = [
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--qd",
+        "4",
+        "--smb-credentials",
+        &credentials,
+        "--smb-encrypt",
+    ];
+    let Some((client_only, with_server)) = tell_apart_on(
+        Client::PinnedTo("0"),
+        &url,
+        &workload,
+        &exporter,
+        "server_cpu_bound",
+        |json| {
+            let (_, analysis) = verdict(json);
+            analysis["limiting_hop"]
+                .as_str()
+                .is_some_and(|hop| hop.ends_with(":core:cpu1"))
+        },
+    ) else {
+        return;
+    };
+    for json in [&client_only, &with_server] {
+        let session = json["targets"][0]["file_session"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(session.contains("encrypted"), "not encrypted: {session:?}");
+    }
     assert!(
         with_server["tests"][0]["analysis"]["evidence"]
             .as_str()

@@ -390,6 +390,18 @@ fn rank_process(mark: &str, rank: u32) -> Option<u32> {
         })
 }
 
+/// Whether process `pid` has started a worker thread (threads are named `iopath-worker-N`).
+fn has_worker_thread(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.flatten().any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|name| name.starts_with("iopath-worker"))
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// How a run of 4 ranks ended after rank 2 was sent `signal` mid-run.
 struct Faulted {
     status: std::process::ExitStatus,
@@ -399,7 +411,7 @@ struct Faulted {
     signalled_after: Duration,
 }
 
-/// Runs 4 ranks of a 30 s test (with `mpirun_args`), sends rank 2 `signal` after 4 s, and
+/// Runs 4 ranks of a 30 s test (with `mpirun_args`), sends rank 2 `signal` once every rank's workers run, and
 /// waits (at most 20 s) for `mpirun` to end. Every rank left is killed at the end.
 fn fault_rank_2(signal: &str, mpirun_args: &[&str]) -> Faulted {
     let directory = tempfile::tempdir().unwrap();
@@ -417,7 +429,17 @@ fn fault_rank_2(signal: &str, mpirun_args: &[&str]) -> Faulted {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(4));
+    // Mid-run means every rank's workers are issuing I/O: on a loaded host the ranks may take
+    // longer than any fixed pause to start, so wait for their worker threads, then a little more.
+    let all_running = Instant::now() + Duration::from_secs(60);
+    while !(0..4).all(|rank| rank_process(&mark, rank).is_some_and(has_worker_thread)) {
+        assert!(
+            Instant::now() < all_running,
+            "the 4 ranks did not start their workers"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
     let victim = rank_process(&mark, 2).expect("rank 2 runs");
     let signalled_after = started.elapsed();
     Command::new("kill")

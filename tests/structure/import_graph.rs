@@ -26,8 +26,9 @@
 //! reason. Test code may name them (it is printed, not refused).
 //!
 //! The workspace's crates (`crates/*`, tests/structure/import_graph/workspace_crates.rs) depend on no
-//! iopath package, and inside `src/` each is named only by the modules listed for it (the
-//! protocol clients by `engine`).
+//! iopath package, among themselves only on the crates listed for each (the protocol clients
+//! on `wire-text`, never on each other), and inside `src/` each is named only by the modules
+//! listed for it (the protocol clients by `engine`).
 //!
 //! `cargo test --test structure import_graph -- --nocapture` prints the edges between
 //! top-level modules; with `IMPORT_GRAPH_DETAIL=1` also every file edge behind them and the
@@ -1122,17 +1123,23 @@ fn workspace_crates_point_one_way() {
 #[test]
 fn reader_refuses_a_client_crate_used_above_engine_or_depending_on_iopath() {
     let manifest = "[package]\nname = \"iscsi-client\"\n\n[dependencies]\nlibc.workspace = true\n\
-                    iopath = { path = \"../..\" }\n\n[dev-dependencies]\ntempfile = \"3\"\n";
+                    iopath = { path = \"../..\" }\nnbd-client.workspace = true\n\
+                    wire-text.workspace = true\n\n[dev-dependencies]\ntempfile = \"3\"\n";
     let dependencies = workspace_crates::dependencies(manifest);
     assert_eq!(
         dependencies.into_iter().collect::<Vec<_>>(),
-        ["iopath", "libc"]
+        ["iopath", "libc", "nbd-client", "wire-text"]
     );
-    let crates = [workspace_crates::WorkspaceCrate {
-        folder: "iscsi-client".into(),
-        rust_name: "iscsi_client".into(),
+    let crate_named = |folder: &str, manifest: &str| workspace_crates::WorkspaceCrate {
+        folder: folder.into(),
+        rust_name: folder.replace('-', "_"),
         dependencies: workspace_crates::dependencies(manifest),
-    }];
+    };
+    let crates = [
+        crate_named("iscsi-client", manifest),
+        crate_named("nbd-client", "[dependencies]\nwire-text.workspace = true\n"),
+        crate_named("wire-text", ""),
+    ];
     let files = [
         (
             "engine/iscsi/mod.rs".to_string(),
@@ -1152,6 +1159,8 @@ fn reader_refuses_a_client_crate_used_above_engine_or_depending_on_iopath() {
         workspace_crates::problems(&crates, &files),
         [
             "crates/iscsi-client depends on iopath: a client crate holds no iopath types",
+            "crates/iscsi-client depends on nbd_client; only [\"wire_text\"] may be its \
+             workspace dependencies (CRATE_DEPENDENCIES)",
             "run names iscsi_client (run/worker/mod.rs); only [\"engine\"] may",
         ]
     );

@@ -51,6 +51,10 @@
 
 #![deny(missing_docs)]
 
+/// How this client names itself to servers: the open owner and client owner of NFSv4.1, and the
+/// AUTH_SYS machine name when the host has none.
+pub const CLIENT_NAME: &str = "nfs-client";
+
 pub mod error;
 pub mod nfs3;
 pub mod nfs4;

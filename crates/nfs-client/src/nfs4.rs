@@ -12,6 +12,7 @@
 //! No MOUNT and no portmapper: the file's path is walked from the server's root
 //! (PUTROOTFH, LOOKUP for each component).
 
+use crate::CLIENT_NAME;
 use crate::error::NfsError;
 use crate::nfs3::NFS_PROGRAM;
 use crate::rpc::{Credentials, RpcConnection, RpcError};
@@ -322,7 +323,7 @@ fn open_head(arguments: &mut Encoder, client_id: u64, write: bool) {
         .u32(access)
         .u32(0)
         .u64(client_id)
-        .opaque(b"iopath");
+        .opaque(CLIENT_NAME.as_bytes());
 }
 
 /// How a client's session was set up.
@@ -348,7 +349,7 @@ fn unique_owner(credentials: &Credentials) -> Vec<u8> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos());
     format!(
-        "iopath/{}/{}/{}/{nanos}",
+        "{CLIENT_NAME}/{}/{}/{}/{nanos}",
         credentials.machine,
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)

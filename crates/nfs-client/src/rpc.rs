@@ -60,7 +60,7 @@ impl Credentials {
         let length = name.iter().position(|byte| *byte == 0).unwrap_or(0);
         let machine = match std::str::from_utf8(&name[..length]) {
             Ok(text) if named && !text.is_empty() => text.to_string(),
-            _ => "iopath".to_string(),
+            _ => crate::CLIENT_NAME.to_string(),
         };
         Credentials { uid, gid, machine }
     }

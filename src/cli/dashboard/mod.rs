@@ -18,6 +18,9 @@
 //! dashboard early; [`Dashboard::closed_early`] then says why, and the caller falls back to the
 //! progress line.
 
+pub mod marks;
+pub mod server_view;
+pub mod servers;
 pub mod state;
 pub mod view;
 
@@ -25,6 +28,7 @@ use iopath::discovery::HostView;
 use iopath::discovery::counters::hop_counters;
 use iopath::engine::StopSignal;
 use iopath::host::cpu::CpuSnapshot;
+use iopath::observe::sampler::LiveScrape;
 use iopath::result::StoragePath;
 use iopath::run::progress::LiveSample;
 use ratatui::Terminal;
@@ -104,9 +108,14 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    /// Takes over the terminal (stderr) and starts drawing. `stop` is raised by `q`. A
-    /// terminal too small for the dashboard is refused, saying its size.
-    pub fn open(plan: Vec<PlannedTest>, stop: StopSignal) -> std::io::Result<Self> {
+    /// Takes over the terminal (stderr) and starts drawing. `stop` is raised by `q`;
+    /// `scrapes` brings the servers' and switches' counters as they are read. A terminal too
+    /// small for the dashboard is refused, saying its size.
+    pub fn open(
+        plan: Vec<PlannedTest>,
+        stop: StopSignal,
+        scrapes: Option<Receiver<LiveScrape>>,
+    ) -> std::io::Result<Self> {
         let (columns, rows) = ratatui::crossterm::terminal::size()?;
         if let Some(reason) = too_small(columns, rows) {
             return Err(std::io::Error::other(reason));
@@ -124,7 +133,12 @@ impl Dashboard {
         let thread = std::thread::Builder::new()
             .name("iopath-dashboard".into())
             .spawn(move || {
-                let ended = run(DashboardState::new(plan), &receiver, &stop);
+                let ended = run(
+                    DashboardState::new(plan),
+                    &receiver,
+                    scrapes.as_ref(),
+                    &stop,
+                );
                 restore_terminal();
                 if let Err(why) = ended
                     && let Ok(mut slot) = reason.lock()
@@ -178,8 +192,13 @@ impl Drop for Dashboard {
 const KEY_POLL: Duration = Duration::from_millis(100);
 
 /// The dashboard's loop, until the channel closes; `Err` says why it closed before that.
-fn run(state: DashboardState, receiver: &Receiver<Event>, stop: &StopSignal) -> Result<(), String> {
-    match draw_until_closed(state, receiver, stop) {
+fn run(
+    state: DashboardState,
+    receiver: &Receiver<Event>,
+    scrapes: Option<&Receiver<LiveScrape>>,
+    stop: &StopSignal,
+) -> Result<(), String> {
+    match draw_until_closed(state, receiver, scrapes, stop) {
         Ok(ended) => ended,
         Err(error) => Err(format!("the terminal failed: {error}")),
     }
@@ -189,6 +208,7 @@ fn run(state: DashboardState, receiver: &Receiver<Event>, stop: &StopSignal) -> 
 fn draw_until_closed(
     mut state: DashboardState,
     receiver: &Receiver<Event>,
+    scrapes: Option<&Receiver<LiveScrape>>,
     stop: &StopSignal,
 ) -> std::io::Result<Result<(), String>> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stderr()))?;
@@ -208,6 +228,11 @@ fn draw_until_closed(
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => return Ok(Ok(())),
             }
+        }
+        // The servers' scrapes (their channel closes with the run's scraping: nothing then).
+        while let Some(scrape) = scrapes.and_then(|scrapes| scrapes.try_recv().ok()) {
+            state.server_scrape(scrape, Instant::now());
+            changed = true;
         }
         let now = Instant::now();
         if last_counters.is_none_or(|then| now.duration_since(then) >= Duration::from_secs(1)) {

@@ -1,15 +1,15 @@
 //! What the dashboard shows, updated from the run's events and the machine's counters; the
 //! view ([`super::view`]) only reads it.
 
+use super::marks::CHART_SECONDS;
+use super::servers::{self, ServerPanel};
 use iopath::discovery::counters::HopCounters;
 use iopath::host::cpu::CpuSnapshot;
+use iopath::observe::sampler::LiveScrape;
 use iopath::result::{Duplex, StoragePath};
 use iopath::run::progress::LiveSample;
 use std::collections::VecDeque;
 use std::time::Instant;
-
-/// How far back the charts reach, seconds.
-pub const CHART_SECONDS: f64 = 300.0;
 
 /// One planned test: its name and planned length (None: ends with its bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,6 +118,8 @@ pub struct DashboardState {
     pub hop_note: String,
     /// Busy share of each core over the last second.
     pub cores: Vec<(u32, f64)>,
+    /// The servers and switches of `--server-metrics` and `--switch-snmp`, as last scraped.
+    pub servers: Vec<ServerPanel>,
     /// Messages for after the run (warnings), shown last here.
     pub notes: Vec<String>,
     /// The display is paused (the run goes on).
@@ -143,6 +145,7 @@ impl DashboardState {
             hops: Vec::new(),
             hop_note: "finding the path…".into(),
             cores: Vec::new(),
+            servers: Vec::new(),
             notes: Vec::new(),
             paused: false,
             stopping: false,
@@ -310,6 +313,18 @@ impl DashboardState {
         self.series.retain(|series| !series.megabytes.is_empty());
         self.sample = Some(sample);
         self.updated = now;
+    }
+
+    /// Takes a server's or switch's scrape, placed on the charts' clock where it was made;
+    /// the charts then reach to `now`.
+    pub fn server_scrape(&mut self, scrape: LiveScrape, now: Instant) {
+        let at = scrape
+            .scrape
+            .at
+            .saturating_duration_since(self.started)
+            .as_secs_f64();
+        servers::take(&mut self.servers, scrape, at);
+        self.updated = self.updated.max(now);
     }
 
     /// Takes the machine's counters (hops and cores) read at `now`.

@@ -1,8 +1,11 @@
 //! Draws a [`DashboardState`]: a header with the suite's progress and the keys, a table of
-//! each job and target's figures, charts of the last minutes, the hops with a live counter
-//! and the CPU of every core.
+//! each job and target's figures, charts of the last minutes (the servers' busiest core, disk
+//! and interface beside the client's figures, on the same clock), the servers and switches
+//! ([`super::server_view`]), the hops with a live counter and the CPU of every core.
 
-use super::state::{CHART_SECONDS, DashboardState, Series, VerifyLine};
+use super::marks::{CHART_SECONDS, COLOURS, ChartLine, bar};
+use super::server_view;
+use super::state::{DashboardState, Series, VerifyLine};
 use iopath::text::shown;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,19 +16,6 @@ use ratatui::widgets::{
     Axis, Block, Cell, Chart, Dataset, GraphType, LegendPosition, Paragraph, Row, Table,
 };
 use std::collections::VecDeque;
-
-/// Colours of the series, in turn.
-const COLOURS: [Color; 6] = [
-    Color::Cyan,
-    Color::Yellow,
-    Color::Magenta,
-    Color::Green,
-    Color::Blue,
-    Color::Red,
-];
-
-/// One line of a chart: its name, its points (seconds, value) and its colour.
-type ChartLine<'a> = (String, &'a VecDeque<(f64, f64)>, Color);
 
 /// Most series drawn in one chart (the latest ones).
 const MOST_SERIES: usize = 4;
@@ -51,33 +41,26 @@ pub fn latency(ns: Option<u64>) -> String {
     }
 }
 
-/// `▕██████░░░░▏` for a share (0–1; more is drawn full).
-pub fn bar(share: f64, width: usize) -> String {
-    let filled = ((share.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
-    format!("▕{}{}▏", "█".repeat(filled), " ".repeat(width - filled))
-}
-
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, state: &DashboardState) {
     let rows = state.rows.len().max(1) as u16;
     let verification = state.verification();
-    let [header, table, checks, charts, bottom] = Layout::vertical([
+    let [header, table, checks, charts, servers, bottom] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(rows + 3),
         Constraint::Length(verification.len().min(6) as u16),
         Constraint::Min(8),
+        Constraint::Length(server_view::height(state)),
         Constraint::Length((state.hops.len().max(state.cores.len()).max(1) as u16 + 2).min(12)),
     ])
     .areas(frame.area());
     frame.render_widget(Paragraph::new(header_lines(state)), header);
     draw_table(frame, state, table);
     draw_verification(frame, &verification, checks);
-    let [throughput, iops, latency_area] = Layout::horizontal([
-        Constraint::Ratio(1, 3),
-        Constraint::Ratio(1, 3),
-        Constraint::Ratio(1, 3),
-    ])
-    .areas(charts);
+    let columns = if state.servers.is_empty() { 3 } else { 4 };
+    let areas =
+        Layout::horizontal(vec![Constraint::Ratio(1, columns); columns as usize]).split(charts);
+    let (throughput, iops, latency_area) = (areas[0], areas[1], areas[2]);
     let now = state.updated.duration_since(state.started).as_secs_f64();
     let recent: Vec<&Series> = state.series.iter().rev().take(MOST_SERIES).rev().collect();
     let pick = |field: fn(&Series) -> &VecDeque<(f64, f64)>| {
@@ -102,6 +85,11 @@ pub fn draw(frame: &mut Frame<'_>, state: &DashboardState) {
         now,
         &latencies,
     );
+    if let Some(server_area) = areas.get(3) {
+        let lines = server_view::chart_lines(state);
+        chart(frame, *server_area, "server % busy", now, &lines);
+        server_view::draw_servers(frame, state, servers);
+    }
     let [path, cpu] =
         Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(bottom);
     draw_hops(frame, state, path);

@@ -26,18 +26,20 @@
 //! done, and every later call fails too: the engine is finished. Requests abandoned at a stop
 //! end it with [`EngineError::Stopped`].
 
-use super::connection::{Connection, FlushState};
-use super::handshake::{self, Export, HandshakeError};
-use super::slots::Slots;
-use super::socket::{self, DeadlineStream, Socket, WAIT_SLICE, describe_server, later};
-use super::waiting::{Stall, Trouble, Watch};
+use super::export_volume::export_volume;
+use crate::engine::buffer::BufferPool;
 use crate::engine::volume::{STOP_GRACE, VolumeChange};
 use crate::engine::{
     Capabilities, Completion, Direction, Engine, EngineError, EngineOptions, IoRequest, StopSignal,
 };
 use crate::targets::network_target::{NbdTransport, NetworkTarget};
 use crate::units::format_wait;
+use nbd_client::socket::{self, later};
 use nbd_client::wire::{self, Request};
+use nbd_client::{
+    Connection, DeadlineStream, Export, FlushState, HandshakeError, ServerAddress, Slots, Socket,
+    Stall, WAIT_SLICE, Watch,
+};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -55,7 +57,7 @@ const DROP_DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// The NBD engine; see the module documentation.
 pub struct NbdEngine {
     connections: Vec<Connection>,
-    slots: Slots,
+    slots: Slots<BufferPool>,
     /// Connection the next request goes to (round robin).
     next_connection: usize,
     capabilities: Capabilities,
@@ -116,14 +118,14 @@ fn nbd_parts(target: &NetworkTarget) -> Result<(&NbdTransport, &str), EngineErro
 /// until `stop` is raised); returns the socket in the transmission phase, its receive timeout
 /// set to [`WAIT_SLICE`].
 fn connect_export(
-    transport: &NbdTransport,
+    address: &ServerAddress,
     export: &str,
     timeout: Duration,
     stop: &StopSignal,
 ) -> Result<(Socket, Export), EngineError> {
-    let server = describe_server(transport);
+    let server = address.to_string();
     let started = Instant::now();
-    let mut socket = Socket::connect(transport, later(started, timeout)).map_err(|error| {
+    let mut socket = Socket::connect(address, later(started, timeout)).map_err(|error| {
         let reason = if error.kind() == io::ErrorKind::TimedOut {
             format!("no answer within {}", format_wait(timeout))
         } else {
@@ -134,24 +136,56 @@ fn connect_export(
             format!("cannot connect to {server}: {reason}"),
         )
     })?;
-    let negotiated = DeadlineStream::new(&mut socket, started, timeout, stop)
+    let negotiated = DeadlineStream::new(&mut socket, started, timeout, stop.flag())
         .map_err(|error| setup_error(error.kind(), format!("{server}: {error}")))
         .and_then(|mut stream| {
-            handshake::negotiate(&mut stream, export).map_err(|error| match error {
+            nbd_client::negotiate(&mut stream, export).map_err(|error| match error {
                 HandshakeError::Stopped { .. } => EngineError::Stopped {
                     engine: ENGINE_NAME,
                     server: server.clone(),
                     unanswered: 0,
                 },
+                HandshakeError::TlsRequired { export } => setup_error(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{server}: the server requires TLS for export '{export}', which iopath does not support"
+                    ),
+                ),
                 error => setup_error(error.kind(), format!("{server}: {error}")),
             })
         })?;
     Ok((socket, negotiated))
 }
 
+/// Where `transport` says the server is, as the NBD client takes it.
+fn server_address(transport: &NbdTransport) -> ServerAddress {
+    match transport {
+        NbdTransport::Tcp(address) => ServerAddress::Tcp {
+            host: address.host.clone(),
+            port: address.port,
+        },
+        NbdTransport::Unix(path) => ServerAddress::Unix(path.clone()),
+    }
+}
+
+/// Why a wait of the engine ended without what it waited for.
+#[derive(Debug)]
+enum Trouble {
+    /// The connection failed, the server broke the protocol or it stalled ([`Stall`]).
+    Io(io::Error),
+    /// The run is stopping, and the grace for requests in flight has passed.
+    Stopped,
+}
+
+impl From<io::Error> for Trouble {
+    fn from(error: io::Error) -> Self {
+        Trouble::Io(error)
+    }
+}
+
 /// How the export a later connection found differs from the one the first found.
 fn export_changes(first: &Export, found: &Export) -> Vec<VolumeChange> {
-    let mut changes = found.volume().changes_from(&first.volume());
+    let mut changes = export_volume(found).changes_from(&export_volume(first));
     if changes.is_empty() && found.flags != first.flags {
         changes.push(VolumeChange {
             what: "transmission flags",
@@ -182,9 +216,10 @@ impl NbdEngine {
             ));
         }
         let (transport, export_name) = nbd_parts(target)?;
-        let server = describe_server(transport);
+        let address = server_address(transport);
+        let server = address.to_string();
         let timeout = options.net_timeout.max(Duration::from_millis(1));
-        let (first, export) = connect_export(transport, export_name, timeout, &options.stop)?;
+        let (first, export) = connect_export(&address, export_name, timeout, &options.stop)?;
         let wanted = options.connections.max(1);
         let mut connection_note = None;
         let count = if wanted > 1 && !export.flags.multi_conn() {
@@ -206,7 +241,7 @@ impl NbdEngine {
         // From here on a failure drops the engine, which disconnects politely.
         let mut engine = NbdEngine {
             connections: vec![connection(first, 0)],
-            slots: Slots::new(queue_depth as usize, options.buffer_size),
+            slots: Slots::new(BufferPool::new(queue_depth as usize, options.buffer_size)),
             next_connection: 0,
             capabilities: Capabilities {
                 max_queue_depth: queue_depth,
@@ -231,7 +266,7 @@ impl NbdEngine {
             connection_note,
         };
         if let Some(expected) = &options.expected_volume {
-            engine.check_volume(1, export.volume().changes_from(expected))?;
+            engine.check_volume(1, export_volume(&export).changes_from(expected))?;
         }
         if options.write_through && !export.flags.fua() {
             return Err(setup_error(
@@ -242,7 +277,7 @@ impl NbdEngine {
             ));
         }
         for index in 1..count {
-            let (socket, other) = connect_export(transport, export_name, timeout, &options.stop)?;
+            let (socket, other) = connect_export(&address, export_name, timeout, &options.stop)?;
             engine.connections.push(connection(socket, index));
             engine.check_volume(index as usize + 1, export_changes(&export, &other))?;
         }
@@ -597,7 +632,7 @@ impl Engine for NbdEngine {
         self.slots.begin(
             request.slot as usize,
             connection_index as u16,
-            request.direction,
+            command,
             request.length,
         );
         self.connections[connection_index].queue(
@@ -646,7 +681,10 @@ impl Engine for NbdEngine {
             self.receive(false)
                 .map_err(|error| self.fail("receive replies", Trouble::Io(error)))?;
         }
-        let reaped = self.slots.take_ready(completions);
+        let reaped = self.slots.take_ready(completions, |done| Completion {
+            slot: done.slot,
+            result: done.result,
+        });
         self.outstanding -= reaped;
         Ok(reaped)
     }

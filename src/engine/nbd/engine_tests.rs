@@ -3,10 +3,10 @@
 //! which may panic or hang.
 
 use super::engine::NbdEngine;
-use super::handshake::tests::{accept_go, greet, read_option};
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use crate::result::Direction;
 use crate::targets::network_target::{NbdTransport, NetworkTarget};
+use nbd_client::scripted::{accept_go, greet, read_option};
 use nbd_client::wire;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};

@@ -1,21 +1,18 @@
 //! The NBD engine: iopath as its own pipelined NBD client, with no kernel `nbd` device and no
 //! library in between.
 //!
-//! The parts:
+//! The protocol is the `nbd-client` crate (crates/nbd-client, usable without iopath): the wire
+//! format, the socket and its `sendmsg` / `recvmsg` / `poll` calls, the fixed newstyle
+//! handshake (`NBD_OPT_GO` asking for `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`; simple
+//! replies only), the slots shared by a client's connections, one connection's queue and
+//! reply parser, and the reply timeout. What is iopath's is here:
 //!
-//! - `nbd_client::wire` (crates/nbd-client): magic numbers, flags, codes and the fixed-size
-//!   headers of the protocol;
-//! - `socket`: the TCP (`TCP_NODELAY`) or Unix-domain socket and its `sendmsg` / `recvmsg` /
-//!   `poll` calls, and the handshake's stream with one deadline;
-//! - `handshake`: fixed newstyle negotiation with `NBD_OPT_GO` asking for `NBD_INFO_EXPORT`
-//!   and `NBD_INFO_BLOCK_SIZE` (`NBD_OPT_EXPORT_NAME` only for servers without `NBD_OPT_GO`);
-//!   simple replies only, so structured replies are never requested;
-//! - `slots`: slot buffers, slot states and the completions not reaped yet;
-//! - `connection`: one connection's queue of requests (sent as one gathered `sendmsg`) and its
-//!   reply parser (read payloads of 16 KiB and more received straight into the slot buffers;
-//!   small replies that arrive together read in one `recvmsg` and copied out);
-//! - `engine`: [`NbdEngine`], the queue-depth engine over one or more connections;
-//! - `waiting`: how long the transmission phase waits on a server, and why a wait ended;
+//! - `engine`: [`NbdEngine`], the [`crate::engine::Engine`] over one or more of the crate's
+//!   connections: requests checked against the export, round robin, waits bounded by the run's
+//!   stop signal and `--net-timeout`, and the crate's errors turned into
+//!   [`crate::engine::EngineError`]s that name the server and iopath's flags;
+//! - `slot_memory`: the engine's aligned buffer pool as the crate's slot memory;
+//! - `export_volume`: the export the handshake found as a network volume;
 //! - `probe`: [`probe()`], the short look at an export before the run.
 //!
 //! Design decisions:
@@ -72,22 +69,18 @@
 //! # }
 //! ```
 
-mod connection;
 mod engine;
 #[cfg(test)]
 mod engine_tests;
-mod handshake;
+mod export_volume;
 mod probe;
-mod slots;
-mod socket;
-mod waiting;
+mod slot_memory;
 
 pub use engine::{MAX_QUEUE_DEPTH, NbdEngine};
-pub use handshake::{
-    Export, HandshakeError, MAX_HANDSHAKE_BYTES, MAX_INFO_BYTES, MAX_OPTION_REPLIES,
-    MAX_OPTION_REPLY_BYTES, Negotiation,
-};
+pub use export_volume::export_volume;
 pub use nbd_client::wire::{BlockSizes, TransmissionFlags};
+pub use nbd_client::{
+    Export, HandshakeError, MAX_HANDSHAKE_BYTES, MAX_INFO_BYTES, MAX_OPTION_REPLIES,
+    MAX_OPTION_REPLY_BYTES, Negotiation, Stall, WAIT_SLICE, WaitEnded,
+};
 pub use probe::{HEAD_BYTES, probe};
-pub use socket::{WAIT_SLICE, WaitEnded};
-pub use waiting::Stall;

@@ -2,6 +2,7 @@
 //! flags and block size constraints from the handshake, and its first 68 KiB.
 
 use super::engine::NbdEngine;
+use super::export_volume::export_volume;
 use crate::engine::volume::NetworkVolumeInfo;
 use crate::engine::{Completion, Engine, EngineError, EngineOptions, IoRequest};
 use crate::result::Direction;
@@ -43,7 +44,7 @@ pub fn probe(target: &NetworkTarget, timeout: Duration) -> Result<NetworkVolumeI
     }
     Ok(NetworkVolumeInfo {
         head,
-        ..export.volume()
+        ..export_volume(&export)
     })
 }
 

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod escape;
+pub mod pts;
 pub mod svg;
 
 mod clients;

@@ -26,8 +26,20 @@ pub struct Section {
     pub body: String,
 }
 
-/// The whole page.
+/// The whole page of a report of `runs`.
 pub fn document(title: &str, runs: &[RunReport<'_>], sections: &[Section]) -> String {
+    let footer = format!(
+        "Written by iopath {} from the RunResult{} alone. \
+         MB = 10<sup>6</sup> bytes, MiB = 2<sup>20</sup> bytes; latency is measured from submission to completion; \
+         ± is the 95 % confidence interval of the per-interval values (1 s; 250 ms in runs under 10 s).",
+        escape(env!("CARGO_PKG_VERSION")),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    page(title, runs, sections, &footer)
+}
+
+/// The whole page, ending with `footer` (HTML).
+pub fn page(title: &str, runs: &[RunReport<'_>], sections: &[Section], footer: &str) -> String {
     let mut html = String::with_capacity(64 * 1024);
     let _ = write!(
         html,
@@ -78,11 +90,7 @@ pub fn document(title: &str, runs: &[RunReport<'_>], sections: &[Section]) -> St
     }
     let _ = write!(
         html,
-        "<footer class=\"page\">Written by iopath {} from the RunResult{} alone. \
-         MB = 10<sup>6</sup> bytes, MiB = 2<sup>20</sup> bytes; latency is measured from submission to completion; \
-         ± is the 95 % confidence interval of the per-second values.</footer>\n</main>\n</body>\n</html>\n",
-        escape(env!("CARGO_PKG_VERSION")),
-        if runs.len() == 1 { "" } else { "s" }
+        "<footer class=\"page\">{footer}</footer>\n</main>\n</body>\n</html>\n"
     );
     html
 }

@@ -149,7 +149,7 @@ pub fn section(runs: &[RunReport<'_>]) -> Section {
         }
     }
     html.push_str(
-        r#"<p class="meta">MB/s = 10<sup>6</sup> bytes/s; ± = 95 % confidence interval of the per-second values; CPU % = iopath's user + system time as a share of all the host's CPUs. A mixed test shows reads and writes together, then each.</p>"#,
+        r#"<p class="meta">MB/s = 10<sup>6</sup> bytes/s; ± = 95 % confidence interval of the per-interval values (1 s; 250 ms in runs under 10 s); CPU % = iopath's user + system time as a share of all the host's CPUs. A mixed test shows reads and writes together, then each.</p>"#,
     );
     Section {
         id: "summary",

@@ -22,6 +22,16 @@ pub const CRATE_USERS: &[(&str, &[&str])] = &[
     ("wire_text", &["text", "units"]),
 ];
 
+/// Each workspace crate (as Rust code names it) and the workspace crates (as Rust code names
+/// them) it may depend on.
+pub const CRATE_DEPENDENCIES: &[(&str, &[&str])] = &[
+    ("iscsi_client", &["wire_text"]),
+    ("nbd_client", &["wire_text"]),
+    ("nfs_client", &["wire_text"]),
+    ("smb_client", &["wire_text"]),
+    ("wire_text", &[]),
+];
+
 /// A crate of `crates/`: its folder, its name as Rust code writes it, and the packages its
 /// `[dependencies]` name.
 #[derive(Debug)]
@@ -105,7 +115,7 @@ pub fn crate_users(
     users
 }
 
-/// The breaches of the two rules, one line each.
+/// The breaches of the three rules, one line each.
 pub fn problems(crates: &[WorkspaceCrate], files: &[(String, String)]) -> Vec<String> {
     let mut problems = Vec::new();
     let names: BTreeSet<String> = crates.iter().map(|c| c.rust_name.clone()).collect();
@@ -115,6 +125,20 @@ pub fn problems(crates: &[WorkspaceCrate], files: &[(String, String)]) -> Vec<St
                 "crates/{} depends on iopath: a client crate holds no iopath types",
                 workspace_crate.folder
             ));
+        }
+        let allowed = CRATE_DEPENDENCIES
+            .iter()
+            .find(|(name, _)| *name == workspace_crate.rust_name)
+            .map_or(&[][..], |(_, dependencies)| *dependencies);
+        for dependency in &workspace_crate.dependencies {
+            let dependency = dependency.replace('-', "_");
+            if names.contains(&dependency) && !allowed.contains(&dependency.as_str()) {
+                problems.push(format!(
+                    "crates/{} depends on {dependency}; only {allowed:?} may be its workspace \
+                     dependencies (CRATE_DEPENDENCIES)",
+                    workspace_crate.folder
+                ));
+            }
         }
         if !CRATE_USERS
             .iter()

@@ -1,16 +1,15 @@
 //! How long the transmission phase waits on a server, and the errors when a wait runs out.
 //!
-//! Every blocking wait lasts at most [`super::socket::WAIT_SLICE`]; between slices the engine
+//! Every blocking wait lasts at most [`crate::socket::WAIT_SLICE`]; between slices the client
 //! asks its [`Watch`] whether the server has made progress (a reply completed, or a batch of
-//! requests taken) within the reply timeout, and looks at the run's stop signal. A byte now
-//! and then is no progress: a reply stalled part-way, or dripped out one byte at a time, ends
-//! the wait at the timeout all the same.
+//! requests taken: [`crate::Connection::progress`]) within the reply timeout. A byte now and
+//! then is no progress: a reply stalled part-way, or dripped out one byte at a time, ends the
+//! wait at the timeout all the same.
 
-use crate::units::format_wait;
+use crate::socket::later;
 use std::io;
 use std::time::{Duration, Instant};
-
-use super::socket::later;
+use wire_text::format_wait;
 
 /// A server that made no progress for the reply timeout.
 #[derive(Debug, thiserror::Error)]
@@ -50,21 +49,6 @@ impl Stall {
     /// As an [`io::Error`] of kind `TimedOut` carrying this value.
     pub fn into_io(self) -> io::Error {
         io::Error::new(io::ErrorKind::TimedOut, self)
-    }
-}
-
-/// Why a wait of the engine ended without what it waited for.
-#[derive(Debug)]
-pub enum Trouble {
-    /// The connection failed, the server broke the protocol or it stalled ([`Stall`]).
-    Io(io::Error),
-    /// The run is stopping, and the grace for requests in flight has passed.
-    Stopped,
-}
-
-impl From<io::Error> for Trouble {
-    fn from(error: io::Error) -> Self {
-        Trouble::Io(error)
     }
 }
 

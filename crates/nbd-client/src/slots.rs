@@ -1,15 +1,65 @@
-//! Per-slot state shared by all connections of one engine: the slot buffers, what each slot's
-//! request is and where it is, and the completions parsed but not reaped yet.
+//! Per-slot state shared by all connections of one client: the slot buffers, what each slot's
+//! request is and where it is, and the completions parsed but not taken yet.
 //!
 //! A slot is `Free`, `InFlight` (submitted: queued or sent on one connection, waiting for its
-//! reply) or `Done` (its reply was parsed into the ready queue, not reaped yet). Everything is
-//! sized to the queue depth when the engine opens; nothing here allocates afterwards (the
+//! reply) or `Done` (its reply was parsed into the ready queue, not taken yet). Everything is
+//! sized to the queue depth when the slots are made; nothing here allocates afterwards (the
 //! ready queue never holds more than the queue depth).
 
-use crate::engine::Completion;
-use crate::engine::buffer::BufferPool;
-use crate::result::Direction;
+use crate::wire;
 use std::collections::VecDeque;
+
+/// The memory of the slots' buffers: one buffer per slot, all of the same size. A write's
+/// payload is sent straight from its slot's buffer and a read's payload received straight into
+/// it.
+///
+/// # Safety
+///
+/// A connection keeps pointers to the buffers of the writes it is sending between calls
+/// (while the [`Slots`] are not otherwise borrowed mutably). So for every slot below
+/// [`SlotBuffers::count`], [`SlotBuffers::buffer`] and [`SlotBuffers::buffer_mut`] must return
+/// the same memory every time, at least [`SlotBuffers::size`] bytes long, which stays valid
+/// for as long as the value lives, even when the value itself is moved (heap memory, not
+/// memory inside the value).
+pub unsafe trait SlotBuffers {
+    /// How many buffers.
+    fn count(&self) -> usize;
+    /// Size of each buffer, bytes.
+    fn size(&self) -> usize;
+    /// The buffer of `slot` (below [`SlotBuffers::count`]).
+    fn buffer(&self, slot: usize) -> &[u8];
+    /// The buffer of `slot`, writable.
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8];
+}
+
+// SAFETY: each boxed slice is its own heap allocation, which moving the vector does not move;
+// nothing here reallocates a buffer. All are assumed to be the size of the first.
+unsafe impl SlotBuffers for Vec<Box<[u8]>> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn size(&self) -> usize {
+        self.iter().map(|buffer| buffer.len()).min().unwrap_or(0)
+    }
+
+    fn buffer(&self, slot: usize) -> &[u8] {
+        &self[slot]
+    }
+
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
+        &mut self[slot]
+    }
+}
+
+/// A finished request: its slot and its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    /// The slot (the request's handle).
+    pub slot: u32,
+    /// Bytes transferred, or a negative errno when the server failed the request.
+    pub result: i64,
+}
 
 /// Where a slot is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +73,7 @@ enum Phase {
 #[derive(Clone, Copy, Debug)]
 struct SlotState {
     phase: Phase,
-    direction: Direction,
+    command: u16,
     length: u32,
     connection: u16,
 }
@@ -33,28 +83,29 @@ struct SlotState {
 pub struct Answered {
     /// The slot.
     pub slot: u32,
-    /// Its request's direction.
-    pub direction: Direction,
+    /// Its request's command (`wire::CMD_*`).
+    pub command: u16,
     /// Its request's length, bytes.
     pub length: u32,
 }
 
 /// Slot buffers, states and the ready queue.
-pub struct Slots {
-    buffers: BufferPool,
+pub struct Slots<B> {
+    buffers: B,
     states: Vec<SlotState>,
     ready: VecDeque<Completion>,
 }
 
-impl Slots {
-    /// `count` free slots with buffers of `buffer_size` bytes.
-    pub fn new(count: usize, buffer_size: usize) -> Self {
+impl<B: SlotBuffers> Slots<B> {
+    /// One free slot per buffer of `buffers`.
+    pub fn new(buffers: B) -> Self {
+        let count = buffers.count();
         Slots {
-            buffers: BufferPool::new(count, buffer_size),
+            buffers,
             states: vec![
                 SlotState {
                     phase: Phase::Free,
-                    direction: Direction::Read,
+                    command: wire::CMD_READ,
                     length: 0,
                     connection: 0,
                 };
@@ -64,9 +115,14 @@ impl Slots {
         }
     }
 
+    /// How many slots.
+    pub fn count(&self) -> usize {
+        self.states.len()
+    }
+
     /// Size of each buffer, bytes.
     pub fn buffer_size(&self) -> usize {
-        self.buffers.slot_size()
+        self.buffers.size()
     }
 
     /// Whether `slot` is free; `None` when there is no such slot.
@@ -77,12 +133,13 @@ impl Slots {
             .map(|state| state.phase == Phase::Free)
     }
 
-    /// Marks free `slot` in flight on `connection` with this request.
+    /// Marks free `slot` in flight on `connection` with a request of `command` (`wire::CMD_*`)
+    /// for `length` bytes.
     #[inline]
-    pub fn begin(&mut self, slot: usize, connection: u16, direction: Direction, length: u32) {
+    pub fn begin(&mut self, slot: usize, connection: u16, command: u16, length: u32) {
         self.states[slot] = SlotState {
             phase: Phase::InFlight,
-            direction,
+            command,
             length,
             connection,
         };
@@ -103,7 +160,7 @@ impl Slots {
             })?;
         Ok(Answered {
             slot: handle as u32,
-            direction: state.direction,
+            command: state.command,
             length: state.length,
         })
     }
@@ -115,16 +172,16 @@ impl Slots {
         self.ready.push_back(Completion { slot, result });
     }
 
-    /// The buffer of `slot`.
+    /// The buffer of `slot`, writable.
     #[inline]
     pub fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
-        self.buffers.slot_mut(slot)
+        self.buffers.buffer_mut(slot)
     }
 
-    /// Start of the buffer of `slot`, for handing to the kernel.
+    /// The buffer of `slot`.
     #[inline]
-    pub fn buffer_ptr(&self, slot: usize) -> *mut u8 {
-        self.buffers.slot_ptr(slot)
+    pub fn buffer(&self, slot: usize) -> &[u8] {
+        self.buffers.buffer(slot)
     }
 
     /// Completions parsed and not reaped yet.
@@ -133,14 +190,18 @@ impl Slots {
         self.ready.len()
     }
 
-    /// Moves up to `completions.len()` ready completions into `completions`, freeing their
-    /// slots; returns how many.
+    /// Moves up to `completions.len()` ready completions into `completions` (as the caller's
+    /// type, made by `make` from a [`Completion`]), freeing their slots; returns how many.
     #[inline]
-    pub fn take_ready(&mut self, completions: &mut [Completion]) -> usize {
+    pub fn take_ready<C>(
+        &mut self,
+        completions: &mut [C],
+        make: impl Fn(Completion) -> C,
+    ) -> usize {
         let count = self.ready.len().min(completions.len());
         for (out, completion) in completions.iter_mut().zip(self.ready.drain(..count)) {
             self.states[completion.slot as usize].phase = Phase::Free;
-            *out = completion;
+            *out = make(completion);
         }
         count
     }
@@ -152,10 +213,11 @@ mod tests {
 
     #[test]
     fn a_slot_goes_round() {
-        let mut slots = Slots::new(2, 4096);
+        let mut slots = Slots::new(vec![vec![0u8; 4096].into_boxed_slice(); 2]);
+        assert_eq!((slots.count(), slots.buffer_size()), (2, 4096));
         assert_eq!(slots.is_free(1), Some(true));
         assert_eq!(slots.is_free(2), None);
-        slots.begin(1, 0, Direction::Write, 512);
+        slots.begin(1, 0, wire::CMD_WRITE, 512);
         assert_eq!(slots.is_free(1), Some(false));
         assert!(slots.answer(1, 1).is_err(), "other connection");
         assert!(slots.answer(0, 0).is_err(), "free slot");
@@ -165,7 +227,7 @@ mod tests {
         slots.complete(1, 512);
         assert!(slots.answer(1, 0).is_err(), "answered twice");
         let mut out = [Completion::default(); 2];
-        assert_eq!(slots.take_ready(&mut out), 1);
+        assert_eq!(slots.take_ready(&mut out, |done| done), 1);
         assert_eq!(
             out[0],
             Completion {

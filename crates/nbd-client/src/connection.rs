@@ -5,7 +5,7 @@
 //! for the queue depth, in submission order. [`Connection::send`] gathers the whole queue into
 //! one `sendmsg`: runs of consecutive headers go as one piece, and each write's payload goes
 //! straight from its slot buffer (never copied). A full send buffer ends the call early; the
-//! engine then reads replies (so the server can go on answering) and sends the rest.
+//! caller then reads replies (so the server can go on answering) and sends the rest.
 //!
 //! **Receiving.** Reply headers are read into a staging buffer, many per `recvmsg` when small
 //! replies arrive together; a read's payload is copied out of the staging buffer only for the
@@ -17,10 +17,9 @@
 //! A reply that breaks the protocol (bad magic, a handle naming no request in flight) is an
 //! `InvalidData` error: the connection cannot be trusted any more.
 
-use super::slots::Slots;
-use super::socket::Socket;
-use crate::result::Direction;
-use nbd_client::wire::{self, Reply, Request};
+use crate::slots::{SlotBuffers, Slots};
+use crate::socket::Socket;
+use crate::wire::{self, Reply, Request};
 use std::io::{self, IoSliceMut};
 
 /// Bytes of the staging buffer for reply headers and small payloads.
@@ -64,19 +63,21 @@ struct Queued {
 /// The gathered pieces of one send.
 ///
 /// The iovecs point into the connection's header area and into slot buffers. They are built
-/// and used within one [`Connection::send`] call (and the calls that finish a partial send in
-/// the same flush), while the engine that owns both is exclusively borrowed.
+/// and used within one [`Connection::send`] call (and the calls that finish a partial send),
+/// while the connection is exclusively borrowed and the slots are borrowed; slot buffers stay
+/// where they are ([`SlotBuffers`]' contract).
 struct Iovecs(Vec<libc::iovec>);
 
 // SAFETY: the raw pointers in the iovecs are only dereferenced by the kernel during a `sendmsg`
-// made through `&mut` access to the engine that owns the pointed-to memory (header area and
-// slot buffers move with it); moving the engine to another thread moves that memory's owner too.
+// made through `&mut` access to the connection (which owns the header area) with the slots
+// borrowed; moving both to another thread moves that memory's owners too.
 unsafe impl Send for Iovecs {}
 
-/// One connection of an engine.
+/// One connection in the transmission phase, for requests carried by the slots of a
+/// [`Slots`] (shared by all connections of one client).
 pub struct Connection {
     socket: Socket,
-    /// Index among the engine's connections (as recorded in each slot).
+    /// Index among the client's connections (as recorded in each slot).
     index: u16,
     /// Where the server is, for messages.
     server: String,
@@ -106,8 +107,8 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A connection over `socket` (already in the transmission phase) for up to `queue_depth`
-    /// requests.
+    /// A connection over `socket` (already in the transmission phase), number `index` among
+    /// the client's, for up to `queue_depth` requests; `server` names the server in messages.
     pub fn new(socket: Socket, index: u16, server: String, queue_depth: usize) -> Self {
         // Room for every slot plus a flush and a disconnect.
         let entries = queue_depth + 2;
@@ -160,7 +161,9 @@ impl Connection {
         !self.queue.is_empty()
     }
 
-    /// Queues `request` (carried by `slot`; a write's payload is that slot's buffer).
+    /// Queues `request` (carried by `slot`, which [`Slots::begin`] marked in flight on this
+    /// connection; a write's payload is that slot's buffer). Sent at the next
+    /// [`Connection::send`].
     #[inline]
     pub fn queue(&mut self, slot: u32, request: &Request) {
         let at = self.queue.len() * wire::REQUEST_BYTES;
@@ -206,7 +209,7 @@ impl Connection {
     }
 
     /// Adds the pieces of queued requests not gathered yet to the iovecs.
-    fn gather(&mut self, slots: &Slots) {
+    fn gather<B: SlotBuffers>(&mut self, slots: &Slots<B>) {
         let headers = self.headers.as_ptr();
         let mut run_start = self.gathered * wire::REQUEST_BYTES;
         let piece = |start: usize, end: usize| libc::iovec {
@@ -218,9 +221,11 @@ impl Connection {
             if queued.payload > 0 {
                 let header_end = (index + 1) * wire::REQUEST_BYTES;
                 self.iovecs.0.push(piece(run_start, header_end));
+                // Slicing checks that the payload fits its buffer (a panic, never a read past it).
+                let payload = &slots.buffer(queued.slot as usize)[..queued.payload as usize];
                 self.iovecs.0.push(libc::iovec {
-                    iov_base: slots.buffer_ptr(queued.slot as usize).cast(),
-                    iov_len: queued.payload as usize,
+                    iov_base: payload.as_ptr().cast_mut().cast(),
+                    iov_len: payload.len(),
                 });
                 run_start = header_end;
             }
@@ -233,16 +238,21 @@ impl Connection {
     }
 
     /// Sends queued requests; returns `true` when all are sent, `false` when the send buffer
-    /// filled first (call again once the socket is writable).
-    pub fn send(&mut self, slots: &Slots) -> io::Result<bool> {
+    /// filled first (call again once the socket is writable, with the same `slots`).
+    ///
+    /// # Panics
+    ///
+    /// When a queued write names a slot that `slots` lacks, or is longer than its buffer.
+    pub fn send<B: SlotBuffers>(&mut self, slots: &Slots<B>) -> io::Result<bool> {
         if self.gathered < self.queue.len() {
             self.gather(slots);
         }
         while self.next_iovec < self.iovecs.0.len() {
             // SAFETY: every iovec from `next_iovec` on describes unsent bytes of the header area
-            // or of a queued write's slot buffer (checked at submit to fit it); both are owned
-            // by the engine, which `send`'s callers borrow exclusively, and neither is written
-            // before the request is sent.
+            // (owned by this connection, borrowed exclusively) or of a queued write's slot
+            // buffer (its length checked by the caller to fit; the buffer stays in place by
+            // `SlotBuffers`' contract, and the slot is in flight, so nothing writes it before
+            // the request is sent).
             let sent = match unsafe { self.socket.send_vectored(&self.iovecs.0[self.next_iovec..]) }
             {
                 // Nothing taken from a non-empty send: treat it as a full buffer.
@@ -280,7 +290,18 @@ impl Connection {
     /// Reads replies once: with `wait`, blocks until data arrives or the socket's receive
     /// timeout (one wait slice) passes; without, returns at once. `Ok(false)` when nothing
     /// arrived. Every complete reply received is parsed (its completion lands in `slots`).
-    pub fn receive(&mut self, slots: &mut Slots, wait: bool) -> io::Result<bool> {
+    /// A reply whose handle names no request in flight on this connection, or that breaks
+    /// the protocol otherwise, is an `InvalidData` error.
+    ///
+    /// # Panics
+    ///
+    /// When a read in flight is longer than its slot's buffer (the caller checks lengths
+    /// before [`Slots::begin`]).
+    pub fn receive<B: SlotBuffers>(
+        &mut self,
+        slots: &mut Slots<B>,
+        wait: bool,
+    ) -> io::Result<bool> {
         if self.staged_start > 0 {
             // Only a partial header can be left over: move it to the front.
             self.staging
@@ -340,7 +361,7 @@ impl Connection {
 
     /// Completes `slot` with `result`.
     #[inline]
-    fn finish(&mut self, slots: &mut Slots, slot: u32, result: i64) {
+    fn finish<B: SlotBuffers>(&mut self, slots: &mut Slots<B>, slot: u32, result: i64) {
         self.in_flight -= 1;
         self.progress += 1;
         slots.complete(slot, result);
@@ -348,7 +369,7 @@ impl Connection {
 
     /// Parses every complete reply in the staging buffer, copying staged payload bytes into
     /// their slot buffers.
-    fn parse(&mut self, slots: &mut Slots) -> io::Result<()> {
+    fn parse<B: SlotBuffers>(&mut self, slots: &mut Slots<B>) -> io::Result<()> {
         loop {
             if let Some(payload) = &mut self.payload {
                 let staged = self.staged_end - self.staged_start;
@@ -384,7 +405,7 @@ impl Connection {
 
     /// Acts on one reply header.
     #[inline]
-    fn dispatch(&mut self, slots: &mut Slots, reply: Reply) -> io::Result<()> {
+    fn dispatch<B: SlotBuffers>(&mut self, slots: &mut Slots<B>, reply: Reply) -> io::Result<()> {
         if reply.error == wire::ERROR_SHUTDOWN {
             self.shutting_down = true;
         }
@@ -400,7 +421,7 @@ impl Connection {
         if reply.error != 0 {
             let errno = wire::errno_of(reply.error);
             self.finish(slots, answered.slot, -i64::from(errno));
-        } else if answered.direction == Direction::Read && answered.length > 0 {
+        } else if answered.command == wire::CMD_READ && answered.length > 0 {
             self.large_payloads = answered.length >= LARGE_PAYLOAD_BYTES;
             self.payload = Some(Payload {
                 slot: answered.slot,

@@ -9,21 +9,18 @@
 //! connection. Structured replies are never requested, so the server answers every command
 //! with a simple reply.
 //!
-//! Everything here is blocking I/O on the stream. The engine hands in a
-//! [`super::socket::DeadlineStream`], so the whole handshake shares one deadline. What the
+//! Everything here is blocking I/O on the stream. Hand in a
+//! [`crate::socket::DeadlineStream`], and the whole handshake shares one deadline. What the
 //! server sends is bounded too: at most [`MAX_OPTION_REPLIES`] replies to `NBD_OPT_GO`, each
 //! at most [`MAX_OPTION_REPLY_BYTES`] (an information item at most [`MAX_INFO_BYTES`]), and
 //! [`MAX_HANDSHAKE_BYTES`] in all. Text from the server is shown with control characters
 //! escaped.
 
-use super::socket::WaitEnded;
-use crate::engine::volume::NetworkVolumeInfo;
-use crate::text::escape::escape_controls;
-use crate::text::shorten::shorten;
-use crate::units::format_wait;
-use nbd_client::wire::{self, BlockSizes, TransmissionFlags};
+use crate::socket::WaitEnded;
+use crate::wire::{self, BlockSizes, TransmissionFlags};
 use std::io::{self, Read, Write};
 use std::time::Duration;
+use wire_text::{escape_controls, format_wait};
 
 /// Longest option reply payload accepted (error messages are far shorter).
 pub const MAX_OPTION_REPLY_BYTES: u32 = 16 * 1024;
@@ -60,37 +57,29 @@ pub struct Export {
     pub negotiation: Negotiation,
 }
 
-/// Block size reported when the server announces none: the smallest block a client that wants
-/// to work with every server uses.
-const DEFAULT_MINIMUM_BLOCK: u32 = 512;
+/// Smallest block when the server announces none: what a client that wants to work with every
+/// server uses.
+pub const DEFAULT_MINIMUM_BLOCK: u32 = 512;
 
-/// Preferred block size reported when the server announces none (the protocol's default).
-const DEFAULT_PREFERRED_BLOCK: u32 = 4096;
+/// Preferred block size when the server announces none (the protocol's default).
+pub const DEFAULT_PREFERRED_BLOCK: u32 = 4096;
 
 impl Export {
-    /// The export as a network volume (without its first bytes): what the probe reports and
-    /// what every later connection must find again.
-    pub fn volume(&self) -> NetworkVolumeInfo {
-        let sizes = self.block_sizes;
-        NetworkVolumeInfo {
-            size_bytes: self.size_bytes,
-            logical_block_size: sizes.map_or(DEFAULT_MINIMUM_BLOCK, |sizes| sizes.minimum),
-            preferred_block_size: sizes.map_or(DEFAULT_PREFERRED_BLOCK, |sizes| sizes.preferred),
-            max_request_bytes: sizes.map_or(0, |sizes| sizes.maximum),
-            read_only: self.flags.read_only(),
-            flush: self.flags.flush(),
-            fua: self.flags.fua(),
-            trim: self.flags.trim(),
-            // NBD announces no limit of its own for trims (the largest request applies).
-            max_trim_bytes: 0,
-            head: Vec::new(),
-            to_create: false,
-            transfer_sizes: None,
-            file_session: None,
-            multichannel: false,
-            server_interfaces: Vec::new(),
-            file_handle: None,
-        }
+    /// The smallest block (announced, else [`DEFAULT_MINIMUM_BLOCK`]).
+    pub fn minimum_block(&self) -> u32 {
+        self.block_sizes
+            .map_or(DEFAULT_MINIMUM_BLOCK, |sizes| sizes.minimum)
+    }
+
+    /// The preferred block size (announced, else [`DEFAULT_PREFERRED_BLOCK`]).
+    pub fn preferred_block(&self) -> u32 {
+        self.block_sizes
+            .map_or(DEFAULT_PREFERRED_BLOCK, |sizes| sizes.preferred)
+    }
+
+    /// The largest request announced, bytes; 0 when the server announced no limit.
+    pub fn maximum_request(&self) -> u32 {
+        self.block_sizes.map_or(0, |sizes| sizes.maximum)
     }
 }
 
@@ -113,7 +102,7 @@ pub enum HandshakeError {
         /// The time the whole handshake was allowed.
         timeout: Duration,
     },
-    /// The run was asked to stop during the handshake.
+    /// The stop flag was raised during the handshake.
     #[error("the run stopped during the handshake ({during})")]
     Stopped {
         /// The step.
@@ -143,7 +132,7 @@ pub enum HandshakeError {
         message: String,
     },
     /// The server insists on TLS.
-    #[error("the server requires TLS for export '{export}', which iopath does not support")]
+    #[error("the server requires TLS for export '{export}', which this client does not support")]
     TlsRequired {
         /// The name asked for.
         export: String,
@@ -217,8 +206,9 @@ impl HandshakeError {
         }
     }
 
-    /// The error of a failed read or write during step `during`.
-    fn of_io(during: &'static str, source: io::Error) -> HandshakeError {
+    /// The error of a failed read or write during step `during` (a [`WaitEnded`] inside it
+    /// becomes [`HandshakeError::TimedOut`] or [`HandshakeError::Stopped`]).
+    pub fn of_io(during: &'static str, source: io::Error) -> HandshakeError {
         match WaitEnded::of(&source) {
             Some(WaitEnded::TimedOut { timeout }) => HandshakeError::TimedOut { during, timeout },
             Some(WaitEnded::Stopped) => HandshakeError::Stopped { during },
@@ -230,11 +220,18 @@ impl HandshakeError {
     }
 }
 
-/// Text from the server as it may be shown: control characters escaped, at most 512
-/// characters.
+/// Most characters of a server's message that are shown.
+const SHOWN_MESSAGE_CHARS: usize = 512;
+
+/// Text from the server as it may be shown: control characters escaped, at most
+/// [`SHOWN_MESSAGE_CHARS`] characters (then an ellipsis).
 fn printable(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    escape_controls(&shorten(text.trim(), 512)).into_owned()
+    let text = text.trim();
+    match text.char_indices().nth(SHOWN_MESSAGE_CHARS) {
+        None => escape_controls(text).into_owned(),
+        Some((end, _)) => format!("{}…", escape_controls(&text[..end])),
+    }
 }
 
 /// The stream of one handshake, counting what the server sent against
@@ -286,6 +283,8 @@ impl<S: Read + Write> Conversation<'_, S> {
 }
 
 /// Negotiates `export` on a freshly connected `stream` and leaves it in the transmission phase.
+/// Give it a [`crate::socket::DeadlineStream`] (or a stream with timeouts of its own): a
+/// server that stops sending would otherwise keep it waiting.
 pub fn negotiate<S: Read + Write>(stream: &mut S, export: &str) -> Result<Export, HandshakeError> {
     if export.len() > wire::MAX_NAME_BYTES {
         return Err(HandshakeError::NameTooLong(export.len()));
@@ -483,73 +482,10 @@ fn export_name<S: Read + Write>(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::scripted::{accept_go, greet, option_reply, read_option, scripted_server};
     use std::os::unix::net::UnixStream;
-    use std::thread::JoinHandle;
-
-    /// A scripted server on the other end of a socket pair: `script` runs on its own thread.
-    pub(crate) fn scripted_server(
-        script: impl FnOnce(UnixStream) + Send + 'static,
-    ) -> (UnixStream, JoinHandle<()>) {
-        let (client, server) = UnixStream::pair().unwrap();
-        client
-            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-            .unwrap();
-        (client, std::thread::spawn(move || script(server)))
-    }
-
-    /// Sends the fixed newstyle greeting with `flags` and reads the client flags.
-    pub(crate) fn greet(server: &mut UnixStream, flags: u16) -> u32 {
-        server.write_all(b"NBDMAGICIHAVEOPT").unwrap();
-        server.write_all(&flags.to_be_bytes()).unwrap();
-        let mut client_flags = [0; 4];
-        server.read_exact(&mut client_flags).unwrap();
-        u32::from_be_bytes(client_flags)
-    }
-
-    /// Reads one option: (option, data).
-    pub(crate) fn read_option(server: &mut UnixStream) -> (u32, Vec<u8>) {
-        let mut header = [0; 16];
-        server.read_exact(&mut header).unwrap();
-        assert_eq!(&header[..8], b"IHAVEOPT");
-        let option = wire::be_u32(&header[8..12]);
-        let mut data = vec![0; wire::be_u32(&header[12..16]) as usize];
-        server.read_exact(&mut data).unwrap();
-        (option, data)
-    }
-
-    /// Sends one option reply.
-    pub(crate) fn option_reply(server: &mut UnixStream, option: u32, reply: u32, data: &[u8]) {
-        let mut message = Vec::new();
-        message.extend_from_slice(&wire::OPTION_REPLY_MAGIC.to_be_bytes());
-        message.extend_from_slice(&option.to_be_bytes());
-        message.extend_from_slice(&reply.to_be_bytes());
-        message.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        message.extend_from_slice(data);
-        server.write_all(&message).unwrap();
-    }
-
-    /// The information replies and acknowledgement of a successful `NBD_OPT_GO`.
-    pub(crate) fn accept_go(
-        server: &mut UnixStream,
-        size: u64,
-        flags: u16,
-        block_sizes: Option<[u32; 3]>,
-    ) {
-        let mut export = wire::INFO_EXPORT.to_be_bytes().to_vec();
-        export.extend_from_slice(&size.to_be_bytes());
-        export.extend_from_slice(&flags.to_be_bytes());
-        option_reply(server, wire::OPT_GO, wire::REP_INFO, &export);
-        if let Some(sizes) = block_sizes {
-            let mut info = wire::INFO_BLOCK_SIZE.to_be_bytes().to_vec();
-            for size in sizes {
-                info.extend_from_slice(&size.to_be_bytes());
-            }
-            option_reply(server, wire::OPT_GO, wire::REP_INFO, &info);
-        }
-        option_reply(server, wire::OPT_GO, wire::REP_ACK, &[]);
-    }
 
     #[test]
     fn go_asks_for_export_and_block_sizes() {

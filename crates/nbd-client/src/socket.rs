@@ -10,17 +10,19 @@
 //! on).
 //!
 //! The handshake reads and writes through a [`DeadlineStream`]: one deadline for the whole
-//! handshake, however the server spreads its bytes out, and an end as soon as the run stops.
+//! handshake, however the server spreads its bytes out, and an end as soon as the caller's
+//! stop flag is raised.
 
-use crate::engine::StopSignal;
-use crate::engine::sys;
-use crate::targets::network_target::NbdTransport;
-use crate::units::format_wait;
+use crate::sys;
+use std::fmt;
 use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use wire_text::format_wait;
 
 /// Longest single blocking wait on a server: a stop is seen within this, and a deadline is
 /// overrun by at most this.
@@ -35,7 +37,7 @@ pub enum WaitEnded {
         /// The whole time allowed.
         timeout: Duration,
     },
-    /// The run is stopping.
+    /// The caller's stop flag was raised.
     #[error("the run is stopping")]
     Stopped,
 }
@@ -71,23 +73,40 @@ pub enum Socket {
     Unix(UnixStream),
 }
 
-/// Where the server is, in words: `HOST:PORT` or `socket PATH` (for messages).
-pub fn describe_server(transport: &NbdTransport) -> String {
-    match transport {
-        NbdTransport::Tcp(address) => address.to_string(),
-        NbdTransport::Unix(path) => format!("socket {}", path.display()),
+/// Where an NBD server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerAddress {
+    /// TCP: a host name or address (IPv6 without brackets) and a port (NBD's is 10809).
+    Tcp {
+        /// Host name or address.
+        host: String,
+        /// Port.
+        port: u16,
+    },
+    /// A Unix-domain socket.
+    Unix(PathBuf),
+}
+
+/// Where the server is, in words: `HOST:PORT` (`[V6]:PORT`) or `socket PATH`.
+impl fmt::Display for ServerAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerAddress::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
+            ServerAddress::Tcp { host, port } => write!(f, "{host}:{port}"),
+            ServerAddress::Unix(path) => write!(f, "socket {}", path.display()),
+        }
     }
 }
 
 impl Socket {
-    /// Connects to `transport`, trying every address a host name resolves to until
+    /// Connects to `server`, trying every address a host name resolves to until
     /// `deadline`; sets `TCP_NODELAY` on TCP.
-    pub fn connect(transport: &NbdTransport, deadline: Instant) -> io::Result<Socket> {
-        match transport {
-            NbdTransport::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
-            NbdTransport::Tcp(address) => {
+    pub fn connect(server: &ServerAddress, deadline: Instant) -> io::Result<Socket> {
+        match server {
+            ServerAddress::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
+            ServerAddress::Tcp { host, port } => {
                 let mut last_error = None;
-                for resolved in (address.host.as_str(), address.port).to_socket_addrs()? {
+                for resolved in (host.as_str(), *port).to_socket_addrs()? {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
@@ -158,24 +177,24 @@ impl Socket {
     }
 }
 
-/// A connected socket whose reads and writes share one deadline and end when the run stops:
-/// however a server spreads its bytes out, the whole exchange ends by the deadline (overrun by
-/// at most [`WAIT_SLICE`]). A wait that ends early fails with a [`WaitEnded`] inside the
-/// [`io::Error`].
+/// A connected socket whose reads and writes share one deadline and end when a stop flag is
+/// raised: however a server spreads its bytes out, the whole exchange ends by the deadline
+/// (overrun by at most [`WAIT_SLICE`]). A wait that ends early fails with a [`WaitEnded`]
+/// inside the [`io::Error`].
 pub struct DeadlineStream<'a> {
     socket: &'a mut Socket,
     deadline: Instant,
     timeout: Duration,
-    stop: &'a StopSignal,
+    stop: &'a AtomicBool,
 }
 
 impl<'a> DeadlineStream<'a> {
-    /// Reads and writes on `socket` until `started + timeout`, or until `stop` is raised.
+    /// Reads and writes on `socket` until `started + timeout`, or until `stop` is set.
     pub fn new(
         socket: &'a mut Socket,
         started: Instant,
         timeout: Duration,
-        stop: &'a StopSignal,
+        stop: &'a AtomicBool,
     ) -> io::Result<Self> {
         socket.set_timeouts(WAIT_SLICE, WAIT_SLICE)?;
         Ok(DeadlineStream {
@@ -186,9 +205,9 @@ impl<'a> DeadlineStream<'a> {
         })
     }
 
-    /// Fails when the run is stopping or the deadline has passed.
+    /// Fails when the stop flag is set or the deadline has passed.
     fn check(&self) -> io::Result<()> {
-        if self.stop.is_raised() {
+        if self.stop.load(Ordering::Relaxed) {
             return Err(WaitEnded::Stopped.into_io());
         }
         if Instant::now() >= self.deadline {
@@ -326,7 +345,7 @@ mod tests {
             }
         });
         let mut socket = Socket::Unix(left);
-        let stop = StopSignal::new();
+        let stop = AtomicBool::new(false);
         let started = Instant::now();
         let mut stream =
             DeadlineStream::new(&mut socket, started, Duration::from_millis(300), &stop).unwrap();
@@ -350,12 +369,12 @@ mod tests {
     fn a_raised_stop_ends_the_wait() {
         let (left, _right) = UnixStream::pair().unwrap();
         let mut socket = Socket::Unix(left);
-        let stop = StopSignal::new();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
         let raiser = {
             let stop = stop.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(150));
-                stop.raise();
+                stop.store(true, Ordering::Relaxed);
             })
         };
         let started = Instant::now();
@@ -373,12 +392,28 @@ mod tests {
     #[test]
     fn refused_connection_is_an_error() {
         let directory = tempfile::tempdir().unwrap();
-        let transport = NbdTransport::Unix(directory.path().join("missing.sock"));
+        let server = ServerAddress::Unix(directory.path().join("missing.sock"));
         let deadline = Instant::now() + Duration::from_secs(1);
-        assert!(Socket::connect(&transport, deadline).is_err());
+        assert!(Socket::connect(&server, deadline).is_err());
         assert_eq!(
-            describe_server(&transport),
+            server.to_string(),
             format!("socket {}", directory.path().join("missing.sock").display())
+        );
+    }
+
+    #[test]
+    fn tcp_addresses_are_written_as_urls_write_them() {
+        let v4 = ServerAddress::Tcp {
+            host: "127.0.0.1".into(),
+            port: 10809,
+        };
+        let v6 = ServerAddress::Tcp {
+            host: "::1".into(),
+            port: 10809,
+        };
+        assert_eq!(
+            (v4.to_string(), v6.to_string()),
+            ("127.0.0.1:10809".into(), "[::1]:10809".into())
         );
     }
 }

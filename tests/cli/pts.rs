@@ -1,0 +1,326 @@
+//! `iopath pts`: bad inputs refused before any I/O, the whole suite on an nbdkit memory
+//! export in a test-sized budget, and a target whose rate the test raises every round never
+//! reaching steady state.
+
+use super::common::{Nbdkit, disk_tempdir, iopath, plain_in, write_foreign_file};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+/// Reads the state file a run left in `dir`.
+fn state(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("pts.json")).expect("pts.json written");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn pts_bad_inputs_exit_2_and_leave_the_target_as_it_was() {
+    let dir = disk_tempdir();
+    let target = dir.path().join("target.dat");
+    write_foreign_file(&target, 8 << 20);
+    let before = std::fs::read(&target).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--tests", "iops,bogus"], "unknown test 'bogus'"),
+        (&["--tests", "iops,iops"], "given twice"),
+        (
+            &["--purge", "secure-erase"],
+            "issues no NVMe format or ATA security erase",
+        ),
+        (&["--purge", "sanitize"], "unknown purge method"),
+        (&["--capacity-pct", "0"], "--capacity-pct"),
+        (&["--capacity-pct", "101"], "--capacity-pct"),
+        (&["--max-rounds", "4"], "--max-rounds"),
+        (&["--max-rounds", "26"], "--max-rounds"),
+        (
+            &["--block-sizes", "4k,3k"],
+            "not a block size of the specification",
+        ),
+        (&["--block-sizes", "8k,16k"], "must include 4k"),
+        (&["--round", "10ms"], "at least 100ms"),
+        (&["--round", "soon"], "--round"),
+        (&["--capacity-pct", "5"], "less than 1 MiB"),
+    ];
+    for (flags, message) in cases {
+        let mut args = vec![
+            "pts",
+            "target.dat",
+            "--allow-destructive",
+            "--output-dir",
+            "out",
+        ];
+        args.extend_from_slice(flags);
+        let output = plain_in(dir.path(), &args);
+        assert_eq!(output.status, 2, "{flags:?}: {}", output.stderr);
+        assert!(
+            output.stderr.contains(message),
+            "{flags:?}: expected '{message}' in: {}",
+            output.stderr
+        );
+        assert!(
+            std::fs::read(&target).unwrap() == before,
+            "{flags:?} changed the target"
+        );
+        assert!(
+            !dir.path().join("out").join("pts.json").exists(),
+            "{flags:?} wrote a state file"
+        );
+    }
+    // A file iopath did not create is written only with --allow-destructive; a state file
+    // that is not there is no run to resume.
+    let others: &[(&[&str], &str)] = &[
+        (
+            &["pts", "target.dat", "--output-dir", "out"],
+            "--allow-destructive",
+        ),
+        (
+            &[
+                "pts",
+                "target.dat",
+                "--allow-destructive",
+                "--resume",
+                "nowhere",
+            ],
+            "--resume nowhere",
+        ),
+    ];
+    for (args, message) in others {
+        let output = plain_in(dir.path(), args);
+        assert_eq!(output.status, 2, "{args:?}: {}", output.stderr);
+        assert!(
+            output.stderr.contains(message),
+            "{args:?}: {}",
+            output.stderr
+        );
+        assert!(std::fs::read(&target).unwrap() == before);
+        assert!(!dir.path().join("out").join("pts.json").exists());
+    }
+    let missing = plain_in(
+        dir.path(),
+        &["pts", "missing.dat", "--allow-destructive", "--round", "1s"],
+    );
+    assert_eq!(missing.status, 2, "{}", missing.stderr);
+    assert!(!dir.path().join("missing.dat").exists());
+}
+
+#[test]
+fn pts_runs_every_test_on_an_nbd_memory_export_and_writes_the_report() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Nbdkit::start(server_dir.path(), &["memory", "16M"]);
+    let dir = disk_tempdir();
+    let url = server.url();
+    let output = plain_in(
+        dir.path(),
+        &[
+            "pts",
+            &url,
+            "--allow-destructive",
+            "--round",
+            "100ms",
+            "--max-rounds",
+            "5",
+            "--block-sizes",
+            "4k",
+            "--saturation-time",
+            "1s",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert_eq!(output.status, 0, "{}", output.stderr);
+    let out = dir.path().join("out");
+    let result = state(&out);
+    assert_eq!(result["complete"], true);
+    let tests = result["tests"].as_array().unwrap();
+    let kinds: Vec<&str> = tests.iter().map(|t| t["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["iops", "throughput", "latency", "saturation"]);
+    for test in tests {
+        let rounds = test["rounds"].as_array().unwrap();
+        assert!(!rounds.is_empty(), "{}", test["kind"]);
+        let outcome = test["outcome"].as_str().unwrap();
+        if test["kind"] == "saturation" {
+            assert_eq!(outcome, "saturated");
+        } else {
+            assert!(outcome == "steady" || outcome == "not_steady", "{outcome}");
+            assert!(rounds.len() <= 5);
+            assert!(rounds.len() >= 5 || outcome == "steady");
+            assert!(test["preconditioned"] == true);
+        }
+    }
+    // 7 mixes × one block size.
+    assert_eq!(tests[0]["rounds"][0]["cells"].as_array().unwrap().len(), 7);
+    // Latency: 0.5 and 8 KiB left out by --block-sizes: 3 mixes × 4 KiB.
+    assert_eq!(tests[2]["rounds"][0]["cells"].as_array().unwrap().len(), 3);
+    let conditions = &result["conditions"];
+    assert_eq!(conditions["target"]["size_bytes"], 16 << 20);
+    assert!(
+        conditions["purge_method"]
+            .as_str()
+            .unwrap()
+            .contains("results start from a used state")
+    );
+    let scaled = conditions["scaled_down"].to_string();
+    assert!(
+        scaled.contains("100ms") && scaled.contains("4KiB only"),
+        "{scaled}"
+    );
+    let html = std::fs::read_to_string(out.join("pts.html")).unwrap();
+    for needle in [
+        "data-kind=\"pts-convergence\"",
+        "data-kind=\"pts-window\"",
+        "data-kind=\"pts-iops-surface\"",
+        "class=\"pts-surface\"",
+        "class=\"pts-latency\"",
+        "class=\"pts-throughput\"",
+        "class=\"pts-saturation\"",
+        "Scaled down from the specification",
+        "from the PTS result (pts.json) alone",
+    ] {
+        assert!(html.contains(needle), "{needle} missing from the report");
+    }
+    for table in ["iops", "throughput", "latency", "saturation"] {
+        let csv = std::fs::read_to_string(out.join(format!("pts-{table}.csv"))).unwrap();
+        assert!(csv.starts_with("block_size,read_write_mix,"), "{csv}");
+        assert!(out.join(format!("pts-{table}-rounds.csv")).exists());
+    }
+    assert!(
+        output
+            .stdout
+            .contains("Write Saturation: Write saturation ended")
+    );
+}
+
+/// nbdkit's rate filter reads its rate from a file the test rewrites at the start of every
+/// round, each time 1.6 times the last: the 4 KiB write IOPS climb round after round, and the
+/// rule (slope within 10 %) never holds.
+#[test]
+fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let rate_file = server_dir.path().join("rate");
+    let set_rate = |megabits: f64| {
+        let staging = server_dir.path().join("rate.new");
+        std::fs::write(&staging, format!("{}M\n", megabits.round() as u64)).unwrap();
+        std::fs::rename(&staging, &rate_file).unwrap();
+    };
+    set_rate(20.0);
+    let rate_argument = format!("rate-file={}", rate_file.display());
+    let server = Nbdkit::start(
+        server_dir.path(),
+        &[
+            "--filter=rate",
+            "memory",
+            "100M",
+            "rate=20M",
+            &rate_argument,
+        ],
+    );
+    let dir = disk_tempdir();
+    let url = server.url();
+    let mut child = iopath()
+        .current_dir(dir.path())
+        .args([
+            "pts",
+            &url,
+            "--allow-destructive",
+            "--tests",
+            "iops",
+            "--block-sizes",
+            "4k",
+            "--round",
+            "300ms",
+            "--max-rounds",
+            "5",
+            "--capacity-pct",
+            "2",
+            "--output-dir",
+            "out",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(number) = line
+            .strip_prefix("pts: IOPS: round ")
+            .and_then(|n| n.trim().parse::<i32>().ok())
+        {
+            set_rate(20.0 * 1.6f64.powi(number - 1));
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let result = state(&dir.path().join("out"));
+    let test = &result["tests"][0];
+    assert_eq!(test["outcome"], "not_steady", "{stderr}");
+    let tracked: Vec<f64> = test["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|round| round["tracked"][0].as_f64().unwrap())
+        .collect();
+    assert_eq!(tracked.len(), 5);
+    assert!(
+        tracked[4] > 2.0 * tracked[0],
+        "the rate did not rise: {tracked:?}"
+    );
+    assert_eq!(test["windows"][0]["slope_holds"], false, "{tracked:?}");
+    let html = std::fs::read_to_string(dir.path().join("out/pts.html")).unwrap();
+    assert!(html.contains("Steady state not reached after 5 rounds"));
+}
+
+/// The same export at a constant rate: the 4 KiB write IOPS settle, the rule holds, and the
+/// test ends at the first window that does, before its most rounds.
+#[test]
+fn timing_pts_a_constant_rate_reaches_steady_state_and_stops_there() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Nbdkit::start(
+        server_dir.path(),
+        &["--filter=rate", "memory", "100M", "rate=20M"],
+    );
+    let dir = disk_tempdir();
+    let url = server.url();
+    let output = plain_in(
+        dir.path(),
+        &[
+            "pts",
+            &url,
+            "--allow-destructive",
+            "--tests",
+            "iops",
+            "--block-sizes",
+            "4k",
+            "--round",
+            "300ms",
+            "--max-rounds",
+            "12",
+            "--capacity-pct",
+            "2",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert_eq!(output.status, 0, "{}", output.stderr);
+    let result = state(&dir.path().join("out"));
+    let test = &result["tests"][0];
+    assert_eq!(test["outcome"], "steady", "{}", output.stderr);
+    let rounds = test["rounds"].as_array().unwrap().len();
+    assert!((5..12).contains(&rounds), "{rounds} rounds");
+    let window = &test["windows"][0];
+    assert_eq!(window["first_round"], rounds as u64 - 4);
+    assert_eq!(window["excursion_holds"], true);
+    assert_eq!(window["slope_holds"], true);
+    assert!(output.stdout.contains("IOPS: Steady state reached"));
+}
