@@ -187,6 +187,13 @@ pub fn format_rate(bytes_per_second: f64) -> String {
     }
 }
 
+/// Formats an amount of bytes in the decimal units of [`format_rate`] (`7.67 GB`), for
+/// amounts that are a rate × a time.
+pub fn format_decimal_bytes(bytes: f64) -> String {
+    let rate = format_rate(bytes);
+    rate.strip_suffix("/s").unwrap_or(&rate).to_string()
+}
+
 /// Formats a size in binary units (`688 B`, `64.0 MiB`, `23.9 GiB`), as memory and volumes
 /// are usually sized.
 pub fn format_bytes(bytes: u64) -> String {

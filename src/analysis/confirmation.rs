@@ -63,7 +63,11 @@ pub fn experiment_for(test: &TestResult) -> Option<Experiment> {
         | Verdict::ServerDiskBound
         | Verdict::ServerCpuBound
         | Verdict::ServerLinkBound
-        | Verdict::SwitchLinkBound => None,
+        | Verdict::SwitchLinkBound
+        // A step in time is seen in the series itself; no other run of the same length
+        // confirms it better.
+        | Verdict::BurstBucket
+        | Verdict::WriteCliff => None,
         Verdict::HostCpuBound => {
             let cpu = &analysis.cpu;
             let cores = cpu.cores.len().max(1) as f64;

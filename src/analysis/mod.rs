@@ -10,7 +10,10 @@
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
 //!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
 //!   data that compresses or repeats means for them; [`clients`]: the verdict of a run from
-//!   several clients (client-bound, each client's link, a shared link, a straggler).
+//!   several clients (client-bound, each client's link, a shared link, a straggler);
+//!   [`rate_step`], [`burst_bucket`], [`write_cliff`], [`bucket_or_cliff`]: a rate that
+//!   stepped down, as a burst bucket or a write cache that filled (pure functions of a
+//!   per-interval series).
 //!
 //! Everything here is a pure function of the RunResult, the facts discovery gathered and the
 //! [`HostFacts`]; only [`analyse`] and [`analyse_on`] ask [`crate::discovery`] to gather
@@ -26,6 +29,8 @@
 //! ```
 
 pub mod analyser;
+pub mod bucket_or_cliff;
+pub mod burst_bucket;
 pub mod clients;
 pub mod confirmation;
 pub mod declared;
@@ -33,6 +38,7 @@ pub mod hidden_queue;
 pub mod links;
 pub mod path;
 pub mod protocols;
+pub mod rate_step;
 pub mod sample_interval;
 pub mod series_shape;
 pub mod server;
@@ -40,6 +46,7 @@ pub mod short_run;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;
+pub mod write_cliff;
 pub mod written_data;
 
 mod block;

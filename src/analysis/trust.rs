@@ -144,7 +144,7 @@ pub fn wide_interval_note(ci: &ConfidenceInterval, stepped: bool) -> String {
     );
     if stepped {
         return format!(
-            "{head}: the rate stepped (not steady, below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
+            "{head}: the rate stepped (below), so the interval spans two levels rather than noise; a longer run narrows it only once it measures the later level alone"
         );
     }
     // The interval narrows as 1/√n, and n grows with the run's length (fine intervals'
@@ -166,6 +166,8 @@ pub(super) struct TrustInputs<'a> {
     pub hops: &'a [HopUtilisation],
     pub confidence: &'a TestConfidence,
     pub memory_available_bytes: Option<u64>,
+    /// The rate stepped down during the test (a burst bucket, a write cliff).
+    pub rate_step: Option<&'a crate::result::RateStep>,
 }
 
 /// The direction a test is about: both when mixed, else the one that moved.
@@ -358,7 +360,19 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             }
             Some(_) => {}
         }
-        if let Some(message) = moved {
+        if let Some(step) = inputs.rate_step {
+            // The step said as what it is, in place of the plain step.
+            let steady_after = test
+                .steady_state
+                .as_ref()
+                .and_then(|steady| steady.attained_after_ns)
+                .map(|ns| ns as f64 / 1e9);
+            let kind = match step {
+                crate::result::RateStep::BurstBucket(_) => TrustKind::BurstBucket,
+                crate::result::RateStep::WriteCliff(_) => TrustKind::WriteCliff,
+            };
+            add(kind, super::bucket_or_cliff::note(step, steady_after));
+        } else if let Some(message) = moved {
             add(TrustKind::NotSteady, message);
         }
     }

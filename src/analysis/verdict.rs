@@ -7,24 +7,26 @@
 //! 3. a hop below a cache exceeded (> 100 % + margin), or buffered random reads of a working
 //!    set that fits in memory at page-cache latency → cached;
 //! 4. the busiest hop at ≥ 85 % → link-, bus- or device-bound by its kind;
-//! 5. buffered I/O that waited for the device, whose requests show the kernel's queue: a
+//! 5. the rate stepped down once in the measured window ([`super::bucket_or_cliff`]): a
+//!    token bucket ran dry → burst-bucket; writes fell after a number of bytes → write-cliff;
+//! 6. buffered I/O that waited for the device, whose requests show the kernel's queue: a
 //!    read-ahead window in flight → read-ahead-bound; write-back carrying the writes →
 //!    write-back-bound ([`super::hidden_queue`]);
-//! 6. a core ≥ 95 %, iopath's busiest thread ≥ 90 % of a core, or the host ≥ 90 % →
+//! 7. a core ≥ 95 %, iopath's busiest thread ≥ 90 % of a core, or the host ≥ 90 % →
 //!    host-CPU-bound;
-//! 7. the queue kept full (Little's law ≥ 75 % of the configured outstanding I/O): below 32
+//! 8. the queue kept full (Little's law ≥ 75 % of the configured outstanding I/O): below 32
 //!    outstanding and below the device's limit → queue-depth-bound when the device is seen to
 //!    have idle parallelism (a local device reached directly, its queue limit known and not
 //!    reached), else latency-bound, naming where the time goes unseen; 32 or more, or at the
 //!    device's limit → device-bound;
-//! 8. anything else → inconclusive, saying what is missing.
+//! 9. anything else → inconclusive, saying what is missing.
 
 use super::HostFacts;
 use super::protocols::Protocol;
 use super::trust::{self, TrustInputs, main_direction, working_set_bytes};
 use crate::result::{
     CoreUtilisation, CpuUtilisation, Direction, Duplex, Hop, HopKind, HopOrigin, HopUtilisation,
-    QueueUtilisation, StoragePath, TargetInfo, TargetKind, TestAnalysis, TestConfidence,
+    QueueUtilisation, RateStep, StoragePath, TargetInfo, TargetKind, TestAnalysis, TestConfidence,
     TestResult, Verdict,
 };
 use crate::units::{format_bytes, format_iops, format_percent, format_rate};
@@ -285,6 +287,7 @@ pub fn analyse_test(
     let cpu = cpu_utilisation(test);
     let queue = queue_utilisation(test, &traffic, paths);
     let confidence = trust::test_confidence(test);
+    let rate_step = super::bucket_or_cliff::rate_step_of(test);
     let target_indexes: Vec<usize> = traffic
         .iter()
         .enumerate()
@@ -298,6 +301,7 @@ pub fn analyse_test(
         hops: &hops,
         confidence: &confidence,
         memory_available_bytes: facts.memory_available_bytes,
+        rate_step: rate_step.as_ref(),
     });
     let context = Context {
         test,
@@ -310,6 +314,7 @@ pub fn analyse_test(
         queue: &queue,
         confidence: &confidence,
         target_indexes: &target_indexes,
+        rate_step: rate_step.as_ref(),
     };
     let decision = classify(&context);
     TestAnalysis {
@@ -325,6 +330,7 @@ pub fn analyse_test(
         memory_available_bytes: facts.memory_available_bytes,
         confirmation: None,
         server_hops: Vec::new(),
+        rate_step,
     }
 }
 
@@ -339,6 +345,8 @@ struct Context<'a> {
     queue: &'a QueueUtilisation,
     confidence: &'a TestConfidence,
     target_indexes: &'a [usize],
+    /// The rate stepped down during the test (a burst bucket, a write cliff).
+    rate_step: Option<&'a RateStep>,
 }
 
 struct Decision {
@@ -402,6 +410,20 @@ fn classify(context: &Context) -> Decision {
     }
     if let Some(decision) = hop_bound(context) {
         return decision;
+    }
+    if let Some(step) = context.rate_step {
+        let verdict = match step {
+            RateStep::BurstBucket(_) => Verdict::BurstBucket,
+            RateStep::WriteCliff(_) => Verdict::WriteCliff,
+        };
+        return Decision::new(
+            verdict,
+            format!(
+                "{}; {}",
+                super::bucket_or_cliff::evidence(step),
+                busiest_hop_summary(context)
+            ),
+        );
     }
     if let Some(decision) = hidden_queue(context) {
         return decision;

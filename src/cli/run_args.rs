@@ -169,7 +169,8 @@ pub struct RunArgs {
     pub sweep: Vec<Sweep>,
     /// End each test once it is steady: iops:5%:30s (every second of the last 30 s within 5 %
     /// of their mean), bw:…, lat:…, or *_slope:… (trend across the window); the duration is
-    /// then the longest a test may run.
+    /// then the longest a test may run. A steady state reached after a burst bucket ran dry is
+    /// said to be its baseline (docs/steady-state.md).
     #[arg(long, value_name = "METRIC:LIMIT:WINDOW", value_parser = SteadyCriterion::parse, help_heading = "Tests")]
     pub steady: Option<SteadyCriterion>,
     /// Drop the page cache before each test (needs root; says so when it cannot).

@@ -42,6 +42,10 @@ pub struct TestAnalysis {
     /// Each server device's use over the test (`--server-metrics`; absent without it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_hops: Vec<super::server::ServerHopUtilisation>,
+    /// The rate stepped down: a burst bucket or a write cliff, with its fitted figures
+    /// (absent when the series held one level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_step: Option<super::rate_step::RateStep>,
 }
 
 /// Traffic through one hop during a test, against its capacity.
@@ -223,4 +227,8 @@ pub enum TrustKind {
     Partial,
     /// The writes carried data that compresses or repeats.
     ReducibleData,
+    /// A token bucket ran dry: a burst rate, then the baseline.
+    BurstBucket,
+    /// A write cache filled: the rate fell after a number of bytes written.
+    WriteCliff,
 }

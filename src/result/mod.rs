@@ -28,7 +28,8 @@
 //! - [`link`]: link tests (`iopath net`);
 //! - [`cluster`]: the clients of a multi-client run and each one's own figures.
 //! - [`verify`]: data verification asked for and found;
-//! - [`server`]: a server's own counters during a test (`--server-metrics`).
+//! - [`server`]: a server's own counters during a test (`--server-metrics`);
+//! - [`rate_step`]: a rate that stepped down (a burst bucket, a write cliff).
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
@@ -52,6 +53,7 @@ pub mod link;
 pub mod log_options;
 pub mod path;
 pub mod pts;
+pub mod rate_step;
 pub mod run;
 pub mod series;
 pub mod server;
@@ -80,6 +82,7 @@ pub use io_handling::{AccessHint, DataPath, IoHandling};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
+pub use rate_step::{BurstBucket, RateStep, WriteCliff};
 pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;
 pub use server::{

@@ -41,6 +41,12 @@ pub enum Verdict {
     WriteBackBound,
     /// The user's rate limit (`--rate`, `--rate-iops`) or think time.
     RateLimited,
+    /// A token bucket outside iopath (a cloud disk's burst credits, a rate-limited volume, a
+    /// shaped link): a burst rate until the bucket ran dry, then the baseline.
+    BurstBucket,
+    /// Writes fell to a lower rate after a number of bytes: a write cache (an SSD's SLC area,
+    /// a write-back cache) filled.
+    WriteCliff,
     /// Faster than a hop below a cache can carry: page cache, array cache, compression.
     Cached,
     /// Not enough is known; the evidence says what is missing.
@@ -70,6 +76,8 @@ impl Verdict {
             Verdict::ReadAheadBound => "read-ahead-bound",
             Verdict::WriteBackBound => "write-back-bound",
             Verdict::RateLimited => "rate-limited",
+            Verdict::BurstBucket => "burst-bucket",
+            Verdict::WriteCliff => "write-cliff",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "inconclusive",
             Verdict::ServerDiskBound => "server-disk-bound",
@@ -91,6 +99,8 @@ impl Verdict {
             Verdict::ReadAheadBound => "read-ahead",
             Verdict::WriteBackBound => "write-back",
             Verdict::RateLimited => "rate",
+            Verdict::BurstBucket => "bucket",
+            Verdict::WriteCliff => "cliff",
             Verdict::Cached => "cached",
             Verdict::Inconclusive => "?",
             Verdict::ServerDiskBound => "srv-disk",

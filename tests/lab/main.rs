@@ -7,13 +7,15 @@
 //! brings up a lab of its own under a unique prefix and always takes it down again (a Drop
 //! guard), and holds a lock while it runs so that only one measures at a time: two at once
 //! would share the machine's two cores and each measure less than its link carries. Every
-//! measurement is 2 s.
+//! measurement is 2 s, but for rates that change over time ([`burst`]: nbdkit's rate filter on
+//! Unix sockets, 12–30 s, as a bucket needs time to run dry).
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod beyond_the_client;
 mod blkio;
+mod burst;
 mod pts;
 mod read_ahead;
 mod server_metrics;

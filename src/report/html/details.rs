@@ -119,6 +119,8 @@ fn kind_label(kind: TrustKind) -> &'static str {
         TrustKind::Errors => "errors",
         TrustKind::Partial => "partial",
         TrustKind::ReducibleData => "reducible data",
+        TrustKind::BurstBucket => "burst bucket",
+        TrustKind::WriteCliff => "write cliff",
     }
 }
 

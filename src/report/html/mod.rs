@@ -31,6 +31,7 @@ mod details;
 mod page;
 mod parts;
 mod path;
+mod rate_step_chart;
 mod server_chart;
 mod summary;
 mod sweeps;

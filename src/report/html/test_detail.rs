@@ -40,7 +40,7 @@ fn rates(direction: &DirectionResult, value: fn(u64, u64) -> f64) -> Vec<(f64, f
 }
 
 fn time_chart(id: String, test: &TestResult, iops: bool) -> String {
-    let series = directions(test)
+    let mut series: Vec<Series> = directions(test)
         .into_iter()
         .map(|(name, direction)| {
             let points = if iops {
@@ -63,6 +63,11 @@ fn time_chart(id: String, test: &TestResult, iops: bool) -> String {
             series
         })
         .collect();
+    let mut markers = Vec::new();
+    if let Some((fitted, marker)) = super::rate_step_chart::fitted_step(test, iops) {
+        series.push(fitted);
+        markers.push(marker);
+    }
     LineChart {
         id,
         kind: if iops { "iops" } else { "throughput" },
@@ -74,7 +79,7 @@ fn time_chart(id: String, test: &TestResult, iops: bool) -> String {
         x: Axis::linear("seconds measured"),
         y: Axis::linear(if iops { "IOPS" } else { "MB/s" }),
         series,
-        markers: Vec::new(),
+        markers,
         attributes: vec![("test".into(), test.name.clone())],
     }
     .render()

@@ -322,3 +322,38 @@ fn a_refuted_verdict_reads_as_refuted_in_the_text_table() {
     assert!(text.contains(&cell), "{cell}\n{text}");
     assert!(text.contains("a→b in the verdict column"), "{text}");
 }
+
+/// A test whose rate stepped down: its rate-over-time charts carry the fitted levels (a
+/// dashed series of four points) and a marker where the bucket ran dry.
+#[test]
+fn a_burst_bucket_is_drawn_over_the_rate_charts() {
+    let mut result = analysed_mixed();
+    let analysis = result.tests[0].analysis.as_mut().unwrap();
+    analysis.rate_step = Some(crate::result::RateStep::BurstBucket(
+        crate::result::BurstBucket {
+            burst_bytes_per_second: 80e6,
+            baseline_bytes_per_second: 24e6,
+            burst_iops: 76.0,
+            baseline_iops: 23.0,
+            burst_seconds: 1.5,
+            bucket_bytes: 84e6,
+            bucket_ios: 79.5,
+            counted_in_ios: false,
+            refill_per_second: None,
+        },
+    ));
+    let html = html_of(&[LabeledRun::new("bucket", &result)]);
+    let figure_at = html.find(r#"data-kind="throughput""#).unwrap();
+    let tag_start = html[..figure_at].rfind('<').unwrap();
+    let id = attribute(&html[tag_start..], "id").to_string();
+    let points = series_points(&html, &id);
+    assert_eq!(points.last(), Some(&4), "{points:?}");
+    let chart = &html[figure_at..figure_at + html[figure_at..].find("</figure>").unwrap()];
+    assert!(chart.contains("burst bucket (fitted)"), "{chart}");
+    assert!(chart.contains(">bucket dry</text>"), "{chart}");
+    // The next test's chart has no step.
+    let next = &html[figure_at + 1..];
+    let next_chart = &next[next.find(r#"data-kind="throughput""#).unwrap()..];
+    let next_chart = &next_chart[..next_chart.find("</figure>").unwrap()];
+    assert!(!next_chart.contains("(fitted)"));
+}
