@@ -4,9 +4,11 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_test};
+use super::operated_targets;
 use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
+use crate::engine::file_operations::FileOperation;
 use crate::engine::io_uring_available;
 use crate::engine::network;
 use crate::engine::null::InjectedDelay;
@@ -145,6 +147,14 @@ pub(super) enum PendingTarget {
         path: PathBuf,
         size: u64,
         temporary: bool,
+    },
+    /// A path a file-operation engine works on by name (not opened): made in the run
+    /// (`filecreate`, `dircreate`), or a directory `dirstat` or `dirdelete` finds, made before
+    /// the run when `make_directory`. `existed`: the path was there before the run.
+    Named {
+        path: PathBuf,
+        existed: bool,
+        make_directory: bool,
     },
     /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
     /// file is never created, and its size only bounds the offsets.
@@ -361,7 +371,16 @@ pub fn prepare(
     let mut targets = plan
         .targets
         .iter()
-        .map(|spec| pending_target(spec, options.net_timeout()))
+        .enumerate()
+        .map(
+            |(index, spec)| match operated_targets::operation_of_target(&plan, index) {
+                Some(operation) => match operated_targets::operated_target(spec, operation)? {
+                    Some(named) => Ok(named),
+                    None => pending_target(spec, options.net_timeout()),
+                },
+                None => pending_target(spec, options.net_timeout()),
+            },
+        )
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
@@ -587,6 +606,7 @@ pub(super) fn check_budget(
                         PendingTarget::Create { size, .. }
                         | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
+                        PendingTarget::Named { .. } => 0,
                     };
                     ledger_bytes = ledger_bytes.saturating_add(
                         crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
@@ -632,7 +652,10 @@ pub(super) fn check_budget(
 /// checked, nothing can mount or claim it before or while iopath writes it.
 fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        if !job.workload.modifies() || job.workload.engine == EngineKind::Null {
+        if !job.workload.modifies()
+            || job.workload.engine == EngineKind::Null
+            || job.workload.engine.is_file_operation()
+        {
             continue;
         }
         for &index in &job.targets {
@@ -818,6 +841,10 @@ pub(super) fn check_job_against_target(
     policy: WritePolicy,
 ) -> Result<(), RunError> {
     let workload = &job.workload;
+    if let Some(operation) = FileOperation::of(workload.engine) {
+        // No data moves: only what may be removed matters.
+        return operated_targets::check_removal(operation, target);
+    }
     let url_path;
     let (path, size, logical, dio_alignment, is_device) = match target {
         PendingTarget::Network(network, info, volume) => {
@@ -854,6 +881,7 @@ pub(super) fn check_job_against_target(
         PendingTarget::Create { path, size, .. }
         | PendingTarget::CreateEmpty { path, size, .. }
         | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
+        PendingTarget::Named { path, .. } => (path.as_path(), 0, 512, 512, false),
     };
     check_trims(
         job,
@@ -863,7 +891,7 @@ pub(super) fn check_job_against_target(
             PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
                 TrimTarget::Create(path)
             }
-            PendingTarget::Uncreated { .. } => TrimTarget::Nothing,
+            PendingTarget::Uncreated { .. } | PendingTarget::Named { .. } => TrimTarget::Nothing,
         },
     )?;
     let name = || path.display().to_string();

@@ -229,6 +229,8 @@ pub struct JobSettings {
     pub force_async: Option<Set<u32>>,
     /// `serialize_overlap`.
     pub serialize_overlap: bool,
+    /// `stat_type`: the look-up call of `ioengine=filestat` and `dirstat`.
+    pub stat_type: crate::result::StatCall,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -311,6 +313,7 @@ impl JobSettings {
             invalidate: true,
             error_policy: Default::default(),
             serialize_overlap: false,
+            stat_type: crate::result::StatCall::Stat,
             create_on_open: None,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,
