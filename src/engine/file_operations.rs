@@ -21,7 +21,8 @@
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let path = dir.join("a");
 //! let mut engine =
-//!     FileOperationEngine::new(FileOperation::CreateFile, StatCall::Stat, &[path.clone()]).unwrap();
+//!     FileOperationEngine::new(FileOperation::CreateFile, StatCall::Stat, &[path.clone()], 4096)
+//!         .unwrap();
 //! engine.submit(IoRequest { file: 0, slot: 0, direction: Direction::Write, offset: 0, length: 4096 }).unwrap();
 //! let mut done = [Completion::default(); 1];
 //! assert_eq!(engine.reap(1, &mut done).unwrap(), 1);
@@ -30,10 +31,13 @@
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+use super::buffer::BufferPool;
 use super::{Completion, Engine, EngineError, IoRequest};
 use crate::result::{Capabilities, EngineKind, StatCall};
+use crate::targets::test_file::mark_as_created;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 /// What each request does to its file or directory.
@@ -113,17 +117,22 @@ pub struct FileOperationEngine {
     paths: Vec<CString>,
     capabilities: Capabilities,
     done: Option<Completion>,
-    /// The one slot's buffer (no data moves; the runner may still fill it).
-    buffer: Vec<u8>,
+    /// `filecreate`: which files this engine made (marked as iopath's when it is dropped).
+    created: Vec<bool>,
+    /// The one slot's buffer: no data moves, but the runner fills write buffers as for any
+    /// engine.
+    buffers: BufferPool,
 }
 
 impl FileOperationEngine {
     /// An engine doing `operation` (look-ups with `stat_call`) on `paths`, which requests
-    /// name by their index here; fails on a path with a NUL byte.
+    /// name by their index here, with one buffer of `buffer_size` bytes; fails on a path with
+    /// a NUL byte.
     pub fn new(
         operation: FileOperation,
         stat_call: StatCall,
         paths: &[PathBuf],
+        buffer_size: usize,
     ) -> Result<Self, EngineError> {
         let paths = paths
             .iter()
@@ -133,6 +142,11 @@ impl FileOperationEngine {
                 engine: operation.name(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, error),
             })?;
+        let tracked = if operation == FileOperation::CreateFile {
+            paths.len()
+        } else {
+            0
+        };
         Ok(FileOperationEngine {
             operation,
             stat_call,
@@ -145,13 +159,15 @@ impl FileOperationEngine {
                 separates_submission: false,
             },
             done: None,
-            buffer: Vec::new(),
+            created: vec![false; tracked],
+            buffers: BufferPool::new(1, buffer_size),
         })
     }
 
-    /// Performs the operation on `path`: 0, or the negative errno.
-    fn perform(&self, path: &CString) -> i64 {
-        let path = path.as_ptr();
+    /// Performs the operation on file `index`: 0, or the negative errno.
+    fn perform(&mut self, index: usize) -> i64 {
+        let path = self.paths[index].as_ptr();
+        let mut created = false;
         // SAFETY: `path` points to a NUL-terminated string owned by `self.paths`, alive for
         // the whole block; each out-parameter is a zeroed local of the type its call writes
         // (all-zero is a valid value of these plain C structs), and no pointer is kept after
@@ -159,13 +175,21 @@ impl FileOperationEngine {
         let status = unsafe {
             match self.operation {
                 FileOperation::CreateFile => {
-                    let descriptor = libc::open(
+                    // O_EXCL first, to know which files this run made (an existing file is
+                    // then opened as fio opens it, without O_EXCL and never truncated).
+                    let mut descriptor = libc::open(
                         path,
-                        libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                        libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
                         0o600 as libc::c_uint,
                     );
+                    let made = descriptor >= 0;
+                    if !made && std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST)
+                    {
+                        descriptor = libc::open(path, libc::O_RDWR | libc::O_CLOEXEC);
+                    }
                     if descriptor >= 0 {
                         libc::close(descriptor);
+                        created = made;
                         0
                     } else {
                         -1
@@ -196,6 +220,9 @@ impl FileOperationEngine {
                 FileOperation::DeleteDirectory => libc::rmdir(path),
             }
         };
+        if created {
+            self.created[index] = true;
+        }
         if status == 0 {
             0
         } else {
@@ -204,6 +231,32 @@ impl FileOperationEngine {
                     .raw_os_error()
                     .unwrap_or(libc::EIO),
             )
+        }
+    }
+}
+
+impl Drop for FileOperationEngine {
+    /// Marks each file `filecreate` made as iopath's (after the run, outside any measured
+    /// time), so that a later `filedelete` may remove it; a file that cannot be marked stays
+    /// unmarked, and a later `filedelete` refuses it.
+    fn drop(&mut self) {
+        for (path, _) in self
+            .paths
+            .iter()
+            .zip(&self.created)
+            .filter(|(_, made)| **made)
+        {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+            if let Ok(file) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(path)
+                && file
+                    .metadata()
+                    .is_ok_and(|found| found.is_file() && found.len() == 0)
+            {
+                let _ = mark_as_created(&file);
+            }
         }
     }
 }
@@ -217,12 +270,12 @@ impl Engine for FileOperationEngine {
         &self.capabilities
     }
 
-    fn buffer_mut(&mut self, _slot: usize) -> &mut [u8] {
-        &mut self.buffer
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
+        self.buffers.slot_mut(slot)
     }
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let Some(path) = self.paths.get(request.file as usize) else {
+        if request.file as usize >= self.paths.len() {
             return Err(EngineError::Operation {
                 engine: self.operation.name(),
                 operation: "submit",
@@ -232,7 +285,7 @@ impl Engine for FileOperationEngine {
                 ),
             });
         };
-        let status = self.perform(path);
+        let status = self.perform(request.file as usize);
         self.done = Some(Completion {
             slot: request.slot,
             result: if status == 0 {
@@ -305,7 +358,7 @@ mod tests {
             (FileOperation::StatFile, StatCall::Statx),
             (FileOperation::DeleteFile, StatCall::Stat),
         ] {
-            let mut engine = FileOperationEngine::new(operation, call, &files).unwrap();
+            let mut engine = FileOperationEngine::new(operation, call, &files, 4096).unwrap();
             for file in 0..5 {
                 assert_eq!(
                     run(&mut engine, file),
@@ -332,7 +385,8 @@ mod tests {
             FileOperation::StatDirectory,
             FileOperation::DeleteDirectory,
         ] {
-            let mut engine = FileOperationEngine::new(operation, StatCall::Stat, &dirs).unwrap();
+            let mut engine =
+                FileOperationEngine::new(operation, StatCall::Stat, &dirs, 4096).unwrap();
             for file in 0..3 {
                 assert_eq!(run(&mut engine, file), 4096, "{operation:?} {file}");
             }
@@ -350,16 +404,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = paths(dir.path(), 1);
         let mut stat =
-            FileOperationEngine::new(FileOperation::StatFile, StatCall::Stat, &missing).unwrap();
+            FileOperationEngine::new(FileOperation::StatFile, StatCall::Stat, &missing, 1).unwrap();
         assert_eq!(run(&mut stat, 0), -i64::from(libc::ENOENT));
         let mut remove =
-            FileOperationEngine::new(FileOperation::DeleteDirectory, StatCall::Stat, &missing)
+            FileOperationEngine::new(FileOperation::DeleteDirectory, StatCall::Stat, &missing, 1)
                 .unwrap();
         assert_eq!(run(&mut remove, 0), -i64::from(libc::ENOENT));
         let mut make = FileOperationEngine::new(
             FileOperation::CreateDirectory,
             StatCall::Stat,
             &[dir.path().to_path_buf()],
+            1,
         )
         .unwrap();
         assert_eq!(run(&mut make, 0), -i64::from(libc::EEXIST));

@@ -561,6 +561,7 @@ impl WorkloadOptions {
             || self.think_time.is_some()
             || self.sync
             || self.fsync_at_end
+            || self.engine.is_some_and(EngineKind::is_file_operation)
     }
 
     /// Applies the options that every test of a run shares (engine, connections, seed, I/O

@@ -89,6 +89,7 @@ impl AnyEngine {
                     operation,
                     options.stat_call,
                     &paths,
+                    options.buffer_size,
                 )?)
             }
             (EngineKind::Nbd, Endpoint::Network(target)) => {
