@@ -355,7 +355,9 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub seed: Option<u64>,
-    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers) or null (no I/O).
+    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers), null (no I/O),
+    /// or one file operation per I/O: filecreate, filestat, filedelete, dircreate, dirstat,
+    /// dirdelete (with --files N).
     #[arg(long, value_name = "ENGINE", value_parser = parse::engine, help_heading = "I/O")]
     #[serde(
         default,
