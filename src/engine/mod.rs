@@ -272,6 +272,25 @@ impl FromStr for EngineKind {
     }
 }
 
+/// The reap of an engine that holds one request at a time and completes it inside its
+/// submit: moves `done` into the first of `completions` (when both are there) and says how
+/// many it wrote.
+pub(crate) fn hand_over_one(
+    done: &mut Option<Completion>,
+    completions: &mut [Completion],
+) -> usize {
+    match (done.take(), completions.first_mut()) {
+        (Some(finished), Some(first)) => {
+            *first = finished;
+            1
+        }
+        (finished, _) => {
+            *done = finished;
+            0
+        }
+    }
+}
+
 /// Everything an engine needs to be opened, decided before the clock starts.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
