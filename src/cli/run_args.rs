@@ -10,6 +10,7 @@ use iopath::input::load_job_file;
 use iopath::input::option_values;
 use iopath::input::options::WorkloadOptions;
 use iopath::input::presets;
+use iopath::result::RunLength;
 use iopath::run::RunOptions;
 use iopath::run::confirm::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use iopath::targets::TargetSpec;
@@ -136,6 +137,13 @@ pub struct RunArgs {
     /// fio's --directory: each job's files are made in them.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
+    /// N files for each target: TARGET.0 … TARGET.N-1 (one worker moves over them unless
+    /// --files-per-worker says otherwise). With a file-operation engine (--engine filecreate,
+    /// filestat, filedelete, dircreate, dirstat, dirdelete) each I/O is one operation on one of
+    /// them, and without --duration the run is one pass: N operations (filestat and filedelete
+    /// find missing files laid out first, of --size or 4 KiB).
+    #[arg(long, value_name = "N", value_parser = parse_file_count, help_heading = "Workload")]
+    pub files: Option<u32>,
 
     /// The targets of each host, from FILE: lines `HOST TARGET…` (`*` for any other host),
     /// instead of TARGET arguments. Targets may name the client with {rank}, {host},
@@ -457,14 +465,37 @@ impl RunArgs {
             return Err(WorkloadError::from(conflict).into());
         }
         let is_default_suite = !options.describes_a_workload();
-        let create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
-        let targets: Vec<TargetSpec> = if self.targets.is_empty() {
+        let mut create_size = options.size.map(|size| size + options.offset.unwrap_or(0));
+        if template.engine.is_file_operation() && create_size.is_none() {
+            // filestat and filedelete find missing files laid out, as fio's filesize does.
+            create_size = Some(FILE_OPERATION_FILE_BYTES);
+        }
+        let named = numbered_files(&self.targets, self.files)?;
+        if let Some(count) = self.files
+            && options.files_per_worker.is_none()
+        {
+            template.worker_files.per_worker = count;
+        }
+        if template.engine.is_file_operation() {
+            if options.duration.is_none() {
+                // One pass over the files (the runner gives each file one operation per pass).
+                template.length = RunLength::Bytes {
+                    bytes: 1,
+                    time_limit_ns: None,
+                };
+            }
+            if options.ramp.is_none() {
+                // A pass's operations all count.
+                template.ramp_ns = 0;
+            }
+        }
+        let targets: Vec<TargetSpec> = if named.is_empty() {
             vec![TargetSpec::TempFile {
                 directory: PathBuf::from("."),
                 size: create_size,
             }]
         } else {
-            self.targets
+            named
                 .iter()
                 .map(|path| TargetSpec::from_argument(path, create_size))
                 .collect::<Result<_, _>>()?
@@ -592,4 +623,48 @@ impl RunArgs {
             messages,
         })
     }
+}
+
+/// Size of each missing file laid out for `--engine filestat` or `filedelete` without
+/// `--size`.
+const FILE_OPERATION_FILE_BYTES: u64 = 4096;
+
+/// Most files `--files` names per target.
+const MAX_FILES_PER_TARGET: u32 = 1 << 24;
+
+/// Reads `--files`: a whole number from 1 to [`MAX_FILES_PER_TARGET`].
+fn parse_file_count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(count @ 1..=MAX_FILES_PER_TARGET) => Ok(count),
+        _ => Err(format!(
+            "'{text}' is not a whole number of files from 1 to {MAX_FILES_PER_TARGET}"
+        )),
+    }
+}
+
+/// The targets with `--files N` applied: each becomes TARGET.0 … TARGET.N-1.
+fn numbered_files(targets: &[PathBuf], files: Option<u32>) -> Result<Vec<PathBuf>, RequestError> {
+    let Some(count) = files else {
+        return Ok(targets.to_vec());
+    };
+    if targets.is_empty() {
+        return Err(usage(
+            "--files N names its files after the targets (TARGET.0 … TARGET.N-1): give a path such as dir/file",
+        ));
+    }
+    let mut named = Vec::with_capacity(targets.len() * count as usize);
+    for target in targets {
+        if target.to_string_lossy().contains("://") {
+            return Err(usage(format!(
+                "--files names local files; {} is a URL",
+                iopath::text::shown(&target.to_string_lossy())
+            )));
+        }
+        for index in 0..count {
+            let mut name = target.as_os_str().to_os_string();
+            name.push(format!(".{index}"));
+            named.push(PathBuf::from(name));
+        }
+    }
+    Ok(named)
 }

@@ -26,6 +26,7 @@ pub mod buffer;
 #[cfg(test)]
 mod conformance_tests;
 pub mod data_path;
+pub mod file_operations;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;
@@ -194,6 +195,12 @@ impl EngineKind {
             EngineKind::Iscsi => "iscsi",
             EngineKind::Nfs => "nfs",
             EngineKind::Smb => "smb",
+            EngineKind::FileCreate => "filecreate",
+            EngineKind::FileStat => "filestat",
+            EngineKind::FileDelete => "filedelete",
+            EngineKind::DirCreate => "dircreate",
+            EngineKind::DirStat => "dirstat",
+            EngineKind::DirDelete => "dirdelete",
         }
     }
 
@@ -205,8 +212,14 @@ impl EngineKind {
         )
     }
 
+    /// Whether each I/O of this engine is one operation on a file or directory (create,
+    /// look up, remove) that moves no data: [`file_operations`].
+    pub fn is_file_operation(self) -> bool {
+        file_operations::FileOperation::of(self).is_some()
+    }
+
     /// Every engine, for help texts and messages.
-    pub const ALL: [EngineKind; 7] = [
+    pub const ALL: [EngineKind; 13] = [
         EngineKind::IoUring,
         EngineKind::Sync,
         EngineKind::Null,
@@ -214,14 +227,21 @@ impl EngineKind {
         EngineKind::Iscsi,
         EngineKind::Nfs,
         EngineKind::Smb,
+        EngineKind::FileCreate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+        EngineKind::DirCreate,
+        EngineKind::DirStat,
+        EngineKind::DirDelete,
     ];
 }
 
 /// An engine name none of those known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown engine '{name}' (choose one of: io_uring, sync, null; nbd, iscsi, nfs and smb \
-     come with nbd://, iscsi://, nfs:// and smb:// targets)"
+    "unknown engine '{name}' (choose one of: io_uring, sync, null; filecreate, filestat, \
+     filedelete, dircreate, dirstat, dirdelete (one file operation per I/O); nbd, iscsi, nfs and \
+     smb come with nbd://, iscsi://, nfs:// and smb:// targets)"
 )]
 pub struct UnknownEngine {
     /// The name as given.
@@ -239,9 +259,34 @@ impl FromStr for EngineKind {
             "iscsi" | "libiscsi" => Ok(EngineKind::Iscsi),
             "nfs" => Ok(EngineKind::Nfs),
             "smb" => Ok(EngineKind::Smb),
+            "filecreate" => Ok(EngineKind::FileCreate),
+            "filestat" => Ok(EngineKind::FileStat),
+            "filedelete" => Ok(EngineKind::FileDelete),
+            "dircreate" => Ok(EngineKind::DirCreate),
+            "dirstat" => Ok(EngineKind::DirStat),
+            "dirdelete" => Ok(EngineKind::DirDelete),
             other => Err(UnknownEngine {
                 name: other.to_string(),
             }),
+        }
+    }
+}
+
+/// The reap of an engine that holds one request at a time and completes it inside its
+/// submit: moves `done` into the first of `completions` (when both are there) and says how
+/// many it wrote.
+pub(crate) fn hand_over_one(
+    done: &mut Option<Completion>,
+    completions: &mut [Completion],
+) -> usize {
+    match (done.take(), completions.first_mut()) {
+        (Some(finished), Some(first)) => {
+            *first = finished;
+            1
+        }
+        (finished, _) => {
+            *done = finished;
+            0
         }
     }
 }
@@ -274,6 +319,8 @@ pub struct EngineOptions {
     pub force_async_every: u32,
     /// Sync engine: how each request's bytes move (pread/pwrite, a mapping or a pipe).
     pub data_path: crate::result::DataPath,
+    /// Look-up engines (`filestat`, `dirstat`): the system call of each I/O.
+    pub stat_call: crate::result::StatCall,
 }
 
 impl EngineOptions {
@@ -292,6 +339,7 @@ impl EngineOptions {
             expected_volume: None,
             force_async_every: 0,
             data_path: crate::result::DataPath::Pread,
+            stat_call: crate::result::StatCall::Stat,
         }
     }
 }

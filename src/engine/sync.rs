@@ -164,16 +164,7 @@ impl Engine for SyncEngine {
         _min_completions: usize,
         completions: &mut [Completion],
     ) -> Result<usize, EngineError> {
-        match (self.done.take(), completions.first_mut()) {
-            (Some(done), Some(first)) => {
-                *first = done;
-                Ok(1)
-            }
-            (done, _) => {
-                self.done = done;
-                Ok(0)
-            }
-        }
+        Ok(super::hand_over_one(&mut self.done, completions))
     }
 
     fn sync_data(&mut self) -> Result<(), EngineError> {

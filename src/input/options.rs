@@ -357,7 +357,9 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub seed: Option<u64>,
-    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers) or null (no I/O).
+    /// io_uring (default), sync (pread/pwrite; QD above 1 runs as more workers), null (no I/O),
+    /// or one file operation per I/O: filecreate, filestat, filedelete, dircreate, dirstat,
+    /// dirdelete (with --files N).
     #[arg(long, value_name = "ENGINE", value_parser = parse::engine, help_heading = "I/O")]
     #[serde(
         default,
@@ -563,6 +565,7 @@ impl WorkloadOptions {
             || self.think_time.is_some()
             || self.sync
             || self.fsync_at_end
+            || self.engine.is_some_and(EngineKind::is_file_operation)
     }
 
     /// Applies the options that every test of a run shares (engine, connections, seed, I/O

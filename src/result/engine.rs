@@ -128,4 +128,22 @@ pub enum EngineKind {
     Nfs,
     /// iopath's SMB2/3 client (chosen by an `smb://` target).
     Smb,
+    /// Each I/O creates one file (`open` with `O_CREAT`, then `close`): fio's `filecreate`.
+    #[serde(rename = "filecreate")]
+    FileCreate,
+    /// Each I/O looks one file up (`stat`, `lstat` or `statx`): fio's `filestat`.
+    #[serde(rename = "filestat")]
+    FileStat,
+    /// Each I/O removes one file iopath created (`unlink`): fio's `filedelete`.
+    #[serde(rename = "filedelete")]
+    FileDelete,
+    /// Each I/O creates one directory (`mkdir`): fio's `dircreate`.
+    #[serde(rename = "dircreate")]
+    DirCreate,
+    /// Each I/O looks one directory up: fio's `dirstat`.
+    #[serde(rename = "dirstat")]
+    DirStat,
+    /// Each I/O removes one directory iopath created (`rmdir`): fio's `dirdelete`.
+    #[serde(rename = "dirdelete")]
+    DirDelete,
 }

@@ -32,6 +32,30 @@ pub struct IoHandling {
     /// An I/O that overlaps one of the worker's I/Os in flight waits until that one has
     /// completed (fio's `serialize_overlap`), whatever their directions.
     pub serialize_overlap: bool,
+    /// The system call of the look-up engines (`filestat`, `dirstat`; fio's `stat_type`).
+    #[serde(skip_serializing_if = "StatCall::is_default")]
+    pub stat_call: StatCall,
+}
+
+/// The system call a look-up engine (`filestat`, `dirstat`) makes for each I/O (fio's
+/// `stat_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatCall {
+    /// `stat`: follows a symbolic link.
+    #[default]
+    Stat,
+    /// `lstat`: the link itself.
+    Lstat,
+    /// `statx` with the basic attributes and the birth time.
+    Statx,
+}
+
+impl StatCall {
+    /// Whether this is the default (`stat`).
+    pub fn is_default(&self) -> bool {
+        *self == StatCall::Stat
+    }
 }
 
 /// How the sync engine moves a request's bytes between its buffer and the file.

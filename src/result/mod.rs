@@ -78,7 +78,7 @@ pub use engine::{
 pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
 pub use histogram::SparseHistogram;
 pub use host::HostInfo;
-pub use io_handling::{AccessHint, DataPath, IoHandling};
+pub use io_handling::{AccessHint, DataPath, IoHandling, StatCall};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
 pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};

@@ -2,6 +2,7 @@
 //! a network target.
 
 use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
+use crate::engine::file_operations::{FileOperation, FileOperationEngine};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
@@ -23,6 +24,8 @@ pub enum Endpoint<'a> {
     Files(Vec<File>),
     /// A network volume (the engine makes its own connections).
     Network(&'a NetworkTarget),
+    /// Paths of files or directories, not opened (the file-operation engines).
+    Paths(Vec<std::path::PathBuf>),
     /// Nothing (the null engine).
     Nothing,
 }
@@ -44,6 +47,8 @@ pub enum AnyEngine {
     Nfs(Box<NfsEngine>),
     /// SMB2/3 client.
     Smb(Box<SmbEngine>),
+    /// One file operation (create, look-up, removal) per I/O.
+    FileOperations(FileOperationEngine),
 }
 
 fn wrong_endpoint(engine: &'static str, what: &str) -> EngineError {
@@ -78,6 +83,15 @@ impl AnyEngine {
             (EngineKind::Sync, Endpoint::Files(files)) if !files.is_empty() => AnyEngine::Sync(
                 SyncEngine::with_data_path(files, options.buffer_size, options.data_path)?,
             ),
+            (kind, Endpoint::Paths(paths)) if kind.is_file_operation() => {
+                let operation = FileOperation::of(kind).expect("a file-operation engine");
+                AnyEngine::FileOperations(FileOperationEngine::new(
+                    operation,
+                    options.stat_call,
+                    &paths,
+                    options.buffer_size,
+                )?)
+            }
             (EngineKind::Nbd, Endpoint::Network(target)) => {
                 AnyEngine::Nbd(Box::new(NbdEngine::open(target, options)?))
             }
@@ -107,6 +121,7 @@ impl AnyEngine {
             AnyEngine::Iscsi(engine) => engine.as_mut(),
             AnyEngine::Nfs(engine) => engine.as_mut(),
             AnyEngine::Smb(engine) => engine.as_mut(),
+            AnyEngine::FileOperations(engine) => engine,
         }
     }
 
@@ -185,6 +200,7 @@ impl AnyEngine {
             AnyEngine::Iscsi(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Nfs(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
             AnyEngine::Smb(engine) => run_worker(engine.as_mut(), plan, links, clock, start),
+            AnyEngine::FileOperations(engine) => run_worker(engine, plan, links, clock, start),
         }
     }
 }

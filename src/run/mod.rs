@@ -14,6 +14,7 @@ pub mod flow;
 pub mod interrupt;
 pub mod job_links;
 pub mod latency_search;
+mod operated_targets;
 pub mod pacer;
 pub mod plan_error;
 pub mod prepare;
@@ -539,6 +540,18 @@ fn prepare_targets(
                     TargetKind::File,
                     crate::targets::null_sink::NULL_SINK_BYTES,
                 );
+                (path, (info, TargetAccess::Nothing), None)
+            }
+            PendingTarget::Named {
+                path,
+                make_directory,
+                ..
+            } => {
+                // A file-operation engine works on it by name, in the run.
+                if make_directory {
+                    operated_targets::make_directory(&path)?;
+                }
+                let info = TargetInfo::unexamined(path.display().to_string(), TargetKind::File, 0);
                 (path, (info, TargetAccess::Nothing), None)
             }
             PendingTarget::Uncreated { path, size, .. } => {

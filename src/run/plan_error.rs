@@ -41,6 +41,16 @@ pub enum PlanError {
         /// The path given.
         path: PathBuf,
     },
+    /// A path a file-operation engine cannot work on, or may not remove.
+    #[error("{}: {engine}: {problem}", crate::text::shown(&path.display().to_string()))]
+    FileOperationTarget {
+        /// The path given.
+        path: PathBuf,
+        /// The engine (`filedelete`, …).
+        engine: &'static str,
+        /// What is wrong.
+        problem: &'static str,
+    },
     /// Every test was skipped (each with a warning).
     #[error("no test can run on these targets (see the warnings above)")]
     NothingToRun,

@@ -5,9 +5,11 @@
 
 use super::budget::{HostLimits, JobDemand, check_test};
 use super::descriptors::{Descriptors, make_room_for_descriptors};
+use super::operated_targets;
 use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
+use crate::engine::file_operations::FileOperation;
 use crate::engine::io_uring_available;
 use crate::engine::network;
 use crate::engine::null::InjectedDelay;
@@ -147,6 +149,14 @@ pub(super) enum PendingTarget {
         path: PathBuf,
         size: u64,
         temporary: bool,
+    },
+    /// A path a file-operation engine works on by name (not opened): made in the run
+    /// (`filecreate`, `dircreate`), or a directory `dirstat` or `dirdelete` finds, made before
+    /// the run when `make_directory`. `existed`: the path was there before the run.
+    Named {
+        path: PathBuf,
+        existed: bool,
+        make_directory: bool,
     },
     /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
     /// file is never created, and its size only bounds the offsets.
@@ -401,7 +411,16 @@ pub fn prepare(
     let mut targets = plan
         .targets
         .iter()
-        .map(|spec| pending_target(spec, options.net_timeout(), &filesystems))
+        .enumerate()
+        .map(
+            |(index, spec)| match operated_targets::operation_of_target(&plan, index) {
+                Some(operation) => match operated_targets::operated_target(spec, operation)? {
+                    Some(named) => Ok(named),
+                    None => pending_target(spec, options.net_timeout(), &filesystems),
+                },
+                None => pending_target(spec, options.net_timeout(), &filesystems),
+            },
+        )
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();
@@ -629,6 +648,7 @@ pub(super) fn check_budget(
                         | PendingTarget::CreateEmpty { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                         PendingTarget::NullSink { .. } => 0,
+                        PendingTarget::Named { .. } => 0,
                     };
                     ledger_bytes = ledger_bytes.saturating_add(
                         crate::workload::verify_settings::ledger_bytes(&job.workload, target_bytes),
@@ -674,7 +694,10 @@ pub(super) fn check_budget(
 /// checked, nothing can mount or claim it before or while iopath writes it.
 fn claim_written_devices(plan: &Plan, targets: &[PendingTarget]) -> Result<(), RunError> {
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        if !job.workload.modifies() || job.workload.engine == EngineKind::Null {
+        if !job.workload.modifies()
+            || job.workload.engine == EngineKind::Null
+            || job.workload.engine.is_file_operation()
+        {
             continue;
         }
         for &index in &job.targets {
@@ -860,6 +883,10 @@ pub(super) fn check_job_against_target(
     policy: WritePolicy,
 ) -> Result<(), RunError> {
     let workload = &job.workload;
+    if let Some(operation) = FileOperation::of(workload.engine) {
+        // No data moves: only what may be removed matters.
+        return operated_targets::check_removal(operation, target);
+    }
     let url_path;
     let (path, size, logical, dio_alignment, is_device) = match target {
         PendingTarget::Network(network, info, volume) => {
@@ -903,6 +930,7 @@ pub(super) fn check_job_against_target(
             512,
             false,
         ),
+        PendingTarget::Named { path, .. } => (path.as_path(), 0, 512, 512, false),
     };
     check_trims(
         job,
@@ -912,7 +940,9 @@ pub(super) fn check_job_against_target(
             PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
                 TrimTarget::Create(path)
             }
-            PendingTarget::Uncreated { .. } | PendingTarget::NullSink { .. } => TrimTarget::Nothing,
+            PendingTarget::Uncreated { .. }
+            | PendingTarget::NullSink { .. }
+            | PendingTarget::Named { .. } => TrimTarget::Nothing,
         },
     )?;
     let name = || path.display().to_string();

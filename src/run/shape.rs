@@ -77,6 +77,8 @@ pub fn queue_depth_limit(engine: EngineKind) -> Option<u32> {
         EngineKind::Smb => Some(crate::engine::smb::MAX_QUEUE_DEPTH),
         EngineKind::Sync => Some(1),
         EngineKind::Null => None,
+        // One operation at a time, as the sync engine: a depth above 1 runs as workers.
+        _ => Some(1),
     }
 }
 
@@ -117,7 +119,16 @@ impl TestShape {
             engine = EngineKind::Sync;
         }
         let depth_as_workers = engine == EngineKind::Sync && workload.queue_depth > 1;
-        let (workers_per_target, queue_depth) = if depth_as_workers {
+        let (workers_per_target, queue_depth) = if engine.is_file_operation() {
+            if workload.queue_depth > 1 {
+                warnings.push(format!(
+                    "the {} engine does one file operation at a time per worker: queue depth {} runs as 1 (add workers with --workers, numjobs in a job file)",
+                    engine.name(),
+                    workload.queue_depth
+                ));
+            }
+            (workload.workers, 1)
+        } else if depth_as_workers {
             warnings.push(format!(
                 "the sync engine keeps one I/O in flight per worker: queue depth {} runs as {} workers of depth 1 ({} workers x {})",
                 workload.queue_depth,
@@ -152,14 +163,12 @@ impl TestShape {
     /// keeps in flight — the one check of the queue depth after the readers' own range.
     pub fn on_engine(&self, job: &str, engine: EngineKind) -> Result<TestShape, QueueDepthError> {
         match queue_depth_limit(engine) {
-            Some(limit) if engine != EngineKind::Sync && self.queue_depth > limit => {
-                Err(QueueDepthError {
-                    job: job.to_string(),
-                    engine,
-                    queue_depth: self.queue_depth,
-                    limit,
-                })
-            }
+            Some(limit) if limit > 1 && self.queue_depth > limit => Err(QueueDepthError {
+                job: job.to_string(),
+                engine,
+                queue_depth: self.queue_depth,
+                limit,
+            }),
             _ => Ok(TestShape {
                 engine,
                 ..self.clone()

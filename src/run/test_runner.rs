@@ -433,6 +433,7 @@ fn open_job(
         stop: context.stop.clone(),
         force_async_every: workload.handling.force_async_every,
         data_path: workload.handling.data_path,
+        stat_call: workload.handling.stat_call,
         ..shape.engine_options()
     };
     let mut warnings = shape.warnings.clone();
@@ -452,9 +453,15 @@ fn open_job(
                 return Ok(None);
             }
             let clone = clone_of_worker(worker_index, threads_per_set, workload.workers);
+            // One file operation per I/O: no data moves, no file is opened before the run.
+            let file_operations = shape.engine.is_file_operation();
             let regions = set_targets
                 .iter()
                 .map(|target| {
+                    if file_operations {
+                        // One operation per file and pass: each file's region is one block.
+                        return Ok((0, workload.access.max_size_bytes()));
+                    }
                     clone_region(
                         workload.region_offset_bytes,
                         workload.region_size_bytes,
@@ -484,6 +491,10 @@ fn open_job(
                     };
                     (Endpoint::Network(network), kind)
                 }
+                _ if file_operations => (
+                    Endpoint::Paths(set_targets.iter().map(|t| t.path.clone()).collect()),
+                    shape.engine,
+                ),
                 TargetAccess::Nothing => (Endpoint::Nothing, EngineKind::Null),
                 TargetAccess::Local(_) => {
                     let mut files = Vec::with_capacity(set_targets.len());
@@ -584,6 +595,12 @@ fn open_job(
                     ramp_ns: workload.ramp_ns,
                     duration_ns,
                 },
+                RunLength::Bytes { time_limit_ns, .. } if file_operations => WorkerLength::Bytes {
+                    // One pass: one operation on each of the worker's files.
+                    bytes: set_targets.len() as u64 * workload.access.max_size_bytes(),
+                    time_limit_ns,
+                    ramp_ns: workload.ramp_ns,
+                },
                 RunLength::Bytes {
                     bytes,
                     time_limit_ns,
@@ -681,6 +698,7 @@ fn open_job(
                     verify,
                     empty_reads_complete: workload.handling.create_on_open
                         && kind == EngineKind::IoUring,
+                    moves_no_bytes: file_operations,
                     serialize_overlap: workload.handling.serialize_overlap,
                 },
             });

@@ -414,6 +414,16 @@ pub fn is_created_by_iopath(path: &Path) -> bool {
     matches!(sys::get_xattr(path, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
 }
 
+/// Marks the open regular `file`, which iopath has just created empty, as created by iopath
+/// (a file-operation engine's new files: `filedelete` may then remove them). Filesystems
+/// without user extended attributes leave it unmarked.
+pub fn mark_as_created(file: &File) -> io::Result<()> {
+    match sys::set_xattr(file, OWNERSHIP_XATTR, b"1") {
+        Err(error) if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(()),
+        other => other,
+    }
+}
+
 /// Whether the open `file` carries iopath's ownership mark (as [`is_created_by_iopath`]).
 pub fn is_marked_as_created(file: &File) -> bool {
     matches!(sys::get_xattr_of(file, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")

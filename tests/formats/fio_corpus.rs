@@ -13,11 +13,16 @@
 //!
 //! Without the corpus or nbdkit the tests are skipped, or fail under CI (tests/support).
 //!
+//! fio's examples of its file-operation engines (`../shared/fio-file-engines`) are run and
+//! compared with fio in [`file_engines`].
+//!
 //! fio's regression job files (`../shared/fio-t-jobs`) run here too, held to fio's own success
 //! checks: [`t_jobs`].
 
 use crate::support;
 
+#[path = "fio_corpus/file_engines.rs"]
+mod file_engines;
 #[path = "fio_corpus/runs_test.rs"]
 mod runs_test;
 #[path = "fio_corpus/t_job_checks.rs"]

@@ -1,6 +1,6 @@
 //! How a fio job's files are opened and its requests submitted: `create_on_open`,
-//! `fadvise_hint`, `invalidate`, `force_async`, `serialize_overlap` and the data path of `ioengine=mmap` or
-//! `splice` into [`IoHandling`].
+//! `fadvise_hint`, `invalidate`, `force_async`, `serialize_overlap`, the data path of `ioengine=mmap` or
+//! `splice` and the look-up call of `filestat` / `dirstat` (`stat_type`) into [`IoHandling`].
 
 use super::collect::JobDefinition;
 use super::notes::Notes;
@@ -17,7 +17,8 @@ pub fn io_handling(
 ) -> Result<IoHandling, JobFileError> {
     let settings = &job.settings;
     let name = &job.section;
-    let local = engine != EngineKind::Null && !engine.is_protocol();
+    // The file-operation engines make their files in the run whatever `create_on_open` says.
+    let local = engine != EngineKind::Null && !engine.is_protocol() && !engine.is_file_operation();
     let create_on_open = settings
         .create_on_open
         .as_ref()
@@ -47,5 +48,6 @@ pub fn io_handling(
         invalidate_cache: settings.invalidate && settings.buffered && local,
         force_async_every,
         serialize_overlap: settings.serialize_overlap,
+        stat_call: settings.stat_type,
     })
 }

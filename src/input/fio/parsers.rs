@@ -128,9 +128,11 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
                 "runs as iopath's NFS client on the job's files in the directory named by nfs_url= (or on the nfs:// files of the command line)",
             ),
         ),
+        name @ ("filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat"
+        | "dirdelete") => (name.parse().expect("a file-operation engine"), None),
         other => {
             return Err(OptionError::Unsupported(format!(
-                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd, libiscsi and nfs)"
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd, libiscsi, nfs, and the file operations filecreate, filestat, filedelete, dircreate, dirstat and dirdelete)"
             )));
         }
     })

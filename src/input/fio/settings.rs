@@ -231,6 +231,8 @@ pub struct JobSettings {
     pub serialize_overlap: bool,
     /// `read_iolog`, `write_iolog` and the `replay_*` options.
     pub replay: super::replay_settings::ReplaySettings,
+    /// `stat_type`: the look-up call of `ioengine=filestat` and `dirstat`.
+    pub stat_type: crate::result::StatCall,
     /// `norandommap` was given.
     pub norandommap: bool,
     /// `steadystate`.
@@ -314,6 +316,7 @@ impl JobSettings {
             error_policy: Default::default(),
             serialize_overlap: false,
             replay: Default::default(),
+            stat_type: crate::result::StatCall::Stat,
             create_on_open: None,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,

@@ -806,7 +806,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "ioengine",
         aliases: &[],
-        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; nfs → NFS client on the files named in `nfs_url`; others refused",
+        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; nfs → NFS client on the files named in `nfs_url`; filecreate, filestat, filedelete, dircreate, dirstat, dirdelete → the same file operations, one per I/O; others refused",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
             let (kind, note) = parsers::engine(text)?;
@@ -2003,8 +2003,20 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "stat_type",
         aliases: &[],
-        mapping: "refused",
-        support: Support::Refused("an option of fio's filestat engine, which iopath does not have"),
+        mapping: "the look-up of `ioengine=filestat` and `dirstat`: `stat` (default), `lstat` or `statx`",
+        support: Support::Mapped(|s, input| {
+            s.stat_type = match input.text()?.trim() {
+                "stat" => crate::result::StatCall::Stat,
+                "lstat" => crate::result::StatCall::Lstat,
+                "statx" => crate::result::StatCall::Statx,
+                other => {
+                    return Err(OptionError::BadValue(format!(
+                        "'{other}': stat_type is stat, lstat or statx"
+                    )));
+                }
+            };
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "program",

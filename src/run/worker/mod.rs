@@ -128,6 +128,9 @@ pub struct WorkerPlan {
     /// Without it such a read is a short read, judged as `EIO` (fio's sync engines: backend.c,
     /// `io_queue_event`, "full resid").
     pub empty_reads_complete: bool,
+    /// Each I/O is one file operation (`filecreate`, …): it completes whole and counts no
+    /// bytes.
+    pub moves_no_bytes: bool,
     /// Hold an I/O that overlaps one in flight until that one has completed (fio's
     /// `serialize_overlap`).
     pub serialize_overlap: bool,

@@ -753,7 +753,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.clock
                 .nanos_between(slot.submitted, slot.handed_over.min(self.now))
         };
-        let bytes = if empty_read {
+        let bytes = if empty_read || self.plan.moves_no_bytes {
             0
         } else {
             u64::from(slot.length)

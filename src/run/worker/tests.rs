@@ -161,6 +161,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         shape: TestShape::new(EngineKind::Null, 1, queue_depth, 4096),
         verify: None,
         empty_reads_complete: false,
+        moves_no_bytes: false,
         serialize_overlap: false,
         target_paths: vec!["scripted".to_string()],
         target_indexes: vec![0],

@@ -17,16 +17,10 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Files fio's checks cannot apply to, and why.
-pub const NOT_APPLICABLE: &[(&str, &str)] = &[
-    (
-        "t0032-43063a1c.fio",
-        "fio's run-fio-tests.py registers no test for it",
-    ),
-    (
-        "t0035.fio",
-        "fio's filecreate/filestat/filedelete/dircreate engines (fio internals, not a storage path)",
-    ),
-];
+pub const NOT_APPLICABLE: &[(&str, &str)] = &[(
+    "t0032-43063a1c.fio",
+    "fio's run-fio-tests.py registers no test for it",
+)];
 
 /// Applicable files iopath fails today, and why. Each fix removes its line.
 pub const KNOWN_FAILURES: &[(&str, &str)] = &[];
@@ -346,6 +340,7 @@ t_jobs! {
     t0031 => after("t0031-pre.fio", case("t0031.fio", Check::Exit));
     t0033 => case("t0033.fio", Check::T0033);
     t0034 => case("t0034.fio", Check::T0034);
+    t0035 => case("t0035.fio", Check::Exit);
     t0036 => after("t0036-pre.fio", case("t0036-post.fio", Check::Exit));
     t0037 => after("t0037-pre.fio", case("t0037-post.fio", Check::Exit));
     t0038 => case("t0038-397f1338.fio", Check::Exit);
