@@ -31,7 +31,7 @@ pub fn classify(rates: &IntervalRates, writes_only: bool) -> Option<RateStep> {
 
 /// The step of `test`'s main direction, if its rate stepped down.
 pub fn rate_step_of(test: &TestResult) -> Option<RateStep> {
-    let (direction, _) = super::trust::main_direction(test);
+    let direction = test.main_figures();
     if direction.io_count == 0 {
         return None;
     }

@@ -13,6 +13,7 @@
 
 use super::plan_error::PlanError;
 use super::shape::TestShape;
+use crate::engine::file_operations::FileOperation;
 use crate::workload::Plan;
 
 /// Descriptors kept for everything else: the standard streams, rings, sockets, /proc reads.
@@ -33,7 +34,9 @@ pub fn descriptors_needed(
     io_uring: Option<&std::io::Error>,
     which: Descriptors,
 ) -> u64 {
-    let targets = plan.targets.len() as u64;
+    // A file-operation engine's target is worked on by name: it is never held open.
+    let operations = super::target_operations::operations_of_targets(plan);
+    let targets = operations.iter().filter(|found| found.is_none()).count() as u64;
     if which == Descriptors::Targets {
         return RESERVED_DESCRIPTORS + targets;
     }
@@ -45,6 +48,10 @@ pub fn descriptors_needed(
                 .iter()
                 .map(|job| {
                     let shape = TestShape::of(job, io_uring);
+                    if FileOperation::of(job.workload.engine).is_some() {
+                        // Each operation opens and closes its file, or opens none.
+                        return u64::from(shape.workers_per_target);
+                    }
                     let per_file = if super::caches::invalidates_each_pass(
                         &job.workload,
                         job.workload.worker_files.per_worker as usize,

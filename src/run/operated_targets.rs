@@ -11,28 +11,12 @@
 //! files and directories are read-only and always allowed.
 
 use super::RunError;
+use super::pending_target::PendingTarget;
 use super::plan_error::PlanError;
-use super::prepare::PendingTarget;
 use crate::engine::file_operations::FileOperation;
 use crate::targets::TargetSpec;
 use crate::targets::test_file::{check_test_file_directory, is_created_by_iopath};
-use crate::workload::Plan;
 use std::path::Path;
-
-/// The file operation of every job that uses target `index`, when they all run the same one;
-/// `None` when no job, or a job moving data, uses it.
-pub(super) fn operation_of_target(plan: &Plan, index: usize) -> Option<FileOperation> {
-    let mut operations = plan
-        .tests
-        .iter()
-        .flat_map(|test| &test.jobs)
-        .filter(|job| job.targets.contains(&index))
-        .map(|job| FileOperation::of(job.workload.engine));
-    let first = operations.next()??;
-    operations
-        .all(|operation| operation == Some(first))
-        .then_some(first)
-}
 
 /// The pending target of `spec` for jobs doing `operation`, or `None` when the target is an
 /// ordinary one (a file `filestat` or `filedelete` finds, or that iopath lays out for them).

@@ -6,6 +6,7 @@
 use super::budget::{HostLimits, JobDemand, check_test};
 use super::descriptors::{Descriptors, make_room_for_descriptors};
 use super::operated_targets;
+pub(super) use super::pending_target::PendingTarget;
 use super::shape::TestShape;
 use super::trim_check::{TrimTarget, check_trims};
 use super::{PlanError, RunError};
@@ -128,46 +129,6 @@ pub struct PreparedRun {
     pub(super) host: HostLimits,
     /// Whether io_uring can be used, or why not.
     pub(super) io_uring: Result<(), std::io::Error>,
-}
-
-/// A target as it will be when the run starts.
-#[derive(Debug)]
-pub(super) enum PendingTarget {
-    /// Exists, is open, and was inspected through that descriptor.
-    Existing(TargetHandle),
-    /// A network volume, probed (what the probe found, its head left empty).
-    Network(NetworkTarget, TargetInfo, Box<NetworkVolumeInfo>),
-    /// Will be created (and removed afterwards when temporary).
-    Create {
-        path: PathBuf,
-        size: u64,
-        temporary: bool,
-    },
-    /// Will be created empty, not laid out and filled: only jobs whose writes extend their
-    /// files use it (fio's `create_on_open`); `size` bounds the offsets.
-    CreateEmpty {
-        path: PathBuf,
-        size: u64,
-        temporary: bool,
-    },
-    /// A path a file-operation engine works on by name (not opened): made in the run
-    /// (`filecreate`, `dircreate`), or a directory `dirstat` or `dirdelete` finds, made before
-    /// the run when `make_directory`. `existed`: the path was there before the run.
-    Named {
-        path: PathBuf,
-        existed: bool,
-        make_directory: bool,
-    },
-    /// Would be created, but only null-engine jobs use it: the null engine does no I/O, so the
-    /// file is never created, and its size only bounds the offsets.
-    Uncreated {
-        path: PathBuf,
-        size: u64,
-        temporary: bool,
-    },
-    /// The null device: never opened; its jobs run on the null engine (writes accepted,
-    /// reads complete untouched).
-    NullSink { path: PathBuf },
 }
 
 impl PreparedRun {
@@ -408,19 +369,18 @@ pub fn prepare(
     check_limits(&plan, io_uring, &options.limits)?;
     make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
     let filesystems = FilesystemCache::default();
+    let operations = super::target_operations::operations_of_targets(&plan);
     let mut targets = plan
         .targets
         .iter()
-        .enumerate()
-        .map(
-            |(index, spec)| match operated_targets::operation_of_target(&plan, index) {
-                Some(operation) => match operated_targets::operated_target(spec, operation)? {
-                    Some(named) => Ok(named),
-                    None => pending_target(spec, options.net_timeout(), &filesystems),
-                },
+        .zip(&operations)
+        .map(|(spec, operation)| match operation {
+            Some(operation) => match operated_targets::operated_target(spec, *operation)? {
+                Some(named) => Ok(named),
                 None => pending_target(spec, options.net_timeout(), &filesystems),
             },
-        )
+            None => pending_target(spec, options.net_timeout(), &filesystems),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
     let mut kept_tests = Vec::new();

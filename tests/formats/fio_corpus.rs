@@ -13,7 +13,7 @@
 //!
 //! Without the corpus or nbdkit the tests are skipped, or fail under CI (tests/support).
 //!
-//! fio's examples of its file-operation engines (`../shared/fio-file-engines`) are run and
+//! job files laid out as fio's examples of its file-operation engines are run and
 //! compared with fio in [`file_engines`].
 //!
 //! fio's regression job files (`../shared/fio-t-jobs`) run here too, held to fio's own success

@@ -274,9 +274,11 @@ fn steady_criterion(
     }))
 }
 
+/// Most distinct targets (files, devices, volumes) one job file may name: as many files as
+/// any count option allows ([`crate::workload::limits::MAX_FILES`]).
+pub const MAX_TARGETS: usize = crate::workload::limits::MAX_FILES as usize;
+
 /// Targets of the plan, each path once (the largest creation size wins).
-/// Most distinct targets (files, devices, volumes) one job file may name.
-pub const MAX_TARGETS: usize = 65_536;
 
 #[derive(Default)]
 struct TargetTable {
