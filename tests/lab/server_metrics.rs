@@ -413,14 +413,20 @@ fn a_single_threaded_server_pinned_to_one_core_is_server_cpu_bound() {
     );
 }
 
-/// The server's CPU is the wall as the issue words it: the lab's smbd and every process it
-/// forks (the one serving the client among them) pinned to core 1 (`taskset -a -p -c 1` on
-/// each; a fork inherits it), an encrypted SMB session (SMB 3.1.1 with AES-128-GCM: smbd
-/// seals every reply on that one core), 64 KiB reads at QD 4 over an unshaped link, the client
-/// pinned to core 0 so that it is not the wall itself. The server's counters show core 1 full
-/// while core 0 has room: server-CPU-bound naming cpu1; the client alone never names the
-/// server.
+/// The server's CPU as the wall over SMB: the lab's smbd and every process it forks (the one
+/// serving the client among them) pinned to core 1 (`taskset -a -p -c 1` on each; a fork
+/// inherits it), an encrypted SMB session (SMB 3.1.1 with AES-128-GCM: smbd seals every reply
+/// on that one core), 64 KiB reads at QD 4 over an unshaped link, the client pinned to core 0.
+/// Expected: the server's counters show core 1 full while core 0 has room, server-CPU-bound
+/// naming cpu1; the client alone never names the server.
+///
+/// Ignored: on this two-core lab the client's own sealing and unsealing is the wall before
+/// smbd's (a quiet run: core 0 at 99 %, iopath's busiest thread 99 % of a core, smbd's core
+/// below full), and iopath rightly says host-CPU-bound, naming the encryption. The scenario
+/// needs a server with less CPU than its client; the single-threaded nbdkit above is the
+/// server-CPU case the suite holds.
 #[test]
+#[ignore = "the client's own encryption is the wall before smbd's on a two-core lab (see the doc comment)"]
 fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_bound() {
     if !available(&["taskset", "smbd", "pdbedit"]) {
         return;
