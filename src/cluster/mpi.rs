@@ -26,9 +26,14 @@ pub const LOST_AFTER: Duration = Duration::from_secs(3);
 pub const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest wait for the results of the other ranks once rank 0's run has ended.
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(15);
-/// Longest wait for the others' results when the run was stopped (a signal from the launcher
-/// is followed by SIGKILL about a second later).
+/// Longest wait for the others' results when the run was stopped by a signal (a signal from
+/// the launcher is followed by SIGKILL about a second later).
 pub const INTERRUPTED_RESULT_TIMEOUT: Duration = Duration::from_millis(600);
+/// Longest wait for the others' results when rank 0 stopped the run because a rank fell
+/// silent, before any signal: nobody is about to kill them, and on a loaded host a rank may
+/// take more than a second to end its test and send its result; a rank silent for
+/// [`LOST_AFTER`] is lost.
+pub const STOPPED_RESULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often, at most, a running test asks MPI for news (stops, heartbeats).
 const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often a rank sends its heartbeat while a test runs.
@@ -189,6 +194,9 @@ pub struct MpiSession {
     stopped: Option<String>,
     /// Rank 0: its wall time when it stopped the run, ns.
     stopped_at_ns: i64,
+    /// Rank 0 stopped the run because a rank fell silent, before any signal or other stop:
+    /// nobody is about to kill the ranks left, so their results are waited for longer.
+    stopped_for_silence: bool,
     /// Tests started so far.
     tests_started: u32,
     last_beat: Option<Instant>,
@@ -234,6 +242,7 @@ impl MpiSession {
             inbox: Vec::new(),
             stopped: None,
             stopped_at_ns: 0,
+            stopped_for_silence: false,
             tests_started: 0,
             last_beat: None,
             slowest_round_trip_ns: 0,
@@ -700,6 +709,7 @@ impl MpiSession {
                 );
                 let host = peer.host.clone();
                 self.peers[rank as usize].lost = Some(reason.clone());
+                self.stopped_for_silence |= self.stopped.is_none();
                 self.stop_everyone(&format!("rank {rank} on {host} was lost: {reason}"), true);
             }
         }
@@ -747,8 +757,11 @@ impl MpiSession {
         }
         self.gathered = true;
         // Interrupted (Ctrl-C on mpirun signals every rank, and kills them a moment later),
-        // the others' results come at once or not at all.
-        let (timeout, silence) = if interrupted || self.stopped.is_some() {
+        // the others' results come at once or not at all; stopped by rank 0 for a silent rank
+        // before any signal, the others are alive and finishing.
+        let (timeout, silence) = if self.stopped_for_silence {
+            (STOPPED_RESULT_TIMEOUT, LOST_AFTER)
+        } else if interrupted || self.stopped.is_some() {
             (INTERRUPTED_RESULT_TIMEOUT, BEAT_EVERY * 2)
         } else {
             (RESULT_TIMEOUT, LOST_AFTER)
