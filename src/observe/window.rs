@@ -88,7 +88,7 @@ fn fresh_scrapes(log: &ScrapeLog) -> Vec<&Scrape> {
 
 /// Whether `next` tells something `last` (the last reading rates were taken from) did not:
 /// always for an exporter; for a switch, when a port's counter moved or [`MAX_CACHED`] has
-/// gone by (see [`fresh_scrapes`]).
+/// gone by (the rule the saved series keep their scrapes by).
 pub fn is_fresh(last: &Scrape, next: &Scrape, switch: bool) -> bool {
     !switch
         || last.sample.interfaces != next.sample.interfaces
