@@ -13,7 +13,9 @@ use std::os::fd::RawFd;
 
 // The socket calls (`poll`, gathering `sendmsg`, scattering `recvmsg`) are the NBD client's
 // (crates/nbd-client/src/sys.rs), shared by every pipelined engine.
-pub use nbd_client::sys::{MAX_IOVECS, poll, poll_once, receive_vectored, send_vectored};
+pub use nbd_client::sys::{
+    MAX_IOVECS, poll, poll_once, receive_vectored, send_vectored, unread_bytes,
+};
 
 /// `BLKDISCARD` (`_IO(0x12, 119)` in `<linux/fs.h>`): discard a byte range of a block device.
 pub const BLKDISCARD: libc::c_ulong = 0x1277;

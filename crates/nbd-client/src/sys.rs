@@ -1,5 +1,5 @@
-//! The C library calls under a connection: waiting on sockets (`poll`) and scatter-gather
-//! sends and receives (`sendmsg`, `recvmsg`). Each wrapper checks the call's result and
+//! The C library calls under a connection: waiting on sockets (`poll`), scatter-gather
+//! sends and receives (`sendmsg`, `recvmsg`) and the bytes a socket holds unread (`FIONREAD`). Each wrapper checks the call's result and
 //! returns `io::Result` with the raw OS error; the `unsafe` one says what the caller must
 //! guarantee.
 
@@ -92,6 +92,22 @@ pub fn receive_vectored(
     }
 }
 
+/// The bytes that arrived on socket `fd` and were not read yet (`ioctl(FIONREAD)`, the
+/// kernel's `SIOCINQ` on a stream socket). A pipelined engine that has the completions it was
+/// asked for reads on only when a whole reply is waiting, not when its first bytes are: a
+/// large reply takes the link its own time to arrive, and the requests it answered are waiting
+/// for their slots.
+pub fn unread_bytes(fd: RawFd) -> io::Result<usize> {
+    let mut unread: c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which points to `unread`, live for
+    // the call; a closed or foreign descriptor makes the call fail without touching memory.
+    let outcome = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) };
+    if outcome < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unread.max(0) as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +131,7 @@ mod tests {
         let sent = unsafe { send_vectored(left.as_raw_fd(), &[iovec]) }.unwrap();
         assert_eq!(sent, 5);
         assert_eq!(poll(&mut fds, Duration::from_secs(5)).unwrap(), 1);
+        assert_eq!(unread_bytes(right.as_raw_fd()).unwrap(), 5);
         let mut received = [0u8; 8];
         let read = receive_vectored(
             right.as_raw_fd(),

@@ -14,7 +14,7 @@
 
 use super::target::{self, OpenFile, client_security, target_error};
 use super::url::{SmbCredentials, SmbUrl, share_address};
-use crate::engine::{EngineError, EngineOptions, IoRequest, StopSignal, pipelined};
+use crate::engine::{EngineError, EngineOptions, IoRequest, StopSignal, pipelined, sys};
 use crate::targets::network_target::SmbSecurity;
 use smb_client::connection::MESSAGE_AT;
 use smb_client::crypto::TRANSFORM_HEADER_BYTES;
@@ -219,6 +219,28 @@ impl Channel {
             && self
                 .frame_length_at_parsed()
                 .is_ok_and(|length| self.filled - self.parsed >= 4 + length)
+    }
+
+    /// Whether a whole frame can be read without waiting: `incoming` holds one, or it and the
+    /// socket's unread bytes do. (Readable bytes alone are not enough: a 1 MiB READ response
+    /// takes a 1 Gbit/s link 9 ms to arrive, and waiting for it would hand the completions
+    /// back in lockstep batches.)
+    pub fn frame_waiting(&mut self, timeout: Duration, stop: &StopSignal) -> io::Result<bool> {
+        if self.has_whole_frame() {
+            return Ok(true);
+        }
+        let fd = self.connection.stream.as_raw_fd();
+        if self.filled - self.parsed < 4 {
+            if self.filled - self.parsed + sys::unread_bytes(fd)? < 4 {
+                return Ok(false);
+            }
+            // The transport header has arrived: reading it does not wait.
+            while self.filled - self.parsed < 4 {
+                self.fill(timeout, stop)?;
+            }
+        }
+        let length = self.frame_length_at_parsed()?;
+        Ok(self.filled - self.parsed + sys::unread_bytes(fd)? >= 4 + length)
     }
 
     /// Waits (up to the timeout) for one whole frame and returns where it lies in

@@ -17,6 +17,8 @@
 //!   same way: nothing is allocated per I/O.
 //! - **Sends never block**, as in the NFS engine: while a socket takes no more, responses
 //!   are read and kept for `reap`.
+//! - **Each response handed back as it arrives**, as in the NFS engine: once `reap` has the
+//!   completions it was asked for, it reads on only while a whole response is waiting.
 //! - **Durability.** `EngineOptions::write_through` sets `WRITE_THROUGH` on every WRITE;
 //!   otherwise [`Engine::sync_data`] sends FLUSH on every open of the file.
 //! - **Failures.** An NT status on a READ or WRITE is a completion with the matching
@@ -430,9 +432,10 @@ impl SmbEngine {
         }))
     }
 
-    /// The channel to read from next: one with a whole response buffered, else (several
-    /// channels) the first whose socket has bytes, waiting up to one slice with `wait`;
-    /// `None` when nothing came.
+    /// The channel to read from next: one with a whole response buffered; without `wait`, one
+    /// whose socket holds the rest of a whole response; with it, the only channel, or
+    /// (several channels) the first whose socket has bytes within one slice; `None` when
+    /// nothing came.
     fn readable_channel(&mut self, wait: bool) -> io::Result<Option<usize>> {
         if let Some(index) = self
             .channels
@@ -441,14 +444,19 @@ impl SmbEngine {
         {
             return Ok(Some(index));
         }
-        if self.channels.len() == 1 {
-            if wait {
-                return Ok(Some(0));
+        if !wait {
+            // Only a whole response waiting is read on: the requests whose completions are
+            // already taken are waiting for their slots.
+            for index in 0..self.channels.len() {
+                let channel = &mut self.channels[index];
+                if channel.sent() > 0 && channel.frame_waiting(self.timeout, &self.stop)? {
+                    return Ok(Some(index));
+                }
             }
-            let entry = &mut self.poll_set[..1];
-            entry[0].events = libc::POLLIN;
-            entry[0].revents = 0;
-            return Ok((sys::poll(entry, Duration::ZERO)? > 0).then_some(0));
+            return Ok(None);
+        }
+        if self.channels.len() == 1 {
+            return Ok(Some(0));
         }
         for (entry, channel) in self.poll_set.iter_mut().zip(&self.channels) {
             entry.fd = if channel.sent() > 0 {
@@ -459,8 +467,7 @@ impl SmbEngine {
             entry.events = libc::POLLIN;
             entry.revents = 0;
         }
-        let slice = if wait { WAIT_SLICE } else { Duration::ZERO };
-        if sys::poll(&mut self.poll_set, slice)? == 0 {
+        if sys::poll(&mut self.poll_set, WAIT_SLICE)? == 0 {
             return Ok(None);
         }
         Ok(self.poll_set.iter().position(|entry| entry.revents != 0))
