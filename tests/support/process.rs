@@ -1,8 +1,10 @@
-//! Running a program from a test, bounded in time, and a port for a server it starts.
+//! Running a program from a test, bounded in time; a port for a server it starts, the server
+//! stopped with the test ([`KillOnDrop`]) and waited for until it is ready ([`wait_until`],
+//! [`wait_for_port`]).
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs `command` with its standard output discarded and its standard error kept; kills it and
@@ -36,6 +38,36 @@ pub fn free_port() -> u16 {
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .expect("a free port")
+}
+
+/// A server or agent a test started, killed and reaped when dropped (also when the test fails
+/// half-way), so that nothing it started outlives it.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until `ready` holds, asking every 50 ms, and fails the test, naming `what`, when it
+/// does not within 10 s.
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until something accepts TCP connections on `address:port` (10 s at most; see
+/// [`wait_until`]).
+pub fn wait_for_port(address: &str, port: u16) {
+    let target = format!("{address}:{port}");
+    wait_until(&format!("a listener on {target}"), || {
+        TcpStream::connect(&target).is_ok()
+    });
 }
 
 /// What one run of the binary did.
