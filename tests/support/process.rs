@@ -2,9 +2,10 @@
 //! stopped with the test ([`KillOnDrop`]) and waited for until it is ready ([`wait_until`],
 //! [`wait_for_port`]).
 
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs `command` with its standard output discarded and its standard error kept; kills it and
@@ -30,6 +31,28 @@ pub fn run_with_limit(command: &mut Command, limit: Duration) -> (i32, String) {
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// Runs `command` with its standard output discarded, handing each line of its standard
+/// error to `on_line` as it comes (with the running child, to signal it); returns the exit
+/// status and the whole standard error.
+pub fn run_watching_stderr(
+    command: &mut Command,
+    mut on_line: impl FnMut(&str, &Child),
+) -> (ExitStatus, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
+    let mut stderr = String::new();
+    for line in BufReader::new(child.stderr.take().expect("a pipe")).lines() {
+        let line = line.expect("standard error is text");
+        on_line(&line, &child);
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    (child.wait().expect("wait works"), stderr)
 }
 
 /// A free TCP port on loopback (free when asked; the server takes it a moment later).
