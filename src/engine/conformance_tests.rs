@@ -354,7 +354,13 @@ fn requests_reach_the_file_they_name() {
             ..requests[0]
         };
         if kind != EngineUnderTest::Null {
-            assert!(engine.submit(stray).is_err(), "{name}: file 3 of 3");
+            let refused = engine.submit(stray).expect_err("file 3 of 3");
+            assert!(
+                refused
+                    .to_string()
+                    .ends_with("submit failed: file is not one of the engine's"),
+                "{name}: {refused}"
+            );
         }
         if engine.capabilities().performs_io {
             drop(engine);

@@ -276,15 +276,8 @@ impl Engine for FileOperationEngine {
 
     fn submit(&mut self, request: IoRequest) -> Result<(), EngineError> {
         if request.file as usize >= self.paths.len() {
-            return Err(EngineError::Operation {
-                engine: self.operation.name(),
-                operation: "submit",
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "file is not one of the engine's",
-                ),
-            });
-        };
+            return Err(super::not_one_of_the_files(self.operation.name()));
+        }
         let status = self.perform(request.file as usize);
         self.done = Some(Completion {
             slot: request.slot,

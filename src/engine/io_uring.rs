@@ -440,7 +440,7 @@ impl Engine for IoUringEngine {
             return Err(invalid_submit("length exceeds the slot's buffer"));
         }
         let Some(&target_fd) = self.target_fds.get(request.file as usize) else {
-            return Err(invalid_submit("file is not one of the engine's"));
+            return Err(super::not_one_of_the_files(ENGINE_NAME));
         };
         let buffer = self.buffers.slot_ptr(slot);
         // Slots are below MAX_QUEUE_DEPTH, so the buffer index fits in u16.

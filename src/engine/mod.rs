@@ -291,6 +291,18 @@ pub(crate) fn hand_over_one(
     }
 }
 
+/// The refusal of a request whose file index is not one of the files `engine` was opened on.
+pub(crate) fn not_one_of_the_files(engine: &'static str) -> EngineError {
+    EngineError::Operation {
+        engine,
+        operation: "submit",
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "file is not one of the engine's",
+        ),
+    }
+}
+
 /// Everything an engine needs to be opened, decided before the clock starts.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {

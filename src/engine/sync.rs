@@ -109,14 +109,7 @@ impl Engine for SyncEngine {
         );
         let length = request.length as usize;
         let Some(file) = self.files.get(request.file as usize) else {
-            return Err(EngineError::Operation {
-                engine: "sync",
-                operation: "submit",
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "file is not one of the engine's",
-                ),
-            });
+            return Err(super::not_one_of_the_files("sync"));
         };
         let offset = request.offset;
         let status = |outcome: std::io::Result<usize>| match outcome {

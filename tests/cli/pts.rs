@@ -3,15 +3,29 @@
 //! reaching steady state.
 
 use super::common::{Nbdkit, disk_tempdir, iopath, plain_in, write_foreign_file};
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::Stdio;
+use crate::support::process::run_watching_stderr;
+use crate::support::pts::{SUITE_IN_SECONDS, state};
 
-/// Reads the state file a run left in `dir`.
-fn state(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join("pts.json")).expect("pts.json written");
-    serde_json::from_str(&text).unwrap()
+/// `iopath pts URL` running the IOPS test alone on 2 % of the export: 4 KiB blocks, rounds of
+/// 300 ms, at most `max_rounds` of them; the state file and the report go to `out`.
+fn iops_test_alone<'a>(url: &'a str, max_rounds: &'a str) -> [&'a str; 15] {
+    [
+        "pts",
+        url,
+        "--allow-destructive",
+        "--tests",
+        "iops",
+        "--block-sizes",
+        "4k",
+        "--round",
+        "300ms",
+        "--max-rounds",
+        max_rounds,
+        "--capacity-pct",
+        "2",
+        "--output-dir",
+        "out",
+    ]
 }
 
 #[test]
@@ -114,21 +128,7 @@ fn pts_runs_every_test_on_an_nbd_memory_export_and_writes_the_report() {
     let url = server.url();
     let output = plain_in(
         dir.path(),
-        &[
-            "pts",
-            &url,
-            "--allow-destructive",
-            "--round",
-            "100ms",
-            "--max-rounds",
-            "5",
-            "--block-sizes",
-            "4k",
-            "--saturation-time",
-            "1s",
-            "--output-dir",
-            "out",
-        ],
+        &[&["pts", &url, "--allow-destructive"], &SUITE_IN_SECONDS[..]].concat(),
     );
     assert_eq!(output.status, 0, "{}", output.stderr);
     let out = dir.path().join("out");
@@ -222,42 +222,19 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
     );
     let dir = disk_tempdir();
     let url = server.url();
-    let mut child = iopath()
-        .current_dir(dir.path())
-        .args([
-            "pts",
-            &url,
-            "--allow-destructive",
-            "--tests",
-            "iops",
-            "--block-sizes",
-            "4k",
-            "--round",
-            "300ms",
-            "--max-rounds",
-            "5",
-            "--capacity-pct",
-            "2",
-            "--output-dir",
-            "out",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = String::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(number) = line
-            .strip_prefix("pts: IOPS: round ")
-            .and_then(|n| n.trim().parse::<i32>().ok())
-        {
-            set_rate(20.0 * 1.6f64.powi(number - 1));
-        }
-        stderr.push_str(&line);
-        stderr.push('\n');
-    }
-    let status = child.wait().unwrap();
+    let (status, stderr) = run_watching_stderr(
+        iopath()
+            .current_dir(dir.path())
+            .args(iops_test_alone(&url, "5")),
+        |line, _| {
+            if let Some(number) = line
+                .strip_prefix("pts: IOPS: round ")
+                .and_then(|n| n.trim().parse::<i32>().ok())
+            {
+                set_rate(20.0 * 1.6f64.powi(number - 1));
+            }
+        },
+    );
     assert_eq!(status.code(), Some(0), "{stderr}");
     let result = state(&dir.path().join("out"));
     let test = &result["tests"][0];
@@ -292,26 +269,7 @@ fn timing_pts_a_constant_rate_reaches_steady_state_and_stops_there() {
     );
     let dir = disk_tempdir();
     let url = server.url();
-    let output = plain_in(
-        dir.path(),
-        &[
-            "pts",
-            &url,
-            "--allow-destructive",
-            "--tests",
-            "iops",
-            "--block-sizes",
-            "4k",
-            "--round",
-            "300ms",
-            "--max-rounds",
-            "12",
-            "--capacity-pct",
-            "2",
-            "--output-dir",
-            "out",
-        ],
-    );
+    let output = plain_in(dir.path(), &iops_test_alone(&url, "12"));
     assert_eq!(output.status, 0, "{}", output.stderr);
     let result = state(&dir.path().join("out"));
     let test = &result["tests"][0];

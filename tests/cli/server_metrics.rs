@@ -4,14 +4,13 @@
 
 use crate::common::*;
 use crate::support::devices::required_tool;
-use crate::support::process::free_port;
+use crate::support::process::{KillOnDrop, free_port, wait_for_port};
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// A node exporter on 127.0.0.1, stopped when dropped.
 pub(crate) struct Exporter {
-    child: Child,
+    _process: KillOnDrop,
     /// Its `/metrics` URL.
     pub(crate) url: String,
 }
@@ -35,25 +34,11 @@ impl Exporter {
             .spawn()
             .expect("the node exporter starts");
         let exporter = Exporter {
-            child,
+            _process: KillOnDrop(child),
             url: format!("http://127.0.0.1:{port}/metrics"),
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the node exporter does not listen"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_port("127.0.0.1", port);
         Some(exporter)
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

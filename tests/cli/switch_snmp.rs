@@ -5,10 +5,10 @@
 
 use crate::common::*;
 use crate::support::devices::required_tool;
+use crate::support::process::{KillOnDrop, wait_until};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// A UDP port nothing listens on now.
 fn free_udp_port() -> u16 {
@@ -27,7 +27,7 @@ fn private_file(path: &Path, text: &str, mode: u32) -> String {
 
 /// `snmpd` on 127.0.0.1, stopped when dropped.
 struct Agent {
-    child: Child,
+    _process: KillOnDrop,
     address: String,
 }
 
@@ -58,22 +58,12 @@ impl Agent {
             .spawn()
             .expect("snmpd starts");
         let agent = Agent {
-            child,
+            _process: KillOnDrop(child),
             address: format!("127.0.0.1:{port}"),
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !pid_file.exists() {
-            assert!(Instant::now() < deadline, "snmpd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // The agent is ready when it has written its pid file.
+        wait_until("snmpd", || pid_file.exists());
         Some(agent)
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

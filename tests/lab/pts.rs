@@ -4,14 +4,10 @@
 
 use super::{iopath, is_root};
 use crate::support::devices::LoopDevice;
+use crate::support::process::{interrupt, run_watching_stderr};
+use crate::support::pts::{SUITE_IN_SECONDS, state};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn state(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("pts.json")).unwrap()).unwrap()
-}
+use std::process::Command;
 
 fn rounds(result: &Value, test: usize) -> Vec<u64> {
     result["tests"][test]["rounds"]
@@ -34,22 +30,17 @@ fn pts_runs_on_a_loop_device_and_resumes_after_an_interrupt() {
     };
     let path = device.path().to_str().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
-    let flags = [
-        "--round",
-        "100ms",
-        "--max-rounds",
-        "5",
-        "--block-sizes",
-        "4k",
-        "--saturation-time",
-        "1s",
-        "--output-dir",
-        "out",
+    // The whole device written, its signature overwritten.
+    let forced = [
+        "pts",
+        path.as_str(),
+        "--allow-destructive",
+        "--force-overwrite-signature",
     ];
     let refused = iopath()
         .current_dir(dir.path())
         .args(["pts", &path])
-        .args(flags)
+        .args(SUITE_IN_SECONDS)
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
@@ -64,7 +55,7 @@ fn pts_runs_on_a_loop_device_and_resumes_after_an_interrupt() {
     let refused = iopath()
         .current_dir(dir.path())
         .args(["pts", &path, "--allow-destructive"])
-        .args(flags)
+        .args(SUITE_IN_SECONDS)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
@@ -73,30 +64,17 @@ fn pts_runs_on_a_loop_device_and_resumes_after_an_interrupt() {
     assert!(!dir.path().join("out/pts.json").exists());
 
     // The whole suite, stopped by SIGINT once the throughput test's second round starts.
-    let mut child = iopath()
-        .current_dir(dir.path())
-        .args([
-            "pts",
-            &path,
-            "--allow-destructive",
-            "--force-overwrite-signature",
-        ])
-        .args(flags)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = String::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if line == "pts: Throughput: round 2" {
-            // SAFETY: kill has no memory preconditions; the pid is our child's.
-            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        }
-        stderr.push_str(&line);
-        stderr.push('\n');
-    }
-    let status = child.wait().unwrap();
+    let (status, stderr) = run_watching_stderr(
+        iopath()
+            .current_dir(dir.path())
+            .args(forced)
+            .args(SUITE_IN_SECONDS),
+        |line, child| {
+            if line == "pts: Throughput: round 2" {
+                interrupt(child);
+            }
+        },
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     let out = dir.path().join("out");
     let stopped = state(&out);
@@ -116,14 +94,8 @@ fn pts_runs_on_a_loop_device_and_resumes_after_an_interrupt() {
 
     let resumed = iopath()
         .current_dir(dir.path())
-        .args([
-            "pts",
-            &path,
-            "--allow-destructive",
-            "--force-overwrite-signature",
-            "--resume",
-            "out",
-        ])
+        .args(forced)
+        .args(["--resume", "out"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&resumed.stderr);

@@ -19,11 +19,10 @@
 use super::blkio::{BLKIO, InCgroup, ThrottleGroup};
 use super::{Lab, measured_iopath, support, verdict};
 use crate::support::busy_host::{busy_with_others, names_the_busy_host};
+use crate::support::process::{KillOnDrop, wait_for_port};
 use serde_json::Value;
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// The port the node exporter listens on inside the server's namespace (the namespace is the
 /// test's own: nothing else listens there).
@@ -41,29 +40,9 @@ fn server_address(nbd_url: &str) -> String {
         .to_string()
 }
 
-/// Waits until `address:port` accepts connections (10 s at most).
-fn wait_for_port(address: &str, port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let target = format!("{address}:{port}");
-    while TcpStream::connect(&target).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {target}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A process this test started, killed and reaped when dropped.
-struct Started(Child);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A node exporter in `namespace` on `address`, reporting the cores, the block devices named
 /// in `disks` and the namespace's interfaces but loopback; its URL.
-fn node_exporter(namespace: &str, address: &str, disks: &[String]) -> (Started, String) {
+fn node_exporter(namespace: &str, address: &str, disks: &[String]) -> (KillOnDrop, String) {
     let disks = if disks.is_empty() {
         "^$".to_string()
     } else {
@@ -90,7 +69,7 @@ fn node_exporter(namespace: &str, address: &str, disks: &[String]) -> (Started, 
         .stderr(Stdio::null())
         .spawn()
         .expect("prometheus-node-exporter starts");
-    let started = Started(child);
+    let started = KillOnDrop(child);
     wait_for_port(address, EXPORTER_PORT);
     (started, format!("http://{address}:{EXPORTER_PORT}/metrics"))
 }
@@ -312,7 +291,7 @@ fn a_throttled_server_disk_is_server_disk_bound_where_the_client_sees_only_laten
         .pre_exec_in_cgroup(&group.directory.join("cgroup.procs"))
         .spawn()
         .expect("nbdkit starts");
-    let _nbdkit = Started(nbdkit);
+    let _nbdkit = KillOnDrop(nbdkit);
     wait_for_port(&address, THROTTLED_NBD_PORT);
     let (_exporter, exporter) =
         node_exporter(&link.namespace, &address, &[export.name(), lower.name()]);
@@ -389,7 +368,7 @@ fn a_single_threaded_server_pinned_to_one_core_is_server_cpu_bound() {
         .stderr(Stdio::null())
         .spawn()
         .expect("nbdkit starts");
-    let _nbdkit = Started(nbdkit);
+    let _nbdkit = KillOnDrop(nbdkit);
     wait_for_port(&address, THROTTLED_NBD_PORT);
     let (_exporter, exporter) = node_exporter(&link.namespace, &address, &[]);
     let url = format!("nbd://{address}:{THROTTLED_NBD_PORT}/");

@@ -10,10 +10,10 @@
 //! docs/verdict.md, "The switch's counters", quotes it.
 
 use super::{has_command, is_root, support, verdict};
+use crate::support::process::{KillOnDrop, wait_until};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// The shaped port's rate, as tc and snmpd's `interface` line write it.
 const PORT_RATE_BITS: u64 = 200_000_000;
@@ -37,16 +37,6 @@ fn run_ok(command: &mut Command) {
 
 fn ip(args: &[&str]) {
     run_ok(Command::new("ip").args(args));
-}
-
-/// A process this test started, killed and reaped when dropped.
-struct Started(Child);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The three namespaces, deleted when dropped (after the processes in them: fields drop in
@@ -136,7 +126,7 @@ impl Drop for Switched {
 }
 
 /// Starts `program` in `namespace`, its output to `log`.
-fn start_in(namespace: &str, log: &Path, program: &[&str]) -> Started {
+fn start_in(namespace: &str, log: &Path, program: &[&str]) -> KillOnDrop {
     let log = std::fs::File::create(log).expect("a log file");
     let child = Command::new("ip")
         .args(["netns", "exec", namespace])
@@ -145,21 +135,12 @@ fn start_in(namespace: &str, log: &Path, program: &[&str]) -> Started {
         .stderr(log)
         .spawn()
         .expect("ip netns exec starts");
-    Started(child)
-}
-
-/// Waits until `ready` holds (10 s at most).
-fn wait_until(what: &str, ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what} did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    KillOnDrop(child)
 }
 
 /// `snmpd` in the switch's namespace on the bridge's address, its persistent files, MIBs and
 /// log in `dir`.
-fn start_agent(switched: &Switched, dir: &Path) -> Started {
+fn start_agent(switched: &Switched, dir: &Path) -> KillOnDrop {
     let config = dir.join("snmpd.conf");
     std::fs::write(
         &config,
@@ -182,7 +163,7 @@ fn start_agent(switched: &Switched, dir: &Path) -> Started {
         .env("SNMP_PERSISTENT_DIR", dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let agent = Started(command.spawn().expect("snmpd starts"));
+    let agent = KillOnDrop(command.spawn().expect("snmpd starts"));
     // The agent is ready when it has written its pid file.
     wait_until("snmpd", || dir.join("snmpd.pid").exists());
     agent

@@ -16,6 +16,7 @@ pub mod nas;
 pub mod peer;
 pub mod priority;
 pub mod process;
+pub mod pts;
 pub mod scratch;
 pub mod skip;
 pub mod verify;

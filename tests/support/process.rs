@@ -1,8 +1,11 @@
-//! Running a program from a test, bounded in time, and a port for a server it starts.
+//! Running a program from a test, bounded in time; a port for a server it starts, the server
+//! stopped with the test ([`KillOnDrop`]) and waited for until it is ready ([`wait_until`],
+//! [`wait_for_port`]).
 
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs `command` with its standard output discarded and its standard error kept; kills it and
@@ -30,12 +33,64 @@ pub fn run_with_limit(command: &mut Command, limit: Duration) -> (i32, String) {
     )
 }
 
+/// Runs `command` with its standard output discarded, handing each line of its standard
+/// error to `on_line` as it comes (with the running child, to signal it); returns the exit
+/// status and the whole standard error.
+pub fn run_watching_stderr(
+    command: &mut Command,
+    mut on_line: impl FnMut(&str, &Child),
+) -> (ExitStatus, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
+    let mut stderr = String::new();
+    for line in BufReader::new(child.stderr.take().expect("a pipe")).lines() {
+        let line = line.expect("standard error is text");
+        on_line(&line, &child);
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    (child.wait().expect("wait works"), stderr)
+}
+
 /// A free TCP port on loopback (free when asked; the server takes it a moment later).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .expect("a free port")
+}
+
+/// A server or agent a test started, killed and reaped when dropped (also when the test fails
+/// half-way), so that nothing it started outlives it.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until `ready` holds, asking every 50 ms, and fails the test, naming `what`, when it
+/// does not within 10 s.
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until something accepts TCP connections on `address:port` (10 s at most; see
+/// [`wait_until`]).
+pub fn wait_for_port(address: &str, port: u16) {
+    let target = format!("{address}:{port}");
+    wait_until(&format!("a listener on {target}"), || {
+        TcpStream::connect(&target).is_ok()
+    });
 }
 
 /// What one run of the binary did.

@@ -252,6 +252,22 @@ impl Nfs3Session {
         Ok((reply, position))
     }
 
+    /// Sends `procedure` with `arguments` and reads its results with `read`, from past the
+    /// object's post-operation attributes (what ACCESS, FSINFO and FSSTAT answer first).
+    fn call_past_attributes<T>(
+        &mut self,
+        procedure: u32,
+        arguments: &Encoder,
+        operation: &'static str,
+        subject: &str,
+        read: impl FnOnce(&mut Decoder<'_>) -> Result<T, XdrError>,
+    ) -> Result<T, NfsError> {
+        let (reply, at) = self.call(procedure, arguments, operation, subject)?;
+        let mut decoder = Decoder::new(&reply[at..]);
+        post_op_attributes(&mut decoder)?;
+        Ok(read(&mut decoder)?)
+    }
+
     /// The attributes of `handle`.
     pub fn getattr(&mut self, handle: &[u8], subject: &str) -> Result<Attributes, NfsError> {
         let mut arguments = Encoder::default();
@@ -279,29 +295,27 @@ impl Nfs3Session {
     pub fn access(&mut self, handle: &[u8], wanted: u32, subject: &str) -> Result<u32, NfsError> {
         let mut arguments = Encoder::default();
         arguments.opaque(handle).u32(wanted);
-        let (reply, at) = self.call(procedure::ACCESS, &arguments, "ACCESS", subject)?;
-        let mut decoder = Decoder::new(&reply[at..]);
-        post_op_attributes(&mut decoder)?;
-        Ok(decoder.u32("access")?)
+        self.call_past_attributes(procedure::ACCESS, &arguments, "ACCESS", subject, |reply| {
+            reply.u32("access")
+        })
     }
 
     /// Transfer sizes of the file system holding `handle`.
     pub fn fsinfo(&mut self, handle: &[u8], subject: &str) -> Result<TransferLimits, NfsError> {
         let mut arguments = Encoder::default();
         arguments.opaque(handle);
-        let (reply, at) = self.call(procedure::FSINFO, &arguments, "FSINFO", subject)?;
-        let mut decoder = Decoder::new(&reply[at..]);
-        post_op_attributes(&mut decoder)?;
-        let read_max_bytes = decoder.u32("rtmax")?;
-        let read_preferred_bytes = decoder.u32("rtpref")?;
-        decoder.u32("rtmult")?;
-        let write_max_bytes = decoder.u32("wtmax")?;
-        let write_preferred_bytes = decoder.u32("wtpref")?;
-        Ok(TransferLimits {
-            read_max_bytes,
-            read_preferred_bytes,
-            write_max_bytes,
-            write_preferred_bytes,
+        self.call_past_attributes(procedure::FSINFO, &arguments, "FSINFO", subject, |reply| {
+            let read_max_bytes = reply.u32("rtmax")?;
+            let read_preferred_bytes = reply.u32("rtpref")?;
+            reply.u32("rtmult")?;
+            let write_max_bytes = reply.u32("wtmax")?;
+            let write_preferred_bytes = reply.u32("wtpref")?;
+            Ok(TransferLimits {
+                read_max_bytes,
+                read_preferred_bytes,
+                write_max_bytes,
+                write_preferred_bytes,
+            })
         })
     }
 
@@ -309,15 +323,14 @@ impl Nfs3Session {
     pub fn fsstat(&mut self, handle: &[u8], subject: &str) -> Result<Space, NfsError> {
         let mut arguments = Encoder::default();
         arguments.opaque(handle);
-        let (reply, at) = self.call(procedure::FSSTAT, &arguments, "FSSTAT", subject)?;
-        let mut decoder = Decoder::new(&reply[at..]);
-        post_op_attributes(&mut decoder)?;
-        let total_bytes = decoder.u64("tbytes")?;
-        decoder.u64("fbytes")?;
-        let available_bytes = decoder.u64("abytes")?;
-        Ok(Space {
-            total_bytes,
-            available_bytes,
+        self.call_past_attributes(procedure::FSSTAT, &arguments, "FSSTAT", subject, |reply| {
+            let total_bytes = reply.u64("tbytes")?;
+            reply.u64("fbytes")?;
+            let available_bytes = reply.u64("abytes")?;
+            Ok(Space {
+                total_bytes,
+                available_bytes,
+            })
         })
     }
 
