@@ -1,6 +1,6 @@
 //! `iopath history`: the runs kept in the local history, newest first, with filters; and the
-//! history's two other uses on the command line: recording each `iopath run` (a failure is a
-//! warning, never the run's failure) and reading `@last`, `@-N`, `@label:NAME` and `@ID`
+//! history's two other uses on the command line: recording each `iopath run` and `iopath pts`
+//! (a failure is a warning, never the run's failure) and reading `@last`, `@-N`, `@label:NAME` and `@ID`
 //! wherever a saved result is taken.
 
 use super::exit::{self, Failed, Status, Usage};
@@ -12,8 +12,9 @@ use iopath::compare::comparison::FigureDirection;
 use iopath::compare::{MetricValue, Outcome};
 use iopath::history::reference::Reference;
 use iopath::history::trend::{TrendPoint, trend_with_direction};
-use iopath::history::{Filter, History, HistoryError, location, parse_since};
+use iopath::history::{Filter, History, HistoryError, StoredResult, location, parse_since};
 use iopath::result::RunResult;
+use iopath::result::pts::PtsResult;
 use iopath::text::shown;
 use iopath::units::{format_count, format_iops, format_latency, format_rate};
 use std::io::Write;
@@ -23,8 +24,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Flags of `iopath history`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Every `iopath run` is kept (unless --no-history) in a local SQLite database with its full
-result: $IOPATH_HISTORY, else $XDG_DATA_HOME/iopath/history.sqlite, else
+Every `iopath run` and `iopath pts` is kept (unless --no-history) in a local SQLite database
+with its full result: $IOPATH_HISTORY, else $XDG_DATA_HOME/iopath/history.sqlite, else
 ~/.local/share/iopath/history.sqlite. It must be a regular file (or missing): a device, FIFO or
 directory there, or a link to one, is refused by runs and readers alike (exit 2, nothing
 written). Reading it (history, compare @…, report @…) opens it read-only and never changes it,
@@ -135,6 +136,7 @@ impl std::fmt::Display for AtHistory {
             HistoryError::BadSince(_) => write!(f, "--since {}", self.error),
             HistoryError::BadReference(_)
             | HistoryError::NoSuchRun(_)
+            | HistoryError::PtsRun { .. }
             | HistoryError::NoLocation => {
                 write!(f, "{}", self.error)
             }
@@ -190,9 +192,18 @@ pub fn check_history_location() -> Result<(), AtHistory> {
 
 /// Keeps `result` in the history; a failure is printed as a warning and changes nothing else.
 pub fn record_run(result: &RunResult) {
+    keep(|history| history.record(result));
+}
+
+/// Keeps the result of `iopath pts` in the history, as [`record_run`] keeps a run's.
+pub fn record_pts(result: &PtsResult) {
+    keep(|history| history.record_pts(result));
+}
+
+fn keep(record: impl FnOnce(&mut History) -> Result<i64, HistoryError>) {
     let recorded = history_path().and_then(|path| {
         History::open_or_create(&path)
-            .and_then(|mut history| history.record(result))
+            .and_then(|mut history| record(&mut history))
             .map_err(at(&path))
     });
     if let Err(error) = recorded {
@@ -213,18 +224,30 @@ pub struct Resolver {
 impl Resolver {
     /// The run `reference` names, with the text of its history entry for labels (`@12`).
     pub fn load(&mut self, reference: &str) -> Result<(String, RunResult), AtHistory> {
-        let parsed = Reference::parse(reference).map_err(at(Path::new("")))?;
-        let (path, history) = match &mut self.history {
-            Some(open) => open,
-            None => {
-                let path = history_path()?;
-                let history = History::open_existing(&path).map_err(at(&path))?;
-                self.history.insert((path, history))
-            }
-        };
-        let id = history.resolve(&parsed, reference).map_err(at(path))?;
+        let (path, history, id) = self.find(reference)?;
         let result = history.load(id).map_err(at(path))?;
         Ok((format!("@{id}"), result))
+    }
+
+    /// The result `reference` names, an `iopath run` one or an `iopath pts` one.
+    pub fn load_any(&mut self, reference: &str) -> Result<StoredResult, AtHistory> {
+        let (path, history, id) = self.find(reference)?;
+        history.load_any(id).map_err(at(path))
+    }
+
+    /// The open history, its path, and the number of the run `reference` names.
+    fn find(&mut self, reference: &str) -> Result<(&Path, &History, i64), AtHistory> {
+        let parsed = Reference::parse(reference).map_err(at(Path::new("")))?;
+        if self.history.is_none() {
+            let path = history_path()?;
+            let history = History::open_existing(&path).map_err(at(&path))?;
+            self.history = Some((path, history));
+        }
+        let Some((path, history)) = &self.history else {
+            return Err(at(Path::new(""))(HistoryError::Missing));
+        };
+        let id = history.resolve(&parsed, reference).map_err(at(path))?;
+        Ok((path.as_path(), history, id))
     }
 }
 
@@ -407,7 +430,7 @@ fn runs_table(runs: &[iopath::history::RunSummary]) -> Table {
     // escaped, as compare's tables show text from results.
     let shown = |text: &str| shown(text).into_owned();
     for run in runs {
-        let tests = if run.test_count == 1 {
+        let tests = if run.test_count == 1 || run.pts {
             shown(&run.tests)
         } else {
             format!("{} tests", run.test_count)

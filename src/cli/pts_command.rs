@@ -3,6 +3,7 @@
 //! an interrupted run, and the report as HTML, CSV (one file per table) and JSON.
 
 use super::exit::{self, Failed, Usage};
+use super::history_command::{check_history_location, record_pts};
 use super::messages::for_terminal;
 use clap::Args;
 use iopath::gate::read::{FileLimit, read_text};
@@ -12,6 +13,7 @@ use iopath::pts::purge::PurgeMethod;
 use iopath::pts::steady_rule::{MAX_ROUNDS, WINDOW_ROUNDS};
 use iopath::pts::{PtsError, PtsObserver, PtsPlan, PtsSettings, check, default_load, run};
 use iopath::report::html::pts::{outcome_text, write_pts_html};
+use iopath::report::pts_rate_steps::{step_rows, step_words};
 use iopath::report::pts_tables::csv_tables;
 use iopath::result::pts::{PtsEdition, PtsResult, PtsTestKind, PtsTestResult};
 use iopath::run::RunOptions;
@@ -29,8 +31,11 @@ Examples:
   iopath pts /dev/sdb --allow-destructive --resume pts-sdb      (continue an interrupted run)
 
 The state is saved in DIR/pts.json after every round; the report is DIR/pts.html and one
-CSV file per table. Exit status: 0 done (steady or not: the report says), 1 an I/O error,
-2 bad input (nothing was written), 130 interrupted (resume with --resume DIR).";
+CSV file per table. Write saturation's rounds are looked at for a write cliff or a burst
+bucket (the summary, pts.html and pts-rate-steps.csv say where it came). Each run is kept in
+the local history (iopath history lists it; iopath report @last -o pts.html draws it again;
+--no-history: not this one). Exit status: 0 done (steady or not: the report says), 1 an I/O
+error, 2 bad input (nothing was written), 130 interrupted (resume with --resume DIR).";
 
 /// The state and result file inside the output directory.
 const STATE_FILE: &str = "pts.json";
@@ -62,9 +67,11 @@ pub struct PtsArgs {
     /// throughput at 1024 KiB only.
     #[arg(long)]
     pub client: bool,
-    /// How each test's target is purged: discard (the whole block device; a target that
-    /// cannot is tested as it is, and the report says so), none, or secure-erase (refused:
-    /// iopath issues no NVMe or ATA secure erase).
+    /// How each test's target is purged: discard (trims of the whole target through its
+    /// engine: BLKDISCARD on a block device, NBD_CMD_TRIM on an NBD export whose server takes
+    /// trims, UNMAP on a thin-provisioned iSCSI LUN, punched holes in a file iopath created;
+    /// any other target is tested as it is, and the report says so), none, or secure-erase
+    /// (refused: iopath issues no NVMe or ATA secure erase).
     #[arg(long, value_name = "METHOD", default_value = "discard", value_parser = purge_arg)]
     pub purge: PurgeMethod,
     /// Most rounds of a test before "steady state not reached" (5 to 25; the specification: 25).
@@ -108,6 +115,10 @@ pub struct PtsArgs {
     /// Also write the CSV tables (pts-*.csv) into DIR.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
+    /// Do not keep this run in the local history (`iopath history`; `iopath report @last`
+    /// draws a kept one).
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 /// The tests of `--tests`.
@@ -185,7 +196,7 @@ fn block_sizes_arg(text: &str) -> Result<BlockSizes, Usage> {
 /// Runs `iopath pts` and returns the exit status.
 pub fn run_pts(args: &PtsArgs) -> i32 {
     match checked(args) {
-        Ok((plan, state, outputs)) => measure(&plan, state, &outputs),
+        Ok((plan, state, outputs)) => measure(&plan, state, &outputs, !args.no_history),
         Err(error) => {
             eprintln!("error: {}", for_terminal(&error));
             error.status()
@@ -248,6 +259,9 @@ fn checked(args: &PtsArgs) -> Result<(PtsPlan, PtsResult, Outputs), Refused> {
              the device with its own tool (nvme format --ses=1, hdparm --security-erase) and \
              run with --purge none",
         ));
+    }
+    if !args.no_history {
+        check_history_location().map_err(|error| Refused::usage(for_terminal(&error)))?;
     }
     let saved = args.resume.as_deref().map(read_state).transpose()?;
     let target = TargetSpec::from_argument(&args.target, None)
@@ -439,8 +453,8 @@ fn write_json(path: &Path, result: &PtsResult) -> Result<(), String> {
     .map_err(|error| error.to_string())
 }
 
-/// Runs the checked plan and writes the report.
-fn measure(plan: &PtsPlan, state: PtsResult, outputs: &Outputs) -> i32 {
+/// Runs the checked plan, writes the report and keeps the result in the history (`keep`).
+fn measure(plan: &PtsPlan, state: PtsResult, outputs: &Outputs, keep: bool) -> i32 {
     let stop = match iopath::run::interrupt::install(|forced| {
         std::process::exit(128 + forced.signal);
     }) {
@@ -467,6 +481,9 @@ fn measure(plan: &PtsPlan, state: PtsResult, outputs: &Outputs) -> i32 {
         status = status.max(exit::RUN_FAILED);
     }
     print_summary(&result);
+    if keep && failure.is_none() {
+        record_pts(&result);
+    }
     if let Some(error) = failure {
         eprintln!("error: {}", for_terminal(&error));
         return if error.is_bad_input() {
@@ -490,10 +507,35 @@ fn print_summary(result: &PtsResult) {
             for_terminal(outcome_text(test))
         );
     }
+    let steps = step_rows(result);
+    for row in steps.iter().filter(|row| row.element.is_none()) {
+        println!(
+            "{}: {}",
+            row.test.title(),
+            for_terminal(step_words(row.step))
+        );
+    }
+    let within: Vec<_> = steps.iter().filter(|row| row.element.is_some()).collect();
+    for row in within.iter().take(MAX_ELEMENT_STEPS_SHOWN) {
+        println!(
+            "{}: {}",
+            for_terminal(row.place()),
+            for_terminal(step_words(row.step))
+        );
+    }
+    if within.len() > MAX_ELEMENT_STEPS_SHOWN {
+        println!(
+            "… and {} more elements whose rate stepped down (the report lists them)",
+            within.len() - MAX_ELEMENT_STEPS_SHOWN
+        );
+    }
     for line in &result.conditions.scaled_down {
         println!("scaled down: {}", for_terminal(line));
     }
 }
+
+/// Most steps within elements printed at the end (the report lists them all).
+const MAX_ELEMENT_STEPS_SHOWN: usize = 5;
 
 fn write_report(result: &PtsResult, outputs: &Outputs) -> i32 {
     let mut errors = Vec::new();

@@ -3,10 +3,16 @@
 
 use super::compare_command::{CostArgs, load_runs};
 use super::exit::{self, Failed, Usage};
+use super::history_command::Resolver;
 use super::outputs::{check_output, write_output};
 use clap::Args;
+use iopath::gate::replace::OutputFile;
+use iopath::history::StoredResult;
+use iopath::history::reference::Reference;
+use iopath::report::html::pts::write_pts_html;
 use iopath::report::html::write_html;
 use iopath::report::model::Report;
+use iopath::result::pts::PtsResult;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -21,7 +27,8 @@ and workload details, and trust notes. It prints on A4.
 
 Examples:
   iopath report run.json -o report.html
-  iopath report @last -o last.html        (the newest run of the history)
+  iopath report @last -o last.html        (the newest run of the history; an `iopath pts` run
+                                          gets its PTS report)
   iopath report fc=fc.json iscsi=iscsi.json -o fc-vs-iscsi.html --cost fc=1200,iscsi=2400")]
 pub struct ReportArgs {
     /// Saved results (`iopath run --json FILE`) or runs of the history (@last, @-N,
@@ -55,6 +62,15 @@ pub fn run(args: &ReportArgs) -> i32 {
         Ok(options) => options,
         Err(error) => return exit::fail(&error),
     };
+    if let [only] = args.results.as_slice()
+        && Reference::is_reference(only)
+    {
+        match Resolver::default().load_any(only) {
+            Ok(StoredResult::Pts(pts)) => return write_pts(&pts, output.as_ref()),
+            Ok(StoredResult::Run(_)) => {}
+            Err(error) => return exit::fail(&error),
+        }
+    }
     let loaded = match load_runs(&args.results) {
         Ok(loaded) => loaded,
         Err(error) => return exit::fail(error.as_ref()),
@@ -77,6 +93,24 @@ pub fn run(args: &ReportArgs) -> i32 {
                 .map_err(|error| Failed(format!("writing to stdout: {error}")))
         }
         Some(output) => write_output("--output", output, |out| write_html(&report, out)),
+    };
+    match written {
+        Ok(()) => exit::SUCCESS,
+        Err(error) => exit::fail(&error),
+    }
+}
+
+/// Writes the PTS report of a run of `iopath pts` kept in the history (standard output when
+/// `output` is `None`).
+fn write_pts(result: &PtsResult, output: Option<&OutputFile>) -> i32 {
+    let written = match output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            write_pts_html(result, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|error| Failed(format!("writing to stdout: {error}")))
+        }
+        Some(output) => write_output("--output", output, |out| write_pts_html(result, out)),
     };
     match written {
         Ok(()) => exit::SUCCESS,

@@ -1,6 +1,7 @@
-//! The run history: every `iopath run` kept in a local SQLite database, with its full
-//! RunResult (JSON) and indexed columns to list and find runs by (time, label, host, targets,
-//! tests, headline figures, verdicts).
+//! The run history: every `iopath run` and `iopath pts` kept in a local SQLite database, with
+//! its full result (a RunResult or a PtsResult, as JSON, and which in `kind`) and indexed
+//! columns to list and find runs by (time, label, host, targets, tests, headline figures,
+//! verdicts).
 //!
 //! The database lives at `$IOPATH_HISTORY`, else `$XDG_DATA_HOME/iopath/history.sqlite`, else
 //! `~/.local/share/iopath/history.sqlite` ([`location`]), opened through the gate
@@ -19,6 +20,7 @@
 //! ```
 
 pub mod reference;
+mod run_row;
 pub mod schema;
 pub mod trend;
 
@@ -29,7 +31,9 @@ use crate::gate::read::FileLimit;
 use crate::host::time::{days_from_civil, parse_rfc3339};
 use crate::report::json::read_json;
 use crate::result::RunResult;
+use crate::result::pts::{PTS_SCHEMA_VERSION, PtsResult};
 use reference::Reference;
+use run_row::RunRow;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -107,6 +111,23 @@ pub enum HistoryError {
     /// A result that cannot be written as JSON.
     #[error("cannot store the result: {0}")]
     Json(#[from] serde_json::Error),
+    /// A run of `iopath pts` named where an `iopath run` result is needed.
+    #[error(
+        "run {id} is an `iopath pts` run: `iopath report @{id} -o FILE` draws it (compare, \
+         explain and trend take `iopath run` results)"
+    )]
+    PtsRun {
+        /// The run.
+        id: i64,
+    },
+    /// A stored PTS result that cannot be read back.
+    #[error("run {id}: not a PTS result this iopath reads: {error}")]
+    StoredPts {
+        /// The run.
+        id: i64,
+        /// Why.
+        error: String,
+    },
     /// A `--since` that is not a date, a time or an age.
     #[error("{0}: not a date (2026-11-30), a time (2026-11-30T08:00:00Z) or an age (12h, 7d)")]
     BadSince(String),
@@ -181,6 +202,17 @@ pub struct RunSummary {
     pub verdicts: String,
     /// The run was cut short.
     pub partial: bool,
+    /// An `iopath pts` run (its tests are the PTS tests; `tests` names them).
+    pub pts: bool,
+}
+
+/// What one run of the history holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoredResult {
+    /// An `iopath run` result.
+    Run(Box<RunResult>),
+    /// An `iopath pts` result.
+    Pts(Box<PtsResult>),
 }
 
 /// Which runs `iopath history` lists.
@@ -262,13 +294,7 @@ impl History {
     /// Stores `result`; returns its number. A result whose JSON is larger than
     /// [`FileLimit::RESULT_FILE`] is refused: it could not be read back.
     pub fn record(&mut self, result: &RunResult) -> Result<i64, HistoryError> {
-        let json = serde_json::to_string(result)?;
-        let limit = FileLimit::RESULT_FILE;
-        if json.len() as u64 > limit.max_bytes {
-            return Err(HistoryError::TooLarge { id: 0, limit });
-        }
-        let targets: Vec<&str> = result.targets.iter().map(|t| t.path.as_str()).collect();
-        let tests: Vec<&str> = result.tests.iter().map(|t| t.name.as_str()).collect();
+        let json = run_row::checked_json(result)?;
         let best = |figure: fn(&crate::result::TestResult) -> f64| {
             result.tests.iter().map(figure).fold(0.0, f64::max)
         };
@@ -280,56 +306,103 @@ impl History {
                 verdicts.push(analysis.verdict.name());
             }
         }
+        let tests: Vec<&str> = result.tests.iter().map(|t| t.name.as_str()).collect();
+        let row = RunRow {
+            kind: "run",
+            started_at: &result.started_at,
+            label: result.label.as_deref(),
+            host: &result.host.hostname,
+            targets: result.targets.iter().map(|t| t.path.as_str()).collect(),
+            tests: tests.join(", "),
+            test_count: tests.len(),
+            best_bytes_per_second: best(|t| t.total.bytes_per_second),
+            best_iops: best(|t| t.total.iops),
+            verdicts,
+            partial: result.partial,
+            iopath_version: &result.iopath_version,
+            json,
+        };
+        self.insert(&row, |transaction, id| {
+            for (position, test) in result.tests.iter().enumerate() {
+                transaction.execute(
+                    "INSERT INTO run_tests (run_id, position, name, bytes_per_second, iops,
+                    mean_latency_ns, p99_latency_ns, verdict)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        id,
+                        position as i64,
+                        test.name,
+                        test.total.bytes_per_second,
+                        test.total.iops,
+                        test.total.latency.mean_ns,
+                        test.total.latency.percentile("99") as i64,
+                        test.analysis.as_ref().map(|a| a.verdict.name()),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Inserts `row` and its targets, and what `more` adds for the new run's number, in one
+    /// transaction taken with the write lock; returns the number.
+    fn insert(
+        &mut self,
+        row: &RunRow<'_>,
+        more: impl FnOnce(&rusqlite::Transaction<'_>, i64) -> Result<(), HistoryError>,
+    ) -> Result<i64, HistoryError> {
         let transaction = self
             .connection
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        transaction.execute(
-            "INSERT INTO runs (started_at, started_epoch_seconds, label, host, targets, tests,
-                test_count, best_bytes_per_second, best_iops, verdicts, partial, iopath_version,
-                result_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                result.started_at,
-                parse_rfc3339(&result.started_at).unwrap_or(0) as i64,
-                result.label,
-                result.host.hostname,
-                targets.join(", "),
-                tests.join(", "),
-                tests.len() as i64,
-                best(|t| t.total.bytes_per_second),
-                best(|t| t.total.iops),
-                verdicts.join(", "),
-                result.partial,
-                result.iopath_version,
-                json,
-            ],
-        )?;
-        let id = transaction.last_insert_rowid();
-        for target in &targets {
-            transaction.execute(
-                "INSERT INTO run_targets (run_id, path) VALUES (?1, ?2)",
-                params![id, target],
-            )?;
-        }
-        for (position, test) in result.tests.iter().enumerate() {
-            transaction.execute(
-                "INSERT INTO run_tests (run_id, position, name, bytes_per_second, iops,
-                    mean_latency_ns, p99_latency_ns, verdict)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    id,
-                    position as i64,
-                    test.name,
-                    test.total.bytes_per_second,
-                    test.total.iops,
-                    test.total.latency.mean_ns,
-                    test.total.latency.percentile("99") as i64,
-                    test.analysis.as_ref().map(|a| a.verdict.name()),
-                ],
-            )?;
-        }
+        let id = run_row::insert(&transaction, row)?;
+        more(&transaction, id)?;
         transaction.commit()?;
         Ok(id)
+    }
+
+    /// Stores the result of an `iopath pts` run (kind `pts`): listed with its tests' names, the
+    /// best MB/s and IOPS of any element, and each test's outcome (and rate step) as its
+    /// verdicts; read back by [`History::load_any`]. Refused past [`FileLimit::RESULT_FILE`].
+    pub fn record_pts(&mut self, result: &PtsResult) -> Result<i64, HistoryError> {
+        let json = run_row::checked_json(result)?;
+        let titles: Vec<&str> = result.tests.iter().map(|test| test.kind.title()).collect();
+        let cells = || {
+            result
+                .tests
+                .iter()
+                .flat_map(|test| test.rounds.iter().flat_map(|round| round.cells.iter()))
+        };
+        let mut verdicts: Vec<&str> = Vec::new();
+        for test in &result.tests {
+            let step = test.rate_step.as_ref().map(|step| step.name());
+            for word in std::iter::once(test.outcome.name()).chain(step) {
+                if !verdicts.contains(&word) {
+                    verdicts.push(word);
+                }
+            }
+        }
+        let row = RunRow {
+            kind: "pts",
+            started_at: &result.started_at,
+            label: None,
+            host: &result.conditions.host,
+            targets: vec![result.conditions.target.path.as_str()],
+            tests: format!(
+                "PTS {}: {}",
+                result.conditions.edition.name(),
+                titles.join(", ")
+            ),
+            test_count: result.tests.len(),
+            best_bytes_per_second: cells()
+                .map(|cell| cell.read_bytes_per_second + cell.write_bytes_per_second)
+                .fold(0.0, f64::max),
+            best_iops: cells().map(|cell| cell.iops).fold(0.0, f64::max),
+            verdicts,
+            partial: !result.complete,
+            iopath_version: &result.iopath_version,
+            json,
+        };
+        self.insert(&row, |_, _| Ok(()))
     }
 
     /// The runs `filter` selects, newest first.
@@ -352,7 +425,7 @@ impl History {
     fn select(&self, filter: &Filter, test: Option<&str>) -> Result<Vec<RunSummary>, HistoryError> {
         let mut statement = self.connection.prepare(
             "SELECT id, started_at, label, host, targets, tests, test_count,
-                    best_bytes_per_second, best_iops, verdicts, partial
+                    best_bytes_per_second, best_iops, verdicts, partial, kind = 'pts'
              FROM runs
              WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM run_targets t
                                           WHERE t.run_id = runs.id AND instr(t.path, ?1) > 0))
@@ -380,6 +453,7 @@ impl History {
                     best_iops: row.get(8)?,
                     verdicts: row.get(9)?,
                     partial: row.get(10)?,
+                    pts: row.get(11)?,
                 })
             },
         )?;
@@ -414,8 +488,53 @@ impl History {
         found.ok_or_else(|| HistoryError::NoSuchRun(argument.to_string()))
     }
 
-    /// The full result of run `id`, refused past [`FileLimit::RESULT_FILE`] like a file.
+    /// The full result of run `id`, an `iopath run` one or an `iopath pts` one.
+    pub fn load_any(&self, id: i64) -> Result<StoredResult, HistoryError> {
+        if !self.is_pts(id)? {
+            return Ok(StoredResult::Run(Box::new(self.load(id)?)));
+        }
+        let json = self.result_json(id)?;
+        let result: PtsResult =
+            serde_json::from_str(&json).map_err(|error| HistoryError::StoredPts {
+                id,
+                error: error.to_string(),
+            })?;
+        if result.schema_version != PTS_SCHEMA_VERSION {
+            return Err(HistoryError::StoredPts {
+                id,
+                error: format!(
+                    "schema version {}; this iopath reads {PTS_SCHEMA_VERSION}",
+                    result.schema_version
+                ),
+            });
+        }
+        Ok(StoredResult::Pts(Box::new(result)))
+    }
+
+    /// Whether run `id` is an `iopath pts` run.
+    fn is_pts(&self, id: i64) -> Result<bool, HistoryError> {
+        let kind: Option<String> = self
+            .connection
+            .query_row("SELECT kind FROM runs WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        let kind = kind.ok_or_else(|| HistoryError::NoSuchRun(format!("@{id}")))?;
+        Ok(kind == "pts")
+    }
+
+    /// The full result of run `id`, an `iopath run` one ([`HistoryError::PtsRun`] for a PTS
+    /// run), refused past [`FileLimit::RESULT_FILE`] like a file.
     pub fn load(&self, id: i64) -> Result<RunResult, HistoryError> {
+        if self.is_pts(id)? {
+            return Err(HistoryError::PtsRun { id });
+        }
+        let json = self.result_json(id)?;
+        read_json(&json).map_err(|error| HistoryError::Stored { id, error })
+    }
+
+    /// The stored JSON of run `id`, refused past [`FileLimit::RESULT_FILE`].
+    fn result_json(&self, id: i64) -> Result<String, HistoryError> {
         let limit = FileLimit::RESULT_FILE;
         let length: Option<i64> = self
             .connection
@@ -429,12 +548,11 @@ impl History {
         if length as u64 > limit.max_bytes {
             return Err(HistoryError::TooLarge { id, limit });
         }
-        let json: String = self.connection.query_row(
+        Ok(self.connection.query_row(
             "SELECT result_json FROM runs WHERE id = ?1",
             [id],
             |row| row.get(0),
-        )?;
-        read_json(&json).map_err(|error| HistoryError::Stored { id, error })
+        )?)
     }
 }
 
@@ -475,5 +593,7 @@ pub fn parse_since(text: &str, now_seconds: u64) -> Result<u64, HistoryError> {
     Ok(now_seconds.saturating_sub(count.saturating_mul(unit_seconds)))
 }
 
+#[cfg(test)]
+mod pts_tests;
 #[cfg(test)]
 mod tests;

@@ -44,6 +44,8 @@ pub const MIGRATIONS: &[&str] = &[
         verdict TEXT
     );
     CREATE INDEX run_tests_by_name ON run_tests (name);",
+    // 2: what a run holds: an `iopath run` result (`run`) or an `iopath pts` one (`pts`).
+    "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';",
 ];
 
 /// The schema version this iopath writes: the number of migrations.

@@ -6,7 +6,9 @@
 //! element of the test's matrix ([`plan`]) measured once per round through the runner, as
 //! `iopath run` measures a test — until the steady-state rule ([`steady_rule`]) holds for every
 //! tracking variable over the last five rounds, or the most rounds have run. Write saturation
-//! has no rule: it runs until it has written four times the active range, or its time limit.
+//! has no rule: it runs until it has written four times the active range, or its time limit;
+//! its rounds are then looked at for a write cliff or a burst bucket ([`rate_steps`]), as is
+//! every element's own per-second series.
 //!
 //! [`check`] does everything that can fail on bad input before any I/O (the plans of every
 //! test are prepared once); [`run`] then purges, preconditions and runs the rounds, handing the
@@ -21,6 +23,7 @@
 
 pub mod plan;
 pub mod purge;
+pub mod rate_steps;
 pub mod steady_rule;
 
 use crate::analysis::{Analyser, DeclaredPath};
@@ -34,7 +37,7 @@ use crate::run::{RunError, RunObserver, RunOptions, execute, prepare};
 use crate::targets::TargetSpec;
 use crate::workload::{Plan, TestPlan};
 use plan::{PtsElement, SATURATION_PASSES};
-use purge::{PurgeError, PurgeMethod, planned_method};
+use purge::{PurgeMethod, PurgePlan, plan_purge};
 
 /// Most rounds of write saturation (it normally ends on bytes or time first).
 pub const SATURATION_MAX_ROUNDS: u32 = 10_000;
@@ -176,12 +179,9 @@ pub fn default_load(edition: PtsEdition) -> (u32, u32) {
 /// Errors of `iopath pts`. [`PtsError::is_bad_input`] tells which are the user's input.
 #[derive(Debug, thiserror::Error)]
 pub enum PtsError {
-    /// A plan was refused, or a round failed.
+    /// A plan was refused, or a round or a purge failed.
     #[error(transparent)]
     Run(#[from] RunError),
-    /// The purge failed.
-    #[error(transparent)]
-    Purge(#[from] PurgeError),
     /// The target or the settings do not allow the tests.
     #[error("{0}")]
     Unfit(String),
@@ -192,8 +192,6 @@ impl PtsError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             PtsError::Run(error) => error.is_bad_input(),
-            PtsError::Purge(PurgeError::Target(error)) => error.is_bad_input(),
-            PtsError::Purge(_) => false,
             PtsError::Unfit(_) => true,
         }
     }
@@ -212,11 +210,13 @@ pub struct PtsPlan {
     pub active_range_bytes: u64,
     /// Options of every run (write policy, command line).
     pub options: RunOptions,
+    /// How each test's purge goes.
+    pub purge: PurgePlan,
 }
 
 /// Checks everything before any I/O: the target exists and is large enough, and the
 /// preconditioning and one round of every test are prepared as `iopath run` prepares a plan
-/// (writes allowed, alignment, memory).
+/// (writes allowed, alignment, memory); so is the purge, or the reason there is none.
 pub fn check(
     target: TargetSpec,
     settings: PtsSettings,
@@ -258,12 +258,14 @@ pub fn check(
         tests,
     };
     prepare(whole, options.clone(), false)?;
+    let purge = plan_purge(settings.purge, &target, &info, &options)?;
     Ok(PtsPlan {
         target,
         info,
         settings,
         active_range_bytes,
         options,
+        purge,
     })
 }
 
@@ -278,10 +280,12 @@ impl PtsPlan {
             conditions: PtsConditions {
                 edition: settings.edition,
                 target: self.info.clone(),
+                host: crate::discovery::resources::describe(&crate::discovery::HostView::live())
+                    .hostname,
                 device_facts: Vec::new(),
                 capacity_percent: settings.capacity_percent,
                 active_range_bytes: self.active_range_bytes,
-                purge_method: planned_method(settings.purge, self.info.kind),
+                purge_method: self.purge.method().to_string(),
                 round_element_ns: settings.element_ns,
                 max_rounds: settings.max_rounds,
                 queue_depth: settings.queue_depth,
@@ -303,6 +307,7 @@ impl PtsPlan {
                     tracking: plan::tracking_names(kind, &settings.elements(kind)),
                     outcome: PtsOutcome::NotFinished,
                     windows: Vec::new(),
+                    rate_step: None,
                 })
                 .collect(),
             complete: false,
@@ -345,18 +350,11 @@ pub fn run(
             test.purged = false;
             test.preconditioned = false;
             observer.phase(&format!("{}: purge", kind.title()));
-            let outcome = purge::purge(
-                &std::path::PathBuf::from(&plan.info.path),
-                plan.info.kind,
-                plan.settings.purge,
-                plan.options.write_policy,
-                stop,
-            )?;
-            test.purged = outcome.purged;
-            result.conditions.purge_method = outcome.method;
-            if stop.is_raised() {
+            let Some((purged, method)) = run_purge(plan, stop)? else {
                 return Ok(result);
-            }
+            };
+            result.tests[index].purged = purged;
+            result.conditions.purge_method = method;
             if kind != PtsTestKind::Saturation {
                 observer.phase(&format!(
                     "{}: preconditioning ({} of 128 KiB sequential writes)",
@@ -386,6 +384,34 @@ pub fn run(
     result.complete = true;
     observer.checkpoint(&result);
     Ok(result)
+}
+
+/// Purges the target as planned: whether it was, and how in the report's words; `None` when
+/// stopped before the trims ended.
+fn run_purge(plan: &PtsPlan, stop: &StopSignal) -> Result<Option<(bool, String)>, PtsError> {
+    let PurgePlan::Trim {
+        tests,
+        bytes,
+        method,
+    } = &plan.purge
+    else {
+        return Ok(Some((false, plan.purge.method().to_string())));
+    };
+    let executed = run_tests(plan, tests.clone(), stop)?;
+    if stop.is_raised() || executed.partial {
+        return Ok(None);
+    }
+    let trimmed: u64 = executed.tests.iter().map(|test| test.trim.bytes).sum();
+    if trimmed < *bytes {
+        return Ok(Some((
+            false,
+            format!(
+                "{method}: only {trimmed} of {bytes} bytes were trimmed; results start from a \
+                 partly used state"
+            ),
+        )));
+    }
+    Ok(Some((true, method.clone())))
 }
 
 /// Runs the rounds of test `index` until it ends; false when stopped early.
@@ -442,6 +468,7 @@ fn run_rounds(
             tracked,
         });
         test.windows = windows(test);
+        test.rate_step = rate_steps::rounds_step(test, settings.element_ns);
         let steady = kind != PtsTestKind::Saturation
             && !test.windows.is_empty()
             && test.windows.iter().all(|window| window.holds());
@@ -558,6 +585,7 @@ mod tests {
         PtsConditions {
             edition: PtsEdition::Enterprise,
             target: result.targets[0].clone(),
+            host: String::new(),
             device_facts: Vec::new(),
             capacity_percent: 100,
             active_range_bytes: 1 << 20,

@@ -10,7 +10,7 @@
 //! ```
 
 pub use crate::result::pts::block_size_name;
-use crate::result::pts::{PtsCell, PtsEdition, PtsTestKind};
+use crate::result::pts::{PtsCell, PtsEdition, PtsTestKind, element_name};
 use crate::result::{AccessLine, AccessSpec, RunLength, TestResult, Workload};
 use crate::workload::TestPlan;
 use crate::workload::suite::base_workload;
@@ -63,15 +63,9 @@ pub struct PtsElement {
 }
 
 impl PtsElement {
-    /// Its name in tables and test names: `4KiB 65/35 QD32×4`.
+    /// Its name in tables and test names: `4KiB 65/35 random`.
     pub fn name(&self) -> String {
-        format!(
-            "{} {}/{} {}",
-            block_size_name(self.block_size_bytes),
-            self.read_percent,
-            100 - self.read_percent,
-            if self.random { "random" } else { "sequential" }
-        )
+        element_name(self.block_size_bytes, self.read_percent, self.random)
     }
 }
 
@@ -186,7 +180,8 @@ pub fn tracked_values(kind: PtsTestKind, cells: &[PtsCell]) -> Vec<f64> {
     }
 }
 
-/// The figures of one element from the test that ran it.
+/// The figures of one element from the test that ran it, with the step down of its own
+/// per-interval series where it has one.
 pub fn cell_of(element: &PtsElement, test: &TestResult) -> PtsCell {
     let total = &test.total;
     PtsCell {
@@ -201,6 +196,7 @@ pub fn cell_of(element: &PtsElement, test: &TestResult) -> PtsCell {
         p9999_latency_ns: total.latency.percentile("99.99"),
         max_latency_ns: total.latency.max_ns,
         bytes: total.bytes,
+        rate_step: crate::analysis::bucket_or_cliff::rate_step_of(test),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod link;
 pub mod markdown;
 pub mod model;
 pub mod path;
+pub mod pts_rate_steps;
 pub mod pts_tables;
 pub mod server;
 pub mod text;

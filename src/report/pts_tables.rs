@@ -61,6 +61,7 @@ pub fn window_cells(test: &PtsTestResult) -> Vec<PtsCell> {
                     .max()
                     .unwrap_or(0),
                 bytes: cells.iter().map(|cell| cell.bytes).sum(),
+                rate_step: None,
             }
         })
         .collect()
@@ -96,7 +97,8 @@ pub fn cell_at(cells: &[PtsCell], block_size: u64, read_percent: u8) -> Option<&
 }
 
 /// The tables of a PTS result as CSV: `(file stem, text)`, one per test table — the
-/// element table of every test that ran, and its tracking variables round by round.
+/// element table of every test that ran, and its tracking variables round by round — and
+/// `pts-rate-steps` when a rate stepped down (a write cliff, a burst bucket).
 pub fn csv_tables(result: &crate::result::pts::PtsResult) -> Vec<(String, String)> {
     use crate::result::pts::block_size_name;
     let mut files = Vec::new();
@@ -136,6 +138,9 @@ pub fn csv_tables(result: &crate::result::pts::PtsResult) -> Vec<(String, String
             ));
         }
         files.push((format!("pts-{name}"), table));
+    }
+    if let Some(steps) = super::pts_rate_steps::steps_csv(result) {
+        files.push(("pts-rate-steps".to_string(), steps));
     }
     files
 }

@@ -3,6 +3,7 @@
 //! measurement window. Plain data: the runner (`crate::pts`) fills it round by round and saves
 //! it as the state a run resumes from; the exporters only format it.
 
+use super::rate_step::RateStep;
 use super::target::TargetInfo;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +54,10 @@ pub struct PtsConditions {
     pub edition: PtsEdition,
     /// The target as found before the run.
     pub target: TargetInfo,
+    /// Host name of the machine that ran the tests (empty in results written before it was
+    /// kept).
+    #[serde(default)]
+    pub host: String,
     /// Model, firmware and other facts of the device, as discovery found them (empty when
     /// unknown).
     pub device_facts: Vec<String>,
@@ -137,6 +142,11 @@ pub struct PtsTestResult {
     /// The measurement window of each tracking variable (the steady window, or the last rounds
     /// when steady state was not reached).
     pub windows: Vec<PtsWindow>,
+    /// The step down of the test's rate over its rounds, one round per interval: write
+    /// saturation's write cliff (a write cache that filled) or burst bucket. Absent when the
+    /// rate did not step, for the other tests, and in results written before it was looked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_step: Option<RateStep>,
 }
 
 /// How a test ended.
@@ -151,6 +161,18 @@ pub enum PtsOutcome {
     NotSteady,
     /// Write saturation ended (bytes or time reached): it has no steady-state rule.
     Saturated,
+}
+
+impl PtsOutcome {
+    /// Its name in lists: `steady`, `not steady`, `saturated`, `not finished`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PtsOutcome::NotFinished => "not finished",
+            PtsOutcome::Steady => "steady",
+            PtsOutcome::NotSteady => "not steady",
+            PtsOutcome::Saturated => "saturated",
+        }
+    }
 }
 
 /// One round: every element of the test's matrix, measured once.
@@ -190,6 +212,10 @@ pub struct PtsCell {
     pub max_latency_ns: u64,
     /// Bytes transferred.
     pub bytes: u64,
+    /// The step down of this element's own per-interval series, when it has one (an element
+    /// measured long enough for several intervals at each level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_step: Option<RateStep>,
 }
 
 /// The measurement window of one tracking variable and the rule's figures on it.
@@ -222,6 +248,23 @@ impl PtsWindow {
     pub fn holds(&self) -> bool {
         self.excursion_holds && self.slope_holds
     }
+}
+
+/// `4KiB 65/35 random`: the name of an element of a round (block size, read/write mix and
+/// access), in tables and test names.
+///
+/// ```
+/// use iopath::result::pts::element_name;
+/// assert_eq!(element_name(4096, 65, true), "4KiB 65/35 random");
+/// ```
+pub fn element_name(block_size_bytes: u64, read_percent: u8, random: bool) -> String {
+    format!(
+        "{} {}/{} {}",
+        block_size_name(block_size_bytes),
+        read_percent,
+        100 - read_percent.min(100),
+        if random { "random" } else { "sequential" }
+    )
 }
 
 /// `0.5KiB`, `4KiB`, `1024KiB`: a block size as the specification writes it.

@@ -207,6 +207,20 @@ pub fn spawn_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Child {
         .expect("iopath starts")
 }
 
+/// `iopath pts TARGET` running write saturation alone, briefly: three rounds of 100 ms.
+pub fn brief_saturation(target: &str) -> Vec<&str> {
+    vec![
+        "pts",
+        target,
+        "--tests",
+        "saturation",
+        "--round",
+        "100ms",
+        "--saturation-time",
+        "300ms",
+    ]
+}
+
 /// Longest wait for nbdkit to come up.
 const NBDKIT_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 

@@ -227,7 +227,7 @@ fn a_history_from_a_newer_iopath_is_refused_and_kept() {
         "{}",
         listed.stderr
     );
-    set_version(&scratch.history, 1);
+    set_version(&scratch.history, iopath::history::schema::current_version());
     assert_eq!(scratch.kept(), 1);
 }
 

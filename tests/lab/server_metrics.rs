@@ -399,16 +399,13 @@ fn a_single_threaded_server_pinned_to_one_core_is_server_cpu_bound() {
 /// Expected: the server's counters show core 1 full while core 0 has room, server-CPU-bound
 /// naming cpu1; the client alone never names the server.
 ///
-/// Ignored: on this two-core lab the two ends share the machine's work too evenly for either
-/// core to fill. With the client's SMB code unoptimised its own sealing was the wall (core 0 at
-/// 99 %, iopath rightly host-CPU-bound, naming the encryption); with it optimised in test builds
-/// too, neither core fills at QD 4 or QD 16 (7–10 k reads of 64 KiB a second, each core 70–88 %
-/// busy, smbd's thread pool on core 1 waiting on the client and the client on it), and iopath
-/// rightly says latency-bound with "nothing full" on the server. The scenario needs a server
-/// with less CPU than its client; the single-threaded nbdkit above is the server-CPU case the
-/// suite holds.
+/// Ignored: on this two-core lab the client's own sealing and unsealing is the wall before
+/// smbd's (a quiet run: core 0 at 99 %, iopath's busiest thread 99 % of a core, smbd's core
+/// below full), and iopath rightly says host-CPU-bound, naming the encryption. The scenario
+/// needs a server with less CPU than its client; the single-threaded nbdkit above is the
+/// server-CPU case the suite holds.
 #[test]
-#[ignore = "on a two-core lab neither smbd's core nor the client's fills (see the doc comment)"]
+#[ignore = "the client's own encryption is the wall before smbd's on a two-core lab (see the doc comment)"]
 fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_bound() {
     if !available(&["taskset", "smbd", "pdbedit"]) {
         return;

@@ -16,7 +16,8 @@
 
 use super::escape::escape;
 use super::page::{Section, page};
-use super::svg::{Axis, LineChart, Scale, Series, compact, size_tick};
+use super::svg::{Axis, LineChart, Marker, Scale, Series, compact, size_tick};
+use crate::report::pts_rate_steps::{bytes_before, levels, step_rows, step_words};
 use crate::report::pts_tables::{
     block_sizes, cell_at, mix_name, read_percents, window_cells, window_rounds,
 };
@@ -107,6 +108,7 @@ fn conditions(result: &PtsResult) -> String {
                 c.max_rounds
             ),
         ),
+        ("Host", c.host.clone()),
         ("Started", result.started_at.clone()),
         ("iopath", result.iopath_version.clone()),
     ];
@@ -180,8 +182,12 @@ fn test_body(result: &PtsResult, test: &PtsTestResult) -> String {
     if test.rounds.is_empty() {
         return html;
     }
+    html.push_str(&rate_steps(result, test));
     html.push_str("<div class=\"charts pair\">");
     html.push_str(&convergence_chart(test).render());
+    if test.kind == PtsTestKind::Saturation {
+        html.push_str(&written_chart(test).render());
+    }
     if test.kind != PtsTestKind::Saturation {
         for (index, window) in test.windows.iter().enumerate() {
             html.push_str(&window_chart(test.kind, index, window).render());
@@ -198,6 +204,85 @@ fn test_body(result: &PtsResult, test: &PtsTestResult) -> String {
         PtsTestKind::Saturation => html.push_str(&saturation_table(result, test)),
     }
     html
+}
+
+/// The steps of `test`'s rate: over its rounds (write saturation), then within each element.
+fn rate_steps(result: &PtsResult, test: &PtsTestResult) -> String {
+    let mut html = String::new();
+    if let Some(step) = &test.rate_step {
+        let _ = write!(
+            html,
+            "<p class=\"rate-step\" data-step=\"{}\"><b>{}:</b> {}</p>",
+            escape(step.name()),
+            escape(test.kind.title()),
+            escape(&step_words(step))
+        );
+    }
+    let within: Vec<String> = step_rows(result)
+        .iter()
+        .filter(|row| row.test == test.kind && row.element.is_some())
+        .map(|row| {
+            format!(
+                "<li>{}: {}</li>",
+                escape(&row.place()),
+                escape(&step_words(row.step))
+            )
+        })
+        .collect();
+    if !within.is_empty() {
+        let _ = write!(
+            html,
+            "<p>Rates that stepped down within an element's own per-second series:</p>\
+             <ul class=\"notes rate-steps\">{}</ul>",
+            within.concat()
+        );
+    }
+    html
+}
+
+/// Write saturation's IOPS by the data written so far (each round at its end), with the
+/// fitted step drawn over it: its two levels dashed, and a marker where it came.
+fn written_chart(test: &PtsTestResult) -> LineChart {
+    let mut written = 0u64;
+    let mut points = Vec::new();
+    for round in &test.rounds {
+        written += round.cells.iter().map(|cell| cell.bytes).sum::<u64>();
+        points.push((
+            written as f64 / 1e9,
+            round.tracked.first().copied().unwrap_or(0.0),
+        ));
+    }
+    let mut series = vec![Series::new("4KiB random write IOPS", 0, points)];
+    let mut markers = Vec::new();
+    let mut attributes = Vec::new();
+    if let Some(step) = &test.rate_step {
+        let (_, _, before, after) = levels(step);
+        let at = bytes_before(step) / 1e9;
+        let end = (written as f64 / 1e9).max(at);
+        let mut fitted = Series::new(
+            &format!("{} (fitted)", step.name()),
+            6,
+            vec![(0.0, before), (at, before), (at, after), (end, after)],
+        );
+        fitted.dashed = true;
+        series.push(fitted);
+        markers.push(Marker {
+            x: at,
+            label: step.name().into(),
+            color: 6,
+        });
+        attributes.push(("step-gb".to_string(), format!("{at:.4}")));
+    }
+    LineChart {
+        id: "saturation-written".into(),
+        kind: "pts-saturation-written",
+        caption: "Write saturation: 4 KiB random write IOPS by data written".into(),
+        x: Axis::with("GB written", Scale::Linear, compact),
+        y: Axis::linear("IOPS"),
+        series,
+        markers,
+        attributes,
+    }
 }
 
 /// Tracking variables round by round; for IOPS, every block size's 100 % write IOPS too.
