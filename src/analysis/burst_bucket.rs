@@ -5,6 +5,11 @@
 //! return after idle (what was spent again above the baseline over the idle time), else
 //! taken to be the baseline (a token bucket refills at the rate it allows once empty).
 //!
+//! Its unit is the I/O when the I/O series has the flatter plateaus (a mix of block sizes
+//! against an I/O limit), bytes when the byte series has. With one block size the two are
+//! the same series: small I/Os (at most [`SMALL_BLOCK_BYTES`]) are then counted in I/Os, as
+//! a cloud disk counts its burst credits for them, larger ones in bytes.
+//!
 //! ```
 //! use iopath::analysis::burst_bucket::fit_burst_bucket;
 //! use iopath::analysis::rate_step::IntervalRates;
@@ -21,11 +26,12 @@
 //! ```
 
 use super::rate_step::{AfterIdle, IntervalRates, Step, after_idle, first_stretch_step};
+use super::small_io::SMALL_BLOCK_BYTES;
 use crate::result::BurstBucket;
 use crate::units::{format_count, format_decimal_bytes, format_iops, format_rate};
 
-/// The I/O series is taken as the bucket's unit when its plateaus are flatter than the byte
-/// series' by this factor (spread relative to the gap); otherwise bytes.
+/// One series is taken as the bucket's unit when its plateaus are flatter than the other's by
+/// this factor (spread relative to the gap); when neither is, the size of the I/Os decides.
 pub const IOS_FLATTER_FACTOR: f64 = 0.8;
 
 /// The bucket fitted to `rates`, if the series is a burst and a baseline and did not stay at
@@ -37,15 +43,19 @@ pub fn fit_burst_bucket(rates: &IntervalRates) -> Option<BurstBucket> {
     } else {
         &rates.bytes_per_second
     };
-    let refill_per_second = match after_idle(series, &step, rates.interval_seconds) {
-        AfterIdle::StayedLow => return None,
-        AfterIdle::Returned {
-            idle_seconds,
-            spent_above_baseline,
-            drained: true,
-        } if idle_seconds > 0.0 => Some(spent_above_baseline / idle_seconds),
-        _ => None,
-    };
+    let (refill_per_second, refill_idle_seconds) =
+        match after_idle(series, &step, rates.interval_seconds) {
+            AfterIdle::StayedLow => return None,
+            AfterIdle::Returned {
+                idle_seconds,
+                spent_above_baseline,
+                drained: true,
+            } if idle_seconds > 0.0 => (
+                Some(spent_above_baseline / idle_seconds),
+                Some(idle_seconds),
+            ),
+            _ => (None, None),
+        };
     let (burst_bytes, baseline_bytes) = IntervalRates::levels_of(&rates.bytes_per_second, &step)?;
     let (burst_iops, baseline_iops) = IntervalRates::levels_of(&rates.iops, &step)?;
     let burst_seconds = step.intervals_at_before * rates.interval_seconds;
@@ -59,11 +69,12 @@ pub fn fit_burst_bucket(rates: &IntervalRates) -> Option<BurstBucket> {
         bucket_ios: (burst_iops - baseline_iops) * burst_seconds,
         counted_in_ios,
         refill_per_second,
+        refill_idle_seconds,
     })
 }
 
-/// The step of the byte series or of the I/O series, whichever is flatter, and whether it is
-/// the I/O series.
+/// The step of the byte series or of the I/O series, whichever is flatter (the I/O series
+/// for small I/Os when neither is), and whether it is the I/O series.
 fn chosen_step(rates: &IntervalRates) -> Option<(Step, bool)> {
     let relative = |step: &Step| step.spread / (step.before - step.after);
     match (
@@ -71,7 +82,9 @@ fn chosen_step(rates: &IntervalRates) -> Option<(Step, bool)> {
         first_stretch_step(&rates.iops),
     ) {
         (Some(bytes), Some(ios)) => {
-            if relative(&ios) < relative(&bytes) * IOS_FLATTER_FACTOR {
+            let ios_flatter = relative(&ios) < relative(&bytes) * IOS_FLATTER_FACTOR;
+            let bytes_flatter = relative(&bytes) < relative(&ios) * IOS_FLATTER_FACTOR;
+            if ios_flatter || (!bytes_flatter && small_ios(rates)) {
                 Some((ios, true))
             } else {
                 Some((bytes, false))
@@ -81,6 +94,12 @@ fn chosen_step(rates: &IntervalRates) -> Option<(Step, bool)> {
         (None, Some(ios)) => Some((ios, true)),
         (None, None) => None,
     }
+}
+
+/// Whether the mean I/O of `rates` is at most [`SMALL_BLOCK_BYTES`].
+fn small_ios(rates: &IntervalRates) -> bool {
+    let ios: f64 = rates.iops.iter().sum();
+    ios > 0.0 && rates.bytes_per_second.iter().sum::<f64>() / ios <= SMALL_BLOCK_BYTES
 }
 
 /// The bucket in words: `312.0 MB/s for 41 s, then 125.0 MB/s (a bucket of 7.67 GB above the
@@ -95,7 +114,12 @@ pub fn describe(bucket: &BurstBucket) -> String {
                 format_count(bucket.bucket_ios),
                 format_decimal_bytes(bucket.bucket_bytes)
             ),
-            bucket.refill_per_second.map(format_iops),
+            bucket.refill_per_second.map(|refill| {
+                (
+                    format!("{} I/Os", format_count(spent_again(bucket, refill))),
+                    format_iops(refill),
+                )
+            }),
         )
     } else {
         (
@@ -106,15 +130,30 @@ pub fn describe(bucket: &BurstBucket) -> String {
                 format_decimal_bytes(bucket.bucket_bytes),
                 format_count(bucket.bucket_ios)
             ),
-            bucket.refill_per_second.map(format_rate),
+            bucket.refill_per_second.map(|refill| {
+                (
+                    format_decimal_bytes(spent_again(bucket, refill)),
+                    format_rate(refill),
+                )
+            }),
         )
     };
     let refill = match refill {
-        Some(refill) => format!("refilled at {refill} while idle"),
+        Some((spent, refill)) => format!(
+            "and {spent} above it again after {} s idle: refilled at {refill} while idle",
+            super::short_run::format_seconds(
+                (bucket.refill_idle_seconds.unwrap_or(0.0) * 10.0).round() / 10.0
+            )
+        ),
         None => "refilling at the baseline (no idle time to measure it)".to_string(),
     };
     format!(
         "{burst} for {} s, then {baseline}: a bucket of {size} spent above the baseline, {refill}",
         super::short_run::format_seconds((bucket.burst_seconds * 10.0).round() / 10.0)
     )
+}
+
+/// What the bucket spent above the baseline after the idle time, in its unit.
+fn spent_again(bucket: &BurstBucket, refill_per_second: f64) -> f64 {
+    refill_per_second * bucket.refill_idle_seconds.unwrap_or(0.0)
 }

@@ -25,6 +25,7 @@
 //! assert_eq!((outcome, derived), (ConfirmationOutcome::Confirmed, Verdict::QueueDepthBound));
 //! ```
 
+use super::small_io::SMALL_BLOCK_BYTES;
 use super::verdict::{CORE_BOUND_PERCENT, HOST_BOUND_PERCENT, THREAD_BOUND_PERCENT};
 use crate::result::{
     Confirmation, ConfirmationOutcome, Experiment, StopReason, TestAnalysis, TestResult, Verdict,
@@ -38,11 +39,6 @@ pub const GAIN_PERCENT: f64 = 15.0;
 /// A rate at most this much higher (percent, or lower) is no gain: it confirms a verdict that
 /// predicts none and refutes one that predicts a gain.
 pub const SAME_PERCENT: f64 = 5.0;
-
-/// A device-bound test that names no hop at its capacity, with a mean I/O of this size or
-/// less, is tested with larger blocks (its limit may be per I/O); a larger one with a deeper
-/// queue.
-pub const SMALL_BLOCK_BYTES: f64 = 16.0 * 1024.0;
 
 /// O_DIRECT at the same depth losing this much (percent) confirms that the kernel's hidden
 /// queue (read-ahead, write-back) carried the buffered test; losing less than

@@ -43,6 +43,7 @@ pub mod sample_interval;
 pub mod series_shape;
 pub mod server;
 pub mod short_run;
+pub mod small_io;
 pub mod student_t;
 pub mod trust;
 pub mod verdict;

@@ -219,9 +219,11 @@ pub enum AfterIdle {
     /// time, and spent `spent_above_baseline` (rate × seconds, above the second level) before
     /// it fell back; `drained` when it fell back within the stretch.
     Returned {
-        /// Idle time before the return, seconds.
+        /// Idle time before the return, seconds: the idle intervals and the idle shares of
+        /// the partly idle intervals on both sides ([`idle_share_before`], [`idle_share_after`]).
         idle_seconds: f64,
-        /// Spent above the second level after the return (the rate's unit × seconds).
+        /// Spent above the second level after the return (the rate's unit × seconds), the
+        /// interval in which it fell back included.
         spent_above_baseline: f64,
         /// The rate fell back to the second level before the stretch ended.
         drained: bool,
@@ -230,8 +232,30 @@ pub enum AfterIdle {
     StayedLow,
 }
 
+/// The idle share of the last interval before idle time, which ran at the second level for
+/// the rest of it: `1 − rate / after`, within 0 and 1.
+pub fn idle_share_before(rate: f64, step: &Step) -> f64 {
+    if step.after <= 0.0 {
+        return 0.0;
+    }
+    (1.0 - rate / step.after).clamp(0.0, 1.0)
+}
+
+/// The idle share of the first interval after idle time, which ran at the first level (the
+/// refilled bucket) for the rest of it: `1 − rate / before`, within 0 and 1.
+pub fn idle_share_after(rate: f64, step: &Step) -> f64 {
+    (1.0 - rate / step.before).clamp(0.0, 1.0)
+}
+
 /// What the first stretch after idle time did, against `step` fitted to the first stretch of
 /// `rates` (intervals of `interval_seconds`).
+///
+/// The idle time counts the idle intervals and the idle shares of the two partly idle
+/// intervals around them; what is spent counts every interval of the return above the second
+/// level, the partly idle first one (its active share at the first level, less the second
+/// level over that share) and the one in which the rate fell back. A token bucket emptied
+/// before the idle time and again after the return then gives back what it gathered while
+/// idle, to the share of an interval that the levels' noise leaves.
 pub fn after_idle(rates: &[f64], step: &Step, interval_seconds: f64) -> AfterIdle {
     let stretches = active_stretches(rates);
     let (Some(first), Some(next)) = (stretches.first(), stretches.get(1)) else {
@@ -239,21 +263,28 @@ pub fn after_idle(rates: &[f64], step: &Step, interval_seconds: f64) -> AfterIdl
     };
     let middle = (step.before + step.after) / 2.0;
     let settled = step.after + (step.before - step.after) / 4.0;
+    let mut idle_intervals =
+        (next.start - first.end) as f64 + idle_share_before(rates[first.end - 1], step);
+    let mut spent = 0.0;
     let mut returned = &rates[next.clone()];
     // The first interval after idle may be partly idle.
     if returned.len() > 1 && returned[0] < returned[1] {
+        let idle_share = idle_share_after(returned[0], step);
+        idle_intervals += idle_share;
+        spent += (returned[0] - (1.0 - idle_share) * step.after).max(0.0);
         returned = &returned[1..];
     }
     if returned.first().is_none_or(|rate| *rate < middle) {
         return AfterIdle::StayedLow;
     }
     let back = returned.iter().position(|rate| *rate <= settled);
-    let spent: f64 = returned[..back.unwrap_or(returned.len())]
+    let counted = back.map_or(returned.len(), |index| index + 1);
+    spent += returned[..counted]
         .iter()
         .map(|rate| (rate - step.after).max(0.0))
-        .sum();
+        .sum::<f64>();
     AfterIdle::Returned {
-        idle_seconds: (next.start - first.end) as f64 * interval_seconds,
+        idle_seconds: idle_intervals * interval_seconds,
         spent_above_baseline: spent * interval_seconds,
         drained: back.is_some(),
     }

@@ -14,6 +14,7 @@
 //!     bucket_ios: 29_233.0,
 //!     counted_in_ios: false,
 //!     refill_per_second: None,
+//!     refill_idle_seconds: None,
 //! };
 //! assert_eq!(RateStep::BurstBucket(bucket).name(), "burst bucket");
 //! ```
@@ -60,13 +61,17 @@ pub struct BurstBucket {
     /// The bucket in I/Os spent above the baseline.
     pub bucket_ios: f64,
     /// The bucket counts I/Os (an IOPS bucket) rather than bytes: its I/O series has the
-    /// flatter plateaus.
+    /// flatter plateaus, or neither is flatter (one block size) and the I/Os are small.
     pub counted_in_ios: bool,
     /// Refill rate measured from a return after idle (the bucket spent again over the idle
     /// time), in the bucket's unit per second; absent when the run had no idle time, and the
     /// refill is then taken to be the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refill_per_second: Option<f64>,
+    /// The idle time the refill was measured over, seconds (to a fraction of an interval):
+    /// the bucket spent `refill_per_second` × this again after it. Absent with the refill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_idle_seconds: Option<f64>,
 }
 
 /// A write cliff: writes at one rate until a number of bytes were written, then a lower one.

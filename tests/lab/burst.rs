@@ -5,6 +5,9 @@
 //!   (`burstiness=15`: 360 MB, full at the start), behind another that caps the client at
 //!   80 MB/s; 1 MiB reads run at 80 MB/s until the bucket is spent (360 MB / 56 MB/s =
 //!   6.4 s), then at 24 MB/s;
+//! - an IOPS bucket: the same two servers at 3000 and 1000 reads of 4 KiB a second with a
+//!   bucket of 12 s (nbdkit's rate filter charges a request its bytes: 4 KiB reads through a
+//!   byte bucket meet a bucket of I/Os), 4 KiB random reads, fitted in I/Os;
 //! - a write cliff: nbdkit's file plugin over a sparse file on tmpfs, its rate filter at
 //!   60 MB/s until the file holds 300 MB (the test watches its allocated blocks and then
 //!   rewrites the filter's rate file to 20 MB/s).
@@ -100,7 +103,7 @@ fn run(socket: &Path, workload: &[&str]) -> (Value, Vec<f64>) {
 /// Up to three tries of `attempt`, each with servers of its own (a fresh bucket), until one
 /// is `recognised`: on a host other work keeps busy, a server starved for a second breaks a
 /// plateau, and the step is then rightly not recognised. The last try when none is.
-fn up_to_three_tries<T>(attempt: impl Fn() -> T, recognised: impl Fn(&T) -> bool) -> T {
+pub(super) fn up_to_three_tries<T>(attempt: impl Fn() -> T, recognised: impl Fn(&T) -> bool) -> T {
     let mut last = attempt();
     for _ in 1..3 {
         if recognised(&last) {
@@ -112,17 +115,23 @@ fn up_to_three_tries<T>(attempt: impl Fn() -> T, recognised: impl Fn(&T) -> bool
     last
 }
 
-fn figure(value: &Value, name: &str) -> f64 {
+pub(super) fn figure(value: &Value, name: &str) -> f64 {
     value[name]
         .as_f64()
         .unwrap_or_else(|| panic!("{name} in {value}"))
 }
 
 #[track_caller]
-fn within_ten_percent(what: &str, fitted: f64, set: f64, seconds: &[f64]) {
+pub(super) fn within_ten_percent(what: &str, fitted: f64, set: f64, seconds: &[f64]) {
+    within_percent(what, fitted, set, 10.0, seconds);
+}
+
+#[track_caller]
+pub(super) fn within_percent(what: &str, fitted: f64, set: f64, percent: f64, seconds: &[f64]) {
     assert!(
-        (fitted - set).abs() <= set * 0.10,
-        "{what}: fitted {fitted:.3e}, the lab set {set:.3e}; MB per second: {seconds:.1?}"
+        (fitted - set).abs() <= set * percent / 100.0,
+        "{what}: fitted {fitted:.3e}, the lab set {set:.3e} (± {percent} %); MB per second: \
+         {seconds:.1?}"
     );
 }
 
@@ -134,6 +143,17 @@ const BUCKET_SECONDS: f64 = 15.0;
 
 /// The bucket's two servers in `directory`: the socket of the front one, and both servers.
 fn bucket_servers(directory: &Path) -> (PathBuf, Servers) {
+    bucket_servers_of(directory, BURST_BITS, BASELINE_BITS, BUCKET_SECONDS)
+}
+
+/// Two servers in `directory`: the back one's rate filter allows `baseline_bits` per second
+/// with a bucket of `bucket_seconds` of it, the front one caps the client at `burst_bits`.
+fn bucket_servers_of(
+    directory: &Path,
+    burst_bits: u64,
+    baseline_bits: u64,
+    bucket_seconds: f64,
+) -> (PathBuf, Servers) {
     let (back, front) = (directory.join("back.sock"), directory.join("front.sock"));
     let mut servers = Servers(Vec::new());
     servers.0.push(nbdkit(
@@ -142,8 +162,8 @@ fn bucket_servers(directory: &Path) -> (PathBuf, Servers) {
             "--filter=rate".into(),
             "memory".into(),
             "1G".into(),
-            format!("rate={BASELINE_BITS}"),
-            format!("burstiness={BUCKET_SECONDS}"),
+            format!("rate={baseline_bits}"),
+            format!("burstiness={bucket_seconds}"),
         ],
     ));
     servers.0.push(nbdkit(
@@ -152,11 +172,46 @@ fn bucket_servers(directory: &Path) -> (PathBuf, Servers) {
             "--filter=rate".into(),
             "nbd".into(),
             format!("socket={}", back.display()),
-            format!("rate={BURST_BITS}"),
+            format!("rate={burst_bits}"),
             "burstiness=0.1".into(),
         ],
     ));
     (front, servers)
+}
+
+/// Up to three 14-s runs of `workload` against fresh servers of [`bucket_servers_of`] until
+/// the verdict is burst-bucket, which it must be: the analysis and the per-second MB.
+fn bucket_verdict(
+    (burst_bits, baseline_bits, bucket_seconds): (u64, u64, f64),
+    workload: &[&str],
+) -> (Value, Vec<f64>) {
+    let (analysis, seconds) = up_to_three_tries(
+        || {
+            let directory = tempfile::tempdir().expect("a directory");
+            let (front, _servers) =
+                bucket_servers_of(directory.path(), burst_bits, baseline_bits, bucket_seconds);
+            let mut args = workload.to_vec();
+            args.extend(["--duration", "14s"]);
+            run(&front, &args)
+        },
+        |(analysis, _)| analysis["verdict"] == "burst_bucket",
+    );
+    assert_eq!(
+        analysis["verdict"], "burst_bucket",
+        "{analysis}; MB per second: {seconds:.1?}"
+    );
+    (analysis, seconds)
+}
+
+/// The message of the burst bucket's trust note in `analysis`.
+pub(super) fn bucket_note(analysis: &Value) -> &str {
+    let notes = analysis["trust_notes"].as_array().expect("notes");
+    notes
+        .iter()
+        .find(|note| note["kind"] == "burst_bucket")
+        .unwrap_or_else(|| panic!("a burst bucket note: {notes:?}"))["message"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -165,29 +220,9 @@ fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
         return;
     }
     let _lock = MeasureLock::take();
-    let (analysis, seconds) = up_to_three_tries(
-        || {
-            let directory = tempfile::tempdir().expect("a directory");
-            let (front, _servers) = bucket_servers(directory.path());
-            run(
-                &front,
-                &[
-                    "--rw",
-                    "read",
-                    "--bs",
-                    "1m",
-                    "--qd",
-                    "4",
-                    "--duration",
-                    "14s",
-                ],
-            )
-        },
-        |(analysis, _)| analysis["verdict"] == "burst_bucket",
-    );
-    assert_eq!(
-        analysis["verdict"], "burst_bucket",
-        "{analysis}; MB per second: {seconds:.1?}"
+    let (analysis, seconds) = bucket_verdict(
+        (BURST_BITS, BASELINE_BITS, BUCKET_SECONDS),
+        &["--rw", "read", "--bs", "1m", "--qd", "4"],
     );
     let bucket = &analysis["rate_step"]["burst_bucket"];
     let (burst, baseline) = (BURST_BITS as f64 / 8.0, BASELINE_BITS as f64 / 8.0);
@@ -214,6 +249,53 @@ fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
     let evidence = analysis["evidence"].as_str().unwrap_or_default();
     assert!(
         evidence.starts_with("rate-limited by a burst bucket: "),
+        "{evidence}"
+    );
+}
+
+/// An IOPS bucket: nbdkit's rate filter charges each request its bytes, so 4 KiB reads
+/// through a byte bucket meet a bucket of I/Os, its rate and size divided by 4096. 3000 reads
+/// a second until a bucket of 12 s of 1000 a second is spent (12,000 reads, 6 s), then 1000.
+const IOPS_BURST: u64 = 3000;
+const IOPS_BASELINE: u64 = 1000;
+const IOPS_BUCKET_SECONDS: f64 = 12.0;
+
+/// Bits per second of `iops` reads of 4 KiB.
+fn bits_of_4k(iops: u64) -> u64 {
+    iops * 4096 * 8
+}
+
+#[test]
+fn an_iops_bucket_of_small_reads_is_fitted_in_ios() {
+    if !available() {
+        return;
+    }
+    let _lock = MeasureLock::take();
+    let (analysis, seconds) = bucket_verdict(
+        (
+            bits_of_4k(IOPS_BURST),
+            bits_of_4k(IOPS_BASELINE),
+            IOPS_BUCKET_SECONDS,
+        ),
+        &["--rw", "randread", "--bs", "4k", "--qd", "8"],
+    );
+    let bucket = &analysis["rate_step"]["burst_bucket"];
+    assert_eq!(bucket["counted_in_ios"], true, "{bucket}");
+    let (burst, baseline) = (IOPS_BURST as f64, IOPS_BASELINE as f64);
+    let size = baseline * IOPS_BUCKET_SECONDS;
+    within_ten_percent("burst", figure(bucket, "burst_iops"), burst, &seconds);
+    within_ten_percent(
+        "baseline",
+        figure(bucket, "baseline_iops"),
+        baseline,
+        &seconds,
+    );
+    within_ten_percent("bucket", figure(bucket, "bucket_ios"), size, &seconds);
+    let evidence = analysis["evidence"].as_str().unwrap_or_default();
+    assert!(
+        evidence.starts_with("rate-limited by a burst bucket: ")
+            && evidence.contains(" IOPS for ")
+            && evidence.contains(" I/Os ("),
         "{evidence}"
     );
 }
@@ -254,12 +336,7 @@ fn fio_steady_state_after_a_burst_is_called_the_baseline() {
         steady_ns / 1e9 > burst_seconds,
         "steady after {steady_ns} ns, burst of {burst_seconds} s"
     );
-    let notes = test["analysis"]["trust_notes"].as_array().expect("notes");
-    let note = notes
-        .iter()
-        .find(|note| note["kind"] == "burst_bucket")
-        .unwrap_or_else(|| panic!("a burst bucket note: {notes:?}"));
-    let message = note["message"].as_str().unwrap_or_default();
+    let message = bucket_note(&test["analysis"]);
     assert!(
         message.contains("(--steady, fio's ss) is the level after the burst bucket"),
         "{message}"

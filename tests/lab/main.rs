@@ -16,6 +16,7 @@ mod support;
 mod beyond_the_client;
 mod blkio;
 mod burst;
+mod link_bucket;
 mod pts;
 mod read_ahead;
 mod server_metrics;

@@ -92,6 +92,66 @@ fn a_return_after_idle_measures_the_refill() {
     ));
 }
 
+/// Small I/Os of one size against a bucket: the byte and the I/O series are the same series,
+/// so neither is flatter, and the bucket is counted in I/Os (a cloud disk's credits); the
+/// same steps with 1 MiB I/Os stay in bytes.
+#[test]
+fn small_ios_of_one_size_count_in_ios() {
+    let mut iops = noisy(3000.0, 6, 2.0, 0);
+    iops.extend(noisy(1000.0, 8, 2.0, 3));
+    let of_size = |size: f64| IntervalRates {
+        interval_seconds: 1.0,
+        bytes_per_second: iops.iter().map(|r| r * size).collect(),
+        iops: iops.clone(),
+    };
+    let bucket = fit_burst_bucket(&of_size(4096.0)).expect("a bucket");
+    assert!(bucket.counted_in_ios, "{bucket:?}");
+    assert!(within(bucket.bucket_ios, 2000.0 * 6.0, 2.0), "{bucket:?}");
+    let words = crate::analysis::burst_bucket::describe(&bucket);
+    assert!(
+        words.contains(" IOPS for 6 s, then ") && words.contains(" I/Os (49."),
+        "{words}"
+    );
+    let large = fit_burst_bucket(&of_size(1048576.0)).expect("a bucket");
+    assert!(!large.counted_in_ios, "{large:?}");
+}
+
+/// Idle time that starts and ends inside an interval: the partly idle intervals on both
+/// sides count their idle shares, the return counts what it spent in its partly idle first
+/// interval and in the one where it fell back. 5.1 s idle at a refill of 100 MB/s: 510 MB.
+#[test]
+fn a_return_after_idle_counts_the_partly_idle_intervals() {
+    let mut bytes = vec![300e6; 6];
+    bytes.extend([100e6; 6]);
+    // 0.2 s at the baseline, then idle for 0.8 + 4 + 0.3 s.
+    bytes.push(20e6);
+    bytes.extend([0.0; 4]);
+    // 0.7 s at the burst (140 MB above the baseline), a whole second (200 MB), 0.85 s
+    // (170 MB) and the rest of that second at the baseline.
+    bytes.extend([
+        210e6,
+        300e6,
+        0.85 * 300e6 + 0.15 * 100e6,
+        100e6,
+        100e6,
+        100e6,
+    ]);
+    let bucket = fit_burst_bucket(&of_bytes(bytes)).expect("a bucket");
+    let refill = bucket.refill_per_second.expect("a refill");
+    assert!(within(refill, 100e6, 0.1), "{bucket:?}");
+    assert!(
+        within(bucket.refill_idle_seconds.unwrap_or(0.0), 5.1, 0.1),
+        "{bucket:?}"
+    );
+    let words = crate::analysis::burst_bucket::describe(&bucket);
+    assert!(
+        words.ends_with(
+            "and 510.0 MB above it again after 5.1 s idle: refilled at 100.0 MB/s while idle"
+        ),
+        "{words}"
+    );
+}
+
 /// Writes that step down and stay down after idle: a cliff, with the bytes before the step.
 #[test]
 fn a_cliff_stays_low_after_idle() {

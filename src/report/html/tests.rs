@@ -340,6 +340,7 @@ fn a_burst_bucket_is_drawn_over_the_rate_charts() {
             bucket_ios: 79.5,
             counted_in_ios: false,
             refill_per_second: None,
+            refill_idle_seconds: None,
         },
     ));
     let html = html_of(&[LabeledRun::new("bucket", &result)]);
