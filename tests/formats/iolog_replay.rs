@@ -15,14 +15,16 @@ const RECORD_JOB: &str = "[record]\nrw=write\nbs=4k\nioengine=libaio\niodepth=8\
 const REPLAY_JOB: &str = "[replay]\nrw=read\nioengine=libaio\niodepth=32\nfilename=data\n\
                           read_iolog=iolog\n";
 
-fn scratch(name: &str) -> Scratch {
+/// A fresh scratch directory for the case `name`.
+pub(super) fn scratch(name: &str) -> Scratch {
     Scratch::fresh(
         &Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolog-replay"),
         name,
     )
 }
 
-fn iopath(dir: &Path, args: &[&str]) -> Output {
+/// Runs the binary in `dir` with `args` (and no history).
+pub(super) fn iopath(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(dir)
         .args(args)
@@ -31,7 +33,8 @@ fn iopath(dir: &Path, args: &[&str]) -> Output {
         .expect("iopath runs")
 }
 
-fn fio() -> Option<PathBuf> {
+/// fio, or `None` after skipping the test.
+pub(super) fn fio() -> Option<PathBuf> {
     let fio = PathBuf::from("/usr/bin/fio");
     support::skip::require(fio.is_file(), "fio (apt-get install fio)").then_some(fio)
 }
@@ -72,7 +75,8 @@ fn logged_ios(log: &str) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-fn assert_clean(output: &Output, what: &str) {
+/// Asserts that a run succeeded without an error or a warning.
+pub(super) fn assert_clean(output: &Output, what: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success() && !stderr.contains("error:") && !stderr.contains("warning:"),
@@ -217,5 +221,78 @@ fn the_replay_flag_runs_a_log_and_bad_logs_are_refused_with_their_line() {
         let stderr = String::from_utf8_lossy(&refused.stderr);
         assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("line 4"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_replaying_job_is_refused_by_job_convert_rather_than_converted_without_its_log() {
+    let scratch = scratch("convert");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("log"),
+        "fio version 2 iolog\nfile add\nfile open\nfile write 0 8192\nfile close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("replay.fio"),
+        "[plain]\nrw=read\nsize=1m\nfilename=other\n[replay]\nread_iolog=log\n",
+    )
+    .unwrap();
+    let converted = Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(dir)
+        .args(["job", "convert", "replay.fio"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&converted.stderr);
+    assert_eq!(converted.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("replay.fio: job(s) 'replay' replay an I/O log"),
+        "{stderr}"
+    );
+    assert!(converted.stdout.is_empty(), "no TOML is written");
+}
+
+/// I/O counts of reads and writes over every job of fio-format JSON.
+fn total_counts(json: &[u8]) -> (u64, u64) {
+    let text = String::from_utf8_lossy(json);
+    let start = text.find('{').expect("JSON on standard output");
+    let value: serde_json::Value = serde_json::from_str(&text[start..]).expect("fio JSON");
+    let jobs = value["jobs"].as_array().expect("jobs");
+    let sum = |direction: &str| {
+        jobs.iter()
+            .map(|job| job[direction]["total_ios"].as_u64().unwrap())
+            .sum()
+    };
+    (sum("read"), sum("write"))
+}
+
+#[test]
+fn each_clone_replays_the_whole_log_and_loops_do_not_repeat_it_as_in_fio() {
+    let Some(fio) = fio() else { return };
+    let scratch = scratch("clones");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("log"),
+        "fio version 2 iolog\ndata add\ndata open\ndata write 0 4096\ndata write 4096 4096\n\
+         data read 0 4096\ndata close\n",
+    )
+    .unwrap();
+    for (extra, expected) in [("numjobs=3\n", (3, 6)), ("loops=3\n", (1, 2))] {
+        let job = format!("[replay]\nioengine=psync\nread_iolog=log\n{extra}");
+        std::fs::write(dir.join("replay.fio"), job).unwrap();
+        let _ = std::fs::remove_file(dir.join("data"));
+        let replayed = iopath(
+            dir,
+            &["run", "--job", "replay.fio", "--output-format", "json"],
+        );
+        assert_clean(&replayed, extra);
+        assert_eq!(total_counts(&replayed.stdout), expected, "iopath, {extra}");
+        let by_fio = Command::new(&fio)
+            .current_dir(dir)
+            .args(["--output-format=json", "replay.fio"])
+            .output()
+            .unwrap();
+        assert!(by_fio.status.success(), "{by_fio:?}");
+        assert_eq!(total_counts(&by_fio.stdout), expected, "fio, {extra}");
     }
 }
