@@ -4,7 +4,7 @@
 //! written to each device by the kernel's counters. Also: a capture redirected to a file in
 //! either byte order, and broken captures refused before any I/O with their event.
 
-use super::iolog_replay::{assert_clean, fio, iopath, scratch};
+use super::iolog_replay::{fio, iopath, replay_traced, scratch};
 use super::support::blktrace::{
     ACTION_BACKMERGE, ACTION_COMPLETE, ACTION_ISSUE, COMPLETE, DISCARD, Event, FLUSH, ISSUE,
     NOTIFY, QUEUE, READ, WRITE, device, encode,
@@ -66,23 +66,6 @@ const EXPECTED: [(&str, u64, u64, u32); 5] = [
     ("read", 4096, 4096, 0),
 ];
 
-/// The I/Os of an `--trace-io` file: (direction, offset, length, target).
-fn issued(trace: &str) -> Vec<(String, u64, u64, u32)> {
-    trace
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let fields: Vec<&str> = line.split(',').collect();
-            (
-                fields[2].to_string(),
-                fields[3].parse().unwrap(),
-                fields[4].parse().unwrap(),
-                fields[5].parse().unwrap(),
-            )
-        })
-        .collect()
-}
-
 fn expected() -> Vec<(String, u64, u64, u32)> {
     EXPECTED
         .iter()
@@ -101,24 +84,17 @@ fn a_capture_redirected_to_a_file_replays_its_queued_ios_in_either_byte_order() 
         std::fs::write(dir.join("capture"), encode(&events, big_endian)).unwrap();
         std::fs::write(dir.join("replay.fio"), replay_job("replay_redirect=data\n")).unwrap();
         let _ = std::fs::remove_file(dir.join("data"));
-        let _ = std::fs::remove_file(dir.join("trace.csv"));
-        let replayed = iopath(
-            dir,
-            &["run", "--job", "replay.fio", "--trace-io", "trace.csv"],
-        );
-        assert_clean(&replayed, "iopath's replay");
-        let stderr = String::from_utf8_lossy(&replayed.stderr);
+        let (issued, stderr) = replay_traced(dir);
         assert!(
             stderr.contains("replays a blktrace capture of 5 I/Os")
                 && stderr.contains("I/O(s) of 0 bytes are left out"),
             "{stderr}"
         );
-        let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
         let on_one_file: Vec<_> = expected()
             .into_iter()
             .map(|(direction, offset, length, _)| (direction, offset, length, 0))
             .collect();
-        assert_eq!(issued(&trace), on_one_file, "big-endian: {big_endian}");
+        assert_eq!(issued, on_one_file, "big-endian: {big_endian}");
         assert!(
             std::fs::metadata(dir.join("data")).unwrap().len() >= (1 << 20) + 16384,
             "the redirect target was created as large as the furthest I/O"
@@ -209,22 +185,10 @@ fn a_capture_of_two_devices_replays_on_them_as_fio_replays_it() {
     let written = || [first.sectors().1, second.sectors().1];
 
     let before = written();
-    let replayed = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--trace-io",
-            "trace.csv",
-            "--allow-destructive",
-        ],
-    );
-    assert_clean(&replayed, "iopath's replay");
+    let (issued, _) = replay_traced(dir);
     let by_iopath = written();
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
     assert_eq!(
-        issued(&trace),
+        issued,
         expected(),
         "each device's I/Os go to its loop device, in the capture's order"
     );

@@ -75,8 +75,42 @@ fn logged_ios(log: &str) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// Runs `replay.fio` in `dir` (writes allowed) and returns the I/Os it issued, from
+/// `--trace-io` (direction, offset, length, target), and what it printed on standard error.
+pub(super) fn replay_traced(dir: &Path) -> (Vec<(String, u64, u64, u32)>, String) {
+    let _ = std::fs::remove_file(dir.join("trace.csv"));
+    let args = [
+        "run",
+        "--job",
+        "replay.fio",
+        "--trace-io",
+        "trace.csv",
+        "--allow-destructive",
+    ];
+    let replayed = iopath(dir, &args);
+    assert_clean(&replayed, "iopath's replay");
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    let issued = trace
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (
+                fields[2].to_string(),
+                fields[3].parse().unwrap(),
+                fields[4].parse().unwrap(),
+                fields[5].parse().unwrap(),
+            )
+        })
+        .collect();
+    (
+        issued,
+        String::from_utf8_lossy(&replayed.stderr).into_owned(),
+    )
+}
+
 /// Asserts that a run succeeded without an error or a warning.
-pub(super) fn assert_clean(output: &Output, what: &str) {
+fn assert_clean(output: &Output, what: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success() && !stderr.contains("error:") && !stderr.contains("warning:"),
@@ -164,30 +198,10 @@ fn a_log_fio_records_replays_in_iopath_at_the_same_offsets() {
     )
     .unwrap();
     // fio made the file: writing it needs the flag, as for any file iopath did not create.
-    let replayed = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--trace-io",
-            "trace.csv",
-            "--allow-destructive",
-        ],
-    );
-    assert_clean(&replayed, "iopath's replay");
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
-    let issued: Vec<(String, u64, u64)> = trace
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let fields: Vec<&str> = line.split(',').collect();
-            (
-                fields[2].to_string(),
-                fields[3].parse().unwrap(),
-                fields[4].parse().unwrap(),
-            )
-        })
+    let issued: Vec<(String, u64, u64)> = replay_traced(dir)
+        .0
+        .into_iter()
+        .map(|(direction, offset, length, _)| (direction, offset, length))
         .collect();
     assert_eq!(issued, logged, "iopath issues fio's log as logged");
 }
