@@ -120,6 +120,23 @@ fn convert(args: &ConvertArgs) -> i32 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
+    let replaying: Vec<String> = loaded
+        .plan
+        .tests
+        .iter()
+        .flat_map(|test| &test.jobs)
+        .filter(|job| job.replay.is_some())
+        .map(|job| format!("'{}'", job.name))
+        .collect();
+    if !replaying.is_empty() {
+        return exit::fail(&exit::InFile {
+            file: &args.file,
+            error: exit::Usage(format!(
+                "job(s) {} replay an I/O log (read_iolog, replay_*), which a TOML job file cannot hold: run the fio job file itself (iopath run --job FILE)",
+                replaying.join(", ")
+            )),
+        });
+    }
     let mut out = toml_comment(&format!(
         "Converted from {} by `iopath job convert`.",
         args.file.display()

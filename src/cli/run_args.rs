@@ -222,9 +222,10 @@ pub struct RunArgs {
     /// flags given too apply on top of every job; targets given replace the jobs' files.
     #[arg(long, value_name = "FILE", help_heading = "Job files")]
     pub job: Option<PathBuf>,
-    /// Replay a fio I/O log (versions 2 and 3, as fio's write_iolog writes them): its reads,
-    /// writes and trims in order, with its timing, on the files it names (or on the targets
-    /// given, by name, else in turn). Workload flags apply on top (--engine, --queue-depth).
+    /// Replay a fio I/O log (versions 2 and 3, as fio's write_iolog writes them) or a blktrace
+    /// capture (its queued events): its reads, writes and trims in order, with its timing, on
+    /// the files or devices it names (or on the targets given, by name, else in turn).
+    /// Workload flags apply on top (--engine, --queue-depth).
     #[arg(
         long,
         value_name = "FILE",

@@ -64,6 +64,16 @@ impl ReplayTrace {
         self.data_lengths().max().unwrap_or(0)
     }
 
+    /// The largest power of two, at most 4096, that divides every offset and length of the
+    /// trace: the alignment its I/Os keep (what O_DIRECT checks against the device's block).
+    pub fn alignment_bytes(&self) -> u64 {
+        let bits = self
+            .ios
+            .iter()
+            .fold(4096u64, |bits, io| bits | io.offset | u64::from(io.length));
+        1 << bits.trailing_zeros()
+    }
+
     /// How many I/Os of `direction` it holds.
     pub fn count(&self, direction: Direction) -> usize {
         self.ios
@@ -159,6 +169,14 @@ mod tests {
         assert_eq!(trace.data_bytes(), 4608);
         assert_eq!(trace.end_on(0), u64::from(u32::MAX));
         assert_eq!(trace.count(Direction::Trim), 1);
+        assert_eq!(trace.alignment_bytes(), 1, "the trim of 2^32 - 1 bytes");
+        let aligned = ReplayTrace {
+            ios: vec![
+                io(Direction::Write, 1 << 20, 4096),
+                io(Direction::Read, 1536, 1024),
+            ],
+        };
+        assert_eq!(aligned.alignment_bytes(), 512);
     }
 
     #[test]

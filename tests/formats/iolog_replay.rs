@@ -15,14 +15,16 @@ const RECORD_JOB: &str = "[record]\nrw=write\nbs=4k\nioengine=libaio\niodepth=8\
 const REPLAY_JOB: &str = "[replay]\nrw=read\nioengine=libaio\niodepth=32\nfilename=data\n\
                           read_iolog=iolog\n";
 
-fn scratch(name: &str) -> Scratch {
+/// A fresh scratch directory for the case `name`.
+pub(super) fn scratch(name: &str) -> Scratch {
     Scratch::fresh(
         &Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolog-replay"),
         name,
     )
 }
 
-fn iopath(dir: &Path, args: &[&str]) -> Output {
+/// Runs the binary in `dir` with `args` (and no history).
+pub(super) fn iopath(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(dir)
         .args(args)
@@ -31,7 +33,8 @@ fn iopath(dir: &Path, args: &[&str]) -> Output {
         .expect("iopath runs")
 }
 
-fn fio() -> Option<PathBuf> {
+/// fio, or `None` after skipping the test.
+pub(super) fn fio() -> Option<PathBuf> {
     let fio = PathBuf::from("/usr/bin/fio");
     support::skip::require(fio.is_file(), "fio (apt-get install fio)").then_some(fio)
 }
@@ -72,6 +75,41 @@ fn logged_ios(log: &str) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// Runs `replay.fio` in `dir` (writes allowed) and returns the I/Os it issued, from
+/// `--trace-io` (direction, offset, length, target), and what it printed on standard error.
+pub(super) fn replay_traced(dir: &Path) -> (Vec<(String, u64, u64, u32)>, String) {
+    let _ = std::fs::remove_file(dir.join("trace.csv"));
+    let args = [
+        "run",
+        "--job",
+        "replay.fio",
+        "--trace-io",
+        "trace.csv",
+        "--allow-destructive",
+    ];
+    let replayed = iopath(dir, &args);
+    assert_clean(&replayed, "iopath's replay");
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    let issued = trace
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (
+                fields[2].to_string(),
+                fields[3].parse().unwrap(),
+                fields[4].parse().unwrap(),
+                fields[5].parse().unwrap(),
+            )
+        })
+        .collect();
+    (
+        issued,
+        String::from_utf8_lossy(&replayed.stderr).into_owned(),
+    )
+}
+
+/// Asserts that a run succeeded without an error or a warning.
 fn assert_clean(output: &Output, what: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -160,30 +198,10 @@ fn a_log_fio_records_replays_in_iopath_at_the_same_offsets() {
     )
     .unwrap();
     // fio made the file: writing it needs the flag, as for any file iopath did not create.
-    let replayed = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--trace-io",
-            "trace.csv",
-            "--allow-destructive",
-        ],
-    );
-    assert_clean(&replayed, "iopath's replay");
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
-    let issued: Vec<(String, u64, u64)> = trace
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let fields: Vec<&str> = line.split(',').collect();
-            (
-                fields[2].to_string(),
-                fields[3].parse().unwrap(),
-                fields[4].parse().unwrap(),
-            )
-        })
+    let issued: Vec<(String, u64, u64)> = replay_traced(dir)
+        .0
+        .into_iter()
+        .map(|(direction, offset, length, _)| (direction, offset, length))
         .collect();
     assert_eq!(issued, logged, "iopath issues fio's log as logged");
 }
@@ -217,5 +235,78 @@ fn the_replay_flag_runs_a_log_and_bad_logs_are_refused_with_their_line() {
         let stderr = String::from_utf8_lossy(&refused.stderr);
         assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("line 4"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_replaying_job_is_refused_by_job_convert_rather_than_converted_without_its_log() {
+    let scratch = scratch("convert");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("log"),
+        "fio version 2 iolog\nfile add\nfile open\nfile write 0 8192\nfile close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("replay.fio"),
+        "[plain]\nrw=read\nsize=1m\nfilename=other\n[replay]\nread_iolog=log\n",
+    )
+    .unwrap();
+    let converted = Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(dir)
+        .args(["job", "convert", "replay.fio"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&converted.stderr);
+    assert_eq!(converted.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("replay.fio: job(s) 'replay' replay an I/O log"),
+        "{stderr}"
+    );
+    assert!(converted.stdout.is_empty(), "no TOML is written");
+}
+
+/// I/O counts of reads and writes over every job of fio-format JSON.
+fn total_counts(json: &[u8]) -> (u64, u64) {
+    let text = String::from_utf8_lossy(json);
+    let start = text.find('{').expect("JSON on standard output");
+    let value: serde_json::Value = serde_json::from_str(&text[start..]).expect("fio JSON");
+    let jobs = value["jobs"].as_array().expect("jobs");
+    let sum = |direction: &str| {
+        jobs.iter()
+            .map(|job| job[direction]["total_ios"].as_u64().unwrap())
+            .sum()
+    };
+    (sum("read"), sum("write"))
+}
+
+#[test]
+fn each_clone_replays_the_whole_log_and_loops_do_not_repeat_it_as_in_fio() {
+    let Some(fio) = fio() else { return };
+    let scratch = scratch("clones");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("log"),
+        "fio version 2 iolog\ndata add\ndata open\ndata write 0 4096\ndata write 4096 4096\n\
+         data read 0 4096\ndata close\n",
+    )
+    .unwrap();
+    for (extra, expected) in [("numjobs=3\n", (3, 6)), ("loops=3\n", (1, 2))] {
+        let job = format!("[replay]\nioengine=psync\nread_iolog=log\n{extra}");
+        std::fs::write(dir.join("replay.fio"), job).unwrap();
+        let _ = std::fs::remove_file(dir.join("data"));
+        let replayed = iopath(
+            dir,
+            &["run", "--job", "replay.fio", "--output-format", "json"],
+        );
+        assert_clean(&replayed, extra);
+        assert_eq!(total_counts(&replayed.stdout), expected, "iopath, {extra}");
+        let by_fio = Command::new(&fio)
+            .current_dir(dir)
+            .args(["--output-format=json", "replay.fio"])
+            .output()
+            .unwrap();
+        assert!(by_fio.status.success(), "{by_fio:?}");
+        assert_eq!(total_counts(&by_fio.stdout), expected, "fio, {extra}");
     }
 }

@@ -6,6 +6,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod blktrace_fuzz;
+mod blktrace_replay;
 mod compare_report;
 mod exporter_snapshots;
 mod exporters;

@@ -5,6 +5,7 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod blktrace;
 pub mod busy_host;
 pub mod corpus;
 pub mod devices;

@@ -1,7 +1,8 @@
 //! fio's I/O logs (`read_iolog`, the HOWTO's "Trace file format" versions 2 and 3) read into
 //! a list of timed I/Os over named files: the first stage of replaying one (the second, mapping
 //! them onto a job's targets and timing them, is [`super::replay`]). A blktrace capture (binary,
-//! which fio also replays) is recognised by its magic number and refused by name.
+//! which fio also replays) is read by [`super::blktrace`] into the same list;
+//! [`super::replay_log`] tells the two apart and reads the file.
 //!
 //! A log is text, one action per line, after a first line `fio version 2 iolog` or
 //! `fio version 3 iolog`:
@@ -28,9 +29,8 @@
 //! assert_eq!((log.ios[0].at_us, log.ios[0].offset, log.ios[0].length), (20, 4096, 8192));
 //! ```
 
-use crate::gate::read::{FileLimit, ReadError, read_bytes};
+use crate::gate::read::FileLimit;
 use crate::text::escape::escape_controls;
-use std::path::Path;
 
 /// The largest I/O log read: 256 MiB (some four million actions).
 pub const IOLOG_LIMIT: FileLimit = FileLimit {
@@ -54,6 +54,9 @@ pub enum IologVersion {
     V2,
     /// `fio version 3 iolog`: each action timed.
     V3,
+    /// A blktrace capture (binary): its queued events, timed by their nanoseconds; its files
+    /// are block devices.
+    Blktrace,
 }
 
 /// What one logged I/O does.
@@ -85,7 +88,7 @@ pub struct TraceIo {
     pub offset: u64,
     /// Length, bytes (0 for a sync).
     pub length: u32,
-    /// Its line in the log.
+    /// Its line in the log (in a blktrace capture: its event, counted from 1).
     pub line: usize,
 }
 
@@ -98,14 +101,13 @@ pub struct Iolog {
     pub files: Vec<String>,
     /// Its I/Os, in order.
     pub ios: Vec<TraceIo>,
+    /// I/Os of 0 bytes left out (a blktrace capture has some; fio drops them too).
+    pub dropped: usize,
 }
 
 /// Why a log cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum IologError {
-    /// The file could not be read.
-    #[error("cannot read the I/O log: {0}")]
-    Read(#[from] ReadError),
     /// The first line names no version iopath reads.
     #[error("line 1: not a fio I/O log of version 2 or 3 (its first line is \"{0}\")")]
     Version(String),
@@ -125,30 +127,14 @@ pub enum IologError {
     /// The log holds no I/O.
     #[error("the I/O log holds no read, write, trim or sync")]
     Empty,
-    /// The file is a blktrace capture.
-    #[error(
-        "a blktrace capture (binary, magic 0x65617400): iopath replays fio's text I/O logs (versions 2 and 3) only"
-    )]
-    Blktrace,
     /// The file is not text.
     #[error("line {0}: not UTF-8 text: not a fio I/O log")]
     NotText(usize),
 }
 
-/// The magic number that starts every event of a blktrace capture (`struct blk_io_trace`,
-/// blktrace_api.h), its low byte the format version.
-const BLKTRACE_MAGIC: u32 = 0x6561_7400;
-
-/// Reads the log at `path` (a regular file of at most [`IOLOG_LIMIT`]).
-pub fn read_iolog(path: &Path) -> Result<Iolog, IologError> {
-    let bytes = read_bytes(path, IOLOG_LIMIT)?;
-    if let Some(first) = bytes.first_chunk::<4>() {
-        let word = u32::from_le_bytes(*first);
-        if word & 0xffff_ff00 == BLKTRACE_MAGIC || word.swap_bytes() & 0xffff_ff00 == BLKTRACE_MAGIC
-        {
-            return Err(IologError::Blktrace);
-        }
-    }
+/// Reads a log from the bytes of its file: text, or an error naming the first line that is
+/// not.
+pub fn parse_iolog_bytes(bytes: Vec<u8>) -> Result<Iolog, IologError> {
     match String::from_utf8(bytes) {
         Ok(text) => parse_iolog(&text),
         Err(error) => {
@@ -172,6 +158,7 @@ pub fn parse_iolog(text: &str) -> Result<Iolog, IologError> {
         version,
         files: Vec::new(),
         ios: Vec::new(),
+        dropped: 0,
     };
     let mut open = Vec::new();
     let mut waited_us = 0u64;
@@ -198,7 +185,7 @@ pub fn parse_iolog(text: &str) -> Result<Iolog, IologError> {
                     .ok_or_else(|| fail("a version 3 line starts with its time in microseconds"))?;
                 (time, &fields[1..])
             }
-            IologVersion::V2 => (waited_us, &fields[..]),
+            IologVersion::V2 | IologVersion::Blktrace => (waited_us, &fields[..]),
         };
         let (name, action, numbers) = match rest {
             [name, action] => (*name, *action, None),
@@ -404,25 +391,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!error.chars().any(char::is_control), "{error:?}");
-    }
-
-    #[test]
-    fn a_blktrace_capture_and_binary_files_are_refused_by_what_they_are() {
-        let directory = tempfile::tempdir().unwrap();
-        let capture = directory.path().join("sda.blktrace.0");
-        // The start of one event: magic with version 7, then a sequence number.
-        std::fs::write(&capture, [0x07, 0x74, 0x61, 0x65, 1, 0, 0, 0]).unwrap();
-        let error = read_iolog(&capture).unwrap_err().to_string();
-        assert!(error.contains("blktrace capture"), "{error}");
-        let binary = directory.path().join("binary");
-        std::fs::write(&binary, b"fio version 2 iolog\n/a add\n\xff\xfe\n").unwrap();
-        let error = read_iolog(&binary).unwrap_err().to_string();
-        assert!(error.contains("line 3: not UTF-8"), "{error}");
-    }
-
-    #[test]
-    fn a_file_that_is_not_regular_or_too_large_is_refused_before_reading_it_all() {
-        let error = read_iolog(Path::new("/dev/null")).unwrap_err().to_string();
-        assert!(error.contains("not a regular file"), "{error}");
     }
 }

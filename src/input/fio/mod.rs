@@ -26,6 +26,7 @@
 //! `docs/fio-compatibility.md` lists every option and difference.
 
 pub mod arithmetic;
+pub mod blktrace;
 pub mod collect;
 pub mod data_checks;
 pub mod data_options;
@@ -46,6 +47,7 @@ pub mod notes;
 pub mod parsers;
 pub mod plan;
 pub mod replay;
+pub mod replay_log;
 pub mod replay_options;
 pub mod replay_settings;
 pub mod settings;

@@ -1,25 +1,33 @@
-//! A job that replays an I/O log (fio's `read_iolog` and the `replay_*` options): the log is
-//! read and checked when the job file is, its files become the job's targets (or map onto the
-//! targets the job names), and its I/Os become the [`ReplayTrace`] the job's one worker issues.
+//! A job that replays an I/O log (fio's `read_iolog` and the `replay_*` options): the log (a
+//! fio text log, or a blktrace capture) is read and checked when the job file is, its files
+//! become the job's targets (or map onto the targets the job names), and its I/Os become the
+//! [`ReplayTrace`] the job's one worker issues.
 //!
 //! - Files: with `replay_redirect=PATH` every I/O goes to `PATH`; with `filename` (or targets on
 //!   the command line) a logged file goes to the target of the same name, else to the targets in
 //!   turn by the order the log added its files; otherwise the log's own files are the targets
-//!   (a missing one is created as large as the log's furthest I/O on it).
-//! - Offsets: divided by `replay_scale`, then rounded down to `replay_align`.
+//!   (a missing one is created as large as the log's furthest I/O on it). A blktrace capture's
+//!   files are its devices, named as this machine names them (`/dev/NAME`); a device this
+//!   machine lacks needs a target named for it (`filename`, `replay_redirect`).
+//! - Offsets: divided by `replay_scale`, then rounded down to `replay_align`; a blktrace
+//!   capture's lengths are also rounded up to `replay_align`, as fio does.
 //! - Timing: each I/O waits after the one before it as long as the log says (version 3: the
-//!   difference of the timestamps; version 2: its `wait` lines), scaled by
+//!   difference of the timestamps; version 2: its `wait` lines; blktrace: the nanoseconds
+//!   between queued events, kept in microseconds), scaled by
 //!   `replay_time_scale` (percent: 200 replays twice as fast); waits below 100 µs are carried
 //!   over to the next I/O rather than slept one by one. `replay_no_stall`: no waits.
 //! - `replay_skip=read,write,trim,sync` drops those actions; syncs in a log are not issued (the
 //!   note says how many).
-//! - The job runs until the log is issued once (`runtime` still bounds it); trims size no data
+//! - The job runs until the log is issued once by each of its `numjobs` workers, as fio's
+//!   clones each replay the whole log; `loops` does not repeat it (nor in fio) and `runtime`
+//!   still bounds it; trims size no data
 //!   buffer, so a log of 2 GiB trims and 4 KiB writes uses 4 KiB buffers.
 
 use super::collect::JobDefinition;
-use super::iolog::{Iolog, IologVersion, TraceAction, read_iolog};
+use super::iolog::{Iolog, IologVersion, TraceAction};
 use super::location::Set;
 use super::notes::Notes;
+use super::replay_log::read_replay_log;
 pub use super::replay_settings::ReplaySettings;
 use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::{AccessLine, AccessSpec, Direction, RunLength, WorkerFiles, Workload};
@@ -63,6 +71,12 @@ pub struct ReplayJob {
     pub job: JobDefinition,
     /// The log.
     pub log: Iolog,
+    /// Workers replaying the whole log side by side (fio's `numjobs`: each clone reads the
+    /// whole log).
+    pub clones: u32,
+    /// The job's `loops` when above 1: fio does not repeat a replay for it, nor does iopath
+    /// (the note says so).
+    pub unrepeated_loops: Option<u32>,
 }
 
 /// Reads the log `job` replays (`None`: it replays none); errors name the log and the line.
@@ -74,7 +88,7 @@ pub fn replay_job(
     let Some(log_path) = &settings.replay.log else {
         return Ok(None);
     };
-    let log = read_iolog(Path::new(&log_path.value)).map_err(|error| {
+    let log = read_replay_log(Path::new(&log_path.value)).map_err(|error| {
         log_path.at.error(format!(
             "job '{}': read_iolog={}: {error}",
             job.section,
@@ -83,6 +97,19 @@ pub fn replay_job(
     })?;
     let mut job = job.clone();
     let settings = &mut job.settings;
+    let own_files = settings.replay.redirect.is_none()
+        && settings.filenames.is_none()
+        && request.targets.is_empty();
+    if own_files
+        && log.version == IologVersion::Blktrace
+        && let Some(device) = log.files.iter().find(|file| !file.starts_with('/'))
+    {
+        return Err(log_path.at.error(format!(
+            "job '{}': read_iolog={}: the capture's device {device} is not on this machine (no block device of that number): name what to replay it on with filename= or replay_redirect=",
+            job.section,
+            crate::text::escape::escape_controls(&log_path.value)
+        )));
+    }
     if let Some(redirect) = &settings.replay.redirect {
         settings.filenames = Some(Set {
             value: vec![redirect.value.clone()],
@@ -110,8 +137,17 @@ pub fn replay_job(
     }
     // A replay runs until its log is issued, not for a time.
     settings.time_based = None;
+    let clones = settings.numjobs.max(1);
+    let unrepeated_loops = (settings.loops > 1).then_some(settings.loops);
+    // The clones are the replay's workers, over the same files; a replay is issued once.
     settings.numjobs = 1;
-    Ok(Some(ReplayJob { job, log }))
+    settings.loops = 1;
+    Ok(Some(ReplayJob {
+        job,
+        log,
+        clones,
+        unrepeated_loops,
+    }))
 }
 
 /// Where each of the log's files goes: an index into `targets`.
@@ -168,8 +204,15 @@ pub fn replay_trace(
             continue;
         }
         let mut offset = logged.offset / settings.scale.max(1);
+        let mut length = logged.length;
         if settings.align_bytes > 1 {
             offset &= !(settings.align_bytes - 1);
+            if log.version == IologVersion::Blktrace {
+                length = u64::from(length)
+                    .checked_next_multiple_of(settings.align_bytes)
+                    .and_then(|rounded| u32::try_from(rounded).ok())
+                    .unwrap_or(length);
+            }
         }
         let delay_ns = if settings.no_stall || owed_us < SHORTEST_WAIT_US {
             0
@@ -187,16 +230,21 @@ pub fn replay_trace(
             file: files.get(logged.file as usize).copied().unwrap_or(0),
             direction,
             offset,
-            length: logged.length,
+            length,
         });
     }
     (ReplayTrace { ios }, syncs)
 }
 
-/// Makes `workload` the workload of replaying `trace` on `target_count` targets: one worker
-/// over all of them, directions and the largest data block as the trace has them, run until
-/// the trace is issued once.
-pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_count: usize) {
+/// Makes `workload` the workload of replaying `trace` on `target_count` targets: `clones`
+/// workers, each over all of them, directions and the largest data block as the trace has
+/// them, run until each worker issued the trace once.
+pub fn replay_workload(
+    workload: &mut Workload,
+    trace: &ReplayTrace,
+    target_count: usize,
+    clones: u32,
+) {
     let total = trace.ios.len().max(1) as u64;
     let share = |direction| {
         let count = trace.count(direction) as u64;
@@ -227,11 +275,12 @@ pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_coun
     workload.access = AccessSpec {
         lines: vec![AccessLine {
             trim_percent,
-            alignment_bytes: 1,
+            // What the trace's I/Os keep, so that O_DIRECT is checked against them.
+            alignment_bytes: trace.alignment_bytes(),
             ..AccessLine::new(size_bytes, 100, read_percent, 100)
         }],
     };
-    workload.workers = 1;
+    workload.workers = clones.max(1);
     workload.worker_files = WorkerFiles {
         per_worker: target_count.max(1) as u32,
         ..WorkerFiles::default()
@@ -241,9 +290,10 @@ pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_coun
         RunLength::Time { duration_ns } => Some(duration_ns),
     };
     // Every byte the trace issues, trims included, rounded up to whole blocks of the line (the
-    // runner's byte budget counts whole blocks): the budget is met by the last I/O, never
-    // before, and the I/O count ends the replay.
-    let bytes = trace
+    // runner's byte budget counts whole blocks and shares it among the workers), for every
+    // worker: the budget is met by the last I/O, never before, and the I/O count ends the
+    // replay.
+    let bytes_per_worker = trace
         .ios
         .iter()
         .map(|io| u64::from(io.length))
@@ -252,7 +302,7 @@ pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_coun
         .div_ceil(size_bytes)
         .saturating_mul(size_bytes);
     workload.length = RunLength::Bytes {
-        bytes,
+        bytes: bytes_per_worker.saturating_mul(u64::from(workload.workers)),
         time_limit_ns,
     };
     workload.io_limit = Some(total);
@@ -261,18 +311,25 @@ pub fn replay_workload(workload: &mut Workload, trace: &ReplayTrace, target_coun
 
 /// The note a replayed job gets.
 pub fn replay_note(job: &str, log: &Iolog, trace: &ReplayTrace, syncs: usize) -> String {
-    let version = match log.version {
-        IologVersion::V2 => 2,
-        IologVersion::V3 => 3,
+    let (what, files) = match log.version {
+        IologVersion::V2 => ("a version 2 I/O log", "file(s)"),
+        IologVersion::V3 => ("a version 3 I/O log", "file(s)"),
+        IologVersion::Blktrace => ("a blktrace capture", "device(s)"),
     };
     let mut note = format!(
-        "job '{job}': replays a version {version} I/O log of {} I/Os ({} reads, {} writes, {} trims) over {} file(s)",
+        "job '{job}': replays {what} of {} I/Os ({} reads, {} writes, {} trims) over {} {files}",
         trace.ios.len(),
         trace.count(Direction::Read),
         trace.count(Direction::Write),
         trace.count(Direction::Trim),
         log.files.len()
     );
+    if log.dropped > 0 {
+        note.push_str(&format!(
+            "; its {} I/O(s) of 0 bytes are left out, as fio leaves them",
+            log.dropped
+        ));
+    }
     if syncs > 0 {
         note.push_str(&format!(
             "; its {syncs} sync(s) are not issued (iopath syncs at the end with end_fsync)"
@@ -290,11 +347,20 @@ pub fn apply(
 ) -> Arc<ReplayTrace> {
     let settings = &replay.job.settings.replay;
     let (trace, syncs) = replay_trace(&replay.log, settings, targets);
-    replay_workload(workload, &trace, targets.len());
-    notes.add(
-        settings.log.as_ref().map(|log| &log.at),
-        replay_note(&replay.job.section, &replay.log, &trace, syncs),
-    );
+    replay_workload(workload, &trace, targets.len(), replay.clones);
+    let mut note = replay_note(&replay.job.section, &replay.log, &trace, syncs);
+    if replay.clones > 1 {
+        note.push_str(&format!(
+            "; each of its {} clones (numjobs) replays the whole log, as in fio",
+            replay.clones
+        ));
+    }
+    if let Some(loops) = replay.unrepeated_loops {
+        note.push_str(&format!(
+            "; loops={loops} does not repeat a replay (nor in fio): it is issued once"
+        ));
+    }
+    notes.add(settings.log.as_ref().map(|log| &log.at), note);
     Arc::new(trace)
 }
 
@@ -374,6 +440,47 @@ mod tests {
     }
 
     #[test]
+    fn a_blktrace_capture_rounds_lengths_up_to_the_alignment_and_paces_by_its_nanoseconds() {
+        use crate::support::blktrace::{READ, WRITE, device, encode};
+        let io = crate::support::blktrace::Event::io;
+        let disk = device(8, 0);
+        let events = [
+            io(7_000_000, disk, WRITE, 3, 1000),
+            io(7_000_050, disk, READ, 9, 512),
+            io(9_000_050, disk, WRITE, 0, 0),
+            io(10_000_050, disk, READ, 17, 4096),
+        ];
+        let log = crate::input::fio::blktrace::parse_blktrace(&encode(&events, false)).unwrap();
+        let settings = ReplaySettings {
+            align_bytes: 4096,
+            time_scale_percent: 50,
+            ..ReplaySettings::default()
+        };
+        let (trace, _) = replay_trace(&log, &settings, &[target("/dev/sda")]);
+        let shapes: Vec<_> = trace
+            .ios
+            .iter()
+            .map(|io| (io.delay_ns, io.direction, io.offset, io.length))
+            .collect();
+        // The 3 ms after the read (the write of 0 bytes is left out) at half the pace.
+        assert_eq!(
+            shapes,
+            [
+                (0, Direction::Write, 0, 4096),
+                (0, Direction::Read, 4096, 4096),
+                (6_000_000, Direction::Read, 8192, 4096),
+            ]
+        );
+        let note = replay_note("j", &log, &trace, 0);
+        assert!(
+            note.contains("replays a blktrace capture of 3 I/Os")
+                && note.contains("over 1 device(s)")
+                && note.contains("its 1 I/O(s) of 0 bytes are left out"),
+            "{note}"
+        );
+    }
+
+    #[test]
     fn a_trace_of_huge_trims_sizes_its_block_by_its_writes() {
         let log = parse_iolog(
             "fio version 3 iolog\n30 /dev/null add\n31 /dev/null open\n40 /dev/null trim 0 2147483648\n50 /dev/null write 0 4096\n",
@@ -381,8 +488,12 @@ mod tests {
         .unwrap();
         let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/dev/null")]);
         let mut workload = crate::workload::suite::base_workload();
-        replay_workload(&mut workload, &trace, 1);
+        replay_workload(&mut workload, &trace, 1, 1);
         assert_eq!(workload.access.max_size_bytes(), 4096);
+        assert_eq!(
+            workload.access.lines[0].alignment_bytes, 4096,
+            "the alignment its I/Os keep"
+        );
         assert!(workload.trims() && workload.writes() && !workload.reads());
         assert_eq!(workload.io_limit, Some(2));
     }
@@ -394,7 +505,7 @@ mod tests {
                 .unwrap();
         let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/a")]);
         let mut workload = crate::workload::suite::base_workload();
-        replay_workload(&mut workload, &trace, 1);
+        replay_workload(&mut workload, &trace, 1, 1);
         let RunLength::Bytes { bytes, .. } = workload.length else {
             panic!("a replay runs to a byte count");
         };
@@ -403,5 +514,13 @@ mod tests {
             2 * 8192,
             "12 KiB in 8 KiB blocks: two blocks, not one"
         );
+        replay_workload(&mut workload, &trace, 1, 3);
+        assert_eq!(workload.workers, 3, "a worker per clone");
+        assert_eq!(
+            workload.io_limit,
+            Some(2),
+            "each worker issues the log once"
+        );
+        assert!(matches!(workload.length, RunLength::Bytes { bytes, .. } if bytes == 3 * 2 * 8192));
     }
 }

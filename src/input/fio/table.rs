@@ -127,7 +127,8 @@ const PERCENTILES: &str = "iopath reports its own fixed set of latency percentil
 const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
-const REPLAY: &str = "iopath does not merge blktrace files";
+const REPLAY: &str =
+    "iopath replays one blktrace capture per job (`read_iolog`); it does not merge several";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -1737,7 +1738,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "read_iolog",
         aliases: &[],
-        mapping: "replays a fio I/O log (versions 2 and 3) instead of generating I/O: its files become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line); a blktrace file is refused",
+        mapping: "replays a fio I/O log (versions 2 and 3) or a blktrace capture instead of generating I/O: its files (a capture's devices, named as this machine names them) become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims (a capture's queued events) are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line or the capture's event)",
         support: Support::Mapped(super::replay_options::read_log),
     },
     OptionSpec {
