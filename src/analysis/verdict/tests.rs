@@ -23,6 +23,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         created_by_iopath: true,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }
@@ -95,6 +96,7 @@ pub(crate) fn nbd_target() -> TargetInfo {
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }
