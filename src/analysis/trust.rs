@@ -350,6 +350,26 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             }
         }
     }
+    if test.write.io_count > 0 {
+        for target in inputs
+            .target_indexes
+            .iter()
+            .filter_map(|&index| inputs.targets.get(index))
+        {
+            if let Some(content @ crate::result::CreatedContent::Sized { .. }) =
+                target.created_content
+            {
+                add(
+                    TrustKind::FirstWrites,
+                    format!(
+                        "{} was created for the run without data ({}): a write that reaches a block for the first time also allocates it, which a write over data does not (as in fio; --overwrite, or fio's overwrite=1, fills the file first)",
+                        target.path,
+                        content.describe()
+                    ),
+                );
+            }
+        }
+    }
     for note in super::written_data::reducible_data_notes(test) {
         add(TrustKind::ReducibleData, note);
     }

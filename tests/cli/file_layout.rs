@@ -42,6 +42,16 @@ fn first_megabytes(dir: &Path, rw: &str, extra: &[&str]) -> RunOutput {
     run
 }
 
+/// The kinds of the trust notes of the run's first test.
+fn note_kinds(run: &RunOutput) -> Vec<String> {
+    at(run.json(), &["tests", "0", "analysis", "trust_notes"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|note| note["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Whether every byte of `path` past the first 4 MiB (what the job moved) is zero.
 fn zero_past_the_writes(path: &Path) -> bool {
     let data = std::fs::read(path).unwrap();
@@ -78,6 +88,12 @@ fn a_write_job_on_a_new_file_sizes_it_and_writes_no_layout() {
         serde_json::json!({ "sized": { "preallocation": "native" } }),
         "{target}"
     );
+    // The writes were first writes, and the analysis says so.
+    assert!(
+        note_kinds(&run).contains(&"first_writes".to_string()),
+        "{}",
+        run.stderr
+    );
     let hop = at(run.json(), &["paths", "0", "hops", "0", "description"]);
     assert!(
         hop.as_str()
@@ -103,8 +119,9 @@ fn a_write_job_on_a_new_file_sizes_it_and_writes_no_layout() {
     assert!(!zero_past_the_writes(&path));
 
     // --overwrite fills the file for a job that only writes it (fio's overwrite=1).
-    first_megabytes(dir.path(), "write", &["--overwrite"]);
+    let run = first_megabytes(dir.path(), "write", &["--overwrite"]);
     assert!(!zero_past_the_writes(&path));
+    assert!(!note_kinds(&run).contains(&"first_writes".to_string()));
 }
 
 #[test]

@@ -719,3 +719,34 @@ fn a_cpu_bound_run_on_an_encrypted_smb_session_says_the_client_encrypts() {
     assert_eq!(signed.verdict, Verdict::HostCpuBound, "{}", signed.evidence);
     assert!(!signed.evidence.contains("encrypt"), "{}", signed.evidence);
 }
+
+#[test]
+fn writes_to_a_file_created_without_data_are_first_writes() {
+    let writes = |content| {
+        let test = test_of(
+            workload(4096, 0, 100, 32),
+            empty_direction(),
+            direction(100e6, 4096, 100_000.0, 0.01),
+            idle_cpu(),
+        );
+        let mut target = file_target(1 << 30);
+        target.created_content = content;
+        let analysis = analyse_test(&test, &[target], &[local_nvme_path()], &facts());
+        analysis
+            .trust_notes
+            .iter()
+            .find(|note| note.kind == TrustKind::FirstWrites)
+            .map(|note| note.message.clone())
+    };
+    let sized = crate::result::CreatedContent::Sized {
+        preallocation: crate::result::Preallocation::Native,
+    };
+    let message = writes(Some(sized)).expect("a first-writes note");
+    assert!(
+        message.contains("sized with fallocate, no data written")
+            && message.contains("--overwrite"),
+        "{message}"
+    );
+    assert_eq!(writes(Some(crate::result::CreatedContent::Filled)), None);
+    assert_eq!(writes(None), None);
+}
