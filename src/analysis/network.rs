@@ -350,6 +350,7 @@ mod tests {
             created_by_iopath: false,
             transfer_sizes: None,
             file_session: None,
+            created_content: None,
             read_only: false,
         };
         let route = RouteFacts {

@@ -26,6 +26,7 @@
 //!     created_by_iopath: false,
 //!     transfer_sizes: None,
 //!     file_session: None,
+//!     created_content: None,
 //!     read_only: false,
 //! };
 //! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), ..HostFacts::default() };
@@ -271,8 +272,15 @@ fn page_cache_hop(walker: &mut Walker) {
 
 fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
     let mut description = crate::units::format_bytes(info.size_bytes);
-    if info.created_by_iopath {
-        description.push_str(", written by iopath");
+    match info.created_content {
+        // Created for this run without data: the writes of the run are all it holds.
+        Some(content @ crate::result::CreatedContent::Sized { .. }) => {
+            description.push_str(", created by iopath, ");
+            description.push_str(content.describe());
+            description.push_str(" before the run");
+        }
+        _ if info.created_by_iopath => description.push_str(", written by iopath"),
+        _ => {}
     }
     if !file.exists {
         // A test file is removed after the run; one only the null engine used was never made.

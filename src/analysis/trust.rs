@@ -17,7 +17,8 @@
 
 use crate::result::{
     ConfidenceInterval, DirectionConfidence, DirectionResult, FigureDirection, HopUtilisation,
-    StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind, TrustNote,
+    JobResult, StopReason, StoragePath, TargetInfo, TestConfidence, TestResult, TrustKind,
+    TrustNote,
 };
 use crate::units::{format_bytes, format_percent, format_rate};
 
@@ -180,10 +181,11 @@ pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static s
     (test.figures(direction), name)
 }
 
-/// Bytes a test can touch: the region of each of its targets, counted once per target.
+/// Bytes a test can touch: the region of each target its jobs move data on, counted once per
+/// target (the file-operation engines move none).
 pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u64 {
     let mut regions: Vec<(usize, u64)> = Vec::new();
-    for job in &test.jobs {
+    for job in test.jobs.iter().filter(|job| moves_data(job)) {
         for &index in &job.target_indexes {
             let size = targets.get(index).map_or(0, |t| t.size_bytes);
             let region = job
@@ -197,6 +199,12 @@ pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u6
         }
     }
     regions.iter().map(|(_, region)| region).sum()
+}
+
+/// Whether `job` moves data (every engine but the file-operation ones: `filecreate`,
+/// `filestat`, … create, look up or remove a file per I/O).
+fn moves_data(job: &JobResult) -> bool {
+    !job.workload.engine.is_file_operation()
 }
 
 /// Every trust note of a test.
@@ -226,8 +234,13 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
             ),
         );
     }
-    let buffered = test.jobs.iter().any(|job| !job.direct);
-    let reads = test.read.io_count > 0;
+    // A page cache between iopath and the device matters only to jobs that move data: a
+    // file-operation engine's create, look-up or removal is a metadata operation.
+    let buffered = test.jobs.iter().any(|job| moves_data(job) && !job.direct);
+    let reads = test
+        .jobs
+        .iter()
+        .any(|job| moves_data(job) && job.read.io_count > 0);
     if buffered {
         add(
             TrustKind::BufferedIo,
@@ -332,6 +345,26 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
                         target.path,
                         format_bytes(allocated),
                         format_bytes(target.size_bytes)
+                    ),
+                );
+            }
+        }
+    }
+    if test.write.io_count > 0 {
+        for target in inputs
+            .target_indexes
+            .iter()
+            .filter_map(|&index| inputs.targets.get(index))
+        {
+            if let Some(content @ crate::result::CreatedContent::Sized { .. }) =
+                target.created_content
+            {
+                add(
+                    TrustKind::FirstWrites,
+                    format!(
+                        "{} was created for the run without data ({}): a write that reaches a block for the first time also allocates it, which a write over data does not (as in fio; --overwrite, or fio's overwrite=1, fills the file first)",
+                        target.path,
+                        content.describe()
                     ),
                 );
             }

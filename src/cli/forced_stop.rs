@@ -15,6 +15,7 @@ use iopath::analysis::{Analyser, DeclaredPath, HostFacts, analyse_with};
 use iopath::discovery::Machine;
 use iopath::engine::StopSignal;
 use iopath::metrics::SharedMetrics;
+use iopath::result::CreatedContent;
 use iopath::result::RunResult;
 use iopath::result::StoragePath;
 use iopath::result::TestResult;
@@ -210,8 +211,8 @@ impl RunObserver for RecordingObserver {
         self.terminal.test_finished(result);
     }
 
-    fn creating_file(&mut self, path: &Path, size: u64) {
-        self.terminal.creating_file(path, size);
+    fn creating_file(&mut self, path: &Path, size: u64, content: CreatedContent) {
+        self.terminal.creating_file(path, size, content);
     }
 
     fn experiment_finished(&mut self) {

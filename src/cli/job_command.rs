@@ -205,6 +205,7 @@ fn check(args: &CheckArgs) -> i32 {
     );
     println!("targets:");
     let not_created = prepared.files_not_created();
+    let sized = prepared.files_only_sized();
     let remote_to_create = prepared.remote_files_to_create();
     for (index, target) in targets.iter().enumerate() {
         let is_this = |(path, _, temporary): &&(std::path::PathBuf, u64, bool)| match target {
@@ -230,9 +231,18 @@ fn check(args: &CheckArgs) -> i32 {
                 " (will be created, {}, and removed after the run)",
                 format_size(*size)
             ),
-            (None, Some((_, size, true)), _) => format!(" ({})", format_size(*size)),
-            (None, Some((_, size, false)), _) => {
-                format!(" (will be created, {})", format_size(*size))
+            (None, Some((path, size, temporary)), _) => {
+                let content = sized
+                    .iter()
+                    .find(|(sized_path, _)| sized_path == path)
+                    .map_or(String::new(), |(_, content)| {
+                        format!(", {}", content.describe())
+                    });
+                if *temporary {
+                    format!(" ({}{content})", format_size(*size))
+                } else {
+                    format!(" (will be created, {}{content})", format_size(*size))
+                }
             }
             (None, None, Some((_, size, _))) => format!(
                 " ({}, not created: the null engine does no I/O)",

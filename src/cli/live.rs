@@ -5,7 +5,7 @@
 use super::dashboard::state::PlannedTest;
 use super::dashboard::{Dashboard, Event};
 use super::messages::for_terminal;
-use iopath::result::{StoragePath, TestResult};
+use iopath::result::{CreatedContent, StoragePath, TestResult};
 use iopath::run::progress::LiveSample;
 use iopath::run::{RunObserver, TestShape};
 use iopath::text::shown;
@@ -191,12 +191,18 @@ impl RunObserver for TerminalObserver {
         }
     }
 
-    fn creating_file(&mut self, path: &Path, size: u64) {
-        self.say(format!(
-            "creating {} ({} MiB of incompressible data)",
-            for_terminal(path.display()),
-            size >> 20
-        ));
+    fn creating_file(&mut self, path: &Path, size: u64, content: CreatedContent) {
+        let shown = for_terminal(path.display());
+        self.say(match content {
+            CreatedContent::Filled => {
+                format!("creating {shown} ({} MiB of incompressible data)", size >> 20)
+            }
+            CreatedContent::Sized { .. } => format!(
+                "creating {shown} ({} MiB, {}: no job reads it first, and its writes lay it out, as in fio)",
+                size >> 20,
+                content.describe()
+            ),
+        });
     }
 }
 

@@ -7,7 +7,7 @@ use iopath::observe::sampler::{Sampler, ScrapeLog, ServerSource, Source};
 use iopath::observe::snmp::agent::{DEFAULT_COMMUNITY, SwitchAgent, read_community};
 use iopath::observe::source::{Credentials, ExporterUrl};
 use iopath::observe::window::series_in;
-use iopath::result::{RunResult, TestResult};
+use iopath::result::{CreatedContent, RunResult, TestResult};
 use iopath::run::progress::LiveSample;
 use iopath::run::{RunObserver, TestShape};
 use iopath::workload::TestPlan;
@@ -93,8 +93,8 @@ impl RunObserver for MarkedTests<'_> {
         self.ends.push((Instant::now(), result.measured_ns));
         self.inner.test_finished(result);
     }
-    fn creating_file(&mut self, path: &Path, size: u64) {
-        self.inner.creating_file(path, size);
+    fn creating_file(&mut self, path: &Path, size: u64, content: CreatedContent) {
+        self.inner.creating_file(path, size, content);
     }
     fn experiment_finished(&mut self) {
         self.inner.experiment_finished();

@@ -37,6 +37,7 @@
 //!     created_by_iopath: false,
 //!     transfer_sizes: None,
 //!     file_session: None,
+//!     created_content: None,
 //!     read_only: false,
 //! };
 //! let facts = gather::gather(&info, Some(("127.0.0.1", 10809)), &Machine::this_host());

@@ -32,6 +32,7 @@ fn block_device(sysfs: Sysfs<'_>, target: &str, name: String) -> TargetInfo {
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
     }
 }
 
@@ -124,6 +125,7 @@ pub fn recorded_target(machine: &Machine, target: &str) -> Result<TargetInfo, St
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     })
 }

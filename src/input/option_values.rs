@@ -168,3 +168,10 @@ pub fn verify_kind(text: &str) -> Result<crate::result::VerifyKind, WorkloadErro
 pub fn dedupe_mode(text: &str) -> Result<crate::result::DedupeMode, WorkloadError> {
     crate::result::DedupeMode::parse(text)
 }
+
+/// How a created file that is not filled gets its size (fio's `fallocate`): none, native,
+/// posix, keep or truncate (and fio's `0` and `1`).
+pub fn preallocation(text: &str) -> Result<crate::result::Preallocation, WorkloadError> {
+    crate::result::Preallocation::from_name(text)
+        .ok_or_else(|| WorkloadError::value(text, "is not none, native, posix, keep or truncate"))
+}

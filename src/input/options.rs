@@ -6,6 +6,7 @@
 use super::option_values as parse;
 use crate::result::{AccessSpec, EngineKind, FileService, OffsetDistribution, RunLength, Workload};
 use crate::result::{BufferPattern, DedupeMode, VerifyKind, VerifySettings, WriteData};
+use crate::result::{FileSetup, Preallocation};
 use crate::units::format_size;
 use crate::units::format_time;
 use crate::workload::{AccessPattern, BlockSizeMix, WorkloadError};
@@ -65,6 +66,7 @@ deserialize_with!(de_boolean, parse::boolean, bool);
 deserialize_with!(de_buffer_pattern, parse::buffer_pattern, BufferPattern);
 deserialize_with!(de_dedupe_mode, parse::dedupe_mode, DedupeMode);
 deserialize_with!(de_verify_kind, parse::verify_kind, VerifyKind);
+deserialize_with!(de_preallocation, parse::preallocation, Preallocation);
 
 fn ser_display<T: std::fmt::Display, S: Serializer>(
     value: &Option<T>,
@@ -92,6 +94,13 @@ fn ser_verify_kind<S: Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     ser_display(&value.map(VerifyKind::name), serializer)
+}
+
+fn ser_preallocation<S: Serializer>(
+    value: &Option<Preallocation>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    ser_display(&value.map(Preallocation::name), serializer)
 }
 
 fn ser_time<S: Serializer>(value: &Option<u64>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -262,6 +271,25 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub size: Option<u64>,
+    /// Fill a file created for tests that only write it before the run, so that the writes
+    /// overwrite data (fio's overwrite=1). By default only a file some test reads is filled
+    /// first; one that tests only write is sized (--fallocate) and the writes lay it out, as
+    /// in fio.
+    #[arg(long, help_heading = "Workload")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub overwrite: bool,
+    /// How a created file that is not filled first gets its size (fio's fallocate): native
+    /// (default: fallocate, blocks reserved, no data written), posix, keep (blocks reserved,
+    /// size left at 0), truncate (a sparse file) or none (empty); the writes extend a file
+    /// left short.
+    #[arg(long, value_name = "MODE", value_parser = parse::preallocation, help_heading = "Workload")]
+    #[serde(
+        default,
+        deserialize_with = "de_preallocation",
+        serialize_with = "ser_preallocation",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub fallocate: Option<Preallocation>,
     /// Measured time of each test (default 5 s). `--runtime` is accepted too, as fio names it.
     #[arg(long, visible_alias = "runtime", value_name = "TIME", value_parser = parse::positive_time, help_heading = "Run length")]
     #[serde(
@@ -569,7 +597,7 @@ impl WorkloadOptions {
     }
 
     /// Applies the options that every test of a run shares (engine, connections, seed, I/O
-    /// mode, random map, duration, ramp) to `workload`: also to each test of the default suite
+    /// mode, how created files are made, random map, duration, ramp) to `workload`: also to each test of the default suite
     /// and of a preset.
     pub fn apply_common(&self, workload: &mut Workload) {
         if let Some(engine) = self.engine {
@@ -586,6 +614,10 @@ impl WorkloadOptions {
         workload.register_buffers &= !self.no_register;
         workload.continue_on_error |= self.continue_on_error;
         self.apply_verify(workload);
+        workload.file_setup = FileSetup {
+            overwrite: workload.file_setup.overwrite || self.overwrite,
+            preallocation: self.fallocate.unwrap_or(workload.file_setup.preallocation),
+        };
         workload.offsets.random_map |= self.random_map;
         if let Some(duration_ns) = self.duration {
             workload.length = RunLength::Time { duration_ns };

@@ -231,4 +231,7 @@ pub enum TrustKind {
     BurstBucket,
     /// A write cache filled: the rate fell after a number of bytes written.
     WriteCliff,
+    /// Writes to a file iopath created without data: a first write of a block also
+    /// allocates it, which a write over data does not.
+    FirstWrites,
 }

@@ -20,6 +20,7 @@
 //! - [`log_options`]: the fio-style log files a job asks for, and [`io_log`] what a run kept
 //!   for them;
 //! - [`io_handling`]: how a job's files are opened and its requests submitted;
+//! - [`file_setup`]: how the files iopath creates are made (filled, or only sized);
 //! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
@@ -44,6 +45,7 @@ pub mod confirmation;
 pub mod cpu;
 pub mod engine;
 pub mod error_policy;
+pub mod file_setup;
 pub mod histogram;
 pub mod host;
 pub mod io_handling;
@@ -76,6 +78,7 @@ pub use engine::{
     Capabilities, ConnectionReport, Direction, EngineKind, EngineReport, WriteStability,
 };
 pub use error_policy::{ErrorCount, ErrorKind, ErrorPolicy, ErrorScope};
+pub use file_setup::{CreatedContent, FileSetup, Preallocation};
 pub use histogram::SparseHistogram;
 pub use host::HostInfo;
 pub use io_handling::{AccessHint, DataPath, IoHandling, StatCall};

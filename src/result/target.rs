@@ -1,5 +1,6 @@
 //! What was found about a target before the run.
 
+use super::file_setup::CreatedContent;
 use serde::{Deserialize, Serialize};
 
 /// Kind of target.
@@ -70,6 +71,10 @@ pub struct TargetInfo {
     /// session); `None` for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_session: Option<String>,
+    /// For a file iopath created for this run: what it held when the first test started
+    /// (filled with data, or only sized); `None` for every other target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_content: Option<CreatedContent>,
 }
 
 /// A file protocol's largest single read and write, bytes.
@@ -107,6 +112,7 @@ impl TargetInfo {
             read_only: false,
             transfer_sizes: None,
             file_session: None,
+            created_content: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use super::engine::EngineKind;
 use super::error_policy::ErrorPolicy;
+use super::file_setup::FileSetup;
 use super::io_handling::IoHandling;
 use super::job_controls::JobControls;
 use super::verify::VerifySettings;
@@ -89,6 +90,10 @@ pub struct Workload {
     /// `fadvise_hint`, `force_async`).
     #[serde(default, skip_serializing_if = "IoHandling::is_default")]
     pub handling: IoHandling,
+    /// How a file iopath creates for the job is made: filled first, or only sized (fio's
+    /// `overwrite` and `fallocate`).
+    #[serde(default, skip_serializing_if = "FileSetup::is_default")]
+    pub file_setup: FileSetup,
     /// Data verification (`--verify`, fio's `verify=`); absent: data is not verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySettings>,

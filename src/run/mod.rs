@@ -10,6 +10,7 @@ pub mod confirm;
 mod coordinator;
 pub mod descriptors;
 pub mod engines;
+pub mod file_layout;
 pub mod flow;
 pub mod interrupt;
 pub mod job_links;
@@ -41,12 +42,14 @@ use crate::engine::network;
 use crate::engine::{EngineError, StopSignal};
 use crate::host::clock::Clock;
 use crate::host::time;
-use crate::result::{RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind};
+use crate::result::{
+    CreatedContent, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, TargetKind,
+};
 use crate::targets::filesystem_cache::FilesystemCache;
 use crate::targets::network_target::NetworkTarget;
 use crate::targets::remote_file::{self, RemoteFileError, RemoteTestFile};
 use crate::targets::test_file::{
-    Creation, TestFileGuard, create_empty_test_file, create_test_file_unless_stopped,
+    Creation, TestFileGuard, create_sized_test_file, create_test_file_unless_stopped,
 };
 use crate::targets::{TargetError, TargetHandle};
 use crate::workload::TestPlan;
@@ -115,8 +118,9 @@ pub trait RunObserver {
     fn live(&mut self, _sample: &LiveSample) {}
     /// A test ended.
     fn test_finished(&mut self, _result: &crate::result::TestResult) {}
-    /// A test file is being created and filled.
-    fn creating_file(&mut self, _path: &Path, _size: u64) {}
+    /// A test file of `size` bytes is being created, to hold `content` when the tests start
+    /// (filled with data, or only sized for the jobs' writes).
+    fn creating_file(&mut self, _path: &Path, _size: u64, _content: CreatedContent) {}
     /// A confirming experiment (`--confirm`, announced by [`RunObserver::test_starting`])
     /// ended; it is not a test of the run, and its figures go into the analysis of its test.
     fn experiment_finished(&mut self) {}
@@ -485,7 +489,11 @@ fn prepare_targets(
             PendingTarget::Existing(handle) => (handle.path().to_path_buf(), local(handle), None),
             PendingTarget::Network(target, info, volume) => {
                 if volume.to_create {
-                    observer.creating_file(Path::new(&target.to_string()), volume.size_bytes);
+                    observer.creating_file(
+                        Path::new(&target.to_string()),
+                        volume.size_bytes,
+                        CreatedContent::Filled,
+                    );
                     match create_remote_test_file(&target, volume.size_bytes, stop, net_timeout)? {
                         Some(file) => remote_files.push(file),
                         None => return Ok((prepared_targets, false)),
@@ -502,7 +510,7 @@ fn prepare_targets(
                 size,
                 temporary,
             } => {
-                observer.creating_file(&path, size);
+                observer.creating_file(&path, size, CreatedContent::Filled);
                 let mut guard = TestFileGuard::new(path.clone());
                 let file =
                     match create_test_file_unless_stopped(&path, size, 0x7e57_f11e, stop.flag())? {
@@ -515,24 +523,27 @@ fn prepare_targets(
                     guard.keep();
                 }
                 // Carry on with the file just created, whatever the path leads to by now.
-                let handle = TargetHandle::from_created(&path, file, &filesystems)?;
+                let handle = TargetHandle::from_created(&path, file, &filesystems)?
+                    .created_with(CreatedContent::Filled, size);
                 (path, local(handle), None)
             }
-            PendingTarget::CreateEmpty {
+            PendingTarget::CreateSized {
                 path,
                 size,
                 temporary,
+                preallocation,
             } => {
-                observer.creating_file(&path, 0);
+                let content = CreatedContent::Sized { preallocation };
+                observer.creating_file(&path, size, content);
                 let mut guard = TestFileGuard::new(path.clone());
-                let file = create_empty_test_file(&path)?;
+                let file = create_sized_test_file(&path, size, preallocation)?;
                 if temporary {
                     guards.push(guard);
                 } else {
                     guard.keep();
                 }
-                let handle =
-                    TargetHandle::from_created(&path, file, &filesystems)?.with_planned_size(size);
+                let handle = TargetHandle::from_created(&path, file, &filesystems)?
+                    .created_with(content, size);
                 (path, local(handle), None)
             }
             PendingTarget::NullSink { path } => {

@@ -2,7 +2,7 @@
 //! or still to be created (or never to be opened), as [`PendingTarget`] says.
 
 use crate::engine::volume::NetworkVolumeInfo;
-use crate::result::TargetInfo;
+use crate::result::{Preallocation, TargetInfo};
 use crate::targets::TargetHandle;
 use crate::targets::network_target::NetworkTarget;
 use std::path::PathBuf;
@@ -20,12 +20,15 @@ pub(super) enum PendingTarget {
         size: u64,
         temporary: bool,
     },
-    /// Will be created empty, not laid out and filled: only jobs whose writes extend their
-    /// files use it (fio's `create_on_open`); `size` bounds the offsets.
-    CreateEmpty {
+    /// Will be created without data, only sized as `preallocation` says: no job using it
+    /// reads it, overwrites it or needs it laid out, so the jobs' writes put the data in, as
+    /// in fio ([`super::file_layout`]); created empty ([`Preallocation::None`]) when only
+    /// `create_on_open` jobs use it. `size` bounds the offsets.
+    CreateSized {
         path: PathBuf,
         size: u64,
         temporary: bool,
+        preallocation: Preallocation,
     },
     /// A path a file-operation engine works on by name (not opened): made in the run
     /// (`filecreate`, `dircreate`), or a directory `dirstat` or `dirdelete` finds, made before

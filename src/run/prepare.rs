@@ -5,6 +5,7 @@
 
 use super::budget::{HostLimits, JobDemand, check_test};
 use super::descriptors::{Descriptors, make_room_for_descriptors};
+use super::file_layout::size_files_only_written;
 use super::operated_targets;
 pub(super) use super::pending_target::PendingTarget;
 use super::shape::TestShape;
@@ -160,6 +161,27 @@ impl PreparedRun {
         self.test_files(true)
     }
 
+    /// The test files iopath will create without writing data into them (the tests only
+    /// write them: [`super::file_layout`]), with what they will hold.
+    pub fn files_only_sized(&self) -> Vec<(PathBuf, crate::result::CreatedContent)> {
+        self.targets
+            .iter()
+            .filter_map(|target| match target {
+                PendingTarget::CreateSized {
+                    path,
+                    preallocation,
+                    ..
+                } => Some((
+                    path.clone(),
+                    crate::result::CreatedContent::Sized {
+                        preallocation: *preallocation,
+                    },
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Test files iopath would create but does not, because only the null engine (no I/O)
     /// uses them: their paths, sizes, and whether they are temporary.
     pub fn files_not_created(&self) -> Vec<(PathBuf, u64, bool)> {
@@ -191,10 +213,11 @@ impl PreparedRun {
                         size,
                         temporary,
                     }
-                    | PendingTarget::CreateEmpty {
+                    | PendingTarget::CreateSized {
                         path,
                         size,
                         temporary,
+                        ..
                     },
                     true,
                 )
@@ -230,18 +253,19 @@ fn leave_uncreated_for_null(plan: &Plan, targets: &mut [PendingTarget]) {
 }
 
 /// Turns each test file to create that only `create_on_open` jobs use into
-/// [`PendingTarget::CreateEmpty`]: fio creates such a file when the job opens it, empty, and
-/// the job's writes extend it.
+/// [`PendingTarget::CreateSized`] with no preallocation: fio creates such a file when the job
+/// opens it, empty, and the job's writes extend it.
 fn create_on_open(plan: &Plan, targets: &mut [PendingTarget]) {
     retag_files_to_create(
         plan,
         targets,
         true,
         |job| job.workload.handling.create_on_open,
-        |path, size, temporary| PendingTarget::CreateEmpty {
+        |path, size, temporary| PendingTarget::CreateSized {
             path,
             size,
             temporary,
+            preallocation: crate::result::Preallocation::None,
         },
     );
 }
@@ -341,13 +365,21 @@ fn pending_target(
     })
 }
 
-/// The test files the run fills before its tests start, with their sizes (not those created
-/// empty for the jobs' writes to extend, nor those left uncreated).
-fn files_to_fill(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
+/// The test files the run fills, or sizes for the jobs' writes, with their sizes (not those
+/// created empty, whose size the writes decide, nor those left uncreated).
+fn files_to_allocate(targets: &[PendingTarget]) -> Vec<(&Path, u64)> {
     targets
         .iter()
         .filter_map(|target| match target {
             PendingTarget::Create { path, size, .. } => Some((path.as_path(), *size)),
+            PendingTarget::CreateSized {
+                path,
+                size,
+                preallocation,
+                ..
+            } if *preallocation != crate::result::Preallocation::None => {
+                Some((path.as_path(), *size))
+            }
             _ => None,
         })
         .collect()
@@ -417,7 +449,8 @@ pub fn prepare(
     leave_uncreated_for_null(&plan, &mut targets);
     name_smb_connections(&plan, &mut targets);
     create_on_open(&plan, &mut targets);
-    check_room_for(&files_to_fill(&targets))?;
+    size_files_only_written(&plan, &mut targets);
+    check_room_for(&files_to_allocate(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<TestShape>> = plan
         .tests
@@ -605,7 +638,7 @@ pub(super) fn check_budget(
                         PendingTarget::Existing(handle) => handle.info().size_bytes,
                         PendingTarget::Network(_, info, _) => info.size_bytes,
                         PendingTarget::Create { size, .. }
-                        | PendingTarget::CreateEmpty { size, .. }
+                        | PendingTarget::CreateSized { size, .. }
                         | PendingTarget::Uncreated { size, .. } => *size,
                         PendingTarget::NullSink { .. } => 0,
                         PendingTarget::Named { .. } => 0,
@@ -698,6 +731,9 @@ fn probe_network(
         transfer_sizes: volume.transfer_sizes,
         file_session: volume.file_session.clone(),
         read_only: volume.read_only,
+        created_content: volume
+            .to_create
+            .then_some(crate::result::CreatedContent::Filled),
     };
     Ok((info, volume.without_head()))
 }
@@ -881,7 +917,7 @@ pub(super) fn check_job_against_target(
             )
         }
         PendingTarget::Create { path, size, .. }
-        | PendingTarget::CreateEmpty { path, size, .. }
+        | PendingTarget::CreateSized { path, size, .. }
         | PendingTarget::Uncreated { path, size, .. } => (path.as_path(), *size, 512, 512, false),
         PendingTarget::NullSink { path } => (
             path.as_path(),
@@ -897,7 +933,7 @@ pub(super) fn check_job_against_target(
         match target {
             PendingTarget::Network(network, _, volume) => TrimTarget::Network(network, volume),
             PendingTarget::Existing(handle) => TrimTarget::Existing(handle),
-            PendingTarget::Create { path, .. } | PendingTarget::CreateEmpty { path, .. } => {
+            PendingTarget::Create { path, .. } | PendingTarget::CreateSized { path, .. } => {
                 TrimTarget::Create(path)
             }
             PendingTarget::Uncreated { .. }
@@ -913,7 +949,7 @@ pub(super) fn check_job_against_target(
     if loads_state
         && matches!(
             target,
-            PendingTarget::Create { .. } | PendingTarget::CreateEmpty { .. }
+            PendingTarget::Create { .. } | PendingTarget::CreateSized { .. }
         )
     {
         // A state names the file it was saved for; a file still to be made is not it.

@@ -121,6 +121,7 @@ fn inspect_file(
         created_by_iopath: is_marked_as_created(file),
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }
@@ -171,6 +172,7 @@ fn inspect_block_device(
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
     })
 }
 

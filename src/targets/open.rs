@@ -25,7 +25,7 @@ use super::filesystem_cache::FilesystemCache;
 use super::sys;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
-use crate::result::{AccessHint, TargetInfo};
+use crate::result::{AccessHint, CreatedContent, TargetInfo};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -172,10 +172,13 @@ impl TargetHandle {
         })
     }
 
-    /// The handle with its size taken as `size_bytes`: a file created empty for a job whose
-    /// writes extend it up to that size (fio's `create_on_open`).
-    pub fn with_planned_size(mut self, size_bytes: u64) -> Self {
-        self.info.size_bytes = self.info.size_bytes.max(size_bytes);
+    /// The handle of a file iopath has just created for the run, holding `content`, with its
+    /// size taken as at least `planned_size_bytes`: a file created empty, or with its size
+    /// kept at 0, is extended by the job's writes up to that size (fio's `create_on_open`,
+    /// `fallocate=none` or `keep`).
+    pub fn created_with(mut self, content: CreatedContent, planned_size_bytes: u64) -> Self {
+        self.info.size_bytes = self.info.size_bytes.max(planned_size_bytes);
+        self.info.created_content = Some(content);
         self
     }
 

@@ -225,20 +225,47 @@ fn read_xattr(
     Ok(Some(value[..length as usize].to_vec()))
 }
 
-/// Reserves `length` bytes for `file` (`fallocate` mode 0). Filesystems that cannot
-/// preallocate report `EOPNOTSUPP`, which the caller may ignore.
+/// Reserves `length` bytes for `file` (`fallocate` mode 0), setting its size. Filesystems
+/// that cannot preallocate report `EOPNOTSUPP`, which the caller may ignore.
 pub(super) fn preallocate(file: &File, length: u64) -> io::Result<()> {
+    fallocate(file, 0, length)
+}
+
+/// Reserves `length` bytes for `file` leaving its size as it is (`fallocate` with
+/// `FALLOC_FL_KEEP_SIZE`). Filesystems that cannot preallocate report `EOPNOTSUPP`.
+pub(super) fn preallocate_keeping_size(file: &File, length: u64) -> io::Result<()> {
+    fallocate(file, libc::FALLOC_FL_KEEP_SIZE, length)
+}
+
+/// `fallocate(file, mode, 0, length)`; nothing for a length of 0.
+fn fallocate(file: &File, mode: libc::c_int, length: u64) -> io::Result<()> {
     if length == 0 {
         return Ok(());
     }
     let length = libc::off_t::try_from(length)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "size too large"))?;
     // SAFETY: plain syscall on an open fd with integer arguments.
-    let result = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, length) };
+    let result = unsafe { libc::fallocate(file.as_raw_fd(), mode, 0, length) };
     if result != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// `posix_fallocate(file, 0, length)`: reserves the blocks and sets the size; where the file
+/// system cannot preallocate, the C library writes a zero into every block instead.
+pub(super) fn posix_preallocate(file: &File, length: u64) -> io::Result<()> {
+    if length == 0 {
+        return Ok(());
+    }
+    let length = libc::off_t::try_from(length)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "size too large"))?;
+    // SAFETY: plain library call on an open fd with integer arguments; it returns the error
+    // number rather than setting errno.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, length) } {
+        0 => Ok(()),
+        error => Err(io::Error::from_raw_os_error(error)),
+    }
 }
 
 /// Asks the kernel to drop `file`'s clean cached pages, so a test does not start with the

@@ -1,5 +1,6 @@
-//! Test files iopath creates: sizing from free space, creation filled with incompressible data,
-//! the ownership mark, and removal (also on Ctrl-C).
+//! Test files iopath creates: sizing from free space, creation filled with incompressible data
+//! (or only sized, for jobs that only write them), the ownership mark, and removal (also on
+//! Ctrl-C).
 //!
 //! A file iopath created carries the extended attribute [`OWNERSHIP_XATTR`]; such a file may be
 //! overwritten without `--allow-destructive`. On filesystems without user extended attributes
@@ -30,6 +31,7 @@
 use super::{TargetError, sys};
 use crate::fill::fill_random_bytes;
 use crate::gate::created::{self, FileIdentity, NewFileAccess};
+use crate::result::Preallocation;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
@@ -296,22 +298,64 @@ pub fn create_test_file(path: &Path, size_bytes: u64, seed: u64) -> Result<File,
     }
 }
 
-/// Creates `path` (which must not exist) empty, marks it as created by iopath, and returns it
-/// still open (write-only): the file of a job whose writes extend it (fio's `create_on_open`).
-pub fn create_empty_test_file(path: &Path) -> Result<File, TargetError> {
+/// Creates `path` (which must not exist) without writing any data into it, sized as
+/// `preallocation` says (fio's `fallocate=`; [`Preallocation::None`]: empty, as fio's
+/// `create_on_open` makes it), marks it as created by iopath, and returns it still open
+/// (write-only): the file of jobs whose writes put the data in. Where the file system cannot
+/// preallocate, `Native` and `Keep` leave the file empty, as fio's do. On a failure (no space
+/// left) the file is removed and the error names `path`.
+pub fn create_sized_test_file(
+    path: &Path,
+    size_bytes: u64,
+    preallocation: Preallocation,
+) -> Result<File, TargetError> {
     let file = create_new(path)?;
-    match sys::set_xattr(&file, OWNERSHIP_XATTR, b"1") {
-        Err(error) if error.raw_os_error() != Some(libc::EOPNOTSUPP) => {
+    match size_and_mark(&file, size_bytes, preallocation) {
+        Ok(()) => Ok(file),
+        Err((operation, source)) => {
             drop(file);
             let _ = created::remove_created(path);
             Err(TargetError::Io {
                 path: path.to_path_buf(),
-                operation: "mark the test file as created by iopath",
-                source: error,
+                operation,
+                source,
             })
         }
-        _ => Ok(file),
     }
+}
+
+/// Gives `file` its size as `preallocation` says and sets the ownership mark.
+fn size_and_mark(
+    file: &File,
+    size_bytes: u64,
+    preallocation: Preallocation,
+) -> Result<(), (&'static str, io::Error)> {
+    let sized = match preallocation {
+        Preallocation::None => Ok(()),
+        Preallocation::Native => sys::preallocate(file, size_bytes),
+        Preallocation::Posix => sys::posix_preallocate(file, size_bytes),
+        Preallocation::Keep => sys::preallocate_keeping_size(file, size_bytes),
+        Preallocation::Truncate => file.set_len(size_bytes),
+    };
+    match sized {
+        // As fio's `native` and `keep`: a file system that cannot preallocate leaves the
+        // file as it is, and the writes extend it.
+        Err(error)
+            if matches!(preallocation, Preallocation::Native | Preallocation::Keep)
+                && cannot_preallocate(&error) => {}
+        Err(error) => return Err(("size the test file", error)),
+        Ok(()) => {}
+    }
+    mark_as_created(file).map_err(|error| ("mark the test file as created by iopath", error))
+}
+
+/// Whether `error` says that the file system cannot preallocate (rather than that it is full
+/// or failed).
+fn cannot_preallocate(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL)
+    )
 }
 
 /// Creates `path` like [`create_test_file`], looking at `stop` before every chunk: once it is
@@ -365,10 +409,7 @@ fn fill_and_mark(
     // Reserving the space first fails fast on a full filesystem and keeps the file contiguous;
     // filesystems that cannot preallocate are filled all the same.
     if let Err(error) = sys::preallocate(file, size_bytes)
-        && !matches!(
-            error.raw_os_error(),
-            Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL)
-        )
+        && !cannot_preallocate(&error)
     {
         return Err(("reserve space for the test file", error));
     }

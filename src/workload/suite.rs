@@ -56,6 +56,7 @@ pub fn base_workload() -> Workload {
         write_data: Default::default(),
         error_policy: Default::default(),
         handling: Default::default(),
+        file_setup: Default::default(),
         verify: None,
     }
 }

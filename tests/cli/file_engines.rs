@@ -147,3 +147,32 @@ fn a_job_file_of_the_file_engines_counts_each_jobs_files() {
         (25, 50, 0, 25)
     );
 }
+
+#[test]
+fn metadata_operations_get_no_page_cache_or_working_set_notes() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A fio job file: buffered (fio's direct=0), as fio's examples of these engines run.
+    let job = "[global]\nfilesize=4k\nnrfiles=200\n\
+               [create]\nioengine=filecreate\n[stat]\nstonewall\nioengine=filestat\n";
+    std::fs::write(dir.path().join("files.fio"), job).unwrap();
+    let run = run_in(dir.path(), &["--job", "files.fio", "--no-history"]);
+    run.expect_status(0);
+    // A create or a look-up moves no data: no page cache between it and a device to warn of,
+    // and no working set that reads could find in memory.
+    for test in at(run.json(), &["tests"]).as_array().unwrap() {
+        assert_eq!(u64_at(test, &["total", "io_count"]), 200, "{test}");
+        let notes = at(test, &["analysis", "trust_notes"]);
+        let kinds: Vec<&str> = notes
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|note| note["kind"].as_str().unwrap())
+            .collect();
+        assert!(
+            !kinds.contains(&"buffered_io") && !kinds.contains(&"working_set_in_memory"),
+            "{notes}"
+        );
+    }
+    assert!(!run.stderr.contains("buffered I/O"), "{}", run.stderr);
+    assert!(!run.stderr.contains("working set"), "{}", run.stderr);
+}

@@ -13,6 +13,7 @@ mod error_policies;
 mod errors;
 mod explain;
 mod file_engines;
+mod file_layout;
 mod fio_files;
 mod fio_options;
 mod history;

@@ -83,3 +83,44 @@ fn no_test_file_is_created_for_the_null_engine() {
         4 << 20
     );
 }
+
+#[test]
+fn a_replay_on_the_null_engine_issues_the_logs_offsets_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("far.log"),
+        "fio version 3 iolog\n0 data add\n0 data open\n10 data write 0 4096\n\
+         20 data write 1073741824 4096\n30 data read 536870912 4096\n40 data close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("replay.fio"),
+        "[replay]\nioengine=null\nread_iolog=far.log\n",
+    )
+    .unwrap();
+    let run = run_in(
+        dir.path(),
+        &["--job", "replay.fio", "--trace-io", "t.csv", "--no-history"],
+    );
+    run.expect_status(0);
+    // The note says what decides the offsets: the log, not a 1 MiB bound.
+    assert!(
+        run.stderr.contains("ioengine=null does no I/O")
+            && run.stderr.contains("the offsets are the log's"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("offsets fall within"),
+        "{}",
+        run.stderr
+    );
+    let trace = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    let offsets: Vec<u64> = trace
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 1 << 30, 1 << 29], "{trace}");
+    assert!(!dir.path().join("data").exists());
+}

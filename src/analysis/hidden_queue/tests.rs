@@ -55,6 +55,7 @@ fn target() -> TargetInfo {
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }

@@ -23,6 +23,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         created_by_iopath: true,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }
@@ -95,6 +96,7 @@ pub(crate) fn nbd_target() -> TargetInfo {
         created_by_iopath: false,
         transfer_sizes: None,
         file_session: None,
+        created_content: None,
         read_only: false,
     }
 }
@@ -716,4 +718,35 @@ fn a_cpu_bound_run_on_an_encrypted_smb_session_says_the_client_encrypts() {
     let signed = on_share("SMB 3.1.1, signed (AES-128-GMAC)");
     assert_eq!(signed.verdict, Verdict::HostCpuBound, "{}", signed.evidence);
     assert!(!signed.evidence.contains("encrypt"), "{}", signed.evidence);
+}
+
+#[test]
+fn writes_to_a_file_created_without_data_are_first_writes() {
+    let writes = |content| {
+        let test = test_of(
+            workload(4096, 0, 100, 32),
+            empty_direction(),
+            direction(100e6, 4096, 100_000.0, 0.01),
+            idle_cpu(),
+        );
+        let mut target = file_target(1 << 30);
+        target.created_content = content;
+        let analysis = analyse_test(&test, &[target], &[local_nvme_path()], &facts());
+        analysis
+            .trust_notes
+            .iter()
+            .find(|note| note.kind == TrustKind::FirstWrites)
+            .map(|note| note.message.clone())
+    };
+    let sized = crate::result::CreatedContent::Sized {
+        preallocation: crate::result::Preallocation::Native,
+    };
+    let message = writes(Some(sized)).expect("a first-writes note");
+    assert!(
+        message.contains("sized with fallocate, no data written")
+            && message.contains("--overwrite"),
+        "{message}"
+    );
+    assert_eq!(writes(Some(crate::result::CreatedContent::Filled)), None);
+    assert_eq!(writes(None), None);
 }

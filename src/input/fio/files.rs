@@ -129,11 +129,17 @@ pub fn job_files(
             .max()
             .unwrap_or(4096);
         let size = NULL_ENGINE_FILE_BYTES.max(largest_block.next_power_of_two());
+        // A replay's offsets are the log's, wherever they fall.
+        let offsets = if settings.replay.log.is_some() {
+            "the offsets are the log's".to_string()
+        } else {
+            format!("offsets fall within {size} bytes (not the job's size)")
+        };
         notes.add(
             Some(&job.at),
             format!(
-                "job '{}': ioengine=null does no I/O: a missing file is not created, and offsets fall within {} bytes (not the job's size)",
-                job.section, size
+                "job '{}': ioengine=null does no I/O: a missing file is not created, and {offsets}",
+                job.section
             ),
         );
         Some(settings.offset.saturating_add(size))

@@ -109,6 +109,10 @@ fn map_generated_job(
         ..settings.error_policy.clone()
     };
     workload.handling = super::handling::io_handling(job, engine, notes)?;
+    workload.file_setup = crate::result::FileSetup {
+        overwrite: settings.overwrite,
+        preallocation: settings.fallocate,
+    };
     workload.verify = settings
         .verify
         .settings()

@@ -223,6 +223,10 @@ pub struct JobSettings {
     pub error_policy: crate::result::ErrorPolicy,
     /// `create_on_open`.
     pub create_on_open: Option<Set<bool>>,
+    /// `overwrite`: a file the job only writes is filled before the run all the same.
+    pub overwrite: bool,
+    /// `fallocate` (fio's default on Linux: `native`).
+    pub fallocate: crate::result::Preallocation,
     /// `fadvise_hint` (fio's default: by the job's pattern).
     pub fadvise_hint: crate::result::AccessHint,
     /// `force_async` (io_uring).
@@ -318,6 +322,8 @@ impl JobSettings {
             replay: Default::default(),
             stat_type: crate::result::StatCall::Stat,
             create_on_open: None,
+            overwrite: false,
+            fallocate: crate::result::Preallocation::Native,
             fadvise_hint: crate::result::AccessHint::ByPattern,
             force_async: None,
             norandommap: false,

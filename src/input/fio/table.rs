@@ -18,7 +18,7 @@ use super::parsers::{self, OptionError};
 use super::settings::JobSettings;
 use super::values::{colon_list, integer, per_direction, percent, size, time_ns};
 use super::verify_options;
-use crate::result::{AccessHint, EndOthers, FileService};
+use crate::result::{AccessHint, EndOthers, FileService, Preallocation};
 use crate::workload::limits::MAX_FILES;
 
 /// What iopath does with an option.
@@ -334,24 +334,31 @@ pub static OPTIONS: &[OptionSpec] = &[
         aliases: &["create_fsync"],
         mapping: "accepted; iopath creates every missing file before the first test",
         support: Support::Accepted(
-            "iopath creates, fills and syncs every missing file before the first test, one after the other",
+            "iopath creates every missing file before the first test, one after the other, and syncs each one it fills",
         ),
     },
     OptionSpec {
         name: "fallocate",
         aliases: &[],
-        mapping: "accepted; iopath preallocates and fills the files it creates",
-        support: Support::Accepted(
-            "iopath preallocates and fills with random data every file it creates",
-        ),
+        mapping: "how a file iopath creates but does not fill (no job reads it) gets its size: `native` (default, as fio's on Linux) `fallocate(2)`, blocks reserved and no data written; `posix` `posix_fallocate(3)`; `keep` `fallocate` keeping the size at 0; `truncate` `ftruncate(2)`, a sparse file; `none` (`0`) an empty file; `1` is `posix`; the jobs' writes extend a file left short (`--fallocate`)",
+        support: Support::Mapped(|s, input| {
+            let text = input.text()?;
+            s.fallocate = Preallocation::from_name(text).ok_or_else(|| {
+                OptionError::BadValue(format!(
+                    "'{text}' is not none, native, posix, keep, truncate, 0 or 1"
+                ))
+            })?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "overwrite",
         aliases: &[],
-        mapping: "accepted; iopath always lays out the files it creates before the run",
-        support: Support::Accepted(
-            "iopath lays out (fills) every file it creates before the run, so writes overwrite data",
-        ),
+        mapping: "1: a file iopath creates for a job that writes it is filled with data before the run, so that the writes overwrite data; 0 (default): only a file some job reads is filled, as fio lays out files (`--overwrite`)",
+        support: Support::Mapped(|s, input| {
+            s.overwrite = input.flag()?;
+            Ok(())
+        }),
     },
     OptionSpec {
         name: "invalidate",

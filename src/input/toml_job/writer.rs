@@ -262,6 +262,9 @@ fn workload_text(workload: &Workload) -> JobText {
         options.offset = Some(workload.region_offset_bytes);
     }
     options.random_map = workload.offsets.random_map;
+    options.overwrite = workload.file_setup.overwrite;
+    options.fallocate = (workload.file_setup.preallocation != base.file_setup.preallocation)
+        .then_some(workload.file_setup.preallocation);
     let other_rules = crate::result::OffsetRules {
         random_map: false,
         ..workload.offsets

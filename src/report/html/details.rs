@@ -121,6 +121,7 @@ fn kind_label(kind: TrustKind) -> &'static str {
         TrustKind::ReducibleData => "reducible data",
         TrustKind::BurstBucket => "burst bucket",
         TrustKind::WriteCliff => "write cliff",
+        TrustKind::FirstWrites => "first writes",
     }
 }
 
