@@ -3,33 +3,15 @@
 //! `open(O_CREAT)` and `close` per new file), and that iopath's own work on the files (the
 //! ownership mark) falls outside every worker's measured time.
 
-use crate::common::list_dir;
+use crate::common::{list_dir, traced_run};
 use crate::support::devices::required_tool;
 use std::path::Path;
-use std::process::Command;
 
-/// Runs `iopath run ARGS` in `dir` under `strace -f -y -e trace=CALLS` and returns strace's
-/// log, one line per call (`-y` shows the path behind each descriptor, and a path removed
-/// while open as `(deleted)`).
-fn traced_run(strace: &Path, dir: &Path, calls: &str, args: &[&str]) -> Vec<String> {
-    let log = dir.join("strace.log");
-    let output = Command::new(strace)
-        .current_dir(dir)
-        .args(["-f", "-y", "-e", &format!("trace={calls}"), "-o"])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_iopath"))
-        .arg("run")
-        .args(args)
-        .arg("--no-history")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    std::fs::read_to_string(&log)
-        .unwrap()
+/// strace's log of `iopath run ARGS` in `dir`, one line per call of `calls` (`-y` shows the
+/// path behind each descriptor, and a path removed while open as `(deleted)`).
+fn traced_calls(strace: &Path, dir: &Path, calls: &str, args: &[&str]) -> Vec<String> {
+    let tracing = format!("trace={calls}");
+    traced_run(strace, dir, &["-y", "-e", &tracing], args)
         .lines()
         .map(str::to_string)
         .collect()
@@ -42,7 +24,7 @@ fn filedelete_unlinks_files_that_no_descriptor_holds() {
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     std::fs::create_dir(dir.path().join("d")).unwrap();
-    let log = traced_run(
+    let log = traced_calls(
         &strace,
         dir.path(),
         "openat,close,unlink",
@@ -80,7 +62,7 @@ fn filecreate_marks_its_files_after_every_worker_has_ended() {
     let job = "[global]\nioengine=filecreate\nnrfiles=100\nfilesize=4k\ndirectory=d\n\
                [a]\n[b]\n[c]\n[e]\n";
     std::fs::write(dir.path().join("job.fio"), job).unwrap();
-    let log = traced_run(
+    let log = traced_calls(
         &strace,
         dir.path(),
         "openat,close,fsetxattr",
