@@ -1,7 +1,8 @@
 //! File descriptors a run holds at once, checked against the process's limit
 //! (`RLIMIT_NOFILE`, `ulimit -n`) before any target is opened.
 //!
-//! Every local target stays open from its checks to the end of the run (one descriptor), and
+//! Every local target stays open from its checks to the end of the run (one descriptor; the
+//! targets of the file-operation engines are closed before the run and worked on by name), and
 //! every worker re-opens each file it moves over (one more, two where the job drops a file's
 //! cached pages at each pass). A job of 20 000 files therefore needs 40 000 to 60 000
 //! descriptors. When that is above the soft limit, the soft limit is raised (to the hard limit,

@@ -111,6 +111,13 @@ impl AnyEngine {
         })
     }
 
+    /// Whether dropping the engine does work of its own on the target (a `filecreate` engine
+    /// marks the files it made as iopath's): such an engine is dropped once every worker of
+    /// its test has ended, so that this work falls in no worker's measured time.
+    pub fn finishes_on_drop(&self) -> bool {
+        matches!(self, AnyEngine::FileOperations(_))
+    }
+
     /// The engine as the trait.
     pub fn as_engine(&mut self) -> &mut dyn Engine {
         match self {

@@ -266,8 +266,12 @@ fn execute_inner(
     };
     let mut guards = Vec::new();
     let mut remote_files = Vec::new();
+    let by_name: Vec<bool> = target_operations::operations_of_targets(&plan)
+        .iter()
+        .map(Option::is_some)
+        .collect();
     let (prepared_targets, all_ready) = prepare_targets(
-        pending,
+        (pending, &by_name),
         stop,
         observer,
         (&mut guards, &mut remote_files),
@@ -472,7 +476,7 @@ fn create_remote_test_file(
 /// in the second. Returns the targets ready so far and whether all are (false when `stop` was
 /// set first).
 fn prepare_targets(
-    pending: Vec<PendingTarget>,
+    (pending, by_name): (Vec<PendingTarget>, &[bool]),
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     guards: (&mut Vec<TestFileGuard>, &mut Vec<RemoteTestFile>),
@@ -574,7 +578,14 @@ fn prepare_targets(
                 (path, (info, TargetAccess::Nothing), None)
             }
         };
-        let (info, access) = access;
+        let (info, mut access) = access;
+        if by_name.get(index).copied().unwrap_or(false) {
+            // A file `filestat` or `filedelete` finds (laid out now, or there before): its
+            // jobs work on it by name, and no descriptor of it stays open in the run, as in
+            // fio. An open descriptor would leave `unlink` only the name to remove, and the
+            // freeing of the file to the end of the run, outside the measured time.
+            access = TargetAccess::Nothing;
+        }
         prepared_targets.push(PreparedTarget {
             index,
             path,

@@ -73,7 +73,8 @@ pub enum TargetAccess {
     Local(TargetHandle),
     /// A network volume, reached by its protocol's engine.
     Network(NetworkTarget),
-    /// Nothing: a test file left uncreated because only the null engine uses it.
+    /// Nothing: a test file left uncreated because only the null engine uses it, or a path
+    /// the file-operation engines work on by name (no descriptor of it is held in the run).
     Nothing,
 }
 
@@ -200,6 +201,8 @@ pub fn run_test(
     let outcomes: Mutex<Vec<Option<(usize, WorkerOutcome)>>> =
         Mutex::new((0..thread_count).map(|_| None).collect());
     let finished = AtomicU64::new(0);
+    // Engines whose drop works on the target, dropped after the scope (after every worker).
+    let finishing: Mutex<Vec<AnyEngine>> = Mutex::new(Vec::new());
     let mut cpu = CpuResult {
         cpu_count: host_cpu_count(),
         ..CpuResult::default()
@@ -221,13 +224,14 @@ pub fn run_test(
     let start_failure = std::thread::scope(|scope| {
         for (index, mut worker) in workers.into_iter().enumerate() {
             let (ready, go, start_tick, progress) = (&ready, &go, &start_tick, &progress[index]);
-            let (stop, error_stop, outcomes, finished, links, pin_failures) = (
+            let (stop, error_stop, outcomes, finished, links, pin_failures, finishing) = (
                 context.stop.flag(),
                 &error_stop,
                 &outcomes,
                 &finished,
                 &links,
                 &pin_failures,
+                &finishing,
             );
             let spawned = std::thread::Builder::new()
                 .name(format!("iopath-worker-{index}"))
@@ -263,7 +267,14 @@ pub fn run_test(
                         // The start was called off; the coordinator says why.
                         Err(_) => return,
                     };
-                    drop(worker.engine);
+                    if worker.engine.finishes_on_drop() {
+                        finishing
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(worker.engine);
+                    } else {
+                        drop(worker.engine);
+                    }
                     links.worker_ended(worker.job, outcome.stop_reason == StopReason::Error);
                     outcomes.lock().unwrap_or_else(|e| e.into_inner())[index] =
                         Some((worker.job, outcome));
@@ -319,6 +330,9 @@ pub fn run_test(
             Err(error) => Some(error),
         }
     });
+    // Every worker has ended: what the engines do as they go (marking the files `filecreate`
+    // made) is measured by none of them.
+    drop(finishing);
     if let Some(error) = start_failure {
         return Err(error);
     }

@@ -62,6 +62,30 @@ fn run_command_with_json(
     into_run_output(output, json)
 }
 
+/// Runs `iopath run ARGS --no-history` in `dir` under `strace -f TRACING -o LOG` and returns
+/// strace's log; panics with iopath's standard error when the run fails.
+pub fn traced_run(strace: &Path, dir: &Path, tracing: &[&str], args: &[&str]) -> String {
+    let log = dir.join("strace.log");
+    let output = Command::new(strace)
+        .current_dir(dir)
+        .arg("-f")
+        .args(tracing)
+        .arg("-o")
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_iopath"))
+        .arg("run")
+        .args(args)
+        .arg("--no-history")
+        .output()
+        .expect("strace runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(&log).expect("strace's log")
+}
+
 /// Runs `iopath ARGS` (no JSON) in `dir`.
 pub fn plain_in(dir: &Path, args: &[&str]) -> RunOutput {
     let output = iopath()

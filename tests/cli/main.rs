@@ -12,6 +12,7 @@ mod data;
 mod error_policies;
 mod errors;
 mod explain;
+mod file_engine_calls;
 mod file_engines;
 mod file_layout;
 mod fio_files;

@@ -2,7 +2,7 @@
 //! checked before anything is opened, and the storage path discovered once per filesystem, not
 //! once per file (counted from the outside, with strace).
 
-use crate::common::{disk_tempdir, list_dir, run_in};
+use crate::common::{disk_tempdir, list_dir, run_in, traced_run};
 use crate::support::devices::required_tool;
 use std::path::Path;
 use std::process::Command;
@@ -97,25 +97,15 @@ fn bad_file_counts_exit_2() {
 /// by strace.
 fn discovery_opens(strace: &Path, files: u32) -> usize {
     let (dir, _) = job_directory(files);
-    let log = dir.path().join("strace.log");
-    let output = Command::new(strace)
-        .current_dir(dir.path())
-        .args(["-f", "-e", "trace=openat", "-o"])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_iopath"))
-        .args(["run", "--job", "job.fio", "--no-history"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|line| line.contains("/mountinfo\"") || line.contains("\"/sys/"))
-        .count()
+    traced_run(
+        strace,
+        dir.path(),
+        &["-e", "trace=openat"],
+        &["--job", "job.fio"],
+    )
+    .lines()
+    .filter(|line| line.contains("/mountinfo\"") || line.contains("\"/sys/"))
+    .count()
 }
 
 #[test]
