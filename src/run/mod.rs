@@ -10,6 +10,7 @@ pub mod confirm;
 mod coordinator;
 pub mod descriptors;
 pub mod engines;
+pub mod files_on_demand;
 pub mod flow;
 pub mod interrupt;
 pub mod job_links;
@@ -131,6 +132,15 @@ fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
     (handle.info().clone(), TargetAccess::Local(handle))
 }
 
+/// `handle` without its descriptor when its workers open it on demand (`on_demand[index]`).
+fn released(handle: TargetHandle, on_demand: &[bool], index: usize) -> TargetHandle {
+    if on_demand.get(index).copied().unwrap_or(false) {
+        handle.without_descriptor()
+    } else {
+        handle
+    }
+}
+
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
 pub struct ExecutedRun {
     /// The result.
@@ -243,6 +253,7 @@ fn execute_inner(
         plan,
         shapes,
         targets: pending,
+        on_demand,
         warnings,
         options,
         host,
@@ -263,7 +274,7 @@ fn execute_inner(
     let mut guards = Vec::new();
     let mut remote_files = Vec::new();
     let (prepared_targets, all_ready) = prepare_targets(
-        pending,
+        (pending, &on_demand),
         stop,
         observer,
         (&mut guards, &mut remote_files),
@@ -468,7 +479,7 @@ fn create_remote_test_file(
 /// in the second. Returns the targets ready so far and whether all are (false when `stop` was
 /// set first).
 fn prepare_targets(
-    pending: Vec<PendingTarget>,
+    (pending, on_demand): (Vec<PendingTarget>, &[bool]),
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     guards: (&mut Vec<TestFileGuard>, &mut Vec<RemoteTestFile>),
@@ -516,7 +527,7 @@ fn prepare_targets(
                 }
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file, &filesystems)?;
-                (path, local(handle), None)
+                (path, local(released(handle, on_demand, index)), None)
             }
             PendingTarget::CreateEmpty {
                 path,
@@ -533,7 +544,7 @@ fn prepare_targets(
                 }
                 let handle =
                     TargetHandle::from_created(&path, file, &filesystems)?.with_planned_size(size);
-                (path, local(handle), None)
+                (path, local(released(handle, on_demand, index)), None)
             }
             PendingTarget::NullSink { path } => {
                 // Never opened: its jobs run on the null engine.
