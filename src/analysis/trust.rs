@@ -21,6 +21,7 @@ use crate::result::{
     TrustNote,
 };
 use crate::units::{format_bytes, format_percent, format_rate};
+use std::collections::HashMap;
 
 pub use super::sample_interval::{confidence_interval, full_interval_rates};
 pub use super::series_shape::{TREND_MIN_INTERVALS, Trend, trend};
@@ -184,7 +185,8 @@ pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static s
 /// Bytes a test can touch: the region of each target its jobs move data on, counted once per
 /// target (the file-operation engines move none).
 pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u64 {
-    let mut regions: Vec<(usize, u64)> = Vec::new();
+    // Keyed by target: a job of 100 000 files looks each up once, not against every other.
+    let mut regions: HashMap<usize, u64> = HashMap::new();
     for job in test.jobs.iter().filter(|job| moves_data(job)) {
         for &index in &job.target_indexes {
             let size = targets.get(index).map_or(0, |t| t.size_bytes);
@@ -192,13 +194,13 @@ pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u6
                 .workload
                 .region_size_bytes
                 .unwrap_or_else(|| size.saturating_sub(job.workload.region_offset_bytes));
-            match regions.iter_mut().find(|(i, _)| *i == index) {
-                Some((_, existing)) => *existing = (*existing).max(region),
-                None => regions.push((index, region)),
-            }
+            let largest = regions.entry(index).or_insert(region);
+            *largest = (*largest).max(region);
         }
     }
-    regions.iter().map(|(_, region)| region).sum()
+    regions
+        .values()
+        .fold(0u64, |sum, region| sum.saturating_add(*region))
 }
 
 /// Whether `job` moves data (every engine but the file-operation ones: `filecreate`,

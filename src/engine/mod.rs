@@ -27,6 +27,7 @@ pub mod buffer;
 mod conformance_tests;
 pub mod data_path;
 pub mod file_operations;
+pub mod files_on_demand;
 pub mod io_uring;
 pub mod iscsi;
 pub mod nbd;

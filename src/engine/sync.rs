@@ -5,10 +5,13 @@
 //!
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
-//! files (a worker moving over a job's files); each request names its file.
+//! files (a worker moving over a job's files); each request names its file. Opened with
+//! [`SyncEngine::on_demand`], it opens each file at its first request and keeps at most a
+//! bound of them open (fio's `openfiles`; see [`super::files_on_demand`]).
 
 use super::buffer::BufferPool;
 use super::data_path::{DataPath, FileMapping, Pipe, negative_errno};
+use super::files_on_demand::FilesOnDemand;
 use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, IoRequest};
 use crate::result::{Capabilities, Direction};
@@ -17,6 +20,9 @@ use std::os::unix::fs::FileExt;
 /// See the module documentation.
 pub struct SyncEngine {
     files: Vec<EngineFile>,
+    /// Regular files opened as requests come to them, instead of `files` (which is then
+    /// empty); trimmed by punching holes.
+    on_demand: Option<FilesOnDemand>,
     /// How each file is trimmed (`None`: its kind could not be told; a trim fails).
     trims: Vec<Option<LocalTrim>>,
     buffers: BufferPool,
@@ -48,6 +54,7 @@ impl SyncEngine {
             moves: Moves::Pread,
             trims: files.iter().map(|file| LocalTrim::of(file).ok()).collect(),
             files,
+            on_demand: None,
             buffers: BufferPool::new(1, buffer_size),
             capabilities: Capabilities {
                 max_queue_depth: 1,
@@ -89,6 +96,27 @@ impl SyncEngine {
     }
 }
 
+impl SyncEngine {
+    /// A sync engine moving bytes by pread / pwrite over the regular files of `files`,
+    /// each opened at its first request, at most its bound of them open at once; one buffer
+    /// of `buffer_size` bytes.
+    pub fn on_demand(files: FilesOnDemand, buffer_size: usize) -> Self {
+        SyncEngine {
+            on_demand: Some(files),
+            ..Self::with_files(Vec::new(), buffer_size)
+        }
+    }
+}
+
+/// An error of the engine's `operation`.
+fn failed(operation: &'static str, source: std::io::Error) -> EngineError {
+    EngineError::Operation {
+        engine: "sync",
+        operation,
+        source,
+    }
+}
+
 impl Engine for SyncEngine {
     fn name(&self) -> &'static str {
         "sync"
@@ -108,8 +136,22 @@ impl Engine for SyncEngine {
             "sync engine holds one request at a time"
         );
         let length = request.length as usize;
-        let Some(file) = self.files.get(request.file as usize) else {
-            return Err(super::not_one_of_the_files("sync"));
+        let (file, trim) = match &mut self.on_demand {
+            Some(on_demand) => {
+                if request.direction != Direction::Read {
+                    on_demand.mark_written(request.file);
+                }
+                let file = on_demand
+                    .get(request.file)
+                    .map_err(|source| failed("open", source))?;
+                (file, Some(LocalTrim::PunchHole))
+            }
+            None => {
+                let Some(file) = self.files.get(request.file as usize) else {
+                    return Err(super::not_one_of_the_files("sync"));
+                };
+                (file, self.trims[request.file as usize])
+            }
         };
         let offset = request.offset;
         let status = |outcome: std::io::Result<usize>| match outcome {
@@ -118,7 +160,7 @@ impl Engine for SyncEngine {
         };
         let result = match (&mut self.moves, request.direction) {
             // Every data path trims the same way.
-            (_, Direction::Trim) => status(match self.trims[request.file as usize] {
+            (_, Direction::Trim) => status(match trim {
                 Some(how) => how.trim(file, offset, length as u64).map(|()| length),
                 None => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
             }),
@@ -170,12 +212,10 @@ impl Engine for SyncEngine {
                 })?;
             }
         }
-        for file in &self.files {
-            file.sync_data().map_err(|source| EngineError::Operation {
-                engine: "sync",
-                operation: "fdatasync",
-                source,
-            })?;
+        let open_on_demand = self.on_demand.iter().flat_map(FilesOnDemand::open_files);
+        for file in self.files.iter().chain(open_on_demand) {
+            file.sync_data()
+                .map_err(|source| failed("fdatasync", source))?;
         }
         Ok(())
     }

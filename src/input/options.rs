@@ -244,8 +244,10 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub file_service: Option<FileService>,
-    /// Files a worker does I/O to at a time (fio's openfiles): a file whose pass is done makes
-    /// room for the next (default: all of its files; up to 1 048 576).
+    /// Files a worker does I/O to, and holds open, at a time (fio's openfiles): a file whose
+    /// pass is done makes room for the next; with the sync engine each file is opened when its
+    /// turn comes and the least recently used is closed beyond N (default: all of its files,
+    /// all opened before the run; up to 1 048 576).
     #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,

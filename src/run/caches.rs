@@ -44,3 +44,26 @@ pub(super) fn random_offsets(workload: &crate::result::Workload) -> bool {
         .iter()
         .any(|line| line.random_percent > 0)
 }
+
+/// What a job asks of the page cache for one of its files, on the worker's own descriptor:
+/// the cached pages of its region dropped (fio's `invalidate=1`) and the access-pattern hint
+/// (fio's `fadvise_hint`). Both only for buffered I/O, where the cache is in the path.
+pub(super) fn prepare_cache(
+    file: &std::fs::File,
+    workload: &crate::result::Workload,
+    (offset, length): (u64, u64),
+) -> std::io::Result<()> {
+    if !workload.buffered {
+        return Ok(());
+    }
+    if workload.handling.invalidate_cache {
+        crate::targets::open::invalidate_cached_range(file, offset, length)?;
+    }
+    crate::targets::open::advise_access(
+        file,
+        offset,
+        length,
+        workload.handling.access_hint,
+        random_offsets(workload),
+    )
+}

@@ -11,6 +11,10 @@
 //! checked before they are opened ([`Descriptors::Targets`]); the workers' once the plan has
 //! passed its thread and memory budget ([`Descriptors::TargetsAndWorkers`]), whose refusal
 //! says more about a plan of too many workers.
+//!
+//! A job whose workers open their files on demand, at most `openfiles` at once
+//! ([`super::files_on_demand`]), counts that bound per worker, and its files hold no
+//! descriptor of their own: 100 000 files with `openfiles=64` need 64 per worker.
 
 use super::plan_error::PlanError;
 use super::shape::TestShape;
@@ -35,9 +39,15 @@ pub fn descriptors_needed(
     io_uring: Option<&std::io::Error>,
     which: Descriptors,
 ) -> u64 {
-    // A file-operation engine's target is worked on by name: it is never held open.
+    // A file-operation engine's target is worked on by name: it is never held open; nor is
+    // a file opened on demand.
     let operations = super::target_operations::operations_of_targets(plan);
-    let targets = operations.iter().filter(|found| found.is_none()).count() as u64;
+    let on_demand = super::files_on_demand::targets_opened_on_demand(plan, io_uring);
+    let targets = operations
+        .iter()
+        .zip(&on_demand)
+        .filter(|&(found, &on_demand)| found.is_none() && !on_demand)
+        .count() as u64;
     if which == Descriptors::Targets {
         return RESERVED_DESCRIPTORS + targets;
     }
@@ -53,6 +63,12 @@ pub fn descriptors_needed(
                         // Each operation opens and closes its file, or opens none.
                         return u64::from(shape.workers_per_target);
                     }
+                    let workers = u64::from(shape.workers_per_target);
+                    if super::files_on_demand::opens_files_on_demand(job, shape.engine) {
+                        let sets = job.file_sets().len() as u64;
+                        let bound = u64::from(job.workload.worker_files.open_at_once());
+                        return workers * sets * bound;
+                    }
                     let per_file = if super::caches::invalidates_each_pass(
                         &job.workload,
                         job.workload.worker_files.per_worker as usize,
@@ -61,7 +77,7 @@ pub fn descriptors_needed(
                     } else {
                         1
                     };
-                    u64::from(shape.workers_per_target) * job.targets.len() as u64 * per_file
+                    workers * job.targets.len() as u64 * per_file
                 })
                 .sum::<u64>()
         })

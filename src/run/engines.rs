@@ -3,6 +3,7 @@
 
 use super::worker::{WorkerLinks, WorkerOutcome, WorkerPlan, run_worker};
 use crate::engine::file_operations::{FileOperation, FileOperationEngine};
+use crate::engine::files_on_demand::FilesOnDemand;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
@@ -22,6 +23,9 @@ pub enum Endpoint<'a> {
     /// Local files or block devices (at least one), already opened with the right flags;
     /// requests name them by their index here.
     Files(Vec<File>),
+    /// Local regular files opened as requests come to them, a bound of them at once (the
+    /// sync engine over pread/pwrite: fio's `openfiles`).
+    FilesOnDemand(FilesOnDemand),
     /// A network volume (the engine makes its own connections).
     Network(&'a NetworkTarget),
     /// Paths of files or directories, not opened (the file-operation engines).
@@ -83,6 +87,9 @@ impl AnyEngine {
             (EngineKind::Sync, Endpoint::Files(files)) if !files.is_empty() => AnyEngine::Sync(
                 SyncEngine::with_data_path(files, options.buffer_size, options.data_path)?,
             ),
+            (EngineKind::Sync, Endpoint::FilesOnDemand(files)) if files.count() > 0 => {
+                AnyEngine::Sync(SyncEngine::on_demand(files, options.buffer_size))
+            }
             (kind, Endpoint::Paths(paths)) if kind.is_file_operation() => {
                 let operation = FileOperation::of(kind).expect("a file-operation engine");
                 AnyEngine::FileOperations(FileOperationEngine::new(

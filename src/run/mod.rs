@@ -11,6 +11,7 @@ mod coordinator;
 pub mod descriptors;
 pub mod engines;
 pub mod file_layout;
+pub mod files_on_demand;
 pub mod flow;
 pub mod interrupt;
 pub mod job_links;
@@ -135,6 +136,15 @@ fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
     (handle.info().clone(), TargetAccess::Local(handle))
 }
 
+/// `handle` without its descriptor when its workers open it on demand (`on_demand[index]`).
+fn released(handle: TargetHandle, on_demand: &[bool], index: usize) -> TargetHandle {
+    if on_demand.get(index).copied().unwrap_or(false) {
+        handle.without_descriptor()
+    } else {
+        handle
+    }
+}
+
 /// A finished (or interrupted) run, with issued I/Os per test and worker when tracing.
 pub struct ExecutedRun {
     /// The result.
@@ -247,6 +257,7 @@ fn execute_inner(
         plan,
         shapes,
         targets: pending,
+        on_demand,
         warnings,
         options,
         host,
@@ -271,7 +282,7 @@ fn execute_inner(
         .map(Option::is_some)
         .collect();
     let (prepared_targets, all_ready) = prepare_targets(
-        (pending, &by_name),
+        (pending, &by_name, &on_demand),
         stop,
         observer,
         (&mut guards, &mut remote_files),
@@ -474,9 +485,11 @@ fn create_remote_test_file(
 /// Opens, probes or creates every target, in order; temporary files get a guard in the first
 /// of `guards`, test files made on file servers (`nfs://`, always removed after the run) one
 /// in the second. Returns the targets ready so far and whether all are (false when `stop` was
-/// set first).
+/// set first). Targets worked by name (`by_name[index]`: filestat, filedelete) keep no
+/// descriptor; those whose workers open them on demand (`on_demand[index]`: openfiles) give
+/// theirs back once checked.
 fn prepare_targets(
-    (pending, by_name): (Vec<PendingTarget>, &[bool]),
+    (pending, by_name, on_demand): (Vec<PendingTarget>, &[bool], &[bool]),
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     guards: (&mut Vec<TestFileGuard>, &mut Vec<RemoteTestFile>),
@@ -529,7 +542,7 @@ fn prepare_targets(
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file, &filesystems)?
                     .created_with(CreatedContent::Filled, size);
-                (path, local(handle), None)
+                (path, local(released(handle, on_demand, index)), None)
             }
             PendingTarget::CreateSized {
                 path,
@@ -548,7 +561,7 @@ fn prepare_targets(
                 }
                 let handle = TargetHandle::from_created(&path, file, &filesystems)?
                     .created_with(content, size);
-                (path, local(handle), None)
+                (path, local(released(handle, on_demand, index)), None)
             }
             PendingTarget::NullSink { path } => {
                 // Never opened: its jobs run on the null engine.

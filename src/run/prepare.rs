@@ -123,6 +123,9 @@ pub struct PreparedRun {
     pub(super) plan: Plan,
     pub(super) shapes: Vec<Vec<TestShape>>,
     pub(super) targets: Vec<PendingTarget>,
+    /// Per target: its workers open it on demand, and it holds no descriptor between
+    /// ([`super::files_on_demand`]).
+    pub(super) on_demand: Vec<bool>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
     /// What the host could give when the plan was checked (the confirming experiments of
@@ -313,6 +316,7 @@ fn pending_target(
     spec: &TargetSpec,
     net_timeout: Duration,
     filesystems: &FilesystemCache,
+    on_demand: bool,
 ) -> Result<PendingTarget, RunError> {
     Ok(match spec {
         TargetSpec::Path { path, .. } if crate::targets::null_sink::is_null_device(path) => {
@@ -320,6 +324,8 @@ fn pending_target(
         }
         TargetSpec::Path { path, create_size } => {
             match TargetHandle::open_sharing(path, filesystems) {
+                // Every check of a regular file is done on opening; its workers open it again.
+                Ok(handle) if on_demand => PendingTarget::Existing(handle.without_descriptor()),
                 Ok(handle) => PendingTarget::Existing(handle),
                 Err(TargetError::Missing { .. }) if create_size.is_some() => {
                     let parent = path
@@ -402,16 +408,21 @@ pub fn prepare(
     make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
     let filesystems = FilesystemCache::default();
     let operations = super::target_operations::operations_of_targets(&plan);
+    let on_demand = super::files_on_demand::targets_opened_on_demand(&plan, io_uring);
     let mut targets = plan
         .targets
         .iter()
         .zip(&operations)
-        .map(|(spec, operation)| match operation {
-            Some(operation) => match operated_targets::operated_target(spec, *operation)? {
-                Some(named) => Ok(named),
-                None => pending_target(spec, options.net_timeout(), &filesystems),
-            },
-            None => pending_target(spec, options.net_timeout(), &filesystems),
+        .zip(&on_demand)
+        .map(|((spec, operation), &on_demand)| {
+            let pending = || pending_target(spec, options.net_timeout(), &filesystems, on_demand);
+            match operation {
+                Some(operation) => match operated_targets::operated_target(spec, *operation)? {
+                    Some(named) => Ok(named),
+                    None => pending(),
+                },
+                None => pending(),
+            }
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings = Vec::new();
@@ -474,6 +485,7 @@ pub fn prepare(
         plan,
         shapes,
         targets,
+        on_demand,
         warnings,
         options,
         host,

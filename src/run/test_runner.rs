@@ -1,9 +1,10 @@
 //! Runs one test: opens a worker per (job, target, worker), starts them together, samples
 //! progress and CPU while they run, and merges what they measured per job and for the test.
 
-use super::caches::{invalidates_each_pass, random_offsets};
+use super::caches::{invalidates_each_pass, prepare_cache};
 use super::coordinator::{Watch, coordinate};
 use super::engines::{AnyEngine, Endpoint};
+use super::files_on_demand::{on_demand_endpoint, opens_files_on_demand};
 use super::job_links::TestLinks;
 use super::progress::{LiveGroups, LiveSample, WorkerProgress};
 use super::rendezvous::Rendezvous;
@@ -29,7 +30,7 @@ use crate::stats::recorder::{DirectionRecorder, SplitHistograms};
 use crate::stats::series::merge_series;
 use crate::targets::TargetHandle;
 use crate::targets::network_target::NetworkTarget;
-use crate::targets::open::OpenRequest;
+use crate::targets::open::{CheckedPath, OpenRequest};
 use crate::verify::header::BlockFormat;
 use crate::verify::ledger::Ledger;
 use crate::verify::log::VerifyPolicy;
@@ -364,32 +365,47 @@ pub fn run_test(
     }))
 }
 
+/// What re-opens each of `set_targets`, local files of `job`, by its path.
+fn checked_paths(
+    job: &JobPlan,
+    set_targets: &[&PreparedTarget],
+) -> Result<Vec<CheckedPath>, RunError> {
+    set_targets
+        .iter()
+        .map(|target| match &target.access {
+            TargetAccess::Local(handle) => Ok(handle.checked_path()),
+            TargetAccess::Network(network) => Err(RunError::from(PlanError::NetworkInFileSet {
+                job: job.name.clone(),
+                target: network.to_string(),
+            })),
+            // Left uncreated: only the null engine was to use it.
+            TargetAccess::Nothing => Err(RunError::from(crate::targets::TargetError::Missing {
+                path: target.path.clone(),
+            })),
+        })
+        .collect()
+}
+
+/// How a worker of `workload` opens its files.
+fn open_request(workload: &crate::result::Workload) -> OpenRequest {
+    OpenRequest {
+        write: workload.modifies(),
+        direct: !workload.buffered,
+        dsync: workload.sync_writes,
+    }
+}
+
+/// The warning that O_DIRECT was refused on `target` and its I/O goes through the page cache.
+fn buffered_fallback(target: &PreparedTarget) -> String {
+    format!(
+        "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
+        target.path.display()
+    )
+}
+
 /// The region of the `index`-th file of a set.
 fn target_region(regions: &[(u64, u64)], index: usize) -> (u64, u64) {
     regions.get(index).copied().unwrap_or((0, 0))
-}
-
-/// What a job asks of the page cache for one of its files, on the worker's own descriptor:
-/// the cached pages of its region dropped (fio's `invalidate=1`) and the access-pattern hint
-/// (fio's `fadvise_hint`). Both only for buffered I/O, where the cache is in the path.
-fn prepare_cache(
-    file: &std::fs::File,
-    workload: &crate::result::Workload,
-    (offset, length): (u64, u64),
-) -> std::io::Result<()> {
-    if !workload.buffered {
-        return Ok(());
-    }
-    if workload.handling.invalidate_cache {
-        crate::targets::open::invalidate_cached_range(file, offset, length)?;
-    }
-    crate::targets::open::advise_access(
-        file,
-        offset,
-        length,
-        workload.handling.access_hint,
-        random_offsets(workload),
-    )
 }
 
 /// What the live views call a set of targets: the first, and how many more.
@@ -510,6 +526,16 @@ fn open_job(
                     shape.engine,
                 ),
                 TargetAccess::Nothing => (Endpoint::Nothing, EngineKind::Null),
+                TargetAccess::Local(_) if opens_files_on_demand(job, shape.engine) => {
+                    let checked = checked_paths(job, &set_targets)?;
+                    let (endpoint, opened_direct) =
+                        on_demand_endpoint(job, checked, &regions, open_request(workload))?;
+                    if !workload.buffered && !opened_direct && direct {
+                        warnings.push(buffered_fallback(first));
+                    }
+                    direct &= opened_direct;
+                    (endpoint, shape.engine)
+                }
                 TargetAccess::Local(_) => {
                     let mut files = Vec::with_capacity(set_targets.len());
                     for target in &set_targets {
@@ -525,16 +551,9 @@ fn open_job(
                                 .into());
                             }
                         };
-                        let opened = handle.reopen(OpenRequest {
-                            write: workload.modifies(),
-                            direct: !workload.buffered,
-                            dsync: workload.sync_writes,
-                        })?;
+                        let opened = handle.reopen(open_request(workload))?;
                         if !workload.buffered && !opened.direct && direct {
-                            warnings.push(format!(
-                                "{}: O_DIRECT is not supported here; running buffered (page cache in the path)",
-                                target.path.display()
-                            ));
+                            warnings.push(buffered_fallback(target));
                         }
                         direct &= opened.direct;
                         if let Err(error) = prepare_cache(

@@ -10,6 +10,13 @@
 //! symlink to a device, say) while iopath runs therefore changes nothing: iopath keeps working
 //! on the file or device it checked, and never follows the path again.
 //!
+//! A regular file of a job that holds a bounded number of files open at once (fio's
+//! `openfiles`) is the exception: its handle gives its descriptor back once the checks are done
+//! ([`TargetHandle::without_descriptor`]), so that 100 000 files do not need 100 000
+//! descriptors. Each re-open then follows the path, after and before comparing what it finds
+//! with the checked identity: a path renamed, removed or replaced is refused
+//! ([`TargetError::Changed`] or [`TargetError::Missing`]), never worked on.
+//!
 //! ```
 //! use iopath::targets::open::{OpenRequest, TargetHandle};
 //! let path = std::env::temp_dir().join(format!("iopath-open-doc-{}", std::process::id()));
@@ -101,8 +108,9 @@ pub const DEVICE_BUSY: &str =
 pub struct TargetHandle {
     /// The path as the user gave it (for messages).
     path: PathBuf,
-    /// The descriptor every check and every re-open goes through.
-    file: File,
+    /// The descriptor every check and every re-open goes through; `None` once given back
+    /// ([`TargetHandle::without_descriptor`]).
+    file: Option<File>,
     /// What the checks saw.
     identity: FileIdentity,
     /// What inspection found, through `file`.
@@ -166,7 +174,7 @@ impl TargetHandle {
         Ok(TargetHandle {
             path: path.to_path_buf(),
             identity: FileIdentity::of(metadata),
-            file,
+            file: Some(file),
             info,
             claim: OnceLock::new(),
         })
@@ -197,9 +205,25 @@ impl TargetHandle {
         self.identity
     }
 
-    /// The checked descriptor (read-only), for reading the target's first bytes.
-    pub fn file(&self) -> &File {
-        &self.file
+    /// The checked descriptor (read-only), for reading the target's first bytes; `None` once
+    /// given back (regular files only).
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
+    /// The handle of a regular file without its descriptor, once every check is done: each
+    /// re-open then follows the path and is refused unless it finds the checked file (see the
+    /// module documentation). A block device keeps its descriptor.
+    pub fn without_descriptor(mut self) -> Self {
+        if self.identity.block_device.is_none() && self.claim.get().is_none() {
+            self.file = None;
+        }
+        self
+    }
+
+    /// Whether the handle holds its descriptor.
+    pub fn holds_descriptor(&self) -> bool {
+        self.file.is_some()
     }
 
     /// A new descriptor on the checked file with the flags of `request`; when O_DIRECT is
@@ -210,22 +234,19 @@ impl TargetHandle {
     /// checked descriptor (through the path, where /proc is not mounted), and refused with
     /// [`TargetError::Changed`] unless it is the file the checks saw.
     pub fn reopen(&self, request: OpenRequest) -> Result<OpenedTarget, TargetError> {
-        let mut flags = libc::O_CLOEXEC;
-        if request.dsync {
-            flags |= libc::O_DSYNC;
+        reopen_checked(&self.path, self.identity, request, |write, flags| {
+            self.reopen_with(write, flags)
+        })
+    }
+
+    /// What re-opens this file by its path (see [`TargetHandle::without_descriptor`]),
+    /// without the rest of the handle: a worker that opens its files as it comes to them
+    /// keeps one of these per file.
+    pub fn checked_path(&self) -> CheckedPath {
+        CheckedPath {
+            path: self.path.clone(),
+            identity: self.identity,
         }
-        if request.direct {
-            match self.reopen_with(request.write, flags | libc::O_DIRECT) {
-                Ok(file) => return self.verified(file, true),
-                // The filesystem does not do O_DIRECT (tmpfs, some FUSE): go buffered, and say so.
-                Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {}
-                Err(error) => return Err(open_error(&self.path, error)),
-            }
-        }
-        let file = self
-            .reopen_with(request.write, flags)
-            .map_err(|error| open_error(&self.path, error))?;
-        self.verified(file, false)
     }
 
     /// Claims the block device exclusively (`O_EXCL`) and holds the claim as long as this
@@ -266,7 +287,10 @@ impl TargetHandle {
 
     /// Opens the checked file again, through its descriptor where /proc allows.
     fn reopen_with(&self, write: bool, flags: libc::c_int) -> io::Result<File> {
-        let through_descriptor = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+        let Some(file) = &self.file else {
+            return reopen_by_path(&self.path, self.identity, write, flags);
+        };
+        let through_descriptor = format!("/proc/self/fd/{}", file.as_raw_fd());
         match open_with_flags(Path::new(&through_descriptor), write, flags) {
             Err(error)
                 if error.raw_os_error() == Some(libc::ENOENT)
@@ -282,20 +306,99 @@ impl TargetHandle {
     /// `file` as an [`OpenedTarget`] when it is the checked file; [`TargetError::Changed`]
     /// otherwise.
     fn verified(&self, file: File, direct: bool) -> Result<OpenedTarget, TargetError> {
-        let metadata = file.metadata().map_err(|source| TargetError::Io {
-            path: self.path.clone(),
-            operation: "stat",
-            source,
-        })?;
-        let found = FileIdentity::of(&metadata);
-        if found != self.identity {
-            return Err(TargetError::Changed {
-                path: self.path.clone(),
-                reason: format!("it was {} when checked and is now {found}", self.identity),
-            });
-        }
-        Ok(OpenedTarget { file, direct })
+        verified(&self.path, self.identity, file, direct)
     }
+}
+
+/// A checked regular file known by its path and identity, holding no descriptor: re-opened by
+/// the path, and only when the path still names the checked file (see the module
+/// documentation).
+#[derive(Clone, Debug)]
+pub struct CheckedPath {
+    path: PathBuf,
+    identity: FileIdentity,
+}
+
+impl CheckedPath {
+    /// A new descriptor on the checked file with the flags of `request`, as
+    /// [`TargetHandle::reopen`] gives; [`TargetError::Changed`] when the path names another
+    /// file now.
+    pub fn reopen(&self, request: OpenRequest) -> Result<OpenedTarget, TargetError> {
+        reopen_checked(&self.path, self.identity, request, |write, flags| {
+            reopen_by_path(&self.path, self.identity, write, flags)
+        })
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A descriptor with the flags of `request` from `open` (given read-write or not, and the
+/// flags), checked to be the file of `identity`; buffered where O_DIRECT is refused.
+fn reopen_checked(
+    path: &Path,
+    identity: FileIdentity,
+    request: OpenRequest,
+    open: impl Fn(bool, libc::c_int) -> io::Result<File>,
+) -> Result<OpenedTarget, TargetError> {
+    let mut flags = libc::O_CLOEXEC;
+    if request.dsync {
+        flags |= libc::O_DSYNC;
+    }
+    if request.direct {
+        match open(request.write, flags | libc::O_DIRECT) {
+            Ok(file) => return verified(path, identity, file, true),
+            // The filesystem does not do O_DIRECT (tmpfs, some FUSE): go buffered, and say so.
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(error) => return Err(open_error(path, error)),
+        }
+    }
+    let file = open(request.write, flags).map_err(|error| open_error(path, error))?;
+    verified(path, identity, file, false)
+}
+
+/// Opens `path` again (a file without its checked descriptor): only when it still names the
+/// file of `identity`, so that nothing else (a device, a pipe put in its place) is opened; the
+/// caller compares the opened file's identity again.
+fn reopen_by_path(
+    path: &Path,
+    identity: FileIdentity,
+    write: bool,
+    flags: libc::c_int,
+) -> io::Result<File> {
+    let found = std::fs::metadata(path).map(|metadata| FileIdentity::of(&metadata))?;
+    if found != identity {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("it was {identity} when checked and is now {found}"),
+        ));
+    }
+    open_with_flags(path, write, flags | libc::O_NOCTTY)
+}
+
+/// `file` as an [`OpenedTarget`] when it is the file of `identity`; [`TargetError::Changed`]
+/// otherwise.
+fn verified(
+    path: &Path,
+    identity: FileIdentity,
+    file: File,
+    direct: bool,
+) -> Result<OpenedTarget, TargetError> {
+    let metadata = file.metadata().map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        operation: "stat",
+        source,
+    })?;
+    let found = FileIdentity::of(&metadata);
+    if found != identity {
+        return Err(TargetError::Changed {
+            path: path.to_path_buf(),
+            reason: format!("it was {identity} when checked and is now {found}"),
+        });
+    }
+    Ok(OpenedTarget { file, direct })
 }
 
 /// `fstat` of the open `file`, which must be a regular file or a block device.
@@ -331,6 +434,11 @@ fn open_error(path: &Path, error: io::Error) -> TargetError {
         Some(libc::EACCES | libc::EPERM) => TargetError::Unusable {
             path: path.to_path_buf(),
             reason: format!("permission denied ({error})"),
+        },
+        // The path names another file now (see `reopen_by_path`).
+        None if error.kind() == io::ErrorKind::InvalidData => TargetError::Changed {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
         },
         _ => TargetError::Io {
             path: path.to_path_buf(),
@@ -703,5 +811,50 @@ mod tests {
                 advise_access(&file, 0, 16 << 20, hint, random).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_handle_without_its_descriptor_reopens_only_the_checked_file() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("file");
+        std::fs::write(&path, [1u8; 4096]).unwrap();
+        let handle = TargetHandle::open(&path).unwrap().without_descriptor();
+        assert!(!handle.holds_descriptor());
+        let checked = handle.checked_path();
+        let mut byte = [0u8; 1];
+        handle
+            .reopen(READ)
+            .unwrap()
+            .file
+            .read_exact_at(&mut byte, 0)
+            .unwrap();
+        assert_eq!(byte, [1]);
+        checked.reopen(READ).unwrap();
+        // Another file under the same name is refused, never opened (the checked one is kept
+        // under another name, so that its inode cannot be the new file's).
+        std::fs::rename(&path, directory.path().join("moved")).unwrap();
+        std::fs::write(&path, [2u8; 4096]).unwrap();
+        for refused in [handle.reopen(READ), checked.reopen(READ)] {
+            assert!(
+                matches!(refused, Err(TargetError::Changed { .. })),
+                "{refused:?}"
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(
+            checked.reopen(READ),
+            Err(TargetError::Missing { .. })
+        ));
+    }
+
+    #[test]
+    fn a_block_device_keeps_its_descriptor() {
+        let Some(device) = LoopDevice::attach_zeroed(1) else {
+            return;
+        };
+        let handle = TargetHandle::open(device.path())
+            .unwrap()
+            .without_descriptor();
+        assert!(handle.holds_descriptor());
     }
 }

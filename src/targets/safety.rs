@@ -149,9 +149,9 @@ fn check_block_device(target: &TargetHandle, policy: WritePolicy) -> Result<(), 
         return Ok(());
     }
     // A fresh look at the first bytes, and what inspection saw, whichever finds something.
-    let signature = signature::read_signature(target.file())
-        .ok()
-        .flatten()
+    let signature = target
+        .file()
+        .and_then(|file| signature::read_signature(file).ok().flatten())
         .map(str::to_string)
         .or_else(|| info.filesystem.clone());
     if let Some(signature) = signature {

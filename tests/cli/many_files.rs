@@ -120,3 +120,87 @@ fn the_path_is_discovered_once_per_filesystem_not_per_file() {
     assert!(few > 0, "discovery reads the mount table and sysfs");
     assert!(many <= few + 40, "20 files: {few} opens; 400 files: {many}");
 }
+
+/// A sequential 4 KiB read job of `files` files of 4 KiB, at most `open_files` open at once
+/// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened).
+fn bounded_open_job(directory: &Path, files: u32, open_files: Option<u32>) -> String {
+    let bound = open_files.map_or(String::new(), |bound| format!("openfiles={bound}\n"));
+    format!(
+        "[bounded]\nioengine=psync\nrw=read\nbs=4k\nfilesize=4k\nnrfiles={files}\n{bound}time_based\nruntime=1500ms\ndirectory={}\n",
+        directory.display()
+    )
+}
+
+/// Runs `iopath run --job job.fio` in `dir` with a soft and hard descriptor limit of `limit`;
+/// returns its exit status, its stderr and the most descriptors it held at once, counted in
+/// /proc/PID/fd every few milliseconds while it ran (at most 120 s).
+fn run_with_descriptor_limit(dir: &Path, limit: u32) -> (Option<i32>, String, usize) {
+    let mut child = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            r#"ulimit -Sn {limit} && ulimit -Hn {limit} && exec "$0" run --job job.fio --no-history --json result.json"#
+        ))
+        .arg(env!("CARGO_BIN_EXE_iopath"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let descriptors = format!("/proc/{}/fd", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut most = 0;
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        if let Ok(entries) = std::fs::read_dir(&descriptors) {
+            most = most.max(entries.count());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        most,
+    )
+}
+
+#[test]
+fn openfiles_bounds_the_descriptors_of_a_job_of_more_files_than_the_limit() {
+    let dir = disk_tempdir();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    // 3000 files under a limit of 512: every file open at once cannot fit.
+    std::fs::write(
+        dir.path().join("job.fio"),
+        bounded_open_job(&files, 3000, None),
+    )
+    .unwrap();
+    let (status, stderr, _) = run_with_descriptor_limit(dir.path(), 512);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("limit of 512"), "{stderr}");
+    // The files are laid out here, as fio's names them, so that the run only reads them.
+    for index in 0..3000 {
+        std::fs::write(files.join(format!("bounded.0.{index}")), [7u8; 4096]).unwrap();
+    }
+
+    std::fs::write(
+        dir.path().join("job.fio"),
+        bounded_open_job(&files, 3000, Some(16)),
+    )
+    .unwrap();
+    let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(list_dir(&files).len(), 3000, "no file was added");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+    let reads = result["tests"][0]["read"]["io_count"].as_u64().unwrap();
+    assert!(
+        reads > 3000,
+        "the worker moved over every file: {reads} reads"
+    );
+    // 16 files, the standard streams, the result and the samplers' reads of /proc.
+    assert!(
+        most > 16 && most <= 16 + 48,
+        "at most 16 files open at once, and a few descriptors beside: {most} held"
+    );
+}

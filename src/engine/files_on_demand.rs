@@ -1,0 +1,223 @@
+//! Files a local engine opens as its requests come to them and closes beyond a bound, as fio
+//! does with `openfiles`: a worker moving over 100 000 files then holds at most that many
+//! descriptors, not one per file.
+//!
+//! A file is opened (by the caller's [`OpenFile`]) at the first request that names it; when
+//! that makes more files open than the bound, the least recently used one is closed. The
+//! bookkeeping per request is one counter written; only an open scans the open files.
+//!
+//! ```
+//! use iopath::engine::files_on_demand::FilesOnDemand;
+//! let directory = std::env::temp_dir().join(format!("iopath-on-demand-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&directory).unwrap();
+//! let paths: Vec<_> = (0..3).map(|n| directory.join(format!("f{n}"))).collect();
+//! for path in &paths {
+//!     std::fs::write(path, [0u8; 512]).unwrap();
+//! }
+//! let opener = paths.clone();
+//! let mut files = FilesOnDemand::new(3, 2, Box::new(move |file| std::fs::File::open(&opener[file as usize])));
+//! for file in [0, 1, 2, 0] {
+//!     files.get(file).unwrap();
+//! }
+//! assert_eq!(files.open_count(), 2);
+//! assert_eq!(files.opens(), 4, "file 0 was closed for file 2, and opened again");
+//! std::fs::remove_dir_all(&directory).unwrap();
+//! ```
+
+use std::fs::File;
+use std::io;
+
+/// Opens file `index` of an engine's files, with the flags its requests need.
+pub type OpenFile = Box<dyn FnMut(u32) -> io::Result<File> + Send>;
+
+/// See the module documentation.
+pub struct FilesOnDemand {
+    /// Per file: its descriptor while open.
+    files: Vec<Option<File>>,
+    /// Per file: the request count at its last use.
+    last_used: Vec<u64>,
+    /// Per file: written since it was opened (synced before it is closed, when asked).
+    written: Vec<bool>,
+    /// The files open now (unordered).
+    open: Vec<u32>,
+    /// Most files open at once (at least 1).
+    bound: usize,
+    uses: u64,
+    opens: u64,
+    opener: OpenFile,
+    /// Make a written file's data durable before closing it (fio's `end_fsync` over files
+    /// that are closed before the end).
+    sync_before_close: bool,
+}
+
+impl FilesOnDemand {
+    /// `count` files, at most `bound` of them open at once, each opened by `opener`.
+    pub fn new(count: usize, bound: usize, opener: OpenFile) -> Self {
+        let bound = bound.clamp(1, count.max(1));
+        FilesOnDemand {
+            files: (0..count).map(|_| None).collect(),
+            last_used: vec![0; count],
+            written: vec![false; count],
+            open: Vec::with_capacity(bound + 1),
+            bound,
+            uses: 0,
+            opens: 0,
+            opener,
+            sync_before_close: false,
+        }
+    }
+
+    /// The same, making a written file's data durable (fdatasync) before it is closed.
+    pub fn syncing_before_close(mut self) -> Self {
+        self.sync_before_close = true;
+        self
+    }
+
+    /// How many files there are.
+    pub fn count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// File `file`, opened now when it is not open (closing the least recently used beyond the
+    /// bound first).
+    #[inline]
+    pub fn get(&mut self, file: u32) -> io::Result<&File> {
+        let index = file as usize;
+        if index >= self.files.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "file is not one of the engine's",
+            ));
+        }
+        self.uses += 1;
+        self.last_used[index] = self.uses;
+        if self.files[index].is_none() {
+            self.open_file(file)?;
+        }
+        Ok(self.files[index].as_ref().expect("opened above"))
+    }
+
+    /// Notes that `file` is written (before or after the [`FilesOnDemand::get`] of the write).
+    #[inline]
+    pub fn mark_written(&mut self, file: u32) {
+        if let Some(written) = self.written.get_mut(file as usize) {
+            *written = true;
+        }
+    }
+
+    /// Opens `file`, making room first.
+    #[cold]
+    fn open_file(&mut self, file: u32) -> io::Result<()> {
+        if self.open.len() >= self.bound {
+            self.close_least_recently_used()?;
+        }
+        let opened = (self.opener)(file)?;
+        self.opens += 1;
+        self.files[file as usize] = Some(opened);
+        self.open.push(file);
+        Ok(())
+    }
+
+    /// Closes the open file used longest ago.
+    fn close_least_recently_used(&mut self) -> io::Result<()> {
+        let Some((position, _)) = self
+            .open
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &file)| self.last_used[file as usize])
+        else {
+            return Ok(());
+        };
+        let file = self.open.swap_remove(position) as usize;
+        let written = std::mem::take(&mut self.written[file]);
+        if let Some(closed) = self.files[file].take()
+            && self.sync_before_close
+            && written
+        {
+            closed.sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// The files open now.
+    pub fn open_files(&self) -> impl Iterator<Item = &File> {
+        self.open
+            .iter()
+            .filter_map(|&file| self.files[file as usize].as_ref())
+    }
+
+    /// How many files are open now.
+    pub fn open_count(&self) -> usize {
+        self.open.len()
+    }
+
+    /// How many opens there were so far.
+    pub fn opens(&self) -> u64 {
+        self.opens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// `count` files of 4 KiB in a new directory, and an opener that counts its opens.
+    fn files(count: usize) -> (tempfile::TempDir, OpenFile, Arc<AtomicUsize>) {
+        let directory = tempfile::tempdir().unwrap();
+        let paths: Vec<_> = (0..count)
+            .map(|n| {
+                let path = directory.path().join(format!("f{n}"));
+                std::fs::write(&path, [n as u8; 4096]).unwrap();
+                path
+            })
+            .collect();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let counter = opened.clone();
+        let opener: OpenFile = Box::new(move |file| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            File::open(&paths[file as usize])
+        });
+        (directory, opener, opened)
+    }
+
+    #[test]
+    fn never_more_open_than_the_bound_and_each_request_reaches_its_own_file() {
+        use std::os::unix::fs::FileExt;
+        let (_directory, opener, opened) = files(10);
+        let mut on_demand = FilesOnDemand::new(10, 3, opener);
+        let mut byte = [0u8; 1];
+        for round in 0..4 {
+            for file in 0..10u32 {
+                on_demand.get(file).unwrap().read_at(&mut byte, 0).unwrap();
+                assert_eq!(byte[0], file as u8, "round {round}");
+                assert!(on_demand.open_count() <= 3);
+            }
+        }
+        // Round robin over more files than the bound reopens each at every turn.
+        assert_eq!(opened.load(Ordering::Relaxed), 40);
+        assert_eq!(on_demand.open_files().count(), 3);
+    }
+
+    #[test]
+    fn files_within_the_bound_are_opened_once() {
+        let (_directory, opener, opened) = files(10);
+        let mut on_demand = FilesOnDemand::new(10, 4, opener);
+        for _ in 0..100 {
+            for file in [2, 5, 7, 9] {
+                on_demand.get(file).unwrap();
+            }
+        }
+        assert_eq!(opened.load(Ordering::Relaxed), 4);
+        // The least recently used goes, not the one just used.
+        on_demand.get(0).unwrap();
+        on_demand.get(9).unwrap();
+        assert_eq!(
+            opened.load(Ordering::Relaxed),
+            5,
+            "file 2 was closed for 0, not 9"
+        );
+        assert!(on_demand.get(10).is_err());
+    }
+}
