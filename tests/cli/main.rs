@@ -29,6 +29,7 @@ mod output_files;
 mod path_command;
 mod path_gate;
 mod pts;
+mod result_size;
 mod safety;
 mod server_metrics;
 mod short_runs;
