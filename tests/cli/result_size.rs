@@ -147,7 +147,28 @@ fn exporters_compare_and_report_read_a_compact_result_as_the_whole_one() {
         .output()
         .unwrap();
     assert!(reported.status.success(), "{reported:?}");
-    // The report shows the first file and a line for the 299 alike, with their total size.
+    // explain shows the path the 300 files share once, with a line for the 299 alike.
+    let explained = iopath().arg("explain").arg(&compact_path).output().unwrap();
+    assert!(explained.status.success(), "{explained:?}");
+    let explained = String::from_utf8_lossy(&explained.stdout);
+    assert_eq!(
+        explained.matches("Storage path of").count(),
+        1,
+        "{explained}"
+    );
+    assert!(
+        explained.contains("(and 299 more targets alike in"),
+        "{explained}"
+    );
+    // So do the Markdown summary and the report, with their total size.
+    let mut markdown = Vec::new();
+    write_markdown(Report::of_run(&compact).run(), &mut markdown).unwrap();
+    let markdown = String::from_utf8(markdown).unwrap();
+    assert_eq!(markdown.matches("- **Target:**").count(), 1, "{markdown}");
+    assert!(
+        markdown.contains("- **Targets:** and 299 more targets alike in"),
+        "{markdown}"
+    );
     let html = std::fs::read_to_string(&html).unwrap();
     let last = Path::new(&compact.targets[299].path).file_name().unwrap();
     assert!(
