@@ -182,7 +182,8 @@ pub(super) fn main_direction(test: &TestResult) -> (&DirectionResult, &'static s
 
 /// Bytes a test can touch: the region of each of its targets, counted once per target.
 pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u64 {
-    let mut regions: Vec<(usize, u64)> = Vec::new();
+    // Keyed by target: a job of 100 000 files looks each one up once, not against every other.
+    let mut regions: std::collections::BTreeMap<usize, u64> = std::collections::BTreeMap::new();
     for job in &test.jobs {
         for &index in &job.target_indexes {
             let size = targets.get(index).map_or(0, |t| t.size_bytes);
@@ -190,13 +191,47 @@ pub(super) fn working_set_bytes(test: &TestResult, targets: &[TargetInfo]) -> u6
                 .workload
                 .region_size_bytes
                 .unwrap_or_else(|| size.saturating_sub(job.workload.region_offset_bytes));
-            match regions.iter_mut().find(|(i, _)| *i == index) {
-                Some((_, existing)) => *existing = (*existing).max(region),
-                None => regions.push((index, region)),
-            }
+            let existing = regions.entry(index).or_insert(region);
+            *existing = (*existing).max(region);
         }
     }
-    regions.iter().map(|(_, region)| region).sum()
+    regions.values().sum()
+}
+
+/// The most sparse targets named one by one in a test's notes; the others are counted in one
+/// more note, with their sizes added up.
+const SPARSE_TARGETS_NAMED: usize = 3;
+
+/// The notes about `sparse` targets (each with its allocated bytes): one per target up to
+/// [`SPARSE_TARGETS_NAMED`], then one for the rest (a job over thousands of sparse files).
+fn sparse_notes(sparse: &[(&TargetInfo, u64)]) -> Vec<String> {
+    let mut notes: Vec<String> = sparse
+        .iter()
+        .take(SPARSE_TARGETS_NAMED)
+        .map(|(target, allocated)| {
+            format!(
+                "{} is sparse ({} of {} allocated): reads of its holes never reach the device",
+                target.path,
+                format_bytes(*allocated),
+                format_bytes(target.size_bytes)
+            )
+        })
+        .collect();
+    let rest = sparse.get(SPARSE_TARGETS_NAMED..).unwrap_or_default();
+    if !rest.is_empty() {
+        let allocated = rest.iter().map(|(_, allocated)| allocated).sum::<u64>();
+        let size = rest
+            .iter()
+            .map(|(target, _)| target.size_bytes)
+            .sum::<u64>();
+        notes.push(format!(
+            "{} more targets are sparse ({} of {} allocated in all): reads of their holes never reach the device",
+            rest.len(),
+            format_bytes(allocated),
+            format_bytes(size)
+        ));
+    }
+    notes
 }
 
 /// Every trust note of a test.
@@ -308,6 +343,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
         }
     }
     if reads {
+        let mut sparse = Vec::new();
         for &index in inputs.target_indexes {
             let (Some(target), Some(path)) = (inputs.targets.get(index), inputs.paths.get(index))
             else {
@@ -325,16 +361,11 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
                 && target.size_bytes > 0
                 && allocated < target.size_bytes / 2
             {
-                add(
-                    TrustKind::NeverWritten,
-                    format!(
-                        "{} is sparse ({} of {} allocated): reads of its holes never reach the device",
-                        target.path,
-                        format_bytes(allocated),
-                        format_bytes(target.size_bytes)
-                    ),
-                );
+                sparse.push((target, allocated));
             }
+        }
+        for note in sparse_notes(&sparse) {
+            add(TrustKind::NeverWritten, note);
         }
     }
     for note in super::written_data::reducible_data_notes(test) {
@@ -382,6 +413,25 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparse_targets_past_three_are_counted_in_one_note() {
+        let targets: Vec<TargetInfo> = (0..1000)
+            .map(|n| {
+                let kind = crate::result::TargetKind::File;
+                TargetInfo::unexamined(format!("/data/f.{n}"), kind, 1 << 20)
+            })
+            .collect();
+        let sparse: Vec<(&TargetInfo, u64)> = targets.iter().map(|t| (t, 4096)).collect();
+        let notes = sparse_notes(&sparse);
+        assert_eq!(notes.len(), 4);
+        assert!(notes[2].starts_with("/data/f.2 is sparse (4.0 KiB of 1.0 MiB"));
+        assert_eq!(
+            notes[3],
+            "997 more targets are sparse (3.9 MiB of 997.0 MiB allocated in all): reads of their holes never reach the device"
+        );
+        assert_eq!(sparse_notes(&sparse[..3]).len(), 3);
+    }
     use crate::result::IntervalPoint;
 
     fn point(index: u64, bytes: u64, duration_ns: u64) -> IntervalPoint {
