@@ -290,15 +290,10 @@ fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
             ", not on disk"
         });
     }
-    let name = Path::new(&info.path)
-        .file_name()
-        .map_or(info.path.clone(), |name| {
-            name.to_string_lossy().into_owned()
-        });
     walker.push(
-        format!("file:{}", info.path),
+        crate::result::path::file_hop_key(&info.path),
         HopKind::File,
-        name,
+        crate::result::path::file_hop_name(&info.path),
         description,
         0,
         Share::WHOLE,

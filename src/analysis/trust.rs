@@ -209,6 +209,42 @@ fn moves_data(job: &JobResult) -> bool {
     !job.workload.engine.is_file_operation()
 }
 
+/// The most sparse targets named one by one in a test's notes; the others are counted in one
+/// more note, with their sizes added up.
+const SPARSE_TARGETS_NAMED: usize = 3;
+
+/// The notes about `sparse` targets (each with its allocated bytes): one per target up to
+/// [`SPARSE_TARGETS_NAMED`], then one for the rest (a job over thousands of sparse files).
+fn sparse_notes(sparse: &[(&TargetInfo, u64)]) -> Vec<String> {
+    let mut notes: Vec<String> = sparse
+        .iter()
+        .take(SPARSE_TARGETS_NAMED)
+        .map(|(target, allocated)| {
+            format!(
+                "{} is sparse ({} of {} allocated): reads of its holes never reach the device",
+                target.path,
+                format_bytes(*allocated),
+                format_bytes(target.size_bytes)
+            )
+        })
+        .collect();
+    let rest = sparse.get(SPARSE_TARGETS_NAMED..).unwrap_or_default();
+    if !rest.is_empty() {
+        let allocated = rest.iter().map(|(_, allocated)| allocated).sum::<u64>();
+        let size = rest
+            .iter()
+            .map(|(target, _)| target.size_bytes)
+            .sum::<u64>();
+        notes.push(format!(
+            "{} more targets are sparse ({} of {} allocated in all): reads of their holes never reach the device",
+            rest.len(),
+            format_bytes(allocated),
+            format_bytes(size)
+        ));
+    }
+    notes
+}
+
 /// Every trust note of a test.
 pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
     let test = inputs.test;
@@ -323,6 +359,7 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
         }
     }
     if reads {
+        let mut sparse = Vec::new();
         for &index in inputs.target_indexes {
             let (Some(target), Some(path)) = (inputs.targets.get(index), inputs.paths.get(index))
             else {
@@ -340,16 +377,11 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
                 && target.size_bytes > 0
                 && allocated < target.size_bytes / 2
             {
-                add(
-                    TrustKind::NeverWritten,
-                    format!(
-                        "{} is sparse ({} of {} allocated): reads of its holes never reach the device",
-                        target.path,
-                        format_bytes(allocated),
-                        format_bytes(target.size_bytes)
-                    ),
-                );
+                sparse.push((target, allocated));
             }
+        }
+        for note in sparse_notes(&sparse) {
+            add(TrustKind::NeverWritten, note);
         }
     }
     if test.write.io_count > 0 {
@@ -417,6 +449,25 @@ pub(super) fn trust_notes(inputs: &TrustInputs) -> Vec<TrustNote> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparse_targets_past_three_are_counted_in_one_note() {
+        let targets: Vec<TargetInfo> = (0..1000)
+            .map(|n| {
+                let kind = crate::result::TargetKind::File;
+                TargetInfo::unexamined(format!("/data/f.{n}"), kind, 1 << 20)
+            })
+            .collect();
+        let sparse: Vec<(&TargetInfo, u64)> = targets.iter().map(|t| (t, 4096)).collect();
+        let notes = sparse_notes(&sparse);
+        assert_eq!(notes.len(), 4);
+        assert!(notes[2].starts_with("/data/f.2 is sparse (4.0 KiB of 1.0 MiB"));
+        assert_eq!(
+            notes[3],
+            "997 more targets are sparse (3.9 MiB of 997.0 MiB allocated in all): reads of their holes never reach the device"
+        );
+        assert_eq!(sparse_notes(&sparse[..3]).len(), 3);
+    }
     use crate::result::IntervalPoint;
 
     fn point(index: u64, bytes: u64, duration_ns: u64) -> IntervalPoint {

@@ -9,10 +9,12 @@ use clap::Args;
 use iopath::analysis::path::{inspect_for_path, inspect_recorded};
 use iopath::analysis::{DeclaredPath, analyse_gathered, analyse_on, host_facts_of};
 use iopath::discovery::Machine;
+use iopath::report::alike::alike_line;
 use iopath::report::json::write_pretty_json;
 use iopath::report::model::Report;
 use iopath::report::path::path_lines;
 use iopath::report::text::write_text;
+use iopath::result::target_groups::group;
 use iopath::result::{RunResult, TargetInfo};
 use iopath::text::escape::escape_controls;
 use std::io::Write;
@@ -188,11 +190,25 @@ fn explain(result: &mut RunResult, declared: &DeclaredPath, source: &PathSource)
 /// prints them.
 fn print_explained(label: &str, result: &RunResult, seen_on: &str) -> i32 {
     let mut lines = vec![format!("{}: explained {seen_on}", escape_controls(label))];
-    for (target, path) in result.targets.iter().zip(&result.paths) {
+    // Targets alike (the files of a job on one filesystem) share one path, shown once.
+    let (entries, paths) = group(&result.targets, &result.paths);
+    let entries = if paths.len() == entries.len() {
+        entries
+    } else {
+        Vec::new()
+    };
+    for (entry, path) in entries.iter().zip(&paths) {
         lines.push(format!(
             "Storage path of {}:",
-            escape_controls(&target.path)
+            escape_controls(&entry.first.path)
         ));
+        if let Some(alike) = &entry.alike {
+            let quote = |text: &str| escape_controls(text).into_owned();
+            lines.push(format!(
+                "  ({}: the same path but for the file)",
+                alike_line(alike, entry.first.size_bytes, &quote)
+            ));
+        }
         lines.extend(path_lines(path).iter().map(|line| format!("  {line}")));
         if !path.notes.is_empty() {
             lines.push("Notes:".into());

@@ -53,12 +53,14 @@ pub enum ReadError {
     /// Not JSON, or not a RunResult.
     #[error("not an iopath result: {0}")]
     Json(#[from] serde_json::Error),
-    /// Written by a version of iopath with another schema.
-    #[error("result schema version {found}, this iopath reads version {expected}")]
+    /// Written by a version of iopath with a schema this build does not know.
+    #[error(
+        "result schema version {found}, this iopath reads versions {OLDEST_READ} to {expected}"
+    )]
     Version {
         /// Version in the file.
         found: u64,
-        /// Version this build reads.
+        /// The newest version this build reads (the one it writes).
         expected: u32,
     },
 }
@@ -70,16 +72,22 @@ struct Header {
     schema_version: serde_json::Value,
 }
 
-/// Reads a RunResult written by [`write_json`], checking its schema version first. The text
-/// is read twice (version, then result) rather than through a generic JSON tree, which would
-/// take many times the size of the text in memory.
+/// The oldest schema version this build reads: version 1 differs from 2 only in holding
+/// every target and path whole and every target index as a number, which version 2's reader
+/// accepts as they are.
+pub const OLDEST_READ: u32 = 1;
+
+/// Reads a RunResult written by [`write_json`] (of this schema version or an older one this
+/// build knows), checking its schema version first. The text is read twice (version, then
+/// result) rather than through a generic JSON tree, which would take many times the size of
+/// the text in memory.
 pub fn read_json(text: &str) -> Result<RunResult, ReadError> {
     let found = match serde_json::from_str::<Header>(text) {
         Ok(header) => header.schema_version.as_u64().unwrap_or(0),
         Err(error) if error.is_data() => 0,
         Err(error) => return Err(error.into()),
     };
-    if found != u64::from(crate::result::SCHEMA_VERSION) {
+    if !(u64::from(OLDEST_READ)..=u64::from(crate::result::SCHEMA_VERSION)).contains(&found) {
         return Err(ReadError::Version {
             found,
             expected: crate::result::SCHEMA_VERSION,

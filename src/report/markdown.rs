@@ -23,8 +23,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use super::alike::alike_line;
 use super::model::RunReport;
 use super::verification;
+use crate::result::target_groups::group;
 use crate::result::{DirectionResult, RunResult, StopReason, TargetInfo, TargetKind, TestResult};
 use crate::text::escape::{escape_controls, needs_escape};
 use crate::text::shorten::{SHOWN_CHARS, shorten};
@@ -45,8 +47,13 @@ pub fn write_markdown(report: &RunReport<'_>, out: &mut dyn Write) -> io::Result
         binary_size(host.memory_bytes),
         escape(&host.kernel)
     )?;
-    for target in &result.targets {
-        writeln!(out, "- **Target:** {}", describe_target(target))?;
+    // Targets alike (the files of a job on one filesystem): the first, then one line.
+    for entry in group(&result.targets, &[]).0 {
+        writeln!(out, "- **Target:** {}", describe_target(&entry.first))?;
+        if let Some(alike) = &entry.alike {
+            let line = alike_line(alike, entry.first.size_bytes, &code);
+            writeln!(out, "- **Targets:** {line}")?;
+        }
     }
     let mut run = format!(
         "iopath {}, {}",

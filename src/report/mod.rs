@@ -2,6 +2,7 @@
 //! (hosts merged, runs compared); every other file here is one format that reads the model
 //! (or, for the RunResult JSON and the fio logs, the result itself) and only formats.
 
+pub mod alike;
 pub mod compare_cells;
 pub mod compare_json;
 pub mod compare_markdown;

@@ -124,7 +124,9 @@ pub struct RankResult {
     pub lost: Option<String>,
     /// Its machine (absent when lost before it reported).
     pub host_info: Option<HostInfo>,
-    /// Its targets, as it found them.
+    /// Its targets, as it found them (saved with alike targets once:
+    /// [`target_groups`](super::target_groups)).
+    #[serde(with = "super::target_groups::without_paths")]
     pub targets: Vec<TargetInfo>,
     /// Its tests (empty when lost): in summary form by default (each direction's counts,
     /// rates, latency summary and errors, its CPU and analysis; no histogram buckets, series

@@ -30,11 +30,13 @@
 //! - [`cluster`]: the clients of a multi-client run and each one's own figures.
 //! - [`verify`]: data verification asked for and found;
 //! - [`server`]: a server's own counters during a test (`--server-metrics`);
-//! - [`rate_step`]: a rate that stepped down (a burst bucket, a write cliff).
+//! - [`rate_step`]: a rate that stepped down (a burst bucket, a write cliff);
+//! - [`target_groups`] and [`index_runs`]: how a saved result holds thousands of alike
+//!   targets (files of one job on one filesystem) and the runs of indexes that name them.
 //!
 //! ```
 //! use iopath::result::{SCHEMA_VERSION, StopReason};
-//! assert_eq!(SCHEMA_VERSION, 1);
+//! assert_eq!(SCHEMA_VERSION, 2);
 //! assert_eq!(serde_json::to_string(&StopReason::Interrupted).unwrap(), "\"interrupted\"");
 //! ```
 
@@ -48,6 +50,7 @@ pub mod error_policy;
 pub mod file_setup;
 pub mod histogram;
 pub mod host;
+pub mod index_runs;
 pub mod io_handling;
 pub mod io_log;
 pub mod job_controls;
@@ -59,7 +62,9 @@ pub mod rate_step;
 pub mod run;
 pub mod series;
 pub mod server;
+pub mod stored_run;
 pub mod target;
+pub mod target_groups;
 pub mod test;
 pub mod verdict;
 pub mod verify;

@@ -55,6 +55,28 @@ pub struct Hop {
     pub write_share: f64,
 }
 
+/// The key of the file hop of a file target's path: `file:` and the path as given.
+///
+/// ```
+/// use iopath::result::path::{file_hop_key, file_hop_name};
+/// assert_eq!(file_hop_key("/data/job.0.7"), "file:/data/job.0.7");
+/// assert_eq!(file_hop_name("/data/job.0.7"), "job.0.7");
+/// assert_eq!(file_hop_name("/"), "/");
+/// ```
+pub fn file_hop_key(target: &str) -> String {
+    format!("file:{target}")
+}
+
+/// The name of the file hop of a file target's path: the last part of the path (the whole
+/// path when it has no last part, as `/` or `..`).
+pub fn file_hop_name(target: &str) -> String {
+    std::path::Path::new(target)
+        .file_name()
+        .map_or(target.to_string(), |name| {
+            name.to_string_lossy().into_owned()
+        })
+}
+
 /// What a hop is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -7,15 +7,20 @@ use super::link::LinkTestResult;
 use super::path::StoragePath;
 use super::target::TargetInfo;
 use super::test::TestResult;
-use serde::{Deserialize, Serialize};
 
-/// Version of this schema; raised on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of this schema; raised on any incompatible change. Version 2 saves alike
+/// targets once ([`target_groups`](super::target_groups)) and runs of a job's target indexes
+/// as one entry ([`index_runs`](super::index_runs)); version 1 results read as before.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One run of iopath: every test it ran and everything found about the host and targets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// In memory it holds every target and every path; saved, alike targets are written once
+/// (its `Serialize` and `Deserialize` are in [`stored_run`](super::stored_run)).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunResult {
-    /// [`SCHEMA_VERSION`] of the writer.
+    /// [`SCHEMA_VERSION`]: a result read from a file of an older version is converted as it
+    /// is read, and saved again in this version.
     pub schema_version: u32,
     /// Version of iopath that wrote it.
     pub iopath_version: String,
@@ -37,14 +42,11 @@ pub struct RunResult {
     /// warnings (fallbacks, mappings) in [`TestResult::warnings`].
     pub warnings: Vec<String>,
     /// Link tests (`iopath net`): raw TCP throughput, one entry per direction measured.
-    #[serde(default)]
     pub link_tests: Vec<LinkTestResult>,
     /// The storage path of every target, same order as [`RunResult::targets`] (filled by the
     /// analysis; empty when it did not run).
-    #[serde(default)]
     pub paths: Vec<StoragePath>,
     /// The clients of a multi-client run (absent for a run from one process): the tests then
     /// hold every client's figures merged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterResult>,
 }

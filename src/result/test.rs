@@ -157,7 +157,9 @@ pub struct JobResult {
     pub group: u32,
     /// The workload as run.
     pub workload: Workload,
-    /// Indexes into [`RunResult::targets`](super::RunResult::targets).
+    /// Indexes into [`RunResult::targets`](super::RunResult::targets) (saved with runs of
+    /// consecutive indexes as one entry: [`index_runs`](super::index_runs)).
+    #[serde(with = "super::index_runs")]
     pub target_indexes: Vec<usize>,
     /// The engine in effect.
     pub engine: EngineReport,

@@ -117,6 +117,11 @@ impl RunOutput {
         })
     }
 
+    /// The JSON read as a RunResult (every target and path, as in memory).
+    pub fn result(&self) -> iopath::result::RunResult {
+        serde_json::from_value(self.json().clone()).expect("the JSON is a RunResult")
+    }
+
     /// Asserts the exit status, showing the output when it differs.
     pub fn expect_status(&self, status: i32) -> &Self {
         assert_eq!(

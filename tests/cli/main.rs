@@ -34,6 +34,7 @@ mod pts;
 mod pts_history;
 mod pts_purge;
 mod pts_write_cliff;
+mod result_size;
 mod safety;
 mod server_metrics;
 mod short_runs;

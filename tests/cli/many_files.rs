@@ -54,7 +54,7 @@ fn a_job_of_2000_files_runs_on_every_file() {
     let output = run_in(dir.path(), &["--job", "job.fio", "--no-history"]);
     output.expect_status(0);
     let json = output.json();
-    assert_eq!(json["targets"].as_array().unwrap().len(), 2000);
+    assert_eq!(output.result().targets.len(), 2000);
     assert_eq!(
         json["tests"][0]["jobs"][0]["workload"]["worker_files"]["per_worker"],
         2000

@@ -84,7 +84,7 @@ fn the_result_carries_host_target_workload_and_series() {
     );
     run.expect_status(0);
     let json = run.json();
-    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["schema_version"], 2);
     assert_eq!(json["label"], "before");
     assert!(json["command_line"].as_array().unwrap().len() > 5);
     for field in ["hostname", "kernel", "cpu_model"] {

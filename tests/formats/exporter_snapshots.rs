@@ -43,6 +43,13 @@ fn json_gives_back_the_saved_file() {
         let saved =
             std::fs::read_to_string(support::fixtures::directory().join(format!("{name}.json")))
                 .unwrap();
+        // The fixtures were saved in schema version 1: of one target each, they differ from
+        // what version 2 writes only in that number.
+        let saved = saved.replacen(
+            "\"schema_version\": 1,",
+            &format!("\"schema_version\": {},", iopath::result::SCHEMA_VERSION),
+            1,
+        );
         let again = written(|out| write_json(&result(name), out));
         assert!(
             again == saved,

@@ -4,10 +4,12 @@
 
 use super::escape::escape;
 use super::page::Section;
-use super::parts::seconds;
+use super::parts::{code, seconds};
 use crate::compare::{Comparison, Outcome};
+use crate::report::alike::alike_line;
 use crate::report::model::RunReport;
-use crate::result::{StopReason, TargetKind, TrustKind};
+use crate::result::target_groups::group;
+use crate::result::{RunResult, StopReason, TargetKind, TrustKind};
 use crate::text::shorten::{SHOWN_CHARS, shorten};
 use crate::units::format_bytes;
 use std::fmt::Write;
@@ -44,7 +46,9 @@ pub fn host_section(runs: &[RunReport<'_>]) -> Section {
         );
         if !result.targets.is_empty() {
             html.push_str(r#"<div class="table-wrap"><table class="targets"><thead><tr><th>target</th><th>kind</th><th class="num">size</th><th>filesystem</th><th>device</th><th>medium</th><th class="num">blocks (logical / physical)</th><th>created by iopath</th></tr></thead><tbody>"#);
-            for target in &result.targets {
+            // Targets alike (the files of a job on one filesystem): the first, then a line.
+            for entry in group(&result.targets, &[]).0 {
+                let target = &*entry.first;
                 let _ = write!(
                     html,
                     r#"<tr><td><code>{}</code></td><td>{}</td><td class="num">{}</td><td>{}</td><td>{}</td><td>{}</td><td class="num">{} / {}</td><td>{}</td></tr>"#,
@@ -66,18 +70,20 @@ pub fn host_section(runs: &[RunReport<'_>]) -> Section {
                         "no"
                     }
                 );
+                if let Some(alike) = &entry.alike {
+                    let _ = write!(
+                        html,
+                        r#"<tr><td colspan="8" class="muted">{}</td></tr>"#,
+                        alike_line(alike, target.size_bytes, &code)
+                    );
+                }
             }
             html.push_str("</tbody></table></div>");
         }
         html.push_str(r#"<div class="table-wrap"><table class="workloads"><thead><tr><th>test</th><th>job</th><th>workload</th><th>engine</th><th>I/O</th><th class="num">threads × QD</th><th class="num">measured</th><th class="num">ramp</th><th>targets</th></tr></thead><tbody>"#);
         for test in &result.tests {
             for job in &test.jobs {
-                let targets: Vec<String> = job
-                    .target_indexes
-                    .iter()
-                    .filter_map(|index| result.targets.get(*index))
-                    .map(|target| target.path.clone())
-                    .collect();
+                let targets = job_targets(result, &job.target_indexes);
                 let _ = write!(
                     html,
                     r#"<tr><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class="num">{} × {}</td><td class="num">{}</td><td class="num">{}</td><td><code>{}</code></td></tr>"#,
@@ -95,7 +101,7 @@ pub fn host_section(runs: &[RunReport<'_>]) -> Section {
                     job.queue_depth_per_worker,
                     seconds(job.measured_ns),
                     seconds(job.ramp_ns),
-                    escape(&targets.join(", "))
+                    escape(&targets)
                 );
             }
         }
@@ -106,6 +112,39 @@ pub fn host_section(runs: &[RunReport<'_>]) -> Section {
         title: "Host and workload",
         body: html,
     }
+}
+
+/// The most targets of a job the workload table names; beyond, the first and last few and
+/// how many there are.
+const NAMED_TARGETS: usize = 6;
+
+/// The paths of the targets at `indexes`, joined; past [`NAMED_TARGETS`], the first three,
+/// `…`, the last two and the count.
+fn job_targets(result: &RunResult, indexes: &[usize]) -> String {
+    let path = |index: &usize| {
+        result
+            .targets
+            .get(*index)
+            .map(|target| target.path.as_str())
+    };
+    if indexes.len() <= NAMED_TARGETS {
+        return indexes
+            .iter()
+            .filter_map(path)
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let first: Vec<&str> = indexes[..3].iter().filter_map(path).collect();
+    let last: Vec<&str> = indexes[indexes.len() - 2..]
+        .iter()
+        .filter_map(path)
+        .collect();
+    format!(
+        "{}, …, {} ({} targets)",
+        first.join(", "),
+        last.join(", "),
+        indexes.len()
+    )
 }
 
 fn kind_label(kind: TrustKind) -> &'static str {

@@ -71,3 +71,8 @@ pub fn seconds(ns: u64) -> String {
 pub fn num(text: &str) -> String {
     format!(r#"<td class="num">{}</td>"#, escape(text))
 }
+
+/// `text` escaped in a `<code>` element.
+pub fn code(text: &str) -> String {
+    format!("<code>{}</code>", super::escape::escape(text))
+}

@@ -3,8 +3,10 @@
 
 use super::escape::escape;
 use super::page::Section;
-use super::parts::utilisation_bar;
+use super::parts::{code, utilisation_bar};
+use crate::report::alike::alike_line;
 use crate::report::model::RunReport;
+use crate::result::target_groups::group;
 use crate::result::{Duplex, HopOrigin, RunResult, StoragePath};
 use crate::units::{format_iops, format_rate};
 use std::fmt::Write;
@@ -116,12 +118,25 @@ pub fn section(runs: &[RunReport<'_>]) -> Section {
             html.push_str(r#"<p class="note">No storage path in this result: it was saved without the analysis. Declare what cannot be seen with <code>--link</code> or <code>--path</code> when running.</p>"#);
             continue;
         }
-        for path in &result.paths {
+        // Targets alike (the files of a job on one filesystem) share one path: it is shown
+        // once, with a line for the others.
+        let (entries, paths) = group(&result.targets, &result.paths);
+        let alike = (paths.len() == entries.len()).then_some(&entries);
+        for (index, path) in paths.iter().enumerate() {
             let _ = write!(
                 html,
                 r#"<p><b><code>{}</code></b></p>"#,
                 escape(&path.target)
             );
+            if let Some(entry) = alike.map(|entries| &entries[index])
+                && let Some(others) = &entry.alike
+            {
+                let _ = write!(
+                    html,
+                    r#"<p class="note">{}; their paths differ from this one only in the file hop</p>"#,
+                    alike_line(others, entry.first.size_bytes, &code)
+                );
+            }
             html.push_str(&path_table(result, path));
         }
     }
