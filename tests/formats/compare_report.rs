@@ -429,9 +429,22 @@ fn assert_test_charts(page: &Value, run: usize, result: &RunResult) {
                 .into_iter()
                 .filter(|(_, d)| d.io_count > 0)
                 .collect();
+        let stepped = test
+            .analysis
+            .as_ref()
+            .is_some_and(|analysis| analysis.rate_step.is_some());
         for kind in ["throughput", "iops", "latency-distribution"] {
             let found = chart(page, run, index, kind);
-            let series = found["series"].as_array().unwrap();
+            // A rate step the analysis found (a run on a busy machine can show one) is drawn
+            // over the rate charts as one more series, its fitted levels.
+            let (fitted, series): (Vec<&Value>, Vec<&Value>) =
+                found["series"].as_array().unwrap().iter().partition(|one| {
+                    one["label"]
+                        .as_str()
+                        .is_some_and(|l| l.ends_with("(fitted)"))
+                });
+            let expected_fitted = usize::from(stepped && kind != "latency-distribution");
+            assert_eq!(fitted.len(), expected_fitted, "{kind} of {}", test.name);
             assert_eq!(series.len(), directions.len(), "{kind} of {}", test.name);
             for ((name, direction), drawn) in directions.iter().zip(series) {
                 assert_eq!(drawn["label"], *name);
