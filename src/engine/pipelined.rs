@@ -116,12 +116,15 @@ pub fn receive_some_vectored(
     }
 }
 
-/// Names `server` in a [`send_all`] timeout.
+/// Names `server` in a [`send_all`] error: a timeout, or a connection the server reset or
+/// closed while requests were being sent (an error that names it already is left as it is).
 pub fn name_server(error: io::Error, server: &str) -> io::Error {
-    if error.kind() == io::ErrorKind::TimedOut {
+    if error.to_string().contains(server) {
+        error
+    } else if error.kind() == io::ErrorKind::TimedOut {
         io::Error::new(error.kind(), format!("{server} {error}"))
     } else {
-        error
+        io::Error::new(error.kind(), format!("{server}: {error}"))
     }
 }
 
@@ -146,4 +149,25 @@ pub fn check_request(
         operation: "submit",
         source: io::Error::new(io::ErrorKind::InvalidInput, problem),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_error_names_the_server_once() {
+        let server = "127.0.0.1:445";
+        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+        let named = name_server(reset, server);
+        assert_eq!(named.kind(), io::ErrorKind::ConnectionReset);
+        assert!(named.to_string().starts_with("127.0.0.1:445: "), "{named}");
+        let again = name_server(named, server);
+        assert_eq!(again.to_string().matches(server).count(), 1, "{again}");
+        let slow = name_server(
+            io::Error::new(io::ErrorKind::TimedOut, "took no data"),
+            server,
+        );
+        assert_eq!(slow.to_string(), "127.0.0.1:445 took no data");
+    }
 }
