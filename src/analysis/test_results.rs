@@ -217,6 +217,7 @@ pub fn cpu(thread: f64, cores: [f64; 2], softirq: f64) -> CpuResult {
         system_ns: (wall as f64 * thread / 100.0 / 2.0) as u64,
         cpu_count: 2,
         busiest_thread_ns: (wall as f64 * thread / 100.0) as u64,
+        busiest_thread_cpu_wait_ns: 0,
         cores: cores
             .iter()
             .enumerate()

@@ -41,6 +41,12 @@ pub const THREAD_BOUND_PERCENT: f64 = 90.0;
 pub const CORE_BOUND_PERCENT: f64 = 95.0;
 /// The whole host this busy saturates it.
 pub const HOST_BOUND_PERCENT: f64 = 90.0;
+/// A worker that waited this share of the measured time for a CPU (runnable, not running)
+/// was held back by the host's CPU: on a host full of other work, a step in its rate is then
+/// no proof of a burst bucket or a write cliff.
+pub const CPU_WAIT_BOUND_PERCENT: f64 = 25.0;
+/// From this share of the measured time spent waiting for a CPU, the host-CPU evidence says it.
+pub const CPU_WAIT_NAMED_PERCENT: f64 = 10.0;
 /// Little's law outstanding I/O at this share of the configured outstanding I/O: the queue was
 /// kept full.
 pub const QUEUE_FULL_PERCENT: f64 = 75.0;
@@ -412,6 +418,23 @@ fn classify(context: &Context) -> Decision {
         return decision;
     }
     if let Some(step) = context.rate_step {
+        // Other processes that filled the cores while a worker waited long for a CPU make
+        // steps of their own (the scheduler handing iopath less of a core): the busy host is
+        // what is known to limit, and the step stays in the evidence as what it may also be.
+        // A worker that mostly waited for its I/O keeps the step as the verdict.
+        if let Some(evidence) = cpu_saturation(context).filter(|_| {
+            busy_with_others(context.cpu)
+                && test.cpu.busiest_thread_cpu_wait_percent() >= CPU_WAIT_BOUND_PERCENT
+        }) {
+            return Decision::new(
+                Verdict::HostCpuBound,
+                format!(
+                    "{evidence}; {}, which a host busy with other work can make too; {}",
+                    super::bucket_or_cliff::evidence(step),
+                    busiest_hop_summary(context)
+                ),
+            );
+        }
         let verdict = match step {
             RateStep::BurstBucket(_) => Verdict::BurstBucket,
             RateStep::WriteCliff(_) => Verdict::WriteCliff,
@@ -949,22 +972,45 @@ fn cpu_saturation(context: &Context) -> Option<String> {
         "iopath {} of the host",
         format_percent(cpu.process_percent_of_host)
     ));
+    let waited = context.test.cpu.busiest_thread_cpu_wait_percent();
+    if waited >= CPU_WAIT_NAMED_PERCENT {
+        parts.push(format!(
+            "a worker waited {} of the time for a CPU",
+            format_percent(waited)
+        ));
+    }
     if host {
         parts.push(format!("all cores {} busy", format_percent(host_busy)));
     }
     let others = host_busy - cpu.process_percent_of_host;
-    if others >= 30.0 {
+    if others >= OTHERS_NAMED_PERCENT {
         parts.push(format!(
             "other processes {} of the host{}",
             format_percent(others),
             busiest_others(context.test)
         ));
-        // The cores are full, mostly with others' work: the host is busy, not iopath.
-        if host && others >= 2.0 * cpu.process_percent_of_host {
+        if busy_with_others(cpu) {
             parts.insert(0, "the host's CPU, taken by other processes".to_string());
         }
     }
     Some(parts.join(", "))
+}
+
+/// Other processes' share of the host (percent) from which the verdict's evidence names them.
+const OTHERS_NAMED_PERCENT: f64 = 30.0;
+
+/// Whether the cores were full, mostly with other processes' work: all cores together at least
+/// [`HOST_BOUND_PERCENT`] busy, the others' share at least [`OTHERS_NAMED_PERCENT`] of the
+/// host and twice iopath's own. The host is then busy, not iopath.
+fn busy_with_others(cpu: &CpuUtilisation) -> bool {
+    if cpu.cores.is_empty() {
+        return false;
+    }
+    let host_busy = cpu.cores.iter().map(|c| c.busy_percent).sum::<f64>() / cpu.cores.len() as f64;
+    let others = host_busy - cpu.process_percent_of_host;
+    host_busy >= HOST_BOUND_PERCENT
+        && others >= OTHERS_NAMED_PERCENT
+        && others >= 2.0 * cpu.process_percent_of_host
 }
 
 /// ` (stress-ng 61 %, fio 24 %)`: the other processes that used the most CPU while the test

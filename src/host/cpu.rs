@@ -15,7 +15,7 @@ pub const OTHER_PROCESSES_KEPT: usize = 3;
 /// How many block devices a window keeps, the busiest by requests first.
 pub const BLOCK_DEVICES_KEPT: usize = 16;
 
-pub use sys::{process_cpu_ns, thread_cpu_ns};
+pub use sys::{process_cpu_ns, thread_cpu_ns, thread_cpu_wait_ns};
 
 /// Logical CPUs online on this host (not limited by this process's affinity).
 pub fn host_cpu_count() -> u32 {
@@ -67,6 +67,7 @@ impl CpuSnapshot {
             system_ns: self.system_ns.saturating_sub(earlier.system_ns),
             cpu_count: host_cpu_count(),
             busiest_thread_ns: 0,
+            busiest_thread_cpu_wait_ns: 0,
             cores: core_usage_between(&earlier.cores, &self.cores, sys::clock_ticks_per_second()),
             other_processes: busiest_between(
                 &earlier.processes,

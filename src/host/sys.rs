@@ -72,6 +72,32 @@ pub fn thread_cpu_ns() -> u64 {
     time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
 }
 
+/// Time the calling thread has spent runnable but waiting for a CPU so far, ns (the second
+/// field of `/proc/thread-self/schedstat`: the scheduler's run-queue delay); 0 when the
+/// kernel does not keep it. Read into a stack buffer: no allocation, so a worker can call it
+/// at the edges of its measured window.
+pub fn thread_cpu_wait_ns() -> u64 {
+    use std::io::Read;
+    let mut buffer = [0u8; 96];
+    let Ok(mut file) = std::fs::File::open("/proc/thread-self/schedstat") else {
+        return 0;
+    };
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => filled += read,
+        }
+    }
+    run_queue_delay_ns(&buffer[..filled]).unwrap_or(0)
+}
+
+/// The run-queue delay (second of three numbers) of a `schedstat` line.
+fn run_queue_delay_ns(line: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(line).ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
 /// A resource limit `getrlimit` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -190,6 +216,22 @@ mod tests {
         }
         std::hint::black_box(spin);
         assert!(thread_cpu_ns() >= before);
+    }
+
+    #[test]
+    fn the_run_queue_delay_is_the_second_schedstat_number() {
+        assert_eq!(
+            run_queue_delay_ns(b"588893451 620305393 58851\n"),
+            Some(620305393)
+        );
+        assert_eq!(run_queue_delay_ns(b"588893451"), None);
+        assert_eq!(run_queue_delay_ns(b"1 x 3"), None);
+        assert_eq!(run_queue_delay_ns(&[0xff, b' ', b'2']), None);
+        // This kernel keeps it, and it does not go back.
+        let before = thread_cpu_wait_ns();
+        std::thread::yield_now();
+        assert!(thread_cpu_wait_ns() >= before);
+        assert!(std::path::Path::new("/proc/thread-self/schedstat").exists());
     }
 
     #[test]

@@ -16,6 +16,11 @@ pub struct CpuResult {
     pub cpu_count: u32,
     /// CPU time of iopath's busiest worker thread, ns.
     pub busiest_thread_ns: u64,
+    /// The longest time one worker thread spent runnable but waiting for a CPU over the
+    /// same wall time, ns (the scheduler's run-queue delay; 0 in results written before this
+    /// field, or where the kernel does not keep it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub busiest_thread_cpu_wait_ns: u64,
     /// Every core of the host over the same wall time (all processes, from /proc/stat).
     pub cores: Vec<CoreUsage>,
     /// The other processes that used the most CPU over the same wall time, busiest first (at
@@ -74,6 +79,14 @@ impl CpuResult {
             .fold(0.0, f64::max)
     }
 
+    /// The longest time one worker waited for a CPU, as a percentage of the wall time.
+    pub fn busiest_thread_cpu_wait_percent(&self) -> f64 {
+        if self.wall_ns == 0 {
+            return 0.0;
+        }
+        self.busiest_thread_cpu_wait_ns as f64 / self.wall_ns as f64 * 100.0
+    }
+
     /// CPU time of the busiest worker thread as a percentage of one core.
     pub fn busiest_thread_percent(&self) -> f64 {
         if self.wall_ns == 0 {
@@ -81,6 +94,10 @@ impl CpuResult {
         }
         self.busiest_thread_ns as f64 / self.wall_ns as f64 * 100.0
     }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 #[cfg(test)]
@@ -95,11 +112,13 @@ mod tests {
             system_ns: u64::MAX,
             cpu_count: 1,
             busiest_thread_ns: u64::MAX,
+            busiest_thread_cpu_wait_ns: u64::MAX,
             cores: Vec::new(),
             other_processes: Vec::new(),
             block_devices: Vec::new(),
         };
         assert!(cpu.process_percent_of_host().is_finite());
         assert!(cpu.busiest_thread_percent().is_finite());
+        assert!(cpu.busiest_thread_cpu_wait_percent().is_finite());
     }
 }

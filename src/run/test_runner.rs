@@ -1054,6 +1054,11 @@ fn merge_test(
         total,
     } = directions(&everyone, measured_ns, keep_buckets);
     cpu.busiest_thread_ns = everyone.iter().map(|o| o.thread_cpu_ns).max().unwrap_or(0);
+    cpu.busiest_thread_cpu_wait_ns = everyone
+        .iter()
+        .map(|o| o.thread_cpu_wait_ns)
+        .max()
+        .unwrap_or(0);
     if cpu.wall_ns == 0 {
         cpu.wall_ns = measured_ns;
     }

@@ -231,6 +231,9 @@ pub fn merge_cpu<'a>(parts: impl Iterator<Item = &'a CpuResult>) -> CpuResult {
         merged.system_ns += cpu.system_ns;
         merged.cpu_count += cpu.cpu_count;
         merged.busiest_thread_ns = merged.busiest_thread_ns.max(cpu.busiest_thread_ns);
+        merged.busiest_thread_cpu_wait_ns = merged
+            .busiest_thread_cpu_wait_ns
+            .max(cpu.busiest_thread_cpu_wait_ns);
     }
     merged
 }

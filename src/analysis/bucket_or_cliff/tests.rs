@@ -1,7 +1,7 @@
 //! The step as the analysis sees it: the verdict, its trust note and the JSON of a test whose
 //! series stepped down.
 
-use crate::analysis::test_results::{direction, empty_direction, idle_cpu, test_of, workload};
+use crate::analysis::test_results::{cpu, direction, empty_direction, idle_cpu, test_of, workload};
 use crate::analysis::test_support::facts;
 use crate::analysis::verdict::analyse_test;
 use crate::result::{
@@ -139,4 +139,65 @@ fn a_level_series_has_no_step() {
     let analysis = analysed(&test);
     assert_eq!(analysis.rate_step, None);
     assert_ne!(analysis.verdict, Verdict::BurstBucket);
+}
+
+/// A step while other processes kept both cores full (iopath 5 % of the host) and its worker
+/// waited 43 % of the time for a CPU: the scheduler handing iopath less of a core makes steps
+/// of its own, so the busy host is the verdict and the step is named in its evidence and its
+/// note as what it may also be.
+#[test]
+fn a_step_on_a_host_busy_with_other_processes_is_the_busy_host() {
+    let mut busy = cpu(10.0, [100.0, 100.0], 0.0);
+    busy.busiest_thread_cpu_wait_ns = busy.wall_ns * 43 / 100;
+    let test = test_of(
+        workload(1 << 20, 100, 0, 8),
+        stepped(312e6, 125e6, 4),
+        empty_direction(),
+        busy.clone(),
+    );
+    let analysis = analysed(&test);
+    assert_eq!(
+        analysis.verdict,
+        Verdict::HostCpuBound,
+        "{}",
+        analysis.evidence
+    );
+    assert!(
+        analysis
+            .evidence
+            .starts_with("the host's CPU, taken by other processes")
+            && analysis
+                .evidence
+                .contains("rate-limited by a burst bucket: 312.0 MB/s for 4 s, then 125.0 MB/s")
+            && analysis
+                .evidence
+                .contains("which a host busy with other work can make too")
+            && analysis
+                .evidence
+                .contains("a worker waited 43 % of the time for a CPU"),
+        "{}",
+        analysis.evidence
+    );
+    assert!(matches!(analysis.rate_step, Some(RateStep::BurstBucket(_))));
+    assert!(note(&analysis, TrustKind::BurstBucket).is_some());
+
+    // The same busy host while the worker mostly waited for its I/O, not for a CPU (a bucket
+    // the server keeps): the step stays the verdict.
+    busy.busiest_thread_cpu_wait_ns = busy.wall_ns * 14 / 100;
+    let waiting_for_io = test_of(
+        workload(1 << 20, 100, 0, 8),
+        stepped(312e6, 125e6, 4),
+        empty_direction(),
+        busy,
+    );
+    assert_eq!(analysed(&waiting_for_io).verdict, Verdict::BurstBucket);
+
+    // iopath itself filling the cores: the step stays the verdict.
+    let own = test_of(
+        workload(1 << 20, 100, 0, 8),
+        stepped(312e6, 125e6, 4),
+        empty_direction(),
+        cpu(190.0, [100.0, 100.0], 0.0),
+    );
+    assert_eq!(analysed(&own).verdict, Verdict::BurstBucket);
 }

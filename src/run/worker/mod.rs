@@ -224,6 +224,8 @@ pub struct WorkerOutcome {
     pub fsync_ns: u64,
     /// CPU time of the thread inside the window, ns.
     pub thread_cpu_ns: u64,
+    /// Time the thread spent runnable but waiting for a CPU inside the window, ns.
+    pub thread_cpu_wait_ns: u64,
     /// Issued I/Os, when tracing (at most the room reserved before the start).
     pub trace: Vec<TracedIo>,
     /// Issued I/Os the trace had no room for.
@@ -259,6 +261,7 @@ impl WorkerOutcome {
             window_end_ns: 0,
             fsync_ns: 0,
             thread_cpu_ns: 0,
+            thread_cpu_wait_ns: 0,
             trace: Vec::new(),
             trace_overflow_ios: 0,
             io_log: Default::default(),

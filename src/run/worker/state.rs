@@ -15,7 +15,7 @@ use super::{
 };
 use crate::engine::{Completion, Engine, EngineError, IoRequest};
 use crate::host::clock::{Clock, Ticks};
-use crate::host::cpu::thread_cpu_ns;
+use crate::host::cpu::{thread_cpu_ns, thread_cpu_wait_ns};
 use crate::result::error_policy::{EILSEQ, EIO};
 use crate::result::io_log::LoggedIo;
 use crate::result::{Direction, ErrorCount, ErrorKind, ErrorScope, IoErrorRecord, StopReason};
@@ -152,7 +152,7 @@ pub(super) struct Worker<'a, E: Engine> {
     paced: Option<(PlannedIo, u64)>,
     ending: Ending,
     last_completion: Ticks,
-    cpu_at_measure_start: Option<u64>,
+    cpu_at_measure_start: Option<ThreadClocks>,
     engine_failure: Option<EngineError>,
     /// The latency-target search, when the job has one.
     search: Option<Search>,
@@ -279,7 +279,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.now = self.clock.now();
         }
         if self.window.measure_start == begin {
-            self.cpu_at_measure_start = Some(thread_cpu_ns());
+            self.cpu_at_measure_start = Some(ThreadClocks::now());
         }
     }
 
@@ -336,7 +336,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.write = fresh_write;
             self.trim = fresh_trim;
             self.window.measure_start = now;
-            self.cpu_at_measure_start = Some(thread_cpu_ns());
+            self.cpu_at_measure_start = Some(ThreadClocks::now());
             search.restarted = true;
         }
         search
@@ -666,7 +666,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let now = self.clock.now();
         self.now = now;
         if self.cpu_at_measure_start.is_none() && now >= self.window.measure_start {
-            self.cpu_at_measure_start = Some(thread_cpu_ns());
+            self.cpu_at_measure_start = Some(ThreadClocks::now());
         }
         let at_end = self.plan.fsync_at_end;
         let counted = now >= self.window.measure_start
@@ -955,9 +955,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             fsync_ns = clock.nanos_between(before, after);
             window_end = after;
         }
-        let thread_cpu_ns = self
+        let (thread_cpu_ns, thread_cpu_wait_ns) = self
             .cpu_at_measure_start
-            .map_or(0, |at_start| thread_cpu_ns() - at_start);
+            .map_or((0, 0), ThreadClocks::elapsed_since);
         let fatal = self.verify.as_ref().is_some_and(VerifyRun::fatal);
         let verification = self.verify.take().map(|verify| {
             let read_back = ReadBack {
@@ -1022,6 +1022,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             window_end_ns,
             fsync_ns,
             thread_cpu_ns,
+            thread_cpu_wait_ns,
             trace,
             trace_overflow_ios,
             io_log,
@@ -1120,4 +1121,29 @@ fn errno_name(errno: i32) -> String {
     }
     crate::input::fio::error_values::errno_name(errno)
         .map_or_else(|| format!("E{errno}"), str::to_string)
+}
+
+/// The calling thread's CPU time and its time waiting for a CPU, ns, at one instant.
+#[derive(Clone, Copy, Debug)]
+struct ThreadClocks {
+    cpu_ns: u64,
+    cpu_wait_ns: u64,
+}
+
+impl ThreadClocks {
+    fn now() -> Self {
+        ThreadClocks {
+            cpu_ns: thread_cpu_ns(),
+            cpu_wait_ns: thread_cpu_wait_ns(),
+        }
+    }
+
+    /// CPU time and time waiting for a CPU since `earlier`, ns.
+    fn elapsed_since(earlier: ThreadClocks) -> (u64, u64) {
+        let now = ThreadClocks::now();
+        (
+            now.cpu_ns.saturating_sub(earlier.cpu_ns),
+            now.cpu_wait_ns.saturating_sub(earlier.cpu_wait_ns),
+        )
+    }
 }
