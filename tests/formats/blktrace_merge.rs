@@ -319,36 +319,56 @@ fn a_replay_without_iodepth_takes_the_depth_its_capture_shows() {
         ),
         "{said}"
     );
-    let run = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--json",
-            "depth.json",
-            "--allow-destructive",
-        ],
-    );
-    assert!(run.status.success(), "{run:?}");
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let (depth, stderr) = run_depth(dir, &[]);
     assert!(stderr.contains("iodepth=3 from the capture"), "{stderr}");
-    assert_eq!(queue_depth(&dir.join("depth.json")), 3);
+    assert_eq!(depth, 3);
 
     // A job's own iodepth, or the command line's, wins; the note is left out.
+    let (depth, stderr) = run_depth(dir, &["--qd", "5"]);
+    assert!(!stderr.contains("from the capture"), "{stderr}");
+    assert_eq!(depth, 5);
     std::fs::write(dir.join("replay.fio"), job("iodepth=2\n")).unwrap();
-    let run = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--json",
-            "own.json",
-            "--allow-destructive",
-        ],
-    );
+    let (depth, stderr) = run_depth(dir, &[]);
+    assert!(!stderr.contains("from the capture"), "{stderr}");
+    assert_eq!(depth, 2);
+
+    // fio without iodepth keeps more than 2 requests in flight on this capture (its depth
+    // counts fall in the "up to 4" bucket), and at iodepth=2 it does not.
+    let Some(fio) = fio() else { return };
+    let deepest_bucket = |extra: &str| {
+        std::fs::write(dir.join("fio.fio"), job(extra)).unwrap();
+        let out = Command::new(&fio)
+            .current_dir(dir)
+            .args(["--output-format=json", "fio.fio"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let value: serde_json::Value =
+            serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+        value["jobs"][0]["iodepth_level"]["4"].as_f64().unwrap()
+    };
+    assert!(deepest_bucket("") > 0.0, "fio takes the capture's depth");
+    assert_eq!(deepest_bucket("iodepth=2\n"), 0.0);
+}
+
+/// Runs `replay.fio` in `dir` with `extra` flags; the queue depth its result records and
+/// what it printed on standard error.
+fn run_depth(dir: &Path, extra: &[&str]) -> (u64, String) {
+    let mut args = vec![
+        "run",
+        "--job",
+        "replay.fio",
+        "--json",
+        "depth.json",
+        "--allow-destructive",
+    ];
+    args.extend_from_slice(extra);
+    let _ = std::fs::remove_file(dir.join("depth.json"));
+    let run = iopath(dir, &args);
     assert!(run.status.success(), "{run:?}");
-    assert!(!String::from_utf8_lossy(&run.stderr).contains("from the capture"));
-    assert_eq!(queue_depth(&dir.join("own.json")), 2);
+    (
+        queue_depth(&dir.join("depth.json")),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
 }

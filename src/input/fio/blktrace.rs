@@ -220,6 +220,47 @@ impl Event {
     }
 }
 
+/// The event that starts at byte `at` of `bytes` (number `event`, from 1) in the byte order
+/// `big_endian`, and its size with its payload: checked to be whole, with the magic and
+/// version 7.
+pub(super) fn checked_event(
+    bytes: &[u8],
+    at: usize,
+    event: usize,
+    big_endian: bool,
+) -> Result<(Event, usize), BlktraceError> {
+    let left = bytes.len().saturating_sub(at);
+    let truncated = |needed| BlktraceError::Truncated {
+        event,
+        at,
+        needed,
+        left,
+    };
+    let header = bytes[at.min(bytes.len())..]
+        .first_chunk::<EVENT_BYTES>()
+        .ok_or(truncated(EVENT_BYTES))?;
+    let parsed = Event::read(header, big_endian);
+    if parsed.magic & !0xff != MAGIC {
+        return Err(BlktraceError::Magic {
+            event,
+            at,
+            found: parsed.magic,
+        });
+    }
+    if parsed.magic & 0xff != VERSION {
+        return Err(BlktraceError::Version {
+            event,
+            at,
+            found: parsed.magic & 0xff,
+        });
+    }
+    let size = EVENT_BYTES + usize::from(parsed.pdu_len);
+    if size > left {
+        return Err(truncated(size));
+    }
+    Ok((parsed, size))
+}
+
 /// Reads a capture from its bytes (see the module documentation); its files are its devices,
 /// named `MAJOR:MINOR`.
 pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
@@ -239,35 +280,7 @@ pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
     let mut elapsed_ns = 0u64;
     while at < bytes.len() {
         event += 1;
-        let left = bytes.len() - at;
-        let truncated = |needed| BlktraceError::Truncated {
-            event,
-            at,
-            needed,
-            left,
-        };
-        let header = bytes[at..]
-            .first_chunk::<EVENT_BYTES>()
-            .ok_or(truncated(EVENT_BYTES))?;
-        let parsed = Event::read(header, big_endian);
-        if parsed.magic & !0xff != MAGIC {
-            return Err(BlktraceError::Magic {
-                event,
-                at,
-                found: parsed.magic,
-            });
-        }
-        if parsed.magic & 0xff != VERSION {
-            return Err(BlktraceError::Version {
-                event,
-                at,
-                found: parsed.magic & 0xff,
-            });
-        }
-        let size = EVENT_BYTES + usize::from(parsed.pdu_len);
-        if size > left {
-            return Err(truncated(size));
-        }
+        let (parsed, size) = checked_event(bytes, at, event, big_endian)?;
         let start = at;
         at += size;
         depth.observe(parsed.action);

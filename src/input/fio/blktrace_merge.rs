@@ -45,7 +45,7 @@
 
 use super::blktrace::{
     ACTION_MASK, ACTION_QUEUE, BlktraceError, CATEGORY_DISCARD, CATEGORY_READ, CATEGORY_WRITE,
-    EVENT_BYTES, Event, MAGIC, VERSION, byte_order,
+    EVENT_BYTES, Event, byte_order, checked_event,
 };
 
 /// The largest merge: what a replay reads back (the I/O log limit), bytes.
@@ -211,35 +211,7 @@ fn scan(bytes: &[u8], big_endian: bool) -> Result<(Vec<(u32, u32)>, u64), Blktra
     let mut event = 0usize;
     while at < bytes.len() {
         event += 1;
-        let left = bytes.len() - at;
-        let truncated = |needed| BlktraceError::Truncated {
-            event,
-            at,
-            needed,
-            left,
-        };
-        let header = bytes[at..]
-            .first_chunk::<EVENT_BYTES>()
-            .ok_or(truncated(EVENT_BYTES))?;
-        let parsed = Event::read(header, big_endian);
-        if parsed.magic & !0xff != MAGIC {
-            return Err(BlktraceError::Magic {
-                event,
-                at,
-                found: parsed.magic,
-            });
-        }
-        if parsed.magic & 0xff != VERSION {
-            return Err(BlktraceError::Version {
-                event,
-                at,
-                found: parsed.magic & 0xff,
-            });
-        }
-        let size = EVENT_BYTES + usize::from(parsed.pdu_len);
-        if size > left {
-            return Err(truncated(size));
-        }
+        let (parsed, size) = checked_event(bytes, at, event, big_endian)?;
         if is_merged(parsed.action) {
             // Captures are read up to the I/O log limit: offsets and counts fit 32 bits.
             kept.push((at as u32, event as u32));
