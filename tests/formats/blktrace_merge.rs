@@ -248,6 +248,32 @@ fn bad_merge_lists_and_a_file_in_the_merges_place_are_refused_before_any_io() {
     );
     assert!(!dir.join("data").exists(), "no I/O");
 
+    // Two jobs writing the same merge to one file write it once; at other scales, refused.
+    let twice = format!(
+        "{}{}",
+        merge_job("merged2", ""),
+        merge_job("merged2", "").replace("[replay]", "[again]")
+    );
+    std::fs::write(dir.join("replay.fio"), twice).unwrap();
+    let checked = job_check(dir);
+    assert!(checked.status.success(), "{checked:?}");
+    std::fs::write(
+        dir.join("replay.fio"),
+        format!(
+            "{}{}",
+            merge_job("merged2", ""),
+            merge_job("merged2", "merge_blktrace_scalars=50:100\n").replace("[replay]", "[other]")
+        ),
+    )
+    .unwrap();
+    let refused = job_check(dir);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("job 'other': merge_blktrace_file=merged2: an earlier job writes another merge to that file"),
+        "{refused:?}"
+    );
+
     std::fs::write(
         dir.join("replay.fio"),
         "[replay]\nmerge_blktrace_file=merged\nfilename=data\n",

@@ -106,7 +106,9 @@ pub fn build_plan(
             },
             notes,
         )?;
-        merged_captures.extend(merged_capture);
+        if let Some(merged) = merged_capture {
+            add_merge(&mut merged_captures, merged, job)?;
+        }
         clones_before = clones_before.saturating_add(settings.numjobs);
         // One worker thread per worker and set of files at least (the runner's engine may add
         // more).
@@ -168,6 +170,33 @@ pub fn build_plan(
         tests,
     };
     Ok((plan, merged_captures))
+}
+
+/// Adds the merge `job` writes: once when an earlier job writes the same merge to the same
+/// file, refused when it writes another.
+fn add_merge(
+    merges: &mut Vec<MergedCapture>,
+    merged: MergedCapture,
+    job: &JobDefinition,
+) -> Result<(), JobFileError> {
+    match merges.iter().find(|earlier| earlier.path == merged.path) {
+        None => merges.push(merged),
+        Some(earlier) if earlier.bytes == merged.bytes => {}
+        Some(_) => {
+            let at = job
+                .settings
+                .replay
+                .merge_file
+                .as_ref()
+                .map_or(&job.at, |set| &set.at);
+            return Err(at.error(format!(
+                "job '{}': merge_blktrace_file={}: an earlier job writes another merge to that file; name another",
+                job.section,
+                crate::text::escape::escape_controls(&merged.path.display().to_string())
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A test's name from its jobs': `a`, `a + b`, or `a + … + z (N jobs)`.
