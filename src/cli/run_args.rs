@@ -414,6 +414,8 @@ pub struct RunRequest {
     pub messages: Vec<String>,
     /// The default suite: tests that may not write a target are skipped, not refused.
     pub is_default_suite: bool,
+    /// Merges of blktrace captures a job file asks for, to write before the run.
+    pub merged_captures: Vec<iopath::input::merged_capture::MergedCapture>,
 }
 
 impl RunArgs {
@@ -540,6 +542,7 @@ impl RunArgs {
                 .into_iter()
                 .map(|note| format!("note: {note}"))
                 .collect(),
+            merged_captures: Vec::new(),
         })
     }
 
@@ -622,6 +625,7 @@ impl RunArgs {
             options: self.run_options(command_line, false),
             is_default_suite: false,
             messages,
+            merged_captures: loaded.merged_captures,
         })
     }
 }

@@ -169,6 +169,13 @@ fn run_in(team: &mut Team, args: &RunArgs) -> i32 {
         Ok(prepared) => prepared,
         Err(error) => return refused(team, &error),
     };
+    // The merges a job file asks for are written (by the client that prints) once everything
+    // was checked, before any I/O.
+    if team.prints()
+        && let Err(error) = write_merged_captures(&request.merged_captures)
+    {
+        return refused(team, &error);
+    }
     // Listening starts before any I/O, on the client that prints (rank 0 of an MPI job): an
     // address that cannot be used is bad input.
     let metrics = match metrics_address {
@@ -436,6 +443,21 @@ fn interruption_note(tests: usize, partial: bool) -> String {
         (_, true) => format!("interrupted: {tests} test(s) kept, marked partial"),
         (_, false) => "interrupted after the last test had finished".to_string(),
     }
+}
+
+/// Writes the merges of blktrace captures (`merge_blktrace_file`) where no file is.
+fn write_merged_captures(
+    merged: &[iopath::input::merged_capture::MergedCapture],
+) -> Result<(), Failed> {
+    for capture in merged {
+        iopath::input::merged_capture::write_merged(capture).map_err(|error| {
+            Failed(format!(
+                "merge_blktrace_file: {}: {error}",
+                for_terminal(capture.path.display())
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// Writes the log files the job files ask for (`write_bw_log`, …), after `--write-logs`

@@ -29,6 +29,8 @@ pub struct LoadedJob {
     pub ignored: Vec<String>,
     /// How options were mapped where the mapping is not one to one, for the user to read.
     pub notes: Vec<String>,
+    /// Merges of blktrace captures to write before the run (fio's `merge_blktrace_file`).
+    pub merged_captures: Vec<crate::input::merged_capture::MergedCapture>,
 }
 
 /// A job file that cannot be used: the file, the line and what is wrong. Shown as

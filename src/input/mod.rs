@@ -15,6 +15,7 @@
 
 pub mod fio;
 pub mod job_file;
+pub mod merged_capture;
 pub mod option_values;
 pub mod options;
 pub mod presets;

@@ -203,8 +203,9 @@ pub struct WorkloadOptions {
     #[arg(long, help_heading = "Workload")]
     #[serde(default, skip_serializing_if = "is_false")]
     pub random_map: bool,
-    /// I/Os in flight per worker (default 1; io_uring keeps at most 32768, nbd and iscsi 65536;
-    /// the plan's buffers must fit in half the available memory).
+    /// I/Os in flight per worker (default 1, or the depth a replayed blktrace capture shows;
+    /// io_uring keeps at most 32768, nbd and iscsi 65536; the plan's buffers must fit in half
+    /// the available memory).
     #[arg(long, value_name = "N", value_parser = parse::queue_depth, help_heading = "Workload")]
     #[serde(
         default,

@@ -21,7 +21,7 @@ use support::fuzz::{bounded, config};
 
 /// What a generated event is.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+pub(super) enum Kind {
     Read,
     Write,
     Discard,
@@ -33,9 +33,9 @@ enum Kind {
 
 /// One generated event: kind, device (0–2), nanoseconds after the one before (or before it,
 /// when negative), sector, bytes, payload length.
-type Generated = (Kind, u32, i64, u64, u32, usize);
+pub(super) type Generated = (Kind, u32, i64, u64, u32, usize);
 
-fn events() -> impl Strategy<Value = Vec<Generated>> {
+pub(super) fn events() -> impl Strategy<Value = Vec<Generated>> {
     let kind = prop::sample::select(vec![
         Kind::Read,
         Kind::Write,
@@ -59,7 +59,7 @@ fn events() -> impl Strategy<Value = Vec<Generated>> {
 }
 
 /// The events of `generated`, timed from 1 s.
-fn build(generated: &[Generated]) -> Vec<Event> {
+pub(super) fn build(generated: &[Generated]) -> Vec<Event> {
     let mut time_ns = 1_000_000_000i64;
     generated
         .iter()
@@ -157,13 +157,13 @@ fn captures_of_random_events_read_as_their_queued_ios_in_either_byte_order() {
 
 /// A change to a capture's bytes.
 #[derive(Clone, Debug)]
-enum Edit {
+pub(super) enum Edit {
     Set(usize, u8),
     Cut(usize),
     Insert(usize, Vec<u8>),
 }
 
-fn edit() -> impl Strategy<Value = Edit> {
+pub(super) fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         4 => (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Edit::Set(at, byte)),
         1 => any::<usize>().prop_map(Edit::Cut),
@@ -172,7 +172,7 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
+pub(super) fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
     let at = |index: usize, len: usize| if len == 0 { 0 } else { index % len };
     match edit {
         Edit::Set(index, byte) if !bytes.is_empty() => {

@@ -148,7 +148,7 @@ fn device_of(path: &Path) -> u32 {
 
 /// The reads, writes and trims of fio's completion-latency log with offsets (`log_offset`):
 /// (direction, offset, length) in completion order (one at a time with psync: issue order).
-fn fio_logged(log: &str) -> Vec<(String, u64, u64)> {
+pub(super) fn fio_logged(log: &str) -> Vec<(String, u64, u64)> {
     log.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(',').map(str::trim).collect();

@@ -7,6 +7,8 @@
 mod support;
 
 mod blktrace_fuzz;
+mod blktrace_merge;
+mod blktrace_merge_fuzz;
 mod blktrace_replay;
 mod compare_report;
 mod exporter_snapshots;

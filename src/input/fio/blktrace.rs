@@ -31,6 +31,9 @@
 //! the text logs' times are. Devices become the log's files in the order they first appear,
 //! named `MAJOR:MINOR` (see [`resolve_devices`] for naming them as this machine does).
 //!
+//! Every event also counts towards the depth a replay takes when its job sets no `iodepth`
+//! ([`super::blktrace_depth`], [`Iolog::queue_depth`]).
+//!
 //! Reading is bounded by the caller's size limit and [`super::iolog::MAX_ACTIONS`]; a
 //! truncated event, a wrong magic or version, an offset past 2^64 bytes: an error naming the
 //! event (counted from 1) and its byte offset.
@@ -50,6 +53,11 @@
 //! assert_eq!((log.ios[0].action, log.ios[0].offset, log.ios[0].length), (TraceAction::Write, 4096, 4096));
 //! ```
 
+pub use super::blktrace_actions::{
+    ACTION_BACKMERGE, ACTION_COMPLETE, ACTION_FRONTMERGE, ACTION_MASK, ACTION_QUEUE,
+    CATEGORY_DISCARD, CATEGORY_FLUSH, CATEGORY_NOTIFY, CATEGORY_READ, CATEGORY_WRITE,
+};
+use super::blktrace_depth::DepthCounter;
 use super::iolog::{Iolog, IologVersion, MAX_ACTIONS, MAX_FILES, TraceAction, TraceIo};
 
 /// The magic number of every event, its low byte the format version.
@@ -64,15 +72,6 @@ pub const EVENT_BYTES: usize = 48;
 /// Bytes in a sector of `sector`.
 const SECTOR_BYTES: u64 = 512;
 
-/// The action of a request entering the queue (the low 16 bits of `action`).
-const ACTION_QUEUE: u32 = 1;
-
-/// The categories (the high 16 bits of `action`) that matter here.
-const CATEGORY_WRITE: u32 = 1 << (1 + 16);
-const CATEGORY_FLUSH: u32 = 1 << (2 + 16);
-const CATEGORY_NOTIFY: u32 = 1 << (10 + 16);
-const CATEGORY_DISCARD: u32 = 1 << (13 + 16);
-
 /// The bits of the kernel's device number below its major.
 const MINOR_BITS: u32 = 20;
 
@@ -83,7 +82,7 @@ pub fn is_blktrace(bytes: &[u8]) -> bool {
 
 /// The byte order of a capture: `Some(true)` big-endian, `Some(false)` little-endian, `None`:
 /// not a capture.
-fn byte_order(bytes: &[u8]) -> Option<bool> {
+pub(super) fn byte_order(bytes: &[u8]) -> Option<bool> {
     let first = bytes.first_chunk::<4>()?;
     if u32::from_le_bytes(*first) & !0xff == MAGIC {
         Some(false)
@@ -159,19 +158,19 @@ pub enum BlktraceError {
 }
 
 /// The fields of one event's header that the replay reads.
-struct Event {
-    magic: u32,
-    time_ns: u64,
+pub(super) struct Event {
+    pub(super) magic: u32,
+    pub(super) time_ns: u64,
     sector: u64,
     bytes: u32,
-    action: u32,
+    pub(super) action: u32,
     device: u32,
-    pdu_len: u16,
+    pub(super) pdu_len: u16,
 }
 
 impl Event {
     /// The header at the start of `header` in the byte order `big_endian`.
-    fn read(header: &[u8; EVENT_BYTES], big_endian: bool) -> Event {
+    pub(super) fn read(header: &[u8; EVENT_BYTES], big_endian: bool) -> Event {
         let u32_at = |at: usize| {
             let field = [header[at], header[at + 1], header[at + 2], header[at + 3]];
             if big_endian {
@@ -206,7 +205,7 @@ impl Event {
 
     /// What a queued event does (`None`: not an I/O to replay).
     fn queued_action(&self) -> Option<TraceAction> {
-        if self.action & CATEGORY_NOTIFY != 0 || self.action & 0xffff != ACTION_QUEUE {
+        if self.action & CATEGORY_NOTIFY != 0 || self.action & ACTION_MASK != ACTION_QUEUE {
             return None;
         }
         Some(if self.action & CATEGORY_DISCARD != 0 {
@@ -221,6 +220,47 @@ impl Event {
     }
 }
 
+/// The event that starts at byte `at` of `bytes` (number `event`, from 1) in the byte order
+/// `big_endian`, and its size with its payload: checked to be whole, with the magic and
+/// version 7.
+pub(super) fn checked_event(
+    bytes: &[u8],
+    at: usize,
+    event: usize,
+    big_endian: bool,
+) -> Result<(Event, usize), BlktraceError> {
+    let left = bytes.len().saturating_sub(at);
+    let truncated = |needed| BlktraceError::Truncated {
+        event,
+        at,
+        needed,
+        left,
+    };
+    let header = bytes[at.min(bytes.len())..]
+        .first_chunk::<EVENT_BYTES>()
+        .ok_or(truncated(EVENT_BYTES))?;
+    let parsed = Event::read(header, big_endian);
+    if parsed.magic & !0xff != MAGIC {
+        return Err(BlktraceError::Magic {
+            event,
+            at,
+            found: parsed.magic,
+        });
+    }
+    if parsed.magic & 0xff != VERSION {
+        return Err(BlktraceError::Version {
+            event,
+            at,
+            found: parsed.magic & 0xff,
+        });
+    }
+    let size = EVENT_BYTES + usize::from(parsed.pdu_len);
+    if size > left {
+        return Err(truncated(size));
+    }
+    Ok((parsed, size))
+}
+
 /// Reads a capture from its bytes (see the module documentation); its files are its devices,
 /// named `MAJOR:MINOR`.
 pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
@@ -230,7 +270,9 @@ pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
         files: Vec::new(),
         ios: Vec::new(),
         dropped: 0,
+        queue_depth: None,
     };
+    let mut depth = DepthCounter::default();
     let mut devices: Vec<u32> = Vec::new();
     let mut at = 0usize;
     let mut event = 0usize;
@@ -238,37 +280,10 @@ pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
     let mut elapsed_ns = 0u64;
     while at < bytes.len() {
         event += 1;
-        let left = bytes.len() - at;
-        let truncated = |needed| BlktraceError::Truncated {
-            event,
-            at,
-            needed,
-            left,
-        };
-        let header = bytes[at..]
-            .first_chunk::<EVENT_BYTES>()
-            .ok_or(truncated(EVENT_BYTES))?;
-        let parsed = Event::read(header, big_endian);
-        if parsed.magic & !0xff != MAGIC {
-            return Err(BlktraceError::Magic {
-                event,
-                at,
-                found: parsed.magic,
-            });
-        }
-        if parsed.magic & 0xff != VERSION {
-            return Err(BlktraceError::Version {
-                event,
-                at,
-                found: parsed.magic & 0xff,
-            });
-        }
-        let size = EVENT_BYTES + usize::from(parsed.pdu_len);
-        if size > left {
-            return Err(truncated(size));
-        }
+        let (parsed, size) = checked_event(bytes, at, event, big_endian)?;
         let start = at;
         at += size;
+        depth.observe(parsed.action);
         let Some(action) = parsed.queued_action() else {
             continue;
         };
@@ -330,6 +345,7 @@ pub fn parse_blktrace(bytes: &[u8]) -> Result<Iolog, BlktraceError> {
     if log.ios.is_empty() {
         return Err(BlktraceError::Empty { events: event });
     }
+    log.queue_depth = Some(depth.deepest());
     Ok(log)
 }
 

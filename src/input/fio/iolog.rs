@@ -103,6 +103,9 @@ pub struct Iolog {
     pub ios: Vec<TraceIo>,
     /// I/Os of 0 bytes left out (a blktrace capture has some; fio drops them too).
     pub dropped: usize,
+    /// The deepest queue a blktrace capture shows (see
+    /// [`super::blktrace_depth::DepthCounter`]); `None` for a text log.
+    pub queue_depth: Option<u32>,
 }
 
 /// Why a log cannot be read.
@@ -159,6 +162,7 @@ pub fn parse_iolog(text: &str) -> Result<Iolog, IologError> {
         files: Vec::new(),
         ios: Vec::new(),
         dropped: 0,
+        queue_depth: None,
     };
     let mut open = Vec::new();
     let mut waited_us = 0u64;

@@ -26,6 +26,8 @@ pub struct MappedJob {
     pub targets: Vec<TargetSpec>,
     /// The trace it replays (fio's `read_iolog`), its files mapped to `targets`.
     pub replay: Option<std::sync::Arc<crate::workload::replay::ReplayTrace>>,
+    /// The merge of blktrace captures to write before the run (`merge_blktrace_file`).
+    pub merged_capture: Option<crate::input::merged_capture::MergedCapture>,
 }
 
 /// Maps `job`; errors point at the line to change.
@@ -35,10 +37,11 @@ pub fn map_job(
     context: &MappingContext<'_>,
     notes: &mut Notes,
 ) -> Result<MappedJob, JobFileError> {
-    let Some(replay) = super::replay::replay_job(job, request)? else {
+    let Some(mut replay) = super::replay::replay_job(job, request, notes)? else {
         return map_generated_job(job, request, context, notes);
     };
     let mut mapped = map_generated_job(&replay.job, request, context, notes)?;
+    mapped.merged_capture = replay.merged.take();
     mapped.replay = Some(super::replay::apply(
         &replay,
         &mut mapped.workload,
@@ -164,6 +167,7 @@ fn map_generated_job(
         workload,
         targets: files.targets,
         replay: None,
+        merged_capture: None,
     })
 }
 

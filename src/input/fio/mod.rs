@@ -27,6 +27,9 @@
 
 pub mod arithmetic;
 pub mod blktrace;
+pub mod blktrace_actions;
+pub mod blktrace_depth;
+pub mod blktrace_merge;
 pub mod collect;
 pub mod data_checks;
 pub mod data_options;
@@ -48,6 +51,7 @@ pub mod parsers;
 pub mod plan;
 pub mod replay;
 pub mod replay_log;
+pub mod replay_merge;
 pub mod replay_options;
 pub mod replay_settings;
 pub mod settings;
@@ -117,7 +121,7 @@ fn planned(
     mut notes: Notes,
     mut ignored: Vec<String>,
 ) -> Result<LoadedJob, JobFileError> {
-    let plan = plan::build_plan(
+    let (plan, merged_captures) = plan::build_plan(
         read.path,
         read.jobs,
         request,
@@ -129,6 +133,7 @@ fn planned(
         plan,
         ignored,
         notes: notes.into_lines(),
+        merged_captures,
     })
 }
 

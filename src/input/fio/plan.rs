@@ -13,6 +13,7 @@ use super::location::Set;
 use super::mapping::{MappedJob, map_job};
 use super::notes::Notes;
 use crate::input::job_file::{JobFileError, JobFileRequest};
+use crate::input::merged_capture::MergedCapture;
 use crate::targets::TargetSpec;
 use crate::workload::steady::SteadyCriterion;
 use crate::workload::{JobPlan, Plan, TestPlan, TestSettings};
@@ -54,8 +55,9 @@ fn waits_for_the_current_test(
     Ok(true)
 }
 
-/// Builds the plan of `jobs` read from `path`. Steady-state settings iopath cannot honour are
-/// refused, or listed in `ignored` with `request.ignore_unsupported`.
+/// Builds the plan of `jobs` read from `path`, and the merges of blktrace captures to write
+/// before it runs. Steady-state settings iopath cannot honour are refused, or listed in
+/// `ignored` with `request.ignore_unsupported`.
 pub fn build_plan(
     path: &Path,
     jobs: &[JobDefinition],
@@ -63,7 +65,7 @@ pub fn build_plan(
     environment: &Environment,
     notes: &mut Notes,
     ignored: &mut Vec<String>,
-) -> Result<Plan, JobFileError> {
+) -> Result<(Plan, Vec<MergedCapture>), JobFileError> {
     if jobs.is_empty() {
         return Err(JobFileError {
             file: path.to_path_buf(),
@@ -72,6 +74,7 @@ pub fn build_plan(
         });
     }
     let mut targets = TargetTable::default();
+    let mut merged_captures = Vec::new();
     let mut phases: Vec<Vec<(&JobDefinition, JobPlan)>> = Vec::new();
     let mut group = 0u32;
     let mut jobs_in_group = 0u32;
@@ -93,6 +96,7 @@ pub fn build_plan(
             workload,
             targets: job_targets,
             replay,
+            merged_capture,
         } = map_job(
             job,
             request,
@@ -102,6 +106,9 @@ pub fn build_plan(
             },
             notes,
         )?;
+        if let Some(merged) = merged_capture {
+            add_merge(&mut merged_captures, merged, job)?;
+        }
         clones_before = clones_before.saturating_add(settings.numjobs);
         // One worker thread per worker and set of files at least (the runner's engine may add
         // more).
@@ -158,10 +165,38 @@ pub fn build_plan(
             settings,
         });
     }
-    Ok(Plan {
+    let plan = Plan {
         targets: targets.specs,
         tests,
-    })
+    };
+    Ok((plan, merged_captures))
+}
+
+/// Adds the merge `job` writes: once when an earlier job writes the same merge to the same
+/// file, refused when it writes another.
+fn add_merge(
+    merges: &mut Vec<MergedCapture>,
+    merged: MergedCapture,
+    job: &JobDefinition,
+) -> Result<(), JobFileError> {
+    match merges.iter().find(|earlier| earlier.path == merged.path) {
+        None => merges.push(merged),
+        Some(earlier) if earlier.bytes == merged.bytes => {}
+        Some(_) => {
+            let at = job
+                .settings
+                .replay
+                .merge_file
+                .as_ref()
+                .map_or(&job.at, |set| &set.at);
+            return Err(at.error(format!(
+                "job '{}': merge_blktrace_file={}: an earlier job writes another merge to that file; name another",
+                job.section,
+                crate::text::escape::escape_controls(&merged.path.display().to_string())
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A test's name from its jobs': `a`, `a + b`, or `a + … + z (N jobs)`.

@@ -77,26 +77,62 @@ pub struct ReplayJob {
     /// The job's `loops` when above 1: fio does not repeat a replay for it, nor does iopath
     /// (the note says so).
     pub unrepeated_loops: Option<u32>,
+    /// The merge of captures to write before the run (`merge_blktrace_file`).
+    pub merged: Option<crate::input::merged_capture::MergedCapture>,
 }
 
-/// Reads the log `job` replays (`None`: it replays none); errors name the log and the line.
+/// Reads the log `job` replays (`None`: it replays none), merging captures first with
+/// `merge_blktrace_file`; errors name the log and the line.
 pub fn replay_job(
     job: &JobDefinition,
     request: &JobFileRequest,
+    notes: &mut Notes,
 ) -> Result<Option<ReplayJob>, JobFileError> {
     let settings = &job.settings;
     let Some(log_path) = &settings.replay.log else {
+        if let Some(merge) = &settings.replay.merge_file {
+            return Err(merge.at.error(format!(
+                "job '{}': merge_blktrace_file merges the blktrace captures read_iolog lists, and the job has no read_iolog",
+                job.section
+            )));
+        }
+        unused_merge_lists(job, notes);
         return Ok(None);
     };
-    let log = read_replay_log(Path::new(&log_path.value)).map_err(|error| {
-        log_path.at.error(format!(
-            "job '{}': read_iolog={}: {error}",
-            job.section,
-            crate::text::escape::escape_controls(&log_path.value)
-        ))
-    })?;
+    let (log, merged) = match &settings.replay.merge_file {
+        Some(merge_file) => {
+            let (log, merged, note) = super::replay_merge::merged_log(job, log_path, merge_file)?;
+            notes.add(Some(&merge_file.at), note);
+            (log, Some(merged))
+        }
+        None => {
+            unused_merge_lists(job, notes);
+            let log = read_replay_log(Path::new(&log_path.value)).map_err(|error| {
+                log_path.at.error(format!(
+                    "job '{}': read_iolog={}: {error}",
+                    job.section,
+                    crate::text::escape::escape_controls(&log_path.value)
+                ))
+            })?;
+            (log, None)
+        }
+    };
     let mut job = job.clone();
     let settings = &mut job.settings;
+    if let Some(depth) = log.queue_depth
+        && !settings.iodepth_set
+        && request.overrides.qd.is_none()
+    {
+        settings.iodepth = depth;
+        notes.add(
+            Some(&log_path.at),
+            format!(
+                "job '{}': iodepth={depth} from the capture (its deepest queue between completions, at most {}), as fio sets it when the job sets no iodepth",
+                job.section,
+                super::blktrace_depth::MAX_DEPTH
+            ),
+        );
+    }
     let own_files = settings.replay.redirect.is_none()
         && settings.filenames.is_none()
         && request.targets.is_empty();
@@ -147,7 +183,27 @@ pub fn replay_job(
         log,
         clones,
         unrepeated_loops,
+        merged,
     }))
+}
+
+/// Notes `merge_blktrace_scalars` and `merge_blktrace_iters` on a job that merges nothing.
+fn unused_merge_lists(job: &JobDefinition, notes: &mut Notes) {
+    let replay = &job.settings.replay;
+    for (list, option) in [
+        (&replay.merge_scalars, "merge_blktrace_scalars"),
+        (&replay.merge_iterations, "merge_blktrace_iters"),
+    ] {
+        if let Some(list) = list {
+            notes.add(
+                Some(&list.at),
+                format!(
+                    "job '{}': {option} has no effect without merge_blktrace_file (nor in fio)",
+                    job.section
+                ),
+            );
+        }
+    }
 }
 
 /// Where each of the log's files goes: an index into `targets`.

@@ -22,6 +22,12 @@ pub struct ReplaySettings {
     pub skip: [bool; 4],
     /// `write_iolog`: where to record what the job issued.
     pub record: Option<Set<String>>,
+    /// `merge_blktrace_file`: where the merge of the captures `read_iolog` lists goes.
+    pub merge_file: Option<Set<String>>,
+    /// `merge_blktrace_scalars`: each capture's time scale, percent.
+    pub merge_scalars: Option<Set<Vec<u64>>>,
+    /// `merge_blktrace_iters`: passes over each capture.
+    pub merge_iterations: Option<Set<Vec<u64>>>,
 }
 
 impl Default for ReplaySettings {
@@ -35,6 +41,9 @@ impl Default for ReplaySettings {
             scale: 1,
             skip: [false; 4],
             record: None,
+            merge_file: None,
+            merge_scalars: None,
+            merge_iterations: None,
         }
     }
 }

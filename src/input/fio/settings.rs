@@ -162,6 +162,9 @@ pub struct JobSettings {
     pub alignments: [Option<u64>; 3],
     /// `iodepth` (default 1).
     pub iodepth: u32,
+    /// Whether the job (or `[global]`) sets `iodepth`: a blktrace replay without it takes the
+    /// capture's depth.
+    pub iodepth_set: bool,
     /// `numjobs` (default 1).
     pub numjobs: u32,
     /// `ioengine` as written and what it runs as (default psync → sync).
@@ -286,6 +289,7 @@ impl JobSettings {
             splits: [None, None, None],
             alignments: [None, None, None],
             iodepth: 1,
+            iodepth_set: false,
             numjobs: 1,
             engine: Set {
                 value: ("psync".to_string(), EngineKind::Sync),

@@ -127,8 +127,6 @@ const PERCENTILES: &str = "iopath reports its own fixed set of latency percentil
 const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
 const BATCHING: &str = "iopath submits each request as it is queued (NBD and iSCSI send a whole refill at once) and reaps completions as they arrive; it neither batches submissions nor lets the queue drain to a low mark";
-const REPLAY: &str =
-    "iopath replays one blktrace capture per job (`read_iolog`); it does not merge several";
 
 /// The table.
 pub static OPTIONS: &[OptionSpec] = &[
@@ -828,13 +826,14 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "iodepth",
         aliases: &[],
-        mapping: "queue depth per worker; with a sync engine fio keeps one I/O in flight whatever iodepth says, and so does iopath",
+        mapping: "queue depth per worker; with a sync engine fio keeps one I/O in flight whatever iodepth says, and so does iopath; a job replaying a blktrace capture without it takes the capture's depth (as fio does)",
         support: Support::Mapped(|s, input| {
             s.iodepth = integer(
                 input.text()?,
                 1,
                 crate::workload::limits::MAX_QUEUE_DEPTH.into(),
             )? as u32;
+            s.iodepth_set = true;
             Ok(())
         }),
     },
@@ -1800,9 +1799,21 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "merge_blktrace_file",
-        aliases: &["merge_blktrace_scalars", "merge_blktrace_iters"],
-        mapping: "refused",
-        support: Support::Refused(REPLAY),
+        aliases: &[],
+        mapping: "the blktrace captures `read_iolog` lists (`a:b:c`) are merged into one, in time order, written to this file and replayed; written only where no file is (a file that already holds this very merge is replayed as it is; any other is refused)",
+        support: Support::Mapped(super::replay_options::merge_file),
+    },
+    OptionSpec {
+        name: "merge_blktrace_scalars",
+        aliases: &[],
+        mapping: "with `merge_blktrace_file`: each capture's times scaled by its percentage (`50:100`: the first at twice its pace), one per capture",
+        support: Support::Mapped(super::replay_options::merge_scalars),
+    },
+    OptionSpec {
+        name: "merge_blktrace_iters",
+        aliases: &[],
+        mapping: "with `merge_blktrace_file`: passes over each capture, one whole number per capture",
+        support: Support::Mapped(super::replay_options::merge_iterations),
     },
     OptionSpec {
         name: "exec_prerun",

@@ -72,6 +72,7 @@ pub fn read(text: &str, file: &Path, request: &JobFileRequest) -> Result<LoadedJ
             .into_iter()
             .map(|note| note.into_error(file).to_string())
             .collect(),
+        merged_captures: Vec::new(),
     })
 }
 
