@@ -844,6 +844,12 @@ const MACHINE_READER: &str = "discovery/";
 /// kernel interface, or says where discovery looked; none reads a fact about the machine.
 const MACHINE_PATHS_ALLOWED: &[(&str, &str, &str)] = &[
     (
+        "host/sys.rs",
+        "/proc/thread-self/schedstat",
+        "the calling worker thread's own run-queue delay at the edges of its measured window \
+         (like its CPU clock): a figure of this run, never of a recorded machine",
+    ),
+    (
         "targets/open.rs",
         "/proc/self/fd/{}",
         "reopens a descriptor this process holds (other open flags on the same file, never a \
