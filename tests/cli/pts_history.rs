@@ -1,19 +1,26 @@
 //! `iopath pts` runs in the local history: listed by `iopath history`, drawn again by
 //! `iopath report @last`, refused by `iopath compare` with a message that says what they are,
-//! and left out with `--no-history`.
+//! and left out with `--no-history`; an interrupted run and its resumption kept as one, with
+//! its `--label`.
 
 use super::common::{Nbdkit, brief_saturation, disk_tempdir};
+use crate::support::process::{interrupt, run_watching_stderr};
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
+
+/// `iopath ARGS` in `dir` with its history at `history`, not started.
+fn command(dir: &Path, history: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    command
+        .current_dir(dir)
+        .env("IOPATH_HISTORY", history)
+        .args(args);
+    command
+}
 
 /// `iopath ARGS` in `dir` with its history at `history`.
 fn with_history(dir: &Path, history: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(dir)
-        .env("IOPATH_HISTORY", history)
-        .args(args)
-        .output()
-        .expect("iopath runs")
+    command(dir, history, args).output().expect("iopath runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -71,4 +78,93 @@ fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
     assert_eq!(compared.status.code(), Some(2));
     let stderr = text(&compared.stderr);
     assert!(stderr.contains("is an `iopath pts` run"), "{stderr}");
+}
+
+/// A run interrupted in the IOPS test's second round is kept partial; its resumption replaces
+/// it: one PTS run in the history, finished, with the label the first part was given, which
+/// names it (`--label`, `@label:NAME`) and titles its report.
+#[test]
+fn a_resumed_pts_run_is_kept_once_with_its_label() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Nbdkit::start(server_dir.path(), &["memory", "16M"]);
+    let dir = disk_tempdir();
+    let history = dir.path().join("history.sqlite");
+    let url = server.url();
+    let first = [
+        "pts",
+        url.as_str(),
+        "--allow-destructive",
+        "--tests",
+        "iops",
+        "--block-sizes",
+        "4k",
+        "--round",
+        "100ms",
+        "--max-rounds",
+        "5",
+        "--capacity-pct",
+        "25",
+        "--output-dir",
+        "out",
+        "--label",
+        "fw 2.1",
+    ];
+    let (status, stderr) =
+        run_watching_stderr(&mut command(dir.path(), &history, &first), |line, child| {
+            if line == "pts: IOPS: round 2" {
+                interrupt(child);
+            }
+        });
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let listed = |args: &[&str]| {
+        let output = with_history(dir.path(), &history, args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let table = listed(&["history"]);
+    assert_eq!(table.matches("PTS Enterprise: IOPS").count(), 1, "{table}");
+    assert!(table.contains("fw 2.1 (partial)"), "{table}");
+
+    let resumed = with_history(
+        dir.path(),
+        &history,
+        &["pts", &url, "--allow-destructive", "--resume", "out"],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    let table = listed(&["history"]);
+    assert_eq!(table.matches("PTS Enterprise: IOPS").count(), 1, "{table}");
+    assert!(
+        table.contains("fw 2.1") && !table.contains("(partial)"),
+        "{table}"
+    );
+    let by_label = listed(&["history", "--label", "fw 2.1"]);
+    assert_eq!(
+        by_label.matches("PTS Enterprise: IOPS").count(),
+        1,
+        "{by_label}"
+    );
+
+    let drawn = with_history(
+        dir.path(),
+        &history,
+        &["report", "@label:fw 2.1", "-o", "again.html"],
+    );
+    assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn.stderr));
+    for page in ["again.html", "out/pts.html"] {
+        let html = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(
+            html.contains("<title>SNIA PTS (Enterprise) — fw 2.1 — nbd"),
+            "{page}: the label in the title"
+        );
+    }
+    // The label belongs to the run: a resumption keeps it and takes no other.
+    let relabelled = with_history(
+        dir.path(),
+        &history,
+        &["pts", &url, "--resume", "out", "--label", "other"],
+    );
+    assert_eq!(relabelled.status.code(), Some(2));
 }
