@@ -5,7 +5,7 @@
 
 use super::common::{Nbdkit, brief_saturation, disk_tempdir};
 use crate::support::process::{interrupt, run_watching_stderr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `iopath ARGS` in `dir` with its history at `history`, not started.
@@ -23,30 +23,56 @@ fn with_history(dir: &Path, history: &Path, args: &[&str]) -> Output {
     command(dir, history, args).output().expect("iopath runs")
 }
 
+/// `iopath report REFERENCE -o again.html` in `dir`, which must succeed: the page.
+fn drawn_again(dir: &Path, history: &Path, reference: &str) -> String {
+    let drawn = with_history(dir, history, &["report", reference, "-o", "again.html"]);
+    assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn.stderr));
+    std::fs::read_to_string(dir.join("again.html")).unwrap()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[test]
-fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
-    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
-        return;
-    }
+/// An nbdkit memory export of 16 MiB, a directory on disk to run in and a history file in it.
+struct Setup {
+    _server_dir: tempfile::TempDir,
+    server: Nbdkit,
+    dir: tempfile::TempDir,
+    history: PathBuf,
+}
+
+/// The [`Setup`] of a test, or `None` when nbdkit is missing (the test is skipped).
+fn setup() -> Option<Setup> {
+    crate::support::devices::required_tool("nbdkit", "nbdkit")?;
     let server_dir = tempfile::tempdir().unwrap();
     let server = Nbdkit::start(server_dir.path(), &["memory", "16M"]);
     let dir = disk_tempdir();
     let history = dir.path().join("history.sqlite");
-    let url = server.url();
+    Some(Setup {
+        _server_dir: server_dir,
+        server,
+        dir,
+        history,
+    })
+}
+
+#[test]
+fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
+    let Some(set_up) = setup() else {
+        return;
+    };
+    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
     let pts = |extra: &[&str]| {
         let mut args = brief_saturation(&url);
         args.extend(["--allow-destructive", "--output-dir", "out"]);
         args.extend_from_slice(extra);
-        let output = with_history(dir.path(), &history, &args);
+        let output = with_history(dir.path(), history, &args);
         assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     };
     pts(&[]);
     pts(&["--no-history"]);
-    let listed = with_history(dir.path(), &history, &["history"]);
+    let listed = with_history(dir.path(), history, &["history"]);
     assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
     let table = text(&listed.stdout);
     assert_eq!(
@@ -59,13 +85,7 @@ fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
         "{table}"
     );
 
-    let drawn = with_history(
-        dir.path(),
-        &history,
-        &["report", "@last", "-o", "again.html"],
-    );
-    assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn.stderr));
-    let html = std::fs::read_to_string(dir.path().join("again.html")).unwrap();
+    let html = drawn_again(dir.path(), history, "@last");
     for needle in [
         "SNIA PTS (Enterprise)",
         "class=\"pts-saturation\"",
@@ -74,7 +94,7 @@ fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
         assert!(html.contains(needle), "{needle} missing from the report");
     }
 
-    let compared = with_history(dir.path(), &history, &["compare", "@last", "@last"]);
+    let compared = with_history(dir.path(), history, &["compare", "@last", "@last"]);
     assert_eq!(compared.status.code(), Some(2));
     let stderr = text(&compared.stderr);
     assert!(stderr.contains("is an `iopath pts` run"), "{stderr}");
@@ -85,14 +105,10 @@ fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
 /// names it (`--label`, `@label:NAME`) and titles its report.
 #[test]
 fn a_resumed_pts_run_is_kept_once_with_its_label() {
-    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+    let Some(set_up) = setup() else {
         return;
-    }
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Nbdkit::start(server_dir.path(), &["memory", "16M"]);
-    let dir = disk_tempdir();
-    let history = dir.path().join("history.sqlite");
-    let url = server.url();
+    };
+    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
     let first = [
         "pts",
         url.as_str(),
@@ -113,14 +129,14 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
         "fw 2.1",
     ];
     let (status, stderr) =
-        run_watching_stderr(&mut command(dir.path(), &history, &first), |line, child| {
+        run_watching_stderr(&mut command(dir.path(), history, &first), |line, child| {
             if line == "pts: IOPS: round 2" {
                 interrupt(child);
             }
         });
     assert_eq!(status.code(), Some(130), "{stderr}");
     let listed = |args: &[&str]| {
-        let output = with_history(dir.path(), &history, args);
+        let output = with_history(dir.path(), history, args);
         assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
         text(&output.stdout)
     };
@@ -130,7 +146,7 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
 
     let resumed = with_history(
         dir.path(),
-        &history,
+        history,
         &["pts", &url, "--allow-destructive", "--resume", "out"],
     );
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
@@ -147,23 +163,18 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
         "{by_label}"
     );
 
-    let drawn = with_history(
-        dir.path(),
-        &history,
-        &["report", "@label:fw 2.1", "-o", "again.html"],
-    );
-    assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn.stderr));
-    for page in ["again.html", "out/pts.html"] {
-        let html = std::fs::read_to_string(dir.path().join(page)).unwrap();
+    let again = drawn_again(dir.path(), history, "@label:fw 2.1");
+    let first = std::fs::read_to_string(dir.path().join("out/pts.html")).unwrap();
+    for html in [again, first] {
         assert!(
             html.contains("<title>SNIA PTS (Enterprise) — fw 2.1 — nbd"),
-            "{page}: the label in the title"
+            "the label in the title"
         );
     }
     // The label belongs to the run: a resumption keeps it and takes no other.
     let relabelled = with_history(
         dir.path(),
-        &history,
+        history,
         &["pts", &url, "--resume", "out", "--label", "other"],
     );
     assert_eq!(relabelled.status.code(), Some(2));
