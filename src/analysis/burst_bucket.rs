@@ -5,10 +5,14 @@
 //! return after idle (what was spent again above the baseline over the idle time), else
 //! taken to be the baseline (a token bucket refills at the rate it allows once empty).
 //!
-//! Its unit is the I/O when the I/O series has the flatter plateaus (a mix of block sizes
-//! against an I/O limit), bytes when the byte series has. With one block size the two are
-//! the same series: small I/Os (at most [`SMALL_BLOCK_BYTES`]) are then counted in I/Os, as
-//! a cloud disk counts its burst credits for them, larger ones in bytes.
+//! Its unit is the I/O when the I/O series is the flatter one at the baseline (a mix of block
+//! sizes against an I/O limit: the bytes of each second follow the mix, the I/Os do not),
+//! bytes when the byte series is. The baseline decides, not the burst: once the bucket is dry
+//! its refill is what limits the rate, in the bucket's unit, while the burst may be limited
+//! by the client or the path (a client short of CPU makes both series ragged alike). With one
+//! block size the two are the same series: small I/Os (at most [`SMALL_BLOCK_BYTES`]) are
+//! then counted in I/Os, as a cloud disk counts its burst credits for them, larger ones in
+//! bytes.
 //!
 //! ```
 //! use iopath::analysis::burst_bucket::fit_burst_bucket;
@@ -30,8 +34,9 @@ use super::small_io::SMALL_BLOCK_BYTES;
 use crate::result::BurstBucket;
 use crate::units::{format_count, format_decimal_bytes, format_iops, format_rate};
 
-/// One series is taken as the bucket's unit when its plateaus are flatter than the other's by
-/// this factor (spread relative to the gap); when neither is, the size of the I/Os decides.
+/// One series is taken as the bucket's unit when its baseline is flatter than the other's by
+/// this factor (standard deviation relative to the level); when neither is, the size of the
+/// I/Os decides.
 pub const IOS_FLATTER_FACTOR: f64 = 0.8;
 
 /// The bucket fitted to `rates`, if the series is a burst and a baseline and did not stay at
@@ -73,17 +78,22 @@ pub fn fit_burst_bucket(rates: &IntervalRates) -> Option<BurstBucket> {
     })
 }
 
-/// The step of the byte series or of the I/O series, whichever is flatter (the I/O series
-/// for small I/Os when neither is), and whether it is the I/O series.
+/// The step of the byte series or of the I/O series, whichever is flatter at the baseline
+/// (the I/O series for small I/Os when neither is), and whether it is the I/O series.
 fn chosen_step(rates: &IntervalRates) -> Option<(Step, bool)> {
-    let relative = |step: &Step| step.spread / (step.before - step.after);
     match (
         first_stretch_step(&rates.bytes_per_second),
         first_stretch_step(&rates.iops),
     ) {
         (Some(bytes), Some(ios)) => {
-            let ios_flatter = relative(&ios) < relative(&bytes) * IOS_FLATTER_FACTOR;
-            let bytes_flatter = relative(&bytes) < relative(&ios) * IOS_FLATTER_FACTOR;
+            // The intervals both steps put at the baseline.
+            let baseline =
+                bytes.after_start.max(ios.after_start)..bytes.after_end.min(ios.after_end);
+            let spread =
+                |series: &[f64]| relative_spread(series.get(baseline.clone()).unwrap_or(&[]));
+            let (bytes_spread, ios_spread) = (spread(&rates.bytes_per_second), spread(&rates.iops));
+            let ios_flatter = ios_spread < bytes_spread * IOS_FLATTER_FACTOR;
+            let bytes_flatter = bytes_spread < ios_spread * IOS_FLATTER_FACTOR;
             if ios_flatter || (!bytes_flatter && small_ios(rates)) {
                 Some((ios, true))
             } else {
@@ -94,6 +104,21 @@ fn chosen_step(rates: &IntervalRates) -> Option<(Step, bool)> {
         (None, Some(ios)) => Some((ios, true)),
         (None, None) => None,
     }
+}
+
+/// Standard deviation of `values` relative to their mean (0 for fewer than two, or a mean
+/// of 0).
+fn relative_spread(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let count = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / count;
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / count;
+    variance.sqrt() / mean
 }
 
 /// Whether the mean I/O of `rates` is at most [`SMALL_BLOCK_BYTES`].

@@ -29,13 +29,15 @@ Examples:
   iopath pts /dev/sdb --allow-destructive --client --tests iops,latency --output-dir pts-sdb
   iopath pts nbd://array/lun0 --allow-destructive --round 5s --capacity-pct 10 --max-rounds 8 --output-dir small
   iopath pts /dev/sdb --allow-destructive --resume pts-sdb      (continue an interrupted run)
+  iopath pts /dev/sdb --allow-destructive --label fw-2.1 --output-dir pts-fw21
 
 The state is saved in DIR/pts.json after every round; the report is DIR/pts.html and one
 CSV file per table. Write saturation's rounds are looked at for a write cliff or a burst
 bucket (the summary, pts.html and pts-rate-steps.csv say where it came). Each run is kept in
 the local history (iopath history lists it; iopath report @last -o pts.html draws it again;
---no-history: not this one). Exit status: 0 done (steady or not: the report says), 1 an I/O
-error, 2 bad input (nothing was written), 130 interrupted (resume with --resume DIR).";
+--no-history: not this one); a resumed run replaces the partial entry its interruption left,
+under the same number. Exit status: 0 done (steady or not: the report says), 1 an I/O error,
+2 bad input (nothing was written), 130 interrupted (resume with --resume DIR).";
 
 /// The state and result file inside the output directory.
 const STATE_FILE: &str = "pts.json";
@@ -104,7 +106,7 @@ pub struct PtsArgs {
     /// Continue the run whose output directory is DIR, with its settings, where the device
     /// state allows: finished rounds are kept; a test stopped during its preconditioning
     /// starts again from its purge.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["round", "capacity_percent", "tests", "client", "purge", "max_rounds", "block_sizes", "qd", "workers", "saturation_time", "output_dir"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["round", "capacity_percent", "tests", "client", "purge", "max_rounds", "block_sizes", "qd", "workers", "saturation_time", "output_dir", "label"])]
     pub resume: Option<PathBuf>,
     /// Also write the HTML report to FILE.
     #[arg(long, value_name = "FILE")]
@@ -119,6 +121,10 @@ pub struct PtsArgs {
     /// draws a kept one).
     #[arg(long)]
     pub no_history: bool,
+    /// Label of this run, as `iopath run --label`: its name in the history (`iopath history
+    /// --label TEXT`, `@label:TEXT`) and in the report's title. A resumed run keeps its own.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
 }
 
 /// The tests of `--tests`.
@@ -302,7 +308,10 @@ fn checked(args: &PtsArgs) -> Result<(PtsPlan, PtsResult, Outputs), Refused> {
             ));
             saved
         }
-        None => plan.fresh_result(),
+        None => PtsResult {
+            label: args.label.clone(),
+            ..plan.fresh_result()
+        },
     };
     Ok((plan, state, outputs))
 }

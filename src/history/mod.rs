@@ -20,6 +20,7 @@
 //! ```
 
 pub mod reference;
+mod resumed_pts;
 mod run_row;
 pub mod schema;
 pub mod trend;
@@ -363,6 +364,8 @@ impl History {
     /// Stores the result of an `iopath pts` run (kind `pts`): listed with its tests' names, the
     /// best MB/s and IOPS of any element, and each test's outcome (and rate step) as its
     /// verdicts; read back by [`History::load_any`]. Refused past [`FileLimit::RESULT_FILE`].
+    /// A resumed run replaces the partial row its interruption left, and keeps its number
+    /// ([`resumed_pts`]): it is kept once.
     pub fn record_pts(&mut self, result: &PtsResult) -> Result<i64, HistoryError> {
         let json = run_row::checked_json(result)?;
         let titles: Vec<&str> = result.tests.iter().map(|test| test.kind.title()).collect();
@@ -384,7 +387,7 @@ impl History {
         let row = RunRow {
             kind: "pts",
             started_at: &result.started_at,
-            label: None,
+            label: result.label.as_deref(),
             host: &result.conditions.host,
             targets: vec![result.conditions.target.path.as_str()],
             tests: format!(
@@ -402,7 +405,18 @@ impl History {
             iopath_version: &result.iopath_version,
             json,
         };
-        self.insert(&row, |_, _| Ok(()))
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let id = match resumed_pts::interrupted_row(&transaction, result)? {
+            Some(id) => {
+                resumed_pts::replace(&transaction, id, &row)?;
+                id
+            }
+            None => run_row::insert(&transaction, &row)?,
+        };
+        transaction.commit()?;
+        Ok(id)
     }
 
     /// The runs `filter` selects, newest first.

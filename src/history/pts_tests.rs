@@ -27,6 +27,7 @@ fn saturation_run() -> PtsResult {
         schema_version: PTS_SCHEMA_VERSION,
         iopath_version: "0.1.0".into(),
         started_at: "2026-12-05T09:00:00Z".into(),
+        label: None,
         conditions: PtsConditions {
             edition: PtsEdition::Enterprise,
             target: fixtures::result("small").targets[0].clone(),
@@ -145,4 +146,94 @@ fn runs_kept_before_pts_runs_existed_read_as_runs() {
     assert_eq!(listed.len(), 1);
     assert!(!listed[0].pts);
     assert_eq!(history.load(listed[0].id).unwrap(), result);
+}
+
+/// An interrupted run is kept partial; its resumption (the same start, host and target,
+/// read back from the state file) replaces it under the same number, and is listed once.
+#[test]
+fn a_resumed_pts_run_is_kept_once_under_its_first_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open_or_create(&dir.path().join("h.sqlite")).unwrap();
+    let mut interrupted = saturation_run();
+    interrupted.complete = false;
+    interrupted.tests[0].rounds.clear();
+    let first = history.record_pts(&interrupted).unwrap();
+    let between = history.record(&fixtures::result("small")).unwrap();
+    // Interrupted again: still one partial row.
+    let again = history.record_pts(&interrupted).unwrap();
+    assert_eq!(again, first);
+    let mut resumed = saturation_run();
+    resumed.conditions.notes.push("resumed".into());
+    let kept = history.record_pts(&resumed).unwrap();
+    assert_eq!(kept, first);
+    let listed = history.list(&Filter::default()).unwrap();
+    let ids: Vec<i64> = listed.iter().map(|entry| entry.id).collect();
+    assert_eq!(ids, [between, first]);
+    let entry = &listed[1];
+    assert!(!entry.partial);
+    assert_eq!(
+        (entry.best_iops, entry.verdicts.as_str()),
+        (1953.0, "saturated, write cliff")
+    );
+    assert_eq!(
+        history.load_any(first).unwrap(),
+        StoredResult::Pts(Box::new(resumed.clone()))
+    );
+    // A finished run is never replaced: the same result kept again is another row.
+    let another = history.record_pts(&resumed).unwrap();
+    assert_ne!(another, first);
+}
+
+/// A run started at another time, or on another target, is not the interrupted one.
+#[test]
+fn only_the_same_start_host_and_target_resume_a_partial_pts_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open_or_create(&dir.path().join("h.sqlite")).unwrap();
+    let mut interrupted = saturation_run();
+    interrupted.complete = false;
+    let first = history.record_pts(&interrupted).unwrap();
+    let mut later = saturation_run();
+    later.started_at = "2026-12-05T10:00:00Z".into();
+    let mut elsewhere = saturation_run();
+    elsewhere.conditions.target.path = "/dev/other".into();
+    let mut other_host = saturation_run();
+    other_host.conditions.host = "other-host".into();
+    for run in [&later, &elsewhere, &other_host] {
+        assert_ne!(history.record_pts(run).unwrap(), first);
+    }
+    assert_eq!(history.list(&Filter::default()).unwrap().len(), 4);
+    let partial = &history.list(&Filter::default()).unwrap()[3];
+    assert!(partial.id == first && partial.partial);
+}
+
+/// `iopath pts --label`: listed with the run, and `@label:NAME` names it.
+#[test]
+fn a_pts_run_keeps_its_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open_or_create(&dir.path().join("h.sqlite")).unwrap();
+    let mut labelled = saturation_run();
+    labelled.label = Some("nvme-fw2".into());
+    let id = history.record_pts(&labelled).unwrap();
+    history.record(&fixtures::result("small")).unwrap();
+    let by_label = Filter {
+        label: Some("nvme-fw2".into()),
+        ..Filter::default()
+    };
+    let listed = history.list(&by_label).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id, listed[0].label.as_deref()),
+        (id, Some("nvme-fw2"))
+    );
+    let named = history
+        .resolve(
+            &Reference::parse("@label:nvme-fw2").unwrap(),
+            "@label:nvme-fw2",
+        )
+        .unwrap();
+    assert_eq!(named, id);
+    assert_eq!(
+        history.load_any(id).unwrap(),
+        StoredResult::Pts(Box::new(labelled))
+    );
 }

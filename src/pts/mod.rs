@@ -277,6 +277,7 @@ impl PtsPlan {
             schema_version: PTS_SCHEMA_VERSION,
             iopath_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: crate::host::time::now_rfc3339(),
+            label: None,
             conditions: PtsConditions {
                 edition: settings.edition,
                 target: self.info.clone(),

@@ -19,6 +19,9 @@ pub struct PtsResult {
     pub iopath_version: String,
     /// Start of the run, RFC 3339 UTC.
     pub started_at: String,
+    /// `--label`: the run's name in the history (`@label:NAME`) and in the report's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The test conditions.
     pub conditions: PtsConditions,
     /// Every test asked for, in order; a test not yet run has no rounds.

@@ -60,8 +60,8 @@ pub struct BurstBucket {
     pub bucket_bytes: f64,
     /// The bucket in I/Os spent above the baseline.
     pub bucket_ios: f64,
-    /// The bucket counts I/Os (an IOPS bucket) rather than bytes: its I/O series has the
-    /// flatter plateaus, or neither is flatter (one block size) and the I/Os are small.
+    /// The bucket counts I/Os (an IOPS bucket) rather than bytes: its I/O series is the
+    /// flatter one at the baseline, or neither is (one block size) and the I/Os are small.
     pub counted_in_ios: bool,
     /// Refill rate measured from a return after idle (the bucket spent again over the idle
     /// time), in the bucket's unit per second; absent when the run had no idle time, and the

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use support::priority::MEASURE_NICE;
 
 /// nbdkit servers of one test, stopped when dropped.
-struct Servers(Vec<Child>);
+pub(super) struct Servers(pub(super) Vec<Child>);
 
 impl Drop for Servers {
     fn drop(&mut self) {
@@ -35,7 +35,7 @@ impl Drop for Servers {
 
 /// Starts `nbdkit --foreground -U SOCKET ARGS…` at the measuring priority and waits for its
 /// socket.
-fn nbdkit(socket: &Path, args: &[String]) -> Child {
+pub(super) fn nbdkit(socket: &Path, args: &[String]) -> Child {
     let mut command = if is_root() {
         let mut nice = Command::new("nice");
         nice.args(["-n", MEASURE_NICE, "nbdkit"]);
@@ -54,7 +54,8 @@ fn nbdkit(socket: &Path, args: &[String]) -> Child {
     child
 }
 
-fn available() -> bool {
+/// Whether nbdkit and /dev/shm are here (else the test is skipped, or fails under CI).
+pub(super) fn nbdkit_available() -> bool {
     support::require(
         has_command("nbdkit") && Path::new("/dev/shm").is_dir(),
         "needs nbdkit (package nbdkit) and /dev/shm",
@@ -80,7 +81,7 @@ fn first_test(args: &[&std::ffi::OsStr]) -> Value {
 
 /// `iopath run nbd+unix:///?socket=SOCKET WORKLOAD --ramp 0`: the test's analysis and its
 /// main direction's per-second bytes.
-fn run(socket: &Path, workload: &[&str]) -> (Value, Vec<f64>) {
+pub(super) fn run(socket: &Path, workload: &[&str]) -> (Value, Vec<f64>) {
     let url = format!("nbd+unix:///?socket={}", socket.display());
     let mut args: Vec<&std::ffi::OsStr> = vec![url.as_ref()];
     args.extend(workload.iter().map(std::ffi::OsStr::new));
@@ -216,7 +217,7 @@ pub(super) fn bucket_note(analysis: &Value) -> &str {
 
 #[test]
 fn a_burst_bucket_is_fitted_to_the_bucket_the_lab_set() {
-    if !available() {
+    if !nbdkit_available() {
         return;
     }
     let _lock = MeasureLock::take();
@@ -267,7 +268,7 @@ fn bits_of_4k(iops: u64) -> u64 {
 
 #[test]
 fn an_iops_bucket_of_small_reads_is_fitted_in_ios() {
-    if !available() {
+    if !nbdkit_available() {
         return;
     }
     let _lock = MeasureLock::take();
@@ -305,7 +306,7 @@ fn an_iops_bucket_of_small_reads_is_fitted_in_ios() {
 /// the baseline after the burst.
 #[test]
 fn fio_steady_state_after_a_burst_is_called_the_baseline() {
-    if !available() {
+    if !nbdkit_available() {
         return;
     }
     let _lock = MeasureLock::take();
@@ -425,7 +426,7 @@ fn cliff_try() -> (Value, Vec<f64>) {
 
 #[test]
 fn a_write_cliff_is_found_at_the_bytes_the_lab_set() {
-    if !available() {
+    if !nbdkit_available() {
         return;
     }
     let _lock = MeasureLock::take();

@@ -16,6 +16,7 @@ mod support;
 mod beyond_the_client;
 mod blkio;
 mod burst;
+mod iops_bucket;
 mod link_bucket;
 mod pts;
 mod read_ahead;

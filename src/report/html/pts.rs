@@ -42,11 +42,18 @@ pub fn write_pts_html(result: &PtsResult, out: &mut dyn Write) -> io::Result<()>
             body: test_body(result, test),
         });
     }
-    let title = format!(
-        "SNIA PTS ({}) — {}",
-        result.conditions.edition.name(),
-        result.conditions.target.path
-    );
+    let title = match &result.label {
+        Some(label) => format!(
+            "SNIA PTS ({}) — {label} — {}",
+            result.conditions.edition.name(),
+            result.conditions.target.path
+        ),
+        None => format!(
+            "SNIA PTS ({}) — {}",
+            result.conditions.edition.name(),
+            result.conditions.target.path
+        ),
+    };
     let footer = format!(
         "Written by iopath {} from the PTS result (pts.json) alone. MB = 10<sup>6</sup> bytes, \
          MiB = 2<sup>20</sup> bytes; latency is measured from submission to completion; each \
@@ -112,6 +119,9 @@ fn conditions(result: &PtsResult) -> String {
         ("Started", result.started_at.clone()),
         ("iopath", result.iopath_version.clone()),
     ];
+    if let Some(label) = &result.label {
+        rows.insert(0, ("Label", label.clone()));
+    }
     for fact in &c.device_facts {
         rows.push(("Device", fact.clone()));
     }
