@@ -1750,7 +1750,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "write_iolog",
         aliases: &[],
-        mapping: "records the job's I/Os, as issued, as a fio version 3 I/O log (which fio and iopath replay); the file is written only if it is missing or one iopath wrote",
+        mapping: "records the job's I/Os, as issued, as a fio version 3 I/O log (which fio and iopath replay); the file is written only where no file exists (not even over a log an earlier run wrote: a replay may be reading it); fio replaces the file",
         support: Support::Mapped(super::replay_options::write_log),
     },
     OptionSpec {
