@@ -122,17 +122,19 @@ fn the_path_is_discovered_once_per_filesystem_not_per_file() {
 }
 
 /// A sequential 4 KiB read job of `files` files of 4 KiB, at most `open_files` open at once
-/// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened).
+/// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened),
+/// one read of each file.
 fn bounded_open_job(directory: &Path, files: u32, open_files: Option<u32>) -> String {
     file_job(directory, files, open_files, "ioengine=psync\nrw=read")
 }
 
-/// A timed job `[bounded]` of `files` files of 4 KiB in `directory` (fio's names
-/// `bounded.0.N`), at most `open_files` open at once, with the lines of `settings`.
+/// A job `[bounded]` of `files` files of 4 KiB in `directory` (fio's names `bounded.0.N`),
+/// at most `open_files` open at once, with the lines of `settings`: one pass over the files
+/// unless they make it timed.
 fn file_job(directory: &Path, files: u32, open_files: Option<u32>, settings: &str) -> String {
     let bound = open_files.map_or(String::new(), |bound| format!("openfiles={bound}\n"));
     format!(
-        "[bounded]\n{settings}\nbs=4k\nfilesize=4k\nnrfiles={files}\n{bound}time_based\nruntime=1500ms\ndirectory={}\n",
+        "[bounded]\n{settings}\nbs=4k\nfilesize=4k\nnrfiles={files}\n{bound}directory={}\n",
         directory.display()
     )
 }
@@ -142,6 +144,27 @@ fn lay_out(directory: &Path, count: u32) {
     for index in 0..count {
         std::fs::write(directory.join(format!("bounded.0.{index}")), [7u8; 4096]).unwrap();
     }
+}
+
+/// A temporary directory holding `job.fio`, the [`file_job`] of `count` files (laid out
+/// already) in its `files` directory (returned too).
+fn laid_out_job(
+    count: u32,
+    open_files: Option<u32>,
+    settings: &str,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = disk_tempdir();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    lay_out(&files, count);
+    let job = file_job(&files, count, open_files, settings);
+    std::fs::write(dir.path().join("job.fio"), job).unwrap();
+    (dir, files)
+}
+
+/// The result a run in `dir` saved.
+fn saved_result(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap()
 }
 
 /// Runs `iopath run --job job.fio` in `dir` with a soft and hard descriptor limit of `limit`;
@@ -202,13 +225,10 @@ fn openfiles_bounds_the_descriptors_of_a_job_of_more_files_than_the_limit() {
     let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
     assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(list_dir(&files).len(), 3000, "no file was added");
-    let result: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
-    let reads = result["tests"][0]["read"]["io_count"].as_u64().unwrap();
-    assert!(
-        reads > 3000,
-        "the worker moved over every file: {reads} reads"
-    );
+    let reads = saved_result(dir.path())["tests"][0]["read"]["io_count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(reads, 3000, "the worker read every file once");
     // 16 files, the standard streams, the result and the samplers' reads of /proc.
     assert!(
         most > 16 && most <= 16 + 48,
@@ -225,35 +245,19 @@ fn openfiles_bounds_the_descriptors_of_an_io_uring_job_with_requests_in_flight()
             return;
         }
     }
-    let dir = disk_tempdir();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    lay_out(&files, 3000);
     // Eight reads in flight over 3000 files, 16 open at most, under a limit of 512.
-    std::fs::write(
-        dir.path().join("job.fio"),
-        file_job(
-            &files,
-            3000,
-            Some(16),
-            "ioengine=io_uring\niodepth=8\nrw=randread",
-        ),
-    )
-    .unwrap();
+    let settings = "ioengine=io_uring\niodepth=8\nrw=randread";
+    let (dir, _) = laid_out_job(3000, Some(16), settings);
     let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
     assert_eq!(status, Some(0), "{stderr}");
-    let result: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+    let result = saved_result(dir.path());
     let job = &result["tests"][0]["jobs"][0];
     assert_eq!(job["engine"]["name"], "io_uring", "{}", job["engine"]);
     let (reads, errors) = (
         job["read"]["io_count"].as_u64().unwrap(),
         job["errors"]["count"].as_u64().unwrap(),
     );
-    assert!(
-        reads > 3000,
-        "the worker moved over the files: {reads} reads"
-    );
+    assert_eq!(reads, 3000, "the worker read every file once");
     assert_eq!(errors, 0);
     // 16 files, the ring, the standard streams, the result and the samplers' reads of /proc.
     assert!(
@@ -264,16 +268,9 @@ fn openfiles_bounds_the_descriptors_of_an_io_uring_job_with_requests_in_flight()
 
 #[test]
 fn a_job_of_many_files_holds_one_descriptor_per_file_and_says_so_when_refused() {
-    let dir = disk_tempdir();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
     // fio's defaults: buffered, the cached pages of each file dropped at each pass.
-    std::fs::write(
-        dir.path().join("job.fio"),
-        file_job(&files, 3000, None, "ioengine=psync\nrw=randread"),
-    )
-    .unwrap();
-    lay_out(&files, 3000);
+    let settings = "ioengine=psync\nrw=randread\ntime_based\nruntime=1500ms";
+    let (dir, _) = laid_out_job(3000, None, settings);
     // 3000 files and the reserve of 256: 3256, above a limit of 2000, and refused so.
     let (status, stderr, _) = run_with_descriptor_limit(dir.path(), 2000);
     assert_eq!(status, Some(2), "{stderr}");
@@ -284,9 +281,12 @@ fn a_job_of_many_files_holds_one_descriptor_per_file_and_says_so_when_refused() 
     // Within a limit of 3400: one descriptor per file, none more for its checks.
     let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 3400);
     assert_eq!(status, Some(0), "{stderr}");
-    let result: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
-    assert!(result["tests"][0]["read"]["io_count"].as_u64().unwrap() > 0);
+    assert!(
+        saved_result(dir.path())["tests"][0]["read"]["io_count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     assert!(
         most > 3000 && most <= 3000 + 48,
         "each file open once, and a few descriptors beside: {most} held"
@@ -295,22 +295,14 @@ fn a_job_of_many_files_holds_one_descriptor_per_file_and_says_so_when_refused() 
 
 #[test]
 fn filestat_checks_its_files_without_holding_them_open() {
-    let dir = disk_tempdir();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    lay_out(&files, 3000);
-    std::fs::write(
-        dir.path().join("job.fio"),
-        file_job(&files, 3000, None, "ioengine=filestat"),
-    )
-    .unwrap();
+    let (dir, files) = laid_out_job(3000, None, "ioengine=filestat");
     // 3000 files found and checked under a limit of 512.
     let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
     assert_eq!(status, Some(0), "{stderr}");
-    let result: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
-    let looked_up = result["tests"][0]["read"]["io_count"].as_u64().unwrap();
-    assert!(looked_up >= 3000, "every file looked up: {looked_up}");
+    let looked_up = saved_result(dir.path())["tests"][0]["read"]["io_count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(looked_up, 3000, "every file looked up once");
     assert_eq!(list_dir(&files).len(), 3000);
     assert!(most <= 48, "no descriptor per file: {most} held");
 }
