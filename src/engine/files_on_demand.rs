@@ -6,6 +6,12 @@
 //! that makes more files open than the bound, the least recently used one is closed. The
 //! bookkeeping per request is one counter written; only an open scans the open files.
 //!
+//! An engine that keeps requests in flight after it returns (io_uring) holds a file for each
+//! of them ([`FilesOnDemand::hold`], [`FilesOnDemand::release`] at its completion): a held file
+//! is never closed, and when every open file is held and the bound is reached, no other file
+//! can be opened ([`FilesOnDemand::can_open`]) until a request completes — as fio waits for
+//! completions before it opens a file beyond `openfiles`.
+//!
 //! ```
 //! use iopath::engine::files_on_demand::FilesOnDemand;
 //! let directory = std::env::temp_dir().join(format!("iopath-on-demand-doc-{}", std::process::id()));
@@ -38,6 +44,8 @@ pub struct FilesOnDemand {
     last_used: Vec<u64>,
     /// Per file: written since it was opened (synced before it is closed, when asked).
     written: Vec<bool>,
+    /// Per file: requests in flight on it (it is not closed while any is).
+    held: Vec<u32>,
     /// The files open now (unordered).
     open: Vec<u32>,
     /// Most files open at once (at least 1).
@@ -58,6 +66,7 @@ impl FilesOnDemand {
             files: (0..count).map(|_| None).collect(),
             last_used: vec![0; count],
             written: vec![false; count],
+            held: vec![0; count],
             open: Vec::with_capacity(bound + 1),
             bound,
             uses: 0,
@@ -105,11 +114,44 @@ impl FilesOnDemand {
         }
     }
 
-    /// Opens `file`, making room first.
+    /// Whether [`FilesOnDemand::get`] of `file` can succeed without closing a held file: it is
+    /// open, the bound is not reached, or an open file has nothing in flight.
+    #[inline]
+    pub fn can_open(&self, file: u32) -> bool {
+        let open = self
+            .files
+            .get(file as usize)
+            .is_some_and(|found| found.is_some());
+        open || self.open.len() < self.bound
+            || self.open.iter().any(|&open| self.held[open as usize] == 0)
+    }
+
+    /// Notes a request in flight on `file` (open: got by [`FilesOnDemand::get`]): it stays
+    /// open until [`FilesOnDemand::release`].
+    #[inline]
+    pub fn hold(&mut self, file: u32) {
+        if let Some(held) = self.held.get_mut(file as usize) {
+            *held += 1;
+        }
+    }
+
+    /// Notes that a request held on `file` is complete.
+    #[inline]
+    pub fn release(&mut self, file: u32) {
+        if let Some(held) = self.held.get_mut(file as usize) {
+            *held = held.saturating_sub(1);
+        }
+    }
+
+    /// Opens `file`, making room first; `WouldBlock` when the bound is reached and every
+    /// open file is held.
     #[cold]
     fn open_file(&mut self, file: u32) -> io::Result<()> {
-        if self.open.len() >= self.bound {
-            self.close_least_recently_used()?;
+        if self.open.len() >= self.bound && !self.close_least_recently_used()? {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "every open file has requests in flight",
+            ));
         }
         let opened = (self.opener)(file)?;
         self.opens += 1;
@@ -118,15 +160,17 @@ impl FilesOnDemand {
         Ok(())
     }
 
-    /// Closes the open file used longest ago.
-    fn close_least_recently_used(&mut self) -> io::Result<()> {
+    /// Closes the open file with nothing in flight used longest ago; false when every open
+    /// file is held.
+    fn close_least_recently_used(&mut self) -> io::Result<bool> {
         let Some((position, _)) = self
             .open
             .iter()
             .enumerate()
+            .filter(|&(_, &file)| self.held[file as usize] == 0)
             .min_by_key(|&(_, &file)| self.last_used[file as usize])
         else {
-            return Ok(());
+            return Ok(false);
         };
         let file = self.open.swap_remove(position) as usize;
         let written = std::mem::take(&mut self.written[file]);
@@ -136,7 +180,12 @@ impl FilesOnDemand {
         {
             closed.sync_data()?;
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// File `file` when it is open now (opening nothing).
+    pub fn opened(&self, file: u32) -> Option<&File> {
+        self.files.get(file as usize).and_then(Option::as_ref)
     }
 
     /// The files open now.
@@ -219,5 +268,30 @@ mod tests {
             "file 2 was closed for 0, not 9"
         );
         assert!(on_demand.get(10).is_err());
+    }
+
+    #[test]
+    fn a_held_file_stays_open_and_a_full_bound_of_held_files_opens_none() {
+        let (_directory, opener, opened) = files(4);
+        let mut on_demand = FilesOnDemand::new(4, 2, opener);
+        on_demand.get(0).unwrap();
+        on_demand.hold(0);
+        on_demand.get(1).unwrap();
+        // File 0 is the least recently used, but held: file 1 makes room for file 2.
+        assert!(on_demand.can_open(2));
+        on_demand.get(2).unwrap();
+        on_demand.hold(2);
+        assert_eq!(opened.load(Ordering::Relaxed), 3);
+        assert!(on_demand.can_open(0) && on_demand.can_open(2));
+        assert!(!on_demand.can_open(3));
+        let refused = on_demand.get(3).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(on_demand.open_count(), 2);
+        on_demand.release(0);
+        assert!(on_demand.can_open(3));
+        on_demand.get(3).unwrap();
+        assert_eq!(on_demand.open_count(), 2, "file 0 was closed for file 3");
+        on_demand.get(2).unwrap();
+        assert_eq!(opened.load(Ordering::Relaxed), 4, "file 2 stayed open");
     }
 }

@@ -14,12 +14,21 @@
 //! With [`EngineOptions::register`] the engine registers its buffers (so requests use
 //! `READ_FIXED` / `WRITE_FIXED` and skip pinning pages per I/O) and its files (so requests skip
 //! the file table lookup). [`IoUringEngine::open_files`] opens one ring on several files, each
-//! request naming its file (a worker moving over a job's files). Either registration may be refused — buffers need `RLIMIT_MEMLOCK` room
+//! request naming its file (a worker moving over a job's files). Either registration may be
+//! refused — buffers need `RLIMIT_MEMLOCK` room
 //! (`ENOMEM` for an ordinary user with a large pool), the kernel caps registered buffers at
 //! 16384 — and then the engine falls back to plain `READ` / `WRITE` or the raw file descriptor.
 //! [`Capabilities`] says what is really in effect, and
 //! [`IoUringEngine::buffer_registration_error`] / [`IoUringEngine::file_registration_error`]
 //! say why something is not.
+//!
+//! [`IoUringEngine::on_demand`] opens each regular file at its first request and keeps at most
+//! a bound of them open (fio's `openfiles`; see [`super::files_on_demand`]). A file is held
+//! open while a request on it is in flight; when a request names a file that cannot be opened
+//! because every open file has requests in flight, submit waits in the kernel for a completion
+//! first and keeps it (in a stash sized to the queue depth) for the next reap. Such files are
+//! not registered: a registered file would stay open in the ring after its descriptor is
+//! closed.
 //!
 //! A trim of a block device is the block layer's discard command (`IORING_OP_URING_CMD` with
 //! [`BLOCK_URING_CMD_DISCARD`], Linux 6.12 or later; `EOPNOTSUPP` before), a trim of a file an
@@ -53,6 +62,7 @@
 //! ```
 
 use super::buffer::BufferPool;
+use super::files_on_demand::FilesOnDemand;
 use super::sys::PUNCH_HOLE_MODE;
 use super::trim::LocalTrim;
 use super::{Completion, Engine, EngineError, EngineFile, EngineOptions, IoRequest};
@@ -142,6 +152,16 @@ pub struct IoUringEngine {
     buffers: ManuallyDrop<BufferPool>,
     /// The targets; kept open for the ring's lifetime (also when they are registered).
     files: Vec<EngineFile>,
+    /// Regular files opened as requests come to them, instead of `files` (which is then
+    /// empty); never registered.
+    on_demand: Option<FilesOnDemand>,
+    /// Per slot: the on-demand file its request in flight holds.
+    slot_files: Vec<u32>,
+    /// Completions reaped while submit waited for an on-demand file to be free, handed out
+    /// by the next reap (room for the queue depth, allocated before the clock starts).
+    stash: Vec<Completion>,
+    /// How many entries of `stash` are waiting.
+    stashed: usize,
     /// What is really in effect (registration may have been refused).
     capabilities: Capabilities,
     /// The `fd` field of the entries of each file: its raw descriptor, or its index among the
@@ -186,16 +206,32 @@ impl IoUringEngine {
         files: Vec<EngineFile>,
         options: &EngineOptions,
     ) -> Result<Self, EngineError> {
+        if files.is_empty() || files.len() > u32::MAX as usize {
+            return Err(no_file());
+        }
+        Self::open_with(files, None, options)
+    }
+
+    /// Opens an io_uring engine on the regular files of `files`, each opened at its first
+    /// request and at most its bound of them open at once (see the module documentation);
+    /// buffers are registered when `options.register` asks for it, files never are.
+    pub fn on_demand(files: FilesOnDemand, options: &EngineOptions) -> Result<Self, EngineError> {
+        if files.count() == 0 || files.count() > u32::MAX as usize {
+            return Err(no_file());
+        }
+        Self::open_with(Vec::new(), Some(files), options)
+    }
+
+    /// The engine on `files`, or on the files of `on_demand` when given.
+    fn open_with(
+        files: Vec<EngineFile>,
+        on_demand: Option<FilesOnDemand>,
+        options: &EngineOptions,
+    ) -> Result<Self, EngineError> {
         let setup_error = |source| EngineError::Setup {
             engine: ENGINE_NAME,
             source,
         };
-        if files.is_empty() || files.len() > u32::MAX as usize {
-            return Err(setup_error(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "an engine needs at least one file",
-            )));
-        }
         let queue_depth = options.queue_depth;
         if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
             return Err(setup_error(io::Error::new(
@@ -223,7 +259,13 @@ impl IoUringEngine {
         let (buffer_registration_error, file_registration_error) = if options.register {
             (
                 register_buffers(&ring, &buffers).err(),
-                ring.submitter().register_files(&raw_fds).err(),
+                match on_demand {
+                    None => ring.submitter().register_files(&raw_fds).err(),
+                    Some(_) => Some(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        "files opened on demand (openfiles) are not registered",
+                    )),
+                },
             )
         } else {
             (None, None)
@@ -244,11 +286,16 @@ impl IoUringEngine {
         };
 
         let trims = files.iter().map(|file| LocalTrim::of(file).ok()).collect();
+        let slots = queue_depth as usize;
         Ok(IoUringEngine {
             trims,
             ring,
             buffers: ManuallyDrop::new(buffers),
             files,
+            on_demand,
+            slot_files: vec![0; slots],
+            stash: vec![Completion::default(); slots],
+            stashed: 0,
             capabilities: Capabilities {
                 max_queue_depth: queue_depth,
                 registered_buffers,
@@ -330,6 +377,9 @@ impl IoUringEngine {
             {
                 *busy = false;
                 self.in_flight -= 1;
+                if let Some(files) = &mut self.on_demand {
+                    files.release(self.slot_files[user_data as usize]);
+                }
                 let trim_length = std::mem::take(&mut self.trim_lengths[user_data as usize]);
                 if trim_length > 0 && result == 0 {
                     result = i64::from(trim_length);
@@ -342,6 +392,43 @@ impl IoUringEngine {
             written += 1;
         }
         written
+    }
+
+    /// The `fd` field and trim of on-demand file `file` for a request, opening the file now
+    /// when it is not open; when every open file has requests in flight and none may be
+    /// opened, waits for completions first (kept for the next reap).
+    fn on_demand_target(
+        &mut self,
+        file: u32,
+        direction: Direction,
+    ) -> Result<(types::Fd, Option<LocalTrim>), EngineError> {
+        loop {
+            let Some(files) = &mut self.on_demand else {
+                return Err(super::not_one_of_the_files(ENGINE_NAME));
+            };
+            if files.can_open(file) || self.in_flight == 0 {
+                if direction != Direction::Read {
+                    files.mark_written(file);
+                }
+                let opened = files
+                    .get(file)
+                    .map_err(|source| operation_error("open", source))?;
+                return Ok((types::Fd(opened.as_raw_fd()), Some(LocalTrim::PunchHole)));
+            }
+            self.enter(1, "wait for a file to be free")?;
+            let mut stash = std::mem::take(&mut self.stash);
+            self.stashed += self.drain(&mut stash[self.stashed..]);
+            self.stash = stash;
+        }
+    }
+
+    /// Moves stashed completions into `completions` (as many as fit); returns how many.
+    fn take_stashed(&mut self, completions: &mut [Completion]) -> usize {
+        let taken = self.stashed.min(completions.len());
+        completions[..taken].copy_from_slice(&self.stash[..taken]);
+        self.stash.copy_within(taken..self.stashed, 0);
+        self.stashed -= taken;
+        taken
     }
 
     /// Cancels what can be cancelled and waits (polling, at most [`DROP_DRAIN_TIMEOUT`]) until
@@ -384,6 +471,17 @@ fn register_buffers(ring: &IoUring, buffers: &BufferPool) -> Result<(), io::Erro
     // memory never moves, and frees it only in `Drop` after unregistering the buffers and with
     // nothing in flight; until then the memory stays valid.
     unsafe { ring.submitter().register_buffers(&iovecs) }
+}
+
+/// The error of an engine opened on no file.
+fn no_file() -> EngineError {
+    EngineError::Setup {
+        engine: ENGINE_NAME,
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an engine needs at least one file",
+        ),
+    }
 }
 
 /// An [`EngineError::Operation`] of this engine.
@@ -439,8 +537,12 @@ impl Engine for IoUringEngine {
         if request.length as usize > self.buffers.slot_size() {
             return Err(invalid_submit("length exceeds the slot's buffer"));
         }
-        let Some(&target_fd) = self.target_fds.get(request.file as usize) else {
-            return Err(super::not_one_of_the_files(ENGINE_NAME));
+        let (target_fd, trim) = match self.target_fds.get(request.file as usize) {
+            Some(&target_fd) => (target_fd, self.trims[request.file as usize]),
+            None if self.on_demand.is_some() => {
+                self.on_demand_target(request.file, request.direction)?
+            }
+            None => return Err(super::not_one_of_the_files(ENGINE_NAME)),
         };
         let buffer = self.buffers.slot_ptr(slot);
         // Slots are below MAX_QUEUE_DEPTH, so the buffer index fits in u16.
@@ -462,7 +564,7 @@ impl Engine for IoUringEngine {
             (Direction::Write, false) => opcode::Write::new(target_fd, buffer, request.length)
                 .offset(request.offset)
                 .build(),
-            (Direction::Trim, _) => match self.trims[request.file as usize] {
+            (Direction::Trim, _) => match trim {
                 Some(LocalTrim::Discard) => {
                     let mut command = [0u8; 16];
                     command[..8].copy_from_slice(&u64::from(request.length).to_ne_bytes());
@@ -486,8 +588,9 @@ impl Engine for IoUringEngine {
         // and, for fixed buffers, the registered buffer of the same slot. The slot is marked busy
         // below, so until its completion is reaped the buffer is neither handed out by
         // `buffer_mut` nor reused by another submit, and `Drop` waits for it (or leaks the
-        // buffers) before freeing. The descriptor (raw or registered) belongs to one of `self.files`,
-        // which outlives the ring.
+        // buffers) before freeing. The descriptor (raw or registered) belongs to one of
+        // `self.files`, which outlives the ring, or to an on-demand file held open (below)
+        // until this request's completion is reaped.
         let pushed = unsafe { self.ring.submission().push(&entry) };
         if pushed.is_err() {
             return Err(operation_error(
@@ -496,6 +599,10 @@ impl Engine for IoUringEngine {
             ));
         }
         self.busy[slot] = true;
+        if let Some(files) = &mut self.on_demand {
+            files.hold(request.file);
+            self.slot_files[slot] = request.file;
+        }
         self.trim_lengths[slot] = if request.direction == Direction::Trim {
             request.length
         } else {
@@ -527,10 +634,10 @@ impl Engine for IoUringEngine {
         min_completions: usize,
         completions: &mut [Completion],
     ) -> Result<usize, EngineError> {
+        let mut reaped = self.take_stashed(completions);
         let wanted = min_completions
-            .min(self.in_flight as usize)
+            .min(reaped + self.in_flight as usize)
             .min(completions.len());
-        let mut reaped = 0;
         loop {
             if reaped < wanted {
                 let missing = wanted - reaped;
@@ -557,11 +664,22 @@ impl Engine for IoUringEngine {
                 ),
             ));
         }
-        for file in &self.files {
+        let open_on_demand = self.on_demand.iter().flat_map(FilesOnDemand::open_files);
+        for file in self.files.iter().chain(open_on_demand) {
             file.sync_data()
                 .map_err(|source| operation_error("fdatasync", source))?;
         }
         Ok(())
+    }
+
+    fn drop_cached_pages(&mut self, file: u32) -> io::Result<()> {
+        let open = match &self.on_demand {
+            Some(on_demand) => on_demand.opened(file),
+            None => self.files.get(file as usize),
+        };
+        open.map_or(Ok(()), |open| {
+            crate::targets::open::invalidate_cached_range(open, 0, 0)
+        })
     }
 }
 
@@ -787,6 +905,82 @@ mod tests {
                 .iter()
                 .all(|byte| *byte == 0x5a)
         );
+    }
+
+    #[test]
+    fn files_on_demand_stay_within_their_bound_and_wait_for_a_free_file() {
+        if !io_uring_works() {
+            return;
+        }
+        use std::os::unix::fs::FileExt;
+        let directory = tempfile::tempdir().unwrap();
+        let paths: Vec<_> = (0..6)
+            .map(|n| {
+                let path = directory.path().join(format!("f{n}"));
+                std::fs::write(&path, [0u8; 4096]).unwrap();
+                path
+            })
+            .collect();
+        for register in [false, true] {
+            let files = FilesOnDemand::new(6, 2, {
+                let paths = paths.clone();
+                Box::new(move |file| {
+                    std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(&paths[file as usize])
+                })
+            });
+            let mut engine = IoUringEngine::on_demand(files, &options(4, register)).unwrap();
+            assert!(!engine.capabilities().registered_files);
+            assert_eq!(
+                engine.file_registration_error().is_some(),
+                register,
+                "files opened on demand are never registered"
+            );
+            // Four writes in flight on four files, two open at most: the third and fourth
+            // wait for earlier ones to complete, whose completions the next reap hands out.
+            let mut done = [Completion::default(); 4];
+            for round in 0..3u32 {
+                for slot in 0..4u32 {
+                    let file = (round * 4 + slot) % 6;
+                    engine.buffer_mut(slot as usize).fill(file as u8 + 1);
+                    engine
+                        .submit(IoRequest {
+                            file,
+                            slot,
+                            direction: Direction::Write,
+                            offset: 0,
+                            length: 4096,
+                        })
+                        .unwrap();
+                    engine.flush().unwrap();
+                    assert!(engine.on_demand.as_ref().unwrap().open_count() <= 2);
+                }
+                let mut reaped = 0;
+                while reaped < 4 {
+                    reaped += engine.reap(1, &mut done[reaped..]).unwrap();
+                }
+                let mut slots: Vec<u32> = done.iter().map(|c| c.slot).collect();
+                slots.sort_unstable();
+                assert_eq!(slots, [0, 1, 2, 3], "each request completes once");
+                assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            }
+            assert_eq!(
+                engine.reap(1, &mut done).unwrap(),
+                0,
+                "nothing is left over"
+            );
+            drop(engine);
+            let mut byte = [0u8; 1];
+            for (file, path) in paths.iter().enumerate() {
+                std::fs::File::open(path)
+                    .unwrap()
+                    .read_exact_at(&mut byte, 0)
+                    .unwrap();
+                assert_eq!(byte[0], file as u8 + 1, "file {file}");
+            }
+        }
     }
 
     #[test]

@@ -183,6 +183,14 @@ pub trait Engine: Send {
     ) -> Result<usize, EngineError>;
     /// Makes written data durable (fdatasync or the protocol's flush).
     fn sync_data(&mut self) -> Result<(), EngineError>;
+    /// Drops the page cache's clean pages of file `file` (`posix_fadvise(POSIX_FADV_DONTNEED)`
+    /// over the whole file), as fio does at each pass of a timed buffered job with
+    /// `invalidate=1`. Advice only; an engine with no local file of that index, or whose file
+    /// is not open now, does nothing.
+    fn drop_cached_pages(&mut self, file: u32) -> std::io::Result<()> {
+        let _ = file;
+        Ok(())
+    }
 }
 
 impl EngineKind {

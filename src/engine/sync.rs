@@ -219,4 +219,14 @@ impl Engine for SyncEngine {
         }
         Ok(())
     }
+
+    fn drop_cached_pages(&mut self, file: u32) -> std::io::Result<()> {
+        let open = match &self.on_demand {
+            Some(on_demand) => on_demand.opened(file),
+            None => self.files.get(file as usize),
+        };
+        open.map_or(Ok(()), |open| {
+            crate::targets::open::invalidate_cached_range(open, 0, 0)
+        })
+    }
 }

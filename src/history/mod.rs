@@ -313,7 +313,7 @@ impl History {
             started_at: &result.started_at,
             label: result.label.as_deref(),
             host: &result.host.hostname,
-            targets: result.targets.iter().map(|t| t.path.as_str()).collect(),
+            targets: run_row::target_entries(&result.targets),
             tests: tests.join(", "),
             test_count: tests.len(),
             best_bytes_per_second: best(|t| t.total.bytes_per_second),
@@ -389,7 +389,7 @@ impl History {
             started_at: &result.started_at,
             label: result.label.as_deref(),
             host: &result.conditions.host,
-            targets: vec![result.conditions.target.path.as_str()],
+            targets: vec![result.conditions.target.path.as_str().into()],
             tests: format!(
                 "PTS {}: {}",
                 result.conditions.edition.name(),

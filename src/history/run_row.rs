@@ -6,7 +6,10 @@
 use super::HistoryError;
 use crate::gate::read::FileLimit;
 use crate::host::time::parse_rfc3339;
+use crate::result::TargetInfo;
+use crate::result::target_groups::group;
 use rusqlite::{Transaction, params};
+use std::borrow::Cow;
 
 /// The columns of one run.
 pub(super) struct RunRow<'a> {
@@ -18,8 +21,8 @@ pub(super) struct RunRow<'a> {
     pub label: Option<&'a str>,
     /// Host name.
     pub host: &'a str,
-    /// Target paths.
-    pub targets: Vec<&'a str>,
+    /// Target paths, a run of alike files as one entry ([`target_entries`]).
+    pub targets: Vec<Cow<'a, str>>,
     /// Test names, as listed.
     pub tests: String,
     /// How many tests.
@@ -36,6 +39,34 @@ pub(super) struct RunRow<'a> {
     pub iopath_version: &'a str,
     /// The whole result.
     pub json: String,
+}
+
+/// The targets of a run as the history lists and finds them: one entry per run of alike
+/// files, as a saved result groups them ([`crate::result::target_groups`]) — a lone target's
+/// path, or a run's first path and how many more files follow it (`/data/job.0.0 (+9999
+/// more)`; `… more in DIRECTORY/` when the first path is not in their directory). A run of 100 000 files of one job keeps one
+/// entry, not 100 000; its full list stays in the stored result.
+pub(super) fn target_entries(targets: &[TargetInfo]) -> Vec<Cow<'_, str>> {
+    let (stored, _) = group(targets, &[]);
+    let mut start = 0;
+    stored
+        .iter()
+        .map(|entry| {
+            let first = targets[start].path.as_str();
+            let Some(alike) = &entry.alike else {
+                start += 1;
+                return Cow::Borrowed(first);
+            };
+            let more = alike.files.len();
+            start += 1 + more;
+            // The files' directory, where the first path does not already say it.
+            Cow::Owned(if first.starts_with(&alike.prefix) {
+                format!("{first} (+{more} more)")
+            } else {
+                format!("{first} (+{more} more in {})", alike.prefix)
+            })
+        })
+        .collect()
 }
 
 /// `result` as JSON, refused past [`FileLimit::RESULT_FILE`] (it could not be read back).

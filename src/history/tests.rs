@@ -27,6 +27,49 @@ fn a_recorded_run_reads_back_whole_and_is_listed() {
 }
 
 #[test]
+fn a_run_of_many_alike_files_keeps_one_target_entry_and_reads_back_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite");
+    let mut history = History::open_or_create(&path).unwrap();
+    let mut result = fixtures::result("small");
+    let alone = result.targets[0].clone();
+    let files = (0..10_000).map(|n| {
+        crate::result::TargetInfo::unexamined(
+            format!("/data/many/job.0.{n}"),
+            crate::result::TargetKind::File,
+            4096,
+        )
+    });
+    result.targets = std::iter::once(alone.clone()).chain(files).collect();
+    let id = history.record(&result).unwrap();
+    assert_eq!(history.load(id).unwrap().targets.len(), 10_001);
+    let rows: i64 = history
+        .connection
+        .query_row(
+            "SELECT count(*) FROM run_targets WHERE run_id = ?1",
+            [id],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 2, "the lone target and the run of alike files");
+    let listed = &history.list(&Filter::default()).unwrap()[0];
+    assert_eq!(
+        listed.targets,
+        format!("{}, /data/many/job.0.0 (+9999 more)", alone.path)
+    );
+    let found = |text: &str| {
+        let filter = Filter {
+            target: Some(text.into()),
+            ..Filter::default()
+        };
+        history.list(&filter).unwrap().len()
+    };
+    assert_eq!(found("/data/many/"), 1, "by the files' directory");
+    assert_eq!(found(&alone.path), 1, "by the lone target");
+    assert_eq!(found("/data/other/"), 0);
+}
+
+#[test]
 fn filters_and_references_find_the_runs_they_name() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open_or_create(&dir.path().join("h.sqlite")).unwrap();

@@ -1,13 +1,17 @@
 //! File descriptors a run holds at once, checked against the process's limit
 //! (`RLIMIT_NOFILE`, `ulimit -n`) before any target is opened.
 //!
-//! Every local target stays open from its checks to the end of the run (one descriptor; the
-//! targets of the file-operation engines are closed before the run and worked on by name), and
-//! every worker re-opens each file it moves over (one more, two where the job drops a file's
-//! cached pages at each pass). A job of 20 000 files therefore needs 40 000 to 60 000
-//! descriptors. When that is above the soft limit, the soft limit is raised (to the hard limit,
-//! and the hard one too where the process may); when it still does not fit, the run is refused
-//! with the figures, before anything is opened or written. The targets' own descriptors are
+//! Every worker opens each file it moves over (one descriptor per file and worker, as in
+//! fio; a file's cached pages dropped at each pass are dropped through that same
+//! descriptor). A target keeps the descriptor of its checks to the end of the run only in a
+//! run of at most [`super::files_on_demand::HELD_TARGETS_AT_MOST`] targets (and a block
+//! device always): the files of a larger run, and the files of the file-operation engines and
+//! of jobs that open them on demand, give it back once checked
+//! ([`super::files_on_demand::targets_released_after_checks`]). A job of 20 000 files
+//! therefore needs 20 000 descriptors and a reserve. When that is above the soft limit, the
+//! soft limit is raised (to the hard limit, and the hard one too where the process may); when
+//! it still does not fit, the run is refused with the figures, before anything is opened or
+//! written. The targets' own descriptors are
 //! checked before they are opened ([`Descriptors::Targets`]); the workers' once the plan has
 //! passed its thread and memory budget ([`Descriptors::TargetsAndWorkers`]), whose refusal
 //! says more about a plan of too many workers.
@@ -39,14 +43,14 @@ pub fn descriptors_needed(
     io_uring: Option<&std::io::Error>,
     which: Descriptors,
 ) -> u64 {
-    // A file-operation engine's target is worked on by name: it is never held open; nor is
-    // a file opened on demand.
-    let operations = super::target_operations::operations_of_targets(plan);
-    let on_demand = super::files_on_demand::targets_opened_on_demand(plan, io_uring);
-    let targets = operations
+    // Targets that give their descriptor back once checked hold none in the run; a block
+    // device keeps its own whatever the run (a path is looked at, not opened).
+    let released = super::files_on_demand::targets_released_after_checks(plan, io_uring);
+    let targets = plan
+        .targets
         .iter()
-        .zip(&on_demand)
-        .filter(|&(found, &on_demand)| found.is_none() && !on_demand)
+        .zip(&released)
+        .filter(|&(spec, &released)| !released || is_block_device(spec))
         .count() as u64;
     if which == Descriptors::Targets {
         return RESERVED_DESCRIPTORS + targets;
@@ -69,21 +73,24 @@ pub fn descriptors_needed(
                         let bound = u64::from(job.workload.worker_files.open_at_once());
                         return workers * sets * bound;
                     }
-                    let per_file = if super::caches::invalidates_each_pass(
-                        &job.workload,
-                        job.workload.worker_files.per_worker as usize,
-                    ) {
-                        2
-                    } else {
-                        1
-                    };
-                    workers * job.targets.len() as u64 * per_file
+                    workers * job.targets.len() as u64
                 })
                 .sum::<u64>()
         })
         .max()
         .unwrap_or(0);
     RESERVED_DESCRIPTORS + targets + busiest_test
+}
+
+/// Whether `spec` names a block device now (following links, as opening it would).
+fn is_block_device(spec: &crate::targets::TargetSpec) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    match spec {
+        crate::targets::TargetSpec::Path { path, .. } => {
+            std::fs::metadata(path).is_ok_and(|metadata| metadata.file_type().is_block_device())
+        }
+        _ => false,
+    }
 }
 
 /// Makes room for the descriptors `plan` needs (see the module documentation), or refuses it.

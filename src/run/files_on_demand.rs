@@ -1,17 +1,21 @@
 //! Jobs whose workers open their files as they come to them, at most `openfiles` at once
-//! (fio's rule), instead of opening every file before the run; and the targets that therefore
-//! give their checked descriptor back once checked.
+//! (fio's rule), instead of opening every file before the run; and the targets that give
+//! their checked descriptor back once checked (those, the file-operation engines' and the
+//! files of a run of many targets).
 //!
 //! A worker of such a job holds at most its bound of descriptors whatever the number of its
 //! files: a job of 100 000 files with `openfiles=64` runs within a descriptor limit of a few
 //! hundred. It applies where a file can be opened at any moment of the run with nothing else
-//! to set up: local regular files, the sync engine moving bytes by pread / pwrite. Each file is
+//! to set up: local regular files, moved by pread / pwrite on the sync engine or by io_uring
+//! (whose files are then not registered, and closed only with no request in flight on them;
+//! see [`crate::engine::io_uring`]). Each file is
 //! re-opened by its path and refused unless it is still the checked file
 //! ([`crate::targets::open::CheckedPath`]).
 
 use super::RunError;
 use super::engines::Endpoint;
 use super::shape::TestShape;
+use crate::engine::file_operations::FileOperation;
 use crate::engine::files_on_demand::{FilesOnDemand, OpenFile};
 use crate::result::{DataPath, EngineKind, Workload};
 use crate::targets::open::{CheckedPath, OpenRequest};
@@ -19,31 +23,47 @@ use crate::workload::{JobPlan, Plan};
 
 /// Whether the workers of `job`, on `engine` (its shape's), open their files on demand: it
 /// bounds the files open at once below the files of a worker, and moves bytes by pread /
-/// pwrite on the sync engine.
+/// pwrite on the sync engine or by io_uring.
 pub fn opens_files_on_demand(job: &JobPlan, engine: EngineKind) -> bool {
     let files = &job.workload.worker_files;
     files.open_at_once() < files.per_worker
-        && engine == EngineKind::Sync
-        && job.workload.handling.data_path == DataPath::Pread
+        && match engine {
+            EngineKind::Sync => job.workload.handling.data_path == DataPath::Pread,
+            EngineKind::IoUring => true,
+            _ => false,
+        }
 }
 
-/// Per target of `plan`: whether every job that uses it opens its files on demand (so that
-/// the target need not hold a descriptor from its checks to the end of the run).
-pub fn targets_opened_on_demand(plan: &Plan, io_uring: Option<&std::io::Error>) -> Vec<bool> {
+/// Runs of more targets than this give back the checked descriptor of each regular file they
+/// use ([`targets_released_after_checks`]); runs of fewer keep it to the end.
+pub const HELD_TARGETS_AT_MOST: usize = 64;
+
+/// Per target of `plan`: whether it gives its checked descriptor back once its checks are
+/// done, each later open following its path and refused unless it finds the checked file
+/// ([`CheckedPath`]). So it does when every job that uses it opens its files on demand or
+/// works on it by name (the file-operation engines, as fio's, hold no descriptor of their
+/// files), and in a run of more than [`HELD_TARGETS_AT_MOST`] targets: a job of 10 000 files
+/// then holds one descriptor per file and worker, as fio does, not one more per file for
+/// its checks. A block device always keeps its descriptor (its exclusive claim, the safety
+/// checks of its contents).
+pub fn targets_released_after_checks(plan: &Plan, io_uring: Option<&std::io::Error>) -> Vec<bool> {
+    let many = plan.targets.len() > HELD_TARGETS_AT_MOST;
     let mut used = vec![false; plan.targets.len()];
-    let mut on_demand = vec![true; plan.targets.len()];
+    let mut released = vec![true; plan.targets.len()];
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
-        let opens = opens_files_on_demand(job, TestShape::of(job, io_uring).engine);
+        let releases = many
+            || FileOperation::of(job.workload.engine).is_some()
+            || opens_files_on_demand(job, TestShape::of(job, io_uring).engine);
         for &index in &job.targets {
-            if let (Some(used), Some(on_demand)) = (used.get_mut(index), on_demand.get_mut(index)) {
+            if let (Some(used), Some(released)) = (used.get_mut(index), released.get_mut(index)) {
                 *used = true;
-                *on_demand &= opens;
+                *released &= releases;
             }
         }
     }
     used.iter()
-        .zip(on_demand)
-        .map(|(&used, on)| used && on)
+        .zip(released)
+        .map(|(&used, released)| used && released)
         .collect()
 }
 

@@ -136,9 +136,9 @@ fn local(handle: TargetHandle) -> (TargetInfo, TargetAccess) {
     (handle.info().clone(), TargetAccess::Local(handle))
 }
 
-/// `handle` without its descriptor when its workers open it on demand (`on_demand[index]`).
-fn released(handle: TargetHandle, on_demand: &[bool], index: usize) -> TargetHandle {
-    if on_demand.get(index).copied().unwrap_or(false) {
+/// `handle` without its descriptor when it gives it back once checked (`released[index]`).
+fn released(handle: TargetHandle, released: &[bool], index: usize) -> TargetHandle {
+    if released.get(index).copied().unwrap_or(false) {
         handle.without_descriptor()
     } else {
         handle
@@ -257,7 +257,7 @@ fn execute_inner(
         plan,
         shapes,
         targets: pending,
-        on_demand,
+        released,
         warnings,
         options,
         host,
@@ -282,7 +282,7 @@ fn execute_inner(
         .map(Option::is_some)
         .collect();
     let (prepared_targets, all_ready) = prepare_targets(
-        (pending, &by_name, &on_demand),
+        (pending, &by_name, &released),
         stop,
         observer,
         (&mut guards, &mut remote_files),
@@ -486,10 +486,10 @@ fn create_remote_test_file(
 /// of `guards`, test files made on file servers (`nfs://`, always removed after the run) one
 /// in the second. Returns the targets ready so far and whether all are (false when `stop` was
 /// set first). Targets worked by name (`by_name[index]`: filestat, filedelete) keep no
-/// descriptor; those whose workers open them on demand (`on_demand[index]`: openfiles) give
-/// theirs back once checked.
+/// descriptor; those of `released_targets[index]` (opened on demand, worked by name, files
+/// of a run of many targets) give theirs back once checked.
 fn prepare_targets(
-    (pending, by_name, on_demand): (Vec<PendingTarget>, &[bool], &[bool]),
+    (pending, by_name, released_targets): (Vec<PendingTarget>, &[bool], &[bool]),
     stop: &StopSignal,
     observer: &mut dyn RunObserver,
     guards: (&mut Vec<TestFileGuard>, &mut Vec<RemoteTestFile>),
@@ -542,7 +542,7 @@ fn prepare_targets(
                 // Carry on with the file just created, whatever the path leads to by now.
                 let handle = TargetHandle::from_created(&path, file, &filesystems)?
                     .created_with(CreatedContent::Filled, size);
-                (path, local(released(handle, on_demand, index)), None)
+                (path, local(released(handle, released_targets, index)), None)
             }
             PendingTarget::CreateSized {
                 path,
@@ -561,7 +561,7 @@ fn prepare_targets(
                 }
                 let handle = TargetHandle::from_created(&path, file, &filesystems)?
                     .created_with(content, size);
-                (path, local(released(handle, on_demand, index)), None)
+                (path, local(released(handle, released_targets, index)), None)
             }
             PendingTarget::NullSink { path } => {
                 // Never opened: its jobs run on the null engine.

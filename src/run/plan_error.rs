@@ -64,7 +64,7 @@ pub enum PlanError {
     },
     /// More file descriptors than the process may have, even after raising its limit.
     #[error(
-        "the run needs about {needed} file descriptors at once (each file stays open, and each worker opens its files again), more than the limit of {limit} (ulimit -n): raise it (ulimit -n {needed}), or give fewer files or workers"
+        "the run needs about {needed} file descriptors at once (each worker holds each of its files open, and a run of few targets each target from its checks), more than the limit of {limit} (ulimit -n): raise it (ulimit -n {needed}), or give fewer files or workers"
     )]
     TooManyDescriptors {
         /// Descriptors the run would hold at once.

@@ -123,9 +123,9 @@ pub struct PreparedRun {
     pub(super) plan: Plan,
     pub(super) shapes: Vec<Vec<TestShape>>,
     pub(super) targets: Vec<PendingTarget>,
-    /// Per target: its workers open it on demand, and it holds no descriptor between
-    /// ([`super::files_on_demand`]).
-    pub(super) on_demand: Vec<bool>,
+    /// Per target: it gives its descriptor back once checked, and holds none in the run
+    /// ([`super::files_on_demand::targets_released_after_checks`]).
+    pub(super) released: Vec<bool>,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
     /// What the host could give when the plan was checked (the confirming experiments of
@@ -316,7 +316,7 @@ fn pending_target(
     spec: &TargetSpec,
     net_timeout: Duration,
     filesystems: &FilesystemCache,
-    on_demand: bool,
+    released: bool,
 ) -> Result<PendingTarget, RunError> {
     Ok(match spec {
         TargetSpec::Path { path, .. } if crate::targets::null_sink::is_null_device(path) => {
@@ -325,7 +325,7 @@ fn pending_target(
         TargetSpec::Path { path, create_size } => {
             match TargetHandle::open_sharing(path, filesystems) {
                 // Every check of a regular file is done on opening; its workers open it again.
-                Ok(handle) if on_demand => PendingTarget::Existing(handle.without_descriptor()),
+                Ok(handle) if released => PendingTarget::Existing(handle.without_descriptor()),
                 Ok(handle) => PendingTarget::Existing(handle),
                 Err(TargetError::Missing { .. }) if create_size.is_some() => {
                     let parent = path
@@ -408,14 +408,14 @@ pub fn prepare(
     make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
     let filesystems = FilesystemCache::default();
     let operations = super::target_operations::operations_of_targets(&plan);
-    let on_demand = super::files_on_demand::targets_opened_on_demand(&plan, io_uring);
+    let released = super::files_on_demand::targets_released_after_checks(&plan, io_uring);
     let mut targets = plan
         .targets
         .iter()
         .zip(&operations)
-        .zip(&on_demand)
-        .map(|((spec, operation), &on_demand)| {
-            let pending = || pending_target(spec, options.net_timeout(), &filesystems, on_demand);
+        .zip(&released)
+        .map(|((spec, operation), &released)| {
+            let pending = || pending_target(spec, options.net_timeout(), &filesystems, released);
             match operation {
                 Some(operation) => match operated_targets::operated_target(spec, *operation)? {
                     Some(named) => Ok(named),
@@ -485,7 +485,7 @@ pub fn prepare(
         plan,
         shapes,
         targets,
-        on_demand,
+        released,
         warnings,
         options,
         host,

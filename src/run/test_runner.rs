@@ -69,8 +69,9 @@ pub struct PreparedTarget {
 /// How workers reach a target.
 #[derive(Debug)]
 pub enum TargetAccess {
-    /// A local file or block device, open since it was checked: every worker's descriptor is a
-    /// re-open of it, never a new lookup of the path.
+    /// A local file or block device, checked before the run: every worker's descriptor is a
+    /// re-open of it, through the descriptor of its checks, or (a file that gave that back)
+    /// by its path, refused unless it is the checked file.
     Local(TargetHandle),
     /// A network volume, reached by its protocol's engine.
     Network(NetworkTarget),
@@ -511,7 +512,7 @@ fn open_job(
                 workload.access.min_write_size_bytes(),
                 regions.iter().map(|&(_, size)| size).sum(),
             );
-            let mut pass_files = Vec::new();
+            let mut invalidate_each_pass = false;
             let (endpoint, kind) = match &first.access {
                 TargetAccess::Network(network) => {
                     let kind = if shape.engine == EngineKind::Null {
@@ -569,19 +570,9 @@ fn open_job(
                                 warnings.push(warning);
                             }
                         }
-                        if invalidates_each_pass(workload, set_targets.len()) {
-                            pass_files.push(opened.file.try_clone().map_err(|source| {
-                                RunError::Engine {
-                                    target: target.path.display().to_string(),
-                                    source: crate::engine::EngineError::Setup {
-                                        engine: "sync",
-                                        source,
-                                    },
-                                }
-                            })?);
-                        }
                         files.push(opened.file);
                     }
+                    invalidate_each_pass = invalidates_each_pass(workload, set_targets.len());
                     (Endpoint::Files(files), shape.engine)
                 }
             };
@@ -709,7 +700,7 @@ fn open_job(
                     fsync_at_end: workload.fsync_at_end,
                     continue_on_error: workload.continue_on_error,
                     error_policy: workload.error_policy.clone(),
-                    invalidate_each_pass: pass_files,
+                    invalidate_each_pass,
                     interval_ns: context.interval_ns,
                     trace: context.trace,
                     io_log,

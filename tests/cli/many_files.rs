@@ -122,13 +122,49 @@ fn the_path_is_discovered_once_per_filesystem_not_per_file() {
 }
 
 /// A sequential 4 KiB read job of `files` files of 4 KiB, at most `open_files` open at once
-/// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened).
+/// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened),
+/// one read of each file.
 fn bounded_open_job(directory: &Path, files: u32, open_files: Option<u32>) -> String {
+    file_job(directory, files, open_files, "ioengine=psync\nrw=read")
+}
+
+/// A job `[bounded]` of `files` files of 4 KiB in `directory` (fio's names `bounded.0.N`),
+/// at most `open_files` open at once, with the lines of `settings`: one pass over the files
+/// unless they make it timed.
+fn file_job(directory: &Path, files: u32, open_files: Option<u32>, settings: &str) -> String {
     let bound = open_files.map_or(String::new(), |bound| format!("openfiles={bound}\n"));
     format!(
-        "[bounded]\nioengine=psync\nrw=read\nbs=4k\nfilesize=4k\nnrfiles={files}\n{bound}time_based\nruntime=1500ms\ndirectory={}\n",
+        "[bounded]\n{settings}\nbs=4k\nfilesize=4k\nnrfiles={files}\n{bound}directory={}\n",
         directory.display()
     )
+}
+
+/// Lays out `count` files of 4 KiB in `directory` as fio names those of the job `bounded`.
+fn lay_out(directory: &Path, count: u32) {
+    for index in 0..count {
+        std::fs::write(directory.join(format!("bounded.0.{index}")), [7u8; 4096]).unwrap();
+    }
+}
+
+/// A temporary directory holding `job.fio`, the [`file_job`] of `count` files (laid out
+/// already) in its `files` directory (returned too).
+fn laid_out_job(
+    count: u32,
+    open_files: Option<u32>,
+    settings: &str,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = disk_tempdir();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    lay_out(&files, count);
+    let job = file_job(&files, count, open_files, settings);
+    std::fs::write(dir.path().join("job.fio"), job).unwrap();
+    (dir, files)
+}
+
+/// The result a run in `dir` saved.
+fn saved_result(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap()
 }
 
 /// Runs `iopath run --job job.fio` in `dir` with a soft and hard descriptor limit of `limit`;
@@ -179,9 +215,7 @@ fn openfiles_bounds_the_descriptors_of_a_job_of_more_files_than_the_limit() {
     assert_eq!(status, Some(2), "{stderr}");
     assert!(stderr.contains("limit of 512"), "{stderr}");
     // The files are laid out here, as fio's names them, so that the run only reads them.
-    for index in 0..3000 {
-        std::fs::write(files.join(format!("bounded.0.{index}")), [7u8; 4096]).unwrap();
-    }
+    lay_out(&files, 3000);
 
     std::fs::write(
         dir.path().join("job.fio"),
@@ -191,16 +225,84 @@ fn openfiles_bounds_the_descriptors_of_a_job_of_more_files_than_the_limit() {
     let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
     assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(list_dir(&files).len(), 3000, "no file was added");
-    let result: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
-    let reads = result["tests"][0]["read"]["io_count"].as_u64().unwrap();
-    assert!(
-        reads > 3000,
-        "the worker moved over every file: {reads} reads"
-    );
+    let reads = saved_result(dir.path())["tests"][0]["read"]["io_count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(reads, 3000, "the worker read every file once");
     // 16 files, the standard streams, the result and the samplers' reads of /proc.
     assert!(
         most > 16 && most <= 16 + 48,
         "at most 16 files open at once, and a few descriptors beside: {most} held"
     );
+}
+
+#[test]
+fn openfiles_bounds_the_descriptors_of_an_io_uring_job_with_requests_in_flight() {
+    match iopath::engine::io_uring_available() {
+        Ok(()) => {}
+        Err(error) => {
+            crate::support::skip::kernel_lacks(format_args!("io_uring ({error})"));
+            return;
+        }
+    }
+    // Eight reads in flight over 3000 files, 16 open at most, under a limit of 512.
+    let settings = "ioengine=io_uring\niodepth=8\nrw=randread";
+    let (dir, _) = laid_out_job(3000, Some(16), settings);
+    let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
+    assert_eq!(status, Some(0), "{stderr}");
+    let result = saved_result(dir.path());
+    let job = &result["tests"][0]["jobs"][0];
+    assert_eq!(job["engine"]["name"], "io_uring", "{}", job["engine"]);
+    let (reads, errors) = (
+        job["read"]["io_count"].as_u64().unwrap(),
+        job["errors"]["count"].as_u64().unwrap(),
+    );
+    assert_eq!(reads, 3000, "the worker read every file once");
+    assert_eq!(errors, 0);
+    // 16 files, the ring, the standard streams, the result and the samplers' reads of /proc.
+    assert!(
+        most > 16 && most <= 16 + 48,
+        "at most 16 files open at once, and a few descriptors beside: {most} held"
+    );
+}
+
+#[test]
+fn a_job_of_many_files_holds_one_descriptor_per_file_and_says_so_when_refused() {
+    // fio's defaults: buffered, the cached pages of each file dropped at each pass.
+    let settings = "ioengine=psync\nrw=randread\ntime_based\nruntime=1500ms";
+    let (dir, _) = laid_out_job(3000, None, settings);
+    // 3000 files and the reserve of 256: 3256, above a limit of 2000, and refused so.
+    let (status, stderr, _) = run_with_descriptor_limit(dir.path(), 2000);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("about 3256 file descriptors") && stderr.contains("limit of 2000"),
+        "{stderr}"
+    );
+    // Within a limit of 3400: one descriptor per file, none more for its checks.
+    let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 3400);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(
+        saved_result(dir.path())["tests"][0]["read"]["io_count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        most > 3000 && most <= 3000 + 48,
+        "each file open once, and a few descriptors beside: {most} held"
+    );
+}
+
+#[test]
+fn filestat_checks_its_files_without_holding_them_open() {
+    let (dir, files) = laid_out_job(3000, None, "ioengine=filestat");
+    // 3000 files found and checked under a limit of 512.
+    let (status, stderr, most) = run_with_descriptor_limit(dir.path(), 512);
+    assert_eq!(status, Some(0), "{stderr}");
+    let looked_up = saved_result(dir.path())["tests"][0]["read"]["io_count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(looked_up, 3000, "every file looked up once");
+    assert_eq!(list_dir(&files).len(), 3000);
+    assert!(most <= 48, "no descriptor per file: {most} held");
 }

@@ -89,10 +89,9 @@ pub struct WorkerPlan {
     pub continue_on_error: bool,
     /// Which errors the worker goes on after, and what an error that stops it ends.
     pub error_policy: ErrorPolicy,
-    /// Descriptors of the worker's files (in the planner's order) whose cached pages are
-    /// dropped each time a pass over one ends (a timed buffered fio job's `invalidate=1`);
-    /// empty: never.
-    pub invalidate_each_pass: Vec<std::fs::File>,
+    /// Drop a file's cached pages (through the engine's own descriptor) each time a pass
+    /// over it ends (a timed buffered fio job's `invalidate=1`).
+    pub invalidate_each_pass: bool,
     /// Length of a series interval, ns.
     pub interval_ns: u64,
     /// Record every issued I/O (tests and `--trace-io`).

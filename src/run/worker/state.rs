@@ -487,10 +487,10 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn planned_io(&mut self) -> PlannedIo {
         let io = self.plan.planner.next_io();
         if let Some(file) = self.plan.planner.pass_began()
-            && let Some(descriptor) = self.plan.invalidate_each_pass.get(file as usize)
+            && self.plan.invalidate_each_pass
         {
             // Advisory, as in fio: a refusal changes nothing but the cache.
-            let _ = crate::targets::open::invalidate_cached_range(descriptor, 0, 0);
+            let _ = self.engine.drop_cached_pages(file);
         }
         io
     }

@@ -170,7 +170,7 @@ fn plan(sizes: &str, read_percent: u8, queue_depth: u32, length: WorkerLength) -
         fsync_at_end: false,
         continue_on_error: false,
         error_policy: Default::default(),
-        invalidate_each_pass: Vec::new(),
+        invalidate_each_pass: false,
         interval_ns: 1_000_000_000,
         trace: true,
         io_log: None,
