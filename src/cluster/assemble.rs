@@ -303,6 +303,9 @@ impl Assembly {
                 lost_ranks,
                 verdicts: Vec::new(),
                 hosts,
+                // Timed by the transport that gathered the clients.
+                gather_ns: 0,
+                merge_ns: 0,
             }),
             ..own
         }

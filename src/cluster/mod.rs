@@ -11,9 +11,11 @@
 //! built and tested without it.
 
 pub mod assemble;
+pub mod backoff;
 pub mod launcher;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod silence;
 pub mod templates;
 #[cfg(test)]
 mod thousand_ranks;

@@ -5,10 +5,14 @@
 //! No collective operation is used after start-up: a rank that dies or hangs would leave the
 //! others waiting in it for ever. Every exchange is a non-blocking point-to-point message
 //! between rank 0 and one rank, waited for with a deadline; a rank silent for
-//! [`LOST_AFTER`] while a test runs is lost, and the others stop within that time.
+//! [`LOST_AFTER`] while a test runs is lost, and the others stop within that time (the rule,
+//! and how it holds on a host where ranks outnumber cores: [`super::silence`]).
 
 use super::assemble::{Assembly, ClientReport, RankDetail};
+use super::backoff::Backoff;
 use super::launcher;
+pub use super::silence::LOST_AFTER;
+use super::silence::{Gathering, ProgressClock};
 use super::templates::ClientIdentity;
 use crate::host::clock::{Clock, Ticks};
 use crate::result::RunResult;
@@ -20,19 +24,18 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// A rank silent this long while a test runs (no heartbeat) is counted as lost.
-pub const LOST_AFTER: Duration = Duration::from_secs(3);
-/// Longest wait for every rank to open its targets, and to be ready for a test's start.
+/// Longest wait for every rank to open its targets, to be ready for a test's start, and (the
+/// other ranks) for rank 0's last word once their results are sent.
 pub const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(300);
-/// Longest wait for the results of the other ranks once rank 0's run has ended.
+/// Once rank 0's run has ended, longest wait for the next of the other ranks' results: the
+/// wait lasts as long as results keep coming ([`Gathering`]).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest wait for the others' results when the run was stopped by a signal (a signal from
 /// the launcher is followed by SIGKILL about a second later).
 pub const INTERRUPTED_RESULT_TIMEOUT: Duration = Duration::from_millis(600);
-/// Longest wait for the others' results when rank 0 stopped the run because a rank fell
-/// silent, before any signal: nobody is about to kill them, and on a loaded host a rank may
-/// take more than a second to end its test and send its result; a rank silent for
-/// [`LOST_AFTER`] is lost.
+/// Longest wait for the next of the others' results when rank 0 stopped the run because a
+/// rank fell silent, before any signal: nobody is about to kill them, and on a loaded host a
+/// rank may take more than a second to end its test and send its result.
 pub const STOPPED_RESULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often, at most, a running test asks MPI for news (stops, heartbeats).
 const POLL_EVERY: Duration = Duration::from_millis(50);
@@ -167,6 +170,8 @@ struct Peer {
     offset_ns: i64,
     uncertainty_ns: u64,
     last_heard: Option<Instant>,
+    /// Rank 0's [`ProgressClock`] when it was last heard from.
+    heard_progress: Option<Duration>,
     arrived: Option<u32>,
     result: Option<Result<String, String>>,
     /// It sent its result (kept once `result` is taken).
@@ -210,6 +215,8 @@ pub struct MpiSession {
     sync: SyncCost,
     /// When the rendezvous last asked MPI for news while a test ran.
     last_poll: Option<Instant>,
+    /// Rank 0: its time as far as it got to watch the others (silence is measured on it).
+    progress: ProgressClock,
 }
 
 impl MpiSession {
@@ -250,6 +257,7 @@ impl MpiSession {
             clean_end: false,
             sync: SyncCost::default(),
             last_poll: None,
+            progress: ProgressClock::new(Instant::now()),
         })
     }
 
@@ -312,12 +320,17 @@ impl MpiSession {
         Ok(received)
     }
 
-    /// Rank 0: takes in what the others sent (heartbeats, arrivals, results, stops).
-    fn pump_root(&mut self) -> Result<(), ClusterError> {
-        for (rank, message) in self.receive_all()? {
+    /// Rank 0: takes in what the others sent (heartbeats, arrivals, results, stops); how many
+    /// messages came.
+    fn pump_root(&mut self) -> Result<usize, ClusterError> {
+        let received = self.receive_all()?;
+        let count = received.len();
+        let progress = self.progress.look(Instant::now());
+        for (rank, message) in received {
             let now = Instant::now();
             let peer = &mut self.peers[rank as usize];
             peer.last_heard = Some(now);
+            peer.heard_progress = Some(progress);
             if let Message::Beat { sent_ns, .. } = message
                 && peer.stop_owed
                 && peer.lost.is_none()
@@ -346,13 +359,16 @@ impl MpiSession {
                 _ => {}
             }
         }
-        Ok(())
+        Ok(count)
     }
 
-    /// Rank k: takes in what rank 0 sent, answering clock probes at once.
-    fn pump_rank(&mut self) -> Result<(), ClusterError> {
+    /// Rank k: takes in what rank 0 sent, answering clock probes at once; how many messages
+    /// came.
+    fn pump_rank(&mut self) -> Result<usize, ClusterError> {
         self.beat(0, 0);
-        for (_, message) in self.receive_all()? {
+        let received = self.receive_all()?;
+        let count = received.len();
+        for (_, message) in received {
             match message {
                 Message::Ping(sent) => self.send(0, &Message::Pong(sent, wall_ns())),
                 Message::Stop(reason) => {
@@ -361,7 +377,7 @@ impl MpiSession {
                 other => self.inbox.push(other),
             }
         }
-        Ok(())
+        Ok(count)
     }
 
     /// Rank 0: stops every rank still running (once). A rank that died may not be sent
@@ -399,8 +415,9 @@ impl MpiSession {
         mut pick: impl FnMut(&Message) -> Option<T>,
     ) -> Result<T, ClusterError> {
         let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::new();
         loop {
-            self.pump_rank()?;
+            let heard = self.pump_rank()? > 0;
             if let Some(position) = self.inbox.iter().position(|m| pick(m).is_some()) {
                 let message = self.inbox.remove(position);
                 if let Some(found) = pick(&message) {
@@ -424,7 +441,7 @@ impl MpiSession {
                     waited: timeout,
                 });
             }
-            std::thread::sleep(Duration::from_micros(200));
+            backoff.wait(heard);
         }
     }
 
@@ -497,9 +514,12 @@ impl MpiSession {
         let mut ready = vec![false; self.identity.size as usize];
         ready[0] = true;
         let deadline = Instant::now() + ARRIVAL_TIMEOUT;
+        let mut backoff = Backoff::new();
         while ready.iter().any(|r| !r) {
             self.progress_sends();
-            for (rank, message) in self.receive_all()? {
+            let received = self.receive_all()?;
+            let heard = !received.is_empty();
+            for (rank, message) in received {
                 if let Message::Ready {
                     host,
                     local_rank,
@@ -525,7 +545,7 @@ impl MpiSession {
                 self.call_off(1, &error.to_string());
                 return Err(error);
             }
-            std::thread::sleep(Duration::from_micros(200));
+            backoff.wait(heard);
         }
         if !failures.is_empty() {
             failures.sort_by_key(|(_, rank, _, _)| *rank);
@@ -615,8 +635,9 @@ impl MpiSession {
     fn start_root(&mut self, clock: &Clock) -> Result<Ticks, String> {
         let index = self.tests_started;
         let deadline = Instant::now() + ARRIVAL_TIMEOUT;
+        let mut backoff = Backoff::new();
         loop {
-            self.pump_root().map_err(|e| e.to_string())?;
+            let heard = self.pump_root().map_err(|e| e.to_string())? > 0;
             if let Some(reason) = &self.stopped {
                 return Err(reason.clone());
             }
@@ -642,9 +663,13 @@ impl MpiSession {
                 self.stop_everyone(&reason, true);
                 return Err(reason);
             }
-            std::thread::sleep(Duration::from_micros(200));
+            backoff.wait(heard);
         }
-        let at_ns = wall_ns() + START_MARGIN_NS + self.slowest_round_trip_ns;
+        // A rank waiting for the start looks at most a pause of the back-off apart.
+        let at_ns = wall_ns()
+            + START_MARGIN_NS
+            + self.slowest_round_trip_ns
+            + Backoff::LONGEST.as_nanos() as i64;
         for rank in 1..self.identity.size {
             let offset = self.peers[rank as usize].offset_ns;
             self.send(
@@ -655,6 +680,7 @@ impl MpiSession {
                 },
             );
             self.peers[rank as usize].last_heard = Some(Instant::now());
+            self.peers[rank as usize].heard_progress = Some(self.progress.reading());
         }
         Ok(Self::local_instant(clock, at_ns))
     }
@@ -663,8 +689,9 @@ impl MpiSession {
         let index = self.tests_started;
         self.send(0, &Message::Arrived(index));
         let deadline = Instant::now() + ARRIVAL_TIMEOUT;
+        let mut backoff = Backoff::new();
         loop {
-            self.pump_rank().map_err(|e| e.to_string())?;
+            let heard = self.pump_rank().map_err(|e| e.to_string())? > 0;
             if let Some(reason) = &self.stopped {
                 return Err(reason.clone());
             }
@@ -682,7 +709,7 @@ impl MpiSession {
                     ARRIVAL_TIMEOUT.as_secs()
                 ));
             }
-            std::thread::sleep(Duration::from_micros(200));
+            backoff.wait(heard);
         }
     }
 
@@ -691,17 +718,18 @@ impl MpiSession {
         self.check_silence_after(LOST_AFTER);
     }
 
-    /// Rank 0: the ranks silent for longer than `silence` become lost, and stop the run.
+    /// Rank 0: the ranks silent for longer than `silence` on its [`ProgressClock`] become
+    /// lost, and stop the run.
     fn check_silence_after(&mut self, silence: Duration) {
-        let now = Instant::now();
+        let now = self.progress.look(Instant::now());
         for rank in 1..self.identity.size {
             let peer = &self.peers[rank as usize];
             if peer.lost.is_some() || peer.result.is_some() {
                 continue;
             }
             if peer
-                .last_heard
-                .is_some_and(|heard| now.duration_since(heard) > silence)
+                .heard_progress
+                .is_some_and(|heard| now.saturating_sub(heard) > silence)
             {
                 let reason = format!(
                     "no word from it for {:.1} s (it died or hangs)",
@@ -717,8 +745,9 @@ impl MpiSession {
 
     /// Ends this rank's part. Rank k sends its result (`own`: the run, or why there is none),
     /// says why it stopped when it did so on its own, and returns the exit status rank 0
-    /// chose. Rank 0 gathers every rank's result (waiting at most [`RESULT_TIMEOUT`]; a rank
-    /// that has not reported by then, or fell silent, is lost) and returns the merged run,
+    /// chose. Rank 0 gathers every rank's result (waiting while they keep coming, at most
+    /// [`RESULT_TIMEOUT`] for the next; a rank that has not reported by then is lost) and
+    /// returns the merged run,
     /// keeping `detail` of each rank; it reads and merges one rank's result at a time.
     pub fn finish(
         &mut self,
@@ -734,7 +763,8 @@ impl MpiSession {
             let sync = self.sync;
             self.send(0, &Message::Result { result: json, sync });
             let status =
-                self.wait_for("gathering the results", RESULT_TIMEOUT * 2, |m| match m {
+                // Rank 0 gathers as long as results keep coming, then merges and writes.
+                self.wait_for("gathering the results", ARRIVAL_TIMEOUT, |m| match m {
                     Message::Done(status, lost) => Some((*status, *lost)),
                     _ => None,
                 })?;
@@ -756,33 +786,47 @@ impl MpiSession {
             self.stop_everyone("rank 0 was interrupted", false);
         }
         self.gathered = true;
+        let gather_began = Instant::now();
         // Interrupted (Ctrl-C on mpirun signals every rank, and kills them a moment later),
-        // the others' results come at once or not at all; stopped by rank 0 for a silent rank
-        // before any signal, the others are alive and finishing.
-        let (timeout, silence) = if self.stopped_for_silence {
-            (STOPPED_RESULT_TIMEOUT, LOST_AFTER)
+        // the others' results come at once or not at all, and a rank silent for a second is
+        // the dead one. Otherwise the others are alive and finishing their tests, which they
+        // do without a heartbeat (merging, analysing, serialising: on a crowded host as long
+        // as rank 0 took): they are waited for as long as results keep coming.
+        let (wait, silence) = if self.stopped_for_silence {
+            (STOPPED_RESULT_TIMEOUT, None)
         } else if interrupted || self.stopped.is_some() {
-            (INTERRUPTED_RESULT_TIMEOUT, BEAT_EVERY * 2)
+            (INTERRUPTED_RESULT_TIMEOUT, Some(BEAT_EVERY * 2))
         } else {
-            (RESULT_TIMEOUT, LOST_AFTER)
+            (RESULT_TIMEOUT, None)
         };
-        let deadline = Instant::now() + timeout;
+        let mut gathering = Gathering::new(Instant::now(), wait);
+        let mut backoff = Backoff::new();
+        let mut reported = self.peers.iter().filter(|peer| peer.reported).count();
         loop {
-            self.pump_root()?;
-            self.check_silence_after(silence);
+            let heard = self.pump_root()? > 0;
+            let now_reported = self.peers.iter().filter(|peer| peer.reported).count();
+            if now_reported > reported && silence.is_none() {
+                gathering.result_came(Instant::now());
+            }
+            reported = now_reported;
+            if let Some(silence) = silence {
+                self.check_silence_after(silence);
+            }
             let missing = (1..self.identity.size).find(|&rank| {
                 let peer = &self.peers[rank as usize];
                 peer.lost.is_none() && peer.result.is_none()
             });
             let Some(rank) = missing else { break };
-            if Instant::now() >= deadline {
+            if gathering.over(Instant::now()) {
                 self.peers[rank as usize].lost = Some(format!(
-                    "its result did not come within {:.1} s of rank 0's end",
-                    timeout.as_secs_f64()
+                    "its result did not come: no result came for {:.1} s",
+                    gathering.wait().as_secs_f64()
                 ));
             }
-            std::thread::sleep(Duration::from_micros(200));
+            backoff.wait(heard);
         }
+        let gather_ns = gather_began.elapsed().as_nanos() as u64;
+        let merge_began = Instant::now();
         let own_sync = self.sync;
         let mut assembly = Assembly::new(detail);
         for (rank, peer) in self.peers.iter_mut().enumerate() {
@@ -833,9 +877,12 @@ impl MpiSession {
                 lost,
             });
         }
-        Ok(Finished::Merged(Box::new(
-            assembly.finish(own, self.launcher.clone()),
-        )))
+        let mut merged = assembly.finish(own, self.launcher.clone());
+        if let Some(cluster) = &mut merged.cluster {
+            cluster.gather_ns = gather_ns;
+            cluster.merge_ns = merge_began.elapsed().as_nanos() as u64;
+        }
+        Ok(Finished::Merged(Box::new(merged)))
     }
 
     /// Rank 0: tells every rank still there to exit with `status`.
@@ -931,7 +978,9 @@ impl Rendezvous for MpiSession {
             self.start_rank(clock)
         };
         self.tests_started += 1;
-        self.last_beat = Some(Instant::now());
+        // The first heartbeat goes at the test's first poll: rank 0 hears at once that the
+        // start came.
+        self.last_beat = None;
         started
     }
 

@@ -35,6 +35,13 @@ pub struct ClusterResult {
     /// the summaries): the ranks' whole tests are then merged host by host when read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostResult>,
+    /// How long rank 0 waited, once its own tests had ended, for the last of the other
+    /// ranks' results, ns (0 in results written before it was kept).
+    #[serde(default)]
+    pub gather_ns: u64,
+    /// How long rank 0 then took to read every rank's result and merge them, ns.
+    #[serde(default)]
+    pub merge_ns: u64,
 }
 
 /// One host of a multi-client run: every client on it that took part to the end, merged.

@@ -8,6 +8,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod slow_finish;
+
 use iopath::result::RunResult;
 use iopath::stats::histogram::LatencyHistogram;
 use std::path::{Path, PathBuf};

@@ -68,6 +68,8 @@ pub fn clustered() -> RunResult {
         lost_ranks: Vec::new(),
         verdicts: Vec::new(),
         hosts: Vec::new(),
+        gather_ns: 0,
+        merge_ns: 0,
     });
     result
 }
