@@ -6,7 +6,9 @@
 //!   headers of iSCSI, NBD, SMB, NFS, NVMe/TCP, FCP, SSP and ATA.
 //! - [`path`]: a target's path as hops with capacities, built from what
 //!   [`crate::discovery`] gathered (block stack, transport, bus, network);
-//!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`).
+//!   [`declared`]: the hops the user declares where nothing can be seen (`--link`, `--path`);
+//!   [`shared_paths`]: the paths of a run's many targets, what files on one filesystem share
+//!   built once.
 //! - [`verdict`]: utilisation of each hop, the CPU and the queue, and one classification with
 //!   its evidence; [`trust`]: trust notes and confidence intervals; [`written_data`]: what
 //!   data that compresses or repeats means for them; [`clients`]: the verdict of a run from
@@ -42,6 +44,7 @@ pub mod rate_step;
 pub mod sample_interval;
 pub mod series_shape;
 pub mod server;
+pub mod shared_paths;
 pub mod short_run;
 pub mod small_io;
 pub mod student_t;
@@ -93,16 +96,19 @@ pub fn analyse_on(
     machine: &Machine,
     facts: &HostFacts,
 ) {
-    let gathered = (result.paths.len() != result.targets.len()).then(|| {
-        // Files on one filesystem and volumes of one server are walked once, not per target.
-        let mut shared = crate::discovery::gather::SharedWalks::default();
-        result
+    if result.paths.len() != result.targets.len() {
+        // Files on one filesystem and volumes of one server are walked once, and the hops
+        // below the files built once, not per target; no target's facts outlive its path.
+        let mut shared = shared_paths::SharedPaths::new(machine, facts);
+        result.paths = result
             .targets
             .iter()
-            .map(|target| path::gather_sharing_on(target, machine, &mut shared))
-            .collect::<Vec<_>>()
-    });
-    analyse_gathered(result, declared, facts, gathered.as_deref());
+            .map(|target| shared.path_of(target))
+            .collect();
+        analyse_built(result, declared, facts, true);
+    } else {
+        analyse_built(result, declared, facts, false);
+    }
 }
 
 /// The analysis as a pure function: `gathered` holds the facts of every target's path when
@@ -121,7 +127,13 @@ pub fn analyse_gathered(
             .map(|(target, facts_of_path)| path::build(target, facts_of_path, facts))
             .collect();
     }
-    if gathered.is_some() || !declared.is_empty() {
+    analyse_built(result, declared, facts, gathered.is_some());
+}
+
+/// The analysis of `result` once its paths are there (`built`: they were just built, so
+/// the declared hops go on them even when `declared` is empty).
+fn analyse_built(result: &mut RunResult, declared: &DeclaredPath, facts: &HostFacts, built: bool) {
+    if built || !declared.is_empty() {
         let routes = declared::routes(&result.paths);
         for ((path, target), route) in result.paths.iter_mut().zip(&result.targets).zip(&routes) {
             let protocol = path::storage_protocol(target, path);

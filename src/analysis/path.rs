@@ -37,8 +37,9 @@
 
 use super::HostFacts;
 use crate::discovery::facts::{
-    FileFacts, FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
+    FilesystemBelow, FilesystemFacts, NetworkFilesystemFacts, PathFacts, RouteFacts,
 };
+use crate::discovery::gather::FileOwnFacts;
 use crate::discovery::{Machine, gather};
 use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
 use crate::result::{TargetInfo, TargetKind};
@@ -204,9 +205,12 @@ pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> Stor
     };
     match gathered {
         PathFacts::File(file) => {
-            file_hops(&mut walker, info, file);
-            path.allocated_bytes = file.allocated_bytes;
-            path.first_blocks_all_zero = file.head_zero;
+            let own = FileOwnFacts {
+                exists: file.exists,
+                allocated_bytes: file.allocated_bytes,
+                head_zero: file.head_zero,
+            };
+            return file_path(info, &own, &below_file(&file.filesystem, facts));
         }
         PathFacts::BlockDevice(device) => {
             page_cache_hop(&mut walker);
@@ -220,17 +224,78 @@ pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> Stor
     }
     path.hops = walker.hops;
     path.notes = walker.notes;
-    // Names and text come from the machine (a recorded one is untrusted input): no control
-    // characters reach a terminal or a report.
+    escape_shown(&mut path.hops, &mut path.notes);
     path.target = escape_controls(&path.target).into_owned();
-    for hop in &mut path.hops {
+    path
+}
+
+/// Names and text come from the machine (a recorded one is untrusted input): no control
+/// characters reach a terminal or a report.
+fn escape_shown(hops: &mut [Hop], notes: &mut [String]) {
+    for hop in hops {
         hop.name = escape_controls(&hop.name).into_owned();
         hop.description = escape_controls(&hop.description).into_owned();
     }
-    for note in &mut path.notes {
+    for note in notes {
         *note = escape_controls(note).into_owned();
     }
-    path
+}
+
+/// The part of a file's storage path below its file hop — the page cache, the filesystem and
+/// everything under it — with the notes about them, escaped as [`build`] shows them. Every
+/// file of one directory on one filesystem has the same (see [`below_file`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BelowFile {
+    /// The hops under the file hop, in the order of a path.
+    pub hops: Vec<Hop>,
+    /// What could not be seen below the file, and how to declare it.
+    pub notes: Vec<String>,
+}
+
+impl BelowFile {
+    /// Whether anything in it names `file` (the file its filesystem was walked for): only
+    /// then does it differ from one file of the filesystem to the next.
+    pub fn names(&self, file: &Path) -> bool {
+        let raw = file.display().to_string();
+        let escaped = escape_controls(&raw);
+        let mentions = |text: &str| text.contains(&raw) || text.contains(escaped.as_ref());
+        self.notes.iter().any(|note| mentions(note))
+            || self
+                .hops
+                .iter()
+                .any(|hop| mentions(&hop.key) || mentions(&hop.name) || mentions(&hop.description))
+    }
+}
+
+/// The hops below a file on `filesystem` (a pure function of the facts: the files of one
+/// walk share it unless it [names](BelowFile::names) the walk's file).
+pub fn below_file(filesystem: &FilesystemFacts, facts: &HostFacts) -> BelowFile {
+    let mut walker = Walker::new(facts);
+    page_cache_hop(&mut walker);
+    walker.filesystem(filesystem, 0, Share::WHOLE);
+    let mut below = BelowFile {
+        hops: walker.hops,
+        notes: walker.notes,
+    };
+    escape_shown(&mut below.hops, &mut below.notes);
+    below
+}
+
+/// The storage path of the file target `info`, from its own facts and the hops `below` it:
+/// what [`build`] gives for a file.
+pub fn file_path(info: &TargetInfo, own: &FileOwnFacts, below: &BelowFile) -> StoragePath {
+    let mut hops = Vec::with_capacity(1 + below.hops.len());
+    let mut file = file_hop(info, own.exists);
+    escape_shown(std::slice::from_mut(&mut file), &mut []);
+    hops.push(file);
+    hops.extend(below.hops.iter().cloned());
+    StoragePath {
+        target: escape_controls(&info.path).into_owned(),
+        hops,
+        notes: below.notes.clone(),
+        first_blocks_all_zero: own.head_zero,
+        allocated_bytes: own.allocated_bytes,
+    }
 }
 
 /// The storage protocol a target speaks on network hops (`nbd`, `iscsi`, `nvme-tcp`, `nfs`,
@@ -270,7 +335,9 @@ fn page_cache_hop(walker: &mut Walker) {
     );
 }
 
-fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
+/// The hop of the file `info` itself (`exists`: it was still there when the path was
+/// discovered).
+fn file_hop(info: &TargetInfo, exists: bool) -> Hop {
     let mut description = crate::units::format_bytes(info.size_bytes);
     match info.created_content {
         // Created for this run without data: the writes of the run are all it holds.
@@ -282,7 +349,7 @@ fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
         _ if info.created_by_iopath => description.push_str(", written by iopath"),
         _ => {}
     }
-    if !file.exists {
+    if !exists {
         // A test file is removed after the run; one only the null engine used was never made.
         description.push_str(if info.created_by_iopath {
             ", removed after the run"
@@ -290,17 +357,19 @@ fn file_hops(walker: &mut Walker, info: &TargetInfo, file: &FileFacts) {
             ", not on disk"
         });
     }
-    walker.push(
-        crate::result::path::file_hop_key(&info.path),
-        HopKind::File,
-        crate::result::path::file_hop_name(&info.path),
+    Hop {
+        key: crate::result::path::file_hop_key(&info.path),
+        kind: HopKind::File,
+        name: crate::result::path::file_hop_name(&info.path),
         description,
-        0,
-        Share::WHOLE,
-        None,
-    );
-    page_cache_hop(walker);
-    walker.filesystem(&file.filesystem, 0, Share::WHOLE);
+        depth: 0,
+        origin: HopOrigin::Discovered,
+        capacity: None,
+        queue: None,
+        protocol: None,
+        read_share: Share::WHOLE.read,
+        write_share: Share::WHOLE.write,
+    }
 }
 
 impl Walker<'_> {

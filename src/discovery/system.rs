@@ -46,6 +46,19 @@ pub trait System {
 
     /// The state of the file at `path`; `with_head` also reads its first blocks.
     fn file_state(&self, path: &Path, with_head: bool) -> FileState;
+
+    /// [`System::file_state`] of a file whose parent (as named) is that of a file asked
+    /// before, whose state gave `directory`: a system that can, takes that directory instead
+    /// of resolving it again for every file of a directory.
+    fn file_state_beside(
+        &self,
+        path: &Path,
+        with_head: bool,
+        directory: Option<PathBuf>,
+    ) -> FileState {
+        let _ = directory;
+        self.file_state(path, with_head)
+    }
 }
 
 /// The kernel of the host iopath runs on.
@@ -67,6 +80,19 @@ impl System for ThisHost {
     }
 
     fn file_state(&self, path: &Path, with_head: bool) -> FileState {
+        let directory = path
+            .ancestors()
+            .skip(1)
+            .find_map(|directory| std::fs::canonicalize(directory).ok());
+        self.file_state_beside(path, with_head, directory)
+    }
+
+    fn file_state_beside(
+        &self,
+        path: &Path,
+        with_head: bool,
+        directory: Option<PathBuf>,
+    ) -> FileState {
         let metadata = std::fs::metadata(path).ok();
         FileState {
             exists: metadata.is_some(),
@@ -76,10 +102,7 @@ impl System for ThisHost {
                 .filter(|m| m.is_file())
                 .map(|m| m.blocks() * 512),
             head_zero: if with_head { head_is_zero(path) } else { None },
-            directory: path
-                .ancestors()
-                .skip(1)
-                .find_map(|directory| std::fs::canonicalize(directory).ok()),
+            directory,
         }
     }
 }

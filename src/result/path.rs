@@ -64,8 +64,11 @@ pub struct Hop {
 /// assert_eq!(file_hop_name("/"), "/");
 /// ```
 pub fn file_hop_key(target: &str) -> String {
-    format!("file:{target}")
+    format!("{FILE_HOP_KEY_PREFIX}{target}")
 }
+
+/// What the key of every file hop starts with ([`file_hop_key`]).
+pub const FILE_HOP_KEY_PREFIX: &str = "file:";
 
 /// The name of the file hop of a file target's path: the last part of the path (the whole
 /// path when it has no last part, as `/` or `..`).

@@ -23,7 +23,7 @@
 //! assert!(again_paths.is_empty());
 //! ```
 
-use super::path::{HopKind, StoragePath, file_hop_key, file_hop_name};
+use super::path::{FILE_HOP_KEY_PREFIX, Hop, HopKind, StoragePath, file_hop_key, file_hop_name};
 use super::target::TargetInfo;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -173,25 +173,115 @@ pub fn expand(
 }
 
 /// Whether `other` (with `other_path`) is what expanding `first` (with `first_path`) with
-/// its path and size gives.
+/// its path and size gives. Compared in place, nothing copied: a result of a million files
+/// asks this once for each.
 fn is_alike(
     first: &TargetInfo,
     first_path: Option<&StoragePath>,
     other: &TargetInfo,
     other_path: Option<&StoragePath>,
 ) -> bool {
-    let expanded = TargetInfo {
-        path: other.path.clone(),
-        size_bytes: other.size_bytes,
-        ..first.clone()
-    };
-    expanded == *other
+    same_but_path_and_size(first, other)
         && match (first_path, other_path) {
             (Some(first_path), Some(other_path)) => {
-                renamed_path(first_path, &first.path, &other.path) == *other_path
+                is_renamed(first_path, &first.path, other_path, &other.path)
             }
             _ => true,
         }
+}
+
+/// Whether `first` and `other` agree in everything but their path and size.
+fn same_but_path_and_size(first: &TargetInfo, other: &TargetInfo) -> bool {
+    // Every field named, so that a field added to targets is compared here too.
+    let TargetInfo {
+        path: _,
+        kind,
+        size_bytes: _,
+        logical_block_size_bytes,
+        physical_block_size_bytes,
+        rotational,
+        filesystem,
+        device,
+        direct_io_alignment_bytes,
+        created_by_iopath,
+        read_only,
+        transfer_sizes,
+        file_session,
+        created_content,
+    } = first;
+    *kind == other.kind
+        && *logical_block_size_bytes == other.logical_block_size_bytes
+        && *physical_block_size_bytes == other.physical_block_size_bytes
+        && *rotational == other.rotational
+        && *filesystem == other.filesystem
+        && *device == other.device
+        && *direct_io_alignment_bytes == other.direct_io_alignment_bytes
+        && *created_by_iopath == other.created_by_iopath
+        && *read_only == other.read_only
+        && *transfer_sizes == other.transfer_sizes
+        && *file_session == other.file_session
+        && *created_content == other.created_content
+}
+
+/// Whether `renamed` is `path` (the storage path of the target `from`) renamed to the target
+/// `to` as [`renamed_path`] renames it.
+fn is_renamed(path: &StoragePath, from: &str, renamed: &StoragePath, to: &str) -> bool {
+    let StoragePath {
+        target,
+        hops,
+        notes,
+        first_blocks_all_zero,
+        allocated_bytes,
+    } = path;
+    let target_renamed = if target == from {
+        renamed.target == to
+    } else {
+        renamed.target == *target
+    };
+    target_renamed
+        && *notes == renamed.notes
+        && *first_blocks_all_zero == renamed.first_blocks_all_zero
+        && *allocated_bytes == renamed.allocated_bytes
+        && hops.len() == renamed.hops.len()
+        && hops
+            .iter()
+            .zip(&renamed.hops)
+            .all(|(hop, other)| is_hop_renamed(hop, from, other, to))
+}
+
+/// Whether `renamed` is `hop` of the path of the target `from` as the path of `to` has it:
+/// the file hop naming `from` renamed, every other hop the same.
+fn is_hop_renamed(hop: &Hop, from: &str, renamed: &Hop, to: &str) -> bool {
+    let names_from = hop.kind == HopKind::File
+        && hop.key.strip_prefix(FILE_HOP_KEY_PREFIX) == Some(from)
+        && hop.name == file_hop_name(from);
+    if !names_from {
+        return hop == renamed;
+    }
+    let Hop {
+        key: _,
+        kind,
+        name: _,
+        description,
+        depth,
+        origin,
+        capacity,
+        queue,
+        protocol,
+        read_share,
+        write_share,
+    } = hop;
+    renamed.key.strip_prefix(FILE_HOP_KEY_PREFIX) == Some(to)
+        && renamed.name == file_hop_name(to)
+        && *kind == renamed.kind
+        && *description == renamed.description
+        && *depth == renamed.depth
+        && *origin == renamed.origin
+        && *capacity == renamed.capacity
+        && *queue == renamed.queue
+        && *protocol == renamed.protocol
+        && *read_share == renamed.read_share
+        && *write_share == renamed.write_share
 }
 
 /// What `targets`, alike to `first`, keep of their own (`None` when there are none).

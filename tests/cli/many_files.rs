@@ -121,6 +121,36 @@ fn the_path_is_discovered_once_per_filesystem_not_per_file() {
     assert!(many <= few + 40, "20 files: {few} opens; 400 files: {many}");
 }
 
+/// `readlink` calls of `iopath run` on a job of `files` files, counted by strace: what
+/// resolving the files' directory costs.
+fn directory_resolutions(strace: &Path, files: u32) -> usize {
+    let (dir, _) = job_directory(files);
+    traced_run(
+        strace,
+        dir.path(),
+        &["-e", "trace=readlink"],
+        &["--job", "job.fio"],
+    )
+    .lines()
+    .filter(|line| line.contains("readlink("))
+    .count()
+}
+
+#[test]
+fn the_directory_of_many_files_is_resolved_once_not_per_file() {
+    let Some(strace) = required_tool("strace", "strace") else {
+        return;
+    };
+    let few = directory_resolutions(&strace, 20);
+    let many = directory_resolutions(&strace, 400);
+    // Per file, each part of the directory's path was read as a link: six or more calls a
+    // file here (2 300 more for 380 more files).
+    assert!(
+        many <= few + 40,
+        "20 files: {few} readlink calls; 400 files: {many}"
+    );
+}
+
 /// A sequential 4 KiB read job of `files` files of 4 KiB, at most `open_files` open at once
 /// (every I/O ends a file's pass, so the worker keeps moving to files it has not opened),
 /// one read of each file.

@@ -47,36 +47,15 @@ pub fn gather_sharing(
     let mut gatherer = Gatherer::new(machine);
     match info.kind {
         TargetKind::File => {
-            let file = Path::new(&info.path);
-            let state = machine.system().file_state(file, true);
-            let key = (
-                state.directory.clone(),
-                info.device.clone(),
-                info.filesystem.clone(),
-            );
-            let filesystem = match shared.filesystems.get(&key) {
-                Some(walked) => FilesystemFacts {
-                    file: file.to_path_buf(),
-                    ..walked.clone()
-                },
-                None => {
-                    shared.walks += 1;
-                    let walked = gatherer.filesystem(
-                        file,
-                        state.directory.as_deref(),
-                        info.device.as_deref(),
-                        info.filesystem.as_deref(),
-                        0,
-                    );
-                    shared.filesystems.insert(key, walked.clone());
-                    walked
-                }
-            };
+            let (own, walk) = gather_file(info, machine, shared);
             PathFacts::File(Box::new(FileFacts {
-                exists: state.exists,
-                allocated_bytes: state.allocated_bytes.filter(|_| state.exists),
-                head_zero: state.head_zero.filter(|_| state.exists),
-                filesystem,
+                exists: own.exists,
+                allocated_bytes: own.allocated_bytes,
+                head_zero: own.head_zero,
+                filesystem: FilesystemFacts {
+                    file: PathBuf::from(&info.path),
+                    ..shared.filesystem(walk).clone()
+                },
             }))
         }
         TargetKind::BlockDevice => {
@@ -104,12 +83,84 @@ pub fn gather_sharing(
     }
 }
 
+/// What a file target has of its own; the rest of its path is its filesystem's walk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileOwnFacts {
+    /// It still existed when the path was discovered.
+    pub exists: bool,
+    /// Bytes the filesystem allocated to it.
+    pub allocated_bytes: Option<u64>,
+    /// Its first 64 KiB read as zeros.
+    pub head_zero: Option<bool>,
+}
+
+/// Which walk below a filesystem a file shares with the other files of its directory (an
+/// index into one [`SharedWalks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WalkId(usize);
+
+/// The facts of the file target `info` (its own state, read from the file) and the walk below
+/// its filesystem, taken from `shared` when a file of the same directory, device and
+/// filesystem was walked before, else walked now and kept there. The walk's `file` is the
+/// first file that needed it: [`gather_sharing`] puts each file's own name in.
+pub fn gather_file(
+    info: &TargetInfo,
+    machine: &Machine,
+    shared: &mut SharedWalks,
+) -> (FileOwnFacts, WalkId) {
+    let file = Path::new(&info.path);
+    let parent = file.parent();
+    let state = match parent.and_then(|parent| shared.directories.get(parent)) {
+        Some(directory) => machine
+            .system()
+            .file_state_beside(file, true, directory.clone()),
+        None => {
+            let state = machine.system().file_state(file, true);
+            if let Some(parent) = parent {
+                shared
+                    .directories
+                    .insert(parent.to_path_buf(), state.directory.clone());
+            }
+            state
+        }
+    };
+    let own = FileOwnFacts {
+        exists: state.exists,
+        allocated_bytes: state.allocated_bytes.filter(|_| state.exists),
+        head_zero: state.head_zero.filter(|_| state.exists),
+    };
+    let key = (
+        state.directory,
+        info.device.clone(),
+        info.filesystem.clone(),
+    );
+    if let Some(&walk) = shared.filesystems.get(&key) {
+        return (own, walk);
+    }
+    let walked = Gatherer::new(machine).filesystem(
+        file,
+        key.0.as_deref(),
+        info.device.as_deref(),
+        info.filesystem.as_deref(),
+        0,
+    );
+    shared.walks += 1;
+    let walk = WalkId(shared.walked_filesystems.len());
+    shared.walked_filesystems.push(walked);
+    shared.filesystems.insert(key, walk);
+    (own, walk)
+}
+
 /// The walks of one run's targets that later targets reuse (see [`gather_sharing`]): below
 /// each filesystem, by the file's directory, device and filesystem type, and each server's
-/// route, by host and port. Kept for one analysis only, never longer.
+/// route, by host and port; and the directory each parent directory of a file resolves to,
+/// resolved once for all the files in it. Kept for one analysis only, never longer.
 #[derive(Debug, Default)]
 pub struct SharedWalks {
-    filesystems: HashMap<FilesystemKey, FilesystemFacts>,
+    filesystems: HashMap<FilesystemKey, WalkId>,
+    walked_filesystems: Vec<FilesystemFacts>,
+    /// Each parent directory of a file as named, and the existing directory it resolved to.
+    directories: HashMap<PathBuf, Option<PathBuf>>,
     routes: HashMap<(String, u16), RouteFacts>,
     walks: usize,
 }
@@ -122,6 +173,14 @@ impl SharedWalks {
     /// counted again.
     pub fn walks(&self) -> usize {
         self.walks
+    }
+
+    /// The walk `walk` below a filesystem, as its first file needed it.
+    ///
+    /// # Panics
+    /// When `walk` comes from another [`SharedWalks`] with fewer walks.
+    pub fn filesystem(&self, walk: WalkId) -> &FilesystemFacts {
+        &self.walked_filesystems[walk.0]
     }
 }
 
