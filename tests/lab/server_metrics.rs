@@ -8,8 +8,9 @@
 //!   latency-bound beyond the last visible hop);
 //! - the server's CPU is the wall: a single-threaded server (nbdkit, one thread, a shell per
 //!   read) pinned to one core over an unshaped link → server-CPU-bound (the client alone: not
-//!   the server); and over SMB, an encrypted session to smbd pinned to one core that other
-//!   work shares (a CPU hog at smbd's priority), the client on the other core;
+//!   the server); and over SMB (ignored: the client is the heavier end on a two-core lab), an
+//!   encrypted session to smbd pinned to one core that other work shares, the client on the
+//!   other core;
 //! - the client's link: 1 MiB reads over 1 Gbit, `--link 1gbe` → link-bound, the server's
 //!   counters showing nothing full;
 //! - the client's CPU: 4 KiB random reads at QD 32 over an unshaped link → host-CPU-bound.
@@ -411,17 +412,22 @@ fn other_work_on_core(namespace: &str, cpus: &str) -> KillOnDrop {
 /// The server's CPU as the wall over SMB, on a server with less CPU than its client, as a NAS
 /// shared with other work has: the lab's smbd and every process it forks pinned to core 1
 /// (`taskset -a -p -c 1` on each; a fork inherits it) beside other work on that core (a CPU
-/// hog, [`other_work_on_core`], at smbd's priority: smbd gets about half the core), an
-/// encrypted SMB session (SMB 3.1.1 with AES-128-GCM: smbd seals every reply on that core),
-/// 64 KiB reads at QD 4 over an unshaped link, the client pinned to core 0. The server's
-/// counters show core 1 full while core 0 has room: server-CPU-bound naming cpu1; the client
-/// alone never names the server (it sees a core of its host full with others' work).
+/// hog, [`other_work_on_core`], at smbd's priority), an encrypted SMB session (SMB 3.1.1 with
+/// AES-128-GCM: smbd seals every reply on that core), 64 KiB reads at QD 4 over an unshaped
+/// link, the client pinned to core 0. Expected: the server's counters show core 1 full while
+/// core 0 has room, server-CPU-bound naming cpu1; the client alone never names the server.
 ///
-/// Without the other work this two-core lab cannot show it: the client's own sealing and
-/// unsealing is then as costly as smbd's (a quiet run: core 0 at 99 % with iopath's busiest
-/// thread at 99 % of a core, host-CPU-bound naming the encryption; with the crypto crates
-/// optimised in test builds, both cores 70–88 % busy and neither end full).
+/// Ignored: on this two-core lab the client's own work per byte is many times smbd's. Without
+/// the hog, core 0 fills first (iopath's thread 99 % of a core: host-CPU-bound naming the
+/// encryption; with the crypto crates optimised in test builds, both cores 70–88 % busy and
+/// neither end full). With the hog taking smbd's core, core 1 is full but the client still is
+/// the heavier end: iopath's busiest thread 80–82 % of core 0 while no smbd process used
+/// 3 % of the host (the hog 43 %), so all cores read full and the verdict stays the
+/// client's host-CPU-bound (two of twenty runs at a load average near 10; the others met a
+/// host other processes filled). Telling the server's CPU here needs a server starved far
+/// below an even share (a cpu cgroup quota on smbd, say), or a client cheaper per byte.
 #[test]
+#[ignore = "the client's own work per byte is many times smbd's on a two-core lab, even with smbd's core shared (see the doc comment)"]
 fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_bound() {
     if !available(&["taskset", "prlimit", "smbd", "pdbedit"]) {
         return;
