@@ -13,8 +13,9 @@
 //! 2. an md array, then a disk, busy [`SERVER_BOUND_PERCENT`] of the time or more, that moved
 //!    at least [`RELATED_TRAFFIC_SHARE`] of the client's bytes → *server-disk-bound*;
 //! 3. a core busy [`SERVER_BOUND_PERCENT`] or more → *server-CPU-bound* (one core full while
-//!    the others idle: a single-threaded server process), unless every core of the client
-//!    was full too (a server on the client's own host then shows the client's cores).
+//!    the others idle: a server process held to one core, single-threaded or pinned, or other
+//!    work on that core), unless every core of the client was full too (a server on the
+//!    client's own host then shows the client's cores).
 //!
 //! Where none holds, the client's verdict stays, and its evidence says what the server's
 //! busiest devices were.
@@ -214,7 +215,7 @@ fn server_wall(
     } else {
         let mean = others.iter().sum::<f64>() / others.len() as f64;
         let single = if mean < 50.0 {
-            ": one core full while the others have room, a single-threaded server process"
+            ": one core full while the others have room, a server process held to one core (single-threaded or pinned) or other work on that core"
         } else {
             ""
         };

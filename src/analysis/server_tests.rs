@@ -143,7 +143,7 @@ fn the_clients_full_link_comes_before_a_busy_server_disk() {
 }
 
 #[test]
-fn one_full_core_while_the_others_idle_is_a_single_threaded_server() {
+fn one_full_core_while_the_others_idle_is_a_server_held_to_one_core_or_other_work_on_it() {
     let devices = vec![
         device(ServerDeviceKind::Core, "cpu0", 10.0, 0.0),
         device(ServerDeviceKind::Core, "cpu1", 100.0, 0.0),
@@ -159,7 +159,9 @@ fn one_full_core_while_the_others_idle_is_a_single_threaded_server() {
     );
     assert!(
         analysis.evidence.starts_with(
-            "server nas: core cpu1 busy 100 %, the other 2 cores 8.0 % on average: one core full"
+            "server nas: core cpu1 busy 100 %, the other 2 cores 8.0 % on average: one core full \
+             while the others have room, a server process held to one core (single-threaded or \
+             pinned) or other work on that core; the client alone: "
         ),
         "{}",
         analysis.evidence

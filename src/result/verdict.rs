@@ -55,7 +55,8 @@ pub enum Verdict {
     /// not full (`--server-metrics`).
     ServerDiskBound,
     /// A server's core was saturated while the client's were not, by the client (`--server-metrics`):
-    /// one core at 100 % while the others idle is a single-threaded server process.
+    /// one core at 100 % while the others idle is a server process held to one core
+    /// (single-threaded or pinned) or other work on that core.
     ServerCpuBound,
     /// A server's network interface ran at its speed (`--server-metrics`).
     ServerLinkBound,

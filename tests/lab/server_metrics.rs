@@ -8,8 +8,9 @@
 //!   latency-bound beyond the last visible hop);
 //! - the server's CPU is the wall: a single-threaded server (nbdkit, one thread, a shell per
 //!   read) pinned to one core over an unshaped link → server-CPU-bound (the client alone: not
-//!   the server); and as the issue words it, an encrypted SMB session to smbd pinned to one
-//!   core, the client on the other;
+//!   the server); and over SMB (ignored: the client is the heavier end on a two-core lab), an
+//!   encrypted session to smbd pinned to one core that other work shares, the client on the
+//!   other core;
 //! - the client's link: 1 MiB reads over 1 Gbit, `--link 1gbe` → link-bound, the server's
 //!   counters showing nothing full;
 //! - the client's CPU: 4 KiB random reads at QD 32 over an unshaped link → host-CPU-bound.
@@ -18,7 +19,8 @@
 
 use super::blkio::{BLKIO, InCgroup, ThrottleGroup};
 use super::{Lab, measured_iopath, support, verdict};
-use crate::support::busy_host::{busy_with_others, names_the_busy_host};
+use crate::support::busy_host::{busy_with_others, core_busy_percents, names_the_busy_host};
+use crate::support::priority::MEASURE_NICE;
 use crate::support::process::{KillOnDrop, wait_for_port};
 use serde_json::Value;
 use std::path::Path;
@@ -392,22 +394,43 @@ fn a_single_threaded_server_pinned_to_one_core_is_server_cpu_bound() {
     );
 }
 
-/// The server's CPU as the wall over SMB: the lab's smbd and every process it forks (the one
-/// serving the client among them) pinned to core 1 (`taskset -a -p -c 1` on each; a fork
-/// inherits it), an encrypted SMB session (SMB 3.1.1 with AES-128-GCM: smbd seals every reply
-/// on that one core), 64 KiB reads at QD 4 over an unshaped link, the client pinned to core 0.
-/// Expected: the server's counters show core 1 full while core 0 has room, server-CPU-bound
-/// naming cpu1; the client alone never names the server.
+/// Other work on a server's core: a CPU hog (`yes` into /dev/null) in `namespace`, pinned to
+/// the cores of the `taskset -c` list `cpus`, at the priority the lab starts its servers at
+/// (`scripts/lab --nice`), so that a server pinned there gets an even share of the core. At
+/// most 90 s of CPU (`prlimit --cpu`); killed with the test.
+fn other_work_on_core(namespace: &str, cpus: &str) -> KillOnDrop {
+    let child = Command::new("ip")
+        .args(["netns", "exec", namespace, "taskset", "-c", cpus])
+        .args(["nice", "-n", MEASURE_NICE, "prlimit", "--cpu=90", "yes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the CPU hog starts");
+    KillOnDrop(child)
+}
+
+/// The server's CPU as the wall over SMB, on a server with less CPU than its client, as a NAS
+/// shared with other work has: the lab's smbd and every process it forks pinned to core 1
+/// (`taskset -a -p -c 1` on each; a fork inherits it) beside other work on that core (a CPU
+/// hog, [`other_work_on_core`], at smbd's priority), an encrypted SMB session (SMB 3.1.1 with
+/// AES-128-GCM: smbd seals every reply on that core), 64 KiB reads at QD 4 over an unshaped
+/// link, the client pinned to core 0. Expected: the server's counters show core 1 full while
+/// core 0 has room, server-CPU-bound naming cpu1; the client alone never names the server.
 ///
-/// Ignored: on this two-core lab the client's own sealing and unsealing is the wall before
-/// smbd's (a quiet run: core 0 at 99 %, iopath's busiest thread 99 % of a core, smbd's core
-/// below full), and iopath rightly says host-CPU-bound, naming the encryption. The scenario
-/// needs a server with less CPU than its client; the single-threaded nbdkit above is the
-/// server-CPU case the suite holds.
+/// Ignored: on this two-core lab the client is the heavier end, whatever smbd gets. Without
+/// the hog, core 0 fills first (iopath's thread 99 % of a core: host-CPU-bound naming the
+/// encryption; with the crypto crates optimised in test builds, both cores 70–88 % busy and
+/// neither end full). With the hog taking smbd's core, core 1 is full but the client still is
+/// the heavier end: iopath's busiest thread 80–82 % of core 0 while no smbd process used
+/// 3 % of the host (the hog 43 %), so all cores read full and the verdict stays the
+/// client's host-CPU-bound (two of twenty runs at a load average near 10; the others met a
+/// host other processes filled). A cpu cgroup quota of 5 % of a core on smbd, tried by hand,
+/// did not help either: 3.5 MB/s, and iopath's thread still 75 % of core 0. The client's CPU
+/// time does not follow its rate here; that wants explaining before this scenario can hold.
 #[test]
-#[ignore = "the client's own encryption is the wall before smbd's on a two-core lab (see the doc comment)"]
+#[ignore = "on a two-core lab the client's CPU fills before smbd's, even with smbd's core shared (see the doc comment)"]
 fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_bound() {
-    if !available(&["taskset", "smbd", "pdbedit"]) {
+    if !available(&["taskset", "prlimit", "smbd", "pdbedit"]) {
         return;
     }
     let Some(lab) = Lab::up_with(&["un"], &["--no-iscsi", "--no-nfs"]) else {
@@ -430,6 +453,7 @@ fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_boun
         }
     }
     assert!(pinned_smbd > 0, "no smbd in {}", link.namespace);
+    let _other_work = other_work_on_core(&link.namespace, "1");
     let (_exporter, exporter) = node_exporter(&link.namespace, &address, &[]);
     let workload = [
         "--rw",
@@ -471,6 +495,17 @@ fn an_smb_server_pinned_to_one_core_with_an_encrypted_session_is_server_cpu_boun
         "{}",
         seen(&with_server)
     );
+    // Both cores as the host saw them, and the client's own busiest thread (shown with
+    // --no-capture): core 1 full, core 0 with room.
+    for (run, json) in [("the client alone", &client_only), ("with", &with_server)] {
+        eprintln!(
+            "{run}: cores busy {:.0?} %, iopath's busiest thread {:.0} % of a core",
+            core_busy_percents(json),
+            json["tests"][0]["analysis"]["cpu"]["busiest_thread_percent"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
+        );
+    }
 }
 
 /// The client's link and the client's CPU: the server's counters show nothing full, and the
