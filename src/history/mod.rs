@@ -365,7 +365,7 @@ impl History {
     /// best MB/s and IOPS of any element, and each test's outcome (and rate step) as its
     /// verdicts; read back by [`History::load_any`]. Refused past [`FileLimit::RESULT_FILE`].
     /// A resumed run replaces the partial row its interruption left, and keeps its number
-    /// ([`resumed_pts`]): it is kept once.
+    /// (the `resumed_pts` module): it is kept once.
     pub fn record_pts(&mut self, result: &PtsResult) -> Result<i64, HistoryError> {
         let json = run_row::checked_json(result)?;
         let titles: Vec<&str> = result.tests.iter().map(|test| test.kind.title()).collect();
