@@ -22,6 +22,7 @@
 //! queue), still fits ([`fits`]); the others are recorded as left out, and `--confirm` runs
 //! them all.
 
+use super::descriptors::{RESERVED_DESCRIPTORS, make_room_for, opened_by_workers};
 pub use super::prepare::{ConfirmMode, DEFAULT_SUITE_PERCENT};
 use super::prepare::{PendingTarget, check_budget, check_job_against_target};
 use super::shape::TestShape;
@@ -143,6 +144,9 @@ pub(super) struct ExperimentChecks<'a> {
     pub(super) policy: WritePolicy,
     pub(super) host: &'a HostLimits,
     pub(super) io_uring: &'a Result<(), std::io::Error>,
+    /// The descriptors the run's targets hold throughout ([`super::descriptors::held_by_targets`]): an
+    /// experiment's workers open theirs beside them, once the test's have been closed.
+    pub(super) held_by_targets: u64,
 }
 
 impl ExperimentChecks<'_> {
@@ -170,6 +174,12 @@ impl ExperimentChecks<'_> {
             .map(|job| TestShape::of(job, self.io_uring.as_ref().err()))
             .collect();
         check_budget(&test, &mut shapes, self.targets, self.host)
+            .map_err(|error| error.to_string())?;
+        // Twice the workers (or the queue depth of a synchronous engine) open each file once
+        // more: checked now, so that an experiment that cannot open its files is left out
+        // before any I/O rather than failing half-way through opening them.
+        let workers = opened_by_workers(&test, self.io_uring.as_ref().err());
+        make_room_for(RESERVED_DESCRIPTORS + self.held_by_targets + workers)
             .map_err(|error| error.to_string())?;
         Ok((test, shapes))
     }

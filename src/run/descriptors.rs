@@ -23,7 +23,7 @@
 use super::plan_error::PlanError;
 use super::shape::TestShape;
 use crate::engine::file_operations::FileOperation;
-use crate::workload::Plan;
+use crate::workload::{Plan, TestPlan};
 
 /// Descriptors kept for everything else: the standard streams, rings, sockets, /proc reads.
 pub const RESERVED_DESCRIPTORS: u64 = 256;
@@ -43,43 +43,51 @@ pub fn descriptors_needed(
     io_uring: Option<&std::io::Error>,
     which: Descriptors,
 ) -> u64 {
-    // Targets that give their descriptor back once checked hold none in the run; a block
-    // device keeps its own whatever the run (a path is looked at, not opened).
-    let released = super::files_on_demand::targets_released_after_checks(plan, io_uring);
-    let targets = plan
-        .targets
-        .iter()
-        .zip(&released)
-        .filter(|&(spec, &released)| !released || is_block_device(spec))
-        .count() as u64;
+    let targets = held_by_targets(plan, io_uring);
     if which == Descriptors::Targets {
         return RESERVED_DESCRIPTORS + targets;
     }
     let busiest_test = plan
         .tests
         .iter()
-        .map(|test| {
-            test.jobs
-                .iter()
-                .map(|job| {
-                    let shape = TestShape::of(job, io_uring);
-                    if FileOperation::of(job.workload.engine).is_some() {
-                        // Each operation opens and closes its file, or opens none.
-                        return u64::from(shape.workers_per_target);
-                    }
-                    let workers = u64::from(shape.workers_per_target);
-                    if super::files_on_demand::opens_files_on_demand(job, shape.engine) {
-                        let sets = job.file_sets().len() as u64;
-                        let bound = u64::from(job.workload.worker_files.open_at_once());
-                        return workers * sets * bound;
-                    }
-                    workers * job.targets.len() as u64
-                })
-                .sum::<u64>()
-        })
+        .map(|test| opened_by_workers(test, io_uring))
         .max()
         .unwrap_or(0);
     RESERVED_DESCRIPTORS + targets + busiest_test
+}
+
+/// The descriptors the targets of `plan` hold from their checks to the end of the run.
+pub fn held_by_targets(plan: &Plan, io_uring: Option<&std::io::Error>) -> u64 {
+    // Targets that give their descriptor back once checked hold none in the run; a block
+    // device keeps its own whatever the run (a path is looked at, not opened).
+    let released = super::files_on_demand::targets_released_after_checks(plan, io_uring);
+    plan.targets
+        .iter()
+        .zip(&released)
+        .filter(|&(spec, &released)| !released || is_block_device(spec))
+        .count() as u64
+}
+
+/// The most descriptors the workers of `test` open together: one per file and worker, or
+/// the `openfiles` bound per worker and file set of a job that opens its files on demand.
+pub fn opened_by_workers(test: &TestPlan, io_uring: Option<&std::io::Error>) -> u64 {
+    test.jobs
+        .iter()
+        .map(|job| {
+            let shape = TestShape::of(job, io_uring);
+            let workers = u64::from(shape.workers_per_target);
+            if FileOperation::of(job.workload.engine).is_some() {
+                // Each operation opens and closes its file, or opens none.
+                return workers;
+            }
+            if super::files_on_demand::opens_files_on_demand(job, shape.engine) {
+                let sets = job.file_sets().len() as u64;
+                let bound = u64::from(job.workload.worker_files.open_at_once());
+                return workers * sets * bound;
+            }
+            workers * job.targets.len() as u64
+        })
+        .sum()
 }
 
 /// Whether `spec` names a block device now (following links, as opening it would).
@@ -99,7 +107,12 @@ pub fn make_room_for_descriptors(
     io_uring: Option<&std::io::Error>,
     which: Descriptors,
 ) -> Result<(), PlanError> {
-    let needed = descriptors_needed(plan, io_uring, which);
+    make_room_for(descriptors_needed(plan, io_uring, which))
+}
+
+/// Makes room for `needed` descriptors at once: the soft limit raised when it is lower (up to
+/// the hard one, and that too where the process may), or the figures of the refusal.
+pub fn make_room_for(needed: u64) -> Result<(), PlanError> {
     let (soft, hard) = descriptor_limits();
     if needed <= soft {
         return Ok(());

@@ -270,6 +270,7 @@ fn execute_inner(
             policy: options.write_policy,
             host: &host,
             io_uring: &io_uring,
+            held_by_targets: descriptors::held_by_targets(&plan, io_uring.as_ref().err()),
         };
         plan.tests.iter().map(|test| checks.plan(test)).collect()
     } else {

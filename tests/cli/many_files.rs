@@ -321,6 +321,16 @@ fn a_job_of_many_files_holds_one_descriptor_per_file_and_says_so_when_refused() 
         most > 3000 && most <= 3000 + 48,
         "each file open once, and a few descriptors beside: {most} held"
     );
+    // An experiment of twice the queue depth or workers would open every file once more:
+    // left out before it opens any, with the figures, never half-way through its files.
+    let result = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    assert!(!result.contains("Too many open files"), "{result}");
+    let confirmation = &saved_result(dir.path())["tests"][0]["analysis"]["confirmation"];
+    if let Some(summary) = confirmation["summary"].as_str()
+        && summary.contains("not measured")
+    {
+        assert!(summary.contains("about 6256 file descriptors"), "{summary}");
+    }
 }
 
 #[test]
