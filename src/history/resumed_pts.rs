@@ -7,7 +7,8 @@
 use super::HistoryError;
 use super::run_row::RunRow;
 use crate::result::pts::PtsResult;
-use rusqlite::{Transaction, params};
+use rusqlite::types::Value;
+use rusqlite::{Transaction, params, params_from_iter};
 
 /// The number of the partial row that `result`'s interruption left, if there is one: a
 /// `pts` row marked partial with the same start and host whose result tested the same
@@ -39,22 +40,21 @@ pub(super) fn replace(
     id: i64,
     row: &RunRow<'_>,
 ) -> Result<(), HistoryError> {
+    let mut columns: Vec<(&str, Value)> = vec![("id", id.into())];
+    columns.extend(row.figures());
+    columns.push(("result_json", row.json.clone().into()));
+    let assignments: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(index, (name, _))| format!("{name} = ?{}", index + 1))
+        .collect();
     let changed = transaction.execute(
-        "UPDATE runs SET label = ?2, tests = ?3, test_count = ?4, best_bytes_per_second = ?5,
-            best_iops = ?6, verdicts = ?7, partial = ?8, iopath_version = ?9, result_json = ?10
-         WHERE id = ?1 AND kind = 'pts'",
-        params![
-            id,
-            row.label,
-            row.tests,
-            row.test_count as i64,
-            row.best_bytes_per_second,
-            row.best_iops,
-            row.verdicts.join(", "),
-            row.partial,
-            row.iopath_version,
-            row.json,
-        ],
+        &format!(
+            "UPDATE runs SET {} WHERE id = ?1 AND kind = 'pts'",
+            assignments.join(", ")
+        ),
+        params_from_iter(columns.into_iter().map(|(_, value)| value)),
     )?;
     if changed == 1 {
         Ok(())

@@ -8,7 +8,8 @@ use crate::gate::read::FileLimit;
 use crate::host::time::parse_rfc3339;
 use crate::result::TargetInfo;
 use crate::result::target_groups::group;
-use rusqlite::{Transaction, params};
+use rusqlite::types::Value;
+use rusqlite::{Transaction, params, params_from_iter};
 use std::borrow::Cow;
 
 /// The columns of one run.
@@ -79,29 +80,46 @@ pub(super) fn checked_json(result: &impl serde::Serialize) -> Result<String, His
     Ok(json)
 }
 
+impl RunRow<'_> {
+    /// The columns a resumed run replaces ([`super::resumed_pts::replace`]) and an insert
+    /// writes beside the run's identity (start, host, targets, kind): one list for both.
+    pub(super) fn figures(&self) -> [(&'static str, Value); 8] {
+        [
+            ("label", self.label.map(str::to_owned).into()),
+            ("tests", self.tests.clone().into()),
+            ("test_count", (self.test_count as i64).into()),
+            ("best_bytes_per_second", self.best_bytes_per_second.into()),
+            ("best_iops", self.best_iops.into()),
+            ("verdicts", self.verdicts.join(", ").into()),
+            ("partial", i64::from(self.partial).into()),
+            ("iopath_version", self.iopath_version.to_owned().into()),
+        ]
+    }
+}
+
 /// Inserts `row` and its targets; returns the run's number.
 pub(super) fn insert(transaction: &Transaction<'_>, row: &RunRow<'_>) -> Result<i64, HistoryError> {
+    let mut columns: Vec<(&str, Value)> = vec![
+        ("started_at", row.started_at.to_owned().into()),
+        (
+            "started_epoch_seconds",
+            (parse_rfc3339(row.started_at).unwrap_or(0) as i64).into(),
+        ),
+        ("host", row.host.to_owned().into()),
+        ("targets", row.targets.join(", ").into()),
+        ("result_json", row.json.clone().into()),
+        ("kind", row.kind.to_owned().into()),
+    ];
+    columns.extend(row.figures());
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let places: Vec<String> = (1..=columns.len()).map(|n| format!("?{n}")).collect();
     transaction.execute(
-        "INSERT INTO runs (started_at, started_epoch_seconds, label, host, targets, tests,
-            test_count, best_bytes_per_second, best_iops, verdicts, partial, iopath_version,
-            result_json, kind)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        params![
-            row.started_at,
-            parse_rfc3339(row.started_at).unwrap_or(0) as i64,
-            row.label,
-            row.host,
-            row.targets.join(", "),
-            row.tests,
-            row.test_count as i64,
-            row.best_bytes_per_second,
-            row.best_iops,
-            row.verdicts.join(", "),
-            row.partial,
-            row.iopath_version,
-            row.json,
-            row.kind,
-        ],
+        &format!(
+            "INSERT INTO runs ({}) VALUES ({})",
+            names.join(", "),
+            places.join(", ")
+        ),
+        params_from_iter(columns.into_iter().map(|(_, value)| value)),
     )?;
     let id = transaction.last_insert_rowid();
     for target in &row.targets {
