@@ -100,9 +100,7 @@ pub enum EngineError {
     },
     /// The run was stopping and the server had not answered every request in flight within
     /// [`volume::STOP_GRACE`]: they were abandoned (the engine cannot be used any more).
-    #[error(
-        "{engine}: the run stopped; {unanswered} requests still unanswered by {server} were abandoned"
-    )]
+    #[error("{engine}: the run stopped{}", abandoned_to(*.unanswered, .server))]
     Stopped {
         /// Engine name.
         engine: &'static str,
@@ -127,6 +125,15 @@ pub enum EngineError {
         /// What differs.
         changes: Vec<VolumeChange>,
     },
+}
+
+/// What a stop left with `server`: the requests it abandoned, or the connection it gave up.
+fn abandoned_to(unanswered: usize, server: &str) -> String {
+    if unanswered == 0 {
+        format!(" with no request left unanswered by {server}")
+    } else {
+        format!("; {unanswered} requests still unanswered by {server} were abandoned")
+    }
 }
 
 impl EngineError {

@@ -106,6 +106,17 @@ impl RunError {
     pub fn is_stop(&self) -> bool {
         matches!(self, RunError::Engine { source, .. } if source.is_stop())
     }
+
+    /// Whether this is a stop that left nothing behind on the server (no request abandoned).
+    pub fn is_quiet_stop(&self) -> bool {
+        matches!(
+            self,
+            RunError::Engine {
+                source: crate::engine::EngineError::Stopped { unanswered: 0, .. },
+                ..
+            }
+        )
+    }
 }
 
 /// Receives what happens during a run (the CLI prints it; tests collect it).
@@ -357,6 +368,18 @@ fn execute_inner(
             Ok(Some(run)) => run,
             // Stopped before its workers started.
             Ok(None) => {
+                partial = true;
+                break;
+            }
+            // A stop request that met an engine still connecting or waiting on its server
+            // ends the run as any stop does, with what it measured; requests abandoned to
+            // the server are said.
+            Err(error) if error.is_stop() && stop.is_raised() => {
+                if !error.is_quiet_stop() {
+                    result
+                        .warnings
+                        .push(format!("'{}' stopped: {error}", test.name));
+                }
                 partial = true;
                 break;
             }

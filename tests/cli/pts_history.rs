@@ -44,9 +44,14 @@ struct Setup {
 
 /// The [`Setup`] of a test, or `None` when nbdkit is missing (the test is skipped).
 fn setup() -> Option<Setup> {
+    setup_serving(&["memory", "16M"])
+}
+
+/// The [`Setup`] of a test whose server is `nbdkit SERVER`, or `None` when nbdkit is missing.
+fn setup_serving(server: &[&str]) -> Option<Setup> {
     crate::support::devices::required_tool("nbdkit", "nbdkit")?;
     let server_dir = tempfile::tempdir().unwrap();
-    let server = Nbdkit::start(server_dir.path(), &["memory", "16M"]);
+    let server = Nbdkit::start(server_dir.path(), server);
     let dir = disk_tempdir();
     let history = dir.path().join("history.sqlite");
     Some(Setup {
@@ -178,4 +183,44 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
         &["pts", &url, "--resume", "out", "--label", "other"],
     );
     assert_eq!(relabelled.status.code(), Some(2));
+}
+
+#[test]
+fn an_interrupt_while_a_round_connects_ends_the_run_as_interrupted() {
+    // Each element of a round is checked (a probe connection) and then run on a connection
+    // of its own; this server takes 300 ms over each open. Interrupted 450 ms after a round
+    // starts, the run meets the engine of its first element still connecting.
+    let Some(set_up) = setup_serving(&["--filter=delay", "memory", "16M", "delay-open=300ms"])
+    else {
+        return;
+    };
+    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
+    let args = [
+        "pts",
+        url.as_str(),
+        "--allow-destructive",
+        "--tests",
+        "iops",
+        "--block-sizes",
+        "4k",
+        "--round",
+        "100ms",
+        "--max-rounds",
+        "5",
+        "--capacity-pct",
+        "25",
+        "--output-dir",
+        "out",
+    ];
+    let (status, stderr) =
+        run_watching_stderr(&mut command(dir.path(), history, &args), |line, child| {
+            if line == "pts: IOPS: round 2" {
+                std::thread::sleep(std::time::Duration::from_millis(450));
+                interrupt(child);
+            }
+        });
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    let table = text(&with_history(dir.path(), history, &["history"]).stdout);
+    assert!(table.contains("(partial)"), "{table}");
 }
