@@ -45,30 +45,50 @@ fn the_dashboard_shows_the_servers_cores_disks_and_interfaces_as_its_exporter_re
         .and_then(|tail| tail.split('/').next())
         .and_then(|port| port.parse().ok())
         .expect("the exporter's port");
-    let (status, answer) = get(port, "/metrics").expect("the exporter answers");
-    assert_eq!(status, 200);
-    let node_name = names(&answer, "node_uname_info", "nodename")
-        .into_iter()
-        .next()
-        .expect("node_uname_info");
-    let cores = names(&answer, "node_cpu_seconds_total", "cpu");
-    let disks = names(&answer, "node_disk_", "device");
-    let interfaces = names(&answer, "node_network_receive_bytes_total", "device");
+    // The host's cores, disks and interfaces as the exporter names them now.
+    let exporter_view = || {
+        let (status, answer) = get(port, "/metrics").expect("the exporter answers");
+        assert_eq!(status, 200);
+        let node_name = names(&answer, "node_uname_info", "nodename")
+            .into_iter()
+            .next()
+            .expect("node_uname_info");
+        let cores = names(&answer, "node_cpu_seconds_total", "cpu");
+        let disks = names(&answer, "node_disk_", "device");
+        let interfaces = names(&answer, "node_network_receive_bytes_total", "device");
+        (node_name, cores, disks, interfaces)
+    };
+    let node_name = exporter_view().0;
 
     let dir = tempfile::tempdir().unwrap();
     let tmux = Tmux {
         socket: format!("iopath-live-servers-{}", std::process::id()),
     };
     let args = format!(
-        "--engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 30 --ramp 0 \
+        "--engine null --rw randread --bs 4k --qd 4 --null-delay 1ms --duration 60 --ramp 0 \
          --live --server-metrics {}",
         exporter.url
     );
     new_session(dir.path(), &tmux, &args, (160, 60), "");
     let title = format!("server {node_name}");
-    let screen = tmux.wait_for("the server's panel", Duration::from_secs(60), |screen| {
+    let panel_shown = |screen: &str| {
         screen.contains(&title) && screen.contains("  cores ") && screen.contains("hidden")
-    });
+    };
+    tmux.wait_for("the server's panel", Duration::from_secs(60), panel_shown);
+    // Other tests on this host add and remove network links (the lab's veths) at any time:
+    // the panel is compared with what the exporter answered before and after it was drawn,
+    // once those two agree (the dashboard scrapes once a second).
+    let mut attempts = 0;
+    let (screen, (_, cores, disks, interfaces)) = loop {
+        let before = exporter_view();
+        std::thread::sleep(Duration::from_millis(2500));
+        let screen = tmux.wait_for("the server's panel", Duration::from_secs(60), panel_shown);
+        let after = exporter_view();
+        attempts += 1;
+        if before == after || attempts == 10 {
+            break (screen, after);
+        }
+    };
     let panel: Vec<&str> = screen
         .lines()
         .skip_while(|line| !line.contains(&title))
