@@ -186,7 +186,7 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
 }
 
 #[test]
-fn an_interrupt_while_a_round_connects_ends_the_run_as_interrupted() {
+fn timing_an_interrupt_while_a_round_connects_ends_the_run_as_interrupted() {
     // Each element of a round is checked (a probe connection) and then run on a connection
     // of its own; this server takes 300 ms over each open. Interrupted 450 ms after a round
     // starts, the run meets the engine of its first element still connecting.
