@@ -33,7 +33,7 @@
 
 use super::filesystem_cache::FilesystemCache;
 use super::sys::{self, PathStat};
-use super::test_file::is_created_by_iopath;
+use super::test_file::read_ownership_mark;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
 use crate::result::{AccessHint, CreatedContent, TargetInfo};
@@ -175,11 +175,15 @@ impl TargetHandle {
         let Some(shared) = shared else {
             return Self::open_sharing(path, cache);
         };
+        // Reading the mark needs read permission, as the check's open did: a file the user
+        // cannot read is refused here, before the run, not by the worker's open.
+        let created_by_iopath =
+            read_ownership_mark(path).map_err(|error| open_error(path, error))?;
         let own = info::OwnFileFacts {
             size_bytes: stat.size_bytes,
             preferred_io_bytes: stat.preferred_io_bytes,
             direct_io_alignment: stat.direct_io_alignment,
-            created_by_iopath: is_created_by_iopath(path),
+            created_by_iopath,
         };
         Ok(TargetHandle {
             path: path.to_path_buf(),
@@ -926,6 +930,12 @@ mod tests {
         assert!(matches!(
             replaced.reopen(READ),
             Err(TargetError::Changed { .. })
+        ));
+        // Gone after its look: refused before the run, as the check's open refused it.
+        std::fs::remove_file(&second).unwrap();
+        assert!(matches!(
+            TargetHandle::look_sharing(&second, &stale, &cache),
+            Err(TargetError::Missing { .. })
         ));
     }
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 const NOBODY: &str = "65534";
 
 /// `setpriv` dropping to nobody with no supplementary groups, running `iopath ARGS` from `/`.
-fn as_nobody(args: &[&str]) -> RunOutput {
+pub fn as_nobody(args: &[&str]) -> RunOutput {
     let output = Command::new("setpriv")
         .env("IOPATH_HISTORY", crate::support::history::path())
         .args([

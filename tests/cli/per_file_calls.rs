@@ -4,8 +4,11 @@
 //! and one `statx` in the analysis; no open, no read of its head. The worker's own open of
 //! each file (a `statx` of the path, then the open) is the I/O's, as fio's is.
 
-use crate::common::{disk_tempdir, traced_run};
+use crate::common::{disk_tempdir, has_command, traced_run};
+use crate::path_command::as_nobody;
 use crate::support::devices::required_tool;
+use crate::support::{require, skip_unless};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Files of the job laid out by the test (not by iopath), each read once by one sequential
@@ -87,5 +90,41 @@ fn an_existing_file_of_a_many_file_job_costs_one_statx_and_no_open_before_the_ru
     assert!(
         main <= 3.5,
         "checks and analysis: a statx and a mark before, a statx after; {main} calls a file"
+    );
+}
+
+#[test]
+fn a_file_of_a_many_file_job_its_user_cannot_read_is_refused_before_the_run() {
+    skip_unless!(
+        has_command("setpriv"),
+        "setpriv is not installed (apt-get install util-linux)"
+    );
+    let dir = laid_out_job(100);
+    let open_to_all = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    open_to_all(dir.path(), 0o755);
+    open_to_all(&dir.path().join("files"), 0o755);
+    // The 51st file, on a filesystem known from the first: checked without an open.
+    let closed = dir.path().join("files/calls.0.50");
+    open_to_all(&closed, 0o600);
+    let job = dir.path().join("job.fio");
+    let job = job.to_str().unwrap();
+    let version = as_nobody(&["--version"]);
+    if !require(
+        version.status == 0,
+        format_args!(
+            "user nobody cannot run the test binary: {}",
+            version.stderr.trim()
+        ),
+    ) {
+        return;
+    }
+    let refused = as_nobody(&["run", "--job", job, "--no-history"]);
+    assert_eq!(refused.status, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("calls.0.50") && refused.stderr.contains("permission denied"),
+        "{}",
+        refused.stderr
     );
 }
