@@ -5,9 +5,9 @@
 //! each file (a `statx` of the path, then the open) is the I/O's, as fio's is.
 
 use crate::common::{disk_tempdir, has_command, traced_run};
-use crate::path_command::as_nobody;
+use crate::path_command::{as_nobody, nobody_runs_iopath};
 use crate::support::devices::required_tool;
-use crate::support::{require, skip_unless};
+use crate::support::skip_unless;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -110,14 +110,7 @@ fn a_file_of_a_many_file_job_its_user_cannot_read_is_refused_before_the_run() {
     open_to_all(&closed, 0o600);
     let job = dir.path().join("job.fio");
     let job = job.to_str().unwrap();
-    let version = as_nobody(&["--version"]);
-    if !require(
-        version.status == 0,
-        format_args!(
-            "user nobody cannot run the test binary: {}",
-            version.stderr.trim()
-        ),
-    ) {
+    if !nobody_runs_iopath() {
         return;
     }
     let refused = as_nobody(&["run", "--job", job, "--no-history"]);
