@@ -89,7 +89,13 @@ pub fn analyse_with(result: &mut RunResult, declared: &DeclaredPath, facts: &Hos
     analyse_on(result, declared, &Machine::this_host(), facts);
 }
 
-/// [`analyse`] on `machine`: its paths are gathered there when the result has none.
+/// The most files of one run whose first blocks the analysis reads (to note a head of
+/// zeros, [`crate::result::StoragePath::first_blocks_all_zero`]); a run of more files is
+/// described from each file's `statx` alone, as it runs without opening each one.
+pub const FILE_HEADS_READ_AT_MOST: usize = 64;
+
+/// [`analyse`] on `machine`: its paths are gathered there when the result has none; the first
+/// blocks of its files are read when it has at most [`FILE_HEADS_READ_AT_MOST`] of them.
 pub fn analyse_on(
     result: &mut RunResult,
     declared: &DeclaredPath,
@@ -100,6 +106,14 @@ pub fn analyse_on(
         // Files on one filesystem and volumes of one server are walked once, and the hops
         // below the files built once, not per target; no target's facts outlive its path.
         let mut shared = shared_paths::SharedPaths::new(machine, facts);
+        let files = result
+            .targets
+            .iter()
+            .filter(|target| target.kind == crate::result::TargetKind::File)
+            .count();
+        if files > FILE_HEADS_READ_AT_MOST {
+            shared = shared.skipping_file_heads();
+        }
         result.paths = result
             .targets
             .iter()

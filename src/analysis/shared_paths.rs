@@ -56,6 +56,13 @@ impl<'a> SharedPaths<'a> {
         }
     }
 
+    /// Paths whose files' first blocks are not read (a run of many files: see
+    /// [`gather::SharedWalks::skipping_file_heads`]); their `first_blocks_all_zero` is `None`.
+    pub fn skipping_file_heads(mut self) -> Self {
+        self.walks = gather::SharedWalks::skipping_file_heads();
+        self
+    }
+
     /// The storage path of `info`.
     pub fn path_of(&mut self, info: &TargetInfo) -> StoragePath {
         if info.kind != TargetKind::File {

@@ -16,6 +16,7 @@ pub mod flow;
 pub mod interrupt;
 pub mod job_links;
 pub mod latency_search;
+mod looked_targets;
 mod operated_targets;
 pub mod pacer;
 mod pending_target;
@@ -269,6 +270,7 @@ fn execute_inner(
         shapes,
         targets: pending,
         released,
+        held_by_targets,
         warnings,
         options,
         host,
@@ -281,7 +283,7 @@ fn execute_inner(
             policy: options.write_policy,
             host: &host,
             io_uring: &io_uring,
-            held_by_targets: descriptors::held_by_targets(&plan, io_uring.as_ref().err()),
+            held_by_targets,
         };
         plan.tests.iter().map(|test| checks.plan(test)).collect()
     } else {

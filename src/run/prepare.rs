@@ -4,8 +4,10 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_test};
-use super::descriptors::{Descriptors, make_room_for_descriptors};
 use super::file_layout::size_files_only_written;
+use super::looked_targets::{
+    held_by_targets, look_at_targets, make_room_for_targets, make_room_for_targets_and_workers,
+};
 use super::operated_targets;
 pub(super) use super::pending_target::PendingTarget;
 use super::shape::TestShape;
@@ -26,7 +28,7 @@ use crate::targets::signature::detect_signature;
 use crate::targets::test_file::{
     check_room_for, check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
-use crate::targets::{TargetError, TargetHandle, TargetSpec};
+use crate::targets::{PathStat, TargetError, TargetHandle, TargetSpec};
 use crate::verify::state::STATE_FILE_LIMIT;
 use crate::workload::file_set::check_worker_files;
 use crate::workload::limits::PlanLimits;
@@ -126,6 +128,9 @@ pub struct PreparedRun {
     /// Per target: it gives its descriptor back once checked, and holds none in the run
     /// ([`super::files_on_demand::targets_released_after_checks`]).
     pub(super) released: Vec<bool>,
+    /// The descriptors the targets hold through the run, counted from the one look at each
+    /// path before any was opened ([`super::looked_targets::held_by_targets`]).
+    pub(super) held_by_targets: u64,
     pub(super) warnings: Vec<String>,
     pub(super) options: RunOptions,
     /// What the host could give when the plan was checked (the confirming experiments of
@@ -311,19 +316,28 @@ fn retag_files_to_create(
 }
 
 /// What `spec` will be when the run starts; what files on one filesystem share is looked up
-/// once through `filesystems`.
+/// once through `filesystems`. `look` is the `statx` of a path taken before any target was
+/// opened ([`look_at_targets`]): a file that gives its descriptor back once checked
+/// (`released`) is checked from it, without being opened, where its filesystem is known.
 fn pending_target(
     spec: &TargetSpec,
     net_timeout: Duration,
     filesystems: &FilesystemCache,
     released: bool,
+    look: Option<&PathStat>,
 ) -> Result<PendingTarget, RunError> {
     Ok(match spec {
-        TargetSpec::Path { path, .. } if crate::targets::null_sink::is_null_device(path) => {
+        TargetSpec::Path { path, .. }
+            if look.is_some_and(crate::targets::null_sink::is_null_device_stat) =>
+        {
             PendingTarget::NullSink { path: path.clone() }
         }
         TargetSpec::Path { path, create_size } => {
-            match TargetHandle::open_sharing(path, filesystems) {
+            let checked = match look {
+                Some(stat) if released => TargetHandle::look_sharing(path, stat, filesystems),
+                _ => TargetHandle::open_sharing(path, filesystems),
+            };
+            match checked {
                 // Every check of a regular file is done on opening; its workers open it again.
                 Ok(handle) if released => PendingTarget::Existing(handle.without_descriptor()),
                 Ok(handle) => PendingTarget::Existing(handle),
@@ -405,17 +419,23 @@ pub fn prepare(
     let io_uring_answer = io_uring_available();
     let io_uring = io_uring_answer.as_ref().err();
     check_limits(&plan, io_uring, &options.limits)?;
-    make_room_for_descriptors(&plan, io_uring, Descriptors::Targets)?;
-    let filesystems = FilesystemCache::default();
     let operations = super::target_operations::operations_of_targets(&plan);
     let released = super::files_on_demand::targets_released_after_checks(&plan, io_uring);
+    // One look at each path, shared by the count of descriptors and the checks.
+    let looks = look_at_targets(&plan);
+    let held = held_by_targets(&looks, &released);
+    make_room_for_targets(held)?;
+    let filesystems = FilesystemCache::default();
     let mut targets = plan
         .targets
         .iter()
         .zip(&operations)
-        .zip(&released)
-        .map(|((spec, operation), &released)| {
-            let pending = || pending_target(spec, options.net_timeout(), &filesystems, released);
+        .zip(released.iter().zip(&looks))
+        .map(|((spec, operation), (&released, look))| {
+            let pending = || {
+                let look = look.as_ref();
+                pending_target(spec, options.net_timeout(), &filesystems, released, look)
+            };
             match operation {
                 Some(operation) => match operated_targets::operated_target(spec, *operation)? {
                     Some(named) => Ok(named),
@@ -480,12 +500,13 @@ pub fn prepare(
     for (test, shapes) in plan.tests.iter().zip(shapes.iter_mut()) {
         warnings.extend(check_budget(test, shapes, &targets, &host)?);
     }
-    make_room_for_descriptors(&plan, io_uring, Descriptors::TargetsAndWorkers)?;
+    make_room_for_targets_and_workers(&plan, io_uring, held)?;
     Ok(PreparedRun {
         plan,
         shapes,
         targets,
         released,
+        held_by_targets: held,
         warnings,
         options,
         host,

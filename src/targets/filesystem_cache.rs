@@ -65,6 +65,11 @@ impl FilesystemCache {
         facts
     }
 
+    /// The facts of the filesystem `number` when another file on it was looked up before.
+    pub fn known(&self, number: DeviceNumber) -> Option<SharedFilesystemFacts> {
+        self.entries.borrow().get(&number).cloned()
+    }
+
     /// Runs `check` on `directory` unless it passed for this directory before.
     pub fn check_directory_once<E>(
         &self,

@@ -78,11 +78,7 @@ fn inspect_file(
     cache: &FilesystemCache,
 ) -> TargetInfo {
     let filesystem_device = DeviceNumber::from_dev_t(metadata.dev());
-    let SharedFilesystemFacts {
-        device,
-        queue: facts,
-        filesystem,
-    } = cache.get_or_look_up(filesystem_device, || {
+    let shared = cache.get_or_look_up(filesystem_device, || {
         let device = block_device_of_filesystem(filesystem_device);
         SharedFilesystemFacts {
             queue: device
@@ -93,7 +89,42 @@ fn inspect_file(
             filesystem: filesystem_name(file, filesystem_device),
         }
     });
-    let direct_io_alignment = sys::direct_io_alignment(file);
+    let own = OwnFileFacts {
+        size_bytes: metadata.len(),
+        preferred_io_bytes: u32::try_from(metadata.blksize()).unwrap_or(0),
+        direct_io_alignment: sys::direct_io_alignment(file),
+        created_by_iopath: is_marked_as_created(file),
+    };
+    file_info(path, own, shared)
+}
+
+/// What a regular file has of its own, however it was found (through its descriptor, or one
+/// `statx` of its path and its extended attribute).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OwnFileFacts {
+    /// Its size, bytes.
+    pub size_bytes: u64,
+    /// `st_blksize`: the filesystem's preferred I/O size, bytes.
+    pub preferred_io_bytes: u32,
+    /// The alignment O_DIRECT needs on it (`STATX_DIOALIGN`), where reported.
+    pub direct_io_alignment: Option<u32>,
+    /// It carries iopath's ownership mark.
+    pub created_by_iopath: bool,
+}
+
+/// The description of the regular file at `path` from its own facts and those of its
+/// filesystem.
+pub(super) fn file_info(
+    path: &Path,
+    own: OwnFileFacts,
+    shared: SharedFilesystemFacts,
+) -> TargetInfo {
+    let SharedFilesystemFacts {
+        device,
+        queue: facts,
+        filesystem,
+    } = shared;
+    let direct_io_alignment = own.direct_io_alignment;
     // Without a block device (tmpfs, NFS, FUSE) there are no queue limits: the smallest
     // sector and the filesystem's preferred I/O size stand in.
     let logical_block_size = facts
@@ -101,7 +132,7 @@ fn inspect_file(
         .or(direct_io_alignment)
         .unwrap_or(512);
     let physical_block_size = facts.physical_block_size.unwrap_or_else(|| {
-        let preferred = u32::try_from(metadata.blksize()).unwrap_or(0);
+        let preferred = own.preferred_io_bytes;
         if preferred.is_power_of_two() && (512..=65536).contains(&preferred) {
             preferred.max(logical_block_size)
         } else {
@@ -111,14 +142,14 @@ fn inspect_file(
     TargetInfo {
         path: path.to_string_lossy().into_owned(),
         kind: TargetKind::File,
-        size_bytes: metadata.len(),
+        size_bytes: own.size_bytes,
         logical_block_size_bytes: logical_block_size,
         physical_block_size_bytes: physical_block_size,
         rotational: facts.rotational,
         filesystem,
         device,
         direct_io_alignment_bytes: direct_io_alignment,
-        created_by_iopath: is_marked_as_created(file),
+        created_by_iopath: own.created_by_iopath,
         transfer_sizes: None,
         file_session: None,
         created_content: None,

@@ -1,7 +1,9 @@
 //! Where bytes go: files and block devices. Inspection (size, block sizes, rotational,
 //! filesystem), safety checks before any write, test-file creation, and opening with the right
 //! flags. A local target is opened once; inspection, checks and every worker's descriptor go
-//! through that one descriptor ([`open::TargetHandle`]), never through the path again.
+//! through that one descriptor ([`open::TargetHandle`]), never through the path again; the
+//! regular files of a job of many files are the exception, checked by one `statx` of their path
+//! and opened by path, each open compared with the identity the check saw.
 //!
 //! Network targets are named by URL ([`network_target`]: `nbd://`, `iscsi://`, `nfs://`,
 //! `smb://`, parsed and checked before any I/O); a test file that iopath creates on an NFS or
@@ -26,6 +28,7 @@ mod test_support;
 pub use crate::gate::check_writable;
 pub use open::TargetHandle;
 pub use open::inspect;
+pub use sys::{PathStat, stat_path};
 
 use crate::targets::network_target::NetworkTarget;
 use std::path::PathBuf;

@@ -11,7 +11,7 @@
 //! assert!(!is_null_device(Path::new("/no/such/file")));
 //! ```
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use super::PathStat;
 use std::path::Path;
 
 /// The size a null sink has as a target, bytes (offsets of I/O on it fall below this).
@@ -23,13 +23,10 @@ const NULL_DEVICE: (u32, u32) = (1, 3);
 /// Whether `path` leads to the null device (a character device numbered 1:3, whatever its
 /// name), looked at without opening it.
 pub fn is_null_device(path: &Path) -> bool {
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !metadata.file_type().is_char_device() {
-        return false;
-    }
-    let device = metadata.rdev();
-    let (major, minor) = (libc::major(device), libc::minor(device));
-    (major, minor) == NULL_DEVICE
+    super::stat_path(path).is_ok_and(|stat| is_null_device_stat(&stat))
+}
+
+/// Whether `stat` (of a path, links followed) is that of the null device.
+pub fn is_null_device_stat(stat: &PathStat) -> bool {
+    stat.is_char_device() && (stat.device.major, stat.device.minor) == NULL_DEVICE
 }

@@ -15,7 +15,10 @@
 //! ([`TargetHandle::without_descriptor`]), so that 100 000 files do not need 100 000
 //! descriptors. Each re-open then follows the path, after and before comparing what it finds
 //! with the checked identity: a path renamed, removed or replaced is refused
-//! ([`TargetError::Changed`] or [`TargetError::Missing`]), never worked on.
+//! ([`TargetError::Changed`] or [`TargetError::Missing`]), never worked on. Such a file on a
+//! filesystem whose facts are known from an earlier file is checked without being opened at
+//! all ([`TargetHandle::look_sharing`]): one `statx` of its path, as fio looks at the files of
+//! a job.
 //!
 //! ```
 //! use iopath::targets::open::{OpenRequest, TargetHandle};
@@ -29,7 +32,8 @@
 //! ```
 
 use super::filesystem_cache::FilesystemCache;
-use super::sys;
+use super::sys::{self, PathStat};
+use super::test_file::read_ownership_mark;
 use super::{TargetError, info};
 use crate::discovery::sysfs::DeviceNumber;
 use crate::result::{AccessHint, CreatedContent, TargetInfo};
@@ -150,6 +154,48 @@ impl TargetHandle {
             source,
         })?;
         Self::inspected(path, file, &metadata, cache)
+    }
+
+    /// The handle of the regular file at `path` that gives its descriptor back once checked
+    /// ([`TargetHandle::without_descriptor`]), from `stat`, one `statx` of `path` the caller
+    /// took (and used for its other decisions): on a filesystem `cache` knows, such a file is
+    /// checked without being opened, as fio looks at an existing file of a job. Its kind,
+    /// identity, size and O_DIRECT alignment come from `stat`, whether iopath created it from
+    /// its extended attribute (read through the path), the rest from `cache`. Every later
+    /// open compares what it finds with the identity in `stat`, so a path replaced meanwhile
+    /// is refused, never worked on. Anything else (the first file of a filesystem, a block
+    /// device, a path that is not a regular file) is opened and inspected as
+    /// [`TargetHandle::open_sharing`] does.
+    pub fn look_sharing(
+        path: &Path,
+        stat: &PathStat,
+        cache: &FilesystemCache,
+    ) -> Result<Self, TargetError> {
+        let shared = cache.known(stat.filesystem).filter(|_| stat.is_file());
+        let Some(shared) = shared else {
+            return Self::open_sharing(path, cache);
+        };
+        // Reading the mark needs read permission, as the check's open did: a file the user
+        // cannot read is refused here, before the run, not by the worker's open.
+        let created_by_iopath =
+            read_ownership_mark(path).map_err(|error| open_error(path, error))?;
+        let own = info::OwnFileFacts {
+            size_bytes: stat.size_bytes,
+            preferred_io_bytes: stat.preferred_io_bytes,
+            direct_io_alignment: stat.direct_io_alignment,
+            created_by_iopath,
+        };
+        Ok(TargetHandle {
+            path: path.to_path_buf(),
+            file: None,
+            identity: FileIdentity {
+                filesystem: stat.filesystem,
+                inode: stat.inode,
+                block_device: None,
+            },
+            info: info::file_info(path, own, shared),
+            claim: OnceLock::new(),
+        })
     }
 
     /// Takes the file iopath has just created at `path` and still holds open as `file`; what
@@ -856,5 +902,40 @@ mod tests {
             .unwrap()
             .without_descriptor();
         assert!(handle.holds_descriptor());
+    }
+
+    #[test]
+    fn a_file_on_a_known_filesystem_is_checked_from_one_look_as_if_opened() {
+        let directory = tempfile::tempdir().unwrap();
+        let cache = FilesystemCache::default();
+        let first = directory.path().join("first");
+        let second = directory.path().join("second");
+        std::fs::write(&first, [1u8; 4096]).unwrap();
+        std::fs::write(&second, [2u8; 8192]).unwrap();
+        let look = |path: &Path| sys::stat_path(path).unwrap();
+        // The first file of a filesystem is opened, and its facts kept for the others.
+        let opened = TargetHandle::look_sharing(&first, &look(&first), &cache).unwrap();
+        assert!(opened.holds_descriptor());
+        let looked = TargetHandle::look_sharing(&second, &look(&second), &cache).unwrap();
+        assert!(!looked.holds_descriptor());
+        let alone = TargetHandle::open(&second).unwrap();
+        assert_eq!(looked.info(), alone.info());
+        assert_eq!(looked.identity(), alone.identity());
+        looked.reopen(READ).unwrap();
+        // Replaced after its look: refused, never opened.
+        let stale = look(&second);
+        std::fs::rename(&second, directory.path().join("moved")).unwrap();
+        std::fs::write(&second, [3u8; 8192]).unwrap();
+        let replaced = TargetHandle::look_sharing(&second, &stale, &cache).unwrap();
+        assert!(matches!(
+            replaced.reopen(READ),
+            Err(TargetError::Changed { .. })
+        ));
+        // Gone after its look: refused before the run, as the check's open refused it.
+        std::fs::remove_file(&second).unwrap();
+        assert!(matches!(
+            TargetHandle::look_sharing(&second, &stale, &cache),
+            Err(TargetError::Missing { .. })
+        ));
     }
 }

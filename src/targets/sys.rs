@@ -10,6 +10,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use crate::discovery::sysfs::DeviceNumber;
+
 /// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`: the size of a block device in bytes.
 #[cfg(not(any(
     target_arch = "mips",
@@ -103,6 +105,84 @@ pub(super) fn process_exists(pid: i32) -> bool {
     // signalled. A positive pid names one process, never a group.
     let result = unsafe { libc::kill(pid, 0) };
     result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// What one `statx` of a path (links followed) says about the file it names: enough to tell
+/// its kind, identity and size, and the alignment O_DIRECT needs on it, without opening it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathStat {
+    /// `st_mode`: the file type and permission bits.
+    pub mode: u32,
+    /// `st_dev`: the filesystem holding the inode.
+    pub filesystem: DeviceNumber,
+    /// `st_ino`.
+    pub inode: u64,
+    /// `st_rdev`: the device a device node stands for.
+    pub device: DeviceNumber,
+    /// `st_size`, bytes.
+    pub size_bytes: u64,
+    /// `st_blksize`: the filesystem's preferred I/O size, bytes.
+    pub preferred_io_bytes: u32,
+    /// The offset alignment O_DIRECT needs (`STATX_DIOALIGN`); `None` when not reported.
+    pub direct_io_alignment: Option<u32>,
+}
+
+impl PathStat {
+    /// Whether it is a regular file.
+    pub fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+
+    /// Whether it is a block device.
+    pub fn is_block_device(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFBLK
+    }
+
+    /// Whether it is a character device.
+    pub fn is_char_device(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFCHR
+    }
+}
+
+/// One `statx` of `path`, following links, asking for the basic facts and the O_DIRECT
+/// alignment together (see [`PathStat`]).
+pub fn stat_path(path: &Path) -> io::Result<PathStat> {
+    let c_path = c_path(path)?;
+    let mut buffer = MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: `c_path` is a valid NUL-terminated string, relative paths are taken from the
+    // working directory (AT_FDCWD), and `buffer` is a writable statx structure.
+    let result = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            libc::AT_STATX_SYNC_AS_STAT,
+            libc::STATX_BASIC_STATS | libc::STATX_DIOALIGN,
+            buffer.as_mut_ptr(),
+        )
+    };
+    if result != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statx succeeded and filled the structure (zeroed before, so unset fields are 0).
+    let buffer = unsafe { buffer.assume_init() };
+    let direct_io_alignment = (buffer.stx_mask & libc::STATX_DIOALIGN != 0
+        && buffer.stx_dio_offset_align != 0)
+        .then_some(buffer.stx_dio_offset_align);
+    Ok(PathStat {
+        mode: u32::from(buffer.stx_mode),
+        filesystem: DeviceNumber {
+            major: buffer.stx_dev_major,
+            minor: buffer.stx_dev_minor,
+        },
+        inode: buffer.stx_ino,
+        device: DeviceNumber {
+            major: buffer.stx_rdev_major,
+            minor: buffer.stx_rdev_minor,
+        },
+        size_bytes: buffer.stx_size,
+        preferred_io_bytes: buffer.stx_blksize,
+        direct_io_alignment,
+    })
 }
 
 /// The offset/length alignment O_DIRECT needs on the open `file`, from

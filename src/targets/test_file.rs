@@ -455,6 +455,17 @@ pub fn is_created_by_iopath(path: &Path) -> bool {
     matches!(sys::get_xattr(path, OWNERSHIP_XATTR), Ok(Some(value)) if value == b"1")
 }
 
+/// Whether `path` carries iopath's ownership mark, reading it through the path: `Ok(false)`
+/// when the mark is absent or the filesystem keeps no user extended attributes, an error when
+/// the path cannot be read (gone, or no permission: a user attribute needs read permission).
+pub(super) fn read_ownership_mark(path: &Path) -> std::io::Result<bool> {
+    match sys::get_xattr(path, OWNERSHIP_XATTR) {
+        Ok(value) => Ok(value.is_some_and(|value| value == b"1")),
+        Err(error) if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
 /// Marks the open regular `file`, which iopath has just created empty, as created by iopath
 /// (a file-operation engine's new files: `filedelete` may then remove them). Filesystems
 /// without user extended attributes leave it unmarked.

@@ -30,6 +30,7 @@ mod output;
 mod output_files;
 mod path_command;
 mod path_gate;
+mod per_file_calls;
 mod pts;
 mod pts_history;
 mod pts_purge;

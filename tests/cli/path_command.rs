@@ -10,7 +10,7 @@ use std::process::Command;
 const NOBODY: &str = "65534";
 
 /// `setpriv` dropping to nobody with no supplementary groups, running `iopath ARGS` from `/`.
-fn as_nobody(args: &[&str]) -> RunOutput {
+pub fn as_nobody(args: &[&str]) -> RunOutput {
     let output = Command::new("setpriv")
         .env("IOPATH_HISTORY", crate::support::history::path())
         .args([
@@ -26,6 +26,19 @@ fn as_nobody(args: &[&str]) -> RunOutput {
     into_run_output(output, None)
 }
 
+/// Whether nobody can run the test binary (else the test skips, or fails under
+/// `IOPATH_REQUIRE_ALL=1`: a directory above the binary is closed to that user).
+pub fn nobody_runs_iopath() -> bool {
+    let version = as_nobody(&["--version"]);
+    require(
+        version.status == 0,
+        format_args!(
+            "user {NOBODY} cannot run the test binary (a directory above it is closed): {}",
+            version.stderr.trim()
+        ),
+    )
+}
+
 #[test]
 fn the_path_of_a_device_that_cannot_be_opened_comes_from_sysfs() {
     skip_unless!(
@@ -38,14 +51,7 @@ fn the_path_of_a_device_that_cannot_be_opened_comes_from_sysfs() {
     let Some(device) = LoopDevice::attach(&image) else {
         return;
     };
-    let version = as_nobody(&["--version"]);
-    if !require(
-        version.status == 0,
-        format_args!(
-            "user {NOBODY} cannot run the test binary (a directory above it is closed): {}",
-            version.stderr.trim()
-        ),
-    ) {
+    if !nobody_runs_iopath() {
         return;
     }
     let node = device.path().to_str().unwrap();

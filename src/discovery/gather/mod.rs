@@ -110,12 +110,13 @@ pub fn gather_file(
 ) -> (FileOwnFacts, WalkId) {
     let file = Path::new(&info.path);
     let parent = file.parent();
+    let with_head = !shared.skip_file_heads;
     let state = match parent.and_then(|parent| shared.directories.get(parent)) {
         Some(directory) => machine
             .system()
-            .file_state_beside(file, true, directory.clone()),
+            .file_state_beside(file, with_head, directory.clone()),
         None => {
-            let state = machine.system().file_state(file, true);
+            let state = machine.system().file_state(file, with_head);
             if let Some(parent) = parent {
                 shared
                     .directories
@@ -163,12 +164,26 @@ pub struct SharedWalks {
     directories: HashMap<PathBuf, Option<PathBuf>>,
     routes: HashMap<(String, u16), RouteFacts>,
     walks: usize,
+    /// Files' first blocks are not read (see [`SharedWalks::skipping_file_heads`]).
+    skip_file_heads: bool,
 }
 
 /// A file's existing directory, its filesystem's block device and type.
 type FilesystemKey = (Option<PathBuf>, Option<String>, Option<String>);
 
 impl SharedWalks {
+    /// Walks that read no regular file's first blocks: each file's state is its `statx` alone
+    /// (it exists, its filesystem, its allocation), and its `head_zero` is `None`. For a run
+    /// of many files, whose zero heads the verdict never weighs (a file's reads go through its
+    /// filesystem; a sparse file shows in its allocation) and whose reads would cost an open
+    /// and a read a file. A block device's first blocks are read all the same.
+    pub fn skipping_file_heads() -> Self {
+        SharedWalks {
+            skip_file_heads: true,
+            ..SharedWalks::default()
+        }
+    }
+
     /// How many walks were made (filesystems and routes); the targets that shared one are not
     /// counted again.
     pub fn walks(&self) -> usize {
