@@ -144,7 +144,7 @@ pub(super) struct ExperimentChecks<'a> {
     pub(super) policy: WritePolicy,
     pub(super) host: &'a HostLimits,
     pub(super) io_uring: &'a Result<(), std::io::Error>,
-    /// The descriptors the run's targets hold throughout ([`super::descriptors::held_by_targets`]): an
+    /// The descriptors the run's targets hold throughout (`looked_targets::held_by_targets`): an
     /// experiment's workers open theirs beside them, once the test's have been closed.
     pub(super) held_by_targets: u64,
 }

@@ -12,9 +12,10 @@
 //! soft limit is raised (to the hard limit, and the hard one too where the process may); when
 //! it still does not fit, the run is refused with the figures, before anything is opened or
 //! written. The targets' own descriptors are
-//! checked before they are opened ([`Descriptors::Targets`]); the workers' once the plan has
-//! passed its thread and memory budget ([`Descriptors::TargetsAndWorkers`]), whose refusal
-//! says more about a plan of too many workers.
+//! checked before they are opened, counted from one look at each path
+//! (the `looked_targets` module); the workers' once the plan has passed its thread and memory
+//! budget, whose refusal says more about a plan of too many workers; a confirming
+//! experiment's before the run, as its test's ([`super::confirm`]).
 //!
 //! A job whose workers open their files on demand, at most `openfiles` at once
 //! ([`super::files_on_demand`]), counts that bound per worker, and its files hold no
@@ -23,50 +24,10 @@
 use super::plan_error::PlanError;
 use super::shape::TestShape;
 use crate::engine::file_operations::FileOperation;
-use crate::workload::{Plan, TestPlan};
+use crate::workload::TestPlan;
 
 /// Descriptors kept for everything else: the standard streams, rings, sockets, /proc reads.
 pub const RESERVED_DESCRIPTORS: u64 = 256;
-
-/// Which descriptors of a plan are counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Descriptors {
-    /// The targets' own, held from their checks to the end of the run.
-    Targets,
-    /// Those and the most any one test's workers open together.
-    TargetsAndWorkers,
-}
-
-/// The descriptors `plan` holds at once (`which` of them), plus [`RESERVED_DESCRIPTORS`].
-pub fn descriptors_needed(
-    plan: &Plan,
-    io_uring: Option<&std::io::Error>,
-    which: Descriptors,
-) -> u64 {
-    let targets = held_by_targets(plan, io_uring);
-    if which == Descriptors::Targets {
-        return RESERVED_DESCRIPTORS + targets;
-    }
-    let busiest_test = plan
-        .tests
-        .iter()
-        .map(|test| opened_by_workers(test, io_uring))
-        .max()
-        .unwrap_or(0);
-    RESERVED_DESCRIPTORS + targets + busiest_test
-}
-
-/// The descriptors the targets of `plan` hold from their checks to the end of the run.
-pub fn held_by_targets(plan: &Plan, io_uring: Option<&std::io::Error>) -> u64 {
-    // Targets that give their descriptor back once checked hold none in the run; a block
-    // device keeps its own whatever the run (a path is looked at, not opened).
-    let released = super::files_on_demand::targets_released_after_checks(plan, io_uring);
-    plan.targets
-        .iter()
-        .zip(&released)
-        .filter(|&(spec, &released)| !released || is_block_device(spec))
-        .count() as u64
-}
 
 /// The most descriptors the workers of `test` open together: one per file and worker, or
 /// the `openfiles` bound per worker and file set of a job that opens its files on demand.
@@ -88,26 +49,6 @@ pub fn opened_by_workers(test: &TestPlan, io_uring: Option<&std::io::Error>) -> 
             workers * job.targets.len() as u64
         })
         .sum()
-}
-
-/// Whether `spec` names a block device now (following links, as opening it would).
-fn is_block_device(spec: &crate::targets::TargetSpec) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    match spec {
-        crate::targets::TargetSpec::Path { path, .. } => {
-            std::fs::metadata(path).is_ok_and(|metadata| metadata.file_type().is_block_device())
-        }
-        _ => false,
-    }
-}
-
-/// Makes room for the descriptors `plan` needs (see the module documentation), or refuses it.
-pub fn make_room_for_descriptors(
-    plan: &Plan,
-    io_uring: Option<&std::io::Error>,
-    which: Descriptors,
-) -> Result<(), PlanError> {
-    make_room_for(descriptors_needed(plan, io_uring, which))
 }
 
 /// Makes room for `needed` descriptors at once: the soft limit raised when it is lower (up to
