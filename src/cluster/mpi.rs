@@ -187,14 +187,23 @@ struct Peer {
     stop_owed: bool,
 }
 
+/// A send not yet known to be complete, with the buffer it reads.
+struct PendingSend {
+    request: Request<'static, [u8], StaticScope>,
+    /// The buffer, leaked for the send, freed once the send is complete; `None` for a
+    /// buffer several sends share (the plan, sent once to every rank), which lives for the
+    /// process.
+    free_when_done: Option<&'static [u8]>,
+}
+
 /// One rank of a multi-client run over MPI.
 pub struct MpiSession {
     universe: Option<mpi::environment::Universe>,
     world: SimpleCommunicator,
     identity: ClientIdentity,
     launcher: String,
-    /// Sends not yet known to be complete (their buffers live for the process).
-    sending: Vec<Request<'static, [u8], StaticScope>>,
+    /// Sends not yet known to be complete.
+    sending: Vec<PendingSend>,
     /// Rank 0: every rank's state (index = rank; its own entry unused).
     peers: Vec<Peer>,
     /// Rank k: messages from rank 0 not yet consumed.
@@ -292,20 +301,57 @@ impl MpiSession {
             Ok(bytes) => Box::leak(bytes.into_boxed_slice()),
             Err(_) => return,
         };
+        self.send_bytes(to, bytes, true);
+    }
+
+    /// Sends `message` to each of `ranks`, serialised once into one buffer they share (kept
+    /// for the process: one, not one per rank).
+    fn send_to_each(&mut self, ranks: std::ops::Range<u32>, message: &Message) {
+        let bytes: &'static [u8] = match serde_json::to_vec(message) {
+            Ok(bytes) => Box::leak(bytes.into_boxed_slice()),
+            Err(_) => return,
+        };
+        for rank in ranks {
+            self.send_bytes(rank, bytes, false);
+        }
+    }
+
+    /// Starts sending `bytes` (leaked for it) to `to`; `owned`: the buffer is this send's
+    /// alone and is freed when the send is complete.
+    fn send_bytes(&mut self, to: u32, bytes: &'static [u8], owned: bool) {
         let request = self
             .world
             .process_at_rank(to as i32)
             .immediate_send_with_tag(StaticScope, bytes, TAG);
-        self.sending.push(request);
+        self.sending.push(PendingSend {
+            request,
+            free_when_done: owned.then_some(bytes),
+        });
         self.progress_sends();
     }
 
-    /// Completes the sends that are done; the others stay pending.
+    /// Completes the sends that are done, freeing their own buffers; the others stay pending.
     fn progress_sends(&mut self) {
         let pending = std::mem::take(&mut self.sending);
-        for request in pending {
-            if let Err(request) = request.test() {
-                self.sending.push(request);
+        for PendingSend {
+            request,
+            free_when_done,
+        } in pending
+        {
+            match request.test() {
+                Ok(_) => {
+                    if let Some(bytes) = free_when_done {
+                        let bytes = std::ptr::from_ref(bytes).cast_mut();
+                        // SAFETY: `bytes` came from `Box::leak` in `send` and only this send
+                        // read it; the send is complete, so MPI reads it no more and nothing
+                        // else refers to it.
+                        drop(unsafe { Box::from_raw(bytes) });
+                    }
+                }
+                Err(request) => self.sending.push(PendingSend {
+                    request,
+                    free_when_done,
+                }),
             }
         }
     }
@@ -511,9 +557,7 @@ impl MpiSession {
         if self.is_root() {
             match own {
                 Ok(tests) => {
-                    for rank in 1..self.identity.size {
-                        self.send(rank, &Message::Plan(tests.clone()));
-                    }
+                    self.send_to_each(1..self.identity.size, &Message::Plan(tests.clone()));
                     Ok(tests)
                 }
                 Err((status, message)) => {
