@@ -8,7 +8,7 @@
 //! [`LOST_AFTER`] while a test runs is lost, and the others stop within that time (the rule,
 //! and how it holds on a host where ranks outnumber cores: [`super::silence`]).
 
-use super::assemble::{Assembly, ClientReport, RankDetail};
+use super::assemble::{Assembly, ClientReport, RankDetail, read_sent_result};
 use super::backoff::Backoff;
 use super::launcher;
 pub use super::silence::LOST_AFTER;
@@ -173,14 +173,27 @@ struct Peer {
     /// Rank 0's [`ProgressClock`] when it was last heard from.
     heard_progress: Option<Duration>,
     arrived: Option<u32>,
+    /// Its result as sent, until rank 0 folds it into the merged run (at once while rank 0
+    /// gathers the results; kept until then when it came earlier).
     result: Option<Result<String, String>>,
     /// It sent its result (kept once `result` is taken).
     reported: bool,
+    /// It was taken into the merged run (its result, or that it was lost).
+    folded: bool,
     /// Its time in the rendezvous's polls.
     sync: SyncCost,
     lost: Option<String>,
     /// The run was stopped and this rank has not been told yet (it is told when next heard).
     stop_owed: bool,
+}
+
+/// A send not yet known to be complete, with the buffer it reads.
+struct PendingSend {
+    request: Request<'static, [u8], StaticScope>,
+    /// The buffer, leaked for the send, freed once the send is complete; `None` for a
+    /// buffer several sends share (the plan, sent once to every rank), which lives for the
+    /// process.
+    free_when_done: Option<&'static [u8]>,
 }
 
 /// One rank of a multi-client run over MPI.
@@ -189,8 +202,8 @@ pub struct MpiSession {
     world: SimpleCommunicator,
     identity: ClientIdentity,
     launcher: String,
-    /// Sends not yet known to be complete (their buffers live for the process).
-    sending: Vec<Request<'static, [u8], StaticScope>>,
+    /// Sends not yet known to be complete.
+    sending: Vec<PendingSend>,
     /// Rank 0: every rank's state (index = rank; its own entry unused).
     peers: Vec<Peer>,
     /// Rank k: messages from rank 0 not yet consumed.
@@ -217,6 +230,11 @@ pub struct MpiSession {
     last_poll: Option<Instant>,
     /// Rank 0: its time as far as it got to watch the others (silence is measured on it).
     progress: ProgressClock,
+    /// Rank 0, while it gathers the results: the merged run so far, each result folded in
+    /// as it comes (so that rank 0 holds a summary per rank, not every rank's result).
+    assembly: Option<Assembly>,
+    /// Rank 0: time spent folding results into `assembly`, ns.
+    folding_ns: u64,
 }
 
 impl MpiSession {
@@ -258,6 +276,8 @@ impl MpiSession {
             sync: SyncCost::default(),
             last_poll: None,
             progress: ProgressClock::new(Instant::now()),
+            assembly: None,
+            folding_ns: 0,
         })
     }
 
@@ -281,20 +301,57 @@ impl MpiSession {
             Ok(bytes) => Box::leak(bytes.into_boxed_slice()),
             Err(_) => return,
         };
+        self.send_bytes(to, bytes, true);
+    }
+
+    /// Sends `message` to each of `ranks`, serialised once into one buffer they share (kept
+    /// for the process: one, not one per rank).
+    fn send_to_each(&mut self, ranks: std::ops::Range<u32>, message: &Message) {
+        let bytes: &'static [u8] = match serde_json::to_vec(message) {
+            Ok(bytes) => Box::leak(bytes.into_boxed_slice()),
+            Err(_) => return,
+        };
+        for rank in ranks {
+            self.send_bytes(rank, bytes, false);
+        }
+    }
+
+    /// Starts sending `bytes` (leaked for it) to `to`; `owned`: the buffer is this send's
+    /// alone and is freed when the send is complete.
+    fn send_bytes(&mut self, to: u32, bytes: &'static [u8], owned: bool) {
         let request = self
             .world
             .process_at_rank(to as i32)
             .immediate_send_with_tag(StaticScope, bytes, TAG);
-        self.sending.push(request);
+        self.sending.push(PendingSend {
+            request,
+            free_when_done: owned.then_some(bytes),
+        });
         self.progress_sends();
     }
 
-    /// Completes the sends that are done; the others stay pending.
+    /// Completes the sends that are done, freeing their own buffers; the others stay pending.
     fn progress_sends(&mut self) {
         let pending = std::mem::take(&mut self.sending);
-        for request in pending {
-            if let Err(request) = request.test() {
-                self.sending.push(request);
+        for PendingSend {
+            request,
+            free_when_done,
+        } in pending
+        {
+            match request.test() {
+                Ok(_) => {
+                    if let Some(bytes) = free_when_done {
+                        let bytes = std::ptr::from_ref(bytes).cast_mut();
+                        // SAFETY: `bytes` came from `Box::leak` in `send` and only this send
+                        // read it; the send is complete, so MPI reads it no more and nothing
+                        // else refers to it.
+                        drop(unsafe { Box::from_raw(bytes) });
+                    }
+                }
+                Err(request) => self.sending.push(PendingSend {
+                    request,
+                    free_when_done,
+                }),
             }
         }
     }
@@ -303,30 +360,75 @@ impl MpiSession {
     fn receive_all(&mut self) -> Result<Vec<(u32, Message)>, ClusterError> {
         self.progress_sends();
         let mut received = Vec::new();
-        while let Some(probed) = self
+        while let Some(message) = self.receive_one()? {
+            received.push(message);
+        }
+        Ok(received)
+    }
+
+    /// The next message waiting, with its sender.
+    fn receive_one(&mut self) -> Result<Option<(u32, Message)>, ClusterError> {
+        let Some(probed) = self
             .world
             .any_process()
             .immediate_matched_probe_with_tag(TAG)
-        {
-            let (bytes, status): (Vec<u8>, _) = probed.matched_receive_vec();
-            let rank = status.source_rank() as u32;
-            let message =
-                serde_json::from_slice(&bytes).map_err(|error| ClusterError::Garbled {
-                    rank,
-                    reason: error.to_string(),
-                })?;
-            received.push((rank, message));
+        else {
+            return Ok(None);
+        };
+        let (bytes, status): (Vec<u8>, _) = probed.matched_receive_vec();
+        let rank = status.source_rank() as u32;
+        let message = serde_json::from_slice(&bytes).map_err(|error| ClusterError::Garbled {
+            rank,
+            reason: error.to_string(),
+        })?;
+        Ok(Some((rank, message)))
+    }
+
+    /// Rank 0, while it gathers the results: folds rank `rank` (not 0) into the merged run,
+    /// its result read from its message and dropped, or as lost.
+    fn fold_rank(&mut self, rank: u32) {
+        let Some(assembly) = &mut self.assembly else {
+            return;
+        };
+        let peer = &mut self.peers[rank as usize];
+        if peer.folded {
+            return;
         }
-        Ok(received)
+        let folding = Instant::now();
+        peer.folded = true;
+        let mut lost = peer.lost.clone();
+        let result = read_sent_result(peer.result.take(), &mut lost);
+        assembly.add(ClientReport {
+            rank,
+            host: peer.host.clone(),
+            local_rank: peer.local_rank,
+            clock_offset_ns: peer.offset_ns,
+            clock_uncertainty_ns: peer.uncertainty_ns,
+            sync_poll_ns: peer.sync.poll_ns,
+            sync_polls: peer.sync.polls,
+            result,
+            lost,
+        });
+        self.folding_ns += folding.elapsed().as_nanos() as u64;
+    }
+
+    /// Rank 0: folds the result rank `rank` just sent, when the results are being gathered
+    /// (before, it waits in its message).
+    fn fold_result(&mut self, rank: u32) {
+        if rank != 0 {
+            self.fold_rank(rank);
+        }
     }
 
     /// Rank 0: takes in what the others sent (heartbeats, arrivals, results, stops); how many
     /// messages came.
     fn pump_root(&mut self) -> Result<usize, ClusterError> {
-        let received = self.receive_all()?;
-        let count = received.len();
+        self.progress_sends();
+        let mut count = 0;
         let progress = self.progress.look(Instant::now());
-        for (rank, message) in received {
+        // One message at a time: a result is folded and dropped before the next is read.
+        while let Some((rank, message)) = self.receive_one()? {
+            count += 1;
             let now = Instant::now();
             let peer = &mut self.peers[rank as usize];
             peer.last_heard = Some(now);
@@ -350,6 +452,7 @@ impl MpiSession {
                     peer.result = Some(result);
                     peer.sync = sync;
                     peer.reported = true;
+                    self.fold_result(rank);
                 }
                 Message::Stop(reason) => {
                     let reason = format!("rank {rank} on {} stopped: {reason}", peer.host);
@@ -454,9 +557,7 @@ impl MpiSession {
         if self.is_root() {
             match own {
                 Ok(tests) => {
-                    for rank in 1..self.identity.size {
-                        self.send(rank, &Message::Plan(tests.clone()));
-                    }
+                    self.send_to_each(1..self.identity.size, &Message::Plan(tests.clone()));
                     Ok(tests)
                 }
                 Err((status, message)) => {
@@ -724,7 +825,7 @@ impl MpiSession {
         let now = self.progress.look(Instant::now());
         for rank in 1..self.identity.size {
             let peer = &self.peers[rank as usize];
-            if peer.lost.is_some() || peer.result.is_some() {
+            if peer.lost.is_some() || peer.reported {
                 continue;
             }
             if peer
@@ -787,6 +888,27 @@ impl MpiSession {
         }
         self.gathered = true;
         let gather_began = Instant::now();
+        // Rank 0 first (the merged tests take their names and first errors from it), then
+        // the results that came before rank 0's run ended, then each as it comes.
+        let mut assembly = Assembly::new(detail);
+        assembly.add(ClientReport {
+            rank: 0,
+            host: self.identity.host.clone(),
+            local_rank: self.identity.local_rank,
+            clock_offset_ns: self.peers[0].offset_ns,
+            clock_uncertainty_ns: self.peers[0].uncertainty_ns,
+            sync_poll_ns: self.sync.poll_ns,
+            sync_polls: self.sync.polls,
+            result: Some(own.clone()),
+            lost: None,
+        });
+        self.assembly = Some(assembly);
+        self.folding_ns = 0;
+        for rank in 1..self.identity.size {
+            if self.peers[rank as usize].reported {
+                self.fold_rank(rank);
+            }
+        }
         // Interrupted (Ctrl-C on mpirun signals every rank, and kills them a moment later),
         // the others' results come at once or not at all, and a rank silent for a second is
         // the dead one. Otherwise the others are alive and finishing their tests, which they
@@ -814,7 +936,7 @@ impl MpiSession {
             }
             let missing = (1..self.identity.size).find(|&rank| {
                 let peer = &self.peers[rank as usize];
-                peer.lost.is_none() && peer.result.is_none()
+                peer.lost.is_none() && !peer.reported
             });
             let Some(rank) = missing else { break };
             if gathering.over(Instant::now()) {
@@ -825,62 +947,19 @@ impl MpiSession {
             }
             backoff.wait(heard);
         }
-        let gather_ns = gather_began.elapsed().as_nanos() as u64;
+        // Folding the results as they came is merge time, not waiting.
+        let folded_ns = self.folding_ns;
+        let gather_ns = (gather_began.elapsed().as_nanos() as u64).saturating_sub(folded_ns);
         let merge_began = Instant::now();
-        let own_sync = self.sync;
-        let mut assembly = Assembly::new(detail);
-        for (rank, peer) in self.peers.iter_mut().enumerate() {
-            let mut lost = peer.lost.clone();
-            let result = if rank == 0 {
-                Some(own.clone())
-            } else {
-                match peer.result.take() {
-                    Some(Ok(json)) => match serde_json::from_str::<RunResult>(&json) {
-                        Ok(result) => Some(result),
-                        Err(error) => {
-                            lost.get_or_insert(format!("its result could not be read: {error}"));
-                            None
-                        }
-                    },
-                    Some(Err(reason)) => {
-                        lost.get_or_insert(format!("it failed: {reason}"));
-                        None
-                    }
-                    None => None,
-                }
-            };
-            assembly.add(ClientReport {
-                rank: rank as u32,
-                host: if rank == 0 {
-                    self.identity.host.clone()
-                } else {
-                    peer.host.clone()
-                },
-                local_rank: if rank == 0 {
-                    self.identity.local_rank
-                } else {
-                    peer.local_rank
-                },
-                clock_offset_ns: peer.offset_ns,
-                clock_uncertainty_ns: peer.uncertainty_ns,
-                sync_poll_ns: if rank == 0 {
-                    own_sync.poll_ns
-                } else {
-                    peer.sync.poll_ns
-                },
-                sync_polls: if rank == 0 {
-                    own_sync.polls
-                } else {
-                    peer.sync.polls
-                },
-                result,
-                lost,
-            });
+        // The ranks that sent nothing: lost.
+        for rank in 1..self.identity.size {
+            self.fold_rank(rank);
         }
+        let assembly = self.assembly.take().expect("made above");
         let mut merged = assembly.finish(own, self.launcher.clone());
         if let Some(cluster) = &mut merged.cluster {
             cluster.gather_ns = gather_ns;
-            cluster.merge_ns = merge_began.elapsed().as_nanos() as u64;
+            cluster.merge_ns = folded_ns + merge_began.elapsed().as_nanos() as u64;
         }
         Ok(Finished::Merged(Box::new(merged)))
     }

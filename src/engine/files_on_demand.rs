@@ -12,6 +12,11 @@
 //! can be opened ([`FilesOnDemand::can_open`]) until a request completes — as fio waits for
 //! completions before it opens a file beyond `openfiles`.
 //!
+//! Files may also be mapped ([`FilesOnDemand::mapping_each`], fio's `mmap` engine): each file
+//! is mapped when it is opened and unmapped when it is closed, so a worker holds at most the
+//! bound of mappings too, not one per file (a process may hold about 65 000 mappings:
+//! `vm.max_map_count`).
+//!
 //! ```
 //! use iopath::engine::files_on_demand::FilesOnDemand;
 //! let directory = std::env::temp_dir().join(format!("iopath-on-demand-doc-{}", std::process::id()));
@@ -30,6 +35,7 @@
 //! std::fs::remove_dir_all(&directory).unwrap();
 //! ```
 
+use super::data_path::FileMapping;
 use std::fs::File;
 use std::io;
 
@@ -40,6 +46,8 @@ pub type OpenFile = Box<dyn FnMut(u32) -> io::Result<File> + Send>;
 pub struct FilesOnDemand {
     /// Per file: its descriptor while open.
     files: Vec<Option<File>>,
+    /// Per file: its mapping while open, when files are mapped (empty otherwise).
+    mappings: Vec<Option<FileMapping>>,
     /// Per file: the request count at its last use.
     last_used: Vec<u64>,
     /// Per file: written since it was opened (synced before it is closed, when asked).
@@ -64,6 +72,7 @@ impl FilesOnDemand {
         let bound = bound.clamp(1, count.max(1));
         FilesOnDemand {
             files: (0..count).map(|_| None).collect(),
+            mappings: Vec::new(),
             last_used: vec![0; count],
             written: vec![false; count],
             held: vec![0; count],
@@ -80,6 +89,19 @@ impl FilesOnDemand {
     pub fn syncing_before_close(mut self) -> Self {
         self.sync_before_close = true;
         self
+    }
+
+    /// The same, each file mapped shared when it is opened and unmapped when it is closed
+    /// ([`FileMapping`]: a file must not be empty); its mapping is
+    /// [`FilesOnDemand::get_mapped`].
+    pub fn mapping_each(mut self) -> Self {
+        self.mappings = (0..self.files.len()).map(|_| None).collect();
+        self
+    }
+
+    /// Whether each file is mapped when it is opened.
+    pub fn maps_files(&self) -> bool {
+        !self.mappings.is_empty()
     }
 
     /// How many files there are.
@@ -104,6 +126,17 @@ impl FilesOnDemand {
             self.open_file(file)?;
         }
         Ok(self.files[index].as_ref().expect("opened above"))
+    }
+
+    /// The mapping of file `file`, opened and mapped now when it is not open (as
+    /// [`FilesOnDemand::get`]); `InvalidInput` when files are not mapped.
+    #[inline]
+    pub fn get_mapped(&mut self, file: u32) -> io::Result<&mut FileMapping> {
+        self.get(file)?;
+        self.mappings
+            .get_mut(file as usize)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "files are not mapped"))
     }
 
     /// Notes that `file` is written (before or after the [`FilesOnDemand::get`] of the write).
@@ -154,6 +187,9 @@ impl FilesOnDemand {
             ));
         }
         let opened = (self.opener)(file)?;
+        if let Some(mapping) = self.mappings.get_mut(file as usize) {
+            *mapping = Some(FileMapping::new(&opened)?);
+        }
         self.opens += 1;
         self.files[file as usize] = Some(opened);
         self.open.push(file);
@@ -174,6 +210,14 @@ impl FilesOnDemand {
         };
         let file = self.open.swap_remove(position) as usize;
         let written = std::mem::take(&mut self.written[file]);
+        // The mapping goes before its descriptor, its dirty pages written back first when
+        // asked (an unmapped page stays dirty in the page cache, as after a write).
+        if let Some(mapping) = self.mappings.get_mut(file).and_then(Option::take)
+            && self.sync_before_close
+            && written
+        {
+            mapping.sync()?;
+        }
         if let Some(closed) = self.files[file].take()
             && self.sync_before_close
             && written
@@ -193,6 +237,13 @@ impl FilesOnDemand {
         self.open
             .iter()
             .filter_map(|&file| self.files[file as usize].as_ref())
+    }
+
+    /// The mappings of the files open now (none when files are not mapped).
+    pub fn open_mappings(&self) -> impl Iterator<Item = &FileMapping> {
+        self.open
+            .iter()
+            .filter_map(|&file| self.mappings.get(file as usize)?.as_ref())
     }
 
     /// How many files are open now.
@@ -268,6 +319,30 @@ mod tests {
             "file 2 was closed for 0, not 9"
         );
         assert!(on_demand.get(10).is_err());
+    }
+
+    #[test]
+    fn mapped_files_are_mapped_with_their_descriptor_and_unmapped_with_it() {
+        let (_directory, opener, opened) = files(5);
+        let mut on_demand = FilesOnDemand::new(5, 2, opener).mapping_each();
+        assert!(on_demand.maps_files());
+        let mut byte = [0u8; 1];
+        for round in 0..3 {
+            for file in 0..5u32 {
+                assert_eq!(on_demand.get_mapped(file).unwrap().read(&mut byte, 4095), 1);
+                assert_eq!(byte[0], file as u8, "round {round}");
+                assert!(on_demand.open_mappings().count() <= 2);
+            }
+        }
+        assert_eq!(opened.load(Ordering::Relaxed), 15);
+        assert_eq!(on_demand.open_mappings().count(), 2);
+        let (_directory, opener, _) = files(2);
+        let mut unmapped = FilesOnDemand::new(2, 1, opener);
+        assert_eq!(
+            unmapped.get_mapped(0).err().map(|error| error.kind()),
+            Some(io::ErrorKind::InvalidInput)
+        );
+        assert_eq!(unmapped.open_mappings().count(), 0);
     }
 
     #[test]

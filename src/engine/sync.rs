@@ -6,8 +6,9 @@
 //! A queue depth above 1 is not silently ignored (as fio's psync does): the runner maps it onto
 //! workers and says so, so this engine is only ever opened with one slot. It may hold several
 //! files (a worker moving over a job's files); each request names its file. Opened with
-//! [`SyncEngine::on_demand`], it opens each file at its first request and keeps at most a
-//! bound of them open (fio's `openfiles`; see [`super::files_on_demand`]).
+//! [`SyncEngine::on_demand`], it opens (and, moving bytes through mappings, maps) each file at
+//! its first request and keeps at most a bound of them open (fio's `openfiles`; see
+//! [`super::files_on_demand`]).
 
 use super::buffer::BufferPool;
 use super::data_path::{DataPath, FileMapping, Pipe, negative_errno};
@@ -35,7 +36,8 @@ pub struct SyncEngine {
 enum Moves {
     /// pread / pwrite.
     Pread,
-    /// One mapping per file, in the files' order.
+    /// One mapping per file, in the files' order (empty when the files are opened on demand:
+    /// their mappings are then made and unmade with them).
     Mmap(Vec<FileMapping>),
     /// One pipe for every request.
     Splice(Pipe),
@@ -97,14 +99,47 @@ impl SyncEngine {
 }
 
 impl SyncEngine {
-    /// A sync engine moving bytes by pread / pwrite over the regular files of `files`,
-    /// each opened at its first request, at most its bound of them open at once; one buffer
-    /// of `buffer_size` bytes.
-    pub fn on_demand(files: FilesOnDemand, buffer_size: usize) -> Self {
-        SyncEngine {
+    /// A sync engine moving bytes by `path` over the regular files of `files`, each opened
+    /// at its first request (and mapped then, moving bytes through mappings), at most its
+    /// bound of them open at once; one buffer of `buffer_size` bytes.
+    pub fn on_demand(
+        files: FilesOnDemand,
+        buffer_size: usize,
+        path: DataPath,
+    ) -> Result<Self, EngineError> {
+        let (moves, files) = match path {
+            DataPath::Pread => (Moves::Pread, files),
+            DataPath::Mmap => (Moves::Mmap(Vec::new()), files.mapping_each()),
+            DataPath::Splice => {
+                let pipe = Pipe::new(buffer_size).map_err(|source| EngineError::Setup {
+                    engine: "sync",
+                    source,
+                })?;
+                (Moves::Splice(pipe), files)
+            }
+        };
+        Ok(SyncEngine {
             on_demand: Some(files),
+            moves,
             ..Self::with_files(Vec::new(), buffer_size)
-        }
+        })
+    }
+
+    /// Moves the bytes of `request` (a read or a write) through the mapping of its file,
+    /// opened on demand: the completion's result.
+    fn through_mapping_on_demand(
+        on_demand: &mut FilesOnDemand,
+        buffers: &mut BufferPool,
+        request: &IoRequest,
+    ) -> Result<i64, EngineError> {
+        let length = request.length as usize;
+        let mapping = on_demand
+            .get_mapped(request.file)
+            .map_err(|source| failed("open", source))?;
+        Ok(match request.direction {
+            Direction::Read => mapping.read(&mut buffers.slot_mut(0)[..length], request.offset),
+            _ => mapping.write(&buffers.slot(0)[..length], request.offset),
+        })
     }
 }
 
@@ -140,6 +175,15 @@ impl Engine for SyncEngine {
             Some(on_demand) => {
                 if request.direction != Direction::Read {
                     on_demand.mark_written(request.file);
+                }
+                if on_demand.maps_files() && request.direction != Direction::Trim {
+                    let result =
+                        Self::through_mapping_on_demand(on_demand, &mut self.buffers, &request)?;
+                    self.done = Some(Completion {
+                        slot: request.slot,
+                        result,
+                    });
+                    return Ok(());
                 }
                 let file = on_demand
                     .get(request.file)
@@ -204,7 +248,8 @@ impl Engine for SyncEngine {
 
     fn sync_data(&mut self) -> Result<(), EngineError> {
         if let Moves::Mmap(maps) = &self.moves {
-            for map in maps {
+            let open_on_demand = self.on_demand.iter().flat_map(FilesOnDemand::open_mappings);
+            for map in maps.iter().chain(open_on_demand) {
                 map.sync().map_err(|source| EngineError::Operation {
                     engine: "sync",
                     operation: "msync",

@@ -246,9 +246,9 @@ pub struct WorkloadOptions {
     )]
     pub file_service: Option<FileService>,
     /// Files a worker does I/O to, and holds open, at a time (fio's openfiles): a file whose
-    /// pass is done makes room for the next; with the sync and io_uring engines each file is
-    /// opened when its turn comes and the least recently used with no I/O in flight is closed
-    /// beyond N (default: all of its files, all opened before the run; up to 1 048 576).
+    /// pass is done makes room for the next; with the sync (by pread/pwrite, or fio's mmap and
+    /// splice) and io_uring engines each file is opened (mapped, with mmap) when its turn comes
+    /// and the least recently used with no I/O in flight is closed beyond N (default: all of its files, all opened before the run; up to 1 048 576).
     #[arg(long, value_name = "N", value_parser = parse::files, help_heading = "Workload")]
     #[serde(
         default,

@@ -36,10 +36,12 @@ pub struct ClusterResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostResult>,
     /// How long rank 0 waited, once its own tests had ended, for the last of the other
-    /// ranks' results, ns (0 in results written before it was kept).
+    /// ranks' results, ns, the time it spent reading and folding those that came meanwhile
+    /// left out (0 in results written before it was kept).
     #[serde(default)]
     pub gather_ns: u64,
-    /// How long rank 0 then took to read every rank's result and merge them, ns.
+    /// How long rank 0 took to read every rank's result and merge them, ns: as each came,
+    /// and at the end.
     #[serde(default)]
     pub merge_ns: u64,
 }

@@ -19,7 +19,8 @@
 //!
 //! A job whose workers open their files on demand, at most `openfiles` at once
 //! ([`super::files_on_demand`]), counts that bound per worker, and its files hold no
-//! descriptor of their own: 100 000 files with `openfiles=64` need 64 per worker.
+//! descriptor of their own: 100 000 files with `openfiles=64` need 64 per worker (and, moving
+//! bytes through mappings, hold 64 mappings, not 100 000).
 
 use super::plan_error::PlanError;
 use super::shape::TestShape;

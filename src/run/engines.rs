@@ -24,7 +24,7 @@ pub enum Endpoint<'a> {
     /// requests name them by their index here.
     Files(Vec<File>),
     /// Local regular files opened as requests come to them, a bound of them at once (the
-    /// sync engine over pread/pwrite, and io_uring: fio's `openfiles`).
+    /// sync engine over pread/pwrite, mappings or a pipe, and io_uring: fio's `openfiles`).
     FilesOnDemand(FilesOnDemand),
     /// A network volume (the engine makes its own connections).
     Network(&'a NetworkTarget),
@@ -88,7 +88,11 @@ impl AnyEngine {
                 SyncEngine::with_data_path(files, options.buffer_size, options.data_path)?,
             ),
             (EngineKind::Sync, Endpoint::FilesOnDemand(files)) if files.count() > 0 => {
-                AnyEngine::Sync(SyncEngine::on_demand(files, options.buffer_size))
+                AnyEngine::Sync(SyncEngine::on_demand(
+                    files,
+                    options.buffer_size,
+                    options.data_path,
+                )?)
             }
             (EngineKind::IoUring, Endpoint::FilesOnDemand(files)) => {
                 AnyEngine::IoUring(Box::new(IoUringEngine::on_demand(files, options)?))

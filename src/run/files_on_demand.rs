@@ -6,8 +6,9 @@
 //! A worker of such a job holds at most its bound of descriptors whatever the number of its
 //! files: a job of 100 000 files with `openfiles=64` runs within a descriptor limit of a few
 //! hundred. It applies where a file can be opened at any moment of the run with nothing else
-//! to set up: local regular files, moved by pread / pwrite on the sync engine or by io_uring
-//! (whose files are then not registered, and closed only with no request in flight on them;
+//! to set up: local regular files, moved on the sync engine (by pread / pwrite, through a
+//! mapping of each file made and unmade with its descriptor — fio's `mmap` — or through a
+//! pipe — fio's `splice`) or by io_uring (whose files are then not registered, and closed only with no request in flight on them;
 //! see [`crate::engine::io_uring`]). Each file is
 //! re-opened by its path and refused unless it is still the checked file
 //! ([`crate::targets::open::CheckedPath`]).
@@ -15,6 +16,8 @@
 use super::RunError;
 use super::engines::Endpoint;
 use super::shape::TestShape;
+use crate::engine::EngineError;
+use crate::engine::data_path::FileMapping;
 use crate::engine::file_operations::FileOperation;
 use crate::engine::files_on_demand::{FilesOnDemand, OpenFile};
 use crate::result::{DataPath, EngineKind, Workload};
@@ -22,16 +25,12 @@ use crate::targets::open::{CheckedPath, OpenRequest};
 use crate::workload::{JobPlan, Plan};
 
 /// Whether the workers of `job`, on `engine` (its shape's), open their files on demand: it
-/// bounds the files open at once below the files of a worker, and moves bytes by pread /
-/// pwrite on the sync engine or by io_uring.
+/// bounds the files open at once below the files of a worker, and moves bytes on the sync
+/// engine (by any of its data paths) or by io_uring.
 pub fn opens_files_on_demand(job: &JobPlan, engine: EngineKind) -> bool {
     let files = &job.workload.worker_files;
     files.open_at_once() < files.per_worker
-        && match engine {
-            EngineKind::Sync => job.workload.handling.data_path == DataPath::Pread,
-            EngineKind::IoUring => true,
-            _ => false,
-        }
+        && matches!(engine, EngineKind::Sync | EngineKind::IoUring)
 }
 
 /// Runs of more targets than this give back the checked descriptor of each regular file they
@@ -69,9 +68,9 @@ pub fn targets_released_after_checks(plan: &Plan, io_uring: Option<&std::io::Err
 
 /// The endpoint of a worker that opens the local files `checked` on demand, at most
 /// `bound` at once, each with `request`, the page-cache advice of `workload` given on each
-/// open for the file's region in `regions`. The first file is opened once now, so that a
-/// file that cannot be opened stops the test before it starts; the answer says whether
-/// O_DIRECT held there.
+/// open for the file's region in `regions`. The first file is opened (and mapped, for a job
+/// that moves bytes through mappings) once now, so that a file that cannot be opened stops
+/// the test before it starts; the answer says whether O_DIRECT held there.
 pub(super) fn on_demand_endpoint(
     job: &JobPlan,
     checked: Vec<CheckedPath>,
@@ -81,6 +80,16 @@ pub(super) fn on_demand_endpoint(
     let workload = &job.workload;
     let first = checked[0].reopen(request)?;
     let direct = first.direct;
+    if workload.handling.data_path == DataPath::Mmap {
+        // A file that cannot be mapped (an empty one) stops the test before it starts too.
+        FileMapping::new(&first.file).map_err(|source| RunError::Engine {
+            target: checked[0].path().display().to_string(),
+            source: EngineError::Setup {
+                engine: "sync",
+                source,
+            },
+        })?;
+    }
     drop(first);
     let cache_workload: Workload = workload.clone();
     let regions = regions.to_vec();

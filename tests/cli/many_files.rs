@@ -201,6 +201,24 @@ fn saved_result(dir: &Path) -> serde_json::Value {
 /// returns its exit status, its stderr and the most descriptors it held at once, counted in
 /// /proc/PID/fd every few milliseconds while it ran (at most 120 s).
 fn run_with_descriptor_limit(dir: &Path, limit: u32) -> (Option<i32>, String, usize) {
+    let held = run_sampling_what_is_held(dir, limit, None);
+    (held.status, held.stderr, held.most_descriptors)
+}
+
+/// What a run of [`run_sampling_what_is_held`] ended with and held at most.
+struct Held {
+    status: Option<i32>,
+    stderr: String,
+    /// The most entries of /proc/PID/fd in one sample.
+    most_descriptors: usize,
+    /// The most lines of /proc/PID/maps in one sample naming a file under the directory
+    /// asked for (0 when none was asked for).
+    most_mappings: usize,
+}
+
+/// As [`run_with_descriptor_limit`], counting also in /proc/PID/maps the mappings of files
+/// under `mapped_under` at each sample.
+fn run_sampling_what_is_held(dir: &Path, limit: u32, mapped_under: Option<&Path>) -> Held {
     let mut child = Command::new("sh")
         .current_dir(dir)
         .arg("-c")
@@ -213,21 +231,30 @@ fn run_with_descriptor_limit(dir: &Path, limit: u32) -> (Option<i32>, String, us
         .spawn()
         .unwrap();
     let descriptors = format!("/proc/{}/fd", child.id());
+    let maps = format!("/proc/{}/maps", child.id());
+    let mapped_under = mapped_under.map(|directory| format!("{}/", directory.display()));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let mut most = 0;
+    let (mut most_descriptors, mut most_mappings) = (0, 0);
     while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
         if let Ok(entries) = std::fs::read_dir(&descriptors) {
-            most = most.max(entries.count());
+            most_descriptors = most_descriptors.max(entries.count());
+        }
+        if let Some(under) = &mapped_under
+            && let Ok(text) = std::fs::read_to_string(&maps)
+        {
+            let mapped = text.lines().filter(|line| line.contains(under)).count();
+            most_mappings = most_mappings.max(mapped);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let _ = child.kill();
     let output = child.wait_with_output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        most,
-    )
+    Held {
+        status: output.status.code(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        most_descriptors,
+        most_mappings,
+    }
 }
 
 #[test]
@@ -294,6 +321,40 @@ fn openfiles_bounds_the_descriptors_of_an_io_uring_job_with_requests_in_flight()
         most > 16 && most <= 16 + 48,
         "at most 16 files open at once, and a few descriptors beside: {most} held"
     );
+}
+
+#[test]
+fn openfiles_bounds_the_descriptors_and_mappings_of_mmap_and_splice_jobs() {
+    for engine in ["mmap", "splice"] {
+        // One read of each of 3000 files, 16 open at most, under a limit of 512.
+        let settings = format!("ioengine={engine}\nrw=read");
+        let (dir, files) = laid_out_job(3000, Some(16), &settings);
+        let held = run_sampling_what_is_held(dir.path(), 512, Some(&files));
+        assert_eq!(held.status, Some(0), "{engine}: {}", held.stderr);
+        let result = saved_result(dir.path());
+        let job = &result["tests"][0]["jobs"][0];
+        let (reads, errors) = (
+            job["read"]["io_count"].as_u64().unwrap(),
+            job["errors"]["count"].as_u64().unwrap(),
+        );
+        assert_eq!(reads, 3000, "{engine}: the worker read every file once");
+        assert_eq!(errors, 0, "{engine}");
+        // 16 files, a pipe, the standard streams, the result and the samplers' reads of /proc.
+        let most = held.most_descriptors;
+        assert!(
+            most > 16 && most <= 16 + 48,
+            "{engine}: at most 16 files open at once, and a few descriptors beside: {most} held"
+        );
+        let mapped = held.most_mappings;
+        if engine == "mmap" {
+            assert!(
+                (1..=16).contains(&mapped),
+                "mmap: at most 16 files mapped at once: {mapped} mapped"
+            );
+        } else {
+            assert_eq!(mapped, 0, "splice maps no file");
+        }
+    }
 }
 
 #[test]

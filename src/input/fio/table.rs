@@ -397,7 +397,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "openfiles",
         aliases: &[],
-        mapping: "files a clone does I/O to, and holds open, at a time, the first ones in order; a file whose pass is done makes room for the next (psync and io_uring: each file opened when its turn comes, the least recently used with no I/O in flight closed beyond the bound; other engines open all files before the run)",
+        mapping: "files a clone does I/O to, and holds open, at a time, the first ones in order; a file whose pass is done makes room for the next (psync, mmap, splice and io_uring: each file opened — and with mmap mapped — when its turn comes, the least recently used with no I/O in flight closed beyond the bound; other engines open all files before the run)",
         support: Support::Mapped(|s, input| {
             let open = integer(input.text()?, 1, u64::from(MAX_FILES))? as u32;
             s.open_files = Some(input.set(open));
