@@ -491,8 +491,17 @@ fn smb_run_with_four_connections_binds_four_channels_to_one_session() {
     // every block.
     let file = server.share_directory().join("data.bin");
     std::fs::write(&file, vec![0u8; 4 * MIB as usize]).unwrap();
+    // Capped at 2 MiB/s: the 4 MiB take about 2 s, so the four channels are held long enough
+    // to be counted (encrypted, they would otherwise be written in a fraction of a second).
     let mut writes = VERIFIED_WRITES.to_vec();
-    writes.extend(["--allow-destructive", "--connections", "4", "--smb-encrypt"]);
+    writes.extend([
+        "--allow-destructive",
+        "--connections",
+        "4",
+        "--smb-encrypt",
+        "--rate",
+        "2m",
+    ]);
     let (outcome, held) = run_counting_connections(work.path(), &server, &url, &writes);
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     assert_eq!(held, 4, "TCP connections to smbd during the run");
