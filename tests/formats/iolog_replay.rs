@@ -310,3 +310,62 @@ fn each_clone_replays_the_whole_log_and_loops_do_not_repeat_it_as_in_fio() {
         assert_eq!(total_counts(&by_fio.stdout), expected, "fio, {extra}");
     }
 }
+
+#[test]
+fn a_list_of_logs_gives_the_first_to_a_single_clone_and_is_refused_for_several() {
+    let scratch = scratch("log-list");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("a"),
+        "fio version 2 iolog\ndata add\ndata open\ndata write 0 4096\ndata close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b:c"),
+        "fio version 2 iolog\ndata add\ndata open\ndata write 0 4096\n\
+         data write 4096 4096\ndata read 0 4096\ndata close\n",
+    )
+    .unwrap();
+    // fio: clone i replays log i of the list; one clone, the first log ('\\:' escapes a colon).
+    for (list, expected) in [("a:b\\:c", (0, 1)), ("b\\:c:a", (1, 2))] {
+        let job = format!("[replay]\nioengine=null\nread_iolog={list}\n");
+        std::fs::write(dir.join("replay.fio"), job).unwrap();
+        let replayed = iopath(
+            dir,
+            &["run", "--job", "replay.fio", "--output-format", "json"],
+        );
+        assert_clean(&replayed, list);
+        assert_eq!(total_counts(&replayed.stdout), expected, "{list}");
+    }
+    for (job, wanted) in [
+        (
+            "read_iolog=a:b\\:c\nnumjobs=2\n",
+            "lists 2 logs for 2 clones",
+        ),
+        ("read_iolog=::\n", "names no log"),
+        ("read_iolog=a:missing\nnumjobs=1\n", "missing"),
+    ] {
+        let text = format!("[replay]\nioengine=null\n{job}");
+        std::fs::write(dir.join("bad.fio"), text).unwrap();
+        for command in ["check", "run"] {
+            let args: &[&str] = if command == "check" {
+                &["job", "check", "bad.fio"]
+            } else {
+                &["run", "--job", "bad.fio"]
+            };
+            let refused = Command::new(env!("CARGO_BIN_EXE_iopath"))
+                .current_dir(dir)
+                .args(args)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&refused.stderr);
+            if wanted == "missing" {
+                // The second log is for a second clone: never read, the job runs.
+                assert_eq!(refused.status.code(), Some(0), "{job}: {stderr}");
+                continue;
+            }
+            assert_eq!(refused.status.code(), Some(2), "{job} {command}: {stderr}");
+            assert!(stderr.contains(wanted), "{job} {command}: {stderr}");
+        }
+    }
+}

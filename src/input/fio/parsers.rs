@@ -176,6 +176,12 @@ pub fn block_range(text: &str, kb_base: u64) -> Result<BlockChoice, OptionError>
 }
 
 /// The sizes of a block choice and their shares in hundredths of a percent.
+///
+/// A range is drawn as fio draws it (io_u.c, `get_next_buflen`): `min + max × U` for a uniform
+/// `U` in [0, 1), rounded down to a multiple of `min` and capped at `max`. Each multiple of
+/// `min` up to `max` then has the share `min / max`, and when `max` is not a multiple of `min`,
+/// `max` itself takes what is left (`bsrange=3k-8k`: 3k and 6k 37.5 % each, 8k 25 %). A range of
+/// more than 250 multiples gives 250 of them, evenly spaced, sharing the multiples' part.
 pub fn block_shares(choice: BlockChoice) -> Vec<SplitShare> {
     match choice {
         BlockChoice::Fixed(size_bytes) => vec![SplitShare {
@@ -185,17 +191,29 @@ pub fn block_shares(choice: BlockChoice) -> Vec<SplitShare> {
         BlockChoice::Range { min, max } => {
             let multiples = max / min;
             let count = multiples.min(MAX_RANGE_SIZES);
-            let each = 10_000 / count as u32;
+            // Hundredths of a percent of the multiples together: `multiples × min / max`.
+            let multiples_part = (10_000 * u128::from(multiples * min) / u128::from(max)) as u32;
             // Multiple 1, …, `multiples`: every one, or `count` of them evenly spaced.
             let spacing = (count - 1).max(1);
             let multiple = |index: u64| 1 + (index * (multiples - 1) + spacing / 2) / spacing;
+            // Cumulative rounding, so that the shares add up to the multiples' part exactly.
+            let up_to = |index: u64| (u64::from(multiples_part) * index / count) as u32;
             let mut shares: Vec<SplitShare> = (0..count)
                 .map(|index| SplitShare {
                     size_bytes: min * multiple(index),
-                    share_hundredths: each,
+                    share_hundredths: up_to(index + 1) - up_to(index),
                 })
                 .collect();
-            shares[0].share_hundredths += 10_000 - each * count as u32;
+            let capped = 10_000 - multiples_part;
+            if max % min != 0 && capped > 0 {
+                shares.push(SplitShare {
+                    size_bytes: max,
+                    share_hundredths: capped,
+                });
+            } else {
+                shares[0].share_hundredths += capped;
+            }
+            shares.retain(|share| share.share_hundredths > 0);
             shares
         }
     }
@@ -515,12 +533,76 @@ mod tests {
         assert!(wide.iter().all(|share| share.size_bytes % 512 == 0));
         let mean = wide.iter().map(|share| share.size_bytes).sum::<u64>() / 250;
         assert!(mean.abs_diff((512 + (1 << 20)) / 2) < 4096, "{mean}");
+        // fio: 3k + 4k × U rounded down to 3k is 3k for U < 3/4, else 6k capped at 4k.
         let narrow = block_shares(BlockChoice::Range {
             min: 3072,
             max: 4096,
         });
-        assert_eq!(narrow.len(), 1);
+        let pairs = |shares: Vec<SplitShare>| -> Vec<(u64, u32)> {
+            shares
+                .iter()
+                .map(|share| (share.size_bytes, share.share_hundredths))
+                .collect()
+        };
+        assert_eq!(pairs(narrow), [(3072, 7500), (4096, 2500)]);
         assert!(block_range("4k", 1024).is_err());
+    }
+
+    /// Mean bytes of a range's shares.
+    fn mean_bytes(shares: &[SplitShare]) -> f64 {
+        shares
+            .iter()
+            .map(|share| share.size_bytes as f64 * f64::from(share.share_hundredths) / 10_000.0)
+            .sum()
+    }
+
+    #[test]
+    fn ranges_are_drawn_as_fio_draws_them() {
+        // fio (get_next_buflen): min + max × U, U uniform in [0, 1), rounded down to a multiple
+        // of min, capped at max. For 4k-512k each multiple k × 4k, k = 1…128, has the chance
+        // 4/512 = 1/128: a mean of 4k × (1 + 128) / 2 = 258 KiB.
+        let spdk = block_shares(block_range("4k-512k", 1024).unwrap());
+        assert_eq!(spdk.len(), 128);
+        assert_eq!(
+            (spdk[0].size_bytes, spdk[127].size_bytes),
+            (4096, 512 * 1024)
+        );
+        assert!(
+            spdk.iter()
+                .all(|share| share.share_hundredths.abs_diff(10_000 / 128) <= 1)
+        );
+        assert!((mean_bytes(&spdk) - 258.0 * 1024.0).abs() < 64.0);
+        // 3k-8k: 3k + 8k × U lies in [3k, 6k) for U < 3/8, in [6k, 9k) for 3/8 ≤ U < 6/8 and
+        // [9k, 11k) → 9k, capped at 8k, for the last 2/8: 37.5 %, 37.5 %, 25 %, a mean of
+        // 3k × 0.375 + 6k × 0.375 + 8k × 0.25 = 5.375k = 5504 bytes.
+        let uneven = block_shares(block_range("3k-8k", 1024).unwrap());
+        let sizes: Vec<(u64, u32)> = uneven
+            .iter()
+            .map(|share| (share.size_bytes, share.share_hundredths))
+            .collect();
+        assert_eq!(sizes, [(3072, 3750), (6144, 3750), (8192, 2500)]);
+        assert!((mean_bytes(&uneven) - 5504.0).abs() < 1e-6);
+        // The same formula evaluated directly, for a few ranges: the shares are its chances.
+        for (min, max) in [
+            (512u64, 1536u64),
+            (4096, 10_000),
+            (1024, 65_536),
+            (3000, 7000),
+        ] {
+            let shares = block_shares(BlockChoice::Range { min, max });
+            let draws = 100_000u64;
+            let mut fio_mean = 0.0;
+            for draw in 0..draws {
+                let unit = (draw as f64 + 0.5) / draws as f64;
+                let drawn = min + (max as f64 * unit) as u64;
+                fio_mean += ((drawn - drawn % min).min(max)) as f64 / draws as f64;
+            }
+            let ours = mean_bytes(&shares);
+            assert!(
+                (ours - fio_mean).abs() < max as f64 * 1e-3,
+                "{min}-{max}: {ours} against fio's {fio_mean}"
+            );
+        }
     }
 
     #[test]

@@ -107,11 +107,12 @@ pub fn replay_job(
         }
         None => {
             unused_merge_lists(job, notes);
-            let log = read_replay_log(Path::new(&log_path.value)).map_err(|error| {
+            let path = clone_log(job, log_path, notes)?;
+            let log = read_replay_log(Path::new(&path)).map_err(|error| {
                 log_path.at.error(format!(
                     "job '{}': read_iolog={}: {error}",
                     job.section,
-                    crate::text::escape::escape_controls(&log_path.value)
+                    crate::text::escape::escape_controls(&path)
                 ))
             })?;
             (log, None)
@@ -185,6 +186,44 @@ pub fn replay_job(
         unrepeated_loops,
         merged,
     }))
+}
+
+/// The log a job without `merge_blktrace_file` replays. fio reads `read_iolog=a:b` (`\\:` a
+/// colon inside a name) as one log per `numjobs` clone, clone `i` replaying log `i` (modulo
+/// the list's length): a job of one clone replays the first (the note says so); a job whose
+/// clones would replay different logs is refused, as iopath's clones replay one trace.
+fn clone_log(
+    job: &JobDefinition,
+    log_path: &Set<String>,
+    notes: &mut Notes,
+) -> Result<String, JobFileError> {
+    let names = super::values::colon_list(&log_path.value);
+    let shown = crate::text::escape::escape_controls(&log_path.value);
+    let clones = job.settings.numjobs.max(1);
+    match names.as_slice() {
+        [] => Err(log_path.at.error(format!(
+            "job '{}': read_iolog={shown}: names no log",
+            job.section
+        ))),
+        [only] => Ok(only.clone()),
+        [first, ..] if clones == 1 => {
+            notes.add(
+                Some(&log_path.at),
+                format!(
+                    "job '{}': replays {}, the first of the {} logs read_iolog lists: fio gives numjobs clone i the i-th log, and the job has one clone",
+                    job.section,
+                    crate::text::escape::escape_controls(first),
+                    names.len()
+                ),
+            );
+            Ok(first.clone())
+        }
+        _ => Err(log_path.at.error(format!(
+            "job '{}': read_iolog={shown} lists {} logs for {clones} clones (fio gives clone i the i-th log); iopath's clones replay one log together: give one log, or a job of its own to each log",
+            job.section,
+            names.len()
+        ))),
+    }
 }
 
 /// Notes `merge_blktrace_scalars` and `merge_blktrace_iters` on a job that merges nothing.
