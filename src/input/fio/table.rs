@@ -624,7 +624,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "bsrange",
         aliases: &["blocksize_range"],
-        mapping: "every multiple of the smallest size up to the largest (250 evenly spaced ones for a wider range), equal shares, per direction",
+        mapping: "every multiple of the smallest size up to the largest (250 evenly spaced ones for a wider range), equal shares, and the largest with the rest where it is not a multiple (fio's draw), per direction",
         support: Support::Mapped(|s, input| {
             for (direction, part) in per_direction(input.text()?).into_iter().take(3).enumerate() {
                 if let Some(part) = part {
@@ -1744,7 +1744,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "read_iolog",
         aliases: &[],
-        mapping: "replays a fio I/O log (versions 2 and 3) or a blktrace capture instead of generating I/O: its files (a capture's devices, named as this machine names them) become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims (a capture's queued events) are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line or the capture's event)",
+        mapping: "replays a fio I/O log (versions 2 and 3) or a blktrace capture instead of generating I/O (a `:` list: the first log for a job of one clone, refused for several clones; see \"I/O logs\"): its files (a capture's devices, named as this machine names them) become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims (a capture's queued events) are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line or the capture's event)",
         support: Support::Mapped(super::replay_options::read_log),
     },
     OptionSpec {
