@@ -7,6 +7,7 @@ use super::common::{Nbdkit, brief_saturation, disk_tempdir};
 use crate::support::process::{interrupt, run_watching_stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 /// `iopath ARGS` in `dir` with its history at `history`, not started.
 fn command(dir: &Path, history: &Path, args: &[&str]) -> Command {
@@ -105,16 +106,16 @@ fn pts_runs_are_kept_in_the_history_and_drawn_again_from_it() {
     assert!(stderr.contains("is an `iopath pts` run"), "{stderr}");
 }
 
-/// A run interrupted in the IOPS test's second round is kept partial; its resumption replaces
-/// it: one PTS run in the history, finished, with the label the first part was given, which
-/// names it (`--label`, `@label:NAME`) and titles its report.
-#[test]
-fn a_resumed_pts_run_is_kept_once_with_its_label() {
-    let Some(set_up) = setup() else {
-        return;
-    };
-    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
-    let first = [
+/// `iopath pts` of the IOPS test alone at 4 KiB on `url`, rounds of 100 ms (at most 5), its
+/// state and report in `out`, with `more` arguments, interrupted `after` the IOPS test's
+/// second round starts: the exit status and what it wrote on stderr.
+fn interrupted_in_round_two(
+    set_up: &Setup,
+    more: &[&str],
+    after: std::time::Duration,
+) -> (std::process::ExitStatus, String) {
+    let url = set_up.server.url();
+    let mut args = vec![
         "pts",
         url.as_str(),
         "--allow-destructive",
@@ -130,15 +131,28 @@ fn a_resumed_pts_run_is_kept_once_with_its_label() {
         "25",
         "--output-dir",
         "out",
-        "--label",
-        "fw 2.1",
     ];
+    args.extend_from_slice(more);
+    let mut command = command(set_up.dir.path(), &set_up.history, &args);
+    run_watching_stderr(&mut command, |line, child| {
+        if line == "pts: IOPS: round 2" {
+            std::thread::sleep(after);
+            interrupt(child);
+        }
+    })
+}
+
+/// A run interrupted in the IOPS test's second round is kept partial; its resumption replaces
+/// it: one PTS run in the history, finished, with the label the first part was given, which
+/// names it (`--label`, `@label:NAME`) and titles its report.
+#[test]
+fn a_resumed_pts_run_is_kept_once_with_its_label() {
+    let Some(set_up) = setup() else {
+        return;
+    };
+    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
     let (status, stderr) =
-        run_watching_stderr(&mut command(dir.path(), history, &first), |line, child| {
-            if line == "pts: IOPS: round 2" {
-                interrupt(child);
-            }
-        });
+        interrupted_in_round_two(&set_up, &["--label", "fw 2.1"], Duration::ZERO);
     assert_eq!(status.code(), Some(130), "{stderr}");
     let listed = |args: &[&str]| {
         let output = with_history(dir.path(), history, args);
@@ -194,33 +208,10 @@ fn timing_an_interrupt_while_a_round_connects_ends_the_run_as_interrupted() {
     else {
         return;
     };
-    let (dir, history, url) = (&set_up.dir, &set_up.history, set_up.server.url());
-    let args = [
-        "pts",
-        url.as_str(),
-        "--allow-destructive",
-        "--tests",
-        "iops",
-        "--block-sizes",
-        "4k",
-        "--round",
-        "100ms",
-        "--max-rounds",
-        "5",
-        "--capacity-pct",
-        "25",
-        "--output-dir",
-        "out",
-    ];
-    let (status, stderr) =
-        run_watching_stderr(&mut command(dir.path(), history, &args), |line, child| {
-            if line == "pts: IOPS: round 2" {
-                std::thread::sleep(std::time::Duration::from_millis(450));
-                interrupt(child);
-            }
-        });
+    let (status, stderr) = interrupted_in_round_two(&set_up, &[], Duration::from_millis(450));
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
-    let table = text(&with_history(dir.path(), history, &["history"]).stdout);
+    let listed = with_history(set_up.dir.path(), &set_up.history, &["history"]);
+    let table = text(&listed.stdout);
     assert!(table.contains("(partial)"), "{table}");
 }
