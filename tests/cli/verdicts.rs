@@ -13,6 +13,9 @@ fn verdict_of(run: &RunOutput) -> (String, String) {
 #[test]
 fn buffered_reads_of_a_small_file_are_cached() {
     let dir = disk_tempdir();
+    // The file is written here, so its pages are in the page cache when the run starts (a file
+    // iopath lays out itself starts uncached, and a busy disk may not warm it in the ramp).
+    write_foreign_file(&dir.path().join("f.dat"), 16 << 20);
     let run = run_in(
         dir.path(),
         &[
@@ -32,12 +35,17 @@ fn buffered_reads_of_a_small_file_are_cached() {
     );
     run.expect_status(0);
     let (verdict, evidence) = verdict_of(&run);
-    assert_eq!(verdict, "cached", "{evidence}");
     let notes = run.json()["tests"][0]["analysis"]["trust_notes"].to_string();
     assert!(
         notes.contains("buffered") || notes.contains("page cache"),
         "{notes}"
     );
+    // Reads from memory are as fast as a core lets them be: when other processes hold the
+    // cores (a busy build machine), that is what the verdict must name, with their share.
+    if verdict == "host_cpu_bound" && evidence.contains("taken by other processes") {
+        return;
+    }
+    assert_eq!(verdict, "cached", "{evidence}");
     assert!(run.stdout.contains("cached"), "{}", run.stdout);
 }
 
