@@ -4,7 +4,7 @@
 //! `iopath job check` names which clone replays which log; lists longer than the clones leave
 //! the rest unread; a log a clone needs that cannot be read is refused before any I/O.
 
-use super::iolog_replay::{fio, iopath, scratch};
+use super::iolog_replay::{fio, iopath, iopath_as_given, scratch};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -133,11 +133,7 @@ fn each_clone_replays_its_own_log_in_turn_as_in_fio() {
             }
         }
     }
-    let check = Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(dir)
-        .args(["job", "check", "replay.fio"])
-        .output()
-        .unwrap();
+    let check = iopath_as_given(dir, &["job", "check", "replay.fio"]);
     let said = String::from_utf8_lossy(&check.stderr);
     assert!(check.status.success(), "{said}");
     assert!(
@@ -197,11 +193,7 @@ fn logs_past_the_last_clone_are_not_read_and_a_needed_log_is_refused_before_any_
             &["job", "check", "bad.fio"][..],
             &["run", "--job", "bad.fio", "--no-history"][..],
         ] {
-            let refused = Command::new(env!("CARGO_BIN_EXE_iopath"))
-                .current_dir(dir)
-                .args(args)
-                .output()
-                .unwrap();
+            let refused = iopath_as_given(dir, args);
             let stderr = String::from_utf8_lossy(&refused.stderr);
             assert_eq!(refused.status.code(), Some(2), "{job} {args:?}: {stderr}");
             assert!(stderr.contains(wanted), "{job} {args:?}: {stderr}");

@@ -33,6 +33,15 @@ pub(super) fn iopath(dir: &Path, args: &[&str]) -> Output {
         .expect("iopath runs")
 }
 
+/// Runs the binary in `dir` with exactly `args`.
+pub(super) fn iopath_as_given(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("iopath runs")
+}
+
 /// fio, or `None` after skipping the test.
 pub(super) fn fio() -> Option<PathBuf> {
     let fio = PathBuf::from("/usr/bin/fio");
@@ -252,11 +261,7 @@ fn a_replaying_job_is_refused_by_job_convert_rather_than_converted_without_its_l
         "[plain]\nrw=read\nsize=1m\nfilename=other\n[replay]\nread_iolog=log\n",
     )
     .unwrap();
-    let converted = Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(dir)
-        .args(["job", "convert", "replay.fio"])
-        .output()
-        .unwrap();
+    let converted = iopath_as_given(dir, &["job", "convert", "replay.fio"]);
     let stderr = String::from_utf8_lossy(&converted.stderr);
     assert_eq!(converted.status.code(), Some(2), "{stderr}");
     assert!(
@@ -349,11 +354,7 @@ fn a_list_of_logs_gives_the_first_to_a_single_clone() {
             } else {
                 &["run", "--job", "bad.fio"]
             };
-            let refused = Command::new(env!("CARGO_BIN_EXE_iopath"))
-                .current_dir(dir)
-                .args(args)
-                .output()
-                .unwrap();
+            let refused = iopath_as_given(dir, args);
             let stderr = String::from_utf8_lossy(&refused.stderr);
             if wanted == "missing" {
                 // The second log is for a second clone: never read, the job runs.
