@@ -158,6 +158,15 @@ impl TestShape {
         self.queue_depth
     }
 
+    /// This shape with at most `depth` I/Os in flight per worker (at least 1): a replaying
+    /// clone whose capture shows a shallower queue than the job's deepest.
+    pub fn at_most_deep(&self, depth: u32) -> TestShape {
+        TestShape {
+            queue_depth: self.queue_depth.min(depth).max(1),
+            ..self.clone()
+        }
+    }
+
     /// This shape on `engine` (the engine a set of targets really runs: a network volume's
     /// protocol engine for a job on one), its queue depth checked against what that engine
     /// keeps in flight — the one check of the queue depth after the readers' own range.

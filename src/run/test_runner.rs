@@ -484,6 +484,17 @@ fn open_job(
                 return Ok(None);
             }
             let clone = clone_of_worker(worker_index, threads_per_set, workload.workers);
+            // A replaying worker issues its clone's trace once: its own bytes, I/O count and,
+            // from its own capture, queue depth.
+            let replay = job.replay.as_ref().map(|traces| traces.of_clone(clone));
+            let shape = &match job.replay.as_ref().and_then(|t| t.depth_of_clone(clone)) {
+                Some(depth) if !shape.depth_as_workers => shape.at_most_deep(depth),
+                _ => shape.clone(),
+            };
+            let options = EngineOptions {
+                queue_depth: shape.queue_depth(),
+                ..options.clone()
+            };
             // One file operation per I/O: no data moves, no file is opened before the run.
             let file_operations = shape.engine.is_file_operation();
             let regions = set_targets
@@ -639,8 +650,6 @@ fn open_job(
                     ramp_ns: workload.ramp_ns,
                 },
             };
-            // A replaying worker issues its clone's trace once: its own bytes and I/O count.
-            let replay = job.replay.as_ref().map(|traces| traces.of_clone(clone));
             if let (Some(trace), WorkerLength::Bytes { bytes, .. }) = (&replay, &mut length) {
                 *bytes = trace.byte_budget(workload.access.max_size_bytes());
             }

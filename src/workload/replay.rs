@@ -115,7 +115,7 @@ impl ReplayTrace {
 /// use iopath::workload::replay::{CloneTraces, ReplayIo, ReplayTrace};
 /// use std::sync::Arc;
 /// let trace = |offset| Arc::new(ReplayTrace { ios: vec![ReplayIo { delay_ns: 0, file: 0, direction: Direction::Read, offset, length: 512 }] });
-/// let traces = CloneTraces { traces: vec![trace(0), trace(512)] };
+/// let traces = CloneTraces { traces: vec![trace(0), trace(512)], queue_depths: vec![] };
 /// let offsets: Vec<u64> = (0..3).map(|clone| traces.of_clone(clone).ios[0].offset).collect();
 /// assert_eq!(offsets, [0, 512, 0]);
 /// ```
@@ -123,6 +123,9 @@ impl ReplayTrace {
 pub struct CloneTraces {
     /// One trace per log, in the order the job lists them (at least one).
     pub traces: Vec<Arc<ReplayTrace>>,
+    /// The queue depth of each trace's clones, where each takes its own from its capture
+    /// (fio sets a clone's `iodepth` from its own capture); empty: the job's for every clone.
+    pub queue_depths: Vec<u32>,
 }
 
 impl CloneTraces {
@@ -130,6 +133,15 @@ impl CloneTraces {
     pub fn one(trace: ReplayTrace) -> Self {
         CloneTraces {
             traces: vec![Arc::new(trace)],
+            queue_depths: Vec::new(),
+        }
+    }
+
+    /// The queue depth of clone `clone` when it has one of its own.
+    pub fn depth_of_clone(&self, clone: u32) -> Option<u32> {
+        match self.queue_depths.len() {
+            0 => None,
+            count => Some(self.queue_depths[clone as usize % count]),
         }
     }
 

@@ -2,7 +2,8 @@
 //! the list's length), as fio does. Checked on the null engine and on files iopath creates,
 //! worker by worker from `--trace-io`, against fio's per-clone counts where fio is installed;
 //! `iopath job check` names which clone replays which log; lists longer than the clones leave
-//! the rest unread; a log a clone needs that cannot be read is refused before any I/O.
+//! the rest unread; a log a clone needs that cannot be read is refused before any I/O; each
+//! clone of a blktrace capture keeps its own capture's queue depth.
 
 use super::iolog_replay::{fio, iopath, iopath_as_given, scratch};
 use std::collections::BTreeMap;
@@ -203,4 +204,71 @@ fn logs_past_the_last_clone_are_not_read_and_a_needed_log_is_refused_before_any_
             );
         }
     }
+}
+
+/// A capture of `bursts` bursts of `depth` 4 KiB reads, each burst completed before the next:
+/// its queue is `depth` deep.
+fn capture_of_depth(depth: usize, bursts: usize) -> Vec<u8> {
+    use super::support::blktrace::{Event, READ, device, encode};
+    let disk = device(8, 48);
+    let mut events = Vec::new();
+    let mut time_ns = 1_000_000;
+    let mut sector = 0;
+    for _ in 0..bursts {
+        for _ in 0..depth {
+            time_ns += 1_000;
+            events.push(Event::io(time_ns, disk, READ, sector, 4096));
+            sector += 8;
+        }
+        time_ns += 1_000;
+        events.push(super::blktrace_merge::completion(time_ns, disk, READ));
+    }
+    encode(&events, false)
+}
+
+#[test]
+fn each_clone_keeps_the_queue_depth_of_its_own_capture_as_in_fio() {
+    let scratch = scratch("clone-depths");
+    let dir = scratch.path();
+    std::fs::write(dir.join("deep"), capture_of_depth(4, 64)).unwrap();
+    std::fs::write(dir.join("shallow"), capture_of_depth(1, 256)).unwrap();
+    std::fs::write(
+        dir.join("replay.fio"),
+        "[replay]\nioengine=io_uring\nread_iolog=deep:shallow\nnumjobs=2\n\
+         replay_redirect=data\nreplay_no_stall=1\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(dir.join("trace.csv"));
+    let run = iopath(
+        dir,
+        &[
+            "run",
+            "--job",
+            "replay.fio",
+            "--trace-io",
+            "trace.csv",
+            "--allow-destructive",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("iodepth=4 from the captures: each clone at its own log's depth (4, 1)"),
+        "{stderr}"
+    );
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    let mut deepest: BTreeMap<u32, u32> = BTreeMap::new();
+    for line in trace.lines().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let in_flight = fields[6].parse().unwrap();
+        let worker = deepest.entry(fields[1].parse().unwrap()).or_default();
+        *worker = (*worker).max(in_flight);
+    }
+    let deepest: Vec<u32> = deepest.into_values().collect();
+    assert_eq!(deepest.len(), 2, "{trace}");
+    assert!(
+        (2..=4).contains(&deepest[0]),
+        "the deep capture's clone keeps more than one read in flight, at most 4: {deepest:?}"
+    );
+    assert_eq!(deepest[1], 1, "the shallow capture's clone keeps one");
 }

@@ -73,6 +73,9 @@ pub struct ReplayJob {
     /// The logs of its clones, clone `i` replaying entry `i % len` (one log unless
     /// `read_iolog` lists several and the job has several clones).
     pub logs: Vec<CloneLog>,
+    /// The queue depth of each log's clones when each takes its own from its capture (empty:
+    /// the job's `iodepth` for all).
+    pub clone_depths: Vec<u32>,
     /// Workers replaying a whole log each, side by side (fio's `numjobs`).
     pub clones: u32,
     /// The job's `loops` when above 1: fio does not repeat a replay for it, nor does iopath
@@ -118,15 +121,28 @@ pub fn replay_job(
     };
     let mut job = job.clone();
     let settings = &mut job.settings;
+    let mut clone_depths = Vec::new();
     if let Some(depth) = logs.iter().filter_map(|entry| entry.log.queue_depth).max()
         && !settings.iodepth_set
         && request.overrides.qd.is_none()
     {
+        if logs.len() > 1 {
+            // Each clone at its own capture's depth (a text log's at the job's), as in fio;
+            // the job's slots are sized to the deepest.
+            clone_depths = logs
+                .iter()
+                .map(|entry| entry.log.queue_depth.unwrap_or(settings.iodepth))
+                .collect();
+        }
         settings.iodepth = depth;
         let which = if logs.len() > 1 {
-            "the deepest of its clones' captures: iopath's clones share one depth"
+            let each: Vec<String> = clone_depths.iter().map(u32::to_string).collect();
+            format!(
+                "the captures: each clone at its own log's depth ({})",
+                each.join(", ")
+            )
         } else {
-            "the capture"
+            "the capture".to_string()
         };
         notes.add(
             Some(&log_path.at),
@@ -189,6 +205,7 @@ pub fn replay_job(
     Ok(Some(ReplayJob {
         job,
         logs,
+        clone_depths,
         clones,
         unrepeated_loops,
         merged,
@@ -431,7 +448,10 @@ pub fn apply(
 ) -> CloneTraces {
     let settings = &replay.job.settings.replay;
     let job = &replay.job.section;
-    let mut traces = CloneTraces::default();
+    let mut traces = CloneTraces {
+        queue_depths: replay.clone_depths.clone(),
+        ..CloneTraces::default()
+    };
     let mut summaries = Vec::with_capacity(replay.logs.len());
     for entry in &replay.logs {
         let (trace, syncs) = replay_trace(&entry.log, settings, targets);

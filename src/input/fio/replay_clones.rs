@@ -2,7 +2,8 @@
 //! one log per `numjobs` clone: clone `i` replays log `i` modulo the list's length, so 3
 //! clones of `a:b` replay `a`, `b`, `a`, and a log listed past the last clone is never read
 //! (fio's `get_name_by_idx` at the clone's `subjob_number`). Each clone replays its own log
-//! with its own length; the job's files are those of all its logs.
+//! with its own length (and, from a capture, its own queue depth); the job's files are those
+//! of all its logs.
 
 use super::collect::JobDefinition;
 use super::iolog::{IOLOG_LIMIT, Iolog};
