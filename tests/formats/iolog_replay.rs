@@ -229,6 +229,14 @@ fn the_replay_flag_runs_a_log_and_bad_logs_are_refused_with_their_line() {
     assert_clean(&replayed, "--replay");
     assert_eq!(counts(&replayed.stdout), [(1, 4096), (1, 8192)]);
     assert!(dir.join("file").is_file(), "the log's file was created");
+    // The flag names one log, whatever its name holds (':' lists clones' logs in read_iolog).
+    std::fs::copy(dir.join("log"), dir.join("a:log")).unwrap();
+    let replayed = iopath(
+        dir,
+        &["run", "--replay", "a:log", "--output-format", "json"],
+    );
+    assert_clean(&replayed, "--replay a:log");
+    assert_eq!(counts(&replayed.stdout), [(1, 4096), (1, 8192)]);
 
     std::fs::write(
         dir.join("bad"),
