@@ -5,10 +5,9 @@
 //! the rest unread; a log a clone needs that cannot be read is refused before any I/O; each
 //! clone of a blktrace capture keeps its own capture's queue depth.
 
-use super::iolog_replay::{fio, iopath, iopath_as_given, scratch};
+use super::iolog_replay::{fio, fio_replay_json, iopath, iopath_as_given, scratch};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Log `a`: a write and a read of file `one`.
 const LOG_A: &str = "fio version 2 iolog\none add\none open\none write 0 4096\n\
@@ -44,22 +43,30 @@ fn expected(log: &str, file: &str) -> Vec<Issued> {
     ios
 }
 
-/// Runs `replay.fio` in `dir` with `--trace-io` and returns each worker's I/Os in order (the
-/// target's number turned into its file name by `files`), and standard error.
-fn traced_by_worker(dir: &Path, files: &[&str]) -> (BTreeMap<u32, Vec<Issued>>, String) {
+/// Runs `replay.fio` in `dir` with `--trace-io` and `extra`; returns the trace and standard
+/// error of the run, which succeeded without an error or a warning.
+fn run_traced(dir: &Path, extra: &[&str]) -> (String, String) {
     let _ = std::fs::remove_file(dir.join("trace.csv"));
-    let run = iopath(
-        dir,
-        &["run", "--job", "replay.fio", "--trace-io", "trace.csv"],
-    );
+    let mut args = vec!["run", "--job", "replay.fio", "--trace-io", "trace.csv"];
+    args.extend_from_slice(extra);
+    let run = iopath(dir, &args);
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(
         run.status.success() && !stderr.contains("error:") && !stderr.contains("warning:"),
         "{:?}\n{stderr}",
         run.status
     );
+    (
+        std::fs::read_to_string(dir.join("trace.csv")).unwrap(),
+        stderr,
+    )
+}
+
+/// Runs `replay.fio` in `dir` with `--trace-io` and returns each worker's I/Os in order (the
+/// target's number turned into its file name by `files`), and standard error.
+fn traced_by_worker(dir: &Path, files: &[&str]) -> (BTreeMap<u32, Vec<Issued>>, String) {
+    let (trace, stderr) = run_traced(dir, &[]);
     let mut workers: BTreeMap<u32, Vec<Issued>> = BTreeMap::new();
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
     for line in trace.lines().skip(1) {
         let fields: Vec<&str> = line.split(',').collect();
         let target: usize = fields[5].parse().unwrap();
@@ -147,12 +154,7 @@ fn each_clone_replays_its_own_log_in_turn_as_in_fio() {
     for file in ["one", "two"] {
         let _ = std::fs::remove_file(dir.join(file));
     }
-    let by_fio = Command::new(&fio)
-        .current_dir(dir)
-        .args(["--output-format=json", "replay.fio"])
-        .output()
-        .unwrap();
-    assert!(by_fio.status.success(), "{by_fio:?}");
+    let by_fio = fio_replay_json(&fio, dir);
     assert_eq!(
         per_job_counts(&by_fio.stdout),
         [(0, 3), (1, 1), (1, 1)],
@@ -238,25 +240,11 @@ fn each_clone_keeps_the_queue_depth_of_its_own_capture_as_in_fio() {
          replay_redirect=data\nreplay_no_stall=1\n",
     )
     .unwrap();
-    let _ = std::fs::remove_file(dir.join("trace.csv"));
-    let run = iopath(
-        dir,
-        &[
-            "run",
-            "--job",
-            "replay.fio",
-            "--trace-io",
-            "trace.csv",
-            "--allow-destructive",
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
+    let (trace, stderr) = run_traced(dir, &["--allow-destructive"]);
     assert!(
         stderr.contains("iodepth=4 from the captures: each clone at its own log's depth (4, 1)"),
         "{stderr}"
     );
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
     let mut deepest: BTreeMap<u32, u32> = BTreeMap::new();
     for line in trace.lines().skip(1) {
         let fields: Vec<&str> = line.split(',').collect();

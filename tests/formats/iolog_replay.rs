@@ -42,6 +42,17 @@ pub(super) fn iopath_as_given(dir: &Path, args: &[&str]) -> Output {
         .expect("iopath runs")
 }
 
+/// fio's run of `replay.fio` in `dir`, with fio-format JSON on standard output; it succeeded.
+pub(super) fn fio_replay_json(fio: &Path, dir: &Path) -> Output {
+    let by_fio = Command::new(fio)
+        .current_dir(dir)
+        .args(["--output-format=json", "replay.fio"])
+        .output()
+        .unwrap();
+    assert!(by_fio.status.success(), "{by_fio:?}");
+    by_fio
+}
+
 /// fio, or `None` after skipping the test.
 pub(super) fn fio() -> Option<PathBuf> {
     let fio = PathBuf::from("/usr/bin/fio");
@@ -314,12 +325,7 @@ fn each_clone_replays_the_whole_log_and_loops_do_not_repeat_it_as_in_fio() {
         );
         assert_clean(&replayed, extra);
         assert_eq!(total_counts(&replayed.stdout), expected, "iopath, {extra}");
-        let by_fio = Command::new(&fio)
-            .current_dir(dir)
-            .args(["--output-format=json", "replay.fio"])
-            .output()
-            .unwrap();
-        assert!(by_fio.status.success(), "{by_fio:?}");
+        let by_fio = fio_replay_json(&fio, dir);
         assert_eq!(total_counts(&by_fio.stdout), expected, "fio, {extra}");
     }
 }
