@@ -171,12 +171,7 @@ fn a_log_iopath_records_replays_in_fio_and_in_iopath_with_the_same_ios() {
         "iopath replays the writes it recorded, not the job's reads"
     );
 
-    let by_fio = Command::new(fio)
-        .current_dir(dir)
-        .args(["--output-format=json", "replay.fio"])
-        .output()
-        .unwrap();
-    assert!(by_fio.status.success(), "{by_fio:?}");
+    let by_fio = fio_replay_json(&fio, dir);
     let [fio_reads, fio_writes] = counts(&by_fio.stdout);
     assert_eq!(fio_reads.0, 0);
     assert_eq!(
