@@ -118,8 +118,18 @@ impl TestShape {
             ));
             engine = EngineKind::Sync;
         }
-        let depth_as_workers = engine == EngineKind::Sync && workload.queue_depth > 1;
-        let (workers_per_target, queue_depth) = if engine.is_file_operation() {
+        // A replay's clone issues its trace once: more workers would issue it again.
+        let replay_on_sync =
+            engine == EngineKind::Sync && workload.queue_depth > 1 && job.replay.is_some();
+        let depth_as_workers =
+            engine == EngineKind::Sync && workload.queue_depth > 1 && !replay_on_sync;
+        let (workers_per_target, queue_depth) = if replay_on_sync {
+            warnings.push(format!(
+                "the sync engine keeps one I/O in flight per worker: the replay's queue depth {} runs as 1, each clone issuing its log once",
+                workload.queue_depth
+            ));
+            (workload.workers, 1)
+        } else if engine.is_file_operation() {
             if workload.queue_depth > 1 {
                 warnings.push(format!(
                     "the {} engine does one file operation at a time per worker: queue depth {} runs as 1 (add workers with --workers, numjobs in a job file)",
@@ -156,6 +166,15 @@ impl TestShape {
     /// I/Os in flight per worker (at least 1): the engine's slots and the worker's queue.
     pub fn queue_depth(&self) -> u32 {
         self.queue_depth
+    }
+
+    /// This shape with at most `depth` I/Os in flight per worker (at least 1): a replaying
+    /// clone whose capture shows a shallower queue than the job's deepest.
+    pub fn at_most_deep(&self, depth: u32) -> TestShape {
+        TestShape {
+            queue_depth: self.queue_depth.min(depth).max(1),
+            ..self.clone()
+        }
     }
 
     /// This shape on `engine` (the engine a set of targets really runs: a network volume's
@@ -209,6 +228,16 @@ mod tests {
         assert_eq!(shape.engine, EngineKind::IoUring);
         assert_eq!((shape.workers_per_target, shape.queue_depth()), (2, 8));
         assert!(shape.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_replay_on_sync_keeps_one_worker_per_clone_as_each_issues_its_log_once() {
+        let mut replaying = job(EngineKind::Sync, 4, 2);
+        replaying.replay = Some(crate::workload::replay::CloneTraces::default());
+        let shape = TestShape::of(&replaying, None);
+        assert_eq!((shape.workers_per_target, shape.queue_depth()), (2, 1));
+        assert!(!shape.depth_as_workers);
+        assert!(shape.warnings[0].contains("each clone issuing its log once"));
     }
 
     #[test]

@@ -484,6 +484,17 @@ fn open_job(
                 return Ok(None);
             }
             let clone = clone_of_worker(worker_index, threads_per_set, workload.workers);
+            // A replaying worker issues its clone's trace once: its own bytes, I/O count and,
+            // from its own capture, queue depth.
+            let replay = job.replay.as_ref().map(|traces| traces.of_clone(clone));
+            let shape = &match job.replay.as_ref().and_then(|t| t.depth_of_clone(clone)) {
+                Some(depth) if !shape.depth_as_workers => shape.at_most_deep(depth),
+                _ => shape.clone(),
+            };
+            let options = EngineOptions {
+                queue_depth: shape.queue_depth(),
+                ..options.clone()
+            };
             // One file operation per I/O: no data moves, no file is opened before the run.
             let file_operations = shape.engine.is_file_operation();
             let regions = set_targets
@@ -614,7 +625,7 @@ fn open_job(
                     data.fill(engine.buffer_mut(slot));
                 }
             }
-            let length = match workload.length {
+            let mut length = match workload.length {
                 RunLength::Time { duration_ns } => WorkerLength::Time {
                     ramp_ns: workload.ramp_ns,
                     duration_ns,
@@ -639,6 +650,12 @@ fn open_job(
                     ramp_ns: workload.ramp_ns,
                 },
             };
+            if let (Some(trace), WorkerLength::Bytes { bytes, .. }) = (&replay, &mut length) {
+                *bytes = trace.byte_budget(workload.access.max_size_bytes());
+            }
+            let io_limit = replay
+                .as_ref()
+                .map_or(workload.io_limit, |trace| Some(trace.ios.len() as u64));
             let planners = regions
                 .iter()
                 .enumerate()
@@ -659,8 +676,8 @@ fn open_job(
                 worker_seed(workload.seed, job_thread),
                 matches!(workload.length, RunLength::Time { .. }),
             );
-            if let Some(trace) = &job.replay {
-                planner = planner.replaying(trace.clone());
+            if let Some(trace) = replay {
+                planner = planner.replaying(trace);
             }
             let identities: Vec<TargetIdentity> =
                 set_targets.iter().map(|target| target.identity()).collect();
@@ -675,7 +692,7 @@ fn open_job(
             let io_log = super::worker::io_log::plan_for(
                 controls.logs.as_ref(),
                 length,
-                workload.io_limit,
+                io_limit,
                 planner.smallest_io_bytes(),
             );
             workers.push(WorkerSlot {
@@ -711,7 +728,7 @@ fn open_job(
                         workload.seed,
                         job_thread,
                     ),
-                    io_limit: workload.io_limit,
+                    io_limit,
                     fsync_every_writes: workload.fsync_every_writes,
                     // io_uring starts each request as it is queued (one enter per request, as
                     // fio does by default); protocol engines send a whole refill at once.

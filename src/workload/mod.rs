@@ -263,10 +263,10 @@ pub struct JobPlan {
     pub workload: Workload,
     /// Indexes into [`Plan::targets`].
     pub targets: Vec<usize>,
-    /// The trace the job replays instead of generating I/O (fio's `read_iolog`), its files
-    /// mapped to `targets` in order; kept out of saved plans (the workload names the log).
+    /// The traces the job's clones replay instead of generating I/O (fio's `read_iolog`), their
+    /// files mapped to `targets` in order; kept out of saved plans (the workload names the log).
     #[serde(skip)]
-    pub replay: Option<std::sync::Arc<replay::ReplayTrace>>,
+    pub replay: Option<replay::CloneTraces>,
 }
 
 impl JobPlan {

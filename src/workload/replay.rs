@@ -82,6 +82,20 @@ impl ReplayTrace {
             .count()
     }
 
+    /// The bytes a worker replaying it moves, trims included, rounded up to whole blocks of
+    /// `block_bytes` (the runner's byte budget counts whole blocks): the budget is met by the
+    /// trace's last I/O, never before, and its I/O count ends the replay.
+    pub fn byte_budget(&self, block_bytes: u64) -> u64 {
+        let block_bytes = block_bytes.max(1);
+        self.ios
+            .iter()
+            .map(|io| u64::from(io.length))
+            .sum::<u64>()
+            .max(1)
+            .div_ceil(block_bytes)
+            .saturating_mul(block_bytes)
+    }
+
     /// The end of the furthest I/O on file `file`, bytes (0: none).
     pub fn end_on(&self, file: u32) -> u64 {
         self.ios
@@ -90,6 +104,53 @@ impl ReplayTrace {
             .map(|io| io.offset.saturating_add(u64::from(io.length)))
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// The traces of a job's clones (fio's `read_iolog=a:b` with `numjobs`): clone `i` replays
+/// `traces[i % traces.len()]`, each worker its own trace with its own length.
+///
+/// ```
+/// use iopath::result::Direction;
+/// use iopath::workload::replay::{CloneTraces, ReplayIo, ReplayTrace};
+/// use std::sync::Arc;
+/// let trace = |offset| Arc::new(ReplayTrace { ios: vec![ReplayIo { delay_ns: 0, file: 0, direction: Direction::Read, offset, length: 512 }] });
+/// let traces = CloneTraces { traces: vec![trace(0), trace(512)], queue_depths: vec![] };
+/// let offsets: Vec<u64> = (0..3).map(|clone| traces.of_clone(clone).ios[0].offset).collect();
+/// assert_eq!(offsets, [0, 512, 0]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CloneTraces {
+    /// One trace per log, in the order the job lists them (at least one).
+    pub traces: Vec<Arc<ReplayTrace>>,
+    /// The queue depth of each trace's clones, where each takes its own from its capture
+    /// (fio sets a clone's `iodepth` from its own capture); empty: the job's for every clone.
+    pub queue_depths: Vec<u32>,
+}
+
+impl CloneTraces {
+    /// The traces of a job whose clones all replay `trace`.
+    pub fn one(trace: ReplayTrace) -> Self {
+        CloneTraces {
+            traces: vec![Arc::new(trace)],
+            queue_depths: Vec::new(),
+        }
+    }
+
+    /// The queue depth of clone `clone` when it has one of its own.
+    pub fn depth_of_clone(&self, clone: u32) -> Option<u32> {
+        match self.queue_depths.len() {
+            0 => None,
+            count => Some(self.queue_depths[clone as usize % count]),
+        }
+    }
+
+    /// The trace clone `clone` replays (an empty one if there were none).
+    pub fn of_clone(&self, clone: u32) -> Arc<ReplayTrace> {
+        match self.traces.len() {
+            0 => Arc::default(),
+            count => self.traces[clone as usize % count].clone(),
+        }
     }
 }
 

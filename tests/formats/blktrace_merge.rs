@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// A completion of `categories` at `time_ns`.
-fn completion(time_ns: u64, disk: u32, categories: u32) -> Event {
+pub(super) fn completion(time_ns: u64, disk: u32, categories: u32) -> Event {
     Event {
         action: ACTION_COMPLETE | COMPLETE | categories,
         ..Event::io(time_ns, disk, 0, 0, 0)

@@ -16,6 +16,7 @@ mod exporters;
 mod fio_corpus;
 mod fio_real_world;
 mod input_fuzz;
+mod iolog_clones;
 mod iolog_replay;
 mod reply_fuzz;
 mod toml_jobs;

@@ -24,8 +24,8 @@ pub struct MappedJob {
     pub workload: Workload,
     /// Its targets (one per file).
     pub targets: Vec<TargetSpec>,
-    /// The trace it replays (fio's `read_iolog`), its files mapped to `targets`.
-    pub replay: Option<std::sync::Arc<crate::workload::replay::ReplayTrace>>,
+    /// The traces its clones replay (fio's `read_iolog`), their files mapped to `targets`.
+    pub replay: Option<crate::workload::replay::CloneTraces>,
     /// The merge of blktrace captures to write before the run (`merge_blktrace_file`).
     pub merged_capture: Option<crate::input::merged_capture::MergedCapture>,
 }

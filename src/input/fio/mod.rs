@@ -50,6 +50,7 @@ pub mod notes;
 pub mod parsers;
 pub mod plan;
 pub mod replay;
+pub mod replay_clones;
 pub mod replay_log;
 pub mod replay_merge;
 pub mod replay_options;
@@ -90,7 +91,8 @@ pub fn load_replay(log: &Path, request: &JobFileRequest) -> Result<LoadedJob, Jo
     };
     let mut settings = settings::JobSettings::fio_defaults(at.clone());
     settings.replay.log = Some(location::Set {
-        value: log.to_string_lossy().into_owned(),
+        // One log, whatever its name holds: `:` separates clones' logs in `read_iolog`.
+        value: log.to_string_lossy().replace(':', "\\:"),
         at: at.clone(),
     });
     let job = collect::JobDefinition {

@@ -1,7 +1,7 @@
 //! A job that replays an I/O log (fio's `read_iolog` and the `replay_*` options): the log (a
 //! fio text log, or a blktrace capture) is read and checked when the job file is, its files
 //! become the job's targets (or map onto the targets the job names), and its I/Os become the
-//! [`ReplayTrace`] the job's one worker issues.
+//! [`ReplayTrace`]s the job's workers issue.
 //!
 //! - Files: with `replay_redirect=PATH` every I/O goes to `PATH`; with `filename` (or targets on
 //!   the command line) a logged file goes to the target of the same name, else to the targets in
@@ -18,21 +18,22 @@
 //!   over to the next I/O rather than slept one by one. `replay_no_stall`: no waits.
 //! - `replay_skip=read,write,trim,sync` drops those actions; syncs in a log are not issued (the
 //!   note says how many).
-//! - The job runs until the log is issued once by each of its `numjobs` workers, as fio's
-//!   clones each replay the whole log; `loops` does not repeat it (nor in fio) and `runtime`
-//!   still bounds it; trims size no data
+//! - The job runs until each of its `numjobs` workers issued its log once, as fio's clones
+//!   each replay a whole log (`read_iolog=a:b`: clone `i` the `i`-th, see
+//!   [`super::replay_clones`]); `loops` does not repeat it (nor in fio) and `runtime` still
+//!   bounds it; trims size no data
 //!   buffer, so a log of 2 GiB trims and 4 KiB writes uses 4 KiB buffers.
 
 use super::collect::JobDefinition;
 use super::iolog::{Iolog, IologVersion, TraceAction};
 use super::location::Set;
 use super::notes::Notes;
-use super::replay_log::read_replay_log;
+use super::replay_clones::{CloneLog, clone_logs, clones_of_entry, files_of, unread_note};
 pub use super::replay_settings::ReplaySettings;
 use crate::input::job_file::{JobFileError, JobFileRequest};
 use crate::result::{AccessLine, AccessSpec, Direction, RunLength, WorkerFiles, Workload};
 use crate::targets::TargetSpec;
-use crate::workload::replay::{ReplayIo, ReplayTrace};
+use crate::workload::replay::{CloneTraces, ReplayIo, ReplayTrace};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -63,16 +64,19 @@ pub fn check_record(
     Ok(())
 }
 
-/// A job that replays a log, ready to map: its definition with the log's files as its
-/// `filename` when it names none (and the log's extent as its `size` when it gives none, so
-/// that a missing file is created large enough), and the log.
+/// A job that replays logs, ready to map: its definition with the logs' files as its
+/// `filename` when it names none (and the logs' extent as its `size` when it gives none, so
+/// that a missing file is created large enough), and the logs.
 pub struct ReplayJob {
     /// The definition to map.
     pub job: JobDefinition,
-    /// The log.
-    pub log: Iolog,
-    /// Workers replaying the whole log side by side (fio's `numjobs`: each clone reads the
-    /// whole log).
+    /// The logs of its clones, clone `i` replaying entry `i % len` (one log unless
+    /// `read_iolog` lists several and the job has several clones).
+    pub logs: Vec<CloneLog>,
+    /// The queue depth of each log's clones when each takes its own from its capture (empty:
+    /// the job's `iodepth` for all).
+    pub clone_depths: Vec<u32>,
+    /// Workers replaying a whole log each, side by side (fio's `numjobs`).
     pub clones: u32,
     /// The job's `loops` when above 1: fio does not repeat a replay for it, nor does iopath
     /// (the note says so).
@@ -99,36 +103,51 @@ pub fn replay_job(
         unused_merge_lists(job, notes);
         return Ok(None);
     };
-    let (log, merged) = match &settings.replay.merge_file {
+    let (logs, merged) = match &settings.replay.merge_file {
         Some(merge_file) => {
             let (log, merged, note) = super::replay_merge::merged_log(job, log_path, merge_file)?;
             notes.add(Some(&merge_file.at), note);
-            (log, Some(merged))
+            let name = merge_file.value.clone();
+            (vec![CloneLog { name, log }], Some(merged))
         }
         None => {
             unused_merge_lists(job, notes);
-            let path = clone_log(job, log_path, notes)?;
-            let log = read_replay_log(Path::new(&path)).map_err(|error| {
-                log_path.at.error(format!(
-                    "job '{}': read_iolog={}: {error}",
-                    job.section,
-                    crate::text::escape::escape_controls(&path)
-                ))
-            })?;
-            (log, None)
+            let logs = clone_logs(job, log_path)?;
+            if let Some(note) = unread_note(job, log_path, logs.len()) {
+                notes.add(Some(&log_path.at), note);
+            }
+            (logs, None)
         }
     };
     let mut job = job.clone();
     let settings = &mut job.settings;
-    if let Some(depth) = log.queue_depth
+    let mut clone_depths = Vec::new();
+    if let Some(depth) = logs.iter().filter_map(|entry| entry.log.queue_depth).max()
         && !settings.iodepth_set
         && request.overrides.qd.is_none()
     {
+        if logs.len() > 1 {
+            // Each clone at its own capture's depth (a text log's at the job's), as in fio;
+            // the job's slots are sized to the deepest.
+            clone_depths = logs
+                .iter()
+                .map(|entry| entry.log.queue_depth.unwrap_or(settings.iodepth))
+                .collect();
+        }
         settings.iodepth = depth;
+        let which = if logs.len() > 1 {
+            let each: Vec<String> = clone_depths.iter().map(u32::to_string).collect();
+            format!(
+                "the captures: each clone at its own log's depth ({})",
+                each.join(", ")
+            )
+        } else {
+            "the capture".to_string()
+        };
         notes.add(
             Some(&log_path.at),
             format!(
-                "job '{}': iodepth={depth} from the capture (its deepest queue between completions, at most {}), as fio sets it when the job sets no iodepth",
+                "job '{}': iodepth={depth} from {which} (its deepest queue between completions, at most {}), as fio sets it when the job sets no iodepth",
                 job.section,
                 super::blktrace_depth::MAX_DEPTH
             ),
@@ -137,14 +156,18 @@ pub fn replay_job(
     let own_files = settings.replay.redirect.is_none()
         && settings.filenames.is_none()
         && request.targets.is_empty();
-    if own_files
-        && log.version == IologVersion::Blktrace
-        && let Some(device) = log.files.iter().find(|file| !file.starts_with('/'))
-    {
+    let unknown_device = logs
+        .iter()
+        .filter(|entry| entry.log.version == IologVersion::Blktrace)
+        .find_map(|entry| {
+            let device = entry.log.files.iter().find(|file| !file.starts_with('/'))?;
+            Some((&entry.name, device))
+        });
+    if own_files && let Some((name, device)) = unknown_device {
         return Err(log_path.at.error(format!(
             "job '{}': read_iolog={}: the capture's device {device} is not on this machine (no block device of that number): name what to replay it on with filename= or replay_redirect=",
             job.section,
-            crate::text::escape::escape_controls(&log_path.value)
+            crate::text::escape::escape_controls(name)
         )));
     }
     if let Some(redirect) = &settings.replay.redirect {
@@ -154,14 +177,14 @@ pub fn replay_job(
         });
     } else if settings.filenames.is_none() && request.targets.is_empty() {
         settings.filenames = Some(Set {
-            value: log.files.clone(),
+            value: files_of(&logs),
             at: log_path.at.clone(),
         });
     }
     if settings.size.is_none() && settings.filesize.is_none() {
-        let furthest = log
-            .ios
+        let furthest = logs
             .iter()
+            .flat_map(|entry| &entry.log.ios)
             .filter(|io| io.action != TraceAction::Trim)
             .map(|io| io.offset.saturating_add(u64::from(io.length)))
             .max()
@@ -181,49 +204,12 @@ pub fn replay_job(
     settings.loops = 1;
     Ok(Some(ReplayJob {
         job,
-        log,
+        logs,
+        clone_depths,
         clones,
         unrepeated_loops,
         merged,
     }))
-}
-
-/// The log a job without `merge_blktrace_file` replays. fio reads `read_iolog=a:b` (`\\:` a
-/// colon inside a name) as one log per `numjobs` clone, clone `i` replaying log `i` (modulo
-/// the list's length): a job of one clone replays the first (the note says so); a job whose
-/// clones would replay different logs is refused, as iopath's clones replay one trace.
-fn clone_log(
-    job: &JobDefinition,
-    log_path: &Set<String>,
-    notes: &mut Notes,
-) -> Result<String, JobFileError> {
-    let names = super::values::colon_list(&log_path.value);
-    let shown = crate::text::escape::escape_controls(&log_path.value);
-    let clones = job.settings.numjobs.max(1);
-    match names.as_slice() {
-        [] => Err(log_path.at.error(format!(
-            "job '{}': read_iolog={shown}: names no log",
-            job.section
-        ))),
-        [only] => Ok(only.clone()),
-        [first, ..] if clones == 1 => {
-            notes.add(
-                Some(&log_path.at),
-                format!(
-                    "job '{}': replays {}, the first of the {} logs read_iolog lists: fio gives numjobs clone i the i-th log, and the job has one clone",
-                    job.section,
-                    crate::text::escape::escape_controls(first),
-                    names.len()
-                ),
-            );
-            Ok(first.clone())
-        }
-        _ => Err(log_path.at.error(format!(
-            "job '{}': read_iolog={shown} lists {} logs for {clones} clones (fio gives clone i the i-th log); iopath's clones replay one log together: give one log, or a job of its own to each log",
-            job.section,
-            names.len()
-        ))),
-    }
 }
 
 /// Notes `merge_blktrace_scalars` and `merge_blktrace_iters` on a job that merges nothing.
@@ -331,30 +317,39 @@ pub fn replay_trace(
     (ReplayTrace { ios }, syncs)
 }
 
-/// Makes `workload` the workload of replaying `trace` on `target_count` targets: `clones`
-/// workers, each over all of them, directions and the largest data block as the trace has
-/// them, run until each worker issued the trace once.
+/// Makes `workload` the workload of replaying `traces` on `target_count` targets: `clones`
+/// workers, each over all of them, directions and the largest data block as the traces have
+/// them (weighed by the clones replaying each), run until each worker issued its trace once.
 pub fn replay_workload(
     workload: &mut Workload,
-    trace: &ReplayTrace,
+    traces: &CloneTraces,
     target_count: usize,
     clones: u32,
 ) {
-    let total = trace.ios.len().max(1) as u64;
-    let share = |direction| {
-        let count = trace.count(direction) as u64;
-        if count == 0 {
-            0
-        } else {
-            (count * 100 / total).clamp(1, 99) as u8
-        }
+    let clones = clones.max(1);
+    let logs = traces.traces.len().max(1);
+    // How many clones replay each trace: clone i replays trace i % logs.
+    let weighed = |index: usize| (clones as usize).saturating_sub(index).div_ceil(logs) as u64;
+    let over_clones = |of: &dyn Fn(&ReplayTrace) -> u64| -> u64 {
+        traces
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(index, trace)| of(trace).saturating_mul(weighed(index)))
+            .sum()
     };
-    let writes = trace.count(Direction::Write) > 0;
+    let total = over_clones(&|trace| trace.ios.len() as u64).max(1);
+    let count = |direction| over_clones(&|trace| trace.count(direction) as u64);
+    let share = |direction| match count(direction) {
+        0 => 0,
+        issued => (issued * 100 / total).clamp(1, 99) as u8,
+    };
+    let writes = count(Direction::Write) > 0;
     let mut read_percent = share(Direction::Read);
     let mut trim_percent = share(Direction::Trim);
     if !writes {
         // Whatever is not a read is a trim.
-        read_percent = if trace.count(Direction::Trim) == 0 {
+        read_percent = if count(Direction::Trim) == 0 {
             100
         } else {
             read_percent
@@ -363,19 +358,29 @@ pub fn replay_workload(
     } else if read_percent + trim_percent >= 100 {
         trim_percent = 99 - read_percent.min(98);
     }
-    let size_bytes = match trace.largest_data_io_bytes() {
-        0 => 4096,
-        largest => largest,
+    let size_bytes = match traces
+        .traces
+        .iter()
+        .map(|trace| trace.largest_data_io_bytes())
+        .max()
+    {
+        None | Some(0) => 4096,
+        Some(largest) => largest,
     };
     workload.access = AccessSpec {
         lines: vec![AccessLine {
             trim_percent,
-            // What the trace's I/Os keep, so that O_DIRECT is checked against them.
-            alignment_bytes: trace.alignment_bytes(),
+            // What the traces' I/Os keep, so that O_DIRECT is checked against them.
+            alignment_bytes: traces
+                .traces
+                .iter()
+                .map(|trace| trace.alignment_bytes())
+                .min()
+                .unwrap_or(4096),
             ..AccessLine::new(size_bytes, 100, read_percent, 100)
         }],
     };
-    workload.workers = clones.max(1);
+    workload.workers = clones;
     workload.worker_files = WorkerFiles {
         per_worker: target_count.max(1) as u32,
         ..WorkerFiles::default()
@@ -384,35 +389,30 @@ pub fn replay_workload(
         RunLength::Bytes { time_limit_ns, .. } => time_limit_ns,
         RunLength::Time { duration_ns } => Some(duration_ns),
     };
-    // Every byte the trace issues, trims included, rounded up to whole blocks of the line (the
-    // runner's byte budget counts whole blocks and shares it among the workers), for every
-    // worker: the budget is met by the last I/O, never before, and the I/O count ends the
-    // replay.
-    let bytes_per_worker = trace
-        .ios
-        .iter()
-        .map(|io| u64::from(io.length))
-        .sum::<u64>()
-        .max(1)
-        .div_ceil(size_bytes)
-        .saturating_mul(size_bytes);
+    // Every byte each clone's trace issues, in whole blocks: the runner gives each worker its
+    // own trace's budget and I/O count (the job's are the sum and the longest).
     workload.length = RunLength::Bytes {
-        bytes: bytes_per_worker.saturating_mul(u64::from(workload.workers)),
+        bytes: over_clones(&|trace| trace.byte_budget(size_bytes)),
         time_limit_ns,
     };
-    workload.io_limit = Some(total);
+    workload.io_limit = traces
+        .traces
+        .iter()
+        .map(|trace| trace.ios.len() as u64)
+        .max();
     workload.offsets.random_map = false;
 }
 
-/// The note a replayed job gets.
-pub fn replay_note(job: &str, log: &Iolog, trace: &ReplayTrace, syncs: usize) -> String {
+/// What a replayed log is, for notes: `a version 2 I/O log of N I/Os (…) over F file(s)`,
+/// with what is left out of it.
+fn log_summary(log: &Iolog, trace: &ReplayTrace, syncs: usize) -> String {
     let (what, files) = match log.version {
         IologVersion::V2 => ("a version 2 I/O log", "file(s)"),
         IologVersion::V3 => ("a version 3 I/O log", "file(s)"),
         IologVersion::Blktrace => ("a blktrace capture", "device(s)"),
     };
-    let mut note = format!(
-        "job '{job}': replays {what} of {} I/Os ({} reads, {} writes, {} trims) over {} {files}",
+    let mut summary = format!(
+        "{what} of {} I/Os ({} reads, {} writes, {} trims) over {} {files}",
         trace.ios.len(),
         trace.count(Direction::Read),
         trace.count(Direction::Write),
@@ -420,43 +420,89 @@ pub fn replay_note(job: &str, log: &Iolog, trace: &ReplayTrace, syncs: usize) ->
         log.files.len()
     );
     if log.dropped > 0 {
-        note.push_str(&format!(
+        summary.push_str(&format!(
             "; its {} I/O(s) of 0 bytes are left out, as fio leaves them",
             log.dropped
         ));
     }
     if syncs > 0 {
-        note.push_str(&format!(
+        summary.push_str(&format!(
             "; its {syncs} sync(s) are not issued (iopath syncs at the end with end_fsync)"
         ));
     }
-    note
+    summary
 }
 
-/// Checks, maps and notes the replay of `replay` into `mapped` (`targets`: the job's).
+/// The note a job replaying one log gets.
+pub fn replay_note(job: &str, log: &Iolog, trace: &ReplayTrace, syncs: usize) -> String {
+    format!("job '{job}': replays {}", log_summary(log, trace, syncs))
+}
+
+/// Checks, maps and notes the replay of `replay` into `mapped` (`targets`: the job's): the
+/// trace of each clone's log.
 pub fn apply(
     replay: &ReplayJob,
     workload: &mut Workload,
     targets: &[TargetSpec],
     notes: &mut Notes,
-) -> Arc<ReplayTrace> {
+) -> CloneTraces {
     let settings = &replay.job.settings.replay;
-    let (trace, syncs) = replay_trace(&replay.log, settings, targets);
-    replay_workload(workload, &trace, targets.len(), replay.clones);
-    let mut note = replay_note(&replay.job.section, &replay.log, &trace, syncs);
-    if replay.clones > 1 {
-        note.push_str(&format!(
-            "; each of its {} clones (numjobs) replays the whole log, as in fio",
-            replay.clones
-        ));
+    let job = &replay.job.section;
+    let mut traces = CloneTraces {
+        queue_depths: replay.clone_depths.clone(),
+        ..CloneTraces::default()
+    };
+    let mut summaries = Vec::with_capacity(replay.logs.len());
+    for entry in &replay.logs {
+        let (trace, syncs) = replay_trace(&entry.log, settings, targets);
+        summaries.push(log_summary(&entry.log, &trace, syncs));
+        traces.traces.push(Arc::new(trace));
     }
+    replay_workload(workload, &traces, targets.len(), replay.clones);
+    let mut note = match summaries.as_slice() {
+        [one] => {
+            let mut note = format!("job '{job}': replays {one}");
+            if replay.clones > 1 {
+                note.push_str(&format!(
+                    "; each of its {} clones (numjobs) replays the whole log, as in fio",
+                    replay.clones
+                ));
+            }
+            note
+        }
+        several => {
+            let each: Vec<String> = replay
+                .logs
+                .iter()
+                .zip(several)
+                .enumerate()
+                .map(|(index, (entry, summary))| {
+                    let clones = clones_of_entry(index, several.len(), replay.clones);
+                    let noun = if clones.contains(',') {
+                        "clones"
+                    } else {
+                        "clone"
+                    };
+                    format!(
+                        "{noun} {clones}: {} ({summary})",
+                        crate::text::escape::escape_controls(&entry.name)
+                    )
+                })
+                .collect();
+            format!(
+                "job '{job}': its {} clones (numjobs) replay the logs read_iolog lists in turn, clone i the i-th, as in fio: {}",
+                replay.clones,
+                each.join("; ")
+            )
+        }
+    };
     if let Some(loops) = replay.unrepeated_loops {
         note.push_str(&format!(
             "; loops={loops} does not repeat a replay (nor in fio): it is issued once"
         ));
     }
     notes.add(settings.log.as_ref().map(|log| &log.at), note);
-    Arc::new(trace)
+    traces
 }
 
 #[cfg(test)]
@@ -583,7 +629,7 @@ mod tests {
         .unwrap();
         let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/dev/null")]);
         let mut workload = crate::workload::suite::base_workload();
-        replay_workload(&mut workload, &trace, 1, 1);
+        replay_workload(&mut workload, &CloneTraces::one(trace.clone()), 1, 1);
         assert_eq!(workload.access.max_size_bytes(), 4096);
         assert_eq!(
             workload.access.lines[0].alignment_bytes, 4096,
@@ -600,7 +646,7 @@ mod tests {
                 .unwrap();
         let (trace, _) = replay_trace(&log, &ReplaySettings::default(), &[target("/a")]);
         let mut workload = crate::workload::suite::base_workload();
-        replay_workload(&mut workload, &trace, 1, 1);
+        replay_workload(&mut workload, &CloneTraces::one(trace.clone()), 1, 1);
         let RunLength::Bytes { bytes, .. } = workload.length else {
             panic!("a replay runs to a byte count");
         };
@@ -609,7 +655,7 @@ mod tests {
             2 * 8192,
             "12 KiB in 8 KiB blocks: two blocks, not one"
         );
-        replay_workload(&mut workload, &trace, 1, 3);
+        replay_workload(&mut workload, &CloneTraces::one(trace), 1, 3);
         assert_eq!(workload.workers, 3, "a worker per clone");
         assert_eq!(
             workload.io_limit,

@@ -1744,7 +1744,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "read_iolog",
         aliases: &[],
-        mapping: "replays a fio I/O log (versions 2 and 3) or a blktrace capture instead of generating I/O (a `:` list: the first log for a job of one clone, refused for several clones; see \"I/O logs\"): its files (a capture's devices, named as this machine names them) become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims (a capture's queued events) are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line or the capture's event)",
+        mapping: "replays a fio I/O log (versions 2 and 3) or a blktrace capture instead of generating I/O (a `:` list: clone i replays the i-th log, modulo the list's length, as in fio; see \"I/O logs\"): its files (a capture's devices, named as this machine names them) become the job's targets (or go to the targets `filename` names, by name, else in turn), its reads, writes and trims (a capture's queued events) are issued in order with its timing, once; read and checked before any I/O (at most 256 MiB, errors name the line or the capture's event)",
         support: Support::Mapped(super::replay_options::read_log),
     },
     OptionSpec {
