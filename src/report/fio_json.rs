@@ -328,6 +328,7 @@ fn build_job(
     };
     let continue_on_error =
         job.workload.continue_on_error || job.workload.error_policy.continue_on.contains(&true);
+    let search = LatencySearchFields::of(job);
     FioJob {
         jobname: job.name.clone(),
         groupid,
@@ -368,10 +369,10 @@ fn build_job(
         latency_ms: latency_classes(&job.total.histogram, &MS_CLASSES),
         total_err: continue_on_error.then_some(job.errors.count),
         first_error: continue_on_error.then_some(first_errno.unwrap_or(0)),
-        latency_depth: job.queue_depth_per_worker,
-        latency_target: 0,
-        latency_percentile: 100.0,
-        latency_window: 0,
+        latency_depth: search.depth,
+        latency_target: search.target_ns,
+        latency_percentile: search.percentile,
+        latency_window: search.window_us,
         desc: job.workload.summary(),
         hostname: None,
         port: None,
@@ -941,10 +942,45 @@ fn samples_below(histogram: &SparseHistogram, threshold_ns: u64) -> f64 {
     below
 }
 
+/// fio's `latency_depth`, `latency_target`, `latency_percentile` and `latency_window` of one
+/// job: with a latency-target search, the depth its last worker ended at (fio writes the last
+/// clone's) and the target (ns), percentile and window (µs) it searched with; without one, the
+/// job's queue depth, no target, 100 % and no window, as fio writes them.
+struct LatencySearchFields {
+    depth: u32,
+    target_ns: u64,
+    percentile: f64,
+    window_us: u64,
+}
+
+impl LatencySearchFields {
+    fn of(job: &JobResult) -> Self {
+        match &job.latency_target {
+            Some(search) => LatencySearchFields {
+                depth: search
+                    .depths
+                    .last()
+                    .copied()
+                    .unwrap_or(job.queue_depth_per_worker),
+                target_ns: search.target_ns,
+                percentile: search.percentile,
+                window_us: search.window_ns / 1_000,
+            },
+            None => LatencySearchFields {
+                depth: job.queue_depth_per_worker,
+                target_ns: 0,
+                percentile: 100.0,
+                window_us: 0,
+            },
+        }
+    }
+}
+
 /// fio's `iodepth_level`: iopath keeps each worker's queue at its depth and does not sample
-/// it, so the whole share is put at the configured depth.
+/// it, so the whole share is put at that depth: the configured one, or the one a latency-target
+/// search ended at (the depth of the job's figures).
 fn depth_levels(job: &JobResult) -> Ordered<f64> {
-    let depth = job.queue_depth_per_worker;
+    let depth = LatencySearchFields::of(job).depth;
     let level = match depth {
         0..=1 => 0,
         2..=3 => 1,
@@ -1140,6 +1176,36 @@ mod tests {
         assert_eq!(fio["trim"]["io_bytes"], figures.bytes);
         assert_eq!(fio["trim"]["clat_ns"]["max"], figures.latency.max_ns);
         assert_eq!(fio["job options"]["rw"], "randtrimwrite");
+    }
+
+    #[test]
+    fn a_latency_target_search_reports_the_depth_it_ended_at_and_its_target() {
+        let mut result = mixed().clone();
+        let job = &mut result.tests[0].jobs[0];
+        job.queue_depth_per_worker = 32;
+        job.latency_target = Some(crate::result::LatencyTargetResult {
+            target_ns: 1_000_000,
+            window_ns: 5_000_000_000,
+            percentile: 99.9,
+            depths: vec![1],
+            met: true,
+            iops: 1000.0,
+        });
+        let mut out = Vec::new();
+        write_fio_json(Report::of_run(&result).run(), false, &mut out).unwrap();
+        let json: Value = serde_json::from_slice(&out).unwrap();
+        let fio = &json["jobs"][0];
+        assert_eq!(fio["latency_depth"], 1);
+        assert_eq!(fio["latency_target"], 1_000_000);
+        assert_eq!(fio["latency_percentile"], 99.9);
+        assert_eq!(fio["latency_window"], 5_000_000);
+        assert_eq!(fio["iodepth_level"]["1"], 100.0);
+        assert_eq!(fio["iodepth_level"]["32"], 0.0);
+        // A job that did not search: its own depth and fio's figures for no target.
+        let other = &json["jobs"][1];
+        assert_eq!(other["latency_target"], 0);
+        assert_eq!(other["latency_percentile"], 100.0);
+        assert_eq!(other["latency_window"], 0);
     }
 
     #[test]
