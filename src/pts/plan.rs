@@ -151,33 +151,31 @@ pub fn tracking_names(kind: PtsTestKind, elements: &[PtsElement]) -> Vec<String>
     }
 }
 
+/// The element behind each tracking variable in a round whose cells are `cells` (in the
+/// order of [`elements`]): the 4 KiB random write for IOPS, latency and saturation, every
+/// element for throughput. `None` where the round lacks it.
+pub fn tracked_cells(kind: PtsTestKind, cells: &[PtsCell]) -> Vec<Option<&PtsCell>> {
+    match kind {
+        PtsTestKind::Throughput => cells.iter().map(Some).collect(),
+        _ => vec![cells.iter().find(|cell| {
+            cell.block_size_bytes == TRACKED_BLOCK_SIZE && cell.read_percent == 0 && cell.random
+        })],
+    }
+}
+
 /// Each tracking variable's value in a round whose cells are `cells` (in the order of
 /// [`elements`]).
 pub fn tracked_values(kind: PtsTestKind, cells: &[PtsCell]) -> Vec<f64> {
-    let tracked_write = || {
-        cells.iter().find(|cell| {
-            cell.block_size_bytes == TRACKED_BLOCK_SIZE && cell.read_percent == 0 && cell.random
-        })
+    let value = |cell: &PtsCell| match kind {
+        PtsTestKind::Iops | PtsTestKind::Saturation => cell.iops,
+        PtsTestKind::Latency => cell.mean_latency_ns / 1000.0,
+        PtsTestKind::Throughput if cell.read_percent == 100 => cell.read_bytes_per_second / 1e6,
+        PtsTestKind::Throughput => cell.write_bytes_per_second / 1e6,
     };
-    match kind {
-        PtsTestKind::Iops | PtsTestKind::Saturation => {
-            vec![tracked_write().map_or(0.0, |cell| cell.iops)]
-        }
-        PtsTestKind::Latency => {
-            vec![tracked_write().map_or(0.0, |cell| cell.mean_latency_ns / 1000.0)]
-        }
-        PtsTestKind::Throughput => cells
-            .iter()
-            .map(|cell| {
-                let rate = if cell.read_percent == 100 {
-                    cell.read_bytes_per_second
-                } else {
-                    cell.write_bytes_per_second
-                };
-                rate / 1e6
-            })
-            .collect(),
-    }
+    tracked_cells(kind, cells)
+        .into_iter()
+        .map(|cell| cell.map_or(0.0, value))
+        .collect()
 }
 
 /// The figures of one element from the test that ran it, with the step down of its own

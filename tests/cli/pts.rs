@@ -280,5 +280,88 @@ fn timing_pts_a_constant_rate_reaches_steady_state_and_stops_there() {
     assert_eq!(window["first_round"], rounds as u64 - 4);
     assert_eq!(window["excursion_holds"], true);
     assert_eq!(window["slope_holds"], true);
+    assert!(test["steady_after_step"].is_null(), "{test}");
     assert!(output.stdout.contains("IOPS: Steady state reached"));
+}
+
+/// nbdkit's rate filter at 60 Mbit/s for three rounds, then at 20 Mbit/s (the test rewrites
+/// its rate file as the fourth round starts), as a burst bucket that ran dry or a write cache
+/// that filled: the rule holds on the lower level, and the report says that this steady
+/// state is the level after a step down, with the round it came after and both rates.
+#[test]
+fn timing_pts_a_steady_state_after_a_step_down_is_called_the_level_after_it() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let rate_file = server_dir.path().join("rate");
+    let set_rate = |rate: &str| {
+        let staging = server_dir.path().join("rate.new");
+        std::fs::write(&staging, format!("{rate}\n")).unwrap();
+        std::fs::rename(&staging, &rate_file).unwrap();
+    };
+    set_rate("60M");
+    let rate_argument = format!("rate-file={}", rate_file.display());
+    let server = Nbdkit::start(
+        server_dir.path(),
+        &[
+            "--filter=rate",
+            "memory",
+            "100M",
+            "rate=60M",
+            &rate_argument,
+            // A bucket of a tenth of a second: a server that a busy host starved for a while
+            // does not then serve a whole element at a burst.
+            "burstiness=0.1",
+        ],
+    );
+    let dir = disk_tempdir();
+    let url = server.url();
+    let (status, stderr) = run_watching_stderr(
+        iopath()
+            .current_dir(dir.path())
+            .args(iops_test_alone(&url, "12")),
+        |line, _| {
+            if line == "pts: IOPS: round 4" {
+                set_rate("20M");
+            }
+        },
+    );
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let out = dir.path().join("out");
+    let result = state(&out);
+    let test = &result["tests"][0];
+    assert_eq!(test["outcome"], "steady", "{stderr}");
+    let found = &test["steady_after_step"];
+    // The rate was changed as the fourth round started: three rounds at the first level,
+    // within 10 % (the round in which it came is partly at each level when the server takes
+    // the new rate a moment later).
+    let rounds_before = found["rounds_before"].as_f64().unwrap();
+    assert!((rounds_before - 3.0).abs() <= 0.3, "{test}");
+    assert_eq!(found["variable"], "4KiB random write IOPS");
+    let step = found["step"]["write_cliff"].clone();
+    let before = step["before_iops"].as_f64().unwrap();
+    let after = step["after_iops"].as_f64().unwrap();
+    // The two levels are those of the rounds on each side of the step, in the ratio the
+    // server's rates were set to (3), within the detector's noise.
+    let tracked: Vec<f64> = test["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|round| round["tracked"][0].as_f64().unwrap())
+        .collect();
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+    assert!(
+        (before / mean(&tracked[..3]) - 1.0).abs() < 0.1,
+        "{tracked:?}"
+    );
+    assert!(
+        (after / mean(&tracked[3..]) - 1.0).abs() < 0.1,
+        "{tracked:?}"
+    );
+    assert!((2.4..3.6).contains(&(before / after)), "{before} → {after}");
+    let said = "It is the level after a step down, not the rate the target gave before it: \
+                4KiB random write IOPS stepped down after round 3";
+    let html = std::fs::read_to_string(out.join("pts.html")).unwrap();
+    assert!(html.contains(said), "the report does not say it");
 }

@@ -17,7 +17,9 @@
 use super::escape::escape;
 use super::page::{Section, page};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, compact, size_tick};
-use crate::report::pts_rate_steps::{bytes_before, levels, step_rows, step_words};
+use crate::report::pts_rate_steps::{
+    bytes_before, levels, steady_after_step_words, step_rows, step_words,
+};
 use crate::report::pts_tables::{
     block_sizes, cell_at, mix_name, read_percents, window_cells, window_rounds,
 };
@@ -164,11 +166,17 @@ pub fn outcome_text(test: &PtsTestResult) -> String {
     let rounds = test.rounds.len();
     let window = test.windows.first();
     match test.outcome {
-        PtsOutcome::Steady => format!(
-            "Steady state reached: rounds {}–{} (of {rounds}).",
-            window.map_or(0, |w| w.first_round),
-            rounds
-        ),
+        PtsOutcome::Steady => {
+            let reached = format!(
+                "Steady state reached: rounds {}–{} (of {rounds}).",
+                window.map_or(0, |w| w.first_round),
+                rounds
+            );
+            match &test.steady_after_step {
+                Some(found) => format!("{reached} {}", steady_after_step_words(found)),
+                None => reached,
+            }
+        }
         PtsOutcome::NotSteady => format!(
             "Steady state not reached after {rounds} rounds: the tables show the last {} rounds.",
             window.map_or(0, |w| w.values.len())
