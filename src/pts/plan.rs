@@ -252,7 +252,8 @@ pub fn round_range(edition: PtsEdition, active_range_bytes: u64) -> u64 {
     match edition {
         PtsEdition::Enterprise => active_range_bytes,
         PtsEdition::Client => {
-            let part = active_range_bytes / 100 * CLIENT_ACTIVE_PERCENT;
+            let part = active_range_bytes / 100 * CLIENT_ACTIVE_PERCENT
+                + active_range_bytes % 100 * CLIENT_ACTIVE_PERCENT / 100;
             (part / (1 << 20) * (1 << 20)).max(1 << 20)
         }
     }
@@ -313,6 +314,9 @@ mod tests {
     #[test]
     fn the_client_range_is_three_quarters() {
         assert_eq!(round_range(PtsEdition::Client, 100 << 20), 75 << 20);
+        // 75 % of 16 MiB is 12 MiB exactly, not the whole MiB below it.
+        assert_eq!(round_range(PtsEdition::Client, 16 << 20), 12 << 20);
+        assert_eq!(round_range(PtsEdition::Client, 1 << 40), 3 << 38);
         assert_eq!(round_range(PtsEdition::Enterprise, 100 << 20), 100 << 20);
     }
 }

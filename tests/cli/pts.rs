@@ -186,6 +186,17 @@ fn pts_runs_every_test_on_an_nbd_memory_export_and_writes_the_report() {
         assert!(csv.starts_with("block_size,read_write_mix,"), "{csv}");
         assert!(out.join(format!("pts-{table}-rounds.csv")).exists());
     }
+    // The test conditions as CSV too, with what was scaled down.
+    let conditions = std::fs::read_to_string(out.join("pts-conditions.csv")).unwrap();
+    assert!(conditions.starts_with("condition,value\n"), "{conditions}");
+    for row in [
+        "Purge,trim of the whole export (NBD_CMD_TRIM)\n",
+        "Capacity,16777216 bytes (16m)\n",
+        "Outstanding I/O,IOPS and saturation: QD 32 × 4 workers;",
+        "Scaled down,each element of a round measured for 100ms",
+    ] {
+        assert!(conditions.contains(row), "{row} missing: {conditions}");
+    }
     assert!(
         output
             .stdout
@@ -364,4 +375,91 @@ fn timing_pts_a_steady_state_after_a_step_down_is_called_the_level_after_it() {
                 4KiB random write IOPS stepped down after round 3";
     let html = std::fs::read_to_string(out.join("pts.html")).unwrap();
     assert!(html.contains(said), "the report does not say it");
+}
+
+/// `--client`: the Client edition's differences — QD 16 × 2 workers, throughput at 1024 KiB
+/// only, and rounds over the first 75 % of the active range while preconditioning writes
+/// all of it — seen from the server's side: nbdkit's log filter records every request.
+#[test]
+fn pts_client_runs_the_client_editions_tests_on_three_quarters_of_the_range() {
+    if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
+        return;
+    }
+    let server_dir = tempfile::tempdir().unwrap();
+    let log = server_dir.path().join("requests.log");
+    let log_argument = format!("logfile={}", log.display());
+    let server = Nbdkit::start(
+        server_dir.path(),
+        &["--filter=log", "memory", "16M", &log_argument],
+    );
+    let dir = disk_tempdir();
+    let url = server.url();
+    let output = plain_in(
+        dir.path(),
+        &[
+            "pts",
+            &url,
+            "--allow-destructive",
+            "--client",
+            "--tests",
+            "iops,throughput",
+            "--block-sizes",
+            "4k",
+            "--round",
+            "100ms",
+            "--max-rounds",
+            "5",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert_eq!(output.status, 0, "{}", output.stderr);
+    let result = state(&dir.path().join("out"));
+    let conditions = &result["conditions"];
+    assert_eq!(conditions["edition"], "client", "{conditions}");
+    assert_eq!(conditions["queue_depth"], 16);
+    assert_eq!(conditions["workers"], 2);
+    let throughput = &result["tests"][1];
+    for round in throughput["rounds"].as_array().unwrap() {
+        let sizes: Vec<u64> = round["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|cell| cell["block_size_bytes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(sizes, [1 << 20, 1 << 20], "{throughput}");
+    }
+    let html = std::fs::read_to_string(dir.path().join("out/pts.html")).unwrap();
+    assert!(html.contains("SNIA PTS (Client)"));
+
+    // Requests as the server saw them: (count, end) of every read and write.
+    let three_quarters = 12u64 << 20;
+    let text = std::fs::read_to_string(&log).unwrap();
+    let field = |line: &str, name: &str| -> u64 {
+        let value = line
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {line}"));
+        u64::from_str_radix(value.trim_start_matches("0x"), 16).unwrap()
+    };
+    let requests: Vec<(u64, u64)> = text
+        .lines()
+        .filter(|line| line.contains(" Write id=") || line.contains(" Read id="))
+        .map(|line| {
+            let count = field(line, "count=");
+            (count, field(line, "offset=") + count)
+        })
+        .collect();
+    let ends = |count: u64| requests.iter().filter(move |r| r.0 == count).map(|r| r.1);
+    // The rounds: 4 KiB random and 1 MiB sequential, all within the first 12 MiB, the
+    // random ones reaching near its end.
+    assert!(ends(4096).count() > 100);
+    assert!(
+        ends(4096)
+            .chain(ends(1 << 20))
+            .all(|end| end <= three_quarters)
+    );
+    assert!(ends(4096).any(|end| end > 11 << 20));
+    // Preconditioning: 128 KiB writes over the whole 16 MiB.
+    assert_eq!(ends(128 << 10).max(), Some(16 << 20));
 }
