@@ -5,6 +5,7 @@
 use super::common::{Nbdkit, disk_tempdir, iopath, plain_in, write_foreign_file};
 use crate::support::process::run_watching_stderr;
 use crate::support::pts::{SUITE_IN_SECONDS, state};
+use std::path::PathBuf;
 
 /// `iopath pts URL` running the IOPS test alone on 2 % of the export: 4 KiB blocks, rounds of
 /// 300 ms, at most `max_rounds` of them; the state file and the report go to `out`.
@@ -26,6 +27,51 @@ fn iops_test_alone<'a>(url: &'a str, max_rounds: &'a str) -> [&'a str; 15] {
         "--output-dir",
         "out",
     ]
+}
+
+/// An nbdkit memory export of 100 MiB behind the rate filter, whose rate the test changes
+/// by rewriting the filter's rate file (replaced whole, so that the server never reads half
+/// of it).
+struct RatedExport {
+    server: Nbdkit,
+    rate_file: PathBuf,
+    _directory: tempfile::TempDir,
+}
+
+impl RatedExport {
+    /// Serves at `rate` (nbdkit's notation: `20M` bits a second), with `extra` filter
+    /// parameters.
+    fn start(rate: &str, extra: &[&str]) -> RatedExport {
+        let directory = tempfile::tempdir().unwrap();
+        let rate_file = directory.path().join("rate");
+        let rate_argument = format!("rate-file={}", rate_file.display());
+        let initial = format!("rate={rate}");
+        write_rate(&rate_file, rate);
+        RatedExport {
+            server: Nbdkit::start(
+                directory.path(),
+                &[
+                    &["--filter=rate", "memory", "100M", &initial, &rate_argument][..],
+                    extra,
+                ]
+                .concat(),
+            ),
+            rate_file,
+            _directory: directory,
+        }
+    }
+
+    /// Sets the rate the server takes from its rate file.
+    fn set_rate(&self, rate: &str) {
+        write_rate(&self.rate_file, rate);
+    }
+}
+
+/// Replaces `rate_file` whole with `rate`.
+fn write_rate(rate_file: &std::path::Path, rate: &str) {
+    let staging = rate_file.with_extension("new");
+    std::fs::write(&staging, format!("{rate}\n")).unwrap();
+    std::fs::rename(&staging, rate_file).unwrap();
 }
 
 #[test]
@@ -150,6 +196,21 @@ fn pts_runs_every_test_on_an_nbd_memory_export_and_writes_the_report() {
             assert!(test["preconditioned"] == true);
         }
     }
+    // Write saturation stops at the first round that has written four times the active
+    // range, or once its rounds have run for --saturation-time (1 s of 100 ms rounds).
+    let written: Vec<u64> = tests[3]["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|round| round["cells"][0]["bytes"].as_u64().unwrap())
+        .collect();
+    let (total, last) = (written.iter().sum::<u64>(), *written.last().unwrap());
+    let four_times = 4 * (16u64 << 20);
+    assert!(
+        (total - last < four_times && total >= four_times)
+            || (total < four_times && written.len() == 10),
+        "{written:?}"
+    );
     // 7 mixes × one block size.
     assert_eq!(tests[0]["rounds"][0]["cells"].as_array().unwrap().len(), 7);
     // Latency: 0.5 and 8 KiB left out by --block-sizes: 3 mixes × 4 KiB.
@@ -212,27 +273,9 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
     if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
-    let server_dir = tempfile::tempdir().unwrap();
-    let rate_file = server_dir.path().join("rate");
-    let set_rate = |megabits: f64| {
-        let staging = server_dir.path().join("rate.new");
-        std::fs::write(&staging, format!("{}M\n", megabits.round() as u64)).unwrap();
-        std::fs::rename(&staging, &rate_file).unwrap();
-    };
-    set_rate(20.0);
-    let rate_argument = format!("rate-file={}", rate_file.display());
-    let server = Nbdkit::start(
-        server_dir.path(),
-        &[
-            "--filter=rate",
-            "memory",
-            "100M",
-            "rate=20M",
-            &rate_argument,
-        ],
-    );
+    let export = RatedExport::start("20M", &[]);
     let dir = disk_tempdir();
-    let url = server.url();
+    let url = export.server.url();
     let (status, stderr) = run_watching_stderr(
         iopath()
             .current_dir(dir.path())
@@ -242,7 +285,8 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
                 .strip_prefix("pts: IOPS: round ")
                 .and_then(|n| n.trim().parse::<i32>().ok())
             {
-                set_rate(20.0 * 1.6f64.powi(number - 1));
+                let megabits = 20.0 * 1.6f64.powi(number - 1);
+                export.set_rate(&format!("{}M", megabits.round() as u64));
             }
         },
     );
@@ -304,37 +348,18 @@ fn timing_pts_a_steady_state_after_a_step_down_is_called_the_level_after_it() {
     if crate::support::devices::required_tool("nbdkit", "nbdkit").is_none() {
         return;
     }
-    let server_dir = tempfile::tempdir().unwrap();
-    let rate_file = server_dir.path().join("rate");
-    let set_rate = |rate: &str| {
-        let staging = server_dir.path().join("rate.new");
-        std::fs::write(&staging, format!("{rate}\n")).unwrap();
-        std::fs::rename(&staging, &rate_file).unwrap();
-    };
-    set_rate("60M");
-    let rate_argument = format!("rate-file={}", rate_file.display());
-    let server = Nbdkit::start(
-        server_dir.path(),
-        &[
-            "--filter=rate",
-            "memory",
-            "100M",
-            "rate=60M",
-            &rate_argument,
-            // A bucket of a tenth of a second: a server that a busy host starved for a while
-            // does not then serve a whole element at a burst.
-            "burstiness=0.1",
-        ],
-    );
+    // A bucket of a tenth of a second: a server that a busy host starved for a while does
+    // not then serve a whole element at a burst.
+    let export = RatedExport::start("60M", &["burstiness=0.1"]);
     let dir = disk_tempdir();
-    let url = server.url();
+    let url = export.server.url();
     let (status, stderr) = run_watching_stderr(
         iopath()
             .current_dir(dir.path())
             .args(iops_test_alone(&url, "12")),
         |line, _| {
             if line == "pts: IOPS: round 4" {
-                set_rate("20M");
+                export.set_rate("20M");
             }
         },
     );
