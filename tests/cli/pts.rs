@@ -61,6 +61,31 @@ impl RatedExport {
         }
     }
 
+    /// Runs the IOPS test alone against the export in `dir`, at most `max_rounds` rounds,
+    /// calling `at_round` with each round's number as the round starts; returns the exit
+    /// status and the standard error.
+    fn run_iops_test(
+        &self,
+        dir: &std::path::Path,
+        max_rounds: &str,
+        mut at_round: impl FnMut(i32),
+    ) -> (std::process::ExitStatus, String) {
+        let url = self.server.url();
+        run_watching_stderr(
+            iopath()
+                .current_dir(dir)
+                .args(iops_test_alone(&url, max_rounds)),
+            |line, _| {
+                if let Some(number) = line
+                    .strip_prefix("pts: IOPS: round ")
+                    .and_then(|n| n.trim().parse::<i32>().ok())
+                {
+                    at_round(number);
+                }
+            },
+        )
+    }
+
     /// Sets the rate the server takes from its rate file.
     fn set_rate(&self, rate: &str) {
         write_rate(&self.rate_file, rate);
@@ -275,21 +300,10 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
     }
     let export = RatedExport::start("20M", &[]);
     let dir = disk_tempdir();
-    let url = export.server.url();
-    let (status, stderr) = run_watching_stderr(
-        iopath()
-            .current_dir(dir.path())
-            .args(iops_test_alone(&url, "5")),
-        |line, _| {
-            if let Some(number) = line
-                .strip_prefix("pts: IOPS: round ")
-                .and_then(|n| n.trim().parse::<i32>().ok())
-            {
-                let megabits = 20.0 * 1.6f64.powi(number - 1);
-                export.set_rate(&format!("{}M", megabits.round() as u64));
-            }
-        },
-    );
+    let (status, stderr) = export.run_iops_test(dir.path(), "5", |number| {
+        let megabits = 20.0 * 1.6f64.powi(number - 1);
+        export.set_rate(&format!("{}M", megabits.round() as u64));
+    });
     assert_eq!(status.code(), Some(0), "{stderr}");
     let result = state(&dir.path().join("out"));
     let test = &result["tests"][0];
@@ -352,17 +366,11 @@ fn timing_pts_a_steady_state_after_a_step_down_is_called_the_level_after_it() {
     // not then serve a whole element at a burst.
     let export = RatedExport::start("60M", &["burstiness=0.1"]);
     let dir = disk_tempdir();
-    let url = export.server.url();
-    let (status, stderr) = run_watching_stderr(
-        iopath()
-            .current_dir(dir.path())
-            .args(iops_test_alone(&url, "12")),
-        |line, _| {
-            if line == "pts: IOPS: round 4" {
-                export.set_rate("20M");
-            }
-        },
-    );
+    let (status, stderr) = export.run_iops_test(dir.path(), "12", |number| {
+        if number == 4 {
+            export.set_rate("20M");
+        }
+    });
     assert_eq!(status.code(), Some(0), "{stderr}");
     let out = dir.path().join("out");
     let result = state(&out);
