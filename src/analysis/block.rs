@@ -260,6 +260,9 @@ impl Walker<'_> {
         if !identity.is_empty() {
             parts.push(identity.join(" "));
         }
+        if let Some(firmware) = &disk.firmware {
+            parts.push(format!("firmware {firmware}"));
+        }
         parts.push(format_bytes(disk.size_bytes));
         self.push(
             format!("block:{name}"),

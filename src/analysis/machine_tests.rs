@@ -489,6 +489,13 @@ fn nvme_on_pcie_4_x4() {
         disk.queue.as_ref().unwrap().outstanding_limit(),
         Some(64 * 1023)
     );
+    // The model and firmware revision the controller reports (a PTS report's test
+    // conditions name both).
+    assert!(
+        disk.description.contains(", firmware 1.0, "),
+        "{}",
+        disk.description
+    );
     assert!(
         hop(path, "nvme:nvme0")
             .description

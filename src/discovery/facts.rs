@@ -211,6 +211,9 @@ pub struct DiskFacts {
     pub vendor: Option<String>,
     /// `device/model`.
     pub model: Option<String>,
+    /// The firmware revision: `device/firmware_rev` (NVMe: the controller's) or `device/rev`
+    /// (SCSI, SATA).
+    pub firmware: Option<String>,
     /// Size in bytes.
     pub size_bytes: u64,
     /// Its queue limits.

@@ -67,6 +67,7 @@ fn saturation_run() -> PtsResult {
                 after_iops: 488.0,
                 stayed_low_after_idle: false,
             })),
+            steady_after_step: None,
         }],
         complete: true,
     }

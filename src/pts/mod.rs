@@ -309,6 +309,7 @@ impl PtsPlan {
                     outcome: PtsOutcome::NotFinished,
                     windows: Vec::new(),
                     rate_step: None,
+                    steady_after_step: None,
                 })
                 .collect(),
             complete: false,
@@ -475,6 +476,7 @@ fn run_rounds(
             && test.windows.iter().all(|window| window.holds());
         if steady {
             test.outcome = PtsOutcome::Steady;
+            test.steady_after_step = rate_steps::step_before_steady(test, settings.element_ns);
         }
         observer.round_finished(test);
         observer.checkpoint(result);

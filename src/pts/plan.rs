@@ -151,33 +151,31 @@ pub fn tracking_names(kind: PtsTestKind, elements: &[PtsElement]) -> Vec<String>
     }
 }
 
+/// The element behind each tracking variable in a round whose cells are `cells` (in the
+/// order of [`elements`]): the 4 KiB random write for IOPS, latency and saturation, every
+/// element for throughput. `None` where the round lacks it.
+pub fn tracked_cells(kind: PtsTestKind, cells: &[PtsCell]) -> Vec<Option<&PtsCell>> {
+    match kind {
+        PtsTestKind::Throughput => cells.iter().map(Some).collect(),
+        _ => vec![cells.iter().find(|cell| {
+            cell.block_size_bytes == TRACKED_BLOCK_SIZE && cell.read_percent == 0 && cell.random
+        })],
+    }
+}
+
 /// Each tracking variable's value in a round whose cells are `cells` (in the order of
 /// [`elements`]).
 pub fn tracked_values(kind: PtsTestKind, cells: &[PtsCell]) -> Vec<f64> {
-    let tracked_write = || {
-        cells.iter().find(|cell| {
-            cell.block_size_bytes == TRACKED_BLOCK_SIZE && cell.read_percent == 0 && cell.random
-        })
+    let value = |cell: &PtsCell| match kind {
+        PtsTestKind::Iops | PtsTestKind::Saturation => cell.iops,
+        PtsTestKind::Latency => cell.mean_latency_ns / 1000.0,
+        PtsTestKind::Throughput if cell.read_percent == 100 => cell.read_bytes_per_second / 1e6,
+        PtsTestKind::Throughput => cell.write_bytes_per_second / 1e6,
     };
-    match kind {
-        PtsTestKind::Iops | PtsTestKind::Saturation => {
-            vec![tracked_write().map_or(0.0, |cell| cell.iops)]
-        }
-        PtsTestKind::Latency => {
-            vec![tracked_write().map_or(0.0, |cell| cell.mean_latency_ns / 1000.0)]
-        }
-        PtsTestKind::Throughput => cells
-            .iter()
-            .map(|cell| {
-                let rate = if cell.read_percent == 100 {
-                    cell.read_bytes_per_second
-                } else {
-                    cell.write_bytes_per_second
-                };
-                rate / 1e6
-            })
-            .collect(),
-    }
+    tracked_cells(kind, cells)
+        .into_iter()
+        .map(|cell| cell.map_or(0.0, value))
+        .collect()
 }
 
 /// The figures of one element from the test that ran it, with the step down of its own
@@ -254,7 +252,8 @@ pub fn round_range(edition: PtsEdition, active_range_bytes: u64) -> u64 {
     match edition {
         PtsEdition::Enterprise => active_range_bytes,
         PtsEdition::Client => {
-            let part = active_range_bytes / 100 * CLIENT_ACTIVE_PERCENT;
+            let part = active_range_bytes / 100 * CLIENT_ACTIVE_PERCENT
+                + active_range_bytes % 100 * CLIENT_ACTIVE_PERCENT / 100;
             (part / (1 << 20) * (1 << 20)).max(1 << 20)
         }
     }
@@ -315,6 +314,9 @@ mod tests {
     #[test]
     fn the_client_range_is_three_quarters() {
         assert_eq!(round_range(PtsEdition::Client, 100 << 20), 75 << 20);
+        // 75 % of 16 MiB is 12 MiB exactly, not the whole MiB below it.
+        assert_eq!(round_range(PtsEdition::Client, 16 << 20), 12 << 20);
+        assert_eq!(round_range(PtsEdition::Client, 1 << 40), 3 << 38);
         assert_eq!(round_range(PtsEdition::Enterprise, 100 << 20), 100 << 20);
     }
 }

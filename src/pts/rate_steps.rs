@@ -18,10 +18,11 @@
 //! assert_eq!(rates.bytes_per_second, [8e6, 2e6]);
 //! ```
 
+use super::plan::tracked_cells;
 use crate::analysis::bucket_or_cliff::classify;
 use crate::analysis::rate_step::IntervalRates;
 use crate::result::RateStep;
-use crate::result::pts::{PtsCell, PtsTestKind, PtsTestResult};
+use crate::result::pts::{PtsCell, PtsOutcome, PtsStepBeforeSteady, PtsTestKind, PtsTestResult};
 
 /// The series of rounds whose cells are `rounds`, each measured for `element_ns`: bytes per
 /// second (all the round's bytes over its time) and IOPS (summed over its elements).
@@ -48,6 +49,48 @@ pub fn rounds_step(test: &PtsTestResult, element_ns: u64) -> Option<RateStep> {
     }
     let rounds: Vec<Vec<PtsCell>> = test.rounds.iter().map(|r| r.cells.clone()).collect();
     classify(&rounds_rates(&rounds, element_ns), true)
+}
+
+/// When `test` reached steady state after a step down of a tracking variable: that step,
+/// found in the rounds of the variable's element (each round one interval of the element's
+/// `element_ns`, its bytes and I/Os the element's own) and ended before the window that
+/// held. A write-only element's step is called a write cliff, a reading one's a burst bucket,
+/// as `iopath run` calls a step with no idle time to tell them apart.
+pub fn step_before_steady(test: &PtsTestResult, element_ns: u64) -> Option<PtsStepBeforeSteady> {
+    if test.outcome != PtsOutcome::Steady || element_ns == 0 {
+        return None;
+    }
+    let element_seconds = element_ns as f64 / 1e9;
+    test.windows
+        .iter()
+        .enumerate()
+        .find_map(|(variable, window)| {
+            let rounds: Vec<Vec<PtsCell>> = test
+                .rounds
+                .iter()
+                .map(|round| {
+                    let cells = tracked_cells(test.kind, &round.cells);
+                    cells
+                        .get(variable)
+                        .copied()
+                        .flatten()
+                        .cloned()
+                        .map(|cell| vec![cell])
+                })
+                .collect::<Option<_>>()?;
+            let writes_only = rounds.first()?.first()?.read_percent == 0;
+            let step = classify(&rounds_rates(&rounds, element_ns), writes_only)?;
+            let seconds_before = match &step {
+                RateStep::BurstBucket(bucket) => bucket.burst_seconds,
+                RateStep::WriteCliff(cliff) => cliff.seconds_before,
+            };
+            let rounds_before = seconds_before / element_seconds;
+            (rounds_before.round() < f64::from(window.first_round)).then(|| PtsStepBeforeSteady {
+                variable: window.variable.clone(),
+                rounds_before,
+                step,
+            })
+        })
 }
 
 #[cfg(test)]
@@ -90,6 +133,7 @@ mod tests {
             outcome: PtsOutcome::Saturated,
             windows: Vec::new(),
             rate_step: None,
+            steady_after_step: None,
         }
     }
 
@@ -113,5 +157,50 @@ mod tests {
         let mut iops = saturation(&[4.0, 4.0, 4.0, 1.0, 1.0, 1.0]);
         iops.kind = PtsTestKind::Iops;
         assert_eq!(rounds_step(&iops, 500_000_000), None);
+    }
+
+    /// An IOPS test (its 4 KiB random write element alone) at `megabytes` a round, judged
+    /// as the runner judges it: steady when its last window holds.
+    fn iops_test(megabytes: &[f64]) -> PtsTestResult {
+        let mut test = saturation(megabytes);
+        test.kind = PtsTestKind::Iops;
+        let tracked: Vec<f64> = test.rounds.iter().map(|round| round.tracked[0]).collect();
+        test.windows = vec![crate::pts::steady_rule::last_window(
+            &test.tracking[0],
+            &tracked,
+        )];
+        test.outcome = if test.windows[0].holds() {
+            PtsOutcome::Steady
+        } else {
+            PtsOutcome::NotSteady
+        };
+        test
+    }
+
+    #[test]
+    fn a_steady_state_after_a_step_down_is_the_level_after_it() {
+        // Three rounds at 4 MB, then 1.3 MB: the window of rounds 4–8 holds at the baseline.
+        let test = iops_test(&[4.0, 4.0, 4.0, 1.3, 1.3, 1.3, 1.3, 1.3]);
+        assert_eq!(test.outcome, PtsOutcome::Steady);
+        assert_eq!(test.windows[0].first_round, 4);
+        let found = step_before_steady(&test, 500_000_000).expect("a step before the window");
+        assert!((found.rounds_before - 3.0).abs() < 1e-9, "{found:?}");
+        assert_eq!(found.variable, "4KiB random write IOPS");
+        let RateStep::WriteCliff(cliff) = found.step else {
+            panic!("a write-only element without idle time steps as a write cliff");
+        };
+        assert!((cliff.before_bytes_per_second - 8e6).abs() < 1.0);
+        assert!((cliff.after_bytes_per_second - 2.6e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_steady_state_with_no_step_before_it_says_nothing_more() {
+        let flat = iops_test(&[1.3, 1.32, 1.28, 1.3, 1.31, 1.29, 1.3]);
+        assert_eq!(flat.outcome, PtsOutcome::Steady);
+        assert_eq!(step_before_steady(&flat, 500_000_000), None);
+        // The step is there, but no window held after it: nothing to qualify.
+        let short = iops_test(&[4.0, 4.0, 4.0, 1.3, 1.3, 1.3]);
+        assert_eq!(short.outcome, PtsOutcome::NotSteady);
+        assert_eq!(step_before_steady(&short, 500_000_000), None);
     }
 }

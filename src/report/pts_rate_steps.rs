@@ -17,7 +17,7 @@
 //! );
 //! ```
 
-use crate::result::pts::{PtsCell, PtsResult, PtsTestKind, element_name};
+use crate::result::pts::{PtsCell, PtsResult, PtsStepBeforeSteady, PtsTestKind, element_name};
 use crate::result::{BurstBucket, RateStep, WriteCliff};
 use crate::units::format_decimal_bytes;
 
@@ -59,14 +59,19 @@ pub fn levels(step: &RateStep) -> (f64, f64, f64, f64) {
     }
 }
 
-/// A step in words: where it came and the rates on both sides.
-pub fn step_words(step: &RateStep) -> String {
+/// The rates on both sides of a step: `8.0 → 2.0 MB/s (1953 → 488 IOPS)`.
+fn rates_words(step: &RateStep) -> String {
     let (before, after, before_iops, after_iops) = levels(step);
-    let rates = format!(
+    format!(
         "{:.1} → {:.1} MB/s ({before_iops:.0} → {after_iops:.0} IOPS)",
         before / 1e6,
         after / 1e6
-    );
+    )
+}
+
+/// A step in words: where it came and the rates on both sides.
+pub fn step_words(step: &RateStep) -> String {
+    let rates = rates_words(step);
     match step {
         RateStep::WriteCliff(cliff) => format!(
             "write cliff after {} written: {rates}",
@@ -78,6 +83,26 @@ pub fn step_words(step: &RateStep) -> String {
             bucket.burst_seconds
         ),
     }
+}
+
+/// What a steady state found after a step down is: the level after it, not the rate the
+/// target gave before (`It is the level after a step down: …`).
+pub fn steady_after_step_words(found: &PtsStepBeforeSteady) -> String {
+    let cause = match found.step {
+        RateStep::BurstBucket(_) => {
+            "a burst bucket that ran dry (a write cache does not slow reads)"
+        }
+        RateStep::WriteCliff(_) => {
+            "a write cliff, or a burst bucket that ran dry: rounds with no idle time between them do not tell them apart"
+        }
+    };
+    format!(
+        "It is the level after a step down, not the rate the target gave before it: {} stepped \
+         down after round {}, {} — {cause}.",
+        found.variable,
+        found.rounds_before.round(),
+        rates_words(&found.step)
+    )
 }
 
 /// One step of a run: which test, and which round and element (none: over the test's rounds).

@@ -8,7 +8,8 @@
 //! assert_eq!(mix_name(65), "65/35");
 //! ```
 
-use crate::result::pts::{PtsCell, PtsTestResult};
+use crate::result::pts::{PtsCell, PtsResult, PtsTestResult};
+use crate::units::{format_size, format_time};
 
 /// `65/35`: a read/write mix as the specification writes it.
 pub fn mix_name(read_percent: u8) -> String {
@@ -96,12 +97,101 @@ pub fn cell_at(cells: &[PtsCell], block_size: u64, read_percent: u8) -> Option<&
         .find(|cell| cell.block_size_bytes == block_size && cell.read_percent == read_percent)
 }
 
-/// The tables of a PTS result as CSV: `(file stem, text)`, one per test table — the
+/// The test conditions of `result`, as the report's first table shows them: (name, value)
+/// — label, specification, target, capacity, active range, purge, preconditioning,
+/// outstanding I/O, rounds, host, start, iopath's version, and one row per fact discovery
+/// found about the device (model, firmware, link).
+pub fn condition_rows(result: &PtsResult) -> Vec<(&'static str, String)> {
+    let c = &result.conditions;
+    let mut rows: Vec<(&'static str, String)> = vec![
+        (
+            "Specification",
+            format!(
+                "SNIA Solid State Storage Performance Test Specification, {} edition",
+                c.edition.name()
+            ),
+        ),
+        (
+            "Target",
+            format!("{} ({})", c.target.path, c.target.kind.description()),
+        ),
+        (
+            "Capacity",
+            format!(
+                "{} bytes ({})",
+                c.target.size_bytes,
+                format_size(c.target.size_bytes)
+            ),
+        ),
+        (
+            "Active range",
+            format!(
+                "{} % = {} bytes from offset 0",
+                c.capacity_percent, c.active_range_bytes
+            ),
+        ),
+        ("Purge", c.purge_method.clone()),
+        (
+            "Preconditioning",
+            format!(
+                "{} of 128 KiB sequential writes (twice the active range), before each test but write saturation",
+                format_size(c.preconditioning_bytes)
+            ),
+        ),
+        (
+            "Outstanding I/O",
+            format!(
+                "IOPS and saturation: QD {} × {} workers; throughput: one sequential stream at QD {}; latency: QD 1 × 1 worker",
+                c.queue_depth, c.workers, c.queue_depth
+            ),
+        ),
+        (
+            "Rounds",
+            format!(
+                "each element measured for {} per round; at most {} rounds; window of 5 rounds",
+                format_time(c.round_element_ns),
+                c.max_rounds
+            ),
+        ),
+        ("Host", c.host.clone()),
+        ("Started", result.started_at.clone()),
+        ("iopath", result.iopath_version.clone()),
+    ];
+    if let Some(label) = &result.label {
+        rows.insert(0, ("Label", label.clone()));
+    }
+    for fact in &c.device_facts {
+        rows.push(("Device", fact.clone()));
+    }
+    rows
+}
+
+/// `pts-conditions.csv`: the test conditions ([`condition_rows`]), then a `Scaled down` row
+/// for each way the run differs from the specification and a `Note` row for each note.
+pub fn conditions_csv(result: &PtsResult) -> String {
+    let c = &result.conditions;
+    let mut csv = String::from("condition,value\n");
+    let rows = condition_rows(result)
+        .into_iter()
+        .chain(
+            c.scaled_down
+                .iter()
+                .map(|line| ("Scaled down", line.clone())),
+        )
+        .chain(c.notes.iter().map(|line| ("Note", line.clone())));
+    for (name, value) in rows {
+        csv.push_str(&format!("{},{}\n", csv_field(name), csv_field(&value)));
+    }
+    csv
+}
+
+/// The tables of a PTS result as CSV: `(file stem, text)`: the test conditions, then one per
+/// test table — the
 /// element table of every test that ran, and its tracking variables round by round — and
 /// `pts-rate-steps` when a rate stepped down (a write cliff, a burst bucket).
-pub fn csv_tables(result: &crate::result::pts::PtsResult) -> Vec<(String, String)> {
+pub fn csv_tables(result: &PtsResult) -> Vec<(String, String)> {
     use crate::result::pts::block_size_name;
-    let mut files = Vec::new();
+    let mut files = vec![("pts-conditions".to_string(), conditions_csv(result))];
     for test in result.tests.iter().filter(|test| !test.rounds.is_empty()) {
         let name = test.kind.name();
         let mut rounds = String::from("round");

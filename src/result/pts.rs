@@ -150,6 +150,26 @@ pub struct PtsTestResult {
     /// rate did not step, for the other tests, and in results written before it was looked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_step: Option<RateStep>,
+    /// When the test reached steady state after its rate stepped down (a burst bucket that
+    /// ran dry, a cache that filled): the step before the window, so that the report says the
+    /// steady state is the level after it. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_after_step: Option<PtsStepBeforeSteady>,
+}
+
+/// A step down of a tracking variable's element over the rounds before the steady window:
+/// the steady state found is the level after it, not the rate the target gave before.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PtsStepBeforeSteady {
+    /// The tracking variable whose element stepped.
+    pub variable: String,
+    /// Rounds at the first level, as fitted: the whole rounds before the step and the share
+    /// of the round in which it came that ran at the first level (2.9: the step came near
+    /// the end of round 3).
+    pub rounds_before: f64,
+    /// The step fitted to the element's rounds, one round per interval of the element's
+    /// measured time (its bytes and I/Os are the element's own, not the whole round's).
+    pub step: RateStep,
 }
 
 /// How a test ended.

@@ -6,8 +6,7 @@
 //! Needs: `chromium` (Debian package; `$CHROMIUM` names another binary). Without it the
 //! browser test is skipped, or fails under CI (tests/support); scripts/test installs it.
 
-#[path = "compare_report/chromium.rs"]
-mod chromium;
+use crate::chromium;
 use crate::support;
 
 use iopath::analysis::{DeclaredPath, analyse};

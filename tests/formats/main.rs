@@ -6,6 +6,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[path = "compare_report/chromium.rs"]
+mod chromium;
+
 mod blktrace_fuzz;
 mod blktrace_merge;
 mod blktrace_merge_fuzz;
@@ -18,6 +21,7 @@ mod fio_real_world;
 mod input_fuzz;
 mod iolog_clones;
 mod iolog_replay;
+mod pts_report;
 mod reply_fuzz;
 mod toml_jobs;
 mod verify;

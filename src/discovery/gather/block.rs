@@ -180,6 +180,9 @@ impl Gatherer<'_> {
                 .attribute(&device.join("vendor"))
                 .filter(|vendor| !vendor.starts_with("0x")),
             model: view.attribute(&device.join("model")),
+            firmware: view
+                .attribute(&device.join("firmware_rev"))
+                .or_else(|| view.attribute(&device.join("rev"))),
             size_bytes: view.number::<u64>(&directory.join("size")).unwrap_or(0) * 512,
             queue: self.queue_limits(name),
         }

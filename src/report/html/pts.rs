@@ -17,14 +17,15 @@
 use super::escape::escape;
 use super::page::{Section, page};
 use super::svg::{Axis, LineChart, Marker, Scale, Series, compact, size_tick};
-use crate::report::pts_rate_steps::{bytes_before, levels, step_rows, step_words};
+use crate::report::pts_rate_steps::{
+    bytes_before, levels, steady_after_step_words, step_rows, step_words,
+};
 use crate::report::pts_tables::{
-    block_sizes, cell_at, mix_name, read_percents, window_cells, window_rounds,
+    block_sizes, cell_at, condition_rows, mix_name, read_percents, window_cells, window_rounds,
 };
 use crate::result::pts::{
     PtsOutcome, PtsResult, PtsTestKind, PtsTestResult, PtsWindow, block_size_name,
 };
-use crate::units::{format_size, format_time};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -65,68 +66,8 @@ pub fn write_pts_html(result: &PtsResult, out: &mut dyn Write) -> io::Result<()>
 
 fn conditions(result: &PtsResult) -> String {
     let c = &result.conditions;
-    let mut rows: Vec<(&str, String)> = vec![
-        (
-            "Specification",
-            format!(
-                "SNIA Solid State Storage Performance Test Specification, {} edition",
-                c.edition.name()
-            ),
-        ),
-        (
-            "Target",
-            format!("{} ({})", c.target.path, c.target.kind.description()),
-        ),
-        (
-            "Capacity",
-            format!(
-                "{} bytes ({})",
-                c.target.size_bytes,
-                format_size(c.target.size_bytes)
-            ),
-        ),
-        (
-            "Active range",
-            format!(
-                "{} % = {} bytes from offset 0",
-                c.capacity_percent, c.active_range_bytes
-            ),
-        ),
-        ("Purge", c.purge_method.clone()),
-        (
-            "Preconditioning",
-            format!(
-                "{} of 128 KiB sequential writes (twice the active range), before each test but write saturation",
-                format_size(c.preconditioning_bytes)
-            ),
-        ),
-        (
-            "Outstanding I/O",
-            format!(
-                "IOPS and saturation: QD {} × {} workers; throughput: one sequential stream at QD {}; latency: QD 1 × 1 worker",
-                c.queue_depth, c.workers, c.queue_depth
-            ),
-        ),
-        (
-            "Rounds",
-            format!(
-                "each element measured for {} per round; at most {} rounds; window of 5 rounds",
-                format_time(c.round_element_ns),
-                c.max_rounds
-            ),
-        ),
-        ("Host", c.host.clone()),
-        ("Started", result.started_at.clone()),
-        ("iopath", result.iopath_version.clone()),
-    ];
-    if let Some(label) = &result.label {
-        rows.insert(0, ("Label", label.clone()));
-    }
-    for fact in &c.device_facts {
-        rows.push(("Device", fact.clone()));
-    }
     let mut html = String::from("<table class=\"conditions\">");
-    for (name, value) in rows {
+    for (name, value) in condition_rows(result) {
         let _ = write!(
             html,
             "<tr><th>{}</th><td>{}</td></tr>",
@@ -164,11 +105,17 @@ pub fn outcome_text(test: &PtsTestResult) -> String {
     let rounds = test.rounds.len();
     let window = test.windows.first();
     match test.outcome {
-        PtsOutcome::Steady => format!(
-            "Steady state reached: rounds {}–{} (of {rounds}).",
-            window.map_or(0, |w| w.first_round),
-            rounds
-        ),
+        PtsOutcome::Steady => {
+            let reached = format!(
+                "Steady state reached: rounds {}–{} (of {rounds}).",
+                window.map_or(0, |w| w.first_round),
+                rounds
+            );
+            match &test.steady_after_step {
+                Some(found) => format!("{reached} {}", steady_after_step_words(found)),
+                None => reached,
+            }
+        }
         PtsOutcome::NotSteady => format!(
             "Steady state not reached after {rounds} rounds: the tables show the last {} rounds.",
             window.map_or(0, |w| w.values.len())
