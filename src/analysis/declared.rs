@@ -389,7 +389,16 @@ pub fn apply(
     protocol: Option<&str>,
     route: Option<&Route>,
 ) {
-    path.hops.retain(|hop| hop.origin != HopOrigin::Declared);
+    // Hops shared with other paths are copied only when something changes.
+    if path
+        .hops
+        .iter()
+        .any(|hop| hop.origin == HopOrigin::Declared)
+    {
+        path.hops
+            .to_mut()
+            .retain(|hop| hop.origin != HopOrigin::Declared);
+    }
     for (index, hop) in declared.hops.iter().enumerate() {
         let carries_storage_protocol = matches!(
             hop.kind,

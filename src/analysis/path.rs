@@ -41,7 +41,7 @@ use crate::discovery::facts::{
 };
 use crate::discovery::gather::FileOwnFacts;
 use crate::discovery::{Machine, gather};
-use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, StoragePath};
+use crate::result::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, Hops, StoragePath};
 use crate::result::{TargetInfo, TargetKind};
 use crate::targets::TargetError;
 use crate::targets::network_target::{NbdTransport, NetworkTarget};
@@ -222,9 +222,10 @@ pub fn build(info: &TargetInfo, gathered: &PathFacts, facts: &HostFacts) -> Stor
         }
         PathFacts::Network(route) => network_target_hops(&mut walker, info, route.as_ref()),
     }
-    path.hops = walker.hops;
+    let mut hops = walker.hops;
     path.notes = walker.notes;
-    escape_shown(&mut path.hops, &mut path.notes);
+    escape_shown(&mut hops, &mut path.notes);
+    path.hops = hops.into();
     path.target = escape_controls(&path.target).into_owned();
     path
 }
@@ -246,8 +247,9 @@ fn escape_shown(hops: &mut [Hop], notes: &mut [String]) {
 /// file of one directory on one filesystem has the same (see [`below_file`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BelowFile {
-    /// The hops under the file hop, in the order of a path.
-    pub hops: Vec<Hop>,
+    /// The hops under the file hop, in the order of a path: held once, shared by the paths
+    /// of every file built from it ([`file_path`]).
+    pub hops: std::sync::Arc<[Hop]>,
     /// What could not be seen below the file, and how to declare it.
     pub notes: Vec<String>,
 }
@@ -273,25 +275,23 @@ pub fn below_file(filesystem: &FilesystemFacts, facts: &HostFacts) -> BelowFile 
     let mut walker = Walker::new(facts);
     page_cache_hop(&mut walker);
     walker.filesystem(filesystem, 0, Share::WHOLE);
-    let mut below = BelowFile {
-        hops: walker.hops,
-        notes: walker.notes,
-    };
-    escape_shown(&mut below.hops, &mut below.notes);
-    below
+    let (mut hops, mut notes) = (walker.hops, walker.notes);
+    escape_shown(&mut hops, &mut notes);
+    BelowFile {
+        hops: hops.into(),
+        notes,
+    }
 }
 
 /// The storage path of the file target `info`, from its own facts and the hops `below` it:
-/// what [`build`] gives for a file.
+/// what [`build`] gives for a file. The path holds its file hop and shares the hops below
+/// it with every other path built from `below`.
 pub fn file_path(info: &TargetInfo, own: &FileOwnFacts, below: &BelowFile) -> StoragePath {
-    let mut hops = Vec::with_capacity(1 + below.hops.len());
     let mut file = file_hop(info, own.exists);
     escape_shown(std::slice::from_mut(&mut file), &mut []);
-    hops.push(file);
-    hops.extend(below.hops.iter().cloned());
     StoragePath {
         target: escape_controls(&info.path).into_owned(),
-        hops,
+        hops: Hops::sharing(vec![file], std::sync::Arc::clone(&below.hops)),
         notes: below.notes.clone(),
         first_blocks_all_zero: own.head_zero,
         allocated_bytes: own.allocated_bytes,

@@ -141,6 +141,26 @@ mod tests {
     }
 
     #[test]
+    fn the_paths_of_files_of_one_filesystem_hold_only_their_file_hop_and_share_the_rest() {
+        let directory = tempfile::tempdir().unwrap();
+        let machine = Machine::this_host();
+        let facts = HostFacts::default();
+        let mut shared = SharedPaths::new(&machine, &facts);
+        let paths: Vec<StoragePath> = (0..50)
+            .map(|index| {
+                let file = directory.path().join(format!("shared.0.{index}"));
+                std::fs::write(&file, [1u8; 4096]).unwrap();
+                shared.path_of(&inspect(&file).unwrap())
+            })
+            .collect();
+        for path in &paths {
+            assert!(path.hops.len() > 1, "{path:?}");
+            assert_eq!(path.hops.own_count(), 1, "the file hop alone: {path:?}");
+            assert!(path.hops.shares_below_with(&paths[0].hops), "{path:?}");
+        }
+    }
+
+    #[test]
     fn hops_below_that_name_their_file_are_built_for_each_file() {
         let walked = FilesystemFacts {
             file: "/data/first".into(),

@@ -189,12 +189,13 @@ impl RunObserver for RecordingObserver {
     fn test_finished(&mut self, result: &TestResult) {
         let header = {
             let mut so_far = self.shared.lock();
-            so_far.result.as_mut().map(|so_far| {
+            so_far.result.as_mut().and_then(|so_far| {
                 so_far.tests.push(result.clone());
-                RunResult {
+                // The header (every target) is copied only for the metrics' verdict.
+                self.metrics.is_some().then(|| RunResult {
                     tests: Vec::new(),
                     ..so_far.clone()
-                }
+                })
             })
         };
         if let Some(metrics) = &self.metrics {

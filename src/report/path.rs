@@ -104,7 +104,8 @@ mod tests {
                 protocol: Some("fcp".into()),
                 read_share: 1.0,
                 write_share: 1.0,
-            }],
+            }]
+            .into(),
             notes: vec![],
             first_blocks_all_zero: Some(false),
             allocated_bytes: None,

@@ -24,8 +24,9 @@
 //! - [`error_policy`]: what a job does after a failed I/O, and the counts by kind;
 //! - [`target`]: what was found about a target before the run;
 //! - [`histogram`] and [`series`]: the stored latency histogram and per-second series;
-//! - [`path`] and [`analysis`]: the storage path of a target, and what the analysis says of
-//!   a test; [`confirmation`]: the experiment of `iopath run --confirm`;
+//! - [`path`] and [`analysis`]: the storage path of a target (its hops, a [`shared_list`]:
+//!   the paths of files of one filesystem share the hops below their files), and what the
+//!   analysis says of a test; [`confirmation`]: the experiment of `iopath run --confirm`;
 //! - [`link`]: link tests (`iopath net`);
 //! - [`cluster`]: the clients of a multi-client run and each one's own figures.
 //! - [`verify`]: data verification asked for and found;
@@ -62,6 +63,7 @@ pub mod rate_step;
 pub mod run;
 pub mod series;
 pub mod server;
+pub mod shared_list;
 pub mod stored_run;
 pub mod target;
 pub mod target_groups;
@@ -89,7 +91,7 @@ pub use host::HostInfo;
 pub use io_handling::{AccessHint, DataPath, IoHandling, StatCall};
 pub use job_controls::{EndOthers, Flow, JobControls, LatencyTarget};
 pub use link::{LinkDirection, LinkTestResult};
-pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, QueueLimits, StoragePath};
+pub use path::{Duplex, Hop, HopCapacity, HopKind, HopOrigin, Hops, QueueLimits, StoragePath};
 pub use rate_step::{BurstBucket, RateStep, WriteCliff};
 pub use run::{RunResult, SCHEMA_VERSION};
 pub use series::IntervalPoint;

@@ -3,6 +3,7 @@
 //!
 //! Rates are bytes per second (decimal, as links are rated).
 
+use super::shared_list::SharedList;
 use serde::{Deserialize, Serialize};
 
 /// The storage path of one target, from iopath down to the medium and out to the server.
@@ -12,8 +13,9 @@ pub struct StoragePath {
     pub target: String,
     /// Hops in the order the data passes them going down: file, filesystem, block devices,
     /// the disk, its transport, the controller's bus; for network storage the protocol, the
-    /// interface and its link; then every declared hop.
-    pub hops: Vec<Hop>,
+    /// interface and its link; then every declared hop. The hops below a file are shared
+    /// by the paths of the files of one filesystem ([`Hops`]).
+    pub hops: Hops,
     /// What could not be seen, and how to declare it.
     pub notes: Vec<String>,
     /// The first 64 KiB of the volume (or file) read back as zeros: it may never have been
@@ -23,6 +25,10 @@ pub struct StoragePath {
     /// sparse). `None` for devices, or when the file was gone when the analysis ran.
     pub allocated_bytes: Option<u64>,
 }
+
+/// The hops of a storage path: a path's own, then those it shares with the paths of the
+/// other files of its filesystem.
+pub type Hops = SharedList<Hop>;
 
 /// One hop of a storage path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -329,7 +329,7 @@ fn renamed_path(path: &StoragePath, from: &str, to: &str) -> StoragePath {
         renamed.target = to.to_string();
     }
     let (from_key, from_name) = (file_hop_key(from), file_hop_name(from));
-    for hop in &mut renamed.hops {
+    for hop in renamed.hops.to_mut() {
         if hop.kind == HopKind::File && hop.key == from_key && hop.name == from_name {
             hop.key = file_hop_key(to);
             hop.name = file_hop_name(to);
@@ -395,7 +395,8 @@ mod tests {
                 hop(&file_hop_key(path), HopKind::File, &file_hop_name(path)),
                 hop(&format!("fs:{device}"), HopKind::Filesystem, "ext4"),
                 hop(&format!("block:{device}"), HopKind::Disk, device),
-            ],
+            ]
+            .into(),
             notes: vec![format!("{device}: a note")],
             first_blocks_all_zero: Some(false),
             allocated_bytes: Some(4096),
@@ -428,7 +429,7 @@ mod tests {
         let (other, other_path) = file("/mnt/other/x", 4096, "vdb");
         targets[20] = other;
         paths[20] = other_path;
-        paths[30].hops[0].name = "renamed".into();
+        paths[30].hops.to_mut()[0].name = "renamed".into();
         assert_eq!(round_trip(&targets, &paths), 5);
         let (stored, _) = group(&targets, &paths);
         assert_eq!(stored[0].alike.as_ref().unwrap().files.len(), 19);

@@ -31,6 +31,7 @@ mod output_files;
 mod path_command;
 mod path_gate;
 mod per_file_calls;
+mod per_file_memory;
 mod pts;
 mod pts_history;
 mod pts_purge;

@@ -34,7 +34,7 @@ fn path(read_ahead_kib: u64) -> StoragePath {
                 cache
             },
             disk,
-        ],
+        ].into(),
         notes: Vec::new(),
         first_blocks_all_zero: Some(false),
         allocated_bytes: None,

@@ -66,7 +66,8 @@ fn local_nvme_path() -> StoragePath {
                 "PCIe 3.0 x4",
                 Some(crate::analysis::block::capacity_of(&pcie)),
             ),
-        ],
+        ]
+        .into(),
         notes: Vec::new(),
         first_blocks_all_zero: Some(false),
         allocated_bytes: Some(1 << 30),
@@ -230,7 +231,7 @@ fn buffered_sequential_reads_are_not_queue_depth_bound_without_evidence() {
         idle_cpu(),
     );
     let mut path = local_nvme_path();
-    for hop in &mut path.hops {
+    for hop in path.hops.to_mut() {
         hop.queue = None;
     }
     let analysis = analyse_test(&direct, &[file_target(1 << 30)], &[path], &facts());
@@ -296,7 +297,7 @@ fn buffered_random_reads_at_memory_latency_are_cached_without_a_hop() {
     );
     let target = file_target(256 << 20);
     let path = StoragePath {
-        hops: vec![hop("file:x", HopKind::File, "x", None)],
+        hops: vec![hop("file:x", HopKind::File, "x", None)].into(),
         ..local_nvme_path()
     };
     let analysis = analyse_test(&test, &[target], &[path], &facts());
@@ -431,7 +432,8 @@ fn nothing_known_is_inconclusive_and_says_what_is_missing() {
             let mut nic = hop("net:eth0", HopKind::NetworkInterface, "eth0", None);
             nic.protocol = Some("nbd".into());
             nic
-        }],
+        }]
+        .into(),
         ..StoragePath::default()
     };
     let analysis = analyse_test(&test, &[nbd_target()], &[path], &facts());
@@ -604,7 +606,7 @@ fn shared_hops_add_up_over_targets_and_half_duplex_adds_directions() {
         )
     };
     let path = StoragePath {
-        hops: vec![link],
+        hops: vec![link].into(),
         ..StoragePath::default()
     };
     let read = direction(290e6, 1 << 20, 3_000_000.0, 0.002);

@@ -433,7 +433,8 @@ mod tests {
                 hop("net:eth1", 125_000_000, Duplex::Full),
                 hop("block:sdb", 100_000_000, Duplex::Half),
                 hop("declared:0", 1, Duplex::Full),
-            ],
+            ]
+            .into(),
             notes: Vec::new(),
             first_blocks_all_zero: None,
             allocated_bytes: None,
