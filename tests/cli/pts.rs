@@ -5,6 +5,7 @@
 use super::common::{Nbdkit, disk_tempdir, iopath, plain_in, write_foreign_file};
 use crate::support::process::run_watching_stderr;
 use crate::support::pts::{SUITE_IN_SECONDS, state};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// `iopath pts URL` running the IOPS test alone on 2 % of the export: 4 KiB blocks, rounds of
@@ -97,6 +98,16 @@ fn write_rate(rate_file: &std::path::Path, rate: &str) {
     let staging = rate_file.with_extension("new");
     std::fs::write(&staging, format!("{rate}\n")).unwrap();
     std::fs::rename(&staging, rate_file).unwrap();
+}
+
+/// A test's first tracking variable in each of its rounds, in round order.
+fn first_tracked_of_each_round(test: &Value) -> Vec<f64> {
+    test["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|round| round["tracked"][0].as_f64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -308,12 +319,7 @@ fn timing_pts_a_rate_that_drifts_every_round_never_reaches_steady_state() {
     let result = state(&dir.path().join("out"));
     let test = &result["tests"][0];
     assert_eq!(test["outcome"], "not_steady", "{stderr}");
-    let tracked: Vec<f64> = test["rounds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|round| round["tracked"][0].as_f64().unwrap())
-        .collect();
+    let tracked = first_tracked_of_each_round(test);
     assert_eq!(tracked.len(), 5);
     assert!(
         tracked[4] > 2.0 * tracked[0],
@@ -396,12 +402,7 @@ fn timing_pts_a_steady_state_after_a_step_down_is_called_the_level_after_it() {
     let after = step["after_iops"].as_f64().unwrap();
     // The two levels are those of the rounds on each side of the step, in the ratio the
     // server's rates were set to (3), within the detector's noise.
-    let tracked: Vec<f64> = test["rounds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|round| round["tracked"][0].as_f64().unwrap())
-        .collect();
+    let tracked = first_tracked_of_each_round(test);
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
     assert!(
         (before / mean(&tracked[..3]) - 1.0).abs() < 0.1,
