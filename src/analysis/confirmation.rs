@@ -15,7 +15,10 @@
 //! | read-ahead-bound, write-back-bound | O_DIRECT at the same depth | much less (the kernel's queue carried more than iopath's) |
 //!
 //! A change of [`GAIN_PERCENT`] or more is "more"; [`SAME_PERCENT`] or less (a loss too) is
-//! "the same"; in between says nothing.
+//! "the same"; in between says nothing. Both thresholds move up by how far counting alone can
+//! move the rate ([`counting_resolution_percent`]: one I/O in each run's count), which
+//! matters only for experiments of a few dozen I/Os, such as a second of a server paced to
+//! 20 I/Os a second.
 //!
 //! ```
 //! use iopath::analysis::confirmation::decide;
@@ -157,6 +160,26 @@ fn decide_direct(
     }
 }
 
+/// How far (percent) a change of rate can move from counting alone, when the test counted
+/// `counted_before` I/Os and the experiment `counted_after`, each over its own window: a
+/// steady stream of I/Os puts one more or one fewer completion inside a window depending on
+/// where the window's edges fall, so each rate is known to one I/O in its count. Negligible
+/// for the thousands of I/Os of most runs; for a server paced to 20 I/Os a second, whose
+/// experiment of one second counts 20 or 21, it is 5 % and more.
+///
+/// ```
+/// use iopath::analysis::confirmation::counting_resolution_percent;
+/// assert!((counting_resolution_percent(60, 21) - 6.43).abs() < 0.01);
+/// assert!(counting_resolution_percent(100_000, 30_000) < 0.01);
+/// assert_eq!(counting_resolution_percent(0, 10), 0.0);
+/// ```
+pub fn counting_resolution_percent(counted_before: u64, counted_after: u64) -> f64 {
+    if counted_before == 0 || counted_after == 0 {
+        return 0.0;
+    }
+    100.0 * (1.0 / counted_before as f64 + 1.0 / counted_after as f64)
+}
+
 /// Decides what a change of `change_percent` in the experiment says of `tested`, and the
 /// verdict re-derived from it. `experiment_verdict` is the analysis of the experiment itself;
 /// it names the limit when moving the suspected one did not help.
@@ -166,11 +189,37 @@ pub fn decide(
     change_percent: f64,
     experiment_verdict: Verdict,
 ) -> (ConfirmationOutcome, Verdict) {
+    decide_within(tested, experiment, change_percent, 0.0, experiment_verdict)
+}
+
+/// [`decide`] for rates known only to `resolution_percent` (see
+/// [`counting_resolution_percent`]): a change within [`SAME_PERCENT`] plus the resolution is
+/// "the same", a gain must pass [`GAIN_PERCENT`] plus the resolution, so that an I/O more or
+/// less in a short experiment is never read as a gain or a loss.
+///
+/// ```
+/// use iopath::analysis::confirmation::decide_within;
+/// use iopath::result::{ConfirmationOutcome, Experiment, Verdict};
+/// let latency = Verdict::LatencyBound;
+/// // 21 I/Os in the experiment's second against 20 a second in the test: +7 % is one I/O.
+/// let (outcome, _) = decide_within(latency, Experiment::QueueDepth, 7.0, 6.4, latency);
+/// assert_eq!(outcome, ConfirmationOutcome::Confirmed);
+/// let (outcome, _) = decide_within(latency, Experiment::QueueDepth, 7.0, 0.0, latency);
+/// assert_eq!(outcome, ConfirmationOutcome::Inconclusive);
+/// ```
+pub fn decide_within(
+    tested: Verdict,
+    experiment: Experiment,
+    change_percent: f64,
+    resolution_percent: f64,
+    experiment_verdict: Verdict,
+) -> (ConfirmationOutcome, Verdict) {
     if experiment == Experiment::Direct {
         return decide_direct(tested, change_percent, experiment_verdict);
     }
-    let gain = change_percent >= GAIN_PERCENT;
-    let same = change_percent <= SAME_PERCENT;
+    let resolution = resolution_percent.max(0.0);
+    let gain = change_percent >= GAIN_PERCENT + resolution;
+    let same = change_percent <= SAME_PERCENT + resolution;
     if !gain && !same {
         return (ConfirmationOutcome::Inconclusive, tested);
     }
@@ -248,13 +297,25 @@ pub fn confirmation(
         0.0
     };
     let (outcome, derived_verdict, summary) = if measured {
-        let (outcome, derived) = decide(
+        let counted = Counted {
+            before: tested.total.io_count,
+            after: experiment.total.io_count,
+        };
+        let (outcome, derived) = decide_within(
             tested_verdict,
             setting.experiment,
             change_percent,
+            counted.resolution_percent(),
             experiment_verdict,
         );
-        let summary = summarise(setting, change_percent, tested_verdict, outcome, derived);
+        let summary = summarise(
+            setting,
+            change_percent,
+            counted,
+            tested_verdict,
+            outcome,
+            derived,
+        );
         (outcome, derived, summary)
     } else {
         let why = match experiment.stop_reason {
@@ -312,18 +373,46 @@ pub fn not_run(tested: &TestResult, setting: ExperimentSetting, reason: &str) ->
     }
 }
 
+/// The counting resolution is named in a summary from this many percent on.
+const SHOWN_RESOLUTION_PERCENT: f64 = 1.0;
+
+/// The I/Os the test and its experiment counted in their measured windows.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counted {
+    before: u64,
+    after: u64,
+}
+
+impl Counted {
+    fn resolution_percent(self) -> f64 {
+        counting_resolution_percent(self.before, self.after)
+    }
+}
+
 /// `QD 16 gave +41 %: queue-depth-bound, confirmed`, `QD 16 gave +2 %: not
 /// queue-depth-bound; device-bound`.
 fn summarise(
     setting: ExperimentSetting,
     change_percent: f64,
+    counted: Counted,
     tested: Verdict,
     outcome: ConfirmationOutcome,
     derived: Verdict,
 ) -> String {
     // Rounded before the sign is chosen: -0.3 % reads "+0 %", not "-0 %".
     let shown = change_percent.round() + 0.0;
-    let head = format!("{} gave {:+.0} %", setting.describe(), shown);
+    let resolution = counted.resolution_percent();
+    let head = if resolution >= SHOWN_RESOLUTION_PERCENT {
+        format!(
+            "{} gave {:+.0} % (±{resolution:.0} % from counting {} and {} I/Os)",
+            setting.describe(),
+            shown,
+            counted.after,
+            counted.before
+        )
+    } else {
+        format!("{} gave {:+.0} %", setting.describe(), shown)
+    };
     if setting.experiment == Experiment::Direct {
         return match outcome {
             ConfirmationOutcome::Confirmed => format!(
@@ -344,7 +433,7 @@ fn summarise(
         Experiment::Direct => "carried by the kernel's queue",
         Experiment::QueueDepth | Experiment::Workers => lever(setting.experiment).name(),
     };
-    let gain = change_percent >= GAIN_PERCENT;
+    let gain = change_percent >= GAIN_PERCENT + resolution;
     match outcome {
         ConfirmationOutcome::Confirmed if gain => {
             format!("{head}: {}, confirmed", tested.name())
@@ -361,7 +450,7 @@ fn summarise(
             format!("{head}: not {}; {}", tested.name(), derived.name())
         }
         ConfirmationOutcome::Refuted => format!("{head}: not {suspect}; {}", derived.name()),
-        ConfirmationOutcome::Inconclusive if change_percent <= SAME_PERCENT => {
+        ConfirmationOutcome::Inconclusive if change_percent <= SAME_PERCENT + resolution => {
             if tested == Verdict::Inconclusive {
                 format!("{head}: not {suspect}; still inconclusive")
             } else {
@@ -369,7 +458,9 @@ fn summarise(
             }
         }
         ConfirmationOutcome::Inconclusive => format!(
-            "{head}: between {SAME_PERCENT:.0} % and {GAIN_PERCENT:.0} %, {} neither confirmed nor refuted",
+            "{head}: between {:.0} % and {:.0} %, {} neither confirmed nor refuted",
+            SAME_PERCENT + resolution,
+            GAIN_PERCENT + resolution,
             tested.name()
         ),
     }
@@ -515,11 +606,25 @@ mod tests {
             ramp_ns: 0,
         };
         assert_eq!(
-            summarise(setting, -1.0, LatencyBound, Confirmed, LatencyBound),
+            summarise(
+                setting,
+                -1.0,
+                Counted::default(),
+                LatencyBound,
+                Confirmed,
+                LatencyBound
+            ),
             "QD 16 gave -1 %: not queue-depth-bound; latency-bound, confirmed"
         );
         assert_eq!(
-            summarise(setting, 41.0, LatencyBound, Refuted, QueueDepthBound),
+            summarise(
+                setting,
+                41.0,
+                Counted::default(),
+                LatencyBound,
+                Refuted,
+                QueueDepthBound
+            ),
             "QD 16 gave +41 %: queue-depth-bound"
         );
     }
@@ -543,6 +648,54 @@ mod tests {
                 (Undecided, LinkBound)
             );
         }
+    }
+
+    /// A server paced to 20 I/Os a second: the test counted 60 in 3 s at QD 8; QD 16 counted
+    /// 21 in its second (+7 %). One I/O more in so short a count is no gain: latency-bound is
+    /// confirmed, and the summary says how far counting alone moves the rate. The same +7 %
+    /// over thousands of I/Os stays between the thresholds.
+    #[test]
+    fn a_change_of_one_io_in_a_short_count_is_no_change() {
+        let mut tested = device_bound(None);
+        tested.analysis.as_mut().unwrap().verdict = LatencyBound;
+        tested.total.bytes_per_second = 20.0 * 1048576.0;
+        tested.total.io_count = 60;
+        let mut experiment = tested.clone();
+        experiment.total.bytes_per_second = 1.07 * tested.total.bytes_per_second;
+        experiment.total.io_count = 21;
+        let setting = ExperimentSetting {
+            experiment: QueueDepth,
+            before: 8,
+            after: 16,
+            ramp_ns: 0,
+        };
+        let found = confirmation(&tested, setting, &experiment, LatencyBound);
+        assert_eq!(
+            (found.outcome, found.derived_verdict),
+            (Confirmed, LatencyBound)
+        );
+        assert_eq!(
+            found.summary,
+            "QD 16 gave +7 % (±6 % from counting 21 and 60 I/Os): not queue-depth-bound; \
+             latency-bound, confirmed"
+        );
+        tested.total.io_count = 60_000;
+        experiment.total.io_count = 21_000;
+        let found = confirmation(&tested, setting, &experiment, LatencyBound);
+        assert_eq!(found.outcome, Undecided);
+        assert_eq!(
+            found.summary,
+            "QD 16 gave +7 %: between 5 % and 15 %, latency-bound neither confirmed nor refuted"
+        );
+        // A real gain still shows through the resolution.
+        experiment.total.io_count = 42;
+        experiment.total.bytes_per_second = 2.0 * tested.total.bytes_per_second;
+        tested.total.io_count = 60;
+        let found = confirmation(&tested, setting, &experiment, LatencyBound);
+        assert_eq!(
+            (found.outcome, found.derived_verdict),
+            (Refuted, QueueDepthBound)
+        );
     }
 
     #[test]
@@ -570,6 +723,7 @@ mod tests {
             summarise(
                 setting(experiment, after),
                 change,
+                Counted::default(),
                 verdict,
                 outcome,
                 derived,
