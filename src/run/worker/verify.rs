@@ -6,8 +6,9 @@
 //! the worker holds the I/O that began it, lets the I/O in flight complete, and hands out reads
 //! of every block the pass that ended wrote ([`VerifyRun::backlog_read`], the hand-out of the
 //! verify backlog) before it goes on. Those reads are the job's reads (its figures, latency and
-//! live views). The pass the time cuts short is not read back (fio neither), so that no
-//! read-back follows the workload.
+//! live views). What the pass the time cuts short wrote is read back after the workload,
+//! outside the measured time (fio leaves it unchecked), so that every block written is
+//! checked.
 //!
 //! Reads of the workload are checked against the worker's [`Ledger`]: a block this worker
 //! wrote must hold that write; a block it did not write must hold an intact header or none
@@ -405,9 +406,10 @@ impl VerifyRun {
         let clock = read_back.clock;
         let started = clock.now();
         let mut failure = None;
-        // A time-based job read its passes back as it went; the one the time cut short is not
-        // read back, as in fio.
-        let wants_pass = self.setup.only || (self.setup.after_writes && self.pass.is_none());
+        // A time-based job read its passes back as it went; what the pass the time cut short
+        // wrote is read back now, outside the measured time, so that every block written is
+        // checked (fio leaves that pass unchecked).
+        let wants_pass = self.setup.only || self.setup.after_writes;
         let stopped_at_first = self.setup.policy.stop_at_first && self.mismatch_count() > 0;
         if run_pass
             && wants_pass
@@ -505,7 +507,21 @@ impl<E: Engine> ReadBack<'_, E> {
 
     /// Reads every block to check, `queue_depth` at a time, and checks each.
     fn run(&mut self, verify: &mut VerifyRun) -> Result<(), EngineError> {
-        let reads = Self::reads(verify, self.buffer_bytes);
+        let reads = match verify.pass.as_mut() {
+            // A time-based job: the blocks of the pass the time cut short, the others having
+            // been read back pass by pass.
+            Some(pass) => {
+                pass.blocks.rewind();
+                std::iter::from_fn(|| pass.blocks.next_read())
+                    .map(|read| Pending {
+                        file: read.file,
+                        offset: read.offset,
+                        length: read.length,
+                    })
+                    .collect()
+            }
+            None => Self::reads(verify, self.buffer_bytes),
+        };
         let unknown: u64 = verify
             .setup
             .ledger
