@@ -495,8 +495,9 @@ pub struct WorkloadOptions {
     /// Verify the data: every written block carries a header (offset, length, generation,
     /// run, checksum of KIND: crc32c, crc32, md5, sha256, xxhash; meta: the header alone;
     /// pattern: --verify-pattern, no header); every read is checked, and every written block
-    /// is read back and checked after the workload. A bad block fails the run (exit 1). See
-    /// docs/verify.md.
+    /// is read back and checked after the workload (with --duration, as fio: each pass's
+    /// writes when the next pass begins, as reads of the job). A bad block fails the run
+    /// (exit 1). See docs/verify.md.
     #[arg(long, value_name = "KIND", value_parser = parse::verify_kind, help_heading = "Verify")]
     #[serde(
         default,
@@ -505,8 +506,9 @@ pub struct WorkloadOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub verify: Option<VerifyKind>,
-    /// Read back and check every written block after the workload (=false: only the
-    /// workload's own reads are checked; fio's do_verify). Default: on.
+    /// Read back and check every written block after the workload, or after each pass with
+    /// --duration (=false: only the workload's own reads are checked; fio's do_verify).
+    /// Default: on.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse::boolean, help_heading = "Verify")]
     #[serde(

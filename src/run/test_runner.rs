@@ -808,6 +808,7 @@ fn worker_verify(
         ledger,
         ledger_run,
         after_writes: settings.after_writes && workload.modifies(),
+        time_based: matches!(workload.length, RunLength::Time { .. }),
         only: settings.only,
         // fio's continue_on_error=verify (or an ignore_error list naming EILSEQ) keeps a
         // verify_fatal job going.

@@ -10,6 +10,8 @@
 //! assert_eq!(ledger.written_blocks(), 2);
 //! ```
 
+use std::ops::Range;
+
 /// Most intervals one worker may track (2^27: 512 MiB of table).
 pub const MAX_TRACKED_BLOCKS: u64 = 1 << 27;
 
@@ -72,10 +74,16 @@ impl Ledger {
     /// the interval of each of its steps `offset`, `offset + interval`, … that falls in the
     /// region, set in one slice.
     pub fn record(&mut self, file: u32, offset: u64, length: u64, generation: u32) {
+        if let Some(blocks) = self.blocks_of(file, offset, length) {
+            self.regions[file as usize].generations[blocks].fill(generation);
+        }
+    }
+
+    /// The intervals of `file`'s region that a write of `length` bytes at `offset` marks (see
+    /// [`Ledger::record`]), as indexes into its generations; `None` when it marks none.
+    pub fn blocks_of(&self, file: u32, offset: u64, length: u64) -> Option<Range<usize>> {
         let interval = self.interval;
-        let Some(region) = self.regions.get_mut(file as usize) else {
-            return;
-        };
+        let region = self.regions.get(file as usize)?;
         let end = offset + length;
         // The first step at or past the region's start.
         let first_at = match region.start.checked_sub(offset) {
@@ -83,12 +91,12 @@ impl Ledger {
             _ => offset,
         };
         if first_at >= end {
-            return;
+            return None;
         }
         let blocks = region.generations.len() as u64;
         let first = ((first_at - region.start) / interval).min(blocks);
         let last = (first + (end - first_at).div_ceil(interval)).min(blocks);
-        region.generations[first as usize..last as usize].fill(generation);
+        (first < last).then_some(first as usize..last as usize)
     }
 
     /// The generation the interval at `offset` of `file` was last written with, if it was.

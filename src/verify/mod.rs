@@ -8,6 +8,7 @@
 //! - [`ledger`]: which blocks a worker wrote, with which generation;
 //! - [`log`]: what a worker's checks found, and whether a bad block stops it (the seam for
 //!   error policies);
+//! - [`pass_blocks`]: the blocks written since the last read-back of a pass, and its reads;
 //! - [`state`]: the state file that carries a ledger from one run to the next;
 //! - [`target_identity`]: which target a state describes.
 //!
@@ -17,5 +18,6 @@ pub mod checksum;
 pub mod header;
 pub mod ledger;
 pub mod log;
+pub mod pass_blocks;
 pub mod state;
 pub mod target_identity;

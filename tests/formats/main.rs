@@ -25,3 +25,4 @@ mod pts_report;
 mod reply_fuzz;
 mod toml_jobs;
 mod verify;
+mod verify_passes;

@@ -214,10 +214,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
         });
         let depth = plan.shape.queue_depth() as usize;
+        let buffer_bytes = plan.shape.buffer_bytes();
         let verify = plan
             .verify
             .take()
-            .map(|verify| VerifyRun::new(verify, depth));
+            .map(|verify| VerifyRun::new(verify, depth, buffer_bytes));
         let trace_room = if plan.trace {
             IoTrace::room_for(plan.length, plan.io_limit, plan.planner.smallest_io_bytes())
         } else {
@@ -376,6 +377,16 @@ impl<'a, E: Engine> Worker<'a, E> {
         {
             return 0;
         }
+        // The first I/O of a new pass waits for the I/O in flight, then for the read-back of
+        // the pass that ended (a time-based verifying job).
+        if let Some(verify) = &mut self.verify
+            && verify.pass_held()
+        {
+            if self.queue.in_flight > 0 {
+                return 0;
+            }
+            verify.pass_drained();
+        }
         let clock = self.clock;
         let batch_time = clock.now();
         let since_start = clock.nanos_between(self.window.begin, batch_time);
@@ -408,6 +419,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Some(read) => (read, 0),
                 None => self.next_io(),
             };
+            if self.verify.as_ref().is_some_and(VerifyRun::pass_held) {
+                // It began a new pass: held until the last one is read back.
+                self.paced = Some((io, due_ns));
+                break;
+            }
             if due_ns > since_start {
                 wait_ns = due_ns - since_start;
                 self.paced = Some((io, due_ns));
@@ -482,15 +498,19 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     /// The planner's next I/O; when it begins a new pass over a file whose cache is dropped
     /// each pass (fio's `invalidate=1` in a timed buffered job), the file's cached pages are
-    /// dropped first, as fio does when its random map fills up or its offset wraps.
+    /// dropped first, as fio does when its random map fills up or its offset wraps; and a
+    /// time-based verifying job reads back the pass that ended before this I/O is issued.
     #[inline]
     fn planned_io(&mut self) -> PlannedIo {
         let io = self.plan.planner.next_io();
-        if let Some(file) = self.plan.planner.pass_began()
-            && self.plan.invalidate_each_pass
-        {
-            // Advisory, as in fio: a refusal changes nothing but the cache.
-            let _ = self.engine.drop_cached_pages(file);
+        if let Some(file) = self.plan.planner.pass_began() {
+            if self.plan.invalidate_each_pass {
+                // Advisory, as in fio: a refusal changes nothing but the cache.
+                let _ = self.engine.drop_cached_pages(file);
+            }
+            if let Some(verify) = &mut self.verify {
+                verify.pass_began();
+            }
         }
         io
     }

@@ -490,6 +490,7 @@ fn every_verified_write_carries_fresh_data() {
         ledger: Ledger::new(4096, &[(0, 64 << 20)]).unwrap(),
         ledger_run: 5,
         after_writes: false,
+        time_based: false,
         only: false,
         policy: VerifyPolicy::default(),
         state_save: None,

@@ -2,6 +2,14 @@
 //! the read-back of every written block once the workload ends (fio's `do_verify`), or in
 //! place of the workload (`verify_only`).
 //!
+//! A time-based job reads back pass by pass, as fio does: when the planner begins a new pass,
+//! the worker holds the I/O that began it, lets the I/O in flight complete, and hands out reads
+//! of every block the pass that ended wrote ([`VerifyRun::backlog_read`], the hand-out of the
+//! verify backlog) before it goes on. Those reads are the job's reads (its figures, latency and
+//! live views). What the pass the time cuts short wrote is read back after the workload,
+//! outside the measured time (fio leaves it unchecked), so that every block written is
+//! checked.
+//!
 //! Reads of the workload are checked against the worker's [`Ledger`]: a block this worker
 //! wrote must hold that write; a block it did not write must hold an intact header or none
 //! (never written). The worker never has two overlapping I/Os in flight when one of them is a
@@ -15,6 +23,7 @@ use crate::run::progress::{LiveVerify, VerifyProgress};
 use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
+use crate::verify::pass_blocks::PassBlocks;
 use crate::verify::state::VerifyState;
 use crate::verify::target_identity::TargetIdentity;
 use crate::workload::planner::PlannedIo;
@@ -39,6 +48,10 @@ pub struct WorkerVerify {
     pub ledger_run: u64,
     /// Read back every written block once the workload ends.
     pub after_writes: bool,
+    /// The job runs for a time (fio's `time_based`): with `after_writes` and no backlog, the
+    /// writes of each pass are read back when the next pass begins, and none after the
+    /// workload.
+    pub time_based: bool,
     /// Run no workload: only read back (the ledger's blocks, or the whole region when it is
     /// empty).
     pub only: bool,
@@ -68,6 +81,23 @@ struct Backlog {
     handed: usize,
 }
 
+/// Where the read-back of a pass is, in a time-based job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PassStage {
+    /// The workload runs; its writes are marked.
+    Writing,
+    /// A new pass began: its first I/O waits until the I/O in flight has completed.
+    Held,
+    /// The reads of the pass that ended are handed out.
+    Reading,
+}
+
+/// The read-back of each pass of a time-based job (fio's `do_verify` after each `do_io`).
+struct PassReadBack {
+    blocks: PassBlocks,
+    stage: PassStage,
+}
+
 /// The written blocks picked for trimming (fio's trim list), room made before the start.
 struct TrimPicks {
     settings: VerifyTrim,
@@ -94,10 +124,12 @@ pub(super) struct VerifyRun {
     next_generation: u32,
     backlog: Option<Backlog>,
     trims: Option<TrimPicks>,
+    pass: Option<PassReadBack>,
 }
 
 impl VerifyRun {
-    pub(super) fn new(setup: WorkerVerify, queue_depth: usize) -> Self {
+    /// Verification of a worker with `queue_depth` slots of `buffer_bytes` each.
+    pub(super) fn new(setup: WorkerVerify, queue_depth: usize, buffer_bytes: usize) -> Self {
         let log = VerifyLog::new(setup.format.kind(), setup.run_id, setup.policy);
         let backlog = setup.backlog_writes.map(|every| Backlog {
             every: every.max(1) as usize,
@@ -114,12 +146,21 @@ impl VerifyRun {
             writes_since: 0,
             batch_left: 0,
         });
+        let pass = (setup.time_based
+            && setup.after_writes
+            && !setup.only
+            && setup.backlog_writes.is_none())
+        .then(|| PassReadBack {
+            blocks: PassBlocks::new(&setup.ledger, buffer_bytes),
+            stage: PassStage::Writing,
+        });
         VerifyRun {
             setup,
             log,
             next_generation: 1,
             backlog,
             trims,
+            pass,
         }
     }
 
@@ -169,6 +210,10 @@ impl VerifyRun {
         if let Some(backlog) = &mut self.backlog {
             backlog.written.push_back(io);
         }
+        if let Some(pass) = &mut self.pass {
+            pass.blocks
+                .mark(&self.setup.ledger, file, offset, u64::from(length));
+        }
         if let Some(trims) = &mut self.trims {
             trims.writes_since = trims.writes_since.saturating_add(1);
             let capacity = trims.picked.capacity();
@@ -206,17 +251,65 @@ impl VerifyRun {
         self.backlog.is_some()
     }
 
-    /// Whether the backlog holds its writes and waits to be read back.
+    /// Whether the backlog holds its writes and waits to be read back, or the reads of a
+    /// pass are being handed out.
     pub(super) fn backlog_ready(&self) -> bool {
         self.backlog.as_ref().is_some_and(|backlog| {
             !backlog.written.is_empty()
                 && (backlog.handed > 0 || backlog.written.len() >= backlog.every)
-        })
+        }) || self
+            .pass
+            .as_ref()
+            .is_some_and(|pass| pass.stage == PassStage::Reading)
     }
 
-    /// The next read-back of the backlog, once it holds its writes; the backlog empties when
-    /// the last one is handed out.
+    /// The planner began a new pass: when the pass that ended wrote blocks, its first I/O is
+    /// to be held until the I/O in flight has completed, then those blocks read back.
+    pub(super) fn pass_began(&mut self) {
+        if let Some(pass) = &mut self.pass
+            && pass.stage == PassStage::Writing
+            && !pass.blocks.is_empty()
+        {
+            pass.stage = PassStage::Held;
+        }
+    }
+
+    /// Whether the first I/O of a new pass is held for the read-back of the last one.
+    pub(super) fn pass_held(&self) -> bool {
+        self.pass
+            .as_ref()
+            .is_some_and(|pass| pass.stage == PassStage::Held)
+    }
+
+    /// No I/O is in flight any more: the reads of the pass that ended are handed out next.
+    pub(super) fn pass_drained(&mut self) {
+        if let Some(pass) = &mut self.pass
+            && pass.stage == PassStage::Held
+        {
+            pass.blocks.rewind();
+            pass.stage = PassStage::Reading;
+        }
+    }
+
+    /// The next read of a pass's read-back, in offset order, or else of the backlog once it
+    /// holds its writes; the backlog empties when the last one is handed out, and the pass's
+    /// read-back ends with its last read.
     pub(super) fn backlog_read(&mut self) -> Option<PlannedIo> {
+        if let Some(pass) = &mut self.pass
+            && pass.stage == PassStage::Reading
+        {
+            let read = pass.blocks.next_read();
+            if pass.blocks.is_empty() || read.is_none() {
+                pass.stage = PassStage::Writing;
+            }
+            return read.map(|read| PlannedIo {
+                direction: Direction::Read,
+                offset: read.offset,
+                length: read.length,
+                pause_after_ns: 0,
+                file: read.file,
+            });
+        }
         if !self.backlog_ready() {
             return None;
         }
@@ -313,6 +406,9 @@ impl VerifyRun {
         let clock = read_back.clock;
         let started = clock.now();
         let mut failure = None;
+        // A time-based job read its passes back as it went; what the pass the time cut short
+        // wrote is read back now, outside the measured time, so that every block written is
+        // checked (fio leaves that pass unchecked).
         let wants_pass = self.setup.only || self.setup.after_writes;
         let stopped_at_first = self.setup.policy.stop_at_first && self.mismatch_count() > 0;
         if run_pass
@@ -411,7 +507,21 @@ impl<E: Engine> ReadBack<'_, E> {
 
     /// Reads every block to check, `queue_depth` at a time, and checks each.
     fn run(&mut self, verify: &mut VerifyRun) -> Result<(), EngineError> {
-        let reads = Self::reads(verify, self.buffer_bytes);
+        let reads = match verify.pass.as_mut() {
+            // A time-based job: the blocks of the pass the time cut short, the others having
+            // been read back pass by pass.
+            Some(pass) => {
+                pass.blocks.rewind();
+                std::iter::from_fn(|| pass.blocks.next_read())
+                    .map(|read| Pending {
+                        file: read.file,
+                        offset: read.offset,
+                        length: read.length,
+                    })
+                    .collect()
+            }
+            None => Self::reads(verify, self.buffer_bytes),
+        };
         let unknown: u64 = verify
             .setup
             .ledger
@@ -491,6 +601,7 @@ mod tests {
                 ledger: Ledger::new(4096, &[(0, 64 * 4096)]).unwrap(),
                 ledger_run: 77,
                 after_writes: true,
+                time_based: false,
                 only: false,
                 policy: VerifyPolicy {
                     stop_at_first: fatal,
@@ -503,6 +614,7 @@ mod tests {
                 trim_seed: 0,
             },
             4,
+            4096,
         )
     }
 
