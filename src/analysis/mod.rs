@@ -114,6 +114,9 @@ pub fn analyse_on(
         if files > FILE_HEADS_READ_AT_MOST {
             shared = shared.skipping_file_heads();
         }
+        if changed_no_file(result) {
+            shared = shared.trusting_looks_before_the_run();
+        }
         result.paths = result
             .targets
             .iter()
@@ -123,6 +126,28 @@ pub fn analyse_on(
     } else {
         analyse_built(result, declared, facts, false);
     }
+}
+
+/// Whether no test of `result` could have changed a file that was there before the run: no
+/// job writes or trims, none wrote anything, no engine creates or removes files, and no
+/// target is a file iopath created (it may be filled before the tests and removed after).
+/// Then each file's look before the run still describes it.
+fn changed_no_file(result: &RunResult) -> bool {
+    use std::str::FromStr;
+    let jobs_read_only = result.tests.iter().all(|test| {
+        test.write.io_count == 0
+            && test.trim.io_count == 0
+            && test.jobs.iter().all(|job| {
+                !job.workload.access.modifies()
+                    && crate::result::EngineKind::from_str(&job.engine.name)
+                        .is_ok_and(|kind| !kind.is_file_operation())
+            })
+    });
+    jobs_read_only
+        && result
+            .targets
+            .iter()
+            .all(|target| !target.created_by_iopath && target.created_content.is_none())
 }
 
 /// The analysis as a pure function: `gathered` holds the facts of every target's path when

@@ -27,6 +27,7 @@
 //!     transfer_sizes: None,
 //!     file_session: None,
 //!     created_content: None,
+//!     allocated_bytes_looked: None,
 //!     read_only: false,
 //! };
 //! let facts = HostFacts { memory_copy_bytes_per_second: Some(10_000_000_000), ..HostFacts::default() };

@@ -63,6 +63,13 @@ impl<'a> SharedPaths<'a> {
         self
     }
 
+    /// Paths whose files' allocation is the one looked at before the run (a run that
+    /// changed no file: see [`gather::SharedWalks::trusting_looks_before_the_run`]).
+    pub fn trusting_looks_before_the_run(mut self) -> Self {
+        self.walks = std::mem::take(&mut self.walks).trusting_looks_before_the_run();
+        self
+    }
+
     /// The storage path of `info`.
     pub fn path_of(&mut self, info: &TargetInfo) -> StoragePath {
         if info.kind != TargetKind::File {
@@ -158,6 +165,52 @@ mod tests {
             assert_eq!(path.hops.own_count(), 1, "the file hop alone: {path:?}");
             assert!(path.hops.shares_below_with(&paths[0].hops), "{path:?}");
         }
+    }
+
+    /// A run that changed no file takes each file's allocation from its look before the
+    /// run: a file grown since its look still shows the allocation looked at (nothing looked
+    /// at it again), but for the first file of its directory, which is looked at for the
+    /// directory; without trusting the looks every file is looked at again.
+    #[test]
+    fn a_run_that_changed_no_file_reuses_each_files_look_before_the_run() {
+        let directory = tempfile::tempdir().unwrap();
+        let machine = Machine::this_host();
+        let facts = HostFacts::default();
+        let infos: Vec<TargetInfo> = (0..4)
+            .map(|index| {
+                let file = directory.path().join(format!("looked.0.{index}"));
+                std::fs::write(&file, [1u8; 4096]).unwrap();
+                let info = inspect(&file).unwrap();
+                assert!(info.allocated_bytes_looked.is_some(), "{info:?}");
+                // Grown after its look: 1 MiB more on the filesystem.
+                std::fs::write(&file, vec![1u8; 1 << 20]).unwrap();
+                info
+            })
+            .collect();
+        let allocated = |trusting: bool| -> Vec<u64> {
+            let mut shared = SharedPaths::new(&machine, &facts).skipping_file_heads();
+            if trusting {
+                shared = shared.trusting_looks_before_the_run();
+            }
+            infos
+                .iter()
+                .map(|info| shared.path_of(info).allocated_bytes.unwrap())
+                .collect()
+        };
+        let looked_again = allocated(false);
+        assert!(
+            looked_again.iter().all(|&bytes| bytes >= 1 << 20),
+            "{looked_again:?}"
+        );
+        let reused = allocated(true);
+        assert!(
+            reused[0] >= 1 << 20,
+            "the first file of a directory: {reused:?}"
+        );
+        assert!(
+            reused[1..].iter().all(|&bytes| bytes < 1 << 20),
+            "{reused:?}"
+        );
     }
 
     #[test]

@@ -151,6 +151,7 @@ mod tests {
                 transfer_sizes: None,
                 file_session: None,
                 created_content: None,
+                allocated_bytes_looked: None,
                 read_only: false,
             }],
             files: vec![RecordedFile {

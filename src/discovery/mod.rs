@@ -38,6 +38,7 @@
 //!     transfer_sizes: None,
 //!     file_session: None,
 //!     created_content: None,
+//!     allocated_bytes_looked: None,
 //!     read_only: false,
 //! };
 //! let facts = gather::gather(&info, Some(("127.0.0.1", 10809)), &Machine::this_host());

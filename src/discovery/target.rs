@@ -33,6 +33,7 @@ fn block_device(sysfs: Sysfs<'_>, target: &str, name: String) -> TargetInfo {
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
     }
 }
 
@@ -126,6 +127,7 @@ pub fn recorded_target(machine: &Machine, target: &str) -> Result<TargetInfo, St
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
         read_only: false,
     })
 }

@@ -36,7 +36,7 @@ impl TargetKind {
 }
 
 /// What was found about a target before the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetInfo {
     /// The path as given.
     pub path: String,
@@ -75,6 +75,52 @@ pub struct TargetInfo {
     /// (filled with data, or only sized); `None` for every other target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_content: Option<CreatedContent>,
+    /// For a regular file: the bytes its filesystem had allocated to it when the run looked
+    /// at it before its first test (`statx`'s blocks). Held in memory only, never saved: the
+    /// analysis of a run that changed no file reuses it instead of looking at every file
+    /// again ([`crate::analysis::analyse_on`]); a saved result read back has none.
+    #[serde(skip)]
+    pub allocated_bytes_looked: Option<u64>,
+}
+
+/// Targets are equal when everything a saved target says is equal: the allocation looked at
+/// before the run (held in memory only) is not compared, so a result read back equals the
+/// one saved.
+impl PartialEq for TargetInfo {
+    fn eq(&self, other: &Self) -> bool {
+        // Every field named, so that a field added to targets is compared here too.
+        let TargetInfo {
+            path,
+            kind,
+            size_bytes,
+            logical_block_size_bytes,
+            physical_block_size_bytes,
+            rotational,
+            filesystem,
+            device,
+            direct_io_alignment_bytes,
+            created_by_iopath,
+            read_only,
+            transfer_sizes,
+            file_session,
+            created_content,
+            allocated_bytes_looked: _,
+        } = self;
+        *path == other.path
+            && *kind == other.kind
+            && *size_bytes == other.size_bytes
+            && *logical_block_size_bytes == other.logical_block_size_bytes
+            && *physical_block_size_bytes == other.physical_block_size_bytes
+            && *rotational == other.rotational
+            && *filesystem == other.filesystem
+            && *device == other.device
+            && *direct_io_alignment_bytes == other.direct_io_alignment_bytes
+            && *created_by_iopath == other.created_by_iopath
+            && *read_only == other.read_only
+            && *transfer_sizes == other.transfer_sizes
+            && *file_session == other.file_session
+            && *created_content == other.created_content
+    }
 }
 
 /// A file protocol's largest single read and write, bytes.
@@ -113,6 +159,7 @@ impl TargetInfo {
             transfer_sizes: None,
             file_session: None,
             created_content: None,
+            allocated_bytes_looked: None,
         }
     }
 }

@@ -208,6 +208,8 @@ fn same_but_path_and_size(first: &TargetInfo, other: &TargetInfo) -> bool {
         transfer_sizes,
         file_session,
         created_content,
+        // Never saved: it is not part of what a saved target says.
+        allocated_bytes_looked: _,
     } = first;
     *kind == other.kind
         && *logical_block_size_bytes == other.logical_block_size_bytes

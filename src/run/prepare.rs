@@ -6,7 +6,8 @@
 use super::budget::{HostLimits, JobDemand, check_test};
 use super::file_layout::size_files_only_written;
 use super::looked_targets::{
-    held_by_targets, look_at_targets, make_room_for_targets, make_room_for_targets_and_workers,
+    Look, held_by_targets, look_at_targets, make_room_for_targets,
+    make_room_for_targets_and_workers,
 };
 use super::operated_targets;
 pub(super) use super::pending_target::PendingTarget;
@@ -28,7 +29,7 @@ use crate::targets::signature::detect_signature;
 use crate::targets::test_file::{
     check_room_for, check_test_file_directory, default_test_file_size, temporary_test_file_path,
 };
-use crate::targets::{PathStat, TargetError, TargetHandle, TargetSpec};
+use crate::targets::{TargetError, TargetHandle, TargetSpec};
 use crate::verify::state::STATE_FILE_LIMIT;
 use crate::workload::file_set::check_worker_files;
 use crate::workload::limits::PlanLimits;
@@ -324,17 +325,21 @@ fn pending_target(
     net_timeout: Duration,
     filesystems: &FilesystemCache,
     released: bool,
-    look: Option<&PathStat>,
+    look: Option<Look>,
 ) -> Result<PendingTarget, RunError> {
     Ok(match spec {
         TargetSpec::Path { path, .. }
-            if look.is_some_and(crate::targets::null_sink::is_null_device_stat) =>
+            if look
+                .as_ref()
+                .is_some_and(|look| crate::targets::null_sink::is_null_device_stat(&look.stat)) =>
         {
             PendingTarget::NullSink { path: path.clone() }
         }
         TargetSpec::Path { path, create_size } => {
             let checked = match look {
-                Some(stat) if released => TargetHandle::look_sharing(path, stat, filesystems),
+                Some(Look { stat, mark }) if released => {
+                    TargetHandle::look_sharing_marked(path, &stat, mark, filesystems)
+                }
                 _ => TargetHandle::open_sharing(path, filesystems),
             };
             match checked {
@@ -430,12 +435,10 @@ pub fn prepare(
         .targets
         .iter()
         .zip(&operations)
-        .zip(released.iter().zip(&looks))
+        .zip(released.iter().zip(looks))
         .map(|((spec, operation), (&released, look))| {
-            let pending = || {
-                let look = look.as_ref();
-                pending_target(spec, options.net_timeout(), &filesystems, released, look)
-            };
+            let pending =
+                || pending_target(spec, options.net_timeout(), &filesystems, released, look);
             match operation {
                 Some(operation) => match operated_targets::operated_target(spec, *operation)? {
                     Some(named) => Ok(named),
@@ -767,6 +770,7 @@ fn probe_network(
         created_content: volume
             .to_create
             .then_some(crate::result::CreatedContent::Filled),
+        allocated_bytes_looked: None,
     };
     Ok((info, volume.without_head()))
 }

@@ -94,6 +94,7 @@ fn inspect_file(
         preferred_io_bytes: u32::try_from(metadata.blksize()).unwrap_or(0),
         direct_io_alignment: sys::direct_io_alignment(file),
         created_by_iopath: is_marked_as_created(file),
+        allocated_bytes: metadata.is_file().then(|| metadata.blocks() * 512),
     };
     file_info(path, own, shared)
 }
@@ -110,6 +111,8 @@ pub(super) struct OwnFileFacts {
     pub direct_io_alignment: Option<u32>,
     /// It carries iopath's ownership mark.
     pub created_by_iopath: bool,
+    /// Bytes its filesystem had allocated to it (`st_blocks` × 512).
+    pub allocated_bytes: Option<u64>,
 }
 
 /// The description of the regular file at `path` from its own facts and those of its
@@ -153,6 +156,7 @@ pub(super) fn file_info(
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: own.allocated_bytes,
         read_only: false,
     }
 }
@@ -204,6 +208,7 @@ fn inspect_block_device(
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
     })
 }
 

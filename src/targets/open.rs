@@ -171,19 +171,33 @@ impl TargetHandle {
         stat: &PathStat,
         cache: &FilesystemCache,
     ) -> Result<Self, TargetError> {
+        Self::look_sharing_marked(path, stat, None, cache)
+    }
+
+    /// [`TargetHandle::look_sharing`] with the file's ownership mark already read through
+    /// its path along with `stat` ([`TargetHandle::read_mark`]) when `mark` holds it; read
+    /// now otherwise.
+    pub fn look_sharing_marked(
+        path: &Path,
+        stat: &PathStat,
+        mark: Option<std::io::Result<bool>>,
+        cache: &FilesystemCache,
+    ) -> Result<Self, TargetError> {
         let shared = cache.known(stat.filesystem).filter(|_| stat.is_file());
         let Some(shared) = shared else {
             return Self::open_sharing(path, cache);
         };
         // Reading the mark needs read permission, as the check's open did: a file the user
         // cannot read is refused here, before the run, not by the worker's open.
-        let created_by_iopath =
-            read_ownership_mark(path).map_err(|error| open_error(path, error))?;
+        let created_by_iopath = mark
+            .unwrap_or_else(|| read_ownership_mark(path))
+            .map_err(|error| open_error(path, error))?;
         let own = info::OwnFileFacts {
             size_bytes: stat.size_bytes,
             preferred_io_bytes: stat.preferred_io_bytes,
             direct_io_alignment: stat.direct_io_alignment,
             created_by_iopath,
+            allocated_bytes: Some(stat.allocated_bytes),
         };
         Ok(TargetHandle {
             path: path.to_path_buf(),
@@ -196,6 +210,13 @@ impl TargetHandle {
             info: info::file_info(path, own, shared),
             claim: OnceLock::new(),
         })
+    }
+
+    /// The ownership mark of the file at `path`, read through the path as
+    /// [`TargetHandle::look_sharing`] reads it: whether iopath created it, or the error that
+    /// refuses it (gone, or not readable: a user extended attribute needs read permission).
+    pub fn read_mark(path: &Path) -> std::io::Result<bool> {
+        read_ownership_mark(path)
     }
 
     /// Takes the file iopath has just created at `path` and still holds open as `file`; what

@@ -125,6 +125,8 @@ pub struct PathStat {
     pub preferred_io_bytes: u32,
     /// The offset alignment O_DIRECT needs (`STATX_DIOALIGN`); `None` when not reported.
     pub direct_io_alignment: Option<u32>,
+    /// `st_blocks` × 512: the bytes the filesystem allocated to it.
+    pub allocated_bytes: u64,
 }
 
 impl PathStat {
@@ -182,6 +184,7 @@ pub fn stat_path(path: &Path) -> io::Result<PathStat> {
         size_bytes: buffer.stx_size,
         preferred_io_bytes: buffer.stx_blksize,
         direct_io_alignment,
+        allocated_bytes: buffer.stx_blocks.saturating_mul(512),
     })
 }
 

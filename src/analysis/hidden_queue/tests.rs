@@ -56,6 +56,7 @@ fn target() -> TargetInfo {
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
         read_only: false,
     }
 }

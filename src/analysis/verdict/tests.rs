@@ -24,6 +24,7 @@ fn file_target(size_bytes: u64) -> TargetInfo {
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
         read_only: false,
     }
 }
@@ -98,6 +99,7 @@ pub(crate) fn nbd_target() -> TargetInfo {
         transfer_sizes: None,
         file_session: None,
         created_content: None,
+        allocated_bytes_looked: None,
         read_only: false,
     }
 }

@@ -19,6 +19,7 @@ mod transport;
 
 use super::Machine;
 use super::facts::{DeviceTargetFacts, FileFacts, FilesystemFacts, PathFacts, RouteFacts};
+use super::system::FileState;
 use crate::result::{TargetInfo, TargetKind};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -111,7 +112,17 @@ pub fn gather_file(
     let file = Path::new(&info.path);
     let parent = file.parent();
     let with_head = !shared.skip_file_heads;
+    let looked = info
+        .allocated_bytes_looked
+        .filter(|_| shared.looks_hold && !with_head);
     let state = match parent.and_then(|parent| shared.directories.get(parent)) {
+        Some(directory) if looked.is_some() => FileState {
+            exists: true,
+            device: None,
+            allocated_bytes: looked,
+            head_zero: None,
+            directory: directory.clone(),
+        },
         Some(directory) => machine
             .system()
             .file_state_beside(file, with_head, directory.clone()),
@@ -166,6 +177,9 @@ pub struct SharedWalks {
     walks: usize,
     /// Files' first blocks are not read (see [`SharedWalks::skipping_file_heads`]).
     skip_file_heads: bool,
+    /// A file's look before the run stands for its state (see
+    /// [`SharedWalks::trusting_looks_before_the_run`]).
+    looks_hold: bool,
 }
 
 /// A file's existing directory, its filesystem's block device and type.
@@ -182,6 +196,16 @@ impl SharedWalks {
             skip_file_heads: true,
             ..SharedWalks::default()
         }
+    }
+
+    /// These walks, taking a file's allocation from the look the run took before its first
+    /// test ([`TargetInfo::allocated_bytes_looked`]) instead of a `statx` of each file again:
+    /// for a run that changed no file (read only, no file created or removed). Only files
+    /// whose first blocks are not read, and whose directory an earlier file of the walks
+    /// resolved, are taken so; the others are looked at as before.
+    pub fn trusting_looks_before_the_run(mut self) -> Self {
+        self.looks_hold = true;
+        self
     }
 
     /// How many walks were made (filesystems and routes); the targets that shared one are not
