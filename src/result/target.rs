@@ -88,11 +88,21 @@ pub struct TargetInfo {
 /// one saved.
 impl PartialEq for TargetInfo {
     fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+            && self.size_bytes == other.size_bytes
+            && self.same_but_path_and_size(other)
+    }
+}
+
+impl TargetInfo {
+    /// Whether `self` and `other` agree in everything a saved target says but their path and
+    /// size (the files of one job on one filesystem, saved as one group).
+    pub fn same_but_path_and_size(&self, other: &TargetInfo) -> bool {
         // Every field named, so that a field added to targets is compared here too.
         let TargetInfo {
-            path,
+            path: _,
             kind,
-            size_bytes,
+            size_bytes: _,
             logical_block_size_bytes,
             physical_block_size_bytes,
             rotational,
@@ -104,11 +114,10 @@ impl PartialEq for TargetInfo {
             transfer_sizes,
             file_session,
             created_content,
+            // Never saved: not part of what a saved target says.
             allocated_bytes_looked: _,
         } = self;
-        *path == other.path
-            && *kind == other.kind
-            && *size_bytes == other.size_bytes
+        *kind == other.kind
             && *logical_block_size_bytes == other.logical_block_size_bytes
             && *physical_block_size_bytes == other.physical_block_size_bytes
             && *rotational == other.rotational

@@ -181,48 +181,13 @@ fn is_alike(
     other: &TargetInfo,
     other_path: Option<&StoragePath>,
 ) -> bool {
-    same_but_path_and_size(first, other)
+    first.same_but_path_and_size(other)
         && match (first_path, other_path) {
             (Some(first_path), Some(other_path)) => {
                 is_renamed(first_path, &first.path, other_path, &other.path)
             }
             _ => true,
         }
-}
-
-/// Whether `first` and `other` agree in everything but their path and size.
-fn same_but_path_and_size(first: &TargetInfo, other: &TargetInfo) -> bool {
-    // Every field named, so that a field added to targets is compared here too.
-    let TargetInfo {
-        path: _,
-        kind,
-        size_bytes: _,
-        logical_block_size_bytes,
-        physical_block_size_bytes,
-        rotational,
-        filesystem,
-        device,
-        direct_io_alignment_bytes,
-        created_by_iopath,
-        read_only,
-        transfer_sizes,
-        file_session,
-        created_content,
-        // Never saved: it is not part of what a saved target says.
-        allocated_bytes_looked: _,
-    } = first;
-    *kind == other.kind
-        && *logical_block_size_bytes == other.logical_block_size_bytes
-        && *physical_block_size_bytes == other.physical_block_size_bytes
-        && *rotational == other.rotational
-        && *filesystem == other.filesystem
-        && *device == other.device
-        && *direct_io_alignment_bytes == other.direct_io_alignment_bytes
-        && *created_by_iopath == other.created_by_iopath
-        && *read_only == other.read_only
-        && *transfer_sizes == other.transfer_sizes
-        && *file_session == other.file_session
-        && *created_content == other.created_content
 }
 
 /// Whether `renamed` is `path` (the storage path of the target `from`) renamed to the target

@@ -4,6 +4,7 @@
 //! I/O's target and the worker's I/Os in flight once it was issued.
 
 use crate::common::{disk_tempdir, run_in, u64_at};
+use crate::support::skip::io_uring_here;
 use crate::trace::{Traced, read_trace, traced};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,16 +23,6 @@ fn per_target(ios: &[Traced]) -> BTreeMap<u32, usize> {
         *counts.entry(io.target).or_insert(0) += 1;
     }
     counts
-}
-
-fn io_uring_here() -> bool {
-    match iopath::engine::io_uring_available() {
-        Ok(()) => true,
-        Err(error) => {
-            crate::support::skip::kernel_lacks(format_args!("io_uring ({error})"));
-            false
-        }
-    }
 }
 
 #[test]

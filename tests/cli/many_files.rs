@@ -295,12 +295,8 @@ fn openfiles_bounds_the_descriptors_of_a_job_of_more_files_than_the_limit() {
 
 #[test]
 fn openfiles_bounds_the_descriptors_of_an_io_uring_job_with_requests_in_flight() {
-    match iopath::engine::io_uring_available() {
-        Ok(()) => {}
-        Err(error) => {
-            crate::support::skip::kernel_lacks(format_args!("io_uring ({error})"));
-            return;
-        }
+    if !crate::support::skip::io_uring_here() {
+        return;
     }
     // Eight reads in flight over 3000 files, 16 open at most, under a limit of 512.
     let settings = "ioengine=io_uring\niodepth=8\nrw=randread";

@@ -44,9 +44,15 @@ pub(super) fn iopath_as_given(dir: &Path, args: &[&str]) -> Output {
 
 /// fio's run of `replay.fio` in `dir`, with fio-format JSON on standard output; it succeeded.
 pub(super) fn fio_replay_json(fio: &Path, dir: &Path) -> Output {
+    fio_json(fio, dir, "replay.fio")
+}
+
+/// fio's run of the job file `job` in `dir`, with fio-format JSON on standard output; it
+/// succeeded.
+pub(super) fn fio_json(fio: &Path, dir: &Path, job: &str) -> Output {
     let by_fio = Command::new(fio)
         .current_dir(dir)
-        .args(["--output-format=json", "replay.fio"])
+        .args(["--output-format=json", job])
         .output()
         .unwrap();
     assert!(by_fio.status.success(), "{by_fio:?}");

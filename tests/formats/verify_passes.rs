@@ -4,7 +4,7 @@
 //! `randwrite` job reads about as many blocks as it writes, and a `randrw` job about twice
 //! (its own reads and the read-back), in iopath's fio-format JSON as in fio's.
 
-use crate::support;
+use crate::support::skip::io_uring_here;
 
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
@@ -78,13 +78,7 @@ fn iopath(directory: &Path, job: &str) -> Run {
 /// Runs `job` with fio in `directory`: its read and write I/Os.
 fn fio(fio: &Path, directory: &Path, job: &str) -> (u64, u64) {
     std::fs::write(directory.join("job.fio"), job).unwrap();
-    let output = Command::new(fio)
-        .current_dir(directory)
-        .args(["--output-format=json", "job.fio"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    counts(&output.stdout)
+    counts(&crate::iolog_replay::fio_json(fio, directory, "job.fio").stdout)
 }
 
 /// A clean run: every read was checked, none bad, and the read-back after the workload held
@@ -107,16 +101,6 @@ fn assert_clean(run: &Run) {
         "a few passes at least: {} writes",
         run.writes
     );
-}
-
-fn io_uring_here() -> bool {
-    match iopath::engine::io_uring_available() {
-        Ok(()) => true,
-        Err(error) => {
-            support::skip::kernel_lacks(format_args!("io_uring ({error})"));
-            false
-        }
-    }
 }
 
 #[test]

@@ -62,6 +62,18 @@ pub fn kernel_lacks(feature: impl Display) {
     );
 }
 
+/// Whether io_uring works on this kernel; when it does not, skips the calling test as
+/// [`kernel_lacks`] does.
+pub fn io_uring_here() -> bool {
+    match iopath::engine::io_uring_available() {
+        Ok(()) => true,
+        Err(error) => {
+            kernel_lacks(format_args!("io_uring ({error})"));
+            false
+        }
+    }
+}
+
 /// Prints `SKIPPED <test>: <reason>` and adds the line to the skip list.
 fn record(test: &str, reason: impl Display) {
     let line = format!("{test}: {reason}");
