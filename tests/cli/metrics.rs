@@ -387,6 +387,19 @@ impl Serving {
     }
 }
 
+/// The first scrape of `port` whose body holds `needle`, tried every 100 ms for up to a minute
+/// (the last scrape when none did).
+fn scrape_until(port: u16, needle: &str) -> (u16, String) {
+    let started = Instant::now();
+    loop {
+        let scraped = get(port, "/metrics").expect("the scrape is answered");
+        if scraped.1.contains(needle) || started.elapsed() > Duration::from_secs(60) {
+            return scraped;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -433,7 +446,8 @@ fn control_characters_in_labels_are_escaped_in_the_exposition() {
         port,
         &["--name", name, "--metrics", &port.to_string()],
     );
-    let (status, body) = get(port, "/metrics").unwrap();
+    // The endpoint answers before the test starts; its name is there once it has.
+    let (status, body) = scrape_until(port, "iopath_tests_started 1");
     assert_eq!(status, 200, "{body}");
     assert!(
         body.contains(

@@ -1389,7 +1389,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "do_verify",
         aliases: &[],
-        mapping: "read back and check every written block after the workload (default 1; `--verify-read-back`); in a time-based job (`time_based`), as in fio, each pass's writes are read back when the next pass begins, the reads counted as the job's reads, and the pass the time cuts short is not read back (docs/verify.md). fio 3.33 ends a pass only on an engine that queues (io_uring, libaio): with a synchronous one (`sync`, `psync`) its time-based verifying job never reads back (\"verification read phase will never start\"), where iopath reads back each pass on every engine",
+        mapping: "read back and check every written block after the workload (default 1; `--verify-read-back`); in a time-based job (`time_based`), as in fio, each pass's writes are read back when the next pass begins, the reads counted as the job's reads; what the pass the time cuts short wrote is read back after the workload, outside the measured time (fio leaves it unchecked; docs/verify.md). fio 3.33 ends a pass only on an engine that queues (io_uring, libaio): with a synchronous one (`sync`, `psync`) its time-based verifying job never reads back (\"verification read phase will never start\"), where iopath reads back each pass on every engine",
         support: Support::Mapped(verify_options::after_writes),
     },
     OptionSpec {
