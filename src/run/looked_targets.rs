@@ -34,15 +34,24 @@ pub(super) struct Look {
 }
 
 /// One look at each target path of `plan`; `None` for a target that is not a path, or a
-/// path that cannot be looked at now (its check says why). Many targets are looked at by
+/// path that cannot be looked at now (its check says why). The ownership mark is read only
+/// for the targets `released` after their checks (the others are opened, and their mark read
+/// through the descriptor). Many targets are looked at by
 /// several threads ([`PARALLEL_LOOKS_FROM`]), each a contiguous share, in order.
-pub(super) fn look_at_targets(plan: &Plan) -> Vec<Option<Look>> {
-    let specs = &plan.targets;
+pub(super) fn look_at_targets(plan: &Plan, released: &[bool]) -> Vec<Option<Look>> {
+    let specs: Vec<(&TargetSpec, bool)> = plan
+        .targets
+        .iter()
+        .zip(released.iter().copied().chain(std::iter::repeat(false)))
+        .collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(LOOK_THREADS_AT_MOST);
     if specs.len() < PARALLEL_LOOKS_FROM || threads < 2 {
-        return specs.iter().map(look_at).collect();
+        return specs
+            .iter()
+            .map(|&(spec, released)| look_at(spec, released))
+            .collect();
     }
     let share = specs.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -51,7 +60,12 @@ pub(super) fn look_at_targets(plan: &Plan) -> Vec<Option<Look>> {
             .map(|chunk| {
                 std::thread::Builder::new()
                     .name("iopath-look".into())
-                    .spawn_scoped(scope, || chunk.iter().map(look_at).collect::<Vec<_>>())
+                    .spawn_scoped(scope, || {
+                        chunk
+                            .iter()
+                            .map(|&(spec, released)| look_at(spec, released))
+                            .collect::<Vec<_>>()
+                    })
             })
             .collect();
         let mut looks = Vec::with_capacity(specs.len());
@@ -60,20 +74,24 @@ pub(super) fn look_at_targets(plan: &Plan) -> Vec<Option<Look>> {
             // at here.
             match worker.ok().and_then(|worker| worker.join().ok()) {
                 Some(found) => looks.extend(found),
-                None => looks.extend(chunk.iter().map(look_at)),
+                None => looks.extend(
+                    chunk
+                        .iter()
+                        .map(|&(spec, released)| look_at(spec, released)),
+                ),
             }
         }
         looks
     })
 }
 
-/// The look at one target.
-fn look_at(spec: &TargetSpec) -> Option<Look> {
+/// The look at one target; its mark only when it is `released` after its check.
+fn look_at(spec: &TargetSpec, released: bool) -> Option<Look> {
     let TargetSpec::Path { path, .. } = spec else {
         return None;
     };
     let stat = stat_path(path).ok()?;
-    let mark = stat.is_file().then(|| TargetHandle::read_mark(path));
+    let mark = (released && stat.is_file()).then(|| TargetHandle::read_mark(path));
     Some(Look { stat, mark })
 }
 

@@ -427,7 +427,7 @@ pub fn prepare(
     let operations = super::target_operations::operations_of_targets(&plan);
     let released = super::files_on_demand::targets_released_after_checks(&plan, io_uring);
     // One look at each path, shared by the count of descriptors and the checks.
-    let looks = look_at_targets(&plan);
+    let looks = look_at_targets(&plan, &released);
     let held = held_by_targets(&looks, &released);
     make_room_for_targets(held)?;
     let filesystems = FilesystemCache::default();

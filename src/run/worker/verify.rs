@@ -23,7 +23,7 @@ use crate::run::progress::{LiveVerify, VerifyProgress};
 use crate::verify::header::{BlockFormat, Check, Expected};
 use crate::verify::ledger::Ledger;
 use crate::verify::log::{VerifyLog, VerifyPolicy};
-use crate::verify::pass_blocks::PassBlocks;
+use crate::verify::pass_blocks::{PassBlocks, PassRead};
 use crate::verify::state::VerifyState;
 use crate::verify::target_identity::TargetIdentity;
 use crate::workload::planner::PlannedIo;
@@ -452,13 +452,8 @@ pub(super) struct ReadBack<'a, E: Engine> {
     pub progress: &'a VerifyProgress,
 }
 
-/// One read of the read-back.
-#[derive(Clone, Copy, Default)]
-struct Pending {
-    file: u32,
-    offset: u64,
-    length: u32,
-}
+/// One read of the read-back: the same as a read of a pass's read-back.
+type Pending = PassRead;
 
 impl<E: Engine> ReadBack<'_, E> {
     /// The reads: runs of consecutive blocks to check (written ones, or every block of the
@@ -512,13 +507,7 @@ impl<E: Engine> ReadBack<'_, E> {
             // been read back pass by pass.
             Some(pass) => {
                 pass.blocks.rewind();
-                std::iter::from_fn(|| pass.blocks.next_read())
-                    .map(|read| Pending {
-                        file: read.file,
-                        offset: read.offset,
-                        length: read.length,
-                    })
-                    .collect()
+                std::iter::from_fn(|| pass.blocks.next_read()).collect()
             }
             None => Self::reads(verify, self.buffer_bytes),
         };
