@@ -17,7 +17,8 @@
 //! `bytes × 10⁶ / clat ns` (KiB/s as fio counts it), IOPS 1. With it, each direction with
 //! completions in a window has a line at the window's end: mean (or largest) latency, the
 //! window's KiB/s and IOPS, block size, offset and issue time 0. Times count from the start of
-//! the measurement. `slat` is the time to the return of the hand-over to the kernel where the
+//! the measurement, or with `log_unix_epoch` (fio's Unix timestamps) from the Unix epoch: the
+//! wall clock at the start of the measurement plus the time since. `slat` is the time to the return of the hand-over to the kernel where the
 //! engine separates it (io_uring, NBD, null); elsewhere the runner records a submission time of 0, so
 //! `slat` lines hold 0 and `clat` equals `lat`. iopath sets
 //! no I/O priority: the priority column is 0 (`0x0000` with `log_prio=1`). The histogram log
@@ -173,9 +174,17 @@ pub fn write_job_log(
     if kind == LogKind::Histogram {
         return Ok(());
     }
+    // Times count from the start of the measurement, or from the Unix epoch.
+    let base_ms = if options.unix_epoch {
+        records.epoch_unix_ms
+    } else {
+        0
+    };
     if records.window_ns == 0 {
         for io in &records.ios {
-            write_line(out, options, kind, &io_line(io, kind))?;
+            let mut line = io_line(io, kind);
+            line.time_ms += base_ms;
+            write_line(out, options, kind, &line)?;
         }
         return Ok(());
     }
@@ -187,7 +196,7 @@ pub fn write_job_log(
             }
             let (value, largest) = window_values(figures, kind, window_ms, options.window_value);
             let line = Line {
-                time_ms: (index as u64 + 1) * window_ms,
+                time_ms: base_ms + (index as u64 + 1) * window_ms,
                 value,
                 largest,
                 direction: direction as u8,
@@ -390,6 +399,48 @@ mod tests {
         assert_eq!(
             text(&records, &max, LogKind::Bandwidth),
             "100, 120, 2, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn unix_epoch_times_add_the_wall_clock_of_the_start() {
+        let epoch_unix_ms = 1_796_518_361_899;
+        let per_io = IoLogRecords {
+            ios: vec![io(3, 2000, 500)],
+            epoch_unix_ms,
+            ..IoLogRecords::default()
+        };
+        let unix = LogOptions {
+            unix_epoch: true,
+            ..LogOptions::default()
+        };
+        assert_eq!(
+            text(&per_io, &unix, LogKind::Latency),
+            "1796518361902, 2000, 1, 4096, 0\n"
+        );
+        // Without the option the wall clock is not used.
+        assert_eq!(
+            text(&per_io, &LogOptions::default(), LogKind::Latency),
+            "3, 2000, 1, 4096, 0\n"
+        );
+        let window = LogWindow {
+            io_count: 5,
+            bytes: 5 * 4096,
+            ..LogWindow::default()
+        };
+        let windowed = IoLogRecords {
+            windows: vec![[window, LogWindow::default(), LogWindow::default()]; 2],
+            window_ns: 100_000_000,
+            epoch_unix_ms,
+            ..IoLogRecords::default()
+        };
+        let unix_windows = LogOptions {
+            average_ms: 100,
+            ..unix
+        };
+        assert_eq!(
+            text(&windowed, &unix_windows, LogKind::Iops),
+            "1796518361999, 50, 0, 0, 0\n1796518362099, 50, 0, 0, 0\n"
         );
     }
 

@@ -82,4 +82,7 @@ pub struct IoLogRecords {
     pub overflow_ios: u64,
     /// The worker's files, by the index [`LoggedIo::file`] gives (the paths of its targets).
     pub files: Vec<String>,
+    /// The wall clock at the start of the worker's measurement, ms since the Unix epoch (the
+    /// time base of `log_unix_epoch`).
+    pub epoch_unix_ms: u64,
 }

@@ -1,7 +1,7 @@
 //! The log files a job asks for (fio's `write_bw_log`, `write_lat_log`, `write_iops_log`,
 //! `write_hist_log` and the options that shape them: `log_avg_msec`, `log_window_value`,
 //! `log_offset`, `log_prio`, `log_issue_time`, `log_hist_msec`, `log_hist_coarseness`,
-//! `per_job_logs`). The runner records what they need; the files are written after the run
+//! `per_job_logs`, `log_unix_epoch`). The runner records what they need; the files are written after the run
 //! in fio's layout (HOWTO, "Log File Formats").
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,10 @@ pub struct LogOptions {
     pub issue_time: bool,
     /// `per_job_logs` (default true): the job's number in each file name.
     pub per_job: bool,
+    /// `log_unix_epoch` / `log_alternate_epoch`: times in milliseconds since the Unix epoch
+    /// (the wall clock) instead of since the start of the measurement.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unix_epoch: bool,
     /// `write_iolog`: the file that records the job's I/Os as a fio version 3 I/O log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iolog: Option<String>,
@@ -67,6 +71,7 @@ impl Default for LogOptions {
             priority: false,
             issue_time: false,
             per_job: true,
+            unix_epoch: false,
             iolog: None,
         }
     }

@@ -227,3 +227,81 @@ fn the_run_flags_group_targets_per_worker() {
     assert_eq!(bad.status, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("sideways"), "{}", bad.stderr);
 }
+
+/// The sizes of the files in `dir` whose names are in `names`.
+fn file_sizes(dir: &std::path::Path, names: &[&str]) -> BTreeMap<String, u64> {
+    names
+        .iter()
+        .map(|name| {
+            let size = std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+            (name.to_string(), size)
+        })
+        .collect()
+}
+
+/// A job's `filename=` adds to the `[global]` section's files, as fio's does: the job works on
+/// all of them, a name given twice is two of its files, and `size` is divided over the lot.
+const ADDED_FILES_JOB: &str = "[global]\nfilename=a:b\nrw=read\nbs=64k\nioengine=psync\n\
+[both]\nfilename=c\nsize=3m\ntime_based\nruntime=200ms\n\
+[twice]\nfilename=a\nsize=6m\ntime_based\nruntime=200ms\n";
+
+#[test]
+fn a_job_s_filename_adds_to_the_global_section_s_files_as_in_fio() {
+    let dir = disk_tempdir();
+    std::fs::write(dir.path().join("job.fio"), ADDED_FILES_JOB).unwrap();
+    let trace = dir.path().join("trace.csv");
+    let outcome = run_in(
+        dir.path(),
+        &["--job", "job.fio", "--trace-io", trace.to_str().unwrap()],
+    );
+    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("filename= adds to the 2 files named before it"),
+        "the run says so: {}",
+        outcome.stderr
+    );
+    let (ios, json) = (read_trace(&trace), outcome.json.expect("a JSON result"));
+    let jobs = json["tests"][0]["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2, "two jobs");
+    // `both`: a, b (from [global]) and c, 1 MiB each; `twice`: a, b, a, 2 MiB each, and the
+    // file a is laid out for the larger of the two jobs' regions.
+    assert_eq!(jobs[0]["workload"]["worker_files"]["per_worker"], 3);
+    assert_eq!(jobs[1]["workload"]["worker_files"]["per_worker"], 3);
+    let created = file_sizes(dir.path(), &["a", "b", "c"]);
+    assert_eq!(
+        created,
+        BTreeMap::from([
+            ("a".to_string(), 2 << 20),
+            ("b".to_string(), 2 << 20),
+            ("c".to_string(), 1 << 20)
+        ])
+    );
+    // Each job's worker reads round robin over its three files.
+    for worker in 0..2 {
+        let targets: BTreeSet<u32> = of_worker(&ios, worker).iter().map(|io| io.target).collect();
+        assert!(targets.len() >= 2, "worker {worker}: {targets:?}");
+    }
+
+    // fio lays out the same files at the same sizes.
+    if !crate::support::require(
+        crate::support::devices::has_command("fio"),
+        "fio is not installed (apt-get install fio)",
+    ) {
+        return;
+    }
+    let fio_dir = disk_tempdir();
+    std::fs::write(fio_dir.path().join("job.fio"), ADDED_FILES_JOB).unwrap();
+    let output = std::process::Command::new("fio")
+        .current_dir(fio_dir.path())
+        .args(["--output=/dev/null", "job.fio"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(file_sizes(fio_dir.path(), &["a", "b", "c"]), created);
+}

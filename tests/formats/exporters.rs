@@ -434,6 +434,53 @@ fn fio2gnuplot_reads_a_job_files_per_io_log() {
     );
 }
 
+/// Milliseconds since the Unix epoch, now.
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+#[test]
+fn log_unix_epoch_puts_the_wall_clock_in_the_log_times() {
+    let directory = scratch();
+    let job = "[unix]\nioengine=null\nsize=1g\nrw=read\nbs=4k\ntime_based\nruntime=1\n\
+               rate_iops=2000\nwrite_iops_log=u\nlog_avg_msec=100\nlog_unix_epoch=1\n\
+               [relative]\nioengine=null\nsize=1g\nrw=read\nbs=4k\ntime_based\nruntime=1\n\
+               rate_iops=2000\nwrite_iops_log=r\nlog_avg_msec=100\n";
+    std::fs::write(directory.path().join("epoch.fio"), job).unwrap();
+    let before = unix_ms();
+    let output = support::history::command(env!("CARGO_BIN_EXE_iopath"))
+        .current_dir(directory.path())
+        .args("run --job epoch.fio --ramp 0 --json out.json".split_whitespace())
+        .output()
+        .expect("iopath runs");
+    let after = unix_ms();
+    assert!(output.status.success(), "{}", describe(&output));
+    let times = |name: &str| -> Vec<u64> {
+        std::fs::read_to_string(directory.path().join(name))
+            .unwrap()
+            .lines()
+            .map(|line| line.split(',').next().unwrap().trim().parse().unwrap())
+            .collect()
+    };
+    let unix = times("u_iops.1.log");
+    assert!(unix.len() >= 5, "{unix:?}");
+    // Every window ends while the command ran, in order, 100 ms apart.
+    assert!(
+        unix.iter().all(|time| (before..=after).contains(time)),
+        "{before}..{after}: {unix:?}"
+    );
+    assert!(
+        unix.windows(2).all(|pair| pair[1] - pair[0] == 100),
+        "{unix:?}"
+    );
+    // The job without the option counts from the start of the measurement.
+    let relative = times("r_iops.2.log");
+    assert_eq!(relative.first(), Some(&100), "{relative:?}");
+}
+
 /// `iopath run f.dat --size 16m --rw randrw --bs 4k --qd 4 --duration 2 --ramp 0`, read back
 /// from its JSON file.
 fn fresh_run() -> RunResult {

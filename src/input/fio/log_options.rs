@@ -1,6 +1,7 @@
 //! fio's log-file options (`write_bw_log`, `write_lat_log`, `write_iops_log`,
 //! `write_hist_log`, `log_avg_msec`, `log_window_value`/`log_max_value`, `log_offset`,
-//! `log_prio`, `log_issue_time`, `log_hist_msec`, `log_hist_coarseness`, `per_job_logs`), read
+//! `log_prio`, `log_issue_time`, `log_hist_msec`, `log_hist_coarseness`, `per_job_logs`,
+//! `log_unix_epoch`), read
 //! into a job's [`LogOptions`]; `log_compression` and `log_store_compressed` are refused.
 
 use super::input::Input;
@@ -106,6 +107,13 @@ pub fn priority(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), Option
 /// `log_issue_time`.
 pub fn issue_time(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
     s.logs.issue_time = input.flag()?;
+    Ok(())
+}
+
+/// `log_unix_epoch` and `log_alternate_epoch` (whose clock, `log_alternate_epoch_clock_id`,
+/// is the wall clock unless set otherwise, and iopath keeps no other).
+pub fn unix_epoch(s: &mut JobSettings, input: &mut Input<'_>) -> Result<(), OptionError> {
+    s.logs.unix_epoch = input.flag()?;
     Ok(())
 }
 

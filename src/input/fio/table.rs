@@ -121,8 +121,7 @@ fn one_of(input: &Input<'_>, accepted: &[&str], refused: &str) -> Result<(), Opt
     }
 }
 
-const LOGS: &str =
-    "log times count from the start of the measurement, and log memory is reserved before the run";
+const LOGS: &str = "log memory is reserved before the run; log times count from the start of the measurement, or from the Unix epoch with `log_unix_epoch`";
 const PERCENTILES: &str = "iopath reports its own fixed set of latency percentiles";
 const VERIFY: &str = "iopath verifies from the header of each block and its own ledger of writes, not by replaying the workload";
 const PLACEMENT: &str = "iopath places workers on CPUs (cpus_allowed, numa_cpu_nodes) but does not change their priority, cgroup or user";
@@ -173,13 +172,27 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "filename",
         aliases: &[],
-        mapping: "the job's files (`:`-separated, `\\:` for a colon in a name), shared by its clones; relative names are relative to `directory` or the current directory; one target per file",
+        mapping: "the job's files (`:`-separated, `\\:` for a colon in a name), shared by its clones; relative names are relative to `directory` or the current directory; one target per file; as in fio, every `filename=` adds to the files named before it, the `[global]` section's included (a name given twice is two files of the job on the same path)",
         support: Support::Mapped(|s, input| {
             let names = colon_list(input.text()?);
             if names.is_empty() {
                 return Err(OptionError::BadValue("names no file".into()));
             }
-            s.filenames = Some(input.set(names));
+            // fio's filename= adds files (add_file) to those the job has: a job section's
+            // filename= goes after the [global] section's, it does not replace them.
+            let added = match s.filenames.take() {
+                Some(before) => {
+                    let count = before.value.len() + names.len();
+                    input.note(format!(
+                        "filename= adds to the {} file{} named before it (as in fio, a job's filename= does not replace the [global] section's): the job works on {count} files",
+                        before.value.len(),
+                        if before.value.len() == 1 { "" } else { "s" },
+                    ));
+                    before.value.into_iter().chain(names).collect()
+                }
+                None => names,
+            };
+            s.filenames = Some(input.set(added));
             Ok(())
         }),
     },
@@ -1679,12 +1692,24 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "log_unix_epoch",
-        aliases: &[
-            "log_alternate_epoch",
-            "log_entries",
-            "bwavgtime",
-            "iopsavgtime",
-        ],
+        aliases: &["log_alternate_epoch"],
+        mapping: "log times in ms since the Unix epoch (the wall clock at the start of the measurement plus the time since), not since the start of the measurement; `log_alternate_epoch` does the same (its clock, `log_alternate_epoch_clock_id`, is the wall clock by default)",
+        support: Support::Mapped(super::log_options::unix_epoch),
+    },
+    OptionSpec {
+        name: "log_alternate_epoch_clock_id",
+        aliases: &[],
+        mapping: "0 (`CLOCK_REALTIME`, the default) accepted; any other clock refused",
+        support: Support::Mapped(|_, input| match input.text()? {
+            "0" => Ok(()),
+            other => Err(OptionError::Unsupported(format!(
+                "log_alternate_epoch_clock_id={other}: iopath's log epoch is the wall clock (0, CLOCK_REALTIME)"
+            ))),
+        }),
+    },
+    OptionSpec {
+        name: "log_entries",
+        aliases: &["bwavgtime", "iopsavgtime"],
         mapping: "accepted; no effect",
         support: Support::Accepted(LOGS),
     },
@@ -2197,7 +2222,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "job_start_clock_id",
-        aliases: &["log_alternate_epoch_clock_id", "log_compression_cpus"],
+        aliases: &["log_compression_cpus"],
         mapping: "accepted with a note",
         support: Support::Accepted(LOGS),
     },

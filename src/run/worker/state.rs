@@ -1031,6 +1031,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut io_log = self.io_log.into_records();
         if self.plan.io_log.is_some() {
             io_log.files = self.plan.target_paths.clone();
+            io_log.epoch_unix_ms =
+                wall_clock_ms_at(clock.nanos_between(self.window.measure_start, clock.now()));
         }
         WorkerOutcome {
             read: self.read,
@@ -1166,4 +1168,12 @@ impl ThreadClocks {
             now.cpu_wait_ns.saturating_sub(earlier.cpu_wait_ns),
         )
     }
+}
+
+/// The wall clock, ms since the Unix epoch, `ago_ns` before now (0 before the epoch).
+fn wall_clock_ms_at(ago_ns: u64) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    (now.saturating_sub(u128::from(ago_ns)) / 1_000_000) as u64
 }
