@@ -61,13 +61,23 @@ fn map_generated_job(
     let settings = &job.settings;
     let name = &job.section;
     let overrides = &request.overrides;
-    let engine = overrides.engine.unwrap_or(settings.engine.value.1);
+    let buffered_aio =
+        overrides.engine.is_none() && settings.buffered && settings.engine.value.0 == "libaio";
+    let job_engine = if buffered_aio {
+        // Linux AIO does a buffered read or write inside io_submit, before it returns: fio's
+        // libaio has one I/O at a time in flight on a file opened without O_DIRECT (the
+        // engine's note says so).
+        EngineKind::Sync
+    } else {
+        settings.engine.value.1
+    };
+    let engine = overrides.engine.unwrap_or(job_engine);
     let files = job_files(job, request, engine, notes)?;
     let region = extended_mapping::region(job, &files, request, notes)?;
     let mut workload = base_workload();
-    workload.engine = settings.engine.value.1;
+    workload.engine = job_engine;
     workload.queue_depth = settings.iodepth;
-    if engine == EngineKind::Sync && settings.iodepth > 1 {
+    if engine == EngineKind::Sync && settings.iodepth > 1 && !buffered_aio {
         workload.queue_depth = 1;
         let engine_name = match overrides.engine {
             Some(kind) => kind.name(),
@@ -80,6 +90,8 @@ fn map_generated_job(
                 settings.iodepth
             ),
         );
+    } else if buffered_aio {
+        workload.queue_depth = 1;
     }
     workload.workers = files.workers_per_set;
     workload.worker_files = worker_files(job, &files, notes);

@@ -83,7 +83,7 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
         "libaio" => (
             EngineKind::IoUring,
             Some(
-                "libaio runs as io_uring (both keep iodepth I/Os in flight; with buffered I/O libaio blocks in the kernel and reaches less depth than io_uring)",
+                "libaio runs as io_uring with direct=1 (both keep iodepth I/Os in flight), and as iopath's sync engine with buffered I/O (direct=0), where Linux AIO performs each read and write inside io_submit, one I/O in flight per clone",
             ),
         ),
         "psync" => (EngineKind::Sync, None),

@@ -825,7 +825,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "ioengine",
         aliases: &[],
-        mapping: "io_uring, libaio → io_uring; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; nfs → NFS client on the files named in `nfs_url`; filecreate, filestat, filedelete, dircreate, dirstat, dirdelete → the same file operations, one per I/O; others refused",
+        mapping: "io_uring, libaio (direct=1) → io_uring; libaio with buffered I/O (direct=0) → sync, one I/O in flight, as Linux AIO performs it inside io_submit; psync (default), sync, pvsync, pvsync2, vsync → sync; null → null; nbd → NBD client on `uri`; libiscsi → iSCSI initiator on `filename`; nfs → NFS client on the files named in `nfs_url`; filecreate, filestat, filedelete, dircreate, dirstat, dirdelete → the same file operations, one per I/O; others refused",
         support: Support::Mapped(|s, input| {
             let text = input.text()?;
             let (kind, note) = parsers::engine(text)?;

@@ -359,6 +359,30 @@ fn engines_depths_and_sync_options() {
 }
 
 #[test]
+fn buffered_libaio_runs_one_io_at_a_time_as_linux_aio_does() {
+    // Linux AIO performs a buffered read or write inside io_submit: fio's libaio job without
+    // O_DIRECT has one I/O in flight, whatever its iodepth; with O_DIRECT it queues.
+    let loaded = load(
+        "[global]\nsize=1g\nioengine=libaio\niodepth=16\n[buffered]\ndirect=0\n[direct]\ndirect=1\n",
+    )
+    .unwrap();
+    let jobs = &loaded.plan.tests[0].jobs;
+    assert_eq!(jobs[0].workload.engine, EngineKind::Sync);
+    assert_eq!(jobs[0].workload.queue_depth, 1);
+    assert!(jobs[0].workload.buffered);
+    assert_eq!(jobs[1].workload.engine, EngineKind::IoUring);
+    assert_eq!(jobs[1].workload.queue_depth, 16);
+    assert!(
+        !loaded
+            .notes
+            .iter()
+            .any(|n| n.contains("iodepth=16 with a sync engine")),
+        "the engine's own note says why: {:?}",
+        loaded.notes
+    );
+}
+
+#[test]
 fn protocol_engines_run_on_their_network_targets() {
     let loaded = load(
         "[global]\nioengine=nbd\nuri=nbd://127.0.0.1/disk\ntime_based\nruntime=60\n[job0]\noffset=0\n[job1]\noffset=64m\n",
