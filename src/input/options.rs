@@ -622,6 +622,7 @@ impl WorkloadOptions {
         workload.file_setup = FileSetup {
             overwrite: workload.file_setup.overwrite || self.overwrite,
             preallocation: self.fallocate.unwrap_or(workload.file_setup.preallocation),
+            first_job_lays_out: workload.file_setup.first_job_lays_out,
         };
         workload.offsets.random_map |= self.random_map;
         if let Some(duration_ns) = self.duration {

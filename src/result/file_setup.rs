@@ -24,6 +24,12 @@ pub struct FileSetup {
     /// How a file that is only sized gets its size and blocks (fio's `fallocate=`,
     /// `--fallocate`).
     pub preallocation: Preallocation,
+    /// The job comes from an fio job file: a file it shares with other jobs is laid out for
+    /// the first job that uses it, as fio lays files out in job order (a reading job after a
+    /// writing one reads what the writer's layout left, unwritten blocks included). Without
+    /// it a file any job reads is filled.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub first_job_lays_out: bool,
 }
 
 impl FileSetup {

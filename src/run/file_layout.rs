@@ -5,11 +5,15 @@
 //! (or trim) gets its size as fio's `fallocate=` says (`native` by default: `fallocate(2)`,
 //! blocks reserved and no data written), and the writes put the data in.
 //!
-//! iopath keeps one rule of its own on top: a file iopath reads is always filled with
-//! incompressible data, whichever job reads it. fio lays a file out for the first job that
-//! finds it too short, so a reading job after a writing one may read a file fio only sized;
-//! iopath fills a file that any job of the run reads, since a read of a hole or of an
-//! unwritten extent is answered without the device and says nothing about the storage.
+//! Which job decides: fio lays a file out for the first job that finds it too short (all
+//! files before any job starts, in job order), so a reading job after a writing one reads a
+//! file fio only sized, and its reads of blocks not yet written are answered without the
+//! device. Jobs from an fio job file ([`FileSetup::first_job_lays_out`]) get exactly that, and
+//! the run says so ([`reads_of_files_only_sized`]). For iopath's own workloads (the default
+//! suite, command-line runs, TOML jobs) a file that any job of the run reads is filled, since
+//! a read of a hole or of an unwritten extent says nothing about the storage.
+//!
+//! [`FileSetup::first_job_lays_out`]: crate::result::FileSetup::first_job_lays_out
 
 use super::pending_target::PendingTarget;
 use crate::result::{DataPath, EngineKind, Preallocation, Workload};
@@ -33,12 +37,24 @@ fn sized_only(plan: &Plan) -> Vec<Option<Preallocation>> {
     // One pass over the jobs, not one per target: a job may have a million files.
     let mut first_use: Vec<Option<Preallocation>> = vec![None; plan.targets.len()];
     let mut laid_out = vec![false; plan.targets.len()];
+    // Files whose first job lays them out, as in fio: later jobs change nothing.
+    let mut decided = vec![false; plan.targets.len()];
     for job in plan.tests.iter().flat_map(|test| &test.jobs) {
         let needs = needs_layout(&job.workload);
+        let first_lays_out = job.workload.file_setup.first_job_lays_out;
         for &index in &job.targets {
-            if let (Some(first), Some(layout)) = (first_use.get_mut(index), laid_out.get_mut(index))
-            {
-                first.get_or_insert(job.workload.file_setup.preallocation);
+            if let (Some(first), Some(layout), Some(decided)) = (
+                first_use.get_mut(index),
+                laid_out.get_mut(index),
+                decided.get_mut(index),
+            ) {
+                if *decided {
+                    continue;
+                }
+                if first.is_none() {
+                    *first = Some(job.workload.file_setup.preallocation);
+                    *decided = first_lays_out;
+                }
                 *layout |= needs;
             }
         }
@@ -48,6 +64,55 @@ fn sized_only(plan: &Plan) -> Vec<Option<Preallocation>> {
         .zip(laid_out)
         .map(|(first, laid_out)| first.filter(|_| !laid_out))
         .collect()
+}
+
+/// The jobs of `plan` that may read blocks of a file created only sized (`sized[i]`: target
+/// `i` is created without data) before any write reached them, as `(job name, file)`: such
+/// reads are answered without the device (fio's layout, kept for fio job files). A reader is
+/// named when it runs with the first job that used the file, or after a first job that may
+/// not have written all of it (bounded by time, or by fewer bytes than its region).
+pub fn reads_of_files_only_sized(plan: &Plan, sized: &[bool]) -> Vec<(String, usize)> {
+    // For each file: the test of its first job, and whether that job wrote all of it.
+    let mut first: Vec<Option<(usize, bool)>> = vec![None; plan.targets.len()];
+    let mut found = Vec::new();
+    for (test_index, test) in plan.tests.iter().enumerate() {
+        for job in &test.jobs {
+            for &index in &job.targets {
+                if let Some(slot @ None) = first.get_mut(index) {
+                    *slot = Some((test_index, writes_all_of_it(job)));
+                }
+            }
+            if job.workload.engine == EngineKind::Null || !job.workload.reads() {
+                continue;
+            }
+            let unwritten = job.targets.iter().copied().find(|&index| {
+                sized.get(index).copied().unwrap_or(false)
+                    && first[index].is_some_and(|(first_test, wrote_all)| {
+                        first_test == test_index || !wrote_all
+                    })
+            });
+            if let Some(index) = unwritten {
+                found.push((job.name.clone(), index));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `job` writes every block of its region before it ends: bounded by bytes alone, at
+/// least its region on each of its files.
+fn writes_all_of_it(job: &crate::workload::JobPlan) -> bool {
+    let workload = &job.workload;
+    match (workload.length, workload.region_size_bytes) {
+        (
+            crate::result::RunLength::Bytes {
+                bytes,
+                time_limit_ns: None,
+            },
+            Some(region),
+        ) => workload.writes() && bytes >= region.saturating_mul(job.targets.len() as u64),
+        _ => false,
+    }
 }
 
 /// Turns each test file to create that no job needs laid out into
@@ -151,9 +216,54 @@ mod tests {
 
     #[test]
     fn a_file_any_job_reads_is_filled_even_after_a_writer() {
-        // fio would read what its first (writing) job only sized; iopath fills it.
+        // iopath's own workloads: a file any job reads is filled.
         let plan = plan(vec![job(0, vec![0, 1]), job(100, vec![1])]);
         assert_eq!(decided(&plan), [Some(Preallocation::Native), None]);
+        assert!(reads_of_files_only_sized(&plan, &[true, false]).is_empty());
+    }
+
+    /// `job` as an fio job file maps it.
+    fn from_fio(mut job: JobPlan) -> JobPlan {
+        job.workload.file_setup.first_job_lays_out = true;
+        job
+    }
+
+    #[test]
+    fn in_fio_job_files_the_first_job_on_a_file_lays_it_out() {
+        // fio lays each file out for the first job using it: a writer first leaves file b
+        // only sized for the reader after it; a reader first fills file a for the writer.
+        let plan = plan(vec![
+            from_fio(job(100, vec![0])),
+            from_fio(job(0, vec![0, 1])),
+            from_fio(job(100, vec![1])),
+        ]);
+        assert_eq!(decided(&plan), [None, Some(Preallocation::Native)]);
+        // The reader of b is named, with the file.
+        let mut reader = from_fio(job(100, vec![1]));
+        reader.name = "reader".into();
+        let plan = super::tests::plan(vec![from_fio(job(0, vec![1])), reader]);
+        assert_eq!(
+            reads_of_files_only_sized(&plan, &[false, true]),
+            [("reader".to_string(), 1)]
+        );
+        // A writer bounded by bytes that writes its whole region before the reader's test
+        // leaves no block unwritten: nothing to say.
+        let mut whole = from_fio(job(0, vec![1]));
+        whole.workload.length = crate::result::RunLength::Bytes {
+            bytes: 1 << 20,
+            time_limit_ns: None,
+        };
+        whole.workload.region_size_bytes = Some(1 << 20);
+        let plan = super::tests::plan(vec![whole.clone(), from_fio(job(100, vec![1]))]);
+        assert!(reads_of_files_only_sized(&plan, &[false, true]).is_empty());
+        // Run together, the reader may still get there first.
+        let mut together = super::tests::plan(vec![whole, from_fio(job(100, vec![1]))]);
+        let reader = together.tests.pop().unwrap().jobs;
+        together.tests[0].jobs.extend(reader);
+        assert_eq!(
+            reads_of_files_only_sized(&together, &[false, true]).len(),
+            1
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! queue depth are settled (with every fallback announced).
 
 use super::budget::{HostLimits, JobDemand, check_test};
-use super::file_layout::size_files_only_written;
+use super::file_layout::{reads_of_files_only_sized, size_files_only_written};
 use super::looked_targets::{
     Look, held_by_targets, look_at_targets, make_room_for_targets,
     make_room_for_targets_and_workers,
@@ -484,6 +484,7 @@ pub fn prepare(
     name_smb_connections(&plan, &mut targets);
     create_on_open(&plan, &mut targets);
     size_files_only_written(&plan, &mut targets);
+    warnings.extend(reads_of_unwritten_blocks(&plan, &targets));
     check_room_for(&files_to_allocate(&targets))?;
     claim_written_devices(&plan, &targets)?;
     let mut shapes: Vec<Vec<TestShape>> = plan
@@ -1066,6 +1067,27 @@ pub(super) fn check_job_against_target(
         .into());
     }
     Ok(())
+}
+
+/// A warning for each job that reads a file created without data (an fio job file whose
+/// first job on the file only writes it: fio's layout): its reads of blocks no write has
+/// reached are answered without the device.
+fn reads_of_unwritten_blocks(plan: &Plan, targets: &[PendingTarget]) -> Vec<String> {
+    let sized: Vec<bool> = targets
+        .iter()
+        .map(|target| matches!(target, PendingTarget::CreateSized { .. }))
+        .collect();
+    reads_of_files_only_sized(plan, &sized)
+        .into_iter()
+        .filter_map(|(job, index)| match &targets[index] {
+            PendingTarget::CreateSized { path, .. } => Some(format!(
+                "job '{}' reads {}, which the first job using it only sizes (it writes, and fio lays a file out for its first job): reads of blocks no write has reached yet are answered without the device, as in fio (overwrite=1 on that job fills the file first)",
+                job,
+                path.display()
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

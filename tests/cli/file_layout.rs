@@ -215,14 +215,30 @@ fn a_fio_job_lays_out_its_file_as_fio_does() {
     );
     run_job(&sparse);
     assert!(allocated_blocks(&dir.path().join("t.dat")) * 512 < FILE_BYTES / 2);
-    // A writer then a reader of the same file (two tests): filled, as iopath reads it.
+    // A writer then a reader of the same file (two tests): laid out for the first job, the
+    // writer, as fio does; the reader reads what the writes left, and the run says so.
     let both = job(
         "b.fio",
         &format!(
             "{common}[w]\nrw=write\nfilename=b.dat\n[r]\nstonewall\nrw=read\nfilename=b.dat\n"
         ),
     );
-    run_job(&both);
-    let data = std::fs::read(dir.path().join("b.dat")).unwrap();
-    assert!(data[(32 << 20)..].iter().any(|byte| *byte != 0));
+    let run = run_job(&both);
+    assert!(zero_past_the_writes(&dir.path().join("b.dat")));
+    assert!(
+        run.stderr
+            .contains("job 'r' reads b.dat, which the first job using it only sizes"),
+        "{}",
+        run.stderr
+    );
+    // A reader then a writer: filled for the reader.
+    let reader_first = job(
+        "rw.fio",
+        &format!(
+            "{common}[r]\nrw=read\nfilename=rw.dat\n[w]\nstonewall\nrw=write\nfilename=rw.dat\n"
+        ),
+    );
+    let run = run_job(&reader_first);
+    assert!(!zero_past_the_writes(&dir.path().join("rw.dat")));
+    assert!(!run.stderr.contains("only sizes"), "{}", run.stderr);
 }

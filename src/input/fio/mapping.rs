@@ -127,6 +127,7 @@ fn map_generated_job(
     workload.file_setup = crate::result::FileSetup {
         overwrite: settings.overwrite,
         preallocation: settings.fallocate,
+        first_job_lays_out: true,
     };
     workload.verify = settings
         .verify
