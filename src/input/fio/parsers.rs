@@ -132,7 +132,7 @@ pub fn engine(text: &str) -> Result<(EngineKind, Option<&'static str>), OptionEr
         | "dirdelete") => (name.parse().expect("a file-operation engine"), None),
         other => {
             return Err(OptionError::Unsupported(format!(
-                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring, psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd, libiscsi, nfs, and the file operations filecreate, filestat, filedelete, dircreate, dirstat and dirdelete)"
+                "engine '{other}' is not available (iopath runs io_uring, libaio as io_uring (buffered libaio as sync), psync/sync/pvsync/pvsync2/vsync/posixaio as sync, mmap and splice as sync with their data paths, null, nbd, libiscsi, nfs, and the file operations filecreate, filestat, filedelete, dircreate, dirstat and dirdelete)"
             )));
         }
     })
