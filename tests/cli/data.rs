@@ -3,7 +3,6 @@
 //! repeated — through flags and through fio job files, and side by side with fio itself.
 
 use crate::common::*;
-use crate::support::require;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
@@ -335,23 +334,10 @@ fn a_fio_job_file_writes_the_data_it_asks_for() {
 
 #[test]
 fn fio_itself_writes_data_that_measures_the_same() {
-    if !require(
-        has_command("fio"),
-        "fio is not installed (apt-get install fio)",
-    ) {
-        return;
-    }
     let dir = disk_tempdir();
     std::fs::write(dir.path().join("data.fio"), DATA_JOBS).unwrap();
-    let output = std::process::Command::new("fio")
-        .current_dir(dir.path())
-        .args(["--output=/dev/null", "data.fio"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if !crate::support::devices::fio_ran(dir.path(), "data.fio") {
+        return;
+    }
     check_data_files(dir.path(), "fio");
 }

@@ -39,6 +39,28 @@ pub fn has_command(name: &str) -> bool {
     tool(name).is_some()
 }
 
+/// Runs fio on `job_file` in `dir` (output discarded) and asserts it succeeded; false (a
+/// listed skip, a failure under CI) when fio is not installed.
+pub fn fio_ran(dir: &std::path::Path, job_file: &str) -> bool {
+    if !crate::support::require(
+        has_command("fio"),
+        "fio is not installed (apt-get install fio)",
+    ) {
+        return false;
+    }
+    let output = std::process::Command::new("fio")
+        .current_dir(dir)
+        .args(["--output=/dev/null", job_file])
+        .output()
+        .expect("fio starts");
+    assert!(
+        output.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    true
+}
+
 /// Whether the tests run as root (needed for loop devices and mounts).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
