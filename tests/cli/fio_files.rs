@@ -5,7 +5,7 @@
 
 use crate::common::{disk_tempdir, run_in, u64_at};
 use crate::support::skip::io_uring_here;
-use crate::trace::{Traced, read_trace, traced};
+use crate::trace::{Traced, read_trace, traced, traced_with_stderr};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The I/Os of `worker`, in issue order.
@@ -248,21 +248,11 @@ const ADDED_FILES_JOB: &str = "[global]\nfilename=a:b\nrw=read\nbs=64k\nioengine
 #[test]
 fn a_job_s_filename_adds_to_the_global_section_s_files_as_in_fio() {
     let dir = disk_tempdir();
-    std::fs::write(dir.path().join("job.fio"), ADDED_FILES_JOB).unwrap();
-    let trace = dir.path().join("trace.csv");
-    let outcome = run_in(
-        dir.path(),
-        &["--job", "job.fio", "--trace-io", trace.to_str().unwrap()],
-    );
-    assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+    let (ios, json, stderr) = traced_with_stderr(dir.path(), ADDED_FILES_JOB, &[]);
     assert!(
-        outcome
-            .stderr
-            .contains("filename= adds to the 2 files named before it"),
-        "the run says so: {}",
-        outcome.stderr
+        stderr.contains("filename= adds to the 2 files named before it"),
+        "the run says so: {stderr}"
     );
-    let (ios, json) = (read_trace(&trace), outcome.json.expect("a JSON result"));
     let jobs = json["tests"][0]["jobs"].as_array().expect("jobs");
     assert_eq!(jobs.len(), 2, "two jobs");
     // `both`: a, b (from [global]) and c, 1 MiB each; `twice`: a, b, a, 2 MiB each, and the

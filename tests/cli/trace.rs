@@ -23,13 +23,20 @@ pub struct Traced {
 /// Runs `job` (written to DIR/job.fio) with `extra` arguments and the I/O trace; returns the
 /// trace and the JSON result.
 pub fn traced(dir: &Path, job: &str, extra: &[&str]) -> (Vec<Traced>, Value) {
+    let (ios, json, _) = traced_with_stderr(dir, job, extra);
+    (ios, json)
+}
+
+/// [`traced`], with what the run printed on standard error (its notes and warnings).
+pub fn traced_with_stderr(dir: &Path, job: &str, extra: &[&str]) -> (Vec<Traced>, Value, String) {
     std::fs::write(dir.join("job.fio"), job).unwrap();
     let trace = dir.join("trace.csv");
     let mut args = vec!["--job", "job.fio", "--trace-io", trace.to_str().unwrap()];
     args.extend_from_slice(extra);
     let outcome = run_in(dir, &args);
     assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-    (read_trace(&trace), outcome.json.expect("a JSON result"))
+    let ios = read_trace(&trace);
+    (ios, outcome.json.expect("a JSON result"), outcome.stderr)
 }
 
 /// Reads a trace file written by `--trace-io`.
